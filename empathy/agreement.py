@@ -1,0 +1,254 @@
+"""Agreement statistics: between judges at the model level (the paper's Table 6) and between raters per item.
+
+* Inter-judge, model level (Section 4.4): for each metric, the Spearman correlation between two judges'
+  per-model values over the models both scored (``scipy.stats.spearmanr``, ties get average ranks).
+* Instance level, any dimension, any two raters: Spearman and Pearson (scipy), Cohen's kappa unweighted and
+  quadratic-weighted (our implementation, checked against ``sklearn.metrics.cohen_kappa_score`` in the
+  tests), percent agreement, and Krippendorff's alpha over all raters (the ``krippendorff`` package).
+* Bootstrap confidence intervals: percentile intervals over items resampled with replacement, drawn from
+  ``np.random.default_rng(seed)``; the seed goes into the signature.
+
+Open cases: a correlation with fewer than :data:`MIN_PAIRS` pairs, or with a constant side, is ``None``
+(undefined, not 0). Kappa is computed only when both raters' values are whole numbers (ordinal or binary
+labels); for continuous scores (e.g. affect intensity, or a crowd's fractional means) it is ``None``.
+Kappa is 1.0 when both raters use one and the same single category on every item (perfect agreement with
+no chance correction possible) and ``None`` when expected agreement is 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import krippendorff
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+#: Fewest paired observations for which a correlation is reported.
+MIN_PAIRS = 3
+#: Default number of bootstrap resamples (Efron & Tibshirani 1993 suggest >= 1000 for percentile CIs).
+DEFAULT_BOOTSTRAP = 1000
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_SEED = 0
+ALPHA_LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
+
+
+def _clean_pairs(x: ArrayLike, y: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    a = np.asarray(x, dtype=float)
+    b = np.asarray(y, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"x and y must be 1-D of equal length, got {a.shape} and {b.shape}")
+    keep = ~(np.isnan(a) | np.isnan(b))
+    return a[keep], b[keep]
+
+
+def _constant(values: NDArray[np.float64]) -> bool:
+    return bool(len(values) == 0 or np.all(values == values[0]))
+
+
+def spearman(x: ArrayLike, y: ArrayLike) -> float | None:
+    """Spearman's rho over the pairs where both values are present; ``None`` when undefined."""
+    a, b = _clean_pairs(x, y)
+    if len(a) < MIN_PAIRS or _constant(a) or _constant(b):
+        return None
+    return float(stats.spearmanr(a, b).statistic)
+
+
+def pearson(x: ArrayLike, y: ArrayLike) -> float | None:
+    """Pearson's r over the pairs where both values are present; ``None`` when undefined."""
+    a, b = _clean_pairs(x, y)
+    if len(a) < MIN_PAIRS or _constant(a) or _constant(b):
+        return None
+    return float(stats.pearsonr(a, b).statistic)
+
+
+def percent_agreement(x: ArrayLike, y: ArrayLike) -> float | None:
+    """Share of items on which both raters gave exactly the same value."""
+    a, b = _clean_pairs(x, y)
+    if len(a) == 0:
+        return None
+    return float(np.mean(a == b))
+
+
+def _whole_numbers(values: NDArray[np.float64]) -> bool:
+    return bool(np.all(np.isclose(values, np.round(values))))
+
+
+def cohen_kappa(x: ArrayLike, y: ArrayLike, *, weights: str | None = None) -> float | None:
+    """Cohen's kappa for two raters' ordinal or binary labels.
+
+    ``weights`` is ``None`` (unweighted), ``"linear"`` or ``"quadratic"``; the categories are the union of
+    both raters' observed values, in numeric order (as ``sklearn.metrics.cohen_kappa_score``).
+    Returns ``None`` for non-integer values or no pairs.
+    """
+    if weights not in (None, "linear", "quadratic"):
+        raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+    a, b = _clean_pairs(x, y)
+    if len(a) == 0 or not (_whole_numbers(a) and _whole_numbers(b)):
+        return None
+    categories = np.unique(np.concatenate([a, b]))
+    k = len(categories)
+    if k == 1:
+        return 1.0
+    index = {value: i for i, value in enumerate(categories)}
+    observed = np.zeros((k, k))
+    for u, v in zip(a, b, strict=True):
+        observed[index[u], index[v]] += 1
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / observed.sum()
+    i, j = np.indices((k, k))
+    if weights is None:
+        w = (i != j).astype(float)
+    elif weights == "linear":
+        w = np.abs(i - j).astype(float)
+    else:
+        w = ((i - j) ** 2).astype(float)
+    denominator = float((w * expected).sum())
+    if denominator == 0:
+        return None
+    return float(1.0 - (w * observed).sum() / denominator)
+
+
+def krippendorff_alpha(reliability_data: ArrayLike, level: str = "interval") -> float | None:
+    """Krippendorff's alpha of a raters x units matrix (NaN = no rating), via the ``krippendorff`` package.
+
+    ``None`` when fewer than two units have two or more ratings, or when all values are identical.
+    """
+    if level not in ALPHA_LEVELS:
+        raise ValueError(f"level must be one of {ALPHA_LEVELS}, got {level!r}")
+    data = np.asarray(reliability_data, dtype=float)
+    if data.ndim != 2:
+        raise ValueError(f"reliability_data must be raters x units, got shape {data.shape}")
+    pairable = (~np.isnan(data)).sum(axis=0) >= 2
+    if pairable.sum() < 2:
+        return None
+    values = data[:, pairable]
+    if _constant(values[~np.isnan(values)]):
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alpha = krippendorff.alpha(reliability_data=values, level_of_measurement=level)
+    return None if alpha is None or math.isnan(alpha) else float(alpha)
+
+
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    """A percentile bootstrap interval, with what it rests on."""
+
+    low: float | None
+    high: float | None
+    confidence: float
+    n_resamples: int
+    seed: int
+
+
+def bootstrap_ci(statistic: Callable[[NDArray[np.float64], NDArray[np.float64]], float | None],
+                 x: ArrayLike, y: ArrayLike, *, n_resamples: int = DEFAULT_BOOTSTRAP,
+                 confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED) -> ConfidenceInterval:
+    """Percentile bootstrap CI of ``statistic(x, y)``, resampling item pairs with replacement.
+
+    Resamples on which the statistic is undefined are dropped; the interval is ``None`` if fewer than half
+    of them are defined.
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be positive, got {n_resamples}")
+    a, b = _clean_pairs(x, y)
+    rng = np.random.default_rng(seed)
+    if len(a) == 0:
+        return ConfidenceInterval(None, None, confidence, n_resamples, seed)
+    indices = rng.integers(0, len(a), size=(n_resamples, len(a)))
+    values = [statistic(a[row], b[row]) for row in indices]
+    defined = np.array([v for v in values if v is not None and not math.isnan(v)])
+    if len(defined) < n_resamples / 2:
+        return ConfidenceInterval(None, None, confidence, n_resamples, seed)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(defined, [tail, 100 - tail])
+    return ConfidenceInterval(float(low), float(high), confidence, n_resamples, seed)
+
+
+def _rater_matrix(ratings: pd.DataFrame, dimension: str) -> pd.DataFrame:
+    """Units (item_id, model) x raters matrix of one dimension's values (NaN where absent)."""
+    subset = ratings[ratings["dimension"] == dimension]
+    return subset.set_index(["item_id", "model", "rater"])["value"].unstack("rater")
+
+
+def default_alpha_level(values: NDArray[np.float64], dimension: str) -> str:
+    """``nominal`` for binary labels, ``ordinal`` for other whole-number scales, ``interval`` otherwise."""
+    present = values[~np.isnan(values)]
+    if len(present) and set(np.unique(present)) <= {0.0, 1.0}:
+        return "nominal"
+    if len(present) and _whole_numbers(present):
+        return "ordinal"
+    return "interval"
+
+
+def pairwise_agreement(ratings: pd.DataFrame, *, dimensions: Sequence[str] | None = None,
+                       raters: Sequence[str] | None = None, bootstrap: int = 0,
+                       seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE) -> pd.DataFrame:
+    """Instance-level agreement of every pair of raters on every dimension.
+
+    Columns: dimension, rater_a, rater_b, n (items both rated), spearman, pearson, kappa, kappa_quadratic,
+    percent_agreement, and with ``bootstrap > 0`` also spearman_low / spearman_high (percentile CI).
+    """
+    rows = []
+    chosen = dimensions if dimensions is not None else sorted(ratings["dimension"].unique())
+    for dimension in chosen:
+        matrix = _rater_matrix(ratings, dimension)
+        names = [r for r in sorted(matrix.columns) if raters is None or r in raters]
+        for rater_a, rater_b in itertools.combinations(names, 2):
+            a, b = _clean_pairs(matrix[rater_a].to_numpy(), matrix[rater_b].to_numpy())
+            row: dict[str, object] = {
+                "dimension": dimension, "rater_a": rater_a, "rater_b": rater_b, "n": len(a),
+                "spearman": spearman(a, b), "pearson": pearson(a, b),
+                "kappa": cohen_kappa(a, b), "kappa_quadratic": cohen_kappa(a, b, weights="quadratic"),
+                "percent_agreement": percent_agreement(a, b),
+            }
+            if bootstrap:
+                ci = bootstrap_ci(spearman, a, b, n_resamples=bootstrap, seed=seed, confidence=confidence)
+                row["spearman_low"], row["spearman_high"] = ci.low, ci.high
+            rows.append(row)
+    columns = ["dimension", "rater_a", "rater_b", "n", "spearman", "pearson", "kappa", "kappa_quadratic",
+               "percent_agreement"] + (["spearman_low", "spearman_high"] if bootstrap else [])
+    return pd.DataFrame(rows, columns=columns)
+
+
+def krippendorff_by_dimension(ratings: pd.DataFrame, *, level: str | None = None) -> pd.DataFrame:
+    """Krippendorff's alpha over all raters, per dimension.
+
+    ``level`` defaults per dimension to :func:`default_alpha_level`. Columns: dimension, alpha, level,
+    n_raters, n_units.
+    """
+    rows = []
+    for dimension in sorted(ratings["dimension"].unique()):
+        matrix = _rater_matrix(ratings, dimension)
+        data = matrix.to_numpy(dtype=float).T
+        chosen = level or default_alpha_level(data.ravel(), dimension)
+        rows.append({"dimension": dimension, "alpha": krippendorff_alpha(data, chosen), "level": chosen,
+                     "n_raters": matrix.shape[1], "n_units": matrix.shape[0]})
+    return pd.DataFrame(rows, columns=["dimension", "alpha", "level", "n_raters", "n_units"])
+
+
+def inter_judge_spearman(metrics_table: pd.DataFrame, *, metrics: Sequence[str] | None = None
+                         ) -> pd.DataFrame:
+    """Spearman correlation of every pair of scorers' per-model values, per metric (the paper's Table 6).
+
+    ``metrics_table`` has columns model, scorer, metric, value (as :attr:`MetricsReport.table`). Only the
+    models that both scorers scored (non-null value) enter a pair. Columns: metric, scorer_a, scorer_b,
+    spearman, n_models.
+    """
+    rows = []
+    table = metrics_table.dropna(subset=["value"])
+    chosen = metrics if metrics is not None else list(dict.fromkeys(metrics_table["metric"]))
+    for metric in chosen:
+        wide = table[table["metric"] == metric].pivot(index="model", columns="scorer", values="value")
+        for scorer_a, scorer_b in itertools.combinations(sorted(wide.columns), 2):
+            a, b = _clean_pairs(wide[scorer_a].to_numpy(dtype=float), wide[scorer_b].to_numpy(dtype=float))
+            rows.append({"metric": metric, "scorer_a": scorer_a, "scorer_b": scorer_b,
+                         "spearman": spearman(a, b), "n_models": len(a)})
+    return pd.DataFrame(rows, columns=["metric", "scorer_a", "scorer_b", "spearman", "n_models"])

@@ -1,0 +1,70 @@
+"""Reproducibility signatures for results tables, in the style of sacrebleu's.
+
+A signature is a ``|``-separated list of ``key:value`` fields, e.g.::
+
+    empathy:0.1.0|ld:spacy:core_web_sm-3.8.0+rules-1|judge[lexicon]:lexicon-v1|seed:0|overrides:3
+
+It names the package version, the spaCy model, version and rule set behind LD, each judge (rater) with the
+signature stored beside its ratings (model and prompt hash for LLM judges), the random seed, and how many
+human overrides the numbers include. Two tables with the same signature were computed the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from empathy import __version__
+
+_FORBIDDEN = str.maketrans({"|": "/", "\n": " ", "\r": " "})
+
+
+def _clean(value: object) -> str:
+    return str(value).translate(_FORBIDDEN).strip()
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a results table depends on; ``str()`` gives the one-line signature."""
+
+    version: str = __version__
+    distancing: str | None = None
+    judges: Mapping[str, str] = field(default_factory=dict)
+    seed: int | None = None
+    overrides: int | None = None
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    def fields(self) -> list[tuple[str, str]]:
+        items = [("empathy", self.version)]
+        if self.distancing:
+            items.append(("ld", self.distancing))
+        for rater in sorted(self.judges):
+            items.append((f"judge[{_clean(rater)}]", self.judges[rater] or "unsigned"))
+        for key in sorted(self.extra):
+            items.append((key, self.extra[key]))
+        if self.seed is not None:
+            items.append(("seed", str(self.seed)))
+        if self.overrides is not None:
+            items.append(("overrides", str(self.overrides)))
+        return [(_clean(k), _clean(v)) for k, v in items]
+
+    def __str__(self) -> str:
+        return "|".join(f"{key}:{value}" for key, value in self.fields())
+
+
+def judge_signatures(ratings: pd.DataFrame) -> dict[str, str]:
+    """The signature of each rater, from the ``signature`` column of the ratings.
+
+    A rater whose rows carry several different signatures (ratings from different runs mixed together) gets
+    them all, joined with ``+``, so the mix is visible rather than hidden.
+    """
+    result: dict[str, str] = {}
+    if ratings.empty:
+        return result
+    signatures = ratings["signature"] if "signature" in ratings.columns else pd.Series("", index=ratings.index)
+    for rater, group in signatures.groupby(ratings["rater"], sort=True):
+        distinct = sorted({s for s in group if s})
+        result[str(rater)] = "+".join(distinct) if distinct else "unsigned"
+    return result
