@@ -1,0 +1,139 @@
+"""Safe HTML rendering of texts with linguistic-distancing spans highlighted.
+
+:func:`highlight_html` is the only producer of HTML that the app passes to ``st.markdown(...,
+unsafe_allow_html=True)``. Every character of the text, label and rule is HTML-escaped (``html.escape`` with
+``quote=True``) before any markup is added, so data can never inject elements or attributes. Characters that
+Markdown or Streamlit's LaTeX would interpret (``* _ [ ] ` # ~ $ \\ |`` and friends) are written as numeric
+character references and newlines as ``<br>``; the result is a single line inside one ``<div>``, which
+CommonMark treats as a raw HTML block, so Markdown never sees the text.
+
+Overlapping or nested spans are split at every boundary; each piece is wrapped in one ``<mark>`` per span
+covering it, outermost first (earlier start, then longer span, then label order, then rule), so the output
+is a deterministic function of the input whatever the order of ``spans``.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+#: The three distancing labels, their CSS class, colour and legend text.
+LABELS: dict[str, tuple[str, str, str]] = {
+    "nominalization": ("ld-nominalization", "#fde68a", "Nominalization"),
+    "impersonal": ("ld-impersonal", "#bfdbfe", "Impersonal subject"),
+    "agentless": ("ld-agentless", "#fbcfe8", "Agentless clause"),
+}
+OTHER_LABEL: tuple[str, str, str] = ("ld-other", "#e5e7eb", "Other")
+_LABEL_ORDER = {label: position for position, label in enumerate(LABELS)}
+# Characters Markdown (or Streamlit's $...$ LaTeX) could act on, written as numeric references instead.
+_MARKDOWN_SPECIAL = frozenset("*_[]()`#~$\\|!{}:")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A character span ``[start, end)`` of a text with a distancing label and the rule that found it."""
+
+    start: int
+    end: int
+    label: str
+    rule: str = ""
+    text: str = ""
+
+
+def _field(span: object, name: str, default: object = None) -> object:
+    if isinstance(span, Mapping):
+        return span.get(name, default)
+    return getattr(span, name, default)
+
+
+def coerce_span(span: object, text_length: int) -> Span:
+    """Read a span from a dict or an object with ``start, end, label, rule, text`` and check its offsets.
+
+    Raises ``TypeError`` for non-integer offsets and ``ValueError`` for offsets outside ``[0, text_length]``
+    or ``start > end``.
+    """
+    start, end = _field(span, "start"), _field(span, "end")
+    for name, value in (("start", start), ("end", end)):
+        if isinstance(value, bool) or not isinstance(value, int) and not hasattr(value, "__index__"):
+            raise TypeError(f"span {name} must be an integer, got {type(value).__name__} ({span!r})")
+    start, end = int(start), int(end)  # type: ignore[arg-type]
+    if not 0 <= start <= end <= text_length:
+        raise ValueError(f"span offsets [{start}, {end}) outside the text of length {text_length} ({span!r})")
+    label = str(_field(span, "label", "") or "")
+    rule = str(_field(span, "rule", "") or "")
+    return Span(start, end, label, rule, str(_field(span, "text", "") or ""))
+
+
+def escape_text(text: str) -> str:
+    """HTML-escape ``text`` (quotes included) and neutralise Markdown; newlines become ``<br>``."""
+    pieces = []
+    for character in text:
+        if character in _MARKDOWN_SPECIAL:
+            pieces.append(f"&#{ord(character)};")
+        elif character == "\n":
+            pieces.append("<br>")
+        elif character == "\r":
+            continue
+        else:
+            pieces.append(html.escape(character, quote=True))
+    return "".join(pieces)
+
+
+def _attribute(text: str) -> str:
+    # Attribute values are never parsed as Markdown; only HTML escaping (and no raw newlines) is needed.
+    return html.escape(" ".join(text.split()), quote=True)
+
+
+def _style(label: str) -> tuple[str, str, str]:
+    return LABELS.get(label, OTHER_LABEL)
+
+
+def _open_mark(span: Span) -> str:
+    css, colour, name = _style(span.label)
+    label_name = name if span.label in LABELS else span.label or name
+    title = f"rule: {span.rule} ({label_name})" if span.rule else label_name
+    return (f'<mark class="{css}" style="background-color:{colour};padding:0 1px;border-radius:2px" '
+            f'title="{_attribute(title)}">')
+
+
+def highlight_html(text: str, spans: Iterable[object] = ()) -> str:
+    """HTML of ``text`` with each span wrapped in ``<mark class="ld-LABEL" title="rule: RULE (Label)">``.
+
+    Parameters
+    ----------
+    text
+        The raw text (any characters; it is escaped).
+    spans
+        Objects or dicts with ``start``, ``end`` (character offsets, end exclusive), ``label`` and ``rule``.
+        Empty spans are ignored; out-of-range offsets raise ``ValueError``.
+
+    Returns
+    -------
+    str
+        One line of HTML: ``<div class="ld-text">...</div>``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    checked = [coerce_span(span, len(text)) for span in spans]
+    checked = [span for span in checked if span.end > span.start]
+    checked.sort(key=lambda s: (s.start, -s.end, _LABEL_ORDER.get(s.label, len(LABELS)), s.label, s.rule))
+    boundaries = sorted({0, len(text), *(s.start for s in checked), *(s.end for s in checked)})
+    parts = ['<div class="ld-text" style="line-height:1.7">']
+    for left, right in zip(boundaries, boundaries[1:], strict=False):
+        piece = escape_text(text[left:right])
+        covering = [s for s in checked if s.start <= left and right <= s.end]
+        parts.extend(_open_mark(span) for span in covering)
+        parts.append(piece)
+        parts.append("</mark>" * len(covering))
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def legend_html() -> str:
+    """A one-line HTML legend of the three highlight colours (static markup, no data)."""
+    items = []
+    for css, colour, name in LABELS.values():
+        items.append(f'<mark class="{css}" style="background-color:{colour};padding:0 4px;border-radius:2px">'
+                     f"{html.escape(name)}</mark>")
+    return '<div class="ld-legend">' + " &nbsp; ".join(items) + "</div>"
