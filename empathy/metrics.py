@@ -100,7 +100,7 @@ def _check_range(array: NDArray[np.float64], name: str, low: float, high: float)
     bad = ~np.isnan(array) & ((array < low) | (array > high))
     if bad.any():
         position = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}[{position}] = {array[position]!r} is outside [{low:g}, {high:g}]")
+        raise ValueError(f"{name}[{position}] = {float(array[position])!r} is outside [{low:g}, {high:g}]")
 
 
 def aggregate(metric: str, terms: NDArray[np.float64], status: NDArray[np.int8]) -> MetricResult:
@@ -180,7 +180,7 @@ def conflict_avoidance_terms(labels: ArrayLike) -> tuple[NDArray[np.float64], ND
     bad = ~np.isnan(s) & (s != 0.0) & (s != 1.0)
     if bad.any():
         position = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"ca[{position}] = {s[position]!r} is not a binary label (0 or 1)")
+        raise ValueError(f"ca[{position}] = {float(s[position])!r} is not a binary label (0 or 1)")
     status = np.where(np.isnan(s), MISSING, OK).astype(np.int8)
     return s.copy(), status
 
@@ -216,7 +216,7 @@ def linguistic_distancing_terms(densities_ref: ArrayLike, densities_gen: ArrayLi
         bad = ~np.isnan(array) & (array < 0)
         if bad.any():
             row, column = (int(x) for x in np.argwhere(bad)[0])
-            raise ValueError(f"{name}[{row}, {column}] = {array[row, column]!r} is negative")
+            raise ValueError(f"{name}[{row}, {column}] = {float(array[row, column])!r} is negative")
     if ref.shape != gen.shape:
         raise ValueError(f"densities_ref and densities_gen differ in shape: {ref.shape} vs {gen.shape}")
     status = np.where(np.isnan(ref).any(axis=1) | np.isnan(gen).any(axis=1), UNDEFINED, OK).astype(np.int8)
