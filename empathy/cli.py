@@ -156,7 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
             if exc.name and module_name.startswith(exc.name):
                 continue  # that part of the package is not installed in this checkout
             raise
-        getattr(module, function)(commands)
+        register = getattr(module, function, None)
+        if register is not None:
+            register(commands)
     return parser
 
 

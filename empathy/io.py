@@ -20,6 +20,7 @@ counting the header of a CSV as row 1 so that it matches a spreadsheet) and the 
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Iterable
@@ -91,6 +92,7 @@ def read_table(path: str | Path, *, name: str | None = None) -> pd.DataFrame:
         raise DataError(label, "file is empty")
     try:
         if suffix == ".csv":
+            _check_csv_header(path, label)
             frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8")
         elif suffix in (".jsonl", ".json"):
             frame = _read_jsonl(path, label)
@@ -111,6 +113,17 @@ def read_table(path: str | Path, *, name: str | None = None) -> pd.DataFrame:
     frame.attrs["source"] = label
     frame.attrs["suffix"] = suffix
     return frame
+
+
+def _check_csv_header(path: Path, label: str) -> None:
+    # pandas silently renames a repeated header ("model" -> "model.1"); a repeated column is an error here.
+    with path.open(encoding="utf-8", newline="") as handle:
+        header = next(csv.reader(handle), [])
+    seen: set[str] = set()
+    for name in (h.strip() for h in header):
+        if name in seen:
+            raise DataError(label, "duplicate column name", column=name)
+        seen.add(name)
 
 
 def _read_jsonl(path: Path, label: str) -> pd.DataFrame:
