@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs into .venv (and Debian's chromium for the real-browser test when
+# it is missing and we may install it), then run every test. The README's second command; .ci/run runs it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+. .venv/bin/activate
+python -m pip install --quiet --upgrade pip
+python -m pip install --quiet -r requirements-dev.txt
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "note: /usr/bin/chromium is absent and cannot be installed here; the real-browser test will skip" >&2
+  fi
+fi
+exec python -m pytest "$@"
