@@ -1,7 +1,7 @@
 """Command line for the data set importers: ``python -m empathy import kumar2025 DIR --out OUT``.
 
 The lead's ``empathy/cli.py`` calls :func:`register_cli` with its sub-parsers; the chosen sub-command's
-``func(args)`` returns the exit code (0 on success, 2 for a bad input directory or file, with a one-line
+``handler(args)`` returns the exit code (0 on success, 2 for a bad input directory or file, with a one-line
 message naming the file on stderr and never a traceback).
 """
 
@@ -30,7 +30,8 @@ def register_cli(subparsers: argparse._SubParsersAction) -> argparse.ArgumentPar
     kumar.add_argument("--runs", choices=("mean", "first"), default="mean",
                        help="repeated LLM runs of one conversation: keep their mean (default) or the first run")
     kumar.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
-    kumar.set_defaults(func=run_kumar2025)
+    # the lead's empathy/cli.py dispatches on `handler`; `func` is the argparse idiom, kept as an alias
+    kumar.set_defaults(handler=run_kumar2025, func=run_kumar2025)
     return parser
 
 
@@ -44,10 +45,10 @@ def run_kumar2025(args: argparse.Namespace) -> int:
         result = import_kumar2025(args.directory, runs=args.runs)
         paths = result.write(args.out)
     except DataError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"empathy: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"empathy: error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(result.report.to_dict(), indent=2))
@@ -65,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="empathy")
     register_cli(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    return int(args.handler(args))
 
 
 if __name__ == "__main__":
