@@ -1,0 +1,34 @@
+"""Judges that produce the ratings: LLM judges (paper Appendices B-D) and offline lexicon judges.
+
+Entry point: :func:`run_judge` (``outputs`` table in, :class:`JudgeRun` with long-form ``ratings`` and
+``stats`` out). Judges are configured in a TOML/JSON file (:mod:`empathy.judges.config`); the offline
+judge ``lexicon`` is built in and is the default. See ``docs/judges.md``.
+"""
+
+from __future__ import annotations
+
+from .cache import JudgeCache, default_cache_path
+from .config import (
+    LEXICON_JUDGE,
+    EmbeddingConfig,
+    JudgeConfig,
+    JudgeConfigError,
+    JudgesFile,
+    available_judges,
+    load_config,
+    parse_config,
+    redact,
+    resolve_embedding,
+    resolve_judge,
+)
+from .llm import JudgeRunError, JudgeStats
+from .prompts import PROTOCOL_DIMENSIONS, PROTOCOLS, Protocol, protocol_hashes
+from .run import JudgeRun, arun_judge, run_judge
+from .sentences import split_sentences
+
+__all__ = [
+    "LEXICON_JUDGE", "PROTOCOLS", "PROTOCOL_DIMENSIONS", "EmbeddingConfig", "JudgeCache", "JudgeConfig",
+    "JudgeConfigError", "JudgeRun", "JudgeRunError", "JudgeStats", "JudgesFile", "Protocol", "arun_judge",
+    "available_judges", "default_cache_path", "load_config", "parse_config", "protocol_hashes", "redact",
+    "resolve_embedding", "resolve_judge", "run_judge", "split_sentences",
+]

@@ -1,0 +1,328 @@
+"""Judge configuration: which endpoints rate, and how; where the API key comes from.
+
+A config file (TOML read with :mod:`tomllib`, or JSON with the same structure) lists several judges and,
+optionally, embedding endpoints for semantic similarity::
+
+    [judges.gpt-5-2]
+    base_url = "https://api.openai.com/v1"
+    model = "gpt-5.2"
+    api_key_env = "OPENAI_API_KEY"     # the NAME of the variable, never the key itself
+    concurrency = 16
+
+    [judges.local-qwen]
+    base_url = "http://127.0.0.1:8000/v1"   # vLLM, Ollama, llama.cpp server, a router ...
+    model = "Qwen/Qwen3-8B"
+    structured_output = "json_object"       # auto | json_schema | json_object | none
+
+    [embeddings.qwen3-embedding]
+    base_url = "http://127.0.0.1:8001/v1"
+    model = "Qwen/Qwen3-Embedding-4B"
+
+The built-in judge ``lexicon`` (offline, see :mod:`empathy.judges.lexicon`) is always available and is
+the default when no endpoint is configured.
+
+The key is read from the environment variable named by ``api_key_env`` or, for the app, from a mapping of
+secrets passed in (Streamlit secrets); it is never stored on a config object, written to disk or put into a
+message: :func:`redact` scrubs it from any text that leaves the judges.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10 has no tomllib; JSON configs still work there.
+    tomllib = None  # type: ignore[assignment]
+
+STRUCTURED_MODES: tuple[str, ...] = ("auto", "json_schema", "json_object", "none")
+#: Environment variable naming a default config file.
+CONFIG_ENV = "EMPATHY_JUDGES_CONFIG"
+DEFAULT_CONFIG_NAMES: tuple[str, ...] = ("judges.toml", "empathy-judges.toml")
+LEXICON_NAME = "lexicon"
+
+
+class JudgeConfigError(ValueError):
+    """A judge or embedding configuration problem (unknown name, bad field, key variable unset ...)."""
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """One judge: an OpenAI-compatible chat endpoint and model, or the offline lexicon judge.
+
+    Parameters
+    ----------
+    name
+        The rater name written into the ratings.
+    base_url, model
+        Endpoint (``.../v1``) and model id; unused for ``kind="lexicon"``.
+    api_key_env
+        Name of the environment variable (or secrets entry) holding the key; ``None`` for keyless local
+        servers.
+    temperature
+        Sampling temperature (the paper: 0.01).
+    concurrency
+        Maximum requests in flight.
+    max_retries
+        Retries after the first attempt for 429 / 5xx / timeouts / invalid answers.
+    timeout
+        Seconds per request.
+    backoff, backoff_max
+        Exponential backoff base and cap in seconds (full jitter; ``Retry-After`` honoured up to the cap).
+    structured_output
+        ``auto`` (JSON schema, falling back to plain text if the endpoint rejects it), ``json_schema``,
+        ``json_object`` or ``none``.
+    max_tokens
+        Completion-token cap per call (``None``: endpoint default).
+    kind
+        ``llm`` or ``lexicon``.
+    """
+
+    name: str
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str | None = None
+    temperature: float = 0.01
+    concurrency: int = 8
+    max_retries: int = 4
+    timeout: float = 60.0
+    backoff: float = 0.5
+    backoff_max: float = 30.0
+    structured_output: str = "auto"
+    max_tokens: int | None = 256
+    kind: str = "llm"
+    extra_body: dict[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise JudgeConfigError("judge name must be a non-empty string")
+        if self.kind not in ("llm", "lexicon"):
+            raise JudgeConfigError(f"judge {self.name!r}: kind must be 'llm' or 'lexicon', got {self.kind!r}")
+        if self.kind == "llm":
+            if not self.base_url or not urlsplit(self.base_url).scheme.startswith("http"):
+                raise JudgeConfigError(f"judge {self.name!r}: base_url must be an http(s) URL")
+            if not self.model:
+                raise JudgeConfigError(f"judge {self.name!r}: model is required")
+        if self.structured_output not in STRUCTURED_MODES:
+            raise JudgeConfigError(f"judge {self.name!r}: structured_output must be one of "
+                                   f"{', '.join(STRUCTURED_MODES)}, got {self.structured_output!r}")
+        if not isinstance(self.concurrency, int) or self.concurrency < 1:
+            raise JudgeConfigError(f"judge {self.name!r}: concurrency must be a positive integer")
+        if not isinstance(self.max_retries, int) or self.max_retries < 0:
+            raise JudgeConfigError(f"judge {self.name!r}: max_retries must be a non-negative integer")
+        for attr in ("temperature", "timeout", "backoff", "backoff_max"):
+            value = getattr(self, attr)
+            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+                raise JudgeConfigError(f"judge {self.name!r}: {attr} must be a non-negative number")
+        if self.api_key_env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", self.api_key_env):
+            # Catches the commonest mistake: pasting the key itself where its variable name belongs.
+            raise JudgeConfigError(f"judge {self.name!r}: api_key_env must be the NAME of an environment "
+                                   "variable, not a key")
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL without user info, query or trailing slash (used in signatures and cache keys)."""
+        return public_url(self.base_url)
+
+    def replace(self, **changes: Any) -> JudgeConfig:
+        """A copy with some fields changed (e.g. ``concurrency``)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update(changes)
+        return JudgeConfig(**values)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The configuration as plain data (contains no key: only the variable's name)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    """An OpenAI-compatible embeddings endpoint used for semantic similarity."""
+
+    name: str
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    timeout: float = 60.0
+    batch_size: int = 64
+    max_retries: int = 4
+
+    def __post_init__(self) -> None:
+        if not self.base_url or not urlsplit(self.base_url).scheme.startswith("http"):
+            raise JudgeConfigError(f"embedding {self.name!r}: base_url must be an http(s) URL")
+        if not self.model:
+            raise JudgeConfigError(f"embedding {self.name!r}: model is required")
+        if not isinstance(self.batch_size, int) or self.batch_size < 1:
+            raise JudgeConfigError(f"embedding {self.name!r}: batch_size must be a positive integer")
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL without user info, query or trailing slash."""
+        return public_url(self.base_url)
+
+
+LEXICON_JUDGE = JudgeConfig(name=LEXICON_NAME, kind="lexicon")
+
+
+@dataclass
+class JudgesFile:
+    """The parsed config file: judges and embedding endpoints by name."""
+
+    judges: dict[str, JudgeConfig]
+    embeddings: dict[str, EmbeddingConfig]
+    source: str = ""
+
+
+def public_url(url: str) -> str:
+    """``url`` without user info, query string or fragment (they may carry credentials)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def _build(kind: type, name: str, raw: Any, source: str) -> Any:
+    if not isinstance(raw, Mapping):
+        raise JudgeConfigError(f"{source}: [{kind.__name__}] {name!r} must be a table of settings")
+    known = {f.name for f in fields(kind)} - {"name"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise JudgeConfigError(f"{source}: {name!r}: unknown setting(s) {', '.join(unknown)} "
+                               f"(known: {', '.join(sorted(known))})")
+    if "api_key" in raw:
+        raise JudgeConfigError(f"{source}: {name!r}: put the key in an environment variable and name it in "
+                               "api_key_env")
+    try:
+        return kind(name=name, **dict(raw))
+    except JudgeConfigError as exc:
+        raise JudgeConfigError(f"{source}: {exc}") from None
+    except TypeError as exc:
+        raise JudgeConfigError(f"{source}: {name!r}: {exc}") from None
+
+
+def parse_config(data: Mapping[str, Any], *, source: str = "<config>") -> JudgesFile:
+    """Build a :class:`JudgesFile` from already-parsed TOML/JSON data."""
+    if not isinstance(data, Mapping):
+        raise JudgeConfigError(f"{source}: top level must be a table/object")
+    unknown = sorted(set(data) - {"judges", "embeddings"})
+    if unknown:
+        raise JudgeConfigError(f"{source}: unknown section(s) {', '.join(unknown)} (use judges, embeddings)")
+    judges_raw = data.get("judges", {}) or {}
+    embeddings_raw = data.get("embeddings", {}) or {}
+    judges = {name: _build(JudgeConfig, name, raw, source) for name, raw in judges_raw.items()}
+    if LEXICON_NAME in judges and judges[LEXICON_NAME].kind != "lexicon":
+        raise JudgeConfigError(f"{source}: the judge name {LEXICON_NAME!r} is reserved for the offline judge")
+    embeddings = {name: _build(EmbeddingConfig, name, raw, source) for name, raw in embeddings_raw.items()}
+    return JudgesFile(judges=judges, embeddings=embeddings, source=source)
+
+
+def load_config(path: str | Path) -> JudgesFile:
+    """Read a judges config file (``.toml`` or ``.json``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise JudgeConfigError(f"{path}: config file not found")
+    try:
+        if path.suffix.lower() == ".json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+        elif tomllib is None:
+            raise JudgeConfigError(f"{path}: TOML configs need Python 3.11+; use the same structure in .json")
+        else:
+            with path.open("rb") as handle:
+                data = tomllib.load(handle)
+    except JudgeConfigError:
+        raise
+    except (ValueError, UnicodeDecodeError) as exc:  # TOMLDecodeError and JSONDecodeError are ValueErrors
+        raise JudgeConfigError(f"{path}: cannot parse config ({exc})") from None
+    return parse_config(data, source=str(path))
+
+
+def default_config_path() -> Path | None:
+    """``$EMPATHY_JUDGES_CONFIG``, else ``judges.toml`` / ``empathy-judges.toml`` in the working directory."""
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        return Path(env)
+    for name in DEFAULT_CONFIG_NAMES:
+        if Path(name).is_file():
+            return Path(name)
+    return None
+
+
+def available_judges(config: str | Path | JudgesFile | None = None) -> dict[str, JudgeConfig]:
+    """Every judge the config defines plus the built-in ``lexicon`` judge."""
+    if config is None:
+        config = default_config_path()
+    judges: dict[str, JudgeConfig] = {LEXICON_NAME: LEXICON_JUDGE}
+    if config is not None:
+        parsed = config if isinstance(config, JudgesFile) else load_config(config)
+        judges.update(parsed.judges)
+    return judges
+
+
+def resolve_judge(judge: JudgeConfig | str | None, config: str | Path | JudgesFile | None = None
+                  ) -> JudgeConfig:
+    """A :class:`JudgeConfig` from a config object or a judge name (``None`` means ``lexicon``)."""
+    if isinstance(judge, JudgeConfig):
+        return judge
+    if judge is None:
+        return LEXICON_JUDGE
+    if not isinstance(judge, str):
+        raise TypeError(f"judge must be a JudgeConfig or a name, got {type(judge).__name__}")
+    judges = available_judges(config)
+    if judge not in judges:
+        raise JudgeConfigError(f"unknown judge {judge!r} (available: {', '.join(sorted(judges))})")
+    return judges[judge]
+
+
+def resolve_embedding(name: str, config: str | Path | JudgesFile | None = None) -> EmbeddingConfig:
+    """An :class:`EmbeddingConfig` by name from the config file."""
+    if config is None:
+        config = default_config_path()
+    if config is None:
+        raise JudgeConfigError(f"embedding {name!r}: no config file given")
+    parsed = config if isinstance(config, JudgesFile) else load_config(config)
+    if name not in parsed.embeddings:
+        raise JudgeConfigError(f"unknown embedding {name!r} (available: "
+                               f"{', '.join(sorted(parsed.embeddings)) or 'none'})")
+    return parsed.embeddings[name]
+
+
+def api_key(config: JudgeConfig | EmbeddingConfig, secrets: Mapping[str, Any] | None = None) -> str | None:
+    """The key for ``config`` from the environment, else from ``secrets`` (e.g. ``st.secrets``).
+
+    Returns ``None`` when ``api_key_env`` is unset (keyless local server). Raises JudgeConfigError naming
+    the variable, never its value, when the variable is named but empty.
+    """
+    name = config.api_key_env
+    if not name:
+        return None
+    value = os.environ.get(name)
+    if not value and secrets is not None:
+        try:
+            value = secrets.get(name)  # type: ignore[assignment]
+        except Exception:  # noqa: BLE001 - Streamlit raises its own error when no secrets file exists
+            value = None
+    if not value:
+        raise JudgeConfigError(f"{config.name!r}: the environment variable {name} (api_key_env) is not set")
+    return str(value)
+
+
+_BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"',]+")
+_KEYLIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,})")
+
+
+def redact(text: object, secrets: tuple[str, ...] | list[str] = ()) -> str:
+    """``str(text)`` with the given secrets, bearer tokens and ``sk-...`` keys replaced by ``***``."""
+    out = str(text)
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            out = out.replace(secret, "***")
+    out = _BEARER.sub(r"\1***", out)
+    return _KEYLIKE.sub("***", out)

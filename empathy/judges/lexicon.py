@@ -1,0 +1,261 @@
+"""Offline, lexicon-based versions of the three judges (rater ``lexicon``, rater_kind ``lexicon``).
+
+They make the demo and the tests run without a network. They are *not* the paper's judges: they are
+transparent baselines whose limits are listed in ``docs/judges.md``.
+
+Affect intensity ``E`` (``e_ref``, ``e_gen``)
+    VADER (Hutto & Gilbert 2014; the ``vaderSentiment`` package, MIT licence, lexicon shipped inside the
+    package). VADER gives each word a rule-adjusted valence (negation, boosters such as "extremely", ALL
+    CAPS, the "but" shift). Affect intensity ignores polarity, so per sentence we take the *absolute*
+    valences ``v_w`` and map them to [0, 1] with VADER's own compound normalisation:
+    ``E_s = S / sqrt(S**2 + 15)`` with ``S = sum_w |v_w| + punctuation emphasis`` (exclamation and
+    question marks, as in VADER). ``E(text)`` is the mean of ``E_s`` over the sentences (0 for an empty
+    text). "I am devastated and terrified." gives 0.84, "It was okay." 0.23, a neutral sentence 0.
+
+Disturbing-content count ``U`` (``u_ref``, ``u_gen``)
+    A checklist lexicon (:data:`CHECKLIST`) in the paper's five categories: death, violence, injury,
+    graphic detail, abuse or torture, applied per sentence with the protocol's counting rules: a multiword
+    phrase counts once (longest match first, no overlaps: "shot dead" is 1, "gunshot wound" is 1); several
+    elements in one sentence count separately; metaphors and vague terms are not on the list or are
+    consumed by :data:`EXCLUSIONS` ("dead tired", "panic attack"); a mention within three words after a
+    negator ("no", "not", "never", "without", "nobody", "no one") is not counted. ``U(text)`` is the sum
+    over sentences.
+
+Conflict avoidance ``ca``
+    A cue heuristic on the response: ``A`` counts solution-giving cues (advice phrases, list items) and
+    harmony/closure cues (compromise, reassurance, "move on"); ``X`` counts exploration cues (questions,
+    and reflective openers such as "it sounds like", "tell me more", counted 1/2). ``ca = 1`` iff
+    ``A > X``. The client narrative is not used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import metadata
+
+from .sentences import SPLITTER_VERSION, split_sentences
+
+LEXICON_VERSION = "1"
+
+
+# ----------------------------------------------------------------------------------------------- affect
+@lru_cache(maxsize=1)
+def _analyzer():  # noqa: ANN202 - the VADER class is untyped
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    class _IntensityAnalyzer(SentimentIntensityAnalyzer):
+        """VADER with an extra polarity-free score: normalised sum of absolute valences."""
+
+        def score_valence(self, sentiments, text):  # noqa: ANN001, ANN201 - VADER's signature
+            scores = super().score_valence(sentiments, text)
+            magnitude = float(sum(abs(s) for s in sentiments))
+            if magnitude > 0:
+                magnitude += self._punctuation_emphasis(text)
+            scores["intensity"] = magnitude / math.sqrt(magnitude * magnitude + 15.0)
+            return scores
+
+    return _IntensityAnalyzer()
+
+
+def vader_version() -> str:
+    """The installed vaderSentiment version (part of the lexicon judge's signature)."""
+    try:
+        return metadata.version("vaderSentiment")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def sentence_intensity(sentence: str) -> float:
+    """Affect intensity of one sentence in [0, 1] (see the module docstring)."""
+    return float(_analyzer().polarity_scores(sentence)["intensity"])
+
+
+def affect_intensity(text: str) -> float:
+    """Affect intensity ``E(text)`` in [0, 1]: the mean sentence intensity (0 for an empty text)."""
+    sentences = split_sentences(text)
+    if not sentences:
+        return 0.0
+    return float(sum(sentence_intensity(s) for s in sentences) / len(sentences))
+
+
+# -------------------------------------------------------------------------------------- disturbing count
+#: The checklist: category -> phrases; each phrase is a space-separated sequence of token regexes.
+CHECKLIST: dict[str, tuple[str, ...]] = {
+    "death": (
+        "death tolls?", "deaths?", "dead", "dies|died|die|dying", "kill|kills|killed|killing|killings",
+        "killers?", "fatal|fatally|fatalit(?:y|ies)", "murder(?:s|ed|ing|ers?)?", "homicides?",
+        "corpses?", "dead bod(?:y|ies)", "body bags?", "slain", "massacre[sd]?", "suicides?",
+        "drown(?:s|ed|ing)?", "perish(?:ed|es|ing)?", "casualt(?:y|ies)", "shot dead",
+        "lost (?:his|her|their|its) li(?:fe|ves)", "human remains", "executions?", "funerals?",
+    ),
+    "violence": (
+        "shoot|shoots|shooting|shootings", "shot", "gunfire", "gun(?:man|men)", "stab|stabs|stabbed|stabbing",
+        "stabbings", "bomb(?:s|ed|ing|ings)?", "explosions?", "attack(?:s|ed|ing|ers?)?",
+        "assault(?:s|ed|ing)?", "beaten|beating|beatings", "punch(?:ed|ing)", "violence|violent",
+        "riots?", "airstrikes?|air strikes?", "shelling", "strangl(?:e|ed|ing)", "choked", "gunpoint",
+        "terror(?:ist)? attacks?", "opened fire", "mass shootings?", "hostages?",
+    ),
+    "injury": (
+        "injur(?:y|ies|ed|ing)", "wound(?:s|ed)?", "gunshot wounds?", "bleed(?:s|ing)?", "bled",
+        "fracture[sd]?", "broken bones?", "hospitali[sz]ed", "maimed", "amputat(?:ed|ion|ions)",
+        "bruis(?:e|es|ed)", "concussions?", "paraly[sz]ed", "critical condition", "burns?|burned",
+        "heart attacks?", "hurt",
+    ),
+    "graphic": (
+        "blood-soaked|blood-stained|bloodstained|bloodied|bloody", "pools? of blood", "blood", "gore|gory",
+        "charred", "dismember(?:ed|ment)", "decapitat(?:ed|ion)", "behead(?:ed|ing|ings)?", "entrails",
+        "severed", "disembowel(?:ed|led)?", "mangled", "burned alive", "brain matter", "flesh", "guts",
+        "splatter(?:ed)?", "rotting", "decompos(?:ed|ing)", "screams?|screaming|screamed",
+    ),
+    "abuse": (
+        "abuse[sdr]?|abusers|abusing|abusive", "sexual(?:ly)? (?:abused?|assault(?:ed)?)", "child abuse",
+        "domestic violence", "tortur(?:e|ed|es|ing)", "rape[sd]?|raping|rapists?", "molest(?:ed|ation|ing)?",
+        "trafficked|trafficking", "enslaved", "waterboard(?:ed|ing)", "held captive",
+    ),
+}
+#: Phrases that are consumed without counting (metaphors, vague or medical-non-violent uses).
+EXCLUSIONS: tuple[str, ...] = (
+    "dead tired", "dead end", "dead set", "killing it", "dying to", "to die for", "panic attacks?",
+    "shot at (?:the|a) (?:title|record|win)", "bloody mary", "blood pressure", "blood tests?", "blood sugar",
+    "burn out|burnout|burned out", "hurt feelings", "feel(?:s|ing)? hurt",
+)
+_NEGATORS: frozenset[str] = frozenset({"no", "not", "never", "without", "nobody", "none", "neither", "nor",
+                                       "n't"})
+_TOKEN = re.compile(r"[a-z]+(?:[-'][a-z]+)*|n't")
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    category: str | None  # None: an exclusion
+    parts: tuple[re.Pattern[str], ...]
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> tuple[_Pattern, ...]:
+    patterns = [_Pattern(category, tuple(re.compile(part) for part in phrase.split(" ")))
+                for category, phrases in CHECKLIST.items() for phrase in phrases]
+    patterns += [_Pattern(None, tuple(re.compile(part) for part in phrase.split(" "))) for phrase in EXCLUSIONS]
+    # Longest first so that a phrase wins over its words; exclusions win ties (they are more specific).
+    return tuple(sorted(patterns, key=lambda p: (-len(p.parts), p.category is not None)))
+
+
+def checklist_hash() -> str:
+    """First 12 hex digits of the SHA-256 of the checklist, exclusions and negators."""
+    payload = repr((sorted(CHECKLIST.items()), EXCLUSIONS, sorted(_NEGATORS), LEXICON_VERSION))
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def _tokens(sentence: str) -> list[str]:
+    text = sentence.lower().replace("’", "'").replace("no one", "nobody")
+    return _TOKEN.findall(text.replace("n't", " n't"))
+
+
+def disturbing_matches(sentence: str) -> list[tuple[str, str]]:
+    """The counted ``(category, phrase)`` matches of one sentence, in order."""
+    tokens = _tokens(sentence)
+    found: list[tuple[str, str]] = []
+    i = 0
+    while i < len(tokens):
+        for pattern in _patterns():
+            n = len(pattern.parts)
+            if i + n <= len(tokens) and all(p.fullmatch(t) for p, t in zip(pattern.parts, tokens[i:i + n],
+                                                                              strict=True)):
+                negated = any(t in _NEGATORS for t in tokens[max(0, i - 3):i])
+                if pattern.category is not None and not negated:
+                    found.append((pattern.category, " ".join(tokens[i:i + n])))
+                i += n
+                break
+        else:
+            i += 1
+    return found
+
+
+def sentence_count(sentence: str) -> int:
+    """Aversive count of one sentence under the checklist and counting rules."""
+    return len(disturbing_matches(sentence))
+
+
+def disturbing_count(text: str) -> int:
+    """``U(text)``: the aversive counts summed over the text's sentences."""
+    return sum(sentence_count(s) for s in split_sentences(text))
+
+
+# ----------------------------------------------------------------------------------- conflict avoidance
+_SOLUTION = re.compile(
+    r"\b(?:you (?:should|could|might want to|may want to|need to|must|have to|can try|ought to)|"
+    r"try (?:to|talking|setting|writing|taking|using)|i (?:would |'d )?(?:suggest|recommend|advise|encourage)|"
+    r"consider(?:ing)?|it(?: is|'s| might be| may be| would be| could be) (?:important|helpful|a good idea|"
+    r"best|wise|useful) to|make sure|here are (?:some|a few)|(?:some|a few|these) (?:tips|strategies|steps|"
+    r"suggestions|ideas)|set(?:ting)? (?:clear |healthy )?boundaries|communicate (?:openly|calmly|honestly|"
+    r"clearly)|seek(?:ing)? (?:professional )?(?:help|support)|talk(?:ing)? to (?:a|your) (?:therapist|"
+    r"counselor|manager|hr|friend)|practice self-care|take (?:a|some) (?:step|time|break))\b", re.I)
+_HARMONY = re.compile(
+    r"\b(?:(?:find|finding) (?:a )?(?:common ground|middle ground|compromise|balance)|compromise|"
+    r"meet (?:them|him|her) halfway|see (?:things )?from (?:their|his|her) (?:perspective|point of view)|"
+    r"(?:they|he|she) (?:probably|likely|surely) (?:mean|meant|care|love|want)|everything will|"
+    r"(?:it|things) will (?:all )?(?:be|work out|get better)|don't worry|try not to worry|stay positive|"
+    r"look on the bright side|move (?:forward|on)|let (?:it )?go|forgive|both (?:of you|sides)|"
+    r"i hope (?:this|these|that) helps?|good luck|you(?: are|'re) not alone)\b", re.I)
+_REFLECTIVE = re.compile(
+    r"\b(?:i wonder|tell me more|help me understand|it sounds like|i hear|what comes up|what matters|"
+    r"part of you|i'm curious|i am curious)\b", re.I)
+_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+\S", re.M)
+
+
+@dataclass(frozen=True)
+class ConflictCues:
+    """Cue counts behind a lexicon ``ca`` label."""
+
+    solution: int
+    harmony: int
+    questions: int
+    reflective: int
+
+    @property
+    def avoidance(self) -> float:
+        """``A``: solution-giving plus harmony/closure cues."""
+        return float(self.solution + self.harmony)
+
+    @property
+    def exploration(self) -> float:
+        """``X``: questions plus half the reflective openers."""
+        return self.questions + 0.5 * self.reflective
+
+    @property
+    def label(self) -> int:
+        """1 (conflict avoidance) iff ``A > X``."""
+        return int(self.avoidance > self.exploration)
+
+
+def conflict_cues(response: str) -> ConflictCues:
+    """Count the conflict-avoidance and exploration cues of a response."""
+    text = response.replace("’", "'")
+    questions = sum(1 for s in split_sentences(text) if s.rstrip("\"')”’ ").endswith("?"))
+    return ConflictCues(solution=len(_SOLUTION.findall(text)) + len(_LIST_ITEM.findall(text)),
+                        harmony=len(_HARMONY.findall(text)), questions=questions,
+                        reflective=len(_REFLECTIVE.findall(text)))
+
+
+def conflict_avoidance(response: str) -> int:
+    """Lexicon ``ca`` label of a response: 1 iff avoidance cues outnumber exploration cues."""
+    return conflict_cues(response).label
+
+
+# ----------------------------------------------------------------------------------------- signatures
+def signatures() -> dict[str, str]:
+    """The signature of each lexicon protocol (short protocol name -> signature)."""
+    common = f"rater=lexicon;kind=lexicon;lexicon_version={LEXICON_VERSION};split={SPLITTER_VERSION}"
+    return {
+        "affect": f"{common};method=vader-abs-intensity;vaderSentiment={vader_version()}",
+        "disturbing": f"{common};method=checklist#{checklist_hash()}",
+        "conflict": f"{common};method=cue-heuristic#{_cue_hash()}",
+    }
+
+
+def _cue_hash() -> str:
+    payload = "|".join(p.pattern for p in (_SOLUTION, _HARMONY, _REFLECTIVE, _LIST_ITEM))
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]

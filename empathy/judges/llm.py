@@ -1,0 +1,259 @@
+"""LLM judges through the ``openai`` client against any OpenAI-compatible endpoint.
+
+:class:`LLMEngine` sends protocol requests concurrently (``asyncio``, at most ``config.concurrency`` in
+flight), retries 429 / 408 / 409 / 5xx / timeouts / connection errors / invalid answers with exponential
+backoff and full jitter (honouring ``Retry-After`` up to ``backoff_max``), and after the last retry returns
+a missing outcome with the reason. Valid answers are stored in the :class:`~empathy.judges.cache.JudgeCache`;
+cached requests make no call.
+
+Authentication, permission and unknown-model errors (HTTP 401 / 403 / 404) are configuration errors: the
+run stops with :class:`JudgeRunError` rather than recording thousands of identical missing ratings.
+
+The key is passed to the client and nowhere else; every reason and error message goes through
+:func:`~empathy.judges.config.redact` with the key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import openai
+
+from .cache import CachedAnswer, JudgeCache, cache_key
+from .config import JudgeConfig, redact
+from .prompts import Protocol
+
+logger = logging.getLogger("empathy.judges")
+
+_RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+_SCHEMA_HINTS = ("response_format", "json_schema", "schema", "structured", "grammar")
+
+
+class JudgeRunError(RuntimeError):
+    """A judge run cannot go on (bad key, no permission, unknown model, endpoint rejects requests)."""
+
+
+@dataclass
+class JudgeStats:
+    """What a judge run cost: requests, HTTP calls, cache hits, retries, failures and tokens."""
+
+    requests: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, float]:
+        """The counters as a plain dict (for JSON, tables and the app)."""
+        return {"requests": self.requests, "calls": self.calls, "cache_hits": self.cache_hits,
+                "retries": self.retries, "failures": self.failures, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "total_tokens": self.total_tokens,
+                "seconds": round(self.seconds, 3)}
+
+    def summary(self) -> str:
+        """One line for a terminal or a status box."""
+        return (f"{self.requests} requests: {self.calls} calls, {self.cache_hits} cache hits, "
+                f"{self.retries} retries, {self.failures} missing; tokens {self.prompt_tokens} prompt + "
+                f"{self.completion_tokens} completion; {self.seconds:.1f} s")
+
+
+@dataclass
+class Request:
+    """One protocol request: its cache key, protocol and rendered messages."""
+
+    key: str
+    protocol: Protocol
+    messages: list[dict[str, str]]
+
+
+@dataclass
+class Outcome:
+    """A request's result: validated values by dimension, or ``None`` with the reason."""
+
+    values: dict[str, float] | None
+    reason: str = ""
+    cached: bool = False
+    raw: str = field(default="", repr=False)
+
+
+def make_request(config: JudgeConfig, protocol: Protocol, **texts: str) -> Request:
+    """Render ``protocol`` with ``texts`` and compute the cache key for ``config``."""
+    messages = protocol.render(**texts)
+    key = cache_key(config.endpoint, config.model, protocol.hash, messages, config.temperature)
+    return Request(key=key, protocol=protocol, messages=messages)
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    try:
+        value = exc.response.headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+class LLMEngine:
+    """Runs protocol requests against one judge endpoint; see the module docstring."""
+
+    def __init__(self, config: JudgeConfig, *, api_key: str | None, cache: JudgeCache | None,
+                 stats: JudgeStats | None = None, http_client: object | None = None):
+        if config.kind != "llm":
+            raise ValueError(f"judge {config.name!r} is not an LLM judge (kind={config.kind!r})")
+        self.config = config
+        self._key = api_key
+        self.cache = cache
+        self.stats = stats if stats is not None else JudgeStats()
+        self._http_client = http_client
+        self._mode = "json_schema" if config.structured_output == "auto" else config.structured_output
+        self._fatal: str | None = None
+
+    def _redact(self, text: object) -> str:
+        return redact(text, (self._key,) if self._key else ())
+
+    async def run(self, requests: list[Request],
+                  progress: Callable[[int, int], None] | None = None) -> dict[str, Outcome]:
+        """Resolve every distinct request (cache first); return outcomes by cache key."""
+        unique: dict[str, Request] = {}
+        for request in requests:
+            unique.setdefault(request.key, request)
+        total = len(unique)
+        self.stats.requests += total
+        outcomes: dict[str, Outcome] = {}
+        pending: list[Request] = []
+        for key, request in unique.items():
+            hit = self.cache.get(key) if self.cache is not None else None
+            if hit is not None and set(hit.values) == set(request.protocol.dimensions):
+                outcomes[key] = Outcome(values=hit.values, cached=True, raw=hit.raw)
+                self.stats.cache_hits += 1
+            else:
+                pending.append(request)
+        done = len(outcomes)
+        if progress is not None:
+            progress(done, total)
+        if pending:
+            semaphore = asyncio.Semaphore(self.config.concurrency)
+            client = openai.AsyncOpenAI(api_key=self._key or "no-key", base_url=self.config.base_url,
+                                        timeout=self.config.timeout, max_retries=0,
+                                        **({"http_client": self._http_client} if self._http_client else {}))
+            try:
+                async def one(request: Request) -> None:
+                    nonlocal done
+                    outcomes[request.key] = await self._resolve(client, semaphore, request)
+                    done += 1
+                    if progress is not None:
+                        progress(done, total)
+
+                await asyncio.gather(*(one(r) for r in pending))
+            finally:
+                await client.close()
+                if self.cache is not None:
+                    self.cache.flush()
+        if self._fatal is not None:
+            raise JudgeRunError(self._fatal)
+        return outcomes
+
+    async def _resolve(self, client: openai.AsyncOpenAI, semaphore: asyncio.Semaphore,
+                       request: Request) -> Outcome:
+        config = self.config
+        reason = "no attempt made"
+        retry_after: float | None = None
+        attempt = 0
+        made = 0
+        while attempt <= config.max_retries:
+            if self._fatal is not None:
+                return Outcome(values=None, reason=self._fatal)
+            if attempt:
+                self.stats.retries += 1
+                cap = min(config.backoff_max, config.backoff * 2 ** (attempt - 1))
+                delay = random.uniform(0, cap)
+                if retry_after is not None:
+                    delay = max(delay, min(retry_after, config.backoff_max))
+                await asyncio.sleep(delay)
+            retry_after = None
+            async with semaphore:
+                if self._fatal is not None:
+                    return Outcome(values=None, reason=self._fatal)
+                self.stats.calls += 1
+                made += 1
+                try:
+                    response = await client.chat.completions.create(**self._arguments(request))
+                except openai.APITimeoutError:
+                    reason = f"timeout after {config.timeout:g} s"
+                    attempt += 1
+                    continue
+                except openai.APIConnectionError as exc:
+                    reason = f"connection error: {self._redact(exc)[:160]}"
+                    attempt += 1
+                    continue
+                except openai.APIStatusError as exc:
+                    status = exc.status_code
+                    message = self._redact(getattr(exc, "message", exc))[:200]
+                    if status == 400 and self._mode != "none" and config.structured_output == "auto" and any(
+                            hint in message.lower() for hint in _SCHEMA_HINTS):
+                        # The endpoint rejects structured output: fall back to tolerant parsing of plain
+                        # text for the rest of the run, without spending a retry.
+                        logger.info("judge %s: endpoint rejected structured output; using plain text",
+                                    config.name)
+                        self._mode = "none"
+                        continue
+                    if status in (401, 403, 404):
+                        self._fatal = (f"judge {config.name!r}: HTTP {status} from {config.endpoint} "
+                                       f"({message}); check base_url, model and {config.api_key_env or 'key'}")
+                        return Outcome(values=None, reason=self._fatal)
+                    reason = f"HTTP {status}: {message}"
+                    if status in _RETRYABLE_STATUS or status >= 500:
+                        retry_after = _retry_after(exc)
+                        attempt += 1
+                        continue
+                    break
+                except openai.OpenAIError as exc:
+                    reason = f"client error: {self._redact(exc)[:160]}"
+                    attempt += 1
+                    continue
+            usage = getattr(response, "usage", None)
+            prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+            completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+            self.stats.prompt_tokens += prompt_tokens
+            self.stats.completion_tokens += completion_tokens
+            try:
+                text = response.choices[0].message.content
+            except (AttributeError, IndexError, TypeError):
+                text = None
+            try:
+                values = request.protocol.parse(text)
+            except ValueError as exc:
+                reason = f"invalid answer: {self._redact(exc)}"
+                attempt += 1
+                continue
+            if self.cache is not None:
+                self.cache.put(request.key, CachedAnswer(values, text or "", prompt_tokens, completion_tokens),
+                               endpoint=config.endpoint, model=config.model, protocol=request.protocol.tag)
+            return Outcome(values=values, raw=text or "")
+        self.stats.failures += 1
+        final = f"{reason} (after {made} attempt{'s' if made != 1 else ''})"
+        logger.warning("judge %s: rating missing: %s", config.name, final)
+        return Outcome(values=None, reason=final)
+
+    def _arguments(self, request: Request) -> dict[str, object]:
+        arguments: dict[str, object] = {"model": self.config.model, "messages": request.messages,
+                                        "temperature": self.config.temperature}
+        if self.config.max_tokens is not None:
+            arguments["max_tokens"] = self.config.max_tokens
+        if self._mode == "json_schema":
+            arguments["response_format"] = request.protocol.response_format()
+        elif self._mode == "json_object":
+            arguments["response_format"] = {"type": "json_object"}
+        if self.config.extra_body:
+            arguments["extra_body"] = dict(self.config.extra_body)
+        return arguments

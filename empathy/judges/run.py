@@ -1,0 +1,285 @@
+"""Run a judge over an outputs table and return long-form ratings (see :func:`run_judge`)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .. import __version__
+from ..io import OUTPUT_REQUIRED, RATING_COLUMNS
+from . import lexicon
+from .cache import JudgeCache
+from .config import JudgeConfig, JudgesFile, api_key, resolve_judge
+from .llm import JudgeStats, LLMEngine, Outcome, Request, make_request
+from .prompts import PROTOCOL_DIMENSIONS, PROTOCOLS
+from .sentences import SPLITTER_VERSION, split_sentences
+
+Progress = Callable[[int, int], None]
+CacheArg = JudgeCache | str | Path | bool | None
+
+
+@dataclass
+class JudgeRun:
+    """The result of :func:`run_judge`.
+
+    Attributes
+    ----------
+    ratings
+        Long-form ratings with the :mod:`empathy.io` columns (``item_id, model, rater, dimension, value,
+        rater_kind, reason, signature``); a missing rating has ``value`` NaN and a ``reason``.
+    stats
+        Requests, calls, cache hits, retries, failures and tokens (:class:`JudgeStats`).
+    judge
+        The judge configuration used (holds no key).
+    signatures
+        Signature by short protocol name (``affect``, ``disturbing``, ``conflict``).
+    sentences
+        Sentence counts per (item_id, model): ``n_sent_ref``, ``n_sent_gen`` (the ``d`` and ``q`` of
+        Eq. 2 under the judges' splitter, :func:`empathy.judges.sentences.split_sentences`).
+    """
+
+    ratings: pd.DataFrame
+    stats: JudgeStats
+    judge: JudgeConfig
+    signatures: dict[str, str] = field(default_factory=dict)
+    sentences: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def missing(self) -> pd.DataFrame:
+        """The missing ratings with their reasons."""
+        return self.ratings[self.ratings["value"].isna()]
+
+
+def _normalise_protocols(protocols: Iterable[str] | str | None) -> tuple[str, ...]:
+    if protocols is None:
+        return tuple(PROTOCOLS)
+    if isinstance(protocols, str):
+        protocols = [p for p in protocols.split(",") if p.strip()]
+    names = tuple(dict.fromkeys(p.strip() for p in protocols))
+    unknown = [p for p in names if p not in PROTOCOLS]
+    if unknown or not names:
+        raise ValueError(f"unknown protocol(s) {', '.join(unknown) or '(none)'}; "
+                         f"choose from {', '.join(PROTOCOLS)}")
+    return names
+
+
+def _check_outputs(outputs: pd.DataFrame) -> pd.DataFrame:
+    if not isinstance(outputs, pd.DataFrame):
+        raise TypeError(f"outputs must be a pandas DataFrame, got {type(outputs).__name__}")
+    missing = [c for c in OUTPUT_REQUIRED if c not in outputs.columns]
+    if missing:
+        raise ValueError(f"outputs lacks column(s) {', '.join(missing)}")
+    frame = outputs[list(OUTPUT_REQUIRED)].copy()
+    for column in OUTPUT_REQUIRED:
+        frame[column] = frame[column].map(
+            lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
+    return frame.reset_index(drop=True)
+
+
+def _open_cache(cache: CacheArg) -> tuple[JudgeCache | None, bool]:
+    """The cache to use and whether this run owns (and must close) it."""
+    if cache is None or cache is False:
+        return None, False
+    if isinstance(cache, JudgeCache):
+        return cache, False
+    if cache is True:
+        return JudgeCache(), True
+    if isinstance(cache, str | Path):
+        return JudgeCache(cache), True
+    raise TypeError(f"cache must be a JudgeCache, a path, True or None, got {type(cache).__name__}")
+
+
+def _llm_signatures(judge: JudgeConfig, names: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for name in names:
+        protocol = PROTOCOLS[name]
+        signature = (f"rater={judge.name};kind=llm;model={judge.model};endpoint={judge.endpoint};"
+                     f"protocol={protocol.tag};T={judge.temperature:g};empathy={__version__}")
+        if name == "disturbing":
+            signature += f";split={SPLITTER_VERSION}"
+        out[name] = signature
+    return out
+
+
+def _row(item_id: str, model: str, rater: str, dimension: str, value: float, kind: str, reason: str,
+         signature: str) -> dict[str, Any]:
+    return {"item_id": item_id, "model": model, "rater": rater, "dimension": dimension, "value": value,
+            "rater_kind": kind, "reason": reason, "signature": signature}
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=list(RATING_COLUMNS))
+    frame["value"] = frame["value"].astype(float)
+    return frame
+
+
+def _sentence_table(frame: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"item_id": frame["item_id"], "model": frame["model"],
+                         "n_sent_ref": [len(split_sentences(t)) for t in frame["reference"]],
+                         "n_sent_gen": [len(split_sentences(t)) for t in frame["generation"]]})
+
+
+def _run_lexicon(frame: pd.DataFrame, judge: JudgeConfig, names: tuple[str, ...],
+                 progress: Progress | None) -> JudgeRun:
+    start = time.perf_counter()
+    signatures = lexicon.signatures()
+    rows: list[dict[str, Any]] = []
+    total = len(frame)
+    if progress is not None:
+        progress(0, total)
+    for position, record in enumerate(frame.itertuples(index=False)):
+        item, model, reference, generation = record.item_id, record.model, record.reference, record.generation
+        if "affect" in names:
+            for dimension, text in (("e_ref", reference), ("e_gen", generation)):
+                rows.append(_row(item, model, judge.name, dimension, lexicon.affect_intensity(text), "lexicon",
+                                 "", signatures["affect"]))
+        if "disturbing" in names:
+            for dimension, text in (("u_ref", reference), ("u_gen", generation)):
+                rows.append(_row(item, model, judge.name, dimension, float(lexicon.disturbing_count(text)),
+                                 "lexicon", "", signatures["disturbing"]))
+        if "conflict" in names:
+            rows.append(_row(item, model, judge.name, "ca", float(lexicon.conflict_avoidance(generation)),
+                             "lexicon", "", signatures["conflict"]))
+        if progress is not None:
+            progress(position + 1, total)
+    stats = JudgeStats(requests=total, seconds=time.perf_counter() - start)
+    return JudgeRun(ratings=_frame(rows), stats=stats, judge=judge,
+                    signatures={n: signatures[n] for n in names}, sentences=_sentence_table(frame))
+
+
+def _plan(frame: pd.DataFrame, judge: JudgeConfig, names: tuple[str, ...]
+          ) -> tuple[list[Request], list[tuple[str, str, str, list[str]]]]:
+    """Requests to make and, per rating, the request keys it depends on."""
+    requests: list[Request] = []
+    needs: list[tuple[str, str, str, list[str]]] = []  # (item, model, dimension, keys)
+    for record in frame.itertuples(index=False):
+        item, model = record.item_id, record.model
+        if "affect" in names:
+            request = make_request(judge, PROTOCOLS["affect"], reference=record.reference,
+                                   generation=record.generation)
+            requests.append(request)
+            needs += [(item, model, "e_ref", [request.key]), (item, model, "e_gen", [request.key])]
+        if "disturbing" in names:
+            for dimension, text in (("u_ref", record.reference), ("u_gen", record.generation)):
+                keys = []
+                for sentence in split_sentences(text):
+                    request = make_request(judge, PROTOCOLS["disturbing"], sentence=sentence)
+                    requests.append(request)
+                    keys.append(request.key)
+                needs.append((item, model, dimension, keys))
+        if "conflict" in names:
+            request = make_request(judge, PROTOCOLS["conflict"], reference=record.reference,
+                                   generation=record.generation)
+            requests.append(request)
+            needs.append((item, model, "ca", [request.key]))
+    return requests, needs
+
+
+def _assemble(needs: list[tuple[str, str, str, list[str]]], outcomes: Mapping[str, Outcome],
+              judge: JudgeConfig, signatures: dict[str, str]) -> pd.DataFrame:
+    protocol_of = {d: name for name, dims in PROTOCOL_DIMENSIONS.items() for d in dims}
+    rows = []
+    for item, model, dimension, keys in needs:
+        name = protocol_of[dimension]
+        signature = signatures[name]
+        if name == "disturbing":
+            results = [outcomes[k] for k in keys]
+            failed = [r for r in results if r.values is None]
+            if failed:
+                reason = (f"{len(failed)} of {len(results)} sentences unrated; first: {failed[0].reason}")
+                rows.append(_row(item, model, judge.name, dimension, math.nan, "llm", reason, signature))
+            else:
+                # An empty text has no sentences and so a true count of 0.
+                total = float(sum(r.values["u"] for r in results))  # type: ignore[index]
+                rows.append(_row(item, model, judge.name, dimension, total, "llm", "", signature))
+            continue
+        outcome = outcomes[keys[0]]
+        if outcome.values is None:
+            rows.append(_row(item, model, judge.name, dimension, math.nan, "llm", outcome.reason, signature))
+        else:
+            rows.append(_row(item, model, judge.name, dimension, float(outcome.values[dimension]), "llm", "",
+                             signature))
+    return _frame(rows)
+
+
+async def arun_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
+                     protocols: Iterable[str] | str | None = None, progress: Progress | None = None,
+                     cache: CacheArg = True, config: str | Path | JudgesFile | None = None,
+                     secrets: Mapping[str, Any] | None = None, concurrency: int | None = None) -> JudgeRun:
+    """Async form of :func:`run_judge` (for callers that already run an event loop)."""
+    judge_config = resolve_judge(judge, config)
+    if concurrency is not None:
+        judge_config = judge_config.replace(concurrency=concurrency)
+    names = _normalise_protocols(protocols)
+    frame = _check_outputs(outputs)
+    if judge_config.kind == "lexicon":
+        return _run_lexicon(frame, judge_config, names, progress)
+    key = api_key(judge_config, secrets)
+    start = time.perf_counter()
+    requests, needs = _plan(frame, judge_config, names)
+    store, owned = _open_cache(cache)
+    stats = JudgeStats()
+    try:
+        engine = LLMEngine(judge_config, api_key=key, cache=store, stats=stats)
+        outcomes = await engine.run(requests, progress)
+    finally:
+        if owned and store is not None:
+            store.close()
+    stats.seconds = time.perf_counter() - start
+    signatures = _llm_signatures(judge_config, names)
+    return JudgeRun(ratings=_assemble(needs, outcomes, judge_config, signatures), stats=stats,
+                    judge=judge_config, signatures=signatures, sentences=_sentence_table(frame))
+
+
+def run_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
+              protocols: Iterable[str] | str | None = None, progress: Progress | None = None,
+              cache: CacheArg = True, config: str | Path | JudgesFile | None = None,
+              secrets: Mapping[str, Any] | None = None, concurrency: int | None = None) -> JudgeRun:
+    """Rate every (item, model) of ``outputs`` with a judge; return a :class:`JudgeRun`.
+
+    Parameters
+    ----------
+    outputs
+        A validated outputs table (:func:`empathy.io.load_outputs`): ``item_id, model, reference,
+        generation`` (other columns ignored).
+    judge
+        A :class:`JudgeConfig`, a judge name from ``config`` or ``"lexicon"`` (the default, offline).
+    protocols
+        Short protocol names to run (``affect`` -> e_ref, e_gen; ``disturbing`` -> u_ref, u_gen;
+        ``conflict`` -> ca), as a list or a comma-separated string; all three by default.
+    progress
+        Called as ``progress(done, total)`` (requests for an LLM judge, rows for the lexicon judge), in the
+        calling thread unless an event loop is already running there.
+    cache
+        A :class:`JudgeCache`, a path to a SQLite file, ``True`` (the default file) or ``None`` (no cache).
+    config
+        Config file (or parsed :class:`JudgesFile`) in which to look up a judge given by name.
+    secrets
+        Fallback mapping for the API key (e.g. ``st.secrets``), after the environment.
+    concurrency
+        Overrides the judge's concurrency limit.
+
+    Raises
+    ------
+    JudgeConfigError
+        Unknown judge, bad config, or the key variable is unset.
+    JudgeRunError
+        The endpoint refuses the judge (HTTP 401 / 403 / 404).
+    """
+    coroutine = arun_judge(outputs, judge, protocols=protocols, progress=progress, cache=cache, config=config,
+                           secrets=secrets, concurrency=concurrency)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    # Already inside an event loop (Jupyter, some app servers): run ours in a worker thread.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
