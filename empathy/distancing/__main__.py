@@ -1,0 +1,7 @@
+"""``python -m empathy.distancing FILE`` runs the distancing CLI without the main ``empathy`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,109 @@
+"""A persistent SQLite cache of distancing results keyed by model, model version, rules and text hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from .result import DistancingResult
+
+#: Environment variable naming the cache folder.
+CACHE_ENV = "EMPATHY_CACHE_DIR"
+CACHE_FILE = "distancing.sqlite3"
+# SQLite's default host-parameter limit is 32766 in current builds but 999 in old ones.
+_QUERY_CHUNK = 900
+
+
+def default_cache_dir() -> Path:
+    """``$EMPATHY_CACHE_DIR/distancing`` when set, else ``~/.cache/empathy/distancing``."""
+    root = os.environ.get(CACHE_ENV)
+    if root:
+        return Path(root).expanduser() / "distancing"
+    return Path.home() / ".cache" / "empathy" / "distancing"
+
+
+def text_key(text: str) -> str:
+    """The sha256 hex digest of the UTF-8 text (the per-text part of the cache key)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class DistancingCache:
+    """Results stored as JSON in one SQLite file under ``directory``.
+
+    Rows are keyed by (model, model version, rules version, sha256 of the text), so a new model or a rule
+    change never returns a stale result. Safe to share between processes (SQLite WAL mode).
+
+    Parameters
+    ----------
+    directory
+        Folder holding the database; created when missing. ``None`` uses :func:`default_cache_dir`.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"cannot create distancing cache folder {self.directory}: {exc}") from exc
+        self.path = self.directory / CACHE_FILE
+        self._conn = sqlite3.connect(str(self.path), timeout=30.0)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS results (model TEXT NOT NULL, version TEXT NOT NULL, rules TEXT NOT NULL,"
+            " text_sha256 TEXT NOT NULL, result TEXT NOT NULL, PRIMARY KEY (model, version, rules, text_sha256))"
+        )
+        self._conn.commit()
+
+    def get_many(
+        self, model: str, version: str, rules: str, keys: Sequence[str]
+    ) -> dict[str, DistancingResult]:
+        """The cached results among ``keys`` (text hashes), as a dict key -> result."""
+        found: dict[str, DistancingResult] = {}
+        unique = list(dict.fromkeys(keys))
+        for i in range(0, len(unique), _QUERY_CHUNK):
+            chunk = unique[i : i + _QUERY_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT text_sha256, result FROM results WHERE model=? AND version=? AND rules=?"
+                f" AND text_sha256 IN ({marks})",
+                (model, version, rules, *chunk),
+            )
+            for key, payload in rows:
+                found[key] = DistancingResult.from_json(json.loads(payload))
+        return found
+
+    def put_many(
+        self, model: str, version: str, rules: str, items: Iterable[tuple[str, DistancingResult]]
+    ) -> None:
+        """Store (text hash, result) pairs in one transaction."""
+        rows = [
+            (model, version, rules, key, json.dumps(result.to_json(), separators=(",", ":")))
+            for key, result in items
+        ]
+        if rows:
+            with self._conn:
+                self._conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", rows)
+
+    def __len__(self) -> int:
+        """Number of stored results (all models)."""
+        return int(self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+
+    def clear(self) -> None:
+        """Delete every stored result."""
+        with self._conn:
+            self._conn.execute("DELETE FROM results")
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._conn.close()
+
+    def __enter__(self) -> DistancingCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

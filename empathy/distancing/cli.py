@@ -1,0 +1,131 @@
+"""Command line: ``python -m empathy distancing FILE --format jsonl`` (one text per line in, one JSON out).
+
+Bad input (missing or unreadable file, bytes that are not UTF-8) ends with exit code 2 and one line on
+stderr naming the file and, for decoding errors, the line; never a traceback. The whole file is checked
+before any output is written, so a failing run prints nothing on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+EXIT_BAD_INPUT = 2
+
+
+class InputError(Exception):
+    """An input problem reported as one line and exit code 2."""
+
+
+def register_cli(subparsers: Any) -> None:
+    """Add the ``distancing`` subcommand to an ``argparse`` subparsers object.
+
+    The parsed namespace carries ``func``: ``args.func(args)`` runs the command and returns the exit code.
+    """
+    parser = subparsers.add_parser(
+        "distancing",
+        help="detect linguistic-distancing spans (one text per line) and print one JSON object per line",
+        description="Read one text per line (UTF-8) and print, per line, the sentence count, the counts of "
+        "nominalization / impersonal / agentless constructions and every span with the rule that fired.",
+    )
+    parser.add_argument("file", help="UTF-8 text file, one text per line ('-' for stdin)")
+    parser.add_argument("--format", choices=["jsonl"], default="jsonl", help="output format (default jsonl)")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
+    parser.add_argument("--cache-dir", default=None, help="cache folder (default $EMPATHY_CACHE_DIR/distancing "
+                        "or ~/.cache/empathy/distancing)")
+    parser.add_argument("--batch-size", type=int, default=256, help="nlp.pipe batch size (default 256)")
+    parser.add_argument("--n-process", type=int, default=1, help="parser worker processes (default 1)")
+    parser.set_defaults(func=run)
+
+
+def _strip_newline(line: str) -> str:
+    """The line without its line terminator."""
+    if line.endswith("\r\n"):
+        return line[:-2]
+    if line.endswith("\n") or line.endswith("\r"):
+        return line[:-1]
+    return line
+
+
+def _check_file(path: Path) -> None:
+    """Raise :class:`InputError` when the file is missing, unreadable or not UTF-8 (naming the line)."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, expected a text file")
+    try:
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(f"{path}:{number}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _read_lines(path: Path) -> Iterator[str]:
+    """The file's lines without terminators (already checked to decode)."""
+    with path.open("r", encoding="utf-8", newline="") as handle:
+        for line in handle:
+            yield _strip_newline(line)
+
+
+def _read_stdin(stream: TextIO) -> Iterator[str]:
+    """Lines of stdin, decoded strictly; a bad line raises :class:`InputError` naming it."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        for line in stream:
+            yield _strip_newline(line)
+        return
+    for number, raw in enumerate(buffer, start=1):
+        try:
+            yield _strip_newline(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise InputError(f"<stdin>:{number}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``distancing`` subcommand; returns the process exit code."""
+    from . import DistancingCache, analyze
+
+    try:
+        if args.batch_size < 1 or args.n_process < 1:
+            raise InputError("--batch-size and --n-process must be positive integers")
+        if args.file == "-":
+            lines: Iterator[str] = _read_stdin(sys.stdin)
+        else:
+            path = Path(args.file)
+            _check_file(path)
+            lines = _read_lines(path)
+        cache: DistancingCache | bool = False
+        if not args.no_cache:
+            cache = DistancingCache(args.cache_dir) if args.cache_dir else True
+        out = sys.stdout
+        for result in analyze(lines, cache=cache, batch_size=args.batch_size, n_process=args.n_process):
+            out.write(json.dumps(result.to_json(), ensure_ascii=False))
+            out.write("\n")
+        out.flush()
+    except InputError as exc:
+        print(f"error: distancing: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as exc:
+        print(f"error: distancing: {args.file}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Stand-alone entry point: ``python -m empathy.distancing FILE [--format jsonl]``."""
+    parser = argparse.ArgumentParser(prog="python -m empathy.distancing")
+    subparsers = parser.add_subparsers(dest="command")
+    register_cli(subparsers)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] != "distancing":
+        argv = ["distancing", *argv]
+    args = parser.parse_args(argv)
+    return int(args.func(args))

@@ -1,0 +1,175 @@
+"""Word lists and the morphological test behind the nominalization and passive rules.
+
+A noun counts as a *nominalization* when it is derived from a present-day English verb or adjective by an
+overt suffix (decide -> decision, announce -> announcement, happy -> happiness) or by a listed irregular
+derivation (die -> death, choose -> choice). The test strips a known derivational suffix, rebuilds the
+candidate base with the usual spelling changes (e -> restored, y <- i, undoubled consonant, -sion <- -de ...)
+and accepts the noun when the base is a verb (or, for the deadjectival suffixes, an adjective) in WordNet's
+lemma index, which ships inside the spaCy model's lemmatizer tables (no extra download).
+
+Everyday nouns that merely share a suffix (city, document, station) fail because their stem is no verb or
+adjective; the nouns whose stem *is* accidentally a word but whose meaning is unrelated (department/depart,
+business/busy, television/televise) are listed in :data:`NOT_NOMINAL`. Zero-derived nouns (a change, a walk)
+and agent nouns (teacher) are deliberately not nominalizations here: the former cannot be told apart from
+ordinary nouns without semantics, the latter name people, not events or qualities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+#: (suffix, replacements for the suffix, base part of speech) tried in order; the first hit wins.
+#: "V" = the base must be a verb, "A" = an adjective.
+SUFFIX_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("ization", ("ize", "ise"), "V"),
+    ("isation", ("ise", "ize"), "V"),
+    ("ification", ("ify",), "V"),
+    ("ication", ("y", "icate"), "V"),
+    ("faction", ("fy",), "V"),
+    ("anation", ("ain",), "V"),
+    ("amation", ("aim",), "V"),
+    ("tration", ("ter", "trate"), "V"),
+    ("ation", ("", "e", "ate"), "V"),
+    ("ition", ("", "e", "ite", "ize"), "V"),
+    ("ution", ("ute", "ve"), "V"),
+    ("ption", ("be", "ve", "ive", "b", "me", "pt"), "V"),
+    ("ction", ("ce", "ct"), "V"),
+    ("ntion", ("nd", "nt"), "V"),
+    ("ention", ("ain",), "V"),
+    ("ssion", ("t", "ss", "de"), "V"),
+    ("nsion", ("nd",), "V"),
+    ("rsion", ("rt",), "V"),
+    ("sion", ("de", "se", "d"), "V"),
+    ("ion", ("", "e"), "V"),
+    ("ment", ("", "e"), "V"),
+    ("iness", ("y",), "A"),
+    ("ness", ("", "e"), "A"),
+    ("ibility", ("ible",), "A"),
+    ("ability", ("able",), "A"),
+    ("ivity", ("ive",), "A"),
+    ("osity", ("ous",), "A"),
+    ("ality", ("al",), "A"),
+    ("arity", ("ar",), "A"),
+    ("icity", ("ic",), "A"),
+    ("ity", ("", "e"), "A"),
+    ("iance", ("y",), "V"),
+    ("ance", ("", "e"), "V"),
+    ("ance", ("ant",), "A"),
+    ("ence", ("", "e"), "V"),
+    ("ence", ("ent",), "A"),
+    ("ency", ("ent",), "A"),
+    ("ancy", ("ant",), "A"),
+    ("acy", ("ate",), "A"),
+    ("ial", ("y",), "V"),
+    ("al", ("", "e"), "V"),
+    ("ture", ("",), "V"),
+    ("ure", ("", "e"), "V"),
+    ("ery", ("er",), "V"),
+    ("ory", ("or",), "V"),
+    ("ing", ("", "e"), "V"),
+)
+
+#: Irregular or suppletive derivations: noun -> base.
+IRREGULAR_NOMINAL: dict[str, str] = {
+    "analysis": "analyze", "anxiety": "anxious", "behavior": "behave", "behaviour": "behave",
+    "belief": "believe", "birth": "bear", "boredom": "bored", "breadth": "broad", "choice": "choose",
+    "clarity": "clear", "complaint": "complain", "death": "die", "defense": "defend", "defence": "defend",
+    "depth": "deep", "descent": "descend", "emphasis": "emphasize", "entry": "enter", "enquiry": "enquire",
+    "freedom": "free", "growth": "grow", "hatred": "hate", "height": "high", "inquiry": "inquire",
+    "injury": "injure", "knowledge": "know", "laughter": "laugh", "length": "long", "loss": "lose",
+    "maintenance": "maintain", "offense": "offend", "offence": "offend", "pretense": "pretend",
+    "pronunciation": "pronounce", "proof": "prove", "pursuit": "pursue", "receipt": "receive",
+    "response": "respond", "restraint": "restrain", "sale": "sell", "speech": "speak", "strength": "strong",
+    "success": "succeed", "truth": "true", "usage": "use", "storage": "store", "coverage": "cover",
+    "marriage": "marry", "breakage": "break", "leakage": "leak", "shortage": "short", "wreckage": "wreck",
+    "drainage": "drain", "blockage": "block", "dosage": "dose", "linkage": "link", "stoppage": "stop",
+    "warmth": "warm", "width": "wide", "wisdom": "wise", "variety": "various", "procedure": "proceed",
+    "expenditure": "expend", "abundance": "abundant", "absorption": "absorb", "deletion": "delete",
+}
+
+#: Nouns with a derivational-looking ending whose apparent base is unrelated in meaning (or is itself
+#: derived from the noun); they are not nominalizations.
+NOT_NOMINAL: frozenset[str] = frozenset(
+    """
+    department apartment compartment basement environment garment business witness television
+    vision tension pension passion portion question position edition option emotion champion opinion
+    institution constitution foundation population station nation ration session mission version
+    community university opportunity facility gravity evidence instance consequence emergency currency
+    signal total portal rival admiral tutorial capital hospital animal potential material official
+    creature posture venture legislature battery factory machinery bakery brewery pottery surgery
+    evening ceiling morning stocking shilling offspring thing something nothing anything everything
+    king ring string spring wing swing sting darling sibling pudding herring earring
+    lesson reason season poison prison person mention
+    """.split()
+)
+
+#: Participles that after "be" are adjectives, not passives, unless a by-agent is present
+#: (psychological and stative predicates: "I am tired", "she was interested in it").
+ADJECTIVAL_PARTICIPLES: frozenset[str] = frozenset(
+    """
+    tired interested excited worried bored pleased scared frightened terrified confused disappointed
+    satisfied amazed annoyed embarrassed exhausted thrilled delighted stressed depressed concerned done gone
+    dressed married divorced engaged crowded complicated sophisticated detailed advanced experienced
+    qualified skilled educated talented relaxed determined entitled obsessed convinced dedicated
+    devoted fed frustrated irritated overwhelmed puzzled shocked surprised touched upset hurt
+    finished lost drunk sorted
+    """.split()
+)
+
+#: Participles after "get" that form a change-of-state adjective rather than a passive ("got tired").
+GET_ADJECTIVAL: frozenset[str] = frozenset(
+    """
+    tired bored excited interested worried scared confused upset drunk used dressed ready lost started
+    stuck frustrated annoyed involved
+    """.split()
+)
+
+#: Degree words that modify adjectives, not verbs: "very worried" is adjectival.
+DEGREE_ADVERBS: frozenset[str] = frozenset(
+    "very so too quite extremely more most less least pretty rather fairly incredibly super".split()
+)
+
+#: Predicates that take an extraposed clause with an expletive "it" subject ("it seems that ...").
+RAISING_VERBS: frozenset[str] = frozenset(
+    "seem appear happen turn matter occur pay hurt help take cost suck".split()
+)
+
+#: Indefinite pronouns that frame a clause impersonally ("someone should ...", "everyone knows ...").
+INDEFINITE_SUBJECTS: frozenset[str] = frozenset(
+    "someone somebody anyone anybody everyone everybody nobody".split()
+)
+
+
+def derive_base(
+    lemma: str, verbs: Collection[str], adjectives: Collection[str]
+) -> tuple[str, str] | None:
+    """The (suffix, base) from which a noun lemma is derived, or ``None`` when it is no nominalization.
+
+    Parameters
+    ----------
+    lemma
+        The lower-case noun lemma.
+    verbs, adjectives
+        Base-form vocabularies (WordNet's lemma index in practice).
+    """
+    if lemma in NOT_NOMINAL or not lemma.isalpha():
+        return None
+    if lemma in IRREGULAR_NOMINAL:
+        return ("irregular", IRREGULAR_NOMINAL[lemma])
+    for suffix, replacements, pos in SUFFIX_RULES:
+        if not lemma.endswith(suffix) or len(lemma) - len(suffix) < 2:
+            continue
+        stem = lemma[: -len(suffix)]
+        vocabulary = verbs if pos == "V" else adjectives
+        for replacement in replacements:
+            for candidate in _spellings(stem + replacement):
+                if len(candidate) >= 3 and candidate != lemma and candidate in vocabulary:
+                    return (suffix, candidate)
+    return None
+
+
+def _spellings(candidate: str) -> tuple[str, ...]:
+    """The candidate base and, for a doubled final consonant, its undoubled form (refer-r-al)."""
+    if len(candidate) > 3 and candidate[-1] == candidate[-2] and candidate[-1] not in "aeiouls":
+        return (candidate, candidate[:-1])
+    return (candidate,)

@@ -1,0 +1,264 @@
+"""The distancing rules over a parsed spaCy ``Doc`` (English, ClearNLP dependency labels).
+
+Every rule returns token ranges plus a rule name, so the app can say why a word is highlighted.
+
+Agentless constructions (label ``agentless``), one per passive predicate without a by-agent:
+
+``be-passive``
+    a predicate with an ``auxpass`` or ``nsubjpass``/``csubjpass`` dependent ("was written", "has been sold").
+``get-passive``
+    "get" + past participle ("got fired"), whether the parser made "get" the auxiliary or the head.
+``coordinated-passive``
+    a participle coordinated with a passive and sharing its auxiliary ("was stolen and burned").
+``reduced-relative``
+    a past participle modifying a preceding noun ("the letters sent last week").
+``participle-clause``
+    a subjectless past-participle adverbial clause ("Founded in 1990, the firm ...").
+
+Adjective-like participles are not passives: without a by-agent, a participle on the list of psychological
+and stative adjectives (tired, interested, worried, married ...), one modified by a degree word ("very
+worried"), and an un-prefixed participle whose verb does not exist ("unexpected") are skipped.
+
+Impersonal subject framing (label ``impersonal``), one per subject:
+
+``expletive-there``
+    existential "there" (tag ``EX`` or relation ``expl``).
+``expletive-it``
+    "it" as the subject of a predicate whose real subject is an extraposed clause: a that/whether/wh-clause
+    or a to-infinitive after an adjective or noun predicate ("it is hard to say", "it is my understanding
+    that"), after a passive ("it is believed that") or after a raising verb ("it seems that").
+``generic-one``
+    the generic pronoun "one" as subject ("one never knows").
+``generic-indefinite``
+    an indefinite person pronoun as subject (someone, anybody, everyone, nobody, no one).
+``generic-people``
+    bare "people" as subject, optionally with many/most/some/all ("people say", "most people feel").
+
+Generic "you" is deliberately *not* counted: in support conversations "you" almost always addresses the
+reader, and telling generic from addressee "you" needs discourse context the parser does not have.
+
+Nominalizations (label ``nominalization``), one per noun token: see :mod:`empathy.distancing.lexicon`. The
+rule name is ``nominal:-SUFFIX:BASE`` (or ``nominal:irregular:BASE``), e.g. ``nominal:-ment:announce``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from spacy.tokens import Doc, Token
+
+from .lexicon import (
+    ADJECTIVAL_PARTICIPLES,
+    DEGREE_ADVERBS,
+    GET_ADJECTIVAL,
+    INDEFINITE_SUBJECTS,
+    RAISING_VERBS,
+    derive_base,
+)
+from .result import LABELS, DistancingResult, DistancingSpan
+
+_SUBJECTS = frozenset({"nsubj", "nsubjpass"})
+_PASSIVE_MARKERS = frozenset({"auxpass", "nsubjpass", "csubjpass"})
+_OWN_CLAUSE = frozenset({"nsubj", "nsubjpass", "csubjpass", "aux", "auxpass"})
+_NOMINAL_HEADS = frozenset({"NOUN", "PROPN", "PRON"})
+_COMPLEMENTIZERS = frozenset({"that", "whether", "if"})
+_WH_WORDS = frozenset({"what", "who", "why", "how", "when", "where", "which", "whether"})
+_PEOPLE_DETERMINERS = frozenset({"many", "most", "some", "all"})
+
+
+class Passive(NamedTuple):
+    """A passive predicate: its token index, the token range to highlight, the rule and whether it has an agent."""
+
+    predicate: int
+    start: int
+    end: int
+    rule: str
+    agent: bool
+
+
+class Hit(NamedTuple):
+    """A token range with its label and rule (token offsets, end exclusive)."""
+
+    start: int
+    end: int
+    label: str
+    rule: str
+
+
+def _has_agent(token: Token) -> bool:
+    """A by-phrase agent among the dependents ("written by Anna")."""
+    return any(child.dep_ == "agent" for child in token.children)
+
+
+def _adjectival(token: Token, verbs: frozenset[str]) -> bool:
+    """True for a participle that reads as an adjective ("tired", "very worried", "unexpected")."""
+    lower = token.lower_
+    if lower in ADJECTIVAL_PARTICIPLES:
+        return True
+    if lower.startswith("un") and token.lemma_.lower() not in verbs:
+        return True
+    return any(child.dep_ == "advmod" and child.lower_ in DEGREE_ADVERBS for child in token.children)
+
+
+def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
+    """Every passive predicate of the document, with and without agent, in token order.
+
+    ``verbs`` is the set of verb base forms, used to recognise un-prefixed adjectival participles.
+    """
+    found: dict[int, Passive] = {}
+    participles: list[Token] = []
+    for token in doc:
+        children = None
+        if token.dep_ in _PASSIVE_MARKERS and token.head.i != token.i:
+            head = token.head
+            if head.i in found:
+                continue
+            children = list(head.children)
+            aux = next((c for c in children if c.dep_ == "auxpass"), None)
+            agent = _has_agent(head)
+            if not agent and _adjectival(head, verbs):
+                continue
+            rule = "get-passive" if aux is not None and aux.lemma_ == "get" else "be-passive"
+            start = min(aux.i, head.i) if aux is not None else head.i
+            found[head.i] = Passive(head.i, start, head.i + 1, rule, agent)
+        if token.tag_ == "VBN":
+            participles.append(token)
+    # Second pass: participles whose status depends on a head found above (coordination) or on context.
+    for token in participles:
+        if token.i in found:
+            continue
+        dep = token.dep_
+        head = token.head
+        if any(child.dep_ in _OWN_CLAUSE for child in token.children):
+            continue
+        agent = _has_agent(token)
+        if dep in ("acomp", "xcomp", "oprd", "ccomp", "advcl") and head.lemma_ == "get" and head.i < token.i:
+            if token.lower_ in GET_ADJECTIVAL and not agent:
+                continue
+            found[token.i] = Passive(token.i, head.i, token.i + 1, "get-passive", agent)
+        elif dep == "conj" and head.i in found:
+            if not agent and _adjectival(token, verbs):
+                continue
+            found[token.i] = Passive(token.i, token.i, token.i + 1, "coordinated-passive", agent)
+        elif dep == "acl" and head.pos_ in _NOMINAL_HEADS and head.i < token.i:
+            if not agent and _adjectival(token, verbs):
+                continue
+            found[token.i] = Passive(token.i, token.i, token.i + 1, "reduced-relative", agent)
+        elif dep == "advcl" and not any(child.dep_ == "mark" for child in token.children if child.i < token.i):
+            if not agent and _adjectival(token, verbs):
+                continue
+            found[token.i] = Passive(token.i, token.i, token.i + 1, "participle-clause", agent)
+    return [found[i] for i in sorted(found)]
+
+
+def _complement_clause(clause: Token) -> bool:
+    """A that/whether/wh finite clause or a to-infinitive: the kind of clause an expletive "it" stands for."""
+    dep = clause.dep_
+    children = list(clause.children)
+    infinitive = any(c.dep_ == "aux" and c.tag_ == "TO" for c in children)
+    if dep in ("xcomp", "advcl"):
+        return infinitive
+    if dep == "acl":
+        return infinitive or any(c.dep_ == "mark" and c.lower_ in _COMPLEMENTIZERS for c in children)
+    if dep in ("ccomp", "csubj"):
+        return True
+    return False
+
+
+def _expletive_it(subject: Token) -> bool:
+    """True when subject "it" stands for an extraposed clause after its predicate."""
+    head = subject.head
+    passive = any(c.dep_ == "auxpass" for c in head.children) or subject.dep_ == "nsubjpass"
+    predicates = [head] + [c for c in head.children if c.dep_ in ("acomp", "attr", "oprd") and c.i > subject.i]
+    for predicate in predicates:
+        nominal = predicate is not head
+        for clause in predicate.children:
+            if clause.i <= subject.i or not _complement_clause(clause):
+                continue
+            if nominal:
+                return True
+            if passive and clause.dep_ == "ccomp":
+                return True
+            if head.lemma_ in RAISING_VERBS and clause.dep_ in ("ccomp", "xcomp", "advcl"):
+                return True
+    return False
+
+
+def find_impersonal(doc: Doc) -> list[Hit]:
+    """Impersonal subjects: expletive there/it and generic person subjects."""
+    hits: list[Hit] = []
+    for token in doc:
+        lower = token.lower_
+        if lower == "there" and (token.tag_ == "EX" or token.dep_ == "expl"):
+            hits.append(Hit(token.i, token.i + 1, "impersonal", "expletive-there"))
+            continue
+        if token.dep_ not in _SUBJECTS:
+            continue
+        if lower == "it":
+            if _expletive_it(token):
+                hits.append(Hit(token.i, token.i + 1, "impersonal", "expletive-it"))
+        elif lower == "one":
+            children = list(token.children)
+            if not children:
+                hits.append(Hit(token.i, token.i + 1, "impersonal", "generic-one"))
+            elif len(children) == 1 and children[0].lower_ == "no" and children[0].i == token.i - 1:
+                hits.append(Hit(token.i - 1, token.i + 1, "impersonal", "generic-indefinite"))
+        elif lower in INDEFINITE_SUBJECTS:
+            hits.append(Hit(token.i, token.i + 1, "impersonal", "generic-indefinite"))
+        elif lower == "people":
+            children = list(token.children)
+            if all(c.lower_ in _PEOPLE_DETERMINERS and c.i < token.i for c in children):
+                start = min([token.i] + [c.i for c in children])
+                hits.append(Hit(start, token.i + 1, "impersonal", "generic-people"))
+    return hits
+
+
+def find_nominalizations(
+    doc: Doc, verbs: frozenset[str], adjectives: frozenset[str], memo: dict[str, str | None]
+) -> list[Hit]:
+    """Common-noun tokens derived from a verb or adjective (see :func:`lexicon.derive_base`).
+
+    ``memo`` caches the lemma -> rule decision across documents (the lexicon test is the costly part).
+    """
+    hits: list[Hit] = []
+    for token in doc:
+        if token.pos_ != "NOUN" or len(token) < 4:
+            continue
+        lemma = token.lemma_.lower()
+        if lemma in memo:
+            rule = memo[lemma]
+        else:
+            derived = derive_base(lemma, verbs, adjectives)
+            if derived is None:
+                rule = None
+            elif derived[0] == "irregular":
+                rule = f"nominal:irregular:{derived[1]}"
+            else:
+                rule = f"nominal:-{derived[0]}:{derived[1]}"
+            memo[lemma] = rule
+        if rule is not None:
+            hits.append(Hit(token.i, token.i + 1, "nominalization", rule))
+    return hits
+
+
+def count_sentences(doc: Doc) -> int:
+    """Sentences containing at least one non-space token (an empty text has 0)."""
+    return sum(1 for sent in doc.sents if any(not t.is_space for t in sent))
+
+
+def analyze_doc(
+    doc: Doc, verbs: frozenset[str], adjectives: frozenset[str], memo: dict[str, str | None]
+) -> DistancingResult:
+    """Run every rule over one parsed document and collect spans with character offsets."""
+    hits = find_nominalizations(doc, verbs, adjectives, memo) + find_impersonal(doc)
+    hits.extend(
+        Hit(p.start, p.end, "agentless", p.rule) for p in find_passives(doc, verbs) if not p.agent
+    )
+    counts = dict.fromkeys(LABELS, 0)
+    spans = []
+    for hit in hits:
+        counts[hit.label] += 1
+        span = doc[hit.start : hit.end]
+        spans.append(DistancingSpan(span.start_char, span.end_char, hit.label, hit.rule, span.text))
+    spans.sort(key=lambda s: (s.start, s.end, s.label))
+    return DistancingResult(sentences=count_sentences(doc), counts=counts, spans=tuple(spans))
