@@ -246,14 +246,13 @@ def conflict_avoidance(response: str) -> int:
 
 
 # ----------------------------------------------------------------------------------------- signatures
-def signatures() -> dict[str, str]:
-    """The signature of each lexicon protocol (short protocol name -> signature)."""
-    common = f"rater=lexicon;kind=lexicon;lexicon_version={LEXICON_VERSION};split={SPLITTER_VERSION}"
-    return {
-        "affect": f"{common};method=vader-abs-intensity;vaderSentiment={vader_version()}",
-        "disturbing": f"{common};method=checklist#{checklist_hash()}",
-        "conflict": f"{common};method=cue-heuristic#{_cue_hash()}",
-    }
+def signature(protocols: tuple[str, ...] = ("affect", "disturbing", "conflict")) -> str:
+    """The signature of a lexicon-judge run over the given short protocol names."""
+    methods = {"affect": f"affect=vader-abs-intensity/vaderSentiment-{vader_version()}",
+               "disturbing": f"disturbing=checklist#{checklist_hash()}",
+               "conflict": f"conflict=cue-heuristic#{_cue_hash()}"}
+    parts = ";".join(methods[name] for name in protocols)
+    return f"rater=lexicon;kind=lexicon;lexicon_version={LEXICON_VERSION};{parts};split={SPLITTER_VERSION}"
 
 
 def _cue_hash() -> str:

@@ -39,8 +39,9 @@ class JudgeRun:
         Requests, calls, cache hits, retries, failures and tokens (:class:`JudgeStats`).
     judge
         The judge configuration used (holds no key).
-    signatures
-        Signature by short protocol name (``affect``, ``disturbing``, ``conflict``).
+    signature
+        The signature written into every rating of the run: judge, model, endpoint (no credentials),
+        ``id@version#hash`` of each protocol run, temperature, splitter and package version.
     sentences
         Sentence counts per (item_id, model): ``n_sent_ref``, ``n_sent_gen`` (the ``d`` and ``q`` of
         Eq. 2 under the judges' splitter, :func:`empathy.judges.sentences.split_sentences`).
@@ -49,7 +50,7 @@ class JudgeRun:
     ratings: pd.DataFrame
     stats: JudgeStats
     judge: JudgeConfig
-    signatures: dict[str, str] = field(default_factory=dict)
+    signature: str = ""
     sentences: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
@@ -97,16 +98,14 @@ def _open_cache(cache: CacheArg) -> tuple[JudgeCache | None, bool]:
     raise TypeError(f"cache must be a JudgeCache, a path, True or None, got {type(cache).__name__}")
 
 
-def _llm_signatures(judge: JudgeConfig, names: tuple[str, ...]) -> dict[str, str]:
-    out = {}
-    for name in names:
-        protocol = PROTOCOLS[name]
-        signature = (f"rater={judge.name};kind=llm;model={judge.model};endpoint={judge.endpoint};"
-                     f"protocol={protocol.tag};T={judge.temperature:g};empathy={__version__}")
-        if name == "disturbing":
-            signature += f";split={SPLITTER_VERSION}"
-        out[name] = signature
-    return out
+def _llm_signature(judge: JudgeConfig, names: tuple[str, ...]) -> str:
+    """One signature for every rating of a run (so :func:`empathy.signature.judge_signatures` sees one)."""
+    tags = ",".join(PROTOCOLS[name].tag for name in names)
+    signature = (f"rater={judge.name};kind=llm;model={judge.model};endpoint={judge.endpoint};"
+                 f"protocols={tags};T={judge.temperature:g}")
+    if "disturbing" in names:
+        signature += f";split={SPLITTER_VERSION}"
+    return f"{signature};empathy={__version__}"
 
 
 def _row(item_id: str, model: str, rater: str, dimension: str, value: float, kind: str, reason: str,
@@ -130,7 +129,7 @@ def _sentence_table(frame: pd.DataFrame) -> pd.DataFrame:
 def _run_lexicon(frame: pd.DataFrame, judge: JudgeConfig, names: tuple[str, ...],
                  progress: Progress | None) -> JudgeRun:
     start = time.perf_counter()
-    signatures = lexicon.signatures()
+    signature = lexicon.signature(names)
     rows: list[dict[str, Any]] = []
     total = len(frame)
     if progress is not None:
@@ -140,19 +139,19 @@ def _run_lexicon(frame: pd.DataFrame, judge: JudgeConfig, names: tuple[str, ...]
         if "affect" in names:
             for dimension, text in (("e_ref", reference), ("e_gen", generation)):
                 rows.append(_row(item, model, judge.name, dimension, lexicon.affect_intensity(text), "lexicon",
-                                 "", signatures["affect"]))
+                                 "", signature))
         if "disturbing" in names:
             for dimension, text in (("u_ref", reference), ("u_gen", generation)):
                 rows.append(_row(item, model, judge.name, dimension, float(lexicon.disturbing_count(text)),
-                                 "lexicon", "", signatures["disturbing"]))
+                                 "lexicon", "", signature))
         if "conflict" in names:
             rows.append(_row(item, model, judge.name, "ca", float(lexicon.conflict_avoidance(generation)),
-                             "lexicon", "", signatures["conflict"]))
+                             "lexicon", "", signature))
         if progress is not None:
             progress(position + 1, total)
     stats = JudgeStats(requests=total, seconds=time.perf_counter() - start)
-    return JudgeRun(ratings=_frame(rows), stats=stats, judge=judge,
-                    signatures={n: signatures[n] for n in names}, sentences=_sentence_table(frame))
+    return JudgeRun(ratings=_frame(rows), stats=stats, judge=judge, signature=signature,
+                    sentences=_sentence_table(frame))
 
 
 def _plan(frame: pd.DataFrame, judge: JudgeConfig, names: tuple[str, ...]
@@ -184,12 +183,11 @@ def _plan(frame: pd.DataFrame, judge: JudgeConfig, names: tuple[str, ...]
 
 
 def _assemble(needs: list[tuple[str, str, str, list[str]]], outcomes: Mapping[str, Outcome],
-              judge: JudgeConfig, signatures: dict[str, str]) -> pd.DataFrame:
+              judge: JudgeConfig, signature: str) -> pd.DataFrame:
     protocol_of = {d: name for name, dims in PROTOCOL_DIMENSIONS.items() for d in dims}
     rows = []
     for item, model, dimension, keys in needs:
         name = protocol_of[dimension]
-        signature = signatures[name]
         if name == "disturbing":
             results = [outcomes[k] for k in keys]
             failed = [r for r in results if r.values is None]
@@ -234,9 +232,9 @@ async def arun_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = No
         if owned and store is not None:
             store.close()
     stats.seconds = time.perf_counter() - start
-    signatures = _llm_signatures(judge_config, names)
-    return JudgeRun(ratings=_assemble(needs, outcomes, judge_config, signatures), stats=stats,
-                    judge=judge_config, signatures=signatures, sentences=_sentence_table(frame))
+    signature = _llm_signature(judge_config, names)
+    return JudgeRun(ratings=_assemble(needs, outcomes, judge_config, signature), stats=stats,
+                    judge=judge_config, signature=signature, sentences=_sentence_table(frame))
 
 
 def run_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
