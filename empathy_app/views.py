@@ -1,0 +1,154 @@
+"""Reusable Streamlit views of the app (summary, charts, override form); pages stay thin."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+
+from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES
+from empathy.store import Change
+from empathy_app import state
+
+PAGES: tuple[tuple[str, str, str], ...] = (
+    ("pages/1_Data.py", "Data", "Demo data, an upload or a path; validation; the overrides ledger."),
+    ("pages/2_Overview.py", "Overview", "SA, EGM, CA and LD per model under each judge; rankings; signature."),
+    ("pages/3_Inspect.py", "Inspect", "One output next to its reference, distancing highlighted; override labels."),
+    ("pages/4_Relabel.py", "Relabel", "A queue of judge disagreements, one keystroke per decision."),
+    ("pages/5_Agreement.py", "Agreement", "Inter-judge Spearman (Table 6), human vs judges, ranking moves."),
+)
+METRIC_HELP = {
+    "SA": "Sentiment Attenuation (Eq. 1): 0 none, 1 affect flattened, < 0 more intense than the reference",
+    "EGM": "Empathic Granularity Mismatch (Eq. 2): 0 same density of disturbing detail, 1 severe mismatch",
+    "CA": "Conflict Avoidance (Eq. 3): share of outputs that avoid the tension",
+    "LD": "Linguistic Distancing (Eq. 4): 0 no difference, larger = more abstract and depersonalised",
+}
+DIMENSION_HELP = {
+    "e_ref": "affect intensity of the reference (0-1)", "e_gen": "affect intensity of the generation (0-1)",
+    "u_ref": "disturbing-content count of the reference", "u_gen": "disturbing-content count of the generation",
+    "ca": "conflict avoidance label (1 = avoids, 0 = engages)",
+}
+
+
+def summary(data: state.Loaded) -> None:
+    """The counts a researcher checks first (:meth:`empathy.io.Dataset.summary`)."""
+    info = data.dataset.summary()
+    columns = st.columns(5)
+    columns[0].metric("Items", info["items"])
+    columns[1].metric("Models", len(info["models"]))
+    columns[2].metric("Raters", len(info["raters"]))
+    columns[3].metric("Ratings", info["ratings"])
+    columns[4].metric("Missing ratings", info["missing_ratings"])
+    st.markdown(
+        "\n".join([
+            f"- **Tasks:** {', '.join(map(_code, info['tasks'])) or '(none given)'}",
+            f"- **Models:** {', '.join(map(_code, info['models']))}",
+            f"- **Raters:** {', '.join(map(_code, info['raters'])) or '(none)'}",
+            f"- **Dimensions:** {', '.join(map(_code, info['dimensions'])) or '(none)'}",
+            f"- **Outputs:** {info['outputs']} · **Sources:** {', '.join(map(_code, data.dataset.sources))}",
+        ]))
+
+
+def _code(text: object) -> str:
+    """Inline code in Markdown, safe for any text (backticks removed, so the span cannot be closed early)."""
+    return "`" + str(text).replace("`", "'").replace("\n", " ") + "`"
+
+
+def mode_caption(data: state.Loaded) -> None:
+    count = data.store.count(data.dataset_id)
+    if st.session_state["with_overrides"]:
+        st.caption(f"Showing judge labels **with {count} human override(s)** applied (toggle in the sidebar).")
+    else:
+        st.caption(f"Showing **judge-only** numbers; {count} human override(s) are ignored (toggle in the sidebar).")
+
+
+def metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
+    """Bar chart of one metric by model, one bar per judge (scorer)."""
+    part = table[table["metric"] == metric].dropna(subset=["value"])
+    figure = px.bar(part, x="model", y="value", color="scorer", barmode="group", hover_data=["n", "n_missing"],
+                    title=f"{metric} by model and judge", labels={"value": metric})
+    figure.update_layout(height=340, margin={"t": 50, "b": 10, "l": 10, "r": 10}, legend_title_text="judge")
+    return figure
+
+
+def spearman_heatmap(agreement: pd.DataFrame, metric: str) -> go.Figure | None:
+    """Symmetric inter-judge Spearman matrix of one metric (diagonal 1), or ``None`` with fewer than 2 judges."""
+    part = agreement[agreement["metric"] == metric]
+    judges = sorted(set(part["scorer_a"]) | set(part["scorer_b"]))
+    if len(judges) < 2:
+        return None
+    matrix = pd.DataFrame(np.eye(len(judges)), index=judges, columns=judges)
+    for record in part.to_dict("records"):
+        value = record["spearman"]
+        value = np.nan if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+        matrix.loc[record["scorer_a"], record["scorer_b"]] = value
+        matrix.loc[record["scorer_b"], record["scorer_a"]] = value
+    figure = px.imshow(matrix, text_auto=".3f", zmin=-1, zmax=1, color_continuous_scale="RdBu",
+                       title=f"{metric}: Spearman between judges", aspect="auto")
+    figure.update_layout(height=320, margin={"t": 50, "b": 10, "l": 10, "r": 10})
+    return figure
+
+
+def value_widget(dimension: str, key: str, current: float | None = None) -> float:
+    """An input suited to the dimension: 0/1 radio for binary labels, a bounded number otherwise."""
+    if dimension in BINARY_DIMENSIONS:
+        options = [0.0, 1.0]
+        index = 1 if current == 1.0 else 0
+        return float(st.radio(f"New value of {dimension}", options, index=index, horizontal=True, key=key,
+                              format_func=lambda v: f"{v:g}"))
+    low, high = DIMENSION_RANGES.get(dimension, (-math.inf, math.inf))
+    default = current if current is not None and not math.isnan(current) else max(low, 0.0) if low > -math.inf else 0.0
+    step = 0.05 if high == 1.0 else 1.0
+    return float(st.number_input(f"New value of {dimension}", min_value=None if math.isinf(low) else float(low),
+                                 max_value=None if math.isinf(high) else float(high), value=float(default),
+                                 step=step, key=key))
+
+
+def save_overrides(data: state.Loaded, changes: list[Change]) -> bool:
+    """Write overrides for the annotator of the sidebar; report success or the validation error in place."""
+    annotator = st.session_state.get("annotator", "").strip()
+    if not annotator:
+        st.session_state["flash_error"] = "Enter your name as **Annotator** in the sidebar first."
+        return False
+    try:
+        batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator)
+    except (TypeError, ValueError) as error:
+        st.session_state["flash_error"] = f"Not saved: {error}"
+        return False
+    first = changes[0]
+    judges = ", ".join(sorted({c.rater for c in changes}))
+    st.session_state["flash"] = (f"Saved (change #{batch}): {first.dimension} = {first.value:g} for "
+                                 f"{first.item_id} / {first.model} ({judges}).")
+    return True
+
+
+def undo(data: state.Loaded) -> None:
+    """Undo the sidebar annotator's last change on this data set."""
+    annotator = st.session_state.get("annotator", "").strip() or None
+    undone = data.store.undo_last(annotator, dataset_id=data.dataset_id)
+    if undone.empty:
+        st.session_state["flash_error"] = "Nothing to undo."
+    else:
+        row = undone.iloc[0]
+        st.session_state["flash"] = (f"Undone: {row['dimension']} of {row['item_id']} / {row['model']} "
+                                     f"({len(undone)} label(s)).")
+
+
+def show_flash_error() -> None:
+    message = st.session_state.pop("flash_error", None)
+    if message:
+        st.error(message)
+
+
+def standard_scatter(data: state.Loaded, table: pd.DataFrame) -> go.Figure | None:
+    """Standard metric (ROUGE, BLEU...) vs each empathy metric per model, once :mod:`empathy.standard` exists."""
+    try:
+        from empathy import standard  # noqa: F401
+    except ImportError:
+        st.caption("Standard-metric scatter: appears once `empathy.standard` is available.")
+        return None
+    return None

@@ -1,0 +1,114 @@
+"""Data page: choose the data set (demo, upload or path), see what it holds, export or import the ledger."""
+
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import streamlit as st  # noqa: E402
+
+from empathy.io import DataError  # noqa: E402
+from empathy_app import state, views  # noqa: E402
+
+data = state.page_setup("Data")
+views.show_flash_error()
+
+SOURCES = {"demo": "Demo data", "upload": "Upload files", "path": "Path on this machine"}
+current_kind = st.session_state["source"]["kind"]
+kind = st.radio("Source", list(SOURCES), format_func=SOURCES.get, index=list(SOURCES).index(current_kind),
+                horizontal=True, key="data_source_kind")
+
+if kind == "demo":
+    st.caption("The bundled demo data set (`data/outputs.csv` and every `data/ratings*.csv`): fictional texts "
+               "written for demonstration; see `data/README.md`.")
+    if current_kind != "demo" and st.button("Use the demo data", key="data_use_demo", type="primary"):
+        st.session_state["source"] = {"kind": "demo"}
+        st.session_state["flash"] = "Loaded the demo data."
+        st.rerun()
+elif kind == "upload":
+    st.caption("Outputs: one row per (item_id, model) with `reference` and `generation` (optional `task`; "
+               "columns `<rater>:<dimension>` are ratings). Ratings: long form `item_id, model, rater, "
+               "dimension, value`. CSV, JSONL or Parquet.")
+    outputs_file = st.file_uploader("Outputs file", type=["csv", "jsonl", "json", "parquet"],
+                                    key="data_upload_outputs")
+    ratings_files = st.file_uploader("Ratings files (any number)", type=["csv", "jsonl", "json", "parquet"],
+                                     accept_multiple_files=True, key="data_upload_ratings")
+    if st.button("Load the uploaded files", key="data_load_upload", type="primary", disabled=outputs_file is None):
+        try:
+            dataset = state.load_from_uploads((outputs_file.name, outputs_file.getvalue()),
+                                              [(f.name, f.getvalue()) for f in ratings_files or []])
+        except DataError as error:
+            st.error(f"**Not loaded.** {error}")
+        else:
+            st.session_state["uploaded_dataset"] = dataset
+            st.session_state["source"] = {"kind": "upload", "name": outputs_file.name}
+            st.session_state["flash"] = f"Loaded {outputs_file.name} with {len(ratings_files or [])} ratings file(s)."
+            st.rerun()
+else:
+    st.caption("A folder holding `outputs.csv|jsonl|parquet` and `ratings*` files, or an outputs file (the "
+               "`ratings*` files beside it are loaded too). Overrides are stored next to the data.")
+    typed = st.text_input("Folder or outputs file", key="data_path_text",
+                          value=st.session_state["source"].get("outputs", ""))
+    if st.button("Load from path", key="data_load_path", type="primary"):
+        try:
+            outputs_path, ratings_paths = state.resolve_path(typed)
+            state.load_from_paths(outputs_path, ratings_paths)
+        except DataError as error:
+            st.error(f"**Not loaded.** {error}")
+        else:
+            st.session_state["source"] = {"kind": "path", "outputs": str(outputs_path),
+                                          "ratings": [str(p) for p in ratings_paths]}
+            st.session_state["flash"] = f"Loaded {outputs_path} with {len(ratings_paths)} ratings file(s)."
+            st.rerun()
+
+st.divider()
+if data is None:
+    st.info("No data set is loaded. Fix the error above or choose another source.")
+    st.stop()
+
+st.subheader(f"Loaded: {data.name}")
+views.summary(data)
+if data.dataset.ratings.empty:
+    st.info("This data set has no ratings yet: the other pages need judge ratings. Add ratings files.")
+with st.expander("Outputs table", expanded=False):
+    st.dataframe(data.dataset.outputs, hide_index=True, key="data_outputs_table")
+with st.expander("Ratings table", expanded=False):
+    st.dataframe(data.dataset.ratings, hide_index=True, key="data_ratings_table")
+
+st.subheader("Human overrides ledger")
+st.caption(f"Overrides of this data set (id `{data.dataset_id}`) live in {state.store_path_note(data)}; "
+           "each is on disk before the app says *Saved*.")
+current = state.overrides(data)
+left, right = st.columns(2)
+with left:
+    st.markdown(f"**{len(current)}** override(s). Export the ledger:")
+    with tempfile.TemporaryDirectory() as folder:
+        jsonl_path, csv_path = Path(folder) / "ledger.jsonl", Path(folder) / "ledger.csv"
+        data.store.export_jsonl(jsonl_path, data.dataset_id)
+        data.store.export_csv(csv_path, data.dataset_id)
+        jsonl_bytes, csv_bytes = jsonl_path.read_bytes(), csv_path.read_bytes()
+    buttons = st.columns(2)
+    buttons[0].download_button("Download JSONL", jsonl_bytes, file_name=f"overrides-{data.dataset_id}.jsonl",
+                               mime="application/jsonl", key="data_export_jsonl")
+    buttons[1].download_button("Download CSV", csv_bytes, file_name=f"overrides-{data.dataset_id}.csv",
+                               mime="text/csv", key="data_export_csv")
+with right:
+    ledger = st.file_uploader("Import a ledger (JSONL or CSV)", type=["jsonl", "json", "csv"], key="data_import_ledger")
+    if st.button("Import into this data set", key="data_import_button", disabled=ledger is None):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / f"ledger{Path(ledger.name).suffix.lower()}"
+            path.write_bytes(ledger.getvalue())
+            try:
+                count = data.store.import_ledger(path, dataset_id=data.dataset_id, name=ledger.name)
+            except DataError as error:
+                st.error(f"**Not imported.** {error}")
+            else:
+                st.session_state["flash"] = f"Imported {count} override(s) from {ledger.name}."
+                st.rerun()
+if len(current):
+    st.dataframe(current, hide_index=True, key="data_overrides_table")
+audit = data.store.audit(data.dataset_id)
+if len(audit):
+    with st.expander(f"Audit trail ({len(audit)} change(s), newest first)"):
+        st.dataframe(audit.iloc[::-1], hide_index=True, key="data_audit_table")

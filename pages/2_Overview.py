@@ -1,0 +1,51 @@
+"""Overview page: SA, EGM, CA and LD per model under each judge, with n, rankings, charts and the signature."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import streamlit as st  # noqa: E402
+
+from empathy.evaluate import rankings  # noqa: E402
+from empathy.review import metric_pivot  # noqa: E402
+from empathy_app import state, views  # noqa: E402
+
+data = state.page_setup("Overview")
+data = state.require_data()
+views.mode_caption(data)
+report = state.report(data)
+table = report.table
+if table.empty or table["value"].notna().sum() == 0:
+    st.info("No metric could be computed from these ratings (no e_ref/e_gen, u_ref/u_gen or ca ratings, "
+            "and no texts to analyse). Check the dimensions on the **Data** page.")
+    st.stop()
+
+st.subheader("Metrics per model")
+st.caption(" · ".join(f"**{k}**: {v}" for k, v in views.METRIC_HELP.items()) + ". Lower is better for all four.")
+st.dataframe(metric_pivot(table).round(3), hide_index=True, key="overview_pivot")
+st.download_button("Download the results table (CSV)", table.to_csv(index=False).encode(),
+                   file_name="empathy-metrics.csv", mime="text/csv", key="overview_download")
+
+st.subheader("Rankings (1 = least failure)")
+ranked = rankings(table)
+if ranked.empty:
+    st.info("No ranking: every metric value is undefined.")
+else:
+    ranked["column"] = ranked["metric"] + " (" + ranked["scorer"] + ")"
+    wide = ranked.pivot_table(index="model", columns="column", values="rank", aggfunc="first")
+    order = [c for c in metric_pivot(table).columns if c in wide.columns]
+    st.dataframe(wide[order].astype("Int64").reset_index(), hide_index=True, key="overview_ranks")
+
+st.subheader("Charts")
+metrics_present = [m for m in ("SA", "EGM", "CA", "LD") if table.loc[table["metric"] == m, "value"].notna().any()]
+columns = st.columns(2)
+for position, metric in enumerate(metrics_present):
+    columns[position % 2].plotly_chart(views.metric_bars(table, metric), key=f"overview_chart_{metric}")
+
+standard = views.standard_scatter(data, table)
+if standard is not None:
+    st.plotly_chart(standard, key="overview_standard_scatter")
+
+st.subheader("Reproducibility signature")
+st.code(str(report.signature), language=None)
