@@ -134,7 +134,7 @@ def analyze(
         fresh: dict[int, DistancingResult] = {}
         if missing:
             docs = nlp.pipe((chunk[i] for i in missing), batch_size=batch_size, n_process=n_process)
-            for i, doc in zip(missing, docs):
+            for i, doc in zip(missing, docs, strict=True):
                 fresh[i] = analyze_doc(doc, verbs, adjectives, memo)
             if store is not None:
                 store.put_many(info["model"], info["version"], info["rules"],

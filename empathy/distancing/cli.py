@@ -24,7 +24,8 @@ class InputError(Exception):
 def register_cli(subparsers: Any) -> None:
     """Add the ``distancing`` subcommand to an ``argparse`` subparsers object.
 
-    The parsed namespace carries ``func``: ``args.func(args)`` runs the command and returns the exit code.
+    The parsed namespace carries ``handler`` (and the alias ``func``): ``args.handler(args)`` runs the command
+    and returns the exit code.
     """
     parser = subparsers.add_parser(
         "distancing",
@@ -39,7 +40,7 @@ def register_cli(subparsers: Any) -> None:
                         "or ~/.cache/empathy/distancing)")
     parser.add_argument("--batch-size", type=int, default=256, help="nlp.pipe batch size (default 256)")
     parser.add_argument("--n-process", type=int, default=1, help="parser worker processes (default 1)")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, handler=run)
 
 
 def _strip_newline(line: str) -> str:

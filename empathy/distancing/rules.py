@@ -63,6 +63,7 @@ _OWN_CLAUSE = frozenset({"nsubj", "nsubjpass", "csubjpass", "aux", "auxpass"})
 _NOMINAL_HEADS = frozenset({"NOUN", "PROPN", "PRON"})
 _COMPLEMENTIZERS = frozenset({"that", "whether", "if"})
 _WH_WORDS = frozenset({"what", "who", "why", "how", "when", "where", "which", "whether"})
+_COPULAS = frozenset({"be", "become", "seem", "remain", "look", "sound", "feel"})
 _PEOPLE_DETERMINERS = frozenset({"many", "most", "some", "all"})
 
 
@@ -121,7 +122,9 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             rule = "get-passive" if aux is not None and aux.lemma_ == "get" else "be-passive"
             start = min(aux.i, head.i) if aux is not None else head.i
             found[head.i] = Passive(head.i, start, head.i + 1, rule, agent)
-        if token.tag_ == "VBN":
+        # A past form heading a subjectless relative ("letters sent last week") is a participle the tagger
+        # read as a simple past.
+        if token.tag_ == "VBN" or (token.tag_ == "VBD" and token.dep_ == "acl"):
             participles.append(token)
     # Second pass: participles whose status depends on a head found above (coordination) or on context.
     for token in participles:
@@ -169,9 +172,11 @@ def _expletive_it(subject: Token) -> bool:
     """True when subject "it" stands for an extraposed clause after its predicate."""
     head = subject.head
     passive = any(c.dep_ == "auxpass" for c in head.children) or subject.dep_ == "nsubjpass"
-    predicates = [head] + [c for c in head.children if c.dep_ in ("acomp", "attr", "oprd") and c.i > subject.i]
-    for predicate in predicates:
-        nominal = predicate is not head
+    complements = [c for c in head.children if c.dep_ in ("acomp", "attr", "oprd") and c.i > subject.i]
+    # With a copula the parser hangs the extraposed clause on "is" or on the adjective/noun: both count.
+    copular = bool(complements) and head.lemma_ in _COPULAS
+    for predicate in [head, *complements]:
+        nominal = predicate is not head or copular
         for clause in predicate.children:
             if clause.i <= subject.i or not _complement_clause(clause):
                 continue

