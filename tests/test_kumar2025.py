@@ -383,3 +383,38 @@ def test_missing_dimension_column_names_it(copy_of_data):
 def test_bad_run_policy():
     with pytest.raises(ValueError, match="runs must be 'mean' or 'first'"):
         import_kumar2025(DATA, runs="median")  # type: ignore[arg-type]
+
+
+def test_identical_llm_runs_are_merged_not_dropped(copy_of_data):
+    path = copy_of_data / "annotations/epitome/gemini_ratings.csv"
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    pd.concat([frame, frame.iloc[[0]]]).to_csv(path, index=False)
+    imported = import_kumar2025(copy_of_data)
+    stats = {f.path: f for f in imported.report.files}["annotations/epitome/gemini_ratings.csv"]
+    assert (stats.rows_read, stats.exact_duplicates_dropped, stats.repeated_run_rows_merged) == (51, 0, 1)
+    merged = imported.ratings[(imported.ratings["item_id"] == f"epitome:{frame['sp_id'].iat[0]}")
+                              & (imported.ratings["rater"] == "gemini")]
+    assert merged["reason"].str.startswith("mean of 2 of 2 runs").all() and len(merged) == 3
+
+
+def test_empty_cell_is_a_missing_rating_with_reason(copy_of_data):
+    path = copy_of_data / "annotations/epitome/expert1_ratings.csv"
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame.loc[0, "level_interpretations"] = ""
+    frame.to_csv(path, index=False)
+    imported = import_kumar2025(copy_of_data)
+    missing = imported.ratings[imported.ratings["value"].isna()]
+    assert missing[["item_id", "rater", "dimension"]].values.tolist() == [
+        [f"epitome:{frame['sp_id'].iat[0]}", "expert1", "level_interpretations"]]
+    assert missing["reason"].iat[0] == "empty cell in annotations/epitome/expert1_ratings.csv"
+    assert imported.report.counts["missing"].sum() == 1
+    assert "50(1)" in imported.report.format()
+
+
+def test_non_numeric_cell_names_row_and_column(copy_of_data):
+    path = copy_of_data / "annotations/lend_an_ear/expert2_ratings.csv"
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame.loc[4, "advice_giving"] = "three"
+    frame.to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"expert2_ratings.csv, row 6, column 'advice_giving': not a number"):
+        import_kumar2025(copy_of_data)

@@ -200,13 +200,23 @@ class ImportReport:
             lines.append(f"  {f.path:<50} {f.rows_read:>4} rows, key {f.key_column!r}, "
                          f"{f.items:>3} items, {f.ratings:>4} ratings{note}")
         lines.append("")
-        lines.append("Ratings per rater (rows; missing in brackets), per corpus:")
+        lines.append("Ratings per dimension and rater (missing ratings in brackets when any):")
         if not self.counts.empty:
-            table = self.counts.groupby(["corpus", "rater"], sort=False)[["ratings", "missing"]].sum()
-            for (corpus, rater), row in table.iterrows():
-                lines.append(f"  {corpus:<20} {rater:<8} {int(row['ratings']):>4} ({int(row['missing'])})")
-            lines.append(f"  total: {int(self.counts['ratings'].sum())} ratings over "
-                         f"{self.counts['dimension'].nunique()} dimensions")
+            raters = list(dict.fromkeys(self.counts["rater"]))
+            lines.append(f"  {'corpus':<20} {'dimension':<28} " + " ".join(f"{r:>8}" for r in raters))
+            for (corpus, dimension), part in self.counts.groupby(["corpus", "dimension"], sort=False):
+                by_rater = part.set_index("rater")
+                cells = []
+                for rater in raters:
+                    if rater not in by_rater.index:
+                        cells.append(f"{'-':>8}")
+                        continue
+                    n, missing = int(by_rater.at[rater, "ratings"]), int(by_rater.at[rater, "missing"])
+                    cells.append(f"{n}({missing})".rjust(8) if missing else f"{n:>8}")
+                lines.append(f"  {corpus:<20} {dimension:<28} " + " ".join(cells))
+            lines.append(f"  total: {int(self.counts['ratings'].sum())} ratings "
+                         f"({int(self.counts['missing'].sum())} missing) over "
+                         f"{self.counts['dimension'].nunique()} dimensions and {len(raters)} raters")
         lines.append("")
         lines.append("Dropped / merged / ignored / changed:")
         for e in self.events:
@@ -429,6 +439,10 @@ def _read_ratings_file(root: Path, spec: CorpusSpec, rater: str, runs: RunPolicy
         if dimension not in frame.columns:
             raise DataError(label, f"missing dimension column (have: {', '.join(frame.columns)})",
                             column=dimension)
+        for position, cell in enumerate(frame[dimension]):
+            if not _is_number(cell):
+                # row numbers count the header as row 1, as in a spreadsheet (and empathy.io)
+                raise DataError(label, f"not a number: {cell[:40]!r}", row=position + 2, column=dimension)
     extra = [c for c in frame.columns if c != key and c not in spec.dimensions]
     stats.extra_columns = extra
     for column in extra:
@@ -444,7 +458,8 @@ def _read_ratings_file(root: Path, spec: CorpusSpec, rater: str, runs: RunPolicy
         report.add(label, "dropped", int(blank.sum()), f"rows with an empty {key!r}")
     frame = frame.loc[~blank, [key, *spec.dimensions]]
 
-    exact = frame.duplicated()
+    # Identical rows of an LLM judge are agreeing runs (kept for the run count); of a person, a copy error.
+    exact = frame.duplicated() if RATERS[rater][0] != "llm" else pd.Series(False, index=frame.index)
     stats.exact_duplicates_dropped = int(exact.sum())
     if exact.any():
         report.add(label, "dropped", int(exact.sum()), "exact duplicate rows (same key, same values)")
@@ -452,11 +467,7 @@ def _read_ratings_file(root: Path, spec: CorpusSpec, rater: str, runs: RunPolicy
 
     long = frame.melt(id_vars=key, value_vars=list(spec.dimensions), var_name="dimension", value_name="raw")
     long = long.rename(columns={key: "source_id"})
-    try:
-        long["value"] = long["raw"].map(_parse_float)
-    except ValueError:
-        bad = next(v for v in long["raw"] if not _is_number(v))
-        raise DataError(label, f"not a number: {bad[:40]!r}") from None
+    long["value"] = long["raw"].map(_parse_float)
     low, high = spec.scale
     out_of_scale = long["value"].notna() & ((long["value"] < low) | (long["value"] > high))
     stats.out_of_scale = int(out_of_scale.sum())
