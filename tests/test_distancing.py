@@ -137,7 +137,7 @@ def test_nominalization_rules(text: str, expected: list[tuple[str, str]]) -> Non
         ("description", ("ption", "describe")),
         ("organization", ("ization", "organize")),
         ("occurrence", ("ence", "occurrent")),
-        ("reference", ("ence", "refer")),
+        ("performance", ("ance", "perform")),
         ("possibility", ("ibility", "possible")),
         ("importance", ("ance", "important")),
         ("city", None),
