@@ -143,6 +143,12 @@ def _patterns() -> tuple[_Pattern, ...]:
     return tuple(sorted(patterns, key=lambda p: (-len(p.parts), p.category is not None)))
 
 
+@lru_cache(maxsize=65536)
+def _candidates(token: str) -> tuple[_Pattern, ...]:
+    """Patterns whose first part matches ``token`` (memoised: the vocabulary of a corpus is small)."""
+    return tuple(p for p in _patterns() if p.parts[0].fullmatch(token))
+
+
 def checklist_hash() -> str:
     """First 12 hex digits of the SHA-256 of the checklist, exclusions and negators."""
     payload = repr((sorted(CHECKLIST.items()), EXCLUSIONS, sorted(_NEGATORS), LEXICON_VERSION))
@@ -160,9 +166,9 @@ def disturbing_matches(sentence: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     i = 0
     while i < len(tokens):
-        for pattern in _patterns():
+        for pattern in _candidates(tokens[i]):
             n = len(pattern.parts)
-            if i + n <= len(tokens) and all(p.fullmatch(t) for p, t in zip(pattern.parts, tokens[i:i + n],
+            if i + n <= len(tokens) and all(p.fullmatch(t) for p, t in zip(pattern.parts[1:], tokens[i + 1:i + n],
                                                                               strict=True)):
                 negated = any(t in _NEGATORS for t in tokens[max(0, i - 3):i])
                 if pattern.category is not None and not negated:
