@@ -45,15 +45,15 @@ def summary(data: state.Loaded) -> None:
     columns[4].metric("Missing ratings", info["missing_ratings"])
     st.markdown(
         "\n".join([
-            f"- **Tasks:** {', '.join(map(_code, info['tasks'])) or '(none given)'}",
-            f"- **Models:** {', '.join(map(_code, info['models']))}",
-            f"- **Raters:** {', '.join(map(_code, info['raters'])) or '(none)'}",
-            f"- **Dimensions:** {', '.join(map(_code, info['dimensions'])) or '(none)'}",
-            f"- **Outputs:** {info['outputs']} · **Sources:** {', '.join(map(_code, data.dataset.sources))}",
+            f"- **Tasks:** {', '.join(map(code, info['tasks'])) or '(none given)'}",
+            f"- **Models:** {', '.join(map(code, info['models']))}",
+            f"- **Raters:** {', '.join(map(code, info['raters'])) or '(none)'}",
+            f"- **Dimensions:** {', '.join(map(code, info['dimensions'])) or '(none)'}",
+            f"- **Outputs:** {info['outputs']} · **Sources:** {', '.join(map(code, data.dataset.sources))}",
         ]))
 
 
-def _code(text: object) -> str:
+def code(text: object) -> str:
     """Inline code in Markdown, safe for any text (backticks removed, so the span cannot be closed early)."""
     return "`" + str(text).replace("`", "'").replace("\n", " ") + "`"
 

@@ -68,8 +68,8 @@ nav[2].button("Next ▶", key="inspect_next", on_click=_step, args=(1,), shortcu
 position = labels.index(pick)
 item_id, model_name = keys.iloc[position]["item_id"], keys.iloc[position]["model"]
 row = outputs[(outputs["item_id"] == item_id) & (outputs["model"] == model_name)].iloc[0]
-st.caption(f"Output {position + 1} of {len(labels)} · task `{row['task'] or '-'}` · item `{item_id}` · "
-           f"model `{model_name}`")
+st.caption(f"Output {position + 1} of {len(labels)} · task {views.code(row['task'] or '-')} · "
+           f"item {views.code(item_id)} · model {views.code(model_name)}")
 
 texts = (row["reference"], row["generation"])
 spans = state.spans_for(texts)
@@ -115,7 +115,7 @@ else:
     reasons = base[base["reason"].astype(str) != ""]
     if len(reasons):
         st.caption("Missing-rating reasons: " + "; ".join(
-            f"{r.rater}/{r.dimension}: {r.reason}" for r in reasons.itertuples()))
+            views.code(f"{r.rater}/{r.dimension}: {r.reason}") for r in reasons.itertuples()))
 
 st.markdown("**Override a label**")
 judges_here = data.dataset.raters

@@ -1,0 +1,116 @@
+"""Relabel page: a queue of outputs, judge disagreements first, one keystroke or click per decision."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import pandas as pd  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from empathy.io import BINARY_DIMENSIONS  # noqa: E402
+from empathy.render import highlight_html, legend_html  # noqa: E402
+from empathy.review import relabel_queue  # noqa: E402
+from empathy.store import Change  # noqa: E402
+from empathy_app import state, views  # noqa: E402
+
+data = state.page_setup("Relabel")
+data = state.require_data()
+views.show_flash_error()
+judge_ratings = data.dataset.ratings
+dimensions = data.dataset.dimensions
+st.session_state.setdefault("relabel_skipped", [])
+
+controls = st.columns([2, 2, 3])
+dimension = controls[0].selectbox("Dimension to relabel", dimensions, key="relabel_dimension",
+                                  index=dimensions.index("ca") if "ca" in dimensions else 0,
+                                  format_func=lambda d: f"{d} - {views.DIMENSION_HELP.get(d, '')}")
+judges_with = sorted(judge_ratings.loc[judge_ratings["dimension"] == dimension, "rater"].unique())
+apply_to = controls[1].selectbox("Apply each decision to", ["(all judges)", *judges_with], key="relabel_apply_to")
+tasks = sorted(t for t in data.dataset.outputs["task"].unique() if t)
+task = controls[2].selectbox("Task", ["(all)", *tasks], key="relabel_task")
+
+annotator = st.session_state.get("annotator", "").strip()
+if not annotator:
+    st.info("Enter your name as **Annotator** in the sidebar to start: it is recorded with every decision.")
+    st.stop()
+
+outputs = data.dataset.outputs if task == "(all)" else data.dataset.outputs[data.dataset.outputs["task"] == task]
+rated = judge_ratings[judge_ratings["dimension"] == dimension]
+rated_keys = pd.MultiIndex.from_frame(rated[["item_id", "model"]])
+outputs = outputs[pd.MultiIndex.from_frame(outputs[["item_id", "model"]]).isin(rated_keys)]
+queue = relabel_queue(judge_ratings, dimension, outputs, done=state.overrides(data))
+if queue.empty:
+    st.info(f"No output has a judge rating of {dimension} here.")
+    st.stop()
+done = int(queue["done"].sum())
+st.progress(done / len(queue), text=f"{done} of {len(queue)} decided · {int(queue['disagree'].sum())} with "
+                                     f"judge disagreement (shown first)")
+skipped = set(map(tuple, st.session_state["relabel_skipped"]))
+pending = queue[~queue["done"]]
+pending = pd.concat([pending[[(i, m) not in skipped for i, m in zip(pending["item_id"], pending["model"],
+                                                                     strict=True)]],
+                     pending[[(i, m) in skipped for i, m in zip(pending["item_id"], pending["model"], strict=True)]]])
+if pending.empty:
+    st.success(f"Every output in this queue has a human {dimension} decision. Change the filters or undo.")
+    if st.button("Undo my last decision", key="relabel_undo_done", shortcut="U"):
+        views.undo(data)
+        st.rerun()
+    st.stop()
+
+current = pending.iloc[0]
+item_id, model_name = current["item_id"], current["model"]
+targets = ([j for j in judges_with
+            if not rated[(rated["item_id"] == item_id) & (rated["model"] == model_name) & (rated["rater"] == j)].empty]
+           or judges_with) if apply_to == "(all judges)" else [apply_to]
+row = data.dataset.outputs[(data.dataset.outputs["item_id"] == item_id)
+                           & (data.dataset.outputs["model"] == model_name)].iloc[0]
+
+
+def _decide(value: float) -> None:
+    reason = st.session_state.get("relabel_reason", "")
+    changes = [Change(item_id, model_name, judge, dimension, value, reason) for judge in targets]
+    if views.save_overrides(data, changes):
+        st.session_state["relabel_reason"] = ""
+
+
+def _skip() -> None:
+    st.session_state["relabel_skipped"] = [*st.session_state["relabel_skipped"], (item_id, model_name)]
+
+
+def _undo() -> None:
+    views.undo(data)
+
+
+labels = current[[c for c in current.index if c in judges_with]]
+label_text = ", ".join(views.code(f"{j}: {'-' if pd.isna(v) else f'{v:g}'}") for j, v in labels.items())
+st.markdown(f"{views.code(item_id)} · {views.code(model_name)} (task {views.code(row['task'] or '-')}) — "
+            f"judges say {label_text}"
+            + (" — **judges disagree**" if current["disagree"] else ""))
+texts = (row["reference"], row["generation"])
+spans = state.spans_for(texts)
+st.markdown(legend_html(), unsafe_allow_html=True)
+sides = st.columns(2)
+for column, title, text, text_spans in zip(sides, ("Reference / prompt", "Generation"), texts, spans, strict=True):
+    with column:
+        st.markdown(f"**{title}**")
+        with st.container(border=True, height=320):
+            st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
+
+st.text_input("Reason (optional, kept in the audit trail)", key="relabel_reason")
+buttons = st.columns(4)
+if dimension in BINARY_DIMENSIONS:
+    buttons[0].button(f"0 · {dimension} = 0", key="relabel_zero", on_click=_decide, args=(0.0,), shortcut="0",
+                      type="primary", width="stretch", help="Engages with the tension (no conflict avoidance)")
+    buttons[1].button(f"1 · {dimension} = 1", key="relabel_one", on_click=_decide, args=(1.0,), shortcut="1",
+                      type="primary", width="stretch", help="Avoids the conflict (premature solution/harmony)")
+else:
+    with buttons[0]:
+        value = views.value_widget(dimension, "relabel_value", float(labels.dropna().mean()) if labels.notna().any()
+                                   else None)
+    buttons[1].button("Save (Enter)", key="relabel_save", on_click=_decide, args=(value,), shortcut="Enter",
+                      type="primary", width="stretch")
+buttons[2].button("Skip (S)", key="relabel_skip", on_click=_skip, shortcut="S", width="stretch")
+buttons[3].button("Undo (U)", key="relabel_undo", on_click=_undo, shortcut="U", width="stretch")
+st.caption(f"Keys: {'0 / 1' if dimension in BINARY_DIMENSIONS else 'Enter'} decide, S skip, U undo. "
+           f"Decisions are saved as {views.code(annotator)} for {', '.join(map(views.code, targets))}.")

@@ -1,0 +1,79 @@
+"""Agreement page: inter-judge Spearman per metric (Table 6), human vs judges, and how overrides moved ranks."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import streamlit as st  # noqa: E402
+
+from empathy.agreement import krippendorff_by_dimension  # noqa: E402
+from empathy.review import human_vs_judges, ranking_shift  # noqa: E402
+from empathy_app import state, views  # noqa: E402
+
+data = state.page_setup("Agreement")
+data = state.require_data()
+views.mode_caption(data)
+report = state.report(data)
+agreement = report.agreement
+judges = sorted(set(report.table.loc[report.table["metric"] != "LD", "scorer"]))
+
+st.subheader("Inter-judge agreement on the per-model metrics (the paper's Table 6)")
+st.caption("Spearman correlation between two judges' per-model values of a metric, over the models both "
+           "scored. The paper reports 0.835-0.948 for SA and 0.748-0.924 for CA.")
+if len(judges) < 2:
+    st.info(f"Only one judge ({', '.join(judges) or 'none'}) rated this data set: inter-judge agreement needs "
+            "at least two. Add another judge's ratings on the **Data** page.")
+else:
+    columns = st.columns(3)
+    shown = 0
+    for metric in ("SA", "EGM", "CA"):
+        figure = views.spearman_heatmap(agreement, metric)
+        if figure is not None:
+            columns[shown % 3].plotly_chart(figure, key=f"agreement_heatmap_{metric}")
+            shown += 1
+    pairs = agreement.drop(columns=["task"], errors="ignore").copy()
+    pairs["spearman"] = pairs["spearman"].astype(float).round(3)
+    st.dataframe(pairs, hide_index=True, key="agreement_pairs")
+
+st.subheader("Instance-level agreement between judges")
+effective = state.effective_ratings(data)
+alpha = krippendorff_by_dimension(effective.drop(columns=["overridden"]))
+if len(judges) >= 2 and len(alpha):
+    alpha["alpha"] = alpha["alpha"].astype(float).round(3)
+    st.dataframe(alpha, hide_index=True, key="agreement_alpha")
+else:
+    st.caption("Krippendorff's alpha needs at least two raters.")
+
+st.subheader("Human vs each judge (from the overrides)")
+current = state.overrides(data)
+if current.empty:
+    st.info("No human overrides yet. Relabel some outputs on the **Relabel** or **Inspect** page; the human "
+            "label of an output is its most recent override.")
+else:
+    human = human_vs_judges(data.dataset.ratings, current)
+    if human.empty:
+        st.info("The overridden outputs have no judge ratings to compare with.")
+    else:
+        shown_human = human.copy()
+        for column in ("spearman", "pearson", "kappa", "kappa_quadratic", "percent_agreement"):
+            shown_human[column] = shown_human[column].astype(float).round(3)
+        st.caption("Compared with each judge's own (not overridden) labels. Cohen's kappa is the statistic "
+                   "for the binary CA label, Spearman for the scores; blank = undefined (too few items or "
+                   "a constant side).")
+        st.dataframe(shown_human, hide_index=True, key="agreement_human")
+
+st.subheader("How the overrides moved the model ranking")
+if current.empty:
+    st.caption("No overrides, so no movement.")
+else:
+    before = state.report(data, with_overrides=False).table
+    after = state.report(data, with_overrides=True).table
+    moves = ranking_shift(before, after)
+    changed = moves[(moves["rank_before"] != moves["rank_after"])
+                    | ((moves["value_before"] - moves["value_after"]).abs() > 1e-12)]
+    if changed.empty:
+        st.success("The overrides changed no metric value and no rank.")
+    else:
+        st.caption("rank 1 = least failure; *moved* > 0 means the model rose in the ranking.")
+        st.dataframe(changed.round(3), hide_index=True, key="agreement_moves")
