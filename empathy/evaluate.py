@@ -121,30 +121,69 @@ class MetricsReport:
         return {"metrics": metrics_rows, "agreement": agreement_rows, "signature": str(self.signature)}
 
 
-def _rating_frames(ratings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(values, presence) wide frames indexed by (item_id, model, rater), one column per dimension."""
-    keyed = ratings.set_index(["item_id", "model", "rater", "dimension"])
-    values = keyed["value"].unstack("dimension")
-    presence = pd.Series(True, index=keyed.index).unstack("dimension", fill_value=False)
-    return values, presence
+@dataclass(frozen=True)
+class _Units:
+    """Ratings laid out densely: one row per rated (item, model, rater) unit, one column per dimension."""
+
+    values: NDArray[np.float64]
+    present: NDArray[np.bool_]
+    dimensions: pd.Index
+    output_row: NDArray[np.int64]
+    rater: NDArray[np.int64]
 
 
-def _column(frame: pd.DataFrame, name: str) -> NDArray[np.float64]:
-    return frame[name].to_numpy(dtype=float) if name in frame.columns else np.full(len(frame), np.nan)
+def _codes(index: pd.Index, column: pd.Series) -> NDArray[np.int64]:
+    """Position of each value of ``column`` in ``index`` (-1 if absent); factorizes first, which is much
+    cheaper than looking every string up."""
+    codes, uniques = pd.factorize(column)
+    return np.asarray(index.get_indexer(uniques), dtype=np.int64)[codes]
 
 
-def _summarise(keys: pd.DataFrame, metric: str, terms: NDArray[np.float64], status: NDArray[np.int8],
-               group: list[str]) -> pd.DataFrame:
-    frame = keys[group].copy()
+def _units(outputs: pd.DataFrame, ratings: pd.DataFrame, raters: pd.Index) -> _Units:
+    # Integer codes and numpy scatter instead of a MultiIndex unstack: this is the hot path of every
+    # recompute after an override (see bench/bench_metrics.py).
+    items = pd.Index(pd.unique(outputs["item_id"]))
+    models = pd.Index(pd.unique(outputs["model"]))
+    o_item = items.get_indexer(outputs["item_id"])
+    o_model = models.get_indexer(outputs["model"])
+    lookup = np.full(len(items) * len(models), -1, dtype=np.int64)
+    lookup[o_item * len(models) + o_model] = np.arange(len(outputs))
+    r_item = _codes(items, ratings["item_id"])
+    r_model = _codes(models, ratings["model"])
+    known = (r_item >= 0) & (r_model >= 0)
+    row = np.where(known, lookup[np.where(known, r_item * len(models) + r_model, 0)], -1)
+    keep = row >= 0  # ratings of (item, model) pairs absent from the outputs do not enter any metric
+    dimensions = pd.Index(pd.unique(ratings["dimension"]))
+    r_dim = _codes(dimensions, ratings["dimension"])[keep]
+    r_rater = _codes(raters, ratings["rater"])[keep]
+    unit_key = row[keep] * len(raters) + r_rater
+    unique_keys, inverse = np.unique(unit_key, return_inverse=True)
+    values = np.full((len(unique_keys), len(dimensions)), np.nan)
+    present = np.zeros((len(unique_keys), len(dimensions)), dtype=bool)
+    values[inverse, r_dim] = ratings["value"].to_numpy(dtype=float)[keep]
+    present[inverse, r_dim] = True
+    return _Units(values=values, present=present, dimensions=dimensions,
+                  output_row=unique_keys // len(raters), rater=unique_keys % len(raters))
+
+
+def _dimension(units: _Units, name: str, scope: NDArray[np.bool_]) -> NDArray[np.float64]:
+    position = units.dimensions.get_indexer([name])[0]
+    return units.values[scope, position] if position >= 0 else np.full(int(scope.sum()), np.nan)
+
+
+def _summarise(group: NDArray[np.int64], n_groups: int, terms: NDArray[np.float64], status: NDArray[np.int8]
+               ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64], NDArray[np.int64],
+                          NDArray[np.int64]]:
+    """Per group present in ``group``: (group code, mean of usable terms, n, n_missing, n_undefined)."""
     usable = status == m.OK
-    frame["_sum"] = np.where(usable, terms, 0.0)
-    frame["n"] = usable.astype(int)
-    frame["n_missing"] = (status == m.MISSING).astype(int)
-    frame["n_undefined"] = (status == m.UNDEFINED).astype(int)
-    out = frame.groupby(group, sort=True).sum().reset_index()
-    out["value"] = np.where(out["n"] > 0, out["_sum"] / out["n"].where(out["n"] > 0, 1), np.nan)
-    out["metric"] = metric
-    return out.drop(columns="_sum")
+    total = np.bincount(group, weights=np.where(usable, terms, 0.0), minlength=n_groups)
+    n = np.bincount(group, weights=usable, minlength=n_groups).astype(np.int64)
+    n_missing = np.bincount(group, weights=status == m.MISSING, minlength=n_groups).astype(np.int64)
+    n_undefined = np.bincount(group, weights=status == m.UNDEFINED, minlength=n_groups).astype(np.int64)
+    seen = np.flatnonzero(np.bincount(group, minlength=n_groups))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n[seen] > 0, total[seen] / np.maximum(n[seen], 1), np.nan)
+    return seen, mean, n[seen], n_missing[seen], n_undefined[seen]
 
 
 def compute_metrics(outputs: pd.DataFrame, ratings: pd.DataFrame, *, features: TextFeatures | None = None,
@@ -162,29 +201,41 @@ def compute_metrics(outputs: pd.DataFrame, ratings: pd.DataFrame, *, features: T
     text = features.frame(outputs)
     if not by_task:
         text["task"] = "all"
-    group = ["task", "model", "rater"]
+    tasks = pd.Index(pd.unique(text["task"]))
+    models = pd.Index(pd.unique(text["model"]))
+    raters = pd.Index(pd.unique(ratings["rater"])) if len(ratings) else pd.Index([])
+    task_code = tasks.get_indexer(text["task"])
+    model_code = models.get_indexer(text["model"])
     parts = []
     if len(ratings):
-        values, presence = _rating_frames(ratings)
-        joined = values.join(presence.add_prefix("has_")).reset_index().merge(
-            text, on=["item_id", "model"], how="inner")
+        units = _units(outputs, ratings, raters)
+        n_groups = len(tasks) * len(models) * len(raters)
+        group_all = (task_code[units.output_row] * len(models) + model_code[units.output_row]) * len(raters) \
+            + units.rater
         for metric, dimensions in m.METRIC_DIMENSIONS.items():
-            in_scope = np.zeros(len(joined), dtype=bool)
-            for dimension in dimensions:
-                if f"has_{dimension}" in joined.columns:
-                    in_scope |= joined[f"has_{dimension}"].to_numpy(dtype=bool)
-            scoped = joined[in_scope]
-            if scoped.empty:
+            columns = [i for i in units.dimensions.get_indexer(list(dimensions)) if i >= 0]
+            if not columns:
+                continue
+            scope = units.present[:, columns].any(axis=1)
+            if not scope.any():
                 continue
             if metric == "SA":
-                terms, status = m.sentiment_attenuation_terms(_column(scoped, "e_ref"), _column(scoped, "e_gen"))
+                terms, status = m.sentiment_attenuation_terms(_dimension(units, "e_ref", scope),
+                                                              _dimension(units, "e_gen", scope))
             elif metric == "EGM":
+                rows = units.output_row[scope]
                 terms, status = m.granularity_mismatch_terms(
-                    _column(scoped, "u_ref"), _column(scoped, "u_gen"),
-                    scoped["sentences_ref"].to_numpy(dtype=float), scoped["sentences_gen"].to_numpy(dtype=float))
+                    _dimension(units, "u_ref", scope), _dimension(units, "u_gen", scope),
+                    features.sentences_ref[rows], features.sentences_gen[rows])
             else:
-                terms, status = m.conflict_avoidance_terms(_column(scoped, "ca"))
-            parts.append(_summarise(scoped, metric, terms, status, group).rename(columns={"rater": "scorer"}))
+                terms, status = m.conflict_avoidance_terms(_dimension(units, "ca", scope))
+            seen, mean, n, n_missing, n_undefined = _summarise(group_all[scope], n_groups, terms, status)
+            rater_of = seen % len(raters)
+            model_of = (seen // len(raters)) % len(models)
+            task_of = seen // (len(raters) * len(models))
+            parts.append(pd.DataFrame({"task": tasks[task_of], "model": models[model_of], "scorer": raters[rater_of],
+                                       "metric": metric, "value": mean, "n": n, "n_missing": n_missing,
+                                       "n_undefined": n_undefined}))
     if include_ld:
         ld_rows = []
         for (task, model), index in text.groupby(["task", "model"], sort=True).indices.items():

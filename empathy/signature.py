@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from empathy import __version__
@@ -63,8 +64,16 @@ def judge_signatures(ratings: pd.DataFrame) -> dict[str, str]:
     result: dict[str, str] = {}
     if ratings.empty:
         return result
-    signatures = ratings["signature"] if "signature" in ratings.columns else pd.Series("", index=ratings.index)
-    for rater, group in signatures.groupby(ratings["rater"], sort=True):
-        distinct = sorted({s for s in group if s})
-        result[str(rater)] = "+".join(distinct) if distinct else "unsigned"
+    if "signature" not in ratings.columns:
+        return {str(rater): "unsigned" for rater in sorted(ratings["rater"].unique())}
+    rater_codes, rater_names = pd.factorize(ratings["rater"])
+    signature_codes, signature_names = pd.factorize(ratings["signature"])
+    combined = np.unique(rater_codes.astype(np.int64) * (len(signature_names) + 1) + signature_codes + 1)
+    found: dict[str, set[str]] = {str(name): set() for name in rater_names}
+    for code in combined:
+        rater, signature = divmod(int(code), len(signature_names) + 1)
+        if signature > 0 and signature_names[signature - 1]:
+            found[str(rater_names[rater])].add(str(signature_names[signature - 1]))
+    for rater in sorted(found):
+        result[rater] = "+".join(sorted(found[rater])) if found[rater] else "unsigned"
     return result
