@@ -418,3 +418,56 @@ def test_non_numeric_cell_names_row_and_column(copy_of_data):
     frame.to_csv(path, index=False)
     with pytest.raises(DataError, match=r"expert2_ratings.csv, row 6, column 'advice_giving': not a number"):
         import_kumar2025(copy_of_data)
+
+
+# ------------------------------------------------------------------ seekers' own ratings (opt-in)
+
+
+@pytest.fixture(scope="module")
+def with_seeker():
+    return import_kumar2025(DATA, include_seeker=True)
+
+
+def test_seeker_ratings_are_opt_in(result, with_seeker):
+    assert "seeker" not in set(result.ratings["rater"])
+    seeker = with_seeker.ratings[with_seeker.ratings["rater"] == "seeker"]
+    assert len(with_seeker.ratings) == 7350 + 300
+    assert seeker.groupby("dimension").size().to_dict() == {
+        d: 50 for d in ("m_understood", "m_validated", "m_affirmed", "m_seen", "m_accepted", "m_caredfor")}
+    assert set(seeker["rater_kind"]) == {"human"} and set(seeker["model"]) == {"perceived_empathy"}
+    assert seeker["value"].between(1, 7).all()
+    dropped = [(e.count, e.why) for e in with_seeker.report.events_where("dropped") if "self_ratings" in e.file]
+    assert dropped == [(405, "participants outside the 50-conversation sample (of 455 rows)")]
+    non_seeker = with_seeker.ratings[with_seeker.ratings["rater"] != "seeker"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(non_seeker, result.ratings)
+
+
+@pytest.mark.parametrize(("column", "dimension", "expected"), [
+    ("understood", "m_understood", 6.0), ("caredfor", "m_caredfor", 7.0), ("validated", "m_validated", 5.0)])
+def test_seeker_values_equal_raw_cells(with_seeker, column, dimension, expected):
+    source_id = "5bfd81fb2feab400014d9060"
+    assert float(_raw_cell("original_data/perceived_empathy_self_ratings.csv", "id", source_id, column)) == expected
+    assert _value(with_seeker.ratings, "perceived_empathy", "seeker", source_id, dimension) == expected
+
+
+def test_perceived_empathy_metadata(result):
+    rows = result.outputs[result.outputs["model"] == "perceived_empathy"]
+    assert (rows["response_source"] == "human").all()
+    assert rows["label_shown"].value_counts().to_dict() == {"human": 26, "ai": 24}
+    raw = pd.read_csv(DATA / "original_data/sample_perceived_empathy_annotations.csv", dtype=str)
+    lengths = raw.set_index("OriginalDiscloserID")["response_length"]
+    assert (rows["response_length"].to_numpy() == lengths.reindex(rows["source_id"]).to_numpy()).all()
+    assert (result.outputs.loc[result.outputs["model"] != "perceived_empathy", "label_shown"] == "").all()
+
+
+@pytest.mark.parametrize(("rater", "rho"), [("expert1", 0.15824367757780552), ("crowd", 0.2948630661307009)])
+def test_seeker_agreement(with_seeker, rater, rho):
+    wide = _wide(with_seeker.ratings, "perceived_empathy", "m_understood")
+    assert spearmanr(wide["seeker"], wide[rater]).statistic == pytest.approx(rho, abs=1e-12)
+
+
+def test_cli_with_seeker(tmp_path, capsys):
+    assert cli_main(["import", "kumar2025", str(DATA), "--out", str(tmp_path / "o"), "--with-seeker"]) == 0
+    assert "seeker self-ratings: imported" in capsys.readouterr().out
+    dataset = load_dataset(tmp_path / "o" / "outputs.csv", [tmp_path / "o" / "ratings.csv"])
+    assert "seeker" in dataset.raters and len(dataset.ratings) == 7650

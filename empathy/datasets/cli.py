@@ -29,6 +29,8 @@ def register_cli(subparsers: argparse._SubParsersAction) -> argparse.ArgumentPar
     kumar.add_argument("--out", required=True, metavar="OUT", help="output folder (created if needed)")
     kumar.add_argument("--runs", choices=("mean", "first"), default="mean",
                        help="repeated LLM runs of one conversation: keep their mean (default) or the first run")
+    kumar.add_argument("--with-seeker", action="store_true",
+                       help="also import the Perceived Empathy seekers' own ratings as rater 'seeker'")
     kumar.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
     # the lead's empathy/cli.py dispatches on `handler`; `func` is the argparse idiom, kept as an alias
     kumar.set_defaults(handler=run_kumar2025, func=run_kumar2025)
@@ -42,7 +44,7 @@ def run_kumar2025(args: argparse.Namespace) -> int:
     from empathy.datasets.kumar2025 import import_kumar2025
 
     try:
-        result = import_kumar2025(args.directory, runs=args.runs)
+        result = import_kumar2025(args.directory, runs=args.runs, include_seeker=args.with_seeker)
         paths = result.write(args.out)
     except DataError as exc:
         print(f"empathy: error: {exc}", file=sys.stderr)

@@ -92,6 +92,14 @@ CROWD_RAW_FILES: dict[str, str] = {
     "perceived_empathy": "original_data/sample_perceived_empathy_annotations.csv",
     "epitome": "original_data/sample_epitome.csv",
 }
+#: The support seekers' own ratings of the responses they received (Perceived Empathy only; optional).
+SELF_RATINGS_FILE = "original_data/perceived_empathy_self_ratings.csv"
+#: seeker's self-report item -> the third-party dimension that asks about the same feeling
+SEEKER_DIMENSIONS: dict[str, str] = {
+    "understood": "m_understood", "validated": "m_validated", "affirmed": "m_affirmed", "seen": "m_seen",
+    "accepted": "m_accepted", "caredfor": "m_caredfor",
+}
+SEEKER_RATER = ("seeker", "human", "seeker-self-report")
 #: Columns that are expected in the rating files and deliberately not imported as ratings.
 KNOWN_EXTRA_COLUMNS: dict[str, str] = {
     "rp_id": "EPITOME response id, checked against the conversation file and kept as outputs metadata",
@@ -142,6 +150,7 @@ class ImportReport:
 
     directory: str
     run_policy: str
+    include_seeker: bool = False
     files: list[FileStats] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     checks: list[Event] = field(default_factory=list)
@@ -165,6 +174,7 @@ class ImportReport:
         return {
             "directory": self.directory,
             "run_policy": self.run_policy,
+            "include_seeker": self.include_seeker,
             "items": self.items,
             "files": [asdict(f) for f in self.files],
             "events": [asdict(e) for e in self.events],
@@ -174,7 +184,8 @@ class ImportReport:
 
     def format(self) -> str:
         """The report as plain text for a terminal."""
-        lines = [f"Kumar et al. (2025) import from {self.directory}", f"repeated-run policy: {self.run_policy}", ""]
+        lines = [f"Kumar et al. (2025) import from {self.directory}", f"repeated-run policy: {self.run_policy}",
+                 f"seeker self-ratings: {'imported' if self.include_seeker else 'not imported'}", ""]
         lines.append("Items (outputs rows) per corpus:")
         for corpus, info in self.items.items():
             lines.append(f"  {corpus:<20} {info['items']:>4} items, {info['with_text']:>3} with text")
@@ -635,6 +646,65 @@ def _compare(ours: pd.DataFrame, theirs: pd.DataFrame) -> int:
     return int(close.sum())
 
 
+def _perceived_empathy_extras(root: Path, ids: pd.Index, include_seeker: bool, report: ImportReport
+                              ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """Metadata for the Perceived Empathy rows, and the seekers' own ratings when ``include_seeker``.
+
+    The conversations are not public, but two files describe them: the raw crowd file gives the response's
+    word count, and the self-ratings file says which label the seeker was shown (the response was written
+    by a person in all 50, but about half the seekers were told it came from an AI) and how they felt.
+    """
+    meta = pd.DataFrame(index=ids)
+    raw_label = CROWD_RAW_FILES["perceived_empathy"]
+    if (root / raw_label).is_file():
+        raw = _read_csv(root / raw_label, root)
+        key = _find_key(raw, CORPORA["perceived_empathy"], raw_label)
+        if "response_length" in raw.columns:
+            meta["response_length"] = raw.set_index(raw[key].str.strip())["response_length"].reindex(ids)
+    path = root / SELF_RATINGS_FILE
+    if not path.is_file():
+        if include_seeker:
+            raise DataError(SELF_RATINGS_FILE, "expected file not found (needed for the seeker ratings)")
+        return meta, None
+    frame = _read_csv(path, root)
+    _require(frame, ("id", "responseR", "labelR", *SEEKER_DIMENSIONS), SELF_RATINGS_FILE)
+    frame["id"] = frame["id"].str.strip()
+    if frame["id"].duplicated().any():
+        raise DataError(SELF_RATINGS_FILE, f"participant {frame['id'][frame['id'].duplicated()].iat[0]!r} "
+                        "occurs twice")
+    sample = frame[frame["id"].isin(ids)].set_index("id")
+    meta["response_source"] = sample["responseR"].str.replace(" response", "", regex=False).reindex(ids)
+    meta["label_shown"] = sample["labelR"].str.replace(" label", "", regex=False).reindex(ids)
+    if not include_seeker:
+        return meta, None
+    others = len(frame) - len(sample)
+    report.add(SELF_RATINGS_FILE, "dropped", others,
+               f"participants outside the 50-conversation sample (of {len(frame)} rows)")
+    report.add(SELF_RATINGS_FILE, "ignored", len(frame.columns) - 1 - len(SEEKER_DIMENSIONS),
+               "columns other than the six self-report items that match a rated dimension "
+               f"({', '.join(f'{k}->{v}' for k, v in SEEKER_DIMENSIONS.items())})")
+    stats = FileStats(path=SELF_RATINGS_FILE, rater=SEEKER_RATER[0], corpus="perceived_empathy",
+                      rows_read=len(frame), key_column="id", line_endings=_sniff(path)[1])
+    report.files.append(stats)
+    long = sample.reset_index().melt(id_vars="id", value_vars=list(SEEKER_DIMENSIONS), var_name="item",
+                                     value_name="raw")
+    for position, cell in enumerate(long["raw"]):
+        if not _is_number(cell):
+            raise DataError(SELF_RATINGS_FILE, f"not a number: {cell[:40]!r}", column=long["item"].iat[position])
+    long["value"] = long["raw"].map(_parse_float)
+    low, high = CORPORA["perceived_empathy"].scale
+    out_of_scale = long["value"].notna() & ~long["value"].between(low, high)
+    long["reason"] = np.where(long["value"].isna(), f"empty cell in {SELF_RATINGS_FILE}", "")
+    long.loc[out_of_scale, "reason"] = "out of scale in source: " + long.loc[out_of_scale, "raw"]
+    long.loc[out_of_scale, "value"] = math.nan
+    stats.out_of_scale = int(out_of_scale.sum())
+    stats.missing_values = int((long["raw"].str.strip() == "").sum())
+    stats.items, stats.ratings = int(long["id"].nunique()), len(long)
+    long = long.rename(columns={"id": "source_id"})
+    long["dimension"] = long["item"].map(SEEKER_DIMENSIONS)
+    return meta, long[["source_id", "dimension", "value", "reason"]]
+
+
 # --------------------------------------------------------------------------------------------- import
 
 
@@ -651,7 +721,8 @@ def check_directory(directory: str | Path) -> Path:
     return root
 
 
-def import_kumar2025(directory: str | Path, *, runs: RunPolicy = "mean") -> ImportResult:
+def import_kumar2025(directory: str | Path, *, runs: RunPolicy = "mean", include_seeker: bool = False
+                     ) -> ImportResult:
     """Import the Kumar et al. (2025) annotations from ``directory`` (the folder holding ``annotations/``).
 
     Parameters
@@ -662,6 +733,10 @@ def import_kumar2025(directory: str | Path, *, runs: RunPolicy = "mean") -> Impo
         What to do when an LLM file rates a conversation more than once: ``"mean"`` (default) keeps the
         mean of the runs, ``"first"`` the first run; either way the run count and the runs' values are
         kept in the rating's ``reason``.
+    include_seeker
+        Also import the support seekers' own ratings of the Perceived Empathy responses
+        (``original_data/perceived_empathy_self_ratings.csv``) as rater ``seeker`` (rater_kind ``human``) on
+        the six dimensions they share with the third-party raters (:data:`SEEKER_DIMENSIONS`).
 
     Returns
     -------
@@ -677,7 +752,7 @@ def import_kumar2025(directory: str | Path, *, runs: RunPolicy = "mean") -> Impo
     if runs not in ("mean", "first"):
         raise ValueError(f"runs must be 'mean' or 'first', got {runs!r}")
     root = check_directory(directory)
-    report = ImportReport(directory=str(root), run_policy=runs)
+    report = ImportReport(directory=str(root), run_policy=runs, include_seeker=include_seeker)
     texts = _load_texts(root, report)
 
     output_parts = []
@@ -703,6 +778,13 @@ def import_kumar2025(directory: str | Path, *, runs: RunPolicy = "mean") -> Impo
             table = pd.DataFrame(index=rated_ids)
             report.add(f"annotations/{spec.name}", "changed", len(rated_ids),
                        "conversations are not public: outputs rows with empty reference and generation")
+        extras = pd.DataFrame(index=rated_ids)
+        if spec.name == "perceived_empathy":
+            extras, seeker = _perceived_empathy_extras(root, rated_ids, include_seeker, report)
+            if seeker is not None:
+                per_rater[SEEKER_RATER[0]] = seeker
+            if "response_length" in extras.columns:
+                table["response_length"] = extras["response_length"]
         for rater, part in per_rater.items():
             missing_items = len(rated_ids) - part["source_id"].nunique()
             if missing_items:
@@ -727,13 +809,15 @@ def import_kumar2025(directory: str | Path, *, runs: RunPolicy = "mean") -> Impo
             "crowd_n": (crowd_n.reindex(rated_ids).to_numpy() if crowd_n is not None
                         else np.full(len(rated_ids), np.nan)),
             "scale": f"{spec.scale[0]}-{spec.scale[1]}",
+            "response_source": extras.get("response_source", pd.Series("", index=rated_ids)).fillna("").to_numpy(),
+            "label_shown": extras.get("label_shown", pd.Series("", index=rated_ids)).fillna("").to_numpy(),
         })
         output_parts.append(outputs)
         report.items[spec.name] = {"items": len(rated_ids), "with_text": int((outputs["text_available"] == "yes")
                                                                              .sum())}
 
         for rater, part in per_rater.items():
-            kind, producer = RATERS[rater]
+            kind, producer = RATERS[rater] if rater in RATERS else SEEKER_RATER[1:]
             rating_parts.append(pd.DataFrame({
                 "item_id": spec.name + ":" + part["source_id"],
                 "model": spec.name,
