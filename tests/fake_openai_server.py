@@ -60,6 +60,7 @@ class FakeOpenAIServer:
         self._ready = threading.Event()
         self._max_in_flight = 0
         self._in_flight = 0
+        self._generation = 0
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -101,6 +102,9 @@ class FakeOpenAIServer:
             self.headers_seen.clear()
             self._attempts.clear()
             self._max_in_flight = 0
+            # requests still hanging from an earlier test must not count towards the next one's in-flight
+            self._generation += 1
+            self._in_flight = 0
 
     def _serve(self) -> None:
         loop = asyncio.new_event_loop()
@@ -170,12 +174,14 @@ class FakeOpenAIServer:
         if path.endswith("/embeddings"):
             return await self._embeddings(request)
         if path.endswith("/chat/completions"):
+            generation = self._generation
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
             try:
                 return await self._chat(request, headers)
             finally:
-                self._in_flight -= 1
+                if generation == self._generation:
+                    self._in_flight -= 1
         return 404, {"error": {"message": f"unknown path {path}"}}, {}
 
     async def _chat(self, request: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any, dict[str, str]]:

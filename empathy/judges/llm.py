@@ -221,6 +221,15 @@ class LLMEngine:
                     reason = f"client error: {self._redact(exc)[:160]}"
                     attempt += 1
                     continue
+                except ValueError as exc:
+                    # A 200 whose body is not JSON (a proxy's HTML page, a truncated body).
+                    reason = f"malformed HTTP response: {type(exc).__name__}"
+                    attempt += 1
+                    continue
+                except Exception as exc:  # noqa: BLE001 - one odd response must not sink the whole run
+                    reason = f"unexpected error: {type(exc).__name__}: {self._redact(exc)[:160]}"
+                    attempt += 1
+                    continue
             usage = getattr(response, "usage", None)
             prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
             completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
