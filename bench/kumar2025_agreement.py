@@ -17,7 +17,9 @@ exactly like expert-expert agreement):
 * quadratic kappa: ``sklearn.metrics.cohen_kappa_score(weights="quadratic", labels=scale)`` with the corpus'
   full integer scale as labels, so the weights follow scale distance even when a rater never uses some
   point; the crowd's fractional means are rounded to the nearest scale point (halves up) for kappa only;
-* Krippendorff's alpha (ordinal, ``krippendorff`` package) over the three experts.
+* Krippendorff's alpha (ordinal, ``krippendorff`` package) over the three experts;
+* a last table compares every rater with the Perceived Empathy seekers' own ratings (imported with
+  ``include_seeker=True``) on the six dimensions they share.
 """
 
 from __future__ import annotations
@@ -77,6 +79,37 @@ def per_dimension(ratings: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def seeker_table(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Perceived Empathy: each rater against the seeker's own rating, per shared dimension."""
+    spec = CORPORA["perceived_empathy"]
+    subset = ratings[ratings["model"] == "perceived_empathy"]
+    rows = []
+    for dimension in sorted(set(subset.loc[subset["rater"] == "seeker", "dimension"]),
+                            key=spec.dimensions.index):
+        wide = subset[subset["dimension"] == dimension].pivot(index="item_id", columns="rater", values="value")
+        wide["experts (median)"] = wide[list(EXPERTS)].median(axis=1)
+        for rater in [*EXPERTS, "experts (median)", *OTHERS]:
+            rho, kappa = pair_stats(wide[rater], wide["seeker"], spec.scale)
+            rows.append({"dimension": dimension, "rater": rater, "rho": rho, "kappa": kappa})
+    return pd.DataFrame(rows)
+
+
+def render_seeker(table: pd.DataFrame) -> str:
+    """Markdown: mean over the six shared dimensions, and rho per dimension."""
+    order = list(dict.fromkeys(table["rater"]))
+    summary = table.groupby("rater", sort=False)[["rho", "kappa"]].mean().reindex(order).reset_index()
+    per_dim = table.pivot(index="rater", columns="dimension", values="rho").reindex(order)
+    per_dim = per_dim[list(dict.fromkeys(table["dimension"]))].reset_index()
+    dims = [c for c in per_dim.columns if c != "rater"]
+    return "\n".join([
+        "**Who predicts how the seeker felt?** Perceived Empathy, each rater against the seeker's own 1-7 "
+        "rating (`--with-seeker`), mean over the six shared dimensions:", "",
+        _markdown(summary, ["rater", "rho", "kappa"], ["rater", "Spearman rho", "quadratic kappa"]), "",
+        "Spearman rho per dimension:", "",
+        _markdown(per_dim, ["rater", *dims], ["rater", *dims]),
+    ])
+
+
 def _markdown(frame: pd.DataFrame, columns: list[str], labels: list[str]) -> str:
     lines = ["| " + " | ".join(labels) + " |", "|" + "|".join(" --- " for _ in labels) + "|"]
     for _, row in frame.iterrows():
@@ -118,7 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     if directory is None:
         print("kumar2025 data set not found; pass its folder", file=sys.stderr)
         return 2
-    block = render(per_dimension(import_kumar2025(directory).ratings))
+    ratings = import_kumar2025(directory, include_seeker=True).ratings
+    block = render(per_dimension(ratings[ratings["rater"] != "seeker"])) + "\n\n" + render_seeker(
+        seeker_table(ratings))
     if not args.write:
         print(block)
         return 0
