@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import json
 import sys
 from collections.abc import Sequence
@@ -73,7 +72,7 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         ratings = apply_overrides(ratings, overrides)
         n_overrides = len(overrides)
     report = compute_metrics(dataset.outputs, ratings, by_task=args.by_task, include_ld=not args.no_ld,
-                             n_overrides=n_overrides)
+                             ld_standardization=args.ld_standardization, n_overrides=n_overrides)
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2))
         return 0
@@ -133,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     metrics.add_argument("--overrides", metavar="SQLITE", help="apply the human overrides stored in this file")
     metrics.add_argument("--by-task", action="store_true", help="compute every value within each task")
     metrics.add_argument("--no-ld", action="store_true", help="skip Linguistic Distancing")
+    metrics.add_argument("--ld-standardization", choices=("separate", "reference"), default="separate",
+                         help="Eq. 4 as written (each side its own mean and sd) or both sides with the "
+                         "reference's statistics")
     metrics.add_argument("--format", choices=FORMATS, default="table")
     metrics.set_defaults(handler=_cmd_metrics)
 
@@ -148,17 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for spec in EXTENSIONS:
         module_name, _, function = spec.partition(":")
-        if importlib.util.find_spec(module_name.rsplit(".", 1)[0]) is None:
-            continue
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name and module_name.startswith(exc.name):
-                continue  # that part of the package is not installed in this checkout
-            raise
-        register = getattr(module, function, None)
-        if register is not None:
-            register(commands)
+        getattr(importlib.import_module(module_name), function)(commands)
     return parser
 
 
