@@ -141,6 +141,13 @@ def render(table: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
+def build_block(directory: str | Path) -> str:
+    """All generated Markdown for the data set in ``directory``."""
+    ratings = import_kumar2025(directory, include_seeker=True).ratings
+    return render(per_dimension(ratings[ratings["rater"] != "seeker"])) + "\n\n" + render_seeker(
+        seeker_table(ratings))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print (or write into a Markdown file) the agreement tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -151,9 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     if directory is None:
         print("kumar2025 data set not found; pass its folder", file=sys.stderr)
         return 2
-    ratings = import_kumar2025(directory, include_seeker=True).ratings
-    block = render(per_dimension(ratings[ratings["rater"] != "seeker"])) + "\n\n" + render_seeker(
-        seeker_table(ratings))
+    block = build_block(directory)
     if not args.write:
         print(block)
         return 0
