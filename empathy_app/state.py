@@ -193,12 +193,32 @@ def distancing_available() -> bool:
     return True
 
 
+def _analyze(texts: Sequence[str]) -> list:
+    """:func:`empathy.distancing.analyze` with a cache connection of this thread.
+
+    Streamlit runs each rerun in another thread and the module-level default cache holds one SQLite
+    connection, which SQLite refuses to share across threads; a fresh cache object per call avoids that.
+    """
+    from empathy.distancing import DistancingCache, analyze
+
+    return list(analyze(list(texts), cache=DistancingCache()))
+
+
+def _spacy_analyser(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    results = _analyze(texts)
+    sentences = np.array([r.sentences for r in results], dtype=float)
+    densities = np.array([r.densities() for r in results], dtype=float).reshape(len(results), 3)
+    return sentences, densities
+
+
 @st.cache_data(show_spinner=False, max_entries=4)
 def _features(key: str, references: tuple[str, ...], generations: tuple[str, ...]) -> TextFeatures:
     frame = pd.DataFrame({"item_id": range(len(references)), "model": "", "task": "",
                           "reference": list(references), "generation": list(generations)})
     if distancing_available():
-        return text_features(frame)
+        from empathy.evaluate import spacy_analyser_signature
+
+        return text_features(frame, _spacy_analyser, signature=spacy_analyser_signature())
     return text_features(frame, _fallback_analyser, signature="regex-sentences-no-distancing")
 
 
@@ -241,10 +261,8 @@ def spans_for(texts: tuple[str, ...]) -> list[list[dict[str, object]]]:
     """Distancing spans of each text as plain dicts (empty lists when the detectors are unavailable)."""
     if not distancing_available():
         return [[] for _ in texts]
-    from empathy.distancing import analyze
-
     return [[span.to_json() if hasattr(span, "to_json") else dict(span) for span in result.spans]
-            for result in analyze(list(texts))]
+            for result in _analyze(texts)]
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -252,9 +270,7 @@ def densities_for(texts: tuple[str, ...]) -> list[tuple[int, dict[str, int], tup
     """(sentences, counts, densities) of each text, or NaNs without the detectors."""
     if not distancing_available():
         return [(0, {}, (np.nan, np.nan, np.nan)) for _ in texts]
-    from empathy.distancing import analyze
-
-    return [(int(r.sentences), dict(r.counts), tuple(float(x) for x in r.densities())) for r in analyze(list(texts))]
+    return [(int(r.sentences), dict(r.counts), tuple(float(x) for x in r.densities())) for r in _analyze(texts)]
 
 
 # ----------------------------------------------------------------------------------------------- layout

@@ -1,0 +1,267 @@
+"""Streamlit AppTest: failure paths, every page on the demo data, and live recompute after a CA override."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from empathy.io import DataError  # noqa: E402
+from empathy.store import OverrideStore, dataset_id  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+PAGES = ["pages/1_Data.py", "pages/2_Overview.py", "pages/3_Inspect.py", "pages/4_Relabel.py",
+         "pages/5_Agreement.py"]
+TIMEOUT = 240
+
+
+@pytest.fixture(autouse=True)
+def _store(tmp_path, monkeypatch):
+    path = tmp_path / "overrides.sqlite"
+    monkeypatch.setenv("EMPATHY_STORE", str(path))
+    return path
+
+
+def _app(source: dict | None = None, annotator: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if source is not None:
+        at.session_state["source"] = source
+    if annotator is not None:
+        at.session_state["annotator"] = annotator
+    return at.run()
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _texts(elements) -> list[str]:
+    return [str(e.value) for e in elements]
+
+
+# ------------------------------------------------------------------------------------- small fixture data
+
+def _write_fixture(folder: Path, *, with_ratings: bool = True) -> Path:
+    """3 models x 4 items, CA labels of two judges (values chosen for hand-worked CA and Spearman)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for model in ("A", "B", "C"):
+        for item in ("i1", "i2", "i3", "i4"):
+            rows.append({"item_id": item, "model": model, "task": "counseling",
+                         "reference": f"I feel ignored by my sister ({item}). She never calls me back.",
+                         "generation": f"It is understood that communication issues occur ({model}). Try talking."})
+    pd.DataFrame(rows).to_csv(folder / "outputs.csv", index=False)
+    if with_ratings:
+        labels = {  # CA per model: j1 A .75 B .25 C .5 ; j2 A .5 B 0 C .5
+            "j1": {"A": [1, 1, 1, 0], "B": [1, 0, 0, 0], "C": [1, 1, 0, 0]},
+            "j2": {"A": [1, 1, 0, 0], "B": [0, 0, 0, 0], "C": [1, 1, 0, 0]},
+        }
+        for judge, per_model in labels.items():
+            ratings = [{"item_id": f"i{k + 1}", "model": model, "rater": judge, "dimension": "ca", "value": v,
+                        "rater_kind": "llm", "reason": "", "signature": f"{judge}-sig"}
+                       for model, values in per_model.items() for k, v in enumerate(values)]
+            pd.DataFrame(ratings).to_csv(folder / f"ratings_{judge}.csv", index=False)
+    return folder
+
+
+def _path_source(folder: Path) -> dict:
+    ratings = sorted(str(p) for p in folder.glob("ratings*.csv"))
+    return {"kind": "path", "outputs": str(folder / "outputs.csv"), "ratings": ratings}
+
+
+def _dataframe_with(at: AppTest, column: str) -> pd.DataFrame:
+    for frame in at.dataframe:
+        if column in frame.value.columns:
+            return frame.value
+    raise AssertionError(f"no dataframe with column {column!r}; have {[list(f.value.columns) for f in at.dataframe]}")
+
+
+# ------------------------------------------------------------------------------------------ failure paths
+
+def test_bad_ratings_file_error_names_file_row_and_column(tmp_path):
+    folder = _write_fixture(tmp_path / "bad")
+    (folder / "ratings_j3.csv").write_text("item_id,model,rater,dimension,value\ni1,A,j3,ca,1\ni2,A,j3,ca,2\n",
+                                           encoding="utf-8")
+    at = _app()
+    at.switch_page("pages/1_Data.py").run()
+    at.radio(key="data_source_kind").set_value("path").run()
+    at.text_input(key="data_path_text").input(str(folder)).run()
+    at.button(key="data_load_path").click().run()
+    _ok(at)
+    errors = _texts(at.error)
+    assert any("ratings_j3.csv, row 3, column 'value'" in e and "must be 0 or 1" in e for e in errors), errors
+    assert at.session_state["source"]["kind"] == "demo"  # the bad data did not replace the loaded data
+
+
+def test_missing_path_and_folder_without_outputs(tmp_path):
+    at = _app()
+    at.switch_page("pages/1_Data.py").run()
+    at.radio(key="data_source_kind").set_value("path").run()
+    at.text_input(key="data_path_text").input(str(tmp_path / "nowhere.csv")).run()
+    at.button(key="data_load_path").click().run()
+    _ok(at)
+    assert any("nowhere.csv: file not found" in e for e in _texts(at.error))
+    (tmp_path / "empty").mkdir()
+    at.text_input(key="data_path_text").input(str(tmp_path / "empty")).run()
+    at.button(key="data_load_path").click().run()
+    assert any("no outputs.csv" in e for e in _texts(at.error))
+
+
+def test_bad_upload_error_names_the_uploaded_file():
+    from empathy_app import state
+
+    bad = b"item_id,model,reference\nx,m,ref\n"
+    with pytest.raises(DataError, match=r"^my outputs\.csv, column 'generation': missing required column"):
+        state.load_from_uploads(("my outputs.csv", bad), [])
+    outputs = b"item_id,model,reference,generation\nx,m,ref,gen\n"
+    ratings = b"item_id,model,rater,dimension,value\nx,m,j,e_ref,nope\n"
+    with pytest.raises(DataError, match=r"^r\.csv, row 2, column 'value': not a number"):
+        state.load_from_uploads(("o.csv", outputs), [("r.csv", ratings)])
+    loaded = state.load_from_uploads(("o.csv", outputs), [("r.csv", ratings.replace(b"nope", b"0.5"))])
+    assert loaded.summary()["ratings"] == 1
+
+
+@pytest.mark.parametrize("page", PAGES[1:])
+def test_no_ratings_gives_a_clear_message_not_a_traceback(tmp_path, page):
+    folder = _write_fixture(tmp_path / "noratings", with_ratings=False)
+    at = _app(_path_source(folder), annotator="ann")
+    at.switch_page(page).run()
+    _ok(at)
+    if page == "pages/3_Inspect.py":  # Inspect shows texts without ratings
+        assert "No judge rated this output." in _texts(at.info)
+    else:
+        assert any("no ratings yet" in i for i in _texts(at.info)), _texts(at.info)
+
+
+def test_broken_demo_source_shows_error_and_data_page_still_works(tmp_path):
+    at = _app({"kind": "path", "outputs": str(tmp_path / "gone.csv"), "ratings": []})
+    _ok(at)
+    assert any("gone.csv: file not found" in e for e in _texts(at.error))
+    at.switch_page("pages/2_Overview.py").run()
+    _ok(at)
+    assert any("Data" in i for i in _texts(at.info))
+
+
+# ----------------------------------------------------------------------------------- every page, demo data
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_runs_on_demo_data(page):
+    at = _app(annotator="tester")
+    _ok(at)
+    at.switch_page(page).run()
+    _ok(at)
+    assert not at.error, _texts(at.error)
+    assert at.title[0].value in page
+
+
+def test_landing_opens_on_demo_data_without_configuration():
+    at = _app()
+    _ok(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Models"] == "5"
+    assert int(metrics["Items"]) >= 8
+
+
+def test_inspect_shows_script_generation_as_escaped_text():
+    at = _app()
+    at.switch_page("pages/3_Inspect.py").run()
+    at.selectbox(key="_w_inspect_pick").set_value("co-09 · hazel").run()
+    _ok(at)
+    html_blocks = [m.value for m in at.markdown if m.value.startswith('<div class="ld-text"')]
+    generation = [h for h in html_blocks if "test branch held up" in h]
+    assert generation, html_blocks
+    assert "&lt;script&gt;alert&#40;1&#41;&lt;/script&gt;" in generation[0]
+    assert "&lt;img src=x onerror=alert&#40;2&#41;&gt;" in generation[0]
+    assert "<script" not in generation[0] and "<img" not in generation[0]
+
+
+# --------------------------------------------------------------------------------- live recompute behaviour
+
+def _ca(at: AppTest) -> dict[str, float]:
+    pivot = _dataframe_with(at, "CA (j2)").set_index("model")
+    return {model: float(pivot.loc[model, "CA (j2)"]) for model in pivot.index}
+
+
+def _spearman(at: AppTest) -> float:
+    pairs = _dataframe_with(at, "scorer_a")
+    row = pairs[(pairs["metric"] == "CA") & (pairs["scorer_a"] == "j1") & (pairs["scorer_b"] == "j2")]
+    return float(row["spearman"].iloc[0])
+
+
+def test_ca_override_through_inspect_updates_metrics_spearman_and_toggle(tmp_path, _store):
+    folder = _write_fixture(tmp_path / "fixture")
+    at = _app(_path_source(folder), annotator="ann")
+    at.switch_page("pages/2_Overview.py").run()
+    _ok(at)
+    assert _ca(at) == {"A": 0.5, "B": 0.0, "C": 0.5}
+    at.switch_page("pages/5_Agreement.py").run()
+    _ok(at)
+    # j1 ranks A > C > B; j2 ties A and C: rho = 1.5 / sqrt(3) = 0.866
+    assert _spearman(at) == pytest.approx(math.sqrt(3) / 2, abs=5e-4)
+
+    at.switch_page("pages/3_Inspect.py").run()
+    at.selectbox(key="_w_inspect_pick").set_value("i3 · A").run()
+    at.selectbox(key="inspect_override_judge").set_value("j2").run()
+    at.selectbox(key="inspect_override_dimension").set_value("ca").run()
+    at.radio(key="inspect_override_value").set_value(1.0).run()
+    at.text_input(key="inspect_override_reason").input("asks nothing, jumps to advice").run()
+    at.button(key="inspect_save").click().run()
+    _ok(at)
+    assert any("Saved" in s for s in _texts(at.success)), (_texts(at.success), _texts(at.error))
+    # durable before "Saved": another connection sees it
+    stored = OverrideStore(_store).overrides()
+    assert stored[["item_id", "model", "rater", "dimension", "value"]].values.tolist() == [["i3", "A", "j2", "ca", 1.0]]
+    assert stored["annotator"].tolist() == ["ann"]
+
+    at.switch_page("pages/2_Overview.py").run()
+    assert _ca(at) == {"A": 0.75, "B": 0.0, "C": 0.5}
+    at.switch_page("pages/5_Agreement.py").run()
+    _ok(at)
+    assert _spearman(at) == pytest.approx(1.0)
+    human = _dataframe_with(at, "judge").set_index("judge")
+    assert human.loc["j2", "percent_agreement"] == 0.0 and human.loc["j1", "percent_agreement"] == 1.0
+    moves = _dataframe_with(at, "rank_after")
+    assert moves[(moves["scorer"] == "j2") & (moves["model"] == "A")]["value_after"].tolist() == [0.75]
+
+    # the toggle shows judge-only numbers again
+    at.sidebar.toggle(key="_w_with_overrides").set_value(False).run()
+    at.switch_page("pages/2_Overview.py").run()
+    assert _ca(at) == {"A": 0.5, "B": 0.0, "C": 0.5}
+
+
+def test_relabel_queue_decision_undo_and_restart(tmp_path, _store):
+    folder = _write_fixture(tmp_path / "fixture")
+    at = _app(_path_source(folder))
+    at.switch_page("pages/4_Relabel.py").run()
+    _ok(at)
+    assert any("Annotator" in i for i in _texts(at.info))
+    at.sidebar.text_input(key="_w_annotator").input("rel").run()
+    _ok(at)
+    # disagreements first: (i3, A) is the first item where j1 = 1 and j2 = 0 (items sorted by id within ties)
+    first = [m for m in _texts(at.markdown) if "judges say" in m][0]
+    assert "`i1`" in first and "`B`" in first and "judges disagree" in first
+    at.button(key="relabel_zero").click().run()
+    _ok(at)
+    store = OverrideStore(_store)
+    key = dataset_id(pd.read_csv(folder / "outputs.csv", dtype=str))
+    decided = store.overrides(key)
+    assert decided[["item_id", "model", "rater", "value"]].values.tolist() == [["i1", "B", "j1", 0.0],
+                                                                             ["i1", "B", "j2", 0.0]]
+    nxt = [m for m in _texts(at.markdown) if "judges say" in m][0]
+    assert "`i3`" in nxt and "`A`" in nxt
+    assert "1 of 12 decided" in at.get("progress")[0].proto.text
+    at.button(key="relabel_undo").click().run()
+    assert store.overrides(key).empty
+    assert len(store.audit(key)) == 4  # two sets + two undos
+
+    # a restarted app (new session, same store file) shows a saved override
+    at.button(key="relabel_one").click().run()
+    restarted = _app(_path_source(folder))
+    restarted.switch_page("pages/2_Overview.py").run()
+    assert _ca(restarted)["B"] == 0.25
