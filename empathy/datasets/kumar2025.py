@@ -367,13 +367,17 @@ def _load_texts(root: Path, report: ImportReport) -> dict[str, pd.DataFrame]:
     frame = _read_csv(root / label, root)
     _require(frame, ("conv_id", "utterance_idx", "context", "full_conversation", "response_length"), label)
     per_conv = frame.groupby("conv_id", sort=False)
-    varying = int((per_conv["full_conversation"].nunique() > 1).sum())
-    if varying:
-        raise DataError(label, f"{varying} conversations have more than one full_conversation", column="conv_id")
+    # Only the utterance columns may vary within a conversation; a varying rating or transcript would mean
+    # that keeping the first row loses information.
+    per_utterance = {"utterance_idx", "speaker_idx", "utterance", "tags"}
+    for column in [c for c in frame.columns if c not in per_utterance and c != "conv_id"]:
+        varying = int((per_conv[column].nunique() > 1).sum())
+        if varying:
+            raise DataError(label, f"{varying} conversations have more than one value", column=column)
     first = per_conv.first()
     report.add(label, "merged", len(frame) - len(first),
-               f"one row per utterance ({len(frame)} rows, {len(first)} conversations); the conversation-level "
-               "columns are identical across a conversation's rows, so the first row is kept")
+               f"one row per utterance ({len(frame)} rows, {len(first)} conversations); all conversation-level "
+               "columns were checked identical across a conversation's rows, so the first row is kept")
     escaped = int(first["full_conversation"].str.count("_comma_").sum())
     transcripts = first["full_conversation"].map(_decode_ed)
     table = _from_transcripts(pd.Series(first.index), transcripts, first["response_length"], label, report)
