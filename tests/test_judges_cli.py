@@ -1,0 +1,147 @@
+"""The ``judge`` and ``standard`` sub-commands: outputs, exit codes and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fake_openai_server import FakeOpenAIServer  # noqa: E402
+
+from empathy.io import load_ratings  # noqa: E402
+from empathy.judges.cli import main  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "sk-cli-SECRETKEY-42424242"
+
+
+@pytest.fixture()
+def outputs_csv(tmp_path) -> Path:
+    path = tmp_path / "outputs.csv"
+    pd.DataFrame({
+        "item_id": ["1", "1", "2"], "model": ["m1", "m2", "m1"], "task": ["news", "news", "counseling"],
+        "reference": ["He was killed. Blood.", "He was killed. Blood.", "I feel torn about my mother."],
+        "generation": ["A man died.", "An incident occurred.", "You should set boundaries."],
+    }).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_default_config(monkeypatch, tmp_path):
+    monkeypatch.delenv("EMPATHY_JUDGES_CONFIG", raising=False)
+    monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_judge_lexicon_writes_ratings_with_progress(outputs_csv, tmp_path, capsys):
+    out = tmp_path / "ratings.csv"
+    assert main(["judge", str(outputs_csv), "--out", str(out)]) == 0
+    ratings = load_ratings(out)
+    assert len(ratings) == 3 * 5 and set(ratings.rater) == {"lexicon"}
+    err = capsys.readouterr().err
+    assert "judge lexicon [" in err and "3/3" in err and "15 ratings (0 missing)" in err
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_judge_writes_other_formats(outputs_csv, tmp_path, suffix):
+    out = tmp_path / f"ratings{suffix}"
+    assert main(["judge", str(outputs_csv), "--out", str(out), "--protocols", "conflict", "--quiet"]) == 0
+    assert load_ratings(out)["value"].tolist() == [0.0, 0.0, 1.0]
+
+
+def test_judge_against_an_endpoint_from_the_config(outputs_csv, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("EMPATHY_TEST_CLI_KEY", KEY)
+    with FakeOpenAIServer(api_key=KEY) as server:
+        config = tmp_path / "judges.toml"
+        config.write_text(f'[judges.fake]\nbase_url = "{server.base_url}"\nmodel = "fm"\n'
+                          'api_key_env = "EMPATHY_TEST_CLI_KEY"\nbackoff = 0.01\n')
+        out = tmp_path / "r.csv"
+        cache = tmp_path / "c.sqlite"
+        args = ["judge", str(outputs_csv), "--judge", "fake", "--config", str(config), "--out", str(out),
+                "--cache", str(cache)]
+        assert main(args) == 0
+        first_calls = server.calls
+        ratings = load_ratings(out)
+        assert set(ratings.rater_kind) == {"llm"} and ratings["value"].notna().all()
+        assert main(args) == 0
+        assert server.calls == first_calls  # the re-run is served from the cache
+    err = capsys.readouterr().err
+    assert f"{first_calls} calls" in err and "0 calls" in err and "tokens" in err
+    for blob in (err, out.read_text(), cache.read_bytes().decode("latin-1")):
+        assert KEY not in blob
+
+
+def test_judge_refused_by_endpoint_exits_1_without_key(outputs_csv, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("EMPATHY_TEST_CLI_KEY", "sk-wrong-SECRET-0000")
+    with FakeOpenAIServer(api_key=KEY) as server:
+        config = tmp_path / "judges.json"
+        config.write_text(json.dumps({"judges": {"fake": {"base_url": server.base_url, "model": "fm",
+                                                          "api_key_env": "EMPATHY_TEST_CLI_KEY"}}}))
+        code = main(["judge", str(outputs_csv), "--judge", "fake", "--config", str(config), "--out",
+                     str(tmp_path / "r.csv"), "--no-cache", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1 and "HTTP 401" in err and "SECRET" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ("item_id,model,reference\n1,m,r\n", "column 'generation'"),
+    ("item_id,model,reference,generation\n1,m,r,g\n,m,r,g\n", "row 3, column 'item_id'"),
+    ("item_id,model,reference,generation\n1,m,r,g\n1,m,r,g\n", "duplicate (item_id, model)"),
+])
+def test_bad_input_exits_2_with_one_line(tmp_path, capsys, content, expected):
+    path = tmp_path / "bad.csv"
+    path.write_text(content)
+    for command in (["judge", str(path), "--out", str(tmp_path / "r.csv")], ["standard", str(path)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and str(path) in err and expected in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    (["--judge", "nope"], "unknown judge 'nope'"),
+    (["--protocols", "vibes"], "unknown protocol"),
+    (["--config", "/nonexistent/judges.toml", "--judge", "x"], "config file not found"),
+])
+def test_bad_options_exit_2(outputs_csv, tmp_path, capsys, extra, expected):
+    assert main(["judge", str(outputs_csv), "--out", str(tmp_path / "r.csv"), "--quiet", *extra]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.count("\n") == 1
+
+
+def test_bad_ratings_suffix_exits_2(outputs_csv, tmp_path, capsys):
+    assert main(["judge", str(outputs_csv), "--out", str(tmp_path / "r.txt")]) == 2
+    assert "unsupported ratings file type" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "table"])
+def test_standard_formats(outputs_csv, capsys, fmt):
+    assert main(["standard", str(outputs_csv), "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    if fmt == "json":
+        payload = json.loads(out)
+        assert {row["model"] for row in payload["per_model"]} == {"m1", "m2"}
+        assert payload["sem_sim_method"] == "tfidf-cosine"
+    elif fmt == "csv":
+        frame = pd.read_csv(pd.io.common.StringIO(out))
+        assert list(frame.columns) == ["task", "model", "n", "rouge_l", "chrf", "cider_d", "sem_sim", "signature"]
+    else:
+        assert "rouge_l" in out and "signature: rouge_l=" in out
+
+
+def test_standard_per_item_json(outputs_csv, capsys):
+    assert main(["standard", str(outputs_csv), "--format", "json", "--per-item"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["per_item"]) == 3
+
+
+def test_wired_into_python_m_empathy(outputs_csv, tmp_path):
+    out = tmp_path / "r.csv"
+    done = subprocess.run([sys.executable, "-m", "empathy", "judge", str(outputs_csv), "--out", str(out),
+                           "--protocols", "affect"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    if done.returncode == 2 and "invalid choice: 'judge'" in done.stderr:
+        pytest.skip("the lead's CLI does not register the judges sub-commands in this checkout")
+    assert done.returncode == 0, done.stderr
+    assert set(load_ratings(out).dimension) == {"e_ref", "e_gen"}
