@@ -107,12 +107,10 @@ NOT_NOMINAL: frozenset[str] = frozenset(
 #: (psychological and stative predicates: "I am tired", "she was interested in it").
 ADJECTIVAL_PARTICIPLES: frozenset[str] = frozenset(
     """
-    tired interested excited worried bored pleased scared frightened terrified confused disappointed
-    satisfied amazed annoyed embarrassed exhausted thrilled delighted stressed depressed concerned done gone
-    dressed married divorced engaged crowded complicated sophisticated detailed advanced experienced
-    qualified skilled educated talented relaxed determined entitled obsessed convinced dedicated
-    devoted fed frustrated irritated overwhelmed puzzled shocked surprised touched upset hurt
-    finished lost drunk sorted
+    tired interested excited worried bored scared frightened terrified confused satisfied amazed annoyed
+    embarrassed exhausted thrilled delighted depressed concerned gone dressed married divorced crowded
+    complicated sophisticated detailed advanced experienced qualified skilled educated talented relaxed
+    determined entitled obsessed convinced dedicated devoted frustrated irritated overwhelmed puzzled drunk
     """.split()
 )
 
@@ -129,10 +127,12 @@ DEGREE_ADVERBS: frozenset[str] = frozenset(
     "very so too quite extremely more most less least pretty rather fairly incredibly super".split()
 )
 
-#: Predicates that take an extraposed clause with an expletive "it" subject ("it seems that ...").
-RAISING_VERBS: frozenset[str] = frozenset(
-    "seem appear happen turn matter occur pay hurt help take cost suck".split()
-)
+#: Verbs whose expletive "it" subject stands for a finite clause ("it seems (that) ...", "it turns out ...").
+RAISING_VERBS: frozenset[str] = frozenset("seem appear happen turn occur matter".split())
+
+#: Verbs whose expletive "it" subject stands for a to-infinitive ("it takes courage to ask", "it made me
+#: happy to see ..."); a finite complement ("it made me cry") is not enough.
+INFINITIVE_EXTRAPOSING_VERBS: frozenset[str] = frozenset("take make cost pay help hurt matter suck".split())
 
 #: Indefinite pronouns that frame a clause impersonally ("someone should ...", "everyone knows ...").
 INDEFINITE_SUBJECTS: frozenset[str] = frozenset(

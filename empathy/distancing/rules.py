@@ -13,7 +13,8 @@ Agentless constructions (label ``agentless``), one per passive predicate without
 ``reduced-relative``
     a past participle modifying a preceding noun ("the letters sent last week").
 ``participle-clause``
-    a subjectless past-participle adverbial clause ("Founded in 1990, the firm ...").
+    a subjectless past-participle adverbial clause or fragment ("Founded in 1990, the firm ...",
+    "Highly recommended.").
 
 Adjective-like participles are not passives: without a by-agent, a participle on the list of psychological
 and stative adjectives (tired, interested, worried, married ...), one modified by a degree word ("very
@@ -52,6 +53,7 @@ from .lexicon import (
     DEGREE_ADVERBS,
     GET_ADJECTIVAL,
     INDEFINITE_SUBJECTS,
+    INFINITIVE_EXTRAPOSING_VERBS,
     RAISING_VERBS,
     derive_base,
 )
@@ -63,6 +65,7 @@ _OWN_CLAUSE = frozenset({"nsubj", "nsubjpass", "csubjpass", "aux", "auxpass"})
 _NOMINAL_HEADS = frozenset({"NOUN", "PROPN", "PRON"})
 _COMPLEMENTIZERS = frozenset({"that", "whether", "if"})
 _WH_WORDS = frozenset({"what", "who", "why", "how", "when", "where", "which", "whether"})
+_CLAUSES = frozenset({"ccomp", "xcomp", "csubj", "advcl", "acl"})
 _COPULAS = frozenset({"be", "become", "seem", "remain", "look", "sound", "feel"})
 _PEOPLE_DETERMINERS = frozenset({"many", "most", "some", "all"})
 
@@ -98,7 +101,13 @@ def _adjectival(token: Token, verbs: frozenset[str]) -> bool:
         return True
     if lower.startswith("un") and token.lemma_.lower() not in verbs:
         return True
-    return any(child.dep_ == "advmod" and child.lower_ in DEGREE_ADVERBS for child in token.children)
+    for child in token.children:
+        if child.dep_ == "advmod" and child.lower_ in DEGREE_ADVERBS:
+            return True
+        # Coordinated with plain adjectives ("outdated, dirty and small"): a property, not an event.
+        if child.dep_ == "conj" and child.tag_ == "JJ":
+            return True
+    return False
 
 
 def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
@@ -109,17 +118,22 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
     found: dict[int, Passive] = {}
     participles: list[Token] = []
     for token in doc:
-        children = None
         if token.dep_ in _PASSIVE_MARKERS and token.head.i != token.i:
             head = token.head
-            if head.i in found:
+            if head.i in found or head.lemma_ == "be":
+                continue  # "he's been away": "been" is no participle of a passive
+            aux = next((c for c in head.children if c.dep_ == "auxpass"), None)
+            if aux is not None and aux.lemma_ not in ("be", "get"):
+                continue  # "looks browned": a copular verb with a participle complement
+            # Only a past participle can be passive ("I'm suppose to" is a misparse); after a passive
+            # auxiliary a form tagged as simple past ("were acted") is read as the participle.
+            if head.tag_ != "VBN" and not (aux is not None and head.tag_ == "VBD"):
                 continue
-            children = list(head.children)
-            aux = next((c for c in children if c.dep_ == "auxpass"), None)
             agent = _has_agent(head)
-            if not agent and _adjectival(head, verbs):
+            get = aux is not None and aux.lemma_ == "get"
+            if not agent and (_adjectival(head, verbs) or (get and head.lower_ in GET_ADJECTIVAL)):
                 continue
-            rule = "get-passive" if aux is not None and aux.lemma_ == "get" else "be-passive"
+            rule = "get-passive" if get else "be-passive"
             start = min(aux.i, head.i) if aux is not None else head.i
             found[head.i] = Passive(head.i, start, head.i + 1, rule, agent)
         # A past form heading a subjectless relative ("letters sent last week") is a participle the tagger
@@ -132,9 +146,16 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             continue
         dep = token.dep_
         head = token.head
-        if any(child.dep_ in _OWN_CLAUSE for child in token.children):
+        own = {child.dep_ for child in token.children}
+        agent = "agent" in own
+        if dep == "ROOT" and token.tag_ == "VBN" and not own & _OWN_CLAUSE and "dobj" not in own:
+            # A root participle without subject or auxiliary is a fragment passive ("Highly recommended.").
+            # With a subject it is too often a simple past mis-tagged as a participle to count.
+            if agent or not _adjectival(token, verbs):
+                found[token.i] = Passive(token.i, token.i, token.i + 1, "participle-clause", agent)
             continue
-        agent = _has_agent(token)
+        if own & _OWN_CLAUSE:
+            continue
         if dep in ("acomp", "xcomp", "oprd", "ccomp", "advcl") and head.lemma_ == "get" and head.i < token.i:
             if token.lower_ in GET_ADJECTIVAL and not agent:
                 continue
@@ -146,7 +167,15 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
         elif dep == "acl" and head.pos_ in _NOMINAL_HEADS and head.i < token.i:
             if not agent and _adjectival(token, verbs):
                 continue
-            found[token.i] = Passive(token.i, token.i, token.i + 1, "reduced-relative", agent)
+            copula = head.head
+            if (head.dep_ == "nsubj" and copula.lemma_ == "be" and copula.i < head.i
+                    and not any(c.dep_ in ("attr", "acomp") and c.lower_ not in _WH_WORDS
+                                for c in copula.children)):
+                # Subject-auxiliary inversion ("why is the city called X?"): the parser hangs the
+                # participle on the subject, but "is ... called" is a clausal be-passive.
+                found[token.i] = Passive(token.i, copula.i, token.i + 1, "be-passive", agent)
+            else:
+                found[token.i] = Passive(token.i, token.i, token.i + 1, "reduced-relative", agent)
         elif dep == "advcl" and not any(child.dep_ == "mark" for child in token.children if child.i < token.i):
             if not agent and _adjectival(token, verbs):
                 continue
@@ -168,23 +197,38 @@ def _complement_clause(clause: Token) -> bool:
     return False
 
 
+def _infinitive(clause: Token) -> bool:
+    """A to-infinitive clause ("to say", "for Google to acquire")."""
+    return clause.dep_ in ("xcomp", "advcl", "acl", "ccomp") and any(
+        c.dep_ == "aux" and c.tag_ == "TO" for c in clause.children
+    )
+
+
 def _expletive_it(subject: Token) -> bool:
-    """True when subject "it" stands for an extraposed clause after its predicate."""
+    """True when subject "it" stands for an extraposed clause after it.
+
+    Adjective and noun predicates (after a copula) take a to-infinitive or a that/wh-clause; passives and
+    raising verbs a finite clause; take/make/cost... only a to-infinitive.
+    """
     head = subject.head
-    passive = any(c.dep_ == "auxpass" for c in head.children) or subject.dep_ == "nsubjpass"
-    complements = [c for c in head.children if c.dep_ in ("acomp", "attr", "oprd") and c.i > subject.i]
+    passive = subject.dep_ == "nsubjpass" or any(c.dep_ == "auxpass" for c in head.children)
+    complements = [c for c in head.children if c.dep_ in ("acomp", "attr", "oprd")]
     # With a copula the parser hangs the extraposed clause on "is" or on the adjective/noun: both count.
+    # The predicate may precede the subject ("how hard it is to change").
     copular = bool(complements) and head.lemma_ in _COPULAS
     for predicate in [head, *complements]:
-        nominal = predicate is not head or copular
         for clause in predicate.children:
-            if clause.i <= subject.i or not _complement_clause(clause):
+            if clause.i <= subject.i or clause.dep_ not in _CLAUSES:
                 continue
-            if nominal:
+            if copular or predicate is not head:
+                if _complement_clause(clause):
+                    return True
+            elif passive:
+                if clause.dep_ == "ccomp":
+                    return True
+            elif head.lemma_ in RAISING_VERBS and clause.dep_ == "ccomp":
                 return True
-            if passive and clause.dep_ == "ccomp":
-                return True
-            if head.lemma_ in RAISING_VERBS and clause.dep_ in ("ccomp", "xcomp", "advcl"):
+            elif head.lemma_ in INFINITIVE_EXTRAPOSING_VERBS and _infinitive(clause):
                 return True
     return False
 

@@ -1,0 +1,316 @@
+"""Validation of the distancing detectors against external gold data (run: ``python -m empathy.distancing.validate``).
+
+* UD English EWT dev (gold trees): sentence-level precision / recall / F1 of *passive*, *agentless passive*
+  and *expletive*, for our rules and for plain spaCy dependency labels, on the same parses.
+* PassivePy crowd-sourced sentences: precision / recall of "has a passive".
+* Hand-labelled EWT nouns (``tests/data/nominalization_labels.tsv``): nominalization precision / recall,
+  against a plain suffix rule.
+
+Gold definitions (UD): a passive predicate is the head of ``aux:pass``, ``nsubj:pass`` or ``csubj:pass``
+(clausal passive); it is agentless without an ``obl:agent`` dependent; an expletive is any ``expl``. The
+"extended" passive gold also counts participles with ``Voice=Pass`` outside attributive (``amod``) and
+fixed (``case``/``mark``) uses -- reduced relatives, participle clauses, coordinated participles -- and is
+compared with all our passive rules.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from spacy.tokens import Doc
+
+from empathy.paths import PROJECT_ROOT, shared_dataset
+
+from .model import base_vocabularies, load_model
+from .rules import find_impersonal, find_nominalizations, find_passives
+
+#: Our clause-level passive rules (what the UD ``aux:pass``/``nsubj:pass`` gold annotates).
+CLAUSAL_RULES = frozenset({"be-passive", "get-passive", "coordinated-passive"})
+EXPLETIVE_RULES = frozenset({"expletive-there", "expletive-it"})
+#: Biber's nominalization suffixes (as in pybiber), the plain baseline for nominalizations.
+PLAIN_SUFFIXES: tuple[str, ...] = ("tion", "tions", "ment", "ments", "ness", "nesses", "ity", "ities")
+NOMINALIZATION_LABELS = PROJECT_ROOT / "tests" / "data" / "nominalization_labels.tsv"
+
+
+@dataclass(frozen=True)
+class UDToken:
+    """One CoNLL-U word line (multi-word ranges and empty nodes dropped)."""
+
+    id: int
+    form: str
+    lemma: str
+    upos: str
+    xpos: str
+    feats: str
+    head: int
+    deprel: str
+    misc: str
+
+
+@dataclass(frozen=True)
+class UDSentence:
+    """A gold sentence: id, text and words."""
+
+    sent_id: str
+    text: str
+    tokens: tuple[UDToken, ...]
+
+
+def read_conllu(path: str | Path) -> Iterator[UDSentence]:
+    """Sentences of a CoNLL-U file."""
+    sent_id, text, tokens = "", "", []
+    with Path(path).open(encoding="utf-8") as handle:
+        for line in handle:
+            line = line.rstrip("\n")
+            if line.startswith("# sent_id = "):
+                sent_id = line[len("# sent_id = "):]
+            elif line.startswith("# text = "):
+                text = line[len("# text = "):]
+            elif line.startswith("#"):
+                continue
+            elif not line:
+                if tokens:
+                    yield UDSentence(sent_id, text, tuple(tokens))
+                sent_id, text, tokens = "", "", []
+            else:
+                cols = line.split("\t")
+                if "-" in cols[0] or "." in cols[0]:
+                    continue
+                tokens.append(UDToken(int(cols[0]), cols[1], cols[2], cols[3], cols[4], cols[5], int(cols[6]),
+                                      cols[7], cols[9]))
+    if tokens:
+        yield UDSentence(sent_id, text, tuple(tokens))
+
+
+def token_offsets(sentence: UDSentence) -> list[int]:
+    """Character offset of each word in ``sentence.text`` (words are matched left to right)."""
+    offsets, cursor = [], 0
+    for token in sentence.tokens:
+        found = sentence.text.find(token.form, cursor)
+        if found < 0:
+            offsets.append(-1)
+            continue
+        offsets.append(found)
+        cursor = found + len(token.form)
+    return offsets
+
+
+def ud_gold(sentence: UDSentence) -> dict[str, bool]:
+    """Sentence-level gold flags: passive, agentless, expletive and their extended variants."""
+    clausal, extended, agents, expl = set(), set(), set(), False
+    for token in sentence.tokens:
+        if token.deprel in ("aux:pass", "nsubj:pass", "csubj:pass"):
+            clausal.add(token.head)
+        if "Voice=Pass" in token.feats and token.deprel not in ("amod", "case", "mark", "fixed"):
+            extended.add(token.id)
+        if token.deprel == "obl:agent":
+            agents.add(token.head)
+        if token.deprel == "expl":
+            expl = True
+    extended |= clausal
+    return {"passive": bool(clausal), "agentless": bool(clausal - agents), "expletive": expl,
+            "passive_ext": bool(extended), "agentless_ext": bool(extended - agents)}
+
+
+def spacy_baseline(doc: Doc) -> dict[str, bool]:
+    """Plain spaCy labels: passive = a head of auxpass/nsubjpass/csubjpass; agent = ``agent``; ``expl``."""
+    predicates, agents, expl = set(), set(), False
+    for token in doc:
+        if token.dep_ in ("auxpass", "nsubjpass", "csubjpass"):
+            predicates.add(token.head.i)
+        elif token.dep_ == "agent":
+            agents.add(token.head.i)
+        elif token.dep_ == "expl":
+            expl = True
+    return {"passive": bool(predicates), "agentless": bool(predicates - agents), "expletive": expl}
+
+
+def our_flags(doc: Doc, verbs: frozenset[str]) -> dict[str, bool]:
+    """Our detector's sentence flags (clausal rules for the UD gold, all rules for the extended gold)."""
+    passives = find_passives(doc, verbs)
+    clausal = [p for p in passives if p.rule in CLAUSAL_RULES]
+    expletive = any(hit.rule in EXPLETIVE_RULES for hit in find_impersonal(doc))
+    return {"passive": bool(clausal), "agentless": any(not p.agent for p in clausal), "expletive": expletive,
+            "passive_ext": bool(passives), "agentless_ext": any(not p.agent for p in passives)}
+
+
+def prf(gold: Sequence[bool], predicted: Sequence[bool]) -> dict[str, float]:
+    """Precision, recall, F1 and counts of a binary prediction."""
+    if len(gold) != len(predicted):
+        raise ValueError(f"gold has {len(gold)} items but predicted has {len(predicted)}")
+    tp = sum(1 for g, p in zip(gold, predicted, strict=True) if g and p)
+    fp = sum(1 for g, p in zip(gold, predicted, strict=True) if p and not g)
+    fn = sum(1 for g, p in zip(gold, predicted, strict=True) if g and not p)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4), "tp": tp, "fp": fp,
+            "fn": fn, "gold": tp + fn}
+
+
+def validate_ewt(
+    path: str | Path, *, batch_size: int = 256, half: str = "all"
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Sentence-level scores on UD EWT: ``{"ours"|"spacy": {flag: prf}}`` plus ``sentences``.
+
+    ``half`` selects ``"all"`` sentences, the ``"even"`` ones (0-based position; the only ones whose errors
+    were read while writing the rules) or the ``"odd"`` ones (held out).
+    """
+    if half not in ("all", "even", "odd"):
+        raise ValueError(f"half must be 'all', 'even' or 'odd', got {half!r}")
+    nlp = load_model()
+    verbs, _ = base_vocabularies(nlp)
+    sentences = list(read_conllu(path))
+    if half != "all":
+        sentences = sentences[(0 if half == "even" else 1)::2]
+    gold = [ud_gold(s) for s in sentences]
+    ours, base = [], []
+    for doc in nlp.pipe((s.text for s in sentences), batch_size=batch_size):
+        ours.append(our_flags(doc, verbs))
+        base.append(spacy_baseline(doc))
+    report: dict[str, dict] = {"ours": {}, "spacy": {}, "sentences": {"n": len(sentences)}}
+    for flag in ("passive", "agentless", "expletive"):
+        golds = [g[flag] for g in gold]
+        report["ours"][flag] = prf(golds, [o[flag] for o in ours])
+        report["spacy"][flag] = prf(golds, [b[flag] for b in base])
+    for flag in ("passive_ext", "agentless_ext"):
+        golds = [g[flag] for g in gold]
+        report["ours"][flag] = prf(golds, [o[flag] for o in ours])
+        report["spacy"][flag] = prf(golds, [b[flag.removesuffix("_ext")] for b in base])
+    return report
+
+
+def read_passivepy(path: str | Path) -> list[tuple[str, bool]]:
+    """(sentence, human says passive) pairs of the PassivePy crowd-sourced CSV."""
+    with Path(path).open(encoding="utf-8", newline="") as handle:
+        return [(row["Sentence"], row["human_coding"].strip() == "1") for row in csv.DictReader(handle)]
+
+
+def validate_passivepy(path: str | Path) -> dict[str, dict[str, float]]:
+    """Precision / recall of "has a passive" (any passive rule, with or without agent) on PassivePy."""
+    nlp = load_model()
+    verbs, _ = base_vocabularies(nlp)
+    rows = read_passivepy(path)
+    gold = [g for _, g in rows]
+    ours_all, ours_clausal, base = [], [], []
+    for doc in nlp.pipe((text for text, _ in rows), batch_size=256):
+        passives = find_passives(doc, verbs)
+        ours_all.append(bool(passives))
+        ours_clausal.append(any(p.rule in CLAUSAL_RULES for p in passives))
+        base.append(spacy_baseline(doc)["passive"])
+    return {"ours": prf(gold, ours_all), "ours_clausal": prf(gold, ours_clausal), "spacy": prf(gold, base),
+            "sentences": {"n": len(rows)}}
+
+
+def read_nominalization_labels(path: str | Path = NOMINALIZATION_LABELS) -> list[dict[str, str]]:
+    """Rows of the hand-labelled noun file (tab-separated, ``#`` comment lines allowed)."""
+    with Path(path).open(encoding="utf-8", newline="") as handle:
+        lines = [line for line in handle if not line.startswith("#")]
+    return list(csv.DictReader(lines, delimiter="\t"))
+
+
+def validate_nominalizations(
+    conllu: str | Path, labels: str | Path = NOMINALIZATION_LABELS
+) -> dict[str, dict[str, float]]:
+    """Precision / recall of our nominalization rule and of the plain suffix rule on hand-labelled nouns.
+
+    Each labelled noun is located in spaCy's parse of its gold sentence by character offset; a noun that
+    spaCy does not tag as a noun counts as "not a nominalization" for our detector.
+    """
+    rows = read_nominalization_labels(labels)
+    sentences = {s.sent_id: s for s in read_conllu(conllu)}
+    missing = sorted({r["sent_id"] for r in rows} - set(sentences))
+    if missing:
+        raise ValueError(f"{labels}: sentence ids not in {conllu}: {missing[:5]}")
+    nlp = load_model()
+    verbs, adjectives = base_vocabularies(nlp)
+    memo: dict[str, str | None] = {}
+    ids = list(dict.fromkeys(r["sent_id"] for r in rows))
+    predicted_offsets: dict[str, set[int]] = {}
+    for sent_id, doc in zip(ids, nlp.pipe(sentences[i].text for i in ids), strict=True):
+        hits = find_nominalizations(doc, verbs, adjectives, memo)
+        predicted_offsets[sent_id] = {doc[h.start].idx for h in hits}
+    gold, ours, plain = [], [], []
+    for row in rows:
+        sentence = sentences[row["sent_id"]]
+        index = int(row["token_id"]) - 1
+        token = sentence.tokens[index]
+        if token.form != row["form"]:
+            raise ValueError(f"{labels}: {row['sent_id']} token {row['token_id']} is {token.form!r}, "
+                             f"not {row['form']!r}")
+        offset = token_offsets(sentence)[index]
+        gold.append(row["label"].strip() == "1")
+        ours.append(offset in predicted_offsets[row["sent_id"]])
+        plain.append(token.form.lower().endswith(PLAIN_SUFFIXES))
+    return {"ours": prf(gold, ours), "plain_suffix": prf(gold, plain), "tokens": {"n": len(rows)}}
+
+
+def _row(name: str, scores: dict[str, float]) -> str:
+    return (f"| {name} | {scores['precision']:.3f} | {scores['recall']:.3f} | {scores['f1']:.3f} | "
+            f"{scores['tp']} / {scores['fp']} / {scores['fn']} |")
+
+
+def markdown(results: dict[str, dict]) -> str:
+    """The validation tables as Markdown (for ``docs/detectors.md``)."""
+    out: list[str] = []
+    header = ["| detector | precision | recall | F1 | TP / FP / FN |", "| --- | --- | --- | --- | --- |"]
+    for key, title in (("ewt", "UD EWT dev"), ("ewt_odd", "UD EWT dev, odd-numbered (held-out) half")):
+        if key not in results:
+            continue
+        ewt = results[key]
+        out.append(f"\n{title}, {ewt['sentences']['n']} sentences, sentence level:\n")
+        for flag in ("passive", "agentless", "expletive", "passive_ext", "agentless_ext"):
+            out.append(f"\n*{flag}* (gold sentences: {ewt['ours'][flag]['gold']})\n")
+            out.extend(header)
+            out.append(_row("ours", ewt["ours"][flag]))
+            out.append(_row("plain spaCy labels", ewt["spacy"][flag]))
+    if "passivepy" in results:
+        ppy = results["passivepy"]
+        out.append(f"\nPassivePy crowd-sourced, {ppy['sentences']['n']} sentences, has a passive:\n")
+        out.extend(header)
+        out.append(_row("ours (all passive rules)", ppy["ours"]))
+        out.append(_row("ours (clausal rules only)", ppy["ours_clausal"]))
+        out.append(_row("plain spaCy labels", ppy["spacy"]))
+    if "nominalization" in results:
+        nom = results["nominalization"]
+        out.append(f"\nHand-labelled EWT dev nouns, {nom['tokens']['n']} tokens:\n")
+        out.extend(header)
+        out.append(_row("ours", nom["ours"]))
+        out.append(_row("plain suffix rule (-tion/-ment/-ness/-ity)", nom["plain_suffix"]))
+    return "\n".join(out) + "\n"
+
+
+def run_all(parts: Iterable[str] = ("ewt", "passivepy", "nominalization")) -> dict[str, dict]:
+    """Every validation whose data is present (``../shared`` may be absent)."""
+    results: dict[str, dict] = {}
+    ewt = shared_dataset("ud-english-ewt")
+    ppy = shared_dataset("passivepy-crowdsource")
+    conllu = ewt / "en_ewt-ud-dev.conllu" if ewt else None
+    if "ewt" in parts and conllu:
+        results["ewt"] = validate_ewt(conllu)
+        results["ewt_odd"] = validate_ewt(conllu, half="odd")
+    if "passivepy" in parts and ppy:
+        results["passivepy"] = validate_passivepy(ppy / "crowd_source_dataset.csv")
+    if "nominalization" in parts and conllu and NOMINALIZATION_LABELS.exists():
+        results["nominalization"] = validate_nominalizations(conllu)
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the validation figures (``--json`` for machine-readable output)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    results = run_all()
+    if not results:
+        print("validate: ../shared datasets not found", file=sys.stderr)
+        return 2
+    print(json.dumps(results, indent=2) if "--json" in argv else markdown(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
