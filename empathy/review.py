@@ -36,6 +36,10 @@ class _MetricPlan:
     rows: NDArray[np.int64]          # rows of the joined frame in this metric's scope
     codes: NDArray[np.int64]         # group code of each scoped row
     groups: pd.DataFrame             # task, model, scorer per code
+    model_codes: NDArray[np.int64]   # per group: position of its model in ``models``
+    scorer_codes: NDArray[np.int64]  # per group: position of its scorer in ``scorers``
+    models: list[str]
+    scorers: list[str]
 
 
 class Recompute:
@@ -64,7 +68,7 @@ class Recompute:
         self._plans: list[_MetricPlan] = []
         self._values: dict[str, NDArray[np.float64]] = {}
         self._presence: dict[str, NDArray[np.bool_]] = {}
-        self._index = pd.MultiIndex.from_arrays([[], [], []], names=["item_id", "model", "rater"])
+        self._row_of: dict[tuple[str, str, str], int] = {}
         self._sentences: tuple[NDArray[np.float64], NDArray[np.float64]] = (np.empty(0), np.empty(0))
         if len(ratings):
             keyed = ratings.set_index(list(KEY_COLUMNS))
@@ -72,10 +76,12 @@ class Recompute:
             presence = pd.Series(True, index=keyed.index).unstack("dimension", fill_value=False)
             joined = values.join(presence.add_prefix("has_")).reset_index().merge(
                 text, on=["item_id", "model"], how="inner")
-            dimensions = [c for c in values.columns]
+            dimensions = [str(c) for c in values.columns]
             self._values = {d: joined[d].to_numpy(dtype=float) for d in dimensions}
             self._presence = {d: joined[f"has_{d}"].to_numpy(dtype=bool) for d in dimensions}
-            self._index = pd.MultiIndex.from_frame(joined[["item_id", "model", "rater"]].astype(str))
+            keys = zip(joined["item_id"].astype(str).tolist(), joined["model"].astype(str).tolist(),
+                       joined["rater"].astype(str).tolist(), strict=True)
+            self._row_of = {key: row for row, key in enumerate(keys)}
             self._sentences = (joined["sentences_ref"].to_numpy(dtype=float),
                                joined["sentences_gen"].to_numpy(dtype=float))
             for metric, needed in m.METRIC_DIMENSIONS.items():
@@ -89,8 +95,27 @@ class Recompute:
                 scoped = joined.iloc[rows]
                 codes, uniques = pd.MultiIndex.from_frame(scoped[["task", "model", "rater"]]).factorize(sort=True)
                 groups = uniques.to_frame(index=False, name=["task", "model", "scorer"])
-                self._plans.append(_MetricPlan(metric, rows, np.asarray(codes, dtype=np.int64), groups))
+                model_codes, models = pd.factorize(groups["model"], sort=True)
+                scorer_codes, scorers = pd.factorize(groups["scorer"], sort=True)
+                self._plans.append(_MetricPlan(metric, rows, np.asarray(codes, dtype=np.int64), groups,
+                                               np.asarray(model_codes, dtype=np.int64),
+                                               np.asarray(scorer_codes, dtype=np.int64),
+                                               [str(x) for x in models], [str(x) for x in scorers]))
         self._ld = self._ld_table(text) if include_ld else pd.DataFrame(columns=list(TABLE_COLUMNS))
+        # The table's rows (and their order) depend only on which ratings exist, not on their values.
+        skeleton_parts = [plan.groups.assign(metric=plan.metric) for plan in self._plans]
+        if include_ld and len(self._ld):
+            skeleton_parts.append(self._ld[["task", "model", "scorer", "metric"]])
+        if skeleton_parts:
+            skeleton = pd.concat(skeleton_parts, ignore_index=True)
+            skeleton["_position"] = np.arange(len(skeleton))
+            skeleton = skeleton.sort_values(["task", "metric", "scorer", "model"],
+                                            key=lambda s: s.map(_METRIC_ORDER) if s.name == "metric" else s)
+            self._order = skeleton.pop("_position").to_numpy()
+            self._skeleton = skeleton.reset_index(drop=True)
+        else:
+            self._order = np.empty(0, dtype=int)
+            self._skeleton = pd.DataFrame(columns=["task", "model", "scorer", "metric"])
 
     def _ld_table(self, text: pd.DataFrame) -> pd.DataFrame:
         rows = []
@@ -112,17 +137,18 @@ class Recompute:
         """Rating arrays with the overrides applied, or ``None`` when an override adds a new rating."""
         if overrides is None or len(overrides) == 0:
             return self._values
-        table = overrides[list(KEY_COLUMNS) + ["value"]].drop_duplicates(list(KEY_COLUMNS), keep="last")
-        rows = self._index.get_indexer(pd.MultiIndex.from_frame(table[["item_id", "model", "rater"]].astype(str)))
-        if (rows < 0).any():
-            return None
         patched = dict(self._values)
-        for dimension, part in table.assign(_row=rows).groupby("dimension", sort=False):
-            if dimension not in patched or not self._presence[dimension][part["_row"].to_numpy()].all():
+        copied: set[str] = set()
+        columns = [overrides[c].astype(str).tolist() for c in KEY_COLUMNS]
+        values = overrides["value"].to_numpy(dtype=float)
+        for item, model, rater, dimension, value in zip(*columns, values, strict=True):
+            row = self._row_of.get((item, model, rater))
+            if row is None or dimension not in patched or not self._presence[dimension][row]:
                 return None
-            column = patched[dimension].copy()
-            column[part["_row"].to_numpy()] = part["value"].to_numpy(dtype=float)
-            patched[dimension] = column
+            if dimension not in copied:
+                patched[dimension] = patched[dimension].copy()
+                copied.add(dimension)
+            patched[dimension][row] = value  # later rows win, as drop_duplicates(keep="last")
         return patched
 
     def report(self, overrides: pd.DataFrame | None = None) -> MetricsReport:
@@ -133,7 +159,8 @@ class Recompute:
             return compute_metrics(self.outputs, apply_overrides(self.ratings, overrides), features=self.features,
                                    include_ld=self.include_ld, ld_standardization=self.ld_standardization,
                                    n_overrides=n_overrides)
-        parts = []
+        columns: dict[str, list[NDArray]] = {"value": [], "n": [], "n_missing": [], "n_undefined": []}
+        agreement_rows = []
         for plan in self._plans:
             rows = plan.rows
             if plan.metric == "SA":
@@ -149,32 +176,43 @@ class Recompute:
             usable = status == m.OK
             n = np.bincount(plan.codes, weights=usable, minlength=size).astype(int)
             total = np.bincount(plan.codes, weights=np.where(usable, terms, 0.0), minlength=size)
-            frame = plan.groups.copy()
-            frame["metric"] = plan.metric
-            frame["value"] = np.where(n > 0, total / np.maximum(n, 1), np.nan)
-            frame["n"] = n
-            frame["n_missing"] = np.bincount(plan.codes, weights=status == m.MISSING, minlength=size).astype(int)
-            frame["n_undefined"] = np.bincount(plan.codes, weights=status == m.UNDEFINED,
-                                               minlength=size).astype(int)
-            parts.append(frame)
-        if self.include_ld:
-            parts.append(self._ld)
-        parts = [p for p in parts if len(p)]
-        table = (pd.concat(parts, ignore_index=True) if parts
-                 else pd.DataFrame(columns=list(TABLE_COLUMNS)))[list(TABLE_COLUMNS)]
-        table = table.sort_values(["task", "metric", "scorer", "model"],
-                                  key=lambda s: s.map(_METRIC_ORDER) if s.name == "metric" else s
-                                  ).reset_index(drop=True)
-        for column in ("n", "n_missing", "n_undefined"):
-            table[column] = table[column].astype(int)
-        table["value"] = table["value"].astype(float)
-        agreement = fast_inter_judge_spearman(table)
+            value = np.where(n > 0, total / np.maximum(n, 1), np.nan)
+            columns["value"].append(value)
+            columns["n"].append(n)
+            columns["n_missing"].append(np.bincount(plan.codes, weights=status == m.MISSING,
+                                                    minlength=size).astype(int))
+            columns["n_undefined"].append(np.bincount(plan.codes, weights=status == m.UNDEFINED,
+                                                      minlength=size).astype(int))
+            agreement_rows.extend(_pairs(plan, value))
+        if self.include_ld and len(self._ld):
+            for column in columns:
+                columns[column].append(self._ld[column].to_numpy())
+        table = self._skeleton.copy()
+        for column, parts in columns.items():
+            merged = np.concatenate(parts) if parts else np.empty(0)
+            table[column] = merged[self._order].astype(float if column == "value" else int)
+        table = table[list(TABLE_COLUMNS)]
+        agreement = pd.DataFrame(agreement_rows, columns=["metric", "scorer_a", "scorer_b", "spearman", "n_models"])
         agreement.insert(0, "task", "all")
         signature = Signature(distancing=self.features.signature if self.include_ld or len(self.ratings) else None,
                               judges=self._judges, overrides=n_overrides,
                               extra={"ld-std": self.ld_standardization}
                               if self.ld_standardization != "separate" else {})
         return MetricsReport(table=table, agreement=agreement, signature=signature, by_task=False)
+
+
+def _pairs(plan: _MetricPlan, value: NDArray[np.float64]) -> list[dict[str, object]]:
+    """Inter-judge Spearman rows of one metric from its per-group values (models x scorers grid)."""
+    grid = np.full((len(plan.models), len(plan.scorers)), np.nan)
+    grid[plan.model_codes, plan.scorer_codes] = value
+    rows = []
+    # a scorer without any defined value of this metric is absent from the pivot of inter_judge_spearman
+    scored = [column for column in range(len(plan.scorers)) if not np.isnan(grid[:, column]).all()]
+    for a, b in itertools.combinations(scored, 2):
+        keep = ~(np.isnan(grid[:, a]) | np.isnan(grid[:, b]))
+        rows.append({"metric": plan.metric, "scorer_a": plan.scorers[a], "scorer_b": plan.scorers[b],
+                     "spearman": spearman(grid[keep, a], grid[keep, b]), "n_models": int(keep.sum())})
+    return rows
 
 
 def fast_inter_judge_spearman(table: pd.DataFrame, metrics: Sequence[str] = ("SA", "EGM", "CA")

@@ -74,6 +74,16 @@ def test_recompute_equals_compute_metrics(seed, count):
     _assert_same(fast, slow)
 
 
+def test_scorer_without_defined_values_is_left_out_of_agreement():
+    outputs, ratings, features = _synthetic(seed=6, holes=False)
+    ratings = ratings.copy()
+    ratings.loc[(ratings["rater"] == "j1") & (ratings["dimension"] == "ca"), "value"] = np.nan
+    fast = Recompute(outputs, ratings, features).report(None)
+    _assert_same(fast, compute_metrics(outputs, ratings, features=features, n_overrides=0))
+    ca_pairs = fast.agreement[fast.agreement["metric"] == "CA"]
+    assert ca_pairs[["scorer_a", "scorer_b"]].values.tolist() == [["j0", "j2"]]
+
+
 def test_override_of_an_absent_rating_falls_back_to_full_compute():
     outputs, ratings, features = _synthetic(seed=4)
     engine = Recompute(outputs, ratings, features)
