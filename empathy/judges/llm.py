@@ -103,6 +103,13 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
         return None
 
 
+def _int(value: object) -> int:
+    try:
+        return int(value or 0)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return 0
+
+
 class LLMEngine:
     """Runs protocol requests against one judge endpoint; see the module docstring."""
 
@@ -187,7 +194,11 @@ class LLMEngine:
                 self.stats.calls += 1
                 made += 1
                 try:
-                    response = await client.chat.completions.create(**self._arguments(request))
+                    # The client's generic POST skips the SDK's per-request TypedDict transform of the
+                    # body (~3 ms of CPU per call, which capped throughput at high concurrency); auth,
+                    # timeouts and the mapping of HTTP errors to exceptions are the same as create().
+                    response = await client.post("/chat/completions", body=self._arguments(request),
+                                                 cast_to=object)
                 except openai.APITimeoutError:
                     reason = f"timeout after {config.timeout:g} s"
                     attempt += 1
@@ -230,14 +241,18 @@ class LLMEngine:
                     reason = f"unexpected error: {type(exc).__name__}: {self._redact(exc)[:160]}"
                     attempt += 1
                     continue
-            usage = getattr(response, "usage", None)
-            prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-            completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+            if not isinstance(response, dict):
+                reason = "malformed HTTP response: body is not a JSON object"
+                attempt += 1
+                continue
+            usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+            prompt_tokens = _int(usage.get("prompt_tokens"))
+            completion_tokens = _int(usage.get("completion_tokens"))
             self.stats.prompt_tokens += prompt_tokens
             self.stats.completion_tokens += completion_tokens
             try:
-                text = response.choices[0].message.content
-            except (AttributeError, IndexError, TypeError):
+                text = response["choices"][0]["message"]["content"]
+            except (KeyError, IndexError, TypeError):
                 text = None
             try:
                 values = request.protocol.parse(text)
@@ -264,5 +279,5 @@ class LLMEngine:
         elif self._mode == "json_object":
             arguments["response_format"] = {"type": "json_object"}
         if self.config.extra_body:
-            arguments["extra_body"] = dict(self.config.extra_body)
+            arguments.update(self.config.extra_body)
         return arguments
