@@ -164,7 +164,8 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             if not agent and _adjectival(token, verbs):
                 continue
             found[token.i] = Passive(token.i, token.i, token.i + 1, "coordinated-passive", agent)
-        elif dep == "acl" and head.pos_ in _NOMINAL_HEADS and head.i < token.i:
+        elif dep == "acl" and head.pos_ in _NOMINAL_HEADS and head.i < token.i and head.dep_ != "ROOT":
+            # (A participle on a root noun is the sentence's only verb: "Poor decisions led to ...".)
             if not agent and _adjectival(token, verbs):
                 continue
             copula = head.head
