@@ -81,9 +81,10 @@ def main(argv: list[str] | None = None) -> int:
                                 "generation": "You should talk to them."})
         with tempfile.TemporaryDirectory() as folder:
             cache = Path(folder) / "bench.sqlite"
-            start = time.perf_counter()
+            load_before = os.getloadavg()[0]
+            start, cpu_start = time.perf_counter(), time.process_time()
             first = run_judge(outputs, judge, protocols="conflict", cache=cache)
-            cold = time.perf_counter() - start
+            cold, cpu = time.perf_counter() - start, time.process_time() - cpu_start
             start = time.perf_counter()
             second = run_judge(outputs, judge, protocols="conflict", cache=cache)
             warm = time.perf_counter() - start
@@ -97,14 +98,16 @@ def main(argv: list[str] | None = None) -> int:
         "within_1_5x": cold <= 1.5 * ideal, "missing": int(first.ratings["value"].isna().sum()),
         "prompt_tokens": first.stats.prompt_tokens, "completion_tokens": first.stats.completion_tokens,
         "rerun_calls": second.stats.calls, "rerun_cache_hits": second.stats.cache_hits,
-        "rerun_wall_s": round(warm, 3), "machine": machine(), "openai": openai.__version__,
+        "rerun_wall_s": round(warm, 3), "client_cpu_ms_per_call": round(cpu * 1000 / max(1, first.stats.calls), 3),
+        "load_average_1min_before": round(load_before, 2), "machine": machine(), "openai": openai.__version__,
     }
     if args.json:
         print(json.dumps(figures, indent=2))
     else:
         print(f"{figures['calls']} calls at {args.latency * 1000:.0f} ms, concurrency {args.concurrency}: "
               f"{cold:.2f} s (ideal {ideal:.2f} s, ratio {cold / ideal:.2f}, target <= 1.5); "
-              f"missing {figures['missing']}")
+              f"missing {figures['missing']}; client CPU {figures['client_cpu_ms_per_call']} ms/call; "
+              f"load average before {load_before:.2f}")
         print(f"re-run: {second.stats.calls} calls, {second.stats.cache_hits} cache hits, {warm:.2f} s")
         print(f"machine: {figures['machine']}")
     ok = figures["within_1_5x"] and figures["rerun_calls"] == 0 and figures["missing"] == 0
