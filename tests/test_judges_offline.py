@@ -220,9 +220,12 @@ def test_lexicon_disturbing_count_sums_sentences():
 
 @pytest.mark.parametrize(("response", "cues", "label"), [
     ("You should talk to your manager. Here are some tips:\n1. Set boundaries\n2. Communicate calmly",
-     (7, 0, 0, 0), 1),
+     (8, 0, 0, 0), 1),  # you should, talk to your manager, here are some, 2 list items, set boundaries,
+    # communicate calmly, and "Set" opening a sentence
     ("It sounds like this has been painful. What feels hardest? How do you see it?", (0, 0, 2, 1), 0),
-    ("Don't worry, everything will work out. Try to find common ground.", (1, 3, 0, 0), 1),
+    ("Don't worry, everything will work out. Try to find common ground.", (2, 3, 0, 0), 1),
+    ("It is common to feel this way. Keep records of your work.", (1, 1, 0, 0), 1),
+    ("Tell me more about that.", (0, 0, 0, 1), 0),
     ("What happened next? You could also consider telling them.", (2, 0, 1, 0), 1),
     ("I'm sorry you feel that way.", (0, 0, 0, 0), 0),
 ])

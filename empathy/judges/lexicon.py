@@ -22,8 +22,10 @@ Disturbing-content count ``U`` (``u_ref``, ``u_gen``)
     over sentences.
 
 Conflict avoidance ``ca``
-    A cue heuristic on the response: ``A`` counts solution-giving cues (advice phrases, list items) and
-    harmony/closure cues (compromise, reassurance, "move on"); ``X`` counts exploration cues (questions,
+    A cue heuristic on the response: ``A`` counts solution-giving cues (advice phrases, list items,
+    sentences opening with an advice verb such as "Keep ...", "Try ...") and harmony/closure cues
+    (compromise, reassurance, normalising: "it is common to", "many couples"); ``X`` counts exploration cues
+    (questions,
     and reflective openers such as "it sounds like", "tell me more", counted 1/2). ``ca = 1`` iff
     ``A > X``. The client narrative is not used.
 """
@@ -198,18 +200,31 @@ _SOLUTION = re.compile(
     r"best|wise|useful) to|make sure|here are (?:some|a few)|(?:some|a few|these) (?:tips|strategies|steps|"
     r"suggestions|ideas)|set(?:ting)? (?:clear |healthy )?boundaries|communicate (?:openly|calmly|honestly|"
     r"clearly)|seek(?:ing)? (?:professional )?(?:help|support)|talk(?:ing)? to (?:a|your) (?:therapist|"
-    r"counselor|manager|hr|friend)|practice self-care|take (?:a|some) (?:step|time|break))\b", re.I)
+    r"counselor|manager|hr|friend)|practice self-care|take (?:a|some) (?:step|time|break)|"
+    r"it (?:may|might|could|would|will|can) (?:help|be (?:helpful|useful|reasonable|worth|wise|best))|"
+    r"(?:usually|often|generally) works|next steps?)\b", re.I)
 _HARMONY = re.compile(
     r"\b(?:(?:find|finding) (?:a )?(?:common ground|middle ground|compromise|balance)|compromise|"
     r"meet (?:them|him|her) halfway|see (?:things )?from (?:their|his|her) (?:perspective|point of view)|"
     r"(?:they|he|she) (?:probably|likely|surely) (?:mean|meant|care|love|want)|everything will|"
     r"(?:it|things) will (?:all )?(?:be|work out|get better)|don't worry|try not to worry|stay positive|"
     r"look on the bright side|move (?:forward|on)|let (?:it )?go|forgive|both (?:of you|sides)|"
-    r"i hope (?:this|these|that) helps?|good luck|you(?: are|'re) not alone)\b", re.I)
+    r"i hope (?:this|these|that) helps?|good luck|you(?: are|'re) not alone|"
+    r"it(?: is|'s) (?:common|normal|natural|very common|completely normal) to|"
+    r"many (?:couples|people|parents|families|colleagues|new \w+)|i(?:'m| am) sure|"
+    r"(?:a|the) (?:wonderful|great|good|strong) (?:foundation|sign|opportunity))\b", re.I)
 _REFLECTIVE = re.compile(
     r"\b(?:i wonder|tell me more|help me understand|it sounds like|i hear|what comes up|what matters|"
     r"part of you|i'm curious|i am curious)\b", re.I)
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+\S", re.M)
+#: Verbs that open an imperative (advice) sentence: "Keep records ...", "Try planning ...".
+IMPERATIVE_VERBS: frozenset[str] = frozenset({
+    "agree", "arrange", "ask", "avoid", "book", "call", "consider", "contact", "discuss", "document", "explain",
+    "find", "focus", "give", "go", "have", "join", "keep", "let", "limit", "look", "make", "plan", "practice",
+    "practise", "prioritise", "prioritize", "reach", "remember", "request", "schedule", "seek", "set", "speak",
+    "spend", "start", "stop", "suggest", "take", "talk", "tell", "think", "try", "write",
+})
+_FIRST_WORD = re.compile(r"^[\W\d]*([A-Za-z']+)(?:\s+(\w+))?")
 
 
 @dataclass(frozen=True)
@@ -240,8 +255,15 @@ class ConflictCues:
 def conflict_cues(response: str) -> ConflictCues:
     """Count the conflict-avoidance and exploration cues of a response."""
     text = response.replace("’", "'")
-    questions = sum(1 for s in split_sentences(text) if s.rstrip("\"')”’ ").endswith("?"))
-    return ConflictCues(solution=len(_SOLUTION.findall(text)) + len(_LIST_ITEM.findall(text)),
+    sentences = split_sentences(text)
+    questions = sum(1 for s in sentences if s.rstrip("\"')”’ ").endswith("?"))
+    imperatives = 0
+    for sentence in sentences:
+        match = _FIRST_WORD.match(sentence)
+        if (match and match.group(1).lower() in IMPERATIVE_VERBS and not sentence.rstrip().endswith("?")
+                and (match.group(2) or "").lower() != "me"):  # "Tell me more" explores
+            imperatives += 1
+    return ConflictCues(solution=len(_SOLUTION.findall(text)) + len(_LIST_ITEM.findall(text)) + imperatives,
                         harmony=len(_HARMONY.findall(text)), questions=questions,
                         reflective=len(_REFLECTIVE.findall(text)))
 
