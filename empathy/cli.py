@@ -31,6 +31,7 @@ EXTENSIONS: tuple[str, ...] = (
     "empathy.distancing:register_cli",
     "empathy.judges.cli:register_cli",
     "empathy.datasets.cli:register_cli",
+    "empathy.workbench_cli:register_cli",
 )
 
 
