@@ -194,10 +194,12 @@ def test_identical_requests_are_made_once(server):
 
 def test_structured_output_falls_back_when_endpoint_rejects_schema(server):
     server.reject_json_schema = True
-    frame = outputs([(str(i), "m1", f"Ref {i}.", "You should.") for i in range(3)])
-    run = run_judge(frame, judge(server, concurrency=1), protocols="conflict", cache=None)
-    assert run.ratings["value"].tolist() == [1.0, 1.0, 1.0]
-    assert run.stats.retries == 0
+    server.latency = 0.02  # several requests in flight when the first 400 arrives
+    frame = outputs([(str(i), "m1", f"Ref {i}.", "You should.") for i in range(12)])
+    run = run_judge(frame, judge(server, concurrency=6), protocols="conflict", cache=None)
+    assert run.ratings["value"].tolist() == [1.0] * 12
+    assert run.stats.retries == 0 and run.stats.failures == 0
+    server.latency = 0.0
     assert "response_format" not in server.requests[-1]
     strict = run_judge(frame, judge(server, structured_output="json_schema", max_retries=0), protocols="conflict",
                        cache=None)

@@ -193,6 +193,7 @@ class LLMEngine:
                     return Outcome(values=None, reason=self._fatal)
                 self.stats.calls += 1
                 made += 1
+                sent_mode = self._mode
                 try:
                     # The client's generic POST skips the SDK's per-request TypedDict transform of the
                     # body (~3 ms of CPU per call, which capped throughput at high concurrency); auth,
@@ -210,12 +211,15 @@ class LLMEngine:
                 except openai.APIStatusError as exc:
                     status = exc.status_code
                     message = self._redact(getattr(exc, "message", exc))[:200]
-                    if status == 400 and self._mode != "none" and config.structured_output == "auto" and any(
+                    # Compare with the mode this request was sent with: with requests in flight, another one
+                    # may already have switched the run to plain text.
+                    if status == 400 and sent_mode != "none" and config.structured_output == "auto" and any(
                             hint in message.lower() for hint in _SCHEMA_HINTS):
                         # The endpoint rejects structured output: fall back to tolerant parsing of plain
                         # text for the rest of the run, without spending a retry.
-                        logger.info("judge %s: endpoint rejected structured output; using plain text",
-                                    config.name)
+                        if self._mode != "none":
+                            logger.info("judge %s: endpoint rejected structured output; using plain text",
+                                        config.name)
                         self._mode = "none"
                         continue
                     if status in (401, 403, 404):
@@ -270,6 +274,7 @@ class LLMEngine:
         return Outcome(values=None, reason=final)
 
     def _arguments(self, request: Request) -> dict[str, object]:
+        """The request body for the current structured-output mode."""
         arguments: dict[str, object] = {"model": self.config.model, "messages": request.messages,
                                         "temperature": self.config.temperature}
         if self.config.max_tokens is not None:
