@@ -29,7 +29,7 @@ SUFFIX_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("anation", ("ain",), "V"),
     ("amation", ("aim",), "V"),
     ("tration", ("ter", "trate"), "V"),
-    ("ation", ("", "e", "ate"), "V"),
+    ("ation", ("", "e", "ate", "y"), "V"),
     ("ition", ("", "e", "ite", "ize"), "V"),
     ("ution", ("ute", "ve"), "V"),
     ("ption", ("be", "ve", "ive", "b", "me", "pt"), "V"),
@@ -41,6 +41,7 @@ SUFFIX_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("rsion", ("rt",), "V"),
     ("sion", ("de", "se", "d"), "V"),
     ("ion", ("", "e"), "V"),
+    ("ion", ("",), "A"),
     ("ment", ("", "e"), "V"),
     ("iness", ("y",), "A"),
     ("ness", ("", "e"), "A"),
@@ -50,7 +51,7 @@ SUFFIX_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("osity", ("ous",), "A"),
     ("ality", ("al",), "A"),
     ("arity", ("ar",), "A"),
-    ("icity", ("ic",), "A"),
+    ("icity", ("ic", "e"), "A"),
     ("ity", ("", "e"), "A"),
     ("iance", ("y",), "V"),
     ("ance", ("ant",), "A"),
@@ -85,6 +86,8 @@ IRREGULAR_NOMINAL: dict[str, str] = {
     "drainage": "drain", "blockage": "block", "dosage": "dose", "linkage": "link", "stoppage": "stop",
     "warmth": "warm", "width": "wide", "wisdom": "wise", "variety": "various", "procedure": "proceed",
     "expenditure": "expend", "abundance": "abundant", "absorption": "absorb", "deletion": "delete",
+    "thought": "think", "weight": "weigh", "flight": "fly", "tension": "tense", "option": "opt",
+    "destruction": "destroy", "discretion": "discreet", "seizure": "seize", "conception": "conceive",
 }
 
 #: Nouns with a derivational-looking ending whose apparent base is unrelated in meaning (or is itself
@@ -92,14 +95,15 @@ IRREGULAR_NOMINAL: dict[str, str] = {
 NOT_NOMINAL: frozenset[str] = frozenset(
     """
     department apartment compartment basement environment garment business witness television
-    vision tension pension passion portion question position edition option emotion champion opinion
+    vision pension passion portion question position edition emotion champion opinion situation million
     institution constitution foundation population station nation ration session mission version
     community university opportunity facility gravity evidence instance consequence emergency currency
     signal total portal rival admiral tutorial capital hospital animal potential material official
     creature posture venture legislature battery factory machinery bakery brewery pottery surgery
     evening ceiling morning stocking shilling offspring thing something nothing anything everything
     king ring string spring wing swing sting darling sibling pudding herring earring
-    lesson reason season poison prison person mention
+    lesson reason season poison prison person mention pigment supplement comment clothing affection
+    experience ambience
     """.split()
 )
 
@@ -140,6 +144,10 @@ INDEFINITE_SUBJECTS: frozenset[str] = frozenset(
 )
 
 
+#: Negative prefixes stripped before the suffix test when the whole word fails it.
+NEGATIVE_PREFIXES: tuple[str, ...] = ("non", "dis", "un", "in", "im", "ir", "il", "mis")
+
+
 def derive_base(
     lemma: str, verbs: Collection[str], adjectives: Collection[str]
 ) -> tuple[str, str] | None:
@@ -156,12 +164,31 @@ def derive_base(
         return None
     if lemma in IRREGULAR_NOMINAL:
         return ("irregular", IRREGULAR_NOMINAL[lemma])
+    found = _derive_suffixed(lemma, verbs, adjectives)
+    if found is None:
+        # A negative prefix on a derived noun: in-ability, dis-agreement, un-happiness, non-compliance.
+        for prefix in NEGATIVE_PREFIXES:
+            rest = lemma[len(prefix):]
+            if lemma.startswith(prefix) and len(rest) >= 5 and rest not in NOT_NOMINAL:
+                found = IRREGULAR_NOMINAL.get(rest) and ("irregular", IRREGULAR_NOMINAL[rest])
+                found = found or _derive_suffixed(rest, verbs, adjectives)
+                if found is not None:
+                    break
+    return found
+
+
+def _derive_suffixed(
+    lemma: str, verbs: Collection[str], adjectives: Collection[str]
+) -> tuple[str, str] | None:
+    """The suffix rules of :func:`derive_base` (no irregulars, no prefixes)."""
     for suffix, replacements, pos in SUFFIX_RULES:
         if not lemma.endswith(suffix) or len(lemma) - len(suffix) < 2:
             continue
         stem = lemma[: -len(suffix)]
         vocabulary = verbs if pos == "V" else adjectives
         for replacement in replacements:
+            if suffix == "ment" and replacement == "e" and not stem.endswith(("dg", "u")):
+                continue  # -ment keeps a final e (announcement) except in judgment, argument
             for candidate in _spellings(stem + replacement):
                 if len(candidate) >= 3 and candidate != lemma and candidate in vocabulary:
                     return (suffix, candidate)

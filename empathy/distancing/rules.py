@@ -40,6 +40,8 @@ reader, and telling generic from addressee "you" needs discourse context the par
 
 Nominalizations (label ``nominalization``), one per noun token: see :mod:`empathy.distancing.lexicon`. The
 rule name is ``nominal:-SUFFIX:BASE`` (or ``nominal:irregular:BASE``), e.g. ``nominal:-ment:announce``.
+Title-case words the tagger took for names ("Simulation") are tested too, and an -ing form with a
+determiner or possessive, or used as a noun modifier, is a nominal gerund (``nominal:gerund:VERB``).
 """
 
 from __future__ import annotations
@@ -272,9 +274,22 @@ def find_nominalizations(
     """
     hits: list[Hit] = []
     for token in doc:
-        if token.pos_ != "NOUN" or len(token) < 4:
+        if len(token) < 4:
             continue
-        lemma = token.lemma_.lower()
+        pos = token.pos_
+        if pos == "NOUN":
+            lemma = token.lemma_.lower()
+        elif pos == "PROPN" and token.is_alpha and (token.is_title or token.is_upper):
+            # Title-case headings make the tagger read "Simulation", "Agreement" as names; a name does
+            # not end in -ing-less derivational suffixes often enough to matter, -ing names do (Manning).
+            lemma = token.lower_
+            if lemma.endswith("ing"):
+                continue
+        elif token.tag_ == "VBG" and _nominal_gerund(token):
+            hits.append(Hit(token.i, token.i + 1, "nominalization", f"nominal:gerund:{token.lemma_.lower()}"))
+            continue
+        else:
+            continue
         if lemma in memo:
             rule = memo[lemma]
         else:
@@ -289,6 +304,14 @@ def find_nominalizations(
         if rule is not None:
             hits.append(Hit(token.i, token.i + 1, "nominalization", rule))
     return hits
+
+
+def _nominal_gerund(token: Token) -> bool:
+    """An -ing form used as a noun: with a determiner or possessive ("this posting", "his thinking") or as
+    a noun modifier ("screening test"). Verbal gerunds with objects ("making money") are not counted."""
+    if token.dep_ == "compound":
+        return True
+    return any(child.dep_ in ("det", "poss") and child.i < token.i for child in token.children)
 
 
 def count_sentences(doc: Doc) -> int:

@@ -235,7 +235,7 @@ def validate_nominalizations(
     for sent_id, doc in zip(ids, nlp.pipe(sentences[i].text for i in ids), strict=True):
         hits = find_nominalizations(doc, verbs, adjectives, memo)
         predicted_offsets[sent_id] = {doc[h.start].idx for h in hits}
-    gold, ours, plain = [], [], []
+    gold, ours, plain, strata = [], [], [], []
     for row in rows:
         sentence = sentences[row["sent_id"]]
         index = int(row["token_id"]) - 1
@@ -247,7 +247,15 @@ def validate_nominalizations(
         gold.append(row["label"].strip() == "1")
         ours.append(offset in predicted_offsets[row["sent_id"]])
         plain.append(token.form.lower().endswith(PLAIN_SUFFIXES))
-    return {"ours": prf(gold, ours), "plain_suffix": prf(gold, plain), "tokens": {"n": len(rows)}}
+        strata.append(row.get("stratum", ""))
+    report: dict[str, dict] = {"ours": prf(gold, ours), "plain_suffix": prf(gold, plain),
+                               "tokens": {"n": len(rows)}}
+    for stratum in sorted(set(strata) - {""}):
+        keep = [i for i, s in enumerate(strata) if s == stratum]
+        report[f"ours_{stratum}"] = prf([gold[i] for i in keep], [ours[i] for i in keep])
+        report[f"plain_suffix_{stratum}"] = prf([gold[i] for i in keep], [plain[i] for i in keep])
+        report["tokens"][stratum] = len(keep)
+    return report
 
 
 def _row(name: str, scores: dict[str, float]) -> str:
@@ -280,8 +288,10 @@ def markdown(results: dict[str, dict]) -> str:
         nom = results["nominalization"]
         out.append(f"\nHand-labelled EWT dev nouns, {nom['tokens']['n']} tokens:\n")
         out.extend(header)
-        out.append(_row("ours", nom["ours"]))
-        out.append(_row("plain suffix rule (-tion/-ment/-ness/-ity)", nom["plain_suffix"]))
+        for suffix, title in (("", "all"), ("_random", "random stratum"), ("_suffix", "suffix stratum")):
+            if f"ours{suffix}" in nom:
+                out.append(_row(f"ours, {title}", nom[f"ours{suffix}"]))
+                out.append(_row(f"plain suffix rule (-tion/-ment/-ness/-ity), {title}", nom[f"plain_suffix{suffix}"]))
     return "\n".join(out) + "\n"
 
 
