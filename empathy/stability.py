@@ -165,6 +165,15 @@ def _group_statistic(statistic: Statistic, reference: NDArray[np.float64] | None
     return lambda column, index: nan_if_none(cohen_kappa(column[index], reference[index], weights="quadratic"))
 
 
+def _sd(values: NDArray[np.float64]) -> float:
+    """Sample sd (ddof = 1); exactly 0 for identical values, where numpy's two-pass formula leaves ~1e-16."""
+    if len(values) < 2:
+        return np.nan
+    if values.min() == values.max():
+        return 0.0
+    return float(values.std(ddof=1))
+
+
 def _usable(column: NDArray[np.float64], reference: NDArray[np.float64] | None) -> NDArray[np.bool_]:
     ok = ~np.isnan(column)
     return ok if reference is None else ok & ~np.isnan(reference)
@@ -245,7 +254,7 @@ def sample_size_stability(values_by_unit: pd.DataFrame, sizes: Sequence[int], *,
                 rows.append({
                     "group": group, "size": size,
                     "mean": float(defined.mean()) if len(defined) else np.nan,
-                    "sd": float(defined.std(ddof=1)) if len(defined) >= 2 else np.nan,
+                    "sd": _sd(defined),
                     "n_resamples": n_resamples, "n_defined": len(defined),
                     "n_units_mean": float(usable[subsets, j].sum(axis=1).mean()),
                 })
