@@ -207,6 +207,16 @@ def test_structured_output_falls_back_when_endpoint_rejects_schema(server):
     assert "HTTP 400" in strict.ratings["reason"].iloc[0]
 
 
+def test_reasoning_model_settings(server):
+    run = run_judge(outputs([("1", "m1", "R.", "G.")]),
+                    judge(server, send_temperature=False, max_tokens=4000, max_tokens_field="max_completion_tokens"),
+                    protocols="conflict", cache=None)
+    request = server.requests[0]
+    assert "temperature" not in request and "max_tokens" not in request
+    assert request["max_completion_tokens"] == 4000
+    assert "T=default" in run.signature
+
+
 @pytest.mark.parametrize("mode", ["json_object", "none"])
 def test_other_structured_modes(server, mode):
     run = run_judge(outputs([("1", "m1", "R.", "G.")]), judge(server, structured_output=mode),

@@ -81,6 +81,12 @@ class JudgeConfig:
         ``json_object`` or ``none``.
     max_tokens
         Completion-token cap per call (``None``: endpoint default).
+    max_tokens_field
+        The request field for that cap: ``max_tokens`` or ``max_completion_tokens`` (OpenAI's reasoning
+        models accept only the latter, and count their reasoning in it: raise ``max_tokens`` for them).
+    send_temperature
+        ``False`` leaves ``temperature`` out of the request, for models that accept only their default
+        (the signature then says ``T=default``).
     kind
         ``llm`` or ``lexicon``.
     """
@@ -97,6 +103,8 @@ class JudgeConfig:
     backoff_max: float = 30.0
     structured_output: str = "auto"
     max_tokens: int | None = 256
+    max_tokens_field: str = "max_tokens"
+    send_temperature: bool = True
     kind: str = "llm"
     extra_body: dict[str, Any] = field(default_factory=dict, hash=False)
 
@@ -113,6 +121,9 @@ class JudgeConfig:
         if self.structured_output not in STRUCTURED_MODES:
             raise JudgeConfigError(f"judge {self.name!r}: structured_output must be one of "
                                    f"{', '.join(STRUCTURED_MODES)}, got {self.structured_output!r}")
+        if self.max_tokens_field not in ("max_tokens", "max_completion_tokens"):
+            raise JudgeConfigError(f"judge {self.name!r}: max_tokens_field must be max_tokens or "
+                                   "max_completion_tokens")
         if not isinstance(self.concurrency, int) or self.concurrency < 1:
             raise JudgeConfigError(f"judge {self.name!r}: concurrency must be a positive integer")
         if not isinstance(self.max_retries, int) or self.max_retries < 0:

@@ -91,7 +91,8 @@ class Outcome:
 def make_request(config: JudgeConfig, protocol: Protocol, **texts: str) -> Request:
     """Render ``protocol`` with ``texts`` and compute the cache key for ``config``."""
     messages = protocol.render(**texts)
-    key = cache_key(config.endpoint, config.model, protocol.hash, messages, config.temperature)
+    temperature = config.temperature if config.send_temperature else -1.0  # -1: the endpoint's default
+    key = cache_key(config.endpoint, config.model, protocol.hash, messages, temperature)
     return Request(key=key, protocol=protocol, messages=messages)
 
 
@@ -275,10 +276,11 @@ class LLMEngine:
 
     def _arguments(self, request: Request) -> dict[str, object]:
         """The request body for the current structured-output mode."""
-        arguments: dict[str, object] = {"model": self.config.model, "messages": request.messages,
-                                        "temperature": self.config.temperature}
+        arguments: dict[str, object] = {"model": self.config.model, "messages": request.messages}
+        if self.config.send_temperature:
+            arguments["temperature"] = self.config.temperature
         if self.config.max_tokens is not None:
-            arguments["max_tokens"] = self.config.max_tokens
+            arguments[self.config.max_tokens_field] = self.config.max_tokens
         if self._mode == "json_schema":
             arguments["response_format"] = request.protocol.response_format()
         elif self._mode == "json_object":

@@ -102,7 +102,7 @@ def _llm_signature(judge: JudgeConfig, names: tuple[str, ...]) -> str:
     """One signature for every rating of a run (so :func:`empathy.signature.judge_signatures` sees one)."""
     tags = ",".join(PROTOCOLS[name].tag for name in names)
     signature = (f"rater={judge.name};kind=llm;model={judge.model};endpoint={judge.endpoint};"
-                 f"protocols={tags};T={judge.temperature:g}")
+                 f"protocols={tags};T={f'{judge.temperature:g}' if judge.send_temperature else 'default'}")
     if "disturbing" in names:
         signature += f";split={SPLITTER_VERSION}"
     return f"{signature};empathy={__version__}"
