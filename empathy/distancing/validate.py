@@ -288,7 +288,9 @@ def markdown(results: dict[str, dict]) -> str:
         nom = results["nominalization"]
         out.append(f"\nHand-labelled EWT dev nouns, {nom['tokens']['n']} tokens:\n")
         out.extend(header)
-        for suffix, title in (("", "all"), ("_random", "random stratum"), ("_suffix", "suffix stratum")):
+        strata = (("", "all"), ("_random", "random stratum"), ("_suffix", "suffix stratum"),
+                  ("_heldout_random", "held-out random stratum"), ("_heldout_suffix", "held-out suffix stratum"))
+        for suffix, title in strata:
             if f"ours{suffix}" in nom:
                 out.append(_row(f"ours, {title}", nom[f"ours{suffix}"]))
                 out.append(_row(f"plain suffix rule (-tion/-ment/-ness/-ity), {title}", nom[f"plain_suffix{suffix}"]))
