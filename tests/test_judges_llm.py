@@ -294,3 +294,19 @@ def test_key_from_secrets_mapping(server, monkeypatch):
     run = run_judge(outputs([("1", "m1", "R.", "G.")]), judge(server, api_key_env=KEY_ENV), protocols="conflict",
                     cache=None, secrets={KEY_ENV: KEY})
     assert value(run.ratings, "1", "ca") == 0
+
+
+def test_task_protocols_judge_each_task_only_on_what_it_uses(server):
+    from empathy.judges import PAPER_TASK_PROTOCOLS
+
+    frame = outputs([("n1", "m1", "He was killed. Blood.", "A man died."),
+                     ("c1", "m1", "I feel torn.", "You should talk."),
+                     ("x1", "m1", "Other.", "Other.")])
+    frame["task"] = ["news", "counseling", "poetry"]
+    run = run_judge(frame, judge(server), cache=None, task_protocols=PAPER_TASK_PROTOCOLS, protocols="affect")
+    dims = run.ratings.groupby("item_id")["dimension"].apply(set).to_dict()
+    assert dims == {"n1": {"e_ref", "e_gen", "u_ref", "u_gen"}, "c1": {"e_ref", "e_gen", "ca"},
+                    "x1": {"e_ref", "e_gen"}}
+    # 3 affect + 3 sentences (2 ref + 1 gen) + 1 conflict
+    assert server.calls == 7
+    assert all(p.tag in run.signature for p in PROTOCOLS.values())

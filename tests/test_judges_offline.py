@@ -258,3 +258,12 @@ def test_unknown_protocol_is_named():
         run_judge(frame, protocols="sentiment")
     with pytest.raises(ValueError, match="lacks column"):
         run_judge(frame.drop(columns="generation"))
+
+
+def test_lexicon_task_protocols():
+    frame = pd.DataFrame({"item_id": ["1", "2"], "model": ["a", "a"], "task": ["translation", "counseling"],
+                          "reference": ["r.", "r."], "generation": ["g.", "g."]})
+    run = run_judge(frame, task_protocols={"translation": "affect", "counseling": ["conflict"]})
+    assert run.ratings.groupby("item_id")["dimension"].apply(list).to_dict() == {"1": ["e_ref", "e_gen"],
+                                                                                  "2": ["ca"]}
+    assert "disturbing" not in run.signature and "conflict=cue-heuristic" in run.signature

@@ -23,12 +23,12 @@ from .config import (
 )
 from .llm import JudgeRunError, JudgeStats
 from .prompts import PROTOCOL_DIMENSIONS, PROTOCOLS, Protocol, protocol_hashes
-from .run import JudgeRun, arun_judge, run_judge
+from .run import PAPER_TASK_PROTOCOLS, JudgeRun, arun_judge, run_judge
 from .sentences import split_sentences
 
 __all__ = [
-    "LEXICON_JUDGE", "PROTOCOLS", "PROTOCOL_DIMENSIONS", "EmbeddingConfig", "JudgeCache", "JudgeConfig",
-    "JudgeConfigError", "JudgeRun", "JudgeRunError", "JudgeStats", "JudgesFile", "Protocol", "arun_judge",
-    "available_judges", "default_cache_path", "load_config", "parse_config", "protocol_hashes", "redact",
-    "resolve_embedding", "resolve_judge", "run_judge", "split_sentences",
+    "LEXICON_JUDGE", "PAPER_TASK_PROTOCOLS", "PROTOCOLS", "PROTOCOL_DIMENSIONS", "EmbeddingConfig", "JudgeCache",
+    "JudgeConfig", "JudgeConfigError", "JudgeRun", "JudgeRunError", "JudgeStats", "JudgesFile", "Protocol",
+    "arun_judge", "available_judges", "default_cache_path", "load_config", "parse_config", "protocol_hashes",
+    "redact", "resolve_embedding", "resolve_judge", "run_judge", "split_sentences",
 ]

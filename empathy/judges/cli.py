@@ -76,7 +76,7 @@ def write_ratings(ratings: pd.DataFrame, path: str | Path) -> None:
 
 def run_judge_command(args: argparse.Namespace) -> int:
     """Handler of ``judge``: rate OUTPUTS and write RATINGS; return the exit code."""
-    from .run import run_judge
+    from .run import PAPER_TASK_PROTOCOLS, run_judge
 
     try:
         if args.list:
@@ -94,7 +94,8 @@ def run_judge_command(args: argparse.Namespace) -> int:
         cache: object = None if args.no_cache else (args.cache or True)
         progress = None if args.quiet else ProgressBar(f"judge {args.judge}")
         result = run_judge(outputs, args.judge, protocols=args.protocols, progress=progress, cache=cache,
-                           config=args.config, concurrency=args.concurrency)
+                           config=args.config, concurrency=args.concurrency,
+                           task_protocols=PAPER_TASK_PROTOCOLS if args.paper_tasks else None)
         write_ratings(result.ratings, args.out)
     except DataError as exc:
         _error(str(exc))
@@ -166,6 +167,9 @@ def register_judge_cli(subparsers: argparse._SubParsersAction) -> argparse.Argum
     parser.add_argument("--out", metavar="RATINGS", help="ratings file to write (.csv, .jsonl or .parquet)")
     parser.add_argument("--protocols", default=",".join(PROTOCOLS), metavar="LIST",
                         help=f"comma-separated subset of {','.join(PROTOCOLS)} (default: all)")
+    parser.add_argument("--paper-tasks", action="store_true",
+                        help="rows of task news: affect+disturbing; translation: affect; counseling: "
+                             "affect+conflict (as in the paper); other tasks: --protocols")
     parser.add_argument("--concurrency", type=int, metavar="N", help="override the judge's concurrency limit")
     parser.add_argument("--cache", metavar="SQLITE", help="cache file (default: ~/.cache/empathy/judges.sqlite)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")

@@ -23,6 +23,10 @@ from .prompts import PROTOCOL_DIMENSIONS, PROTOCOLS
 from .sentences import SPLITTER_VERSION, split_sentences
 
 Progress = Callable[[int, int], None]
+#: The protocols the paper applies per task (Section 4): news -> SA, EGM; translation -> SA (and LD, not a
+#: judge); counseling -> SA, CA. Pass as ``task_protocols`` to skip judging what a task does not use.
+PAPER_TASK_PROTOCOLS: dict[str, tuple[str, ...]] = {
+    "news": ("affect", "disturbing"), "translation": ("affect",), "counseling": ("affect", "conflict")}
 CacheArg = JudgeCache | str | Path | bool | None
 
 
@@ -78,8 +82,11 @@ def _check_outputs(outputs: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in OUTPUT_REQUIRED if c not in outputs.columns]
     if missing:
         raise ValueError(f"outputs lacks column(s) {', '.join(missing)}")
-    frame = outputs[list(OUTPUT_REQUIRED)].copy()
-    for column in OUTPUT_REQUIRED:
+    columns = list(OUTPUT_REQUIRED) + (["task"] if "task" in outputs.columns else [])
+    frame = outputs[columns].copy()
+    if "task" not in frame.columns:
+        frame["task"] = ""
+    for column in (*OUTPUT_REQUIRED, "task"):
         frame[column] = frame[column].map(
             lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
     return frame.reset_index(drop=True)
@@ -126,15 +133,27 @@ def _sentence_table(frame: pd.DataFrame) -> pd.DataFrame:
                          "n_sent_gen": [len(split_sentences(t)) for t in frame["generation"]]})
 
 
-def _run_lexicon(frame: pd.DataFrame, judge: JudgeConfig, names: tuple[str, ...],
-                 progress: Progress | None) -> JudgeRun:
+def _row_protocols(frame: pd.DataFrame, names: tuple[str, ...],
+                   task_protocols: Mapping[str, Iterable[str] | str] | None) -> tuple[list[tuple[str, ...]],
+                                                                                     tuple[str, ...]]:
+    """The protocols of each row and, in canonical order, all protocols used."""
+    if not task_protocols:
+        return [names] * len(frame), names
+    by_task = {str(task): _normalise_protocols(value) for task, value in task_protocols.items()}
+    per_row = [by_task.get(task, names) for task in frame["task"]]
+    used = {name for row in per_row for name in row}
+    return per_row, tuple(name for name in PROTOCOLS if name in used)
+
+
+def _run_lexicon(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]],
+                 used: tuple[str, ...], progress: Progress | None) -> JudgeRun:
     start = time.perf_counter()
-    signature = lexicon.signature(names)
+    signature = lexicon.signature(used)
     rows: list[dict[str, Any]] = []
     total = len(frame)
     if progress is not None:
         progress(0, total)
-    for position, record in enumerate(frame.itertuples(index=False)):
+    for position, (record, names) in enumerate(zip(frame.itertuples(index=False), per_row, strict=True)):
         item, model, reference, generation = record.item_id, record.model, record.reference, record.generation
         if "affect" in names:
             for dimension, text in (("e_ref", reference), ("e_gen", generation)):
@@ -154,12 +173,12 @@ def _run_lexicon(frame: pd.DataFrame, judge: JudgeConfig, names: tuple[str, ...]
                     sentences=_sentence_table(frame))
 
 
-def _plan(frame: pd.DataFrame, judge: JudgeConfig, names: tuple[str, ...]
+def _plan(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]]
           ) -> tuple[list[Request], list[tuple[str, str, str, list[str]]]]:
     """Requests to make and, per rating, the request keys it depends on."""
     requests: list[Request] = []
     needs: list[tuple[str, str, str, list[str]]] = []  # (item, model, dimension, keys)
-    for record in frame.itertuples(index=False):
+    for record, names in zip(frame.itertuples(index=False), per_row, strict=True):
         item, model = record.item_id, record.model
         if "affect" in names:
             request = make_request(judge, PROTOCOLS["affect"], reference=record.reference,
@@ -211,18 +230,19 @@ def _assemble(needs: list[tuple[str, str, str, list[str]]], outcomes: Mapping[st
 async def arun_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
                      protocols: Iterable[str] | str | None = None, progress: Progress | None = None,
                      cache: CacheArg = True, config: str | Path | JudgesFile | None = None,
-                     secrets: Mapping[str, Any] | None = None, concurrency: int | None = None) -> JudgeRun:
+                     secrets: Mapping[str, Any] | None = None, concurrency: int | None = None,
+                     task_protocols: Mapping[str, Iterable[str] | str] | None = None) -> JudgeRun:
     """Async form of :func:`run_judge` (for callers that already run an event loop)."""
     judge_config = resolve_judge(judge, config)
     if concurrency is not None:
         judge_config = judge_config.replace(concurrency=concurrency)
-    names = _normalise_protocols(protocols)
     frame = _check_outputs(outputs)
+    per_row, names = _row_protocols(frame, _normalise_protocols(protocols), task_protocols)
     if judge_config.kind == "lexicon":
-        return _run_lexicon(frame, judge_config, names, progress)
+        return _run_lexicon(frame, judge_config, per_row, names, progress)
     key = api_key(judge_config, secrets)
     start = time.perf_counter()
-    requests, needs = _plan(frame, judge_config, names)
+    requests, needs = _plan(frame, judge_config, per_row)
     store, owned = _open_cache(cache)
     stats = JudgeStats()
     try:
@@ -240,7 +260,8 @@ async def arun_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = No
 def run_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
               protocols: Iterable[str] | str | None = None, progress: Progress | None = None,
               cache: CacheArg = True, config: str | Path | JudgesFile | None = None,
-              secrets: Mapping[str, Any] | None = None, concurrency: int | None = None) -> JudgeRun:
+              secrets: Mapping[str, Any] | None = None, concurrency: int | None = None,
+              task_protocols: Mapping[str, Iterable[str] | str] | None = None) -> JudgeRun:
     """Rate every (item, model) of ``outputs`` with a judge; return a :class:`JudgeRun`.
 
     Parameters
@@ -264,6 +285,9 @@ def run_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
         Fallback mapping for the API key (e.g. ``st.secrets``), after the environment.
     concurrency
         Overrides the judge's concurrency limit.
+    task_protocols
+        Protocols per task for rows of that task (other rows get ``protocols``), e.g.
+        :data:`PAPER_TASK_PROTOCOLS` to judge each task only on what the paper measures for it.
 
     Raises
     ------
@@ -273,7 +297,7 @@ def run_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
         The endpoint refuses the judge (HTTP 401 / 403 / 404).
     """
     coroutine = arun_judge(outputs, judge, protocols=protocols, progress=progress, cache=cache, config=config,
-                           secrets=secrets, concurrency=concurrency)
+                           secrets=secrets, concurrency=concurrency, task_protocols=task_protocols)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
