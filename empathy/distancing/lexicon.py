@@ -126,10 +126,9 @@ GET_ADJECTIVAL: frozenset[str] = frozenset(
     """.split()
 )
 
-#: Degree words that modify adjectives, not verbs: "very worried" is adjectival.
-DEGREE_ADVERBS: frozenset[str] = frozenset(
-    "very so too quite extremely more most less least pretty rather fairly incredibly super".split()
-)
+#: Degree words that modify adjectives but not verbs (the "very" test): "very worried" is adjectival. Words
+#: that also grade verbal participles ("so loved", "most visited", "extremely hurt") are left out.
+DEGREE_ADVERBS: frozenset[str] = frozenset("very too rather fairly pretty".split())
 
 #: Verbs whose expletive "it" subject stands for a finite clause ("it seems (that) ...", "it turns out ...").
 RAISING_VERBS: frozenset[str] = frozenset("seem appear happen turn occur matter".split())
