@@ -1,25 +1,25 @@
-"""empathy app: landing page. Run with ``streamlit run app.py``; it opens on the bundled demo data."""
+"""empathy app entry point: ``streamlit run app.py`` (opens on the bundled demo data, no configuration).
+
+The pages live in ``pages/`` (thin scripts over :mod:`empathy_app` and :mod:`empathy`); ``st.navigation``
+gives them their titles and URLs (``/Data``, ``/Overview``, ``/Inspect``, ``/Relabel``, ``/Agreement``).
+Any other ``pages/N_Name.py`` is added after them as ``/Name``.
+"""
 
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # so that ``empathy_app`` imports from any cwd
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))  # so that ``empathy_app`` imports from any cwd
 
 import streamlit as st  # noqa: E402
 
-from empathy_app import state, views  # noqa: E402
+from empathy_app import views  # noqa: E402
 
-data = state.page_setup("Empathic failure in LLM outputs")
-st.markdown(
-    "Measure the four mechanisms of empathic failure of *the empathy mechanisms paper* (Section 2.2): "
-    "**Sentiment Attenuation** (SA), **Empathic Granularity Mismatch** (EGM), **Conflict Avoidance** (CA) "
-    "and **Linguistic Distancing** (LD), compare the judges that produce them, and correct their labels by hand. "
-    "Every number on every page follows your overrides on the next rerun.")
-if data is None:
-    st.info("Choose a data set on the **Data** page.")
-    st.stop()
-views.summary(data)
-st.subheader("Pages")
-for path, label, text in views.PAGES:
-    st.page_link(path, label=label)
-    st.caption(text)
+pages = [st.Page(views.home, title="Home", icon=":material/home:", default=True)]
+pages += [st.Page(path, title=title, url_path=title, icon=icon) for path, title, _, icon in views.PAGES]
+known = {path for path, *_ in views.PAGES}
+for extra in sorted((ROOT / "pages").glob("[0-9]*_*.py")):
+    if f"pages/{extra.name}" not in known:
+        name = extra.stem.split("_", 1)[1]
+        pages.append(st.Page(f"pages/{extra.name}", title=name.replace("_", " "), url_path=name))
+st.navigation(pages).run()

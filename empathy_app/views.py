@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,15 +12,21 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES
+from empathy.paths import PROJECT_ROOT
 from empathy.store import Change
 from empathy_app import state
 
-PAGES: tuple[tuple[str, str, str], ...] = (
-    ("pages/1_Data.py", "Data", "Demo data, an upload or a path; validation; the overrides ledger."),
-    ("pages/2_Overview.py", "Overview", "SA, EGM, CA and LD per model under each judge; rankings; signature."),
-    ("pages/3_Inspect.py", "Inspect", "One output next to its reference, distancing highlighted; override labels."),
-    ("pages/4_Relabel.py", "Relabel", "A queue of judge disagreements, one keystroke per decision."),
-    ("pages/5_Agreement.py", "Agreement", "Inter-judge Spearman (Table 6), human vs judges, ranking moves."),
+PAGES: tuple[tuple[str, str, str, str], ...] = (
+    ("pages/1_Data.py", "Data", "Demo data, an upload or a path; validation; the overrides ledger.",
+     ":material/database:"),
+    ("pages/2_Overview.py", "Overview", "SA, EGM, CA and LD per model under each judge; rankings; signature.",
+     ":material/leaderboard:"),
+    ("pages/3_Inspect.py", "Inspect", "One output next to its reference, distancing highlighted; override labels.",
+     ":material/search:"),
+    ("pages/4_Relabel.py", "Relabel", "A queue of judge disagreements, one keystroke per decision.",
+     ":material/edit_note:"),
+    ("pages/5_Agreement.py", "Agreement", "Inter-judge Spearman (Table 6), human vs judges, ranking moves.",
+     ":material/handshake:"),
 )
 METRIC_HELP = {
     "SA": "Sentiment Attenuation (Eq. 1): 0 none, 1 affect flattened, < 0 more intense than the reference",
@@ -49,8 +56,19 @@ def summary(data: state.Loaded) -> None:
             f"- **Models:** {', '.join(map(code, info['models']))}",
             f"- **Raters:** {', '.join(map(code, info['raters'])) or '(none)'}",
             f"- **Dimensions:** {', '.join(map(code, info['dimensions'])) or '(none)'}",
-            f"- **Outputs:** {info['outputs']} · **Sources:** {', '.join(map(code, data.dataset.sources))}",
+            f"- **Outputs:** {info['outputs']} · **Sources:** {', '.join(map(code, _short(data.dataset.sources)))}",
         ]))
+
+
+def _short(paths: list[str]) -> list[str]:
+    """Paths inside the project shown relative to it (``data/outputs.csv``), others unchanged."""
+    shown = []
+    for path in paths:
+        try:
+            shown.append(str(Path(path).resolve().relative_to(PROJECT_ROOT)))
+        except (ValueError, OSError):
+            shown.append(path)
+    return shown
 
 
 def code(text: object) -> str:
@@ -152,3 +170,20 @@ def standard_scatter(data: state.Loaded, table: pd.DataFrame) -> go.Figure | Non
         st.caption("Standard-metric scatter: appears once `empathy.standard` is available.")
         return None
     return None
+
+
+def home() -> None:
+    """The landing page: what the app does, the loaded data set and links to the pages."""
+    data = state.page_setup("Empathic failure in LLM outputs")
+    st.markdown(
+        "Measure the four mechanisms of empathic failure of *the empathy mechanisms paper* (Section 2.2): "
+        "**Sentiment Attenuation** (SA), **Empathic Granularity Mismatch** (EGM), **Conflict Avoidance** (CA) "
+        "and **Linguistic Distancing** (LD); compare the judges that produce them; correct their labels by "
+        "hand. Every number on every page follows your overrides on the next rerun.")
+    if data is None:
+        st.info("Choose a data set on the **Data** page.")
+        st.stop()
+    summary(data)
+    st.subheader("Pages")
+    for path, label, text, icon in PAGES:
+        st.page_link(path, label=f"**{label}** - {text}", icon=icon)

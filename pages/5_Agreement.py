@@ -59,7 +59,7 @@ else:
         for column in ("spearman", "pearson", "kappa", "kappa_quadratic", "percent_agreement"):
             shown_human[column] = shown_human[column].astype(float).round(3)
         st.caption("Compared with each judge's own (not overridden) labels. Cohen's kappa is the statistic "
-                   "for the binary CA label, Spearman for the scores; blank = undefined (too few items or "
+                   "for the binary CA label, Spearman for the scores; None = undefined (too few items or "
                    "a constant side).")
         st.dataframe(shown_human, hide_index=True, key="agreement_human")
 

@@ -1,0 +1,171 @@
+"""Real-browser test: the app served by ``streamlit run``, driven by Playwright in Debian's chromium.
+
+Loads every page (and saves a screenshot of each in ``docs/screenshots/``), overrides a CA label through the
+Relabel page and checks it is in SQLite and on the Overview, and checks that the demo generation containing
+``<script>`` and ``<img src=x onerror=...>`` shows as text and runs nothing. Skips only when
+``/usr/bin/chromium`` is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parent.parent
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium")]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    store = tmp_path_factory.mktemp("store") / "overrides.sqlite"
+    port = _free_port()
+    env = {**os.environ, "EMPATHY_STORE": str(store), "PYTHONUNBUFFERED": "1"}
+    log = (tmp_path_factory.mktemp("log") / "streamlit.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.read().strip() == b"ok":
+                    break
+        except OSError:
+            time.sleep(0.5)
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {process.returncode}; see {log.name}")
+    else:
+        process.terminate()
+        raise RuntimeError(f"streamlit did not become healthy on port {port}")
+    yield {"url": url, "store": store}
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        instance = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        yield instance
+        instance.close()
+
+
+@pytest.fixture()
+def page(browser):
+    context = browser.new_context(viewport={"width": 1440, "height": 1600})
+    tab = context.new_page()
+    tab.dialogs = []  # type: ignore[attr-defined]
+    tab.on("dialog", lambda dialog: (tab.dialogs.append(dialog.message), dialog.dismiss()))  # type: ignore[attr-defined]
+    yield tab
+    context.close()
+
+
+def _settle(page, text: str, timeout: float = 90_000) -> None:
+    """Wait until ``text`` is visible and Streamlit has finished running the script."""
+    page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=timeout)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.includes('Running')",
+        timeout=timeout)
+    page.wait_for_timeout(800)  # let plotly finish drawing before a screenshot
+
+
+def _shot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def _set_annotator(page, name: str) -> None:
+    box = page.get_by_label("Annotator name")
+    box.fill(name)
+    box.press("Enter")
+    page.wait_for_timeout(500)
+
+
+PAGES = [("", "0_home", "Pages"), ("Data", "1_data", "Human overrides ledger"),
+         ("Overview", "2_overview", "Reproducibility signature"), ("Inspect", "3_inspect", "Distancing densities"),
+         ("Relabel", "4_relabel", "Annotator"), ("Agreement", "5_agreement", "Human vs each judge")]
+
+
+def test_every_page_loads_and_is_screenshotted(server, page):
+    for path, name, marker in PAGES:
+        page.goto(f"{server['url']}/{path}")
+        _settle(page, marker)
+        assert not page.get_by_text("Traceback").count()
+        assert not page.locator("[data-testid='stException']").count(), name
+        _shot(page, name)
+    assert page.dialogs == []  # type: ignore[attr-defined]
+
+
+def test_script_and_img_onerror_show_as_text_and_run_nothing(server, page):
+    page.goto(f"{server['url']}/Inspect")
+    _settle(page, "Distancing densities")
+    picker = page.get_by_role("combobox", name=re.compile("Output"))
+    picker.click()
+    page.keyboard.type("co-09 · hazel")
+    page.keyboard.press("Enter")
+    _settle(page, "test branch held up")
+    visible = page.get_by_text("<script>alert(1)</script>", exact=False)
+    assert visible.count() >= 1 and visible.first.is_visible()
+    assert page.get_by_text("<img src=x onerror=alert(2)>", exact=False).first.is_visible()
+    assert page.locator("img[src='x']").count() == 0
+    assert page.locator(".ld-text script").count() == 0
+    page.wait_for_timeout(1000)
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    _shot(page, "3_inspect_escaping")
+
+
+def test_override_through_relabel_is_saved_and_shown(server, page):
+    page.goto(f"{server['url']}/Relabel")
+    _settle(page, "Annotator")
+    _set_annotator(page, "browser-test")
+    _settle(page, "judges say")
+    _shot(page, "4_relabel_queue")
+    page.get_by_role("button", name=re.compile(r"^1 · ca = 1")).click()
+    _settle(page, "Saved (change #")
+    with sqlite3.connect(server["store"]) as connection:
+        rows = connection.execute("SELECT item_id, model, dimension, value, annotator FROM overrides").fetchall()
+    assert len(rows) >= 1 and rows[0][2:] == ("ca", 1.0, "browser-test")
+    page.keyboard.press("u")  # the Undo shortcut
+    _settle(page, "Undone")
+    with sqlite3.connect(server["store"]) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM overrides").fetchone()[0] == 0
+    page.keyboard.press("1")  # decide by keystroke
+    _settle(page, "Saved (change #")
+    with sqlite3.connect(server["store"]) as connection:
+        assert connection.execute("SELECT COUNT(*), MIN(value) FROM overrides").fetchone() == (1, 1.0)
+    page.goto(f"{server['url']}/Overview")
+    _settle(page, "Reproducibility signature")
+    page.get_by_text("overrides:1", exact=False).first.wait_for(state="visible", timeout=30_000)
+    assert page.get_by_text("with 1 human override(s)", exact=False).first.is_visible()
+    page.goto(f"{server['url']}/Agreement")
+    _settle(page, "Human vs each judge")
+    _shot(page, "5_agreement_after_override")
