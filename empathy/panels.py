@@ -150,6 +150,19 @@ def round_half_up(values: np.ndarray) -> np.ndarray:
     return np.floor(np.asarray(values, dtype=float) + 0.5)
 
 
+def _rounded_kappa(ratings: pd.DataFrame, dimension: str, rater_a: str, rater_b: str,
+                   integer_dims: set[str]) -> float | None:
+    """Quadratic kappa of two raters after rounding half up, on whole-number dimensions only."""
+    if dimension not in integer_dims:
+        return None
+    subset = ratings[(ratings["dimension"] == dimension) & ratings["rater"].isin([rater_a, rater_b])]
+    wide = subset.set_index(["item_id", "model", "rater"])["value"].unstack("rater")
+    if rater_a not in wide.columns or rater_b not in wide.columns:
+        return None
+    return cohen_kappa(round_half_up(wide[rater_a].to_numpy()), round_half_up(wide[rater_b].to_numpy()),
+                       weights="quadratic")
+
+
 def comparison_raters(ratings: pd.DataFrame) -> list[str]:
     """The raters a panel comparison covers: every panel and every crowd rater."""
     raters = sorted(r for r in ratings["rater"].unique() if is_panel(r))
@@ -187,15 +200,8 @@ def compare_panels(ratings: pd.DataFrame, panels: Mapping[str, Sequence[str]] | 
     pairs = pairwise_agreement(table, dimensions=dimensions, raters=raters, bootstrap=bootstrap, seed=seed,
                                confidence=confidence)
     integer_dims = integer_scale_dimensions(table)
-    rounded = []
-    for row in pairs.itertuples(index=False):
-        if row.dimension not in integer_dims:
-            rounded.append(None)
-            continue
-        subset = table[table["dimension"] == row.dimension]
-        wide = subset.set_index(["item_id", "model", "rater"])["value"].unstack("rater")
-        rounded.append(cohen_kappa(round_half_up(wide[row.rater_a].to_numpy()),
-                                   round_half_up(wide[row.rater_b].to_numpy()), weights="quadratic"))
+    rounded = [_rounded_kappa(table, row.dimension, row.rater_a, row.rater_b, integer_dims)
+               for row in pairs.itertuples(index=False)]
     pairs.insert(pairs.columns.get_loc("kappa_quadratic") + 1, "kappa_quadratic_rounded", rounded)
     if bootstrap:
         order = ["dimension", "rater_a", "rater_b", "n", "spearman", "spearman_low", "spearman_high"]
@@ -211,13 +217,15 @@ def rater_vs_panel(ratings: pd.DataFrame, panel: str, *, raters: Sequence[str] |
     ``ratings`` must already hold the panel (see :func:`panel_ratings`); a rater that is a member of the
     panel is compared with the panel as it stands (the caller decides whether to leave it out first).
     Columns as :func:`empathy.agreement.pairwise_agreement`, with ``rater`` and ``panel`` instead of
-    ``rater_a``/``rater_b``.
+    ``rater_a``/``rater_b``, plus ``kappa_quadratic_rounded`` (both sides rounded half up, on whole-number
+    scales only; see the module docstring).
     """
     name = panel_name(panel)
     if name not in set(ratings["rater"]):
         raise ValueError(f"rater_vs_panel: no rater {name!r} in the ratings; add it with panel_ratings()")
     chosen = [r for r in (raters if raters is not None else sorted(ratings["rater"].unique()))
               if r != name and not is_panel(r)]
+    integer_dims = integer_scale_dimensions(ratings)
     parts = []
     for rater in chosen:
         pairs = pairwise_agreement(ratings, dimensions=dimensions, raters=[rater, name], bootstrap=bootstrap,
@@ -226,10 +234,12 @@ def rater_vs_panel(ratings: pd.DataFrame, panel: str, *, raters: Sequence[str] |
             continue
         # pairwise_agreement orders each pair by name; put the individual rater first whatever the names.
         pairs = pairs.assign(rater=rater, panel=name).drop(columns=["rater_a", "rater_b"])
+        pairs.insert(pairs.columns.get_loc("kappa_quadratic") + 1, "kappa_quadratic_rounded",
+                     [_rounded_kappa(ratings, d, rater, name, integer_dims) for d in pairs["dimension"]])
         parts.append(pairs)
     if not parts:
         return pd.DataFrame(columns=["dimension", "rater", "panel", "n", "spearman", "pearson", "kappa",
-                                     "kappa_quadratic", "percent_agreement"])
+                                     "kappa_quadratic", "kappa_quadratic_rounded", "percent_agreement"])
     out = pd.concat(parts, ignore_index=True)
     front = ["dimension", "rater", "panel"]
     return out[front + [c for c in out.columns if c not in front]]

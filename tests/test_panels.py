@@ -133,6 +133,8 @@ def test_rater_vs_panel():
     assert result.loc["l1", "spearman"] == pytest.approx(spearmanr([1, 3, 3, 5, 4],
                                                                    [1.5, 2.0, 3.5, 4.5, 5.0]).statistic)
     assert set(result["panel"]) == {"panel:experts"}
+    assert result.loc["l1", "kappa_quadratic_rounded"] == pytest.approx(
+        cohen_kappa_score([1, 3, 3, 5, 4], [2, 2, 4, 5, 5], weights="quadratic"))
     with pytest.raises(ValueError, match="panel:nobody"):
         rater_vs_panel(table, "nobody")
 

@@ -1,0 +1,212 @@
+"""Agreement workbench views: rater pairs, panels, LLM vs experts under the current overrides, stability.
+
+The statistics come from :mod:`empathy.agreement`, :mod:`empathy.panels` and :mod:`empathy.stability`; this
+module caches them per (data content, overrides) and draws them. ``pages/6_Workbench.py`` only lays it out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from empathy.agreement import krippendorff_by_dimension, pairwise_agreement
+from empathy.panels import compare_panels, is_panel, panel_ratings, rater_vs_panel
+from empathy.stability import (
+    StabilityResult,
+    dimension_matrix,
+    metric_matrix,
+    metric_terms,
+    sample_size_stability,
+)
+
+#: Float columns shown with three decimals (the data keeps full precision; tests read the exact value).
+FLOAT_COLUMNS = ("spearman", "spearman_low", "spearman_high", "pearson", "kappa", "kappa_quadratic",
+                 "kappa_quadratic_rounded", "percent_agreement", "krippendorff_alpha", "before", "after",
+                 "change", "mean", "sd", "value", "n_units_mean")
+
+
+def ratings_key(ratings: pd.DataFrame) -> str:
+    """Hash of a ratings table's keys and values: the cache key that changes with every override."""
+    columns = [c for c in ("item_id", "model", "rater", "dimension", "value") if c in ratings.columns]
+    hashed = pd.util.hash_pandas_object(ratings[columns], index=False).to_numpy()
+    return hashlib.sha256(hashed.tobytes()).hexdigest()[:20]
+
+
+def _plain(ratings: pd.DataFrame) -> pd.DataFrame:
+    return ratings.drop(columns=["overridden"], errors="ignore")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def pair_table(_ratings: pd.DataFrame, key: str, dimensions: tuple[str, ...], bootstrap: int, seed: int
+               ) -> pd.DataFrame:
+    """Every pair of raters on the dimensions: Spearman with CI, kappa, and Krippendorff's alpha."""
+    ratings = _plain(_ratings)
+    ratings = ratings[ratings["dimension"].isin(dimensions)]
+    pairs = pairwise_agreement(ratings, dimensions=list(dimensions), bootstrap=bootstrap, seed=seed)
+    alphas = krippendorff_by_dimension(ratings)
+    pairs = pairs.merge(alphas[["dimension", "alpha", "level"]].rename(
+        columns={"alpha": "krippendorff_alpha", "level": "alpha_level"}), on="dimension", how="left")
+    return _floats(pairs)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def panel_table(_ratings: pd.DataFrame, key: str, dimensions: tuple[str, ...], bootstrap: int, seed: int
+                ) -> pd.DataFrame:
+    """Panels (by rater_kind) compared with each other and the crowd."""
+    ratings = _plain(_ratings)
+    return _floats(compare_panels(ratings[ratings["dimension"].isin(dimensions)], dimensions=list(dimensions),
+                                  bootstrap=bootstrap, seed=seed))
+
+
+def comparison_targets(ratings: pd.DataFrame) -> list[str]:
+    """What the individual raters can be compared with: the panels first, then every rater."""
+    with_panels = panel_ratings(_plain(ratings))
+    panels = sorted(r for r in with_panels["rater"].unique() if is_panel(r))
+    return panels + sorted(r for r in ratings["rater"].unique() if not is_panel(r))
+
+
+def _against(ratings: pd.DataFrame, target: str, raters: list[str], dimension: str) -> pd.DataFrame:
+    table = panel_ratings(_plain(ratings))
+    table = table[table["dimension"] == dimension]
+    if is_panel(target):
+        return rater_vs_panel(table, target, raters=raters, dimensions=[dimension])
+    rows = []
+    for rater in raters:
+        pairs = pairwise_agreement(table, dimensions=[dimension], raters=[rater, target])
+        if len(pairs):
+            rows.append(pairs.iloc[0].drop(["rater_a", "rater_b"]).to_dict()
+                        | {"rater": rater, "panel": target, "kappa_quadratic_rounded": None})
+    return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def live_agreement(_before: pd.DataFrame, _after: pd.DataFrame, key: str, target: str, raters: tuple[str, ...],
+                   dimension: str) -> pd.DataFrame:
+    """Each rater's agreement with ``target`` on ``dimension`` without and with the overrides.
+
+    Columns: rater, n, overridden (this rater's overridden ratings on the dimension), spearman before/after,
+    change, kappa_quadratic before/after (``None`` for fractional values).
+    """
+    columns = ["rater", "n", "overridden", "spearman_before", "spearman_after", "change",
+               "kappa_quadratic_before", "kappa_quadratic_after", "kappa_quadratic_rounded_before",
+               "kappa_quadratic_rounded_after"]
+    if not raters:
+        return pd.DataFrame(columns=columns)
+    before = _against(_before, target, list(raters), dimension)
+    after = _against(_after, target, list(raters), dimension)
+    if before.empty or after.empty:
+        return pd.DataFrame(columns=columns)
+    merged = after.merge(before, on="rater", suffixes=("_after", "_before"), how="left")
+    if "overridden" in _after.columns:
+        part = _after[(_after["dimension"] == dimension) & _after["overridden"].astype(bool)]
+        counts = part.groupby("rater").size()
+    else:
+        counts = pd.Series(dtype=int)
+    out = pd.DataFrame({
+        "rater": merged["rater"], "n": merged["n_after"],
+        "overridden": [int(counts.get(r, 0)) for r in merged["rater"]],
+        "spearman_before": merged["spearman_before"], "spearman_after": merged["spearman_after"],
+        "kappa_quadratic_before": merged["kappa_quadratic_before"],
+        "kappa_quadratic_after": merged["kappa_quadratic_after"],
+        "kappa_quadratic_rounded_before": merged.get("kappa_quadratic_rounded_before"),
+        "kappa_quadratic_rounded_after": merged.get("kappa_quadratic_rounded_after"),
+    })
+    out = _floats(out)
+    out.insert(5, "change", out["spearman_after"] - out["spearman_before"])
+    return out[columns]
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def dimension_stability(_ratings: pd.DataFrame, key: str, dimension: str, sizes: tuple[int, ...],
+                        n_resamples: int, seed: int, statistic: str, reference: str | None,
+                        with_panels: bool) -> StabilityResult:
+    """Stability of a statistic per rater on one dimension (units = rated outputs)."""
+    ratings = _plain(_ratings)
+    if with_panels or (reference or "").startswith("panel:"):
+        ratings = panel_ratings(ratings)
+    matrix = dimension_matrix(ratings, dimension)
+    return sample_size_stability(matrix, list(sizes), n_resamples=n_resamples, seed=seed, statistic=statistic,
+                                 reference=reference)
+
+
+def dimension_units(ratings: pd.DataFrame, dimension: str) -> int:
+    """Number of outputs rated on ``dimension`` by anyone (the largest possible stability size)."""
+    part = ratings[ratings["dimension"] == dimension]
+    return int(part[["item_id", "model"]].drop_duplicates().shape[0])
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def metric_stability_matrix(_outputs: pd.DataFrame, _ratings: pd.DataFrame, _sentences: pd.DataFrame | None,
+                            key: str, metric: str, judge: str) -> pd.DataFrame:
+    """Items x models of one judge's per-item terms of ``metric`` (SA, EGM, CA)."""
+    terms = metric_terms(_outputs, _plain(_ratings), metric, sentences=_sentences)
+    return metric_matrix(terms, judge)
+
+
+def metric_judges(ratings: pd.DataFrame, metric: str) -> list[str]:
+    """Judges with at least one rating in the dimensions of ``metric``."""
+    from empathy.metrics import METRIC_DIMENSIONS
+
+    part = ratings[ratings["dimension"].isin(METRIC_DIMENSIONS[metric])]
+    return sorted(part["rater"].unique())
+
+
+def parse_sizes(text: str, n_units: int) -> list[int]:
+    """``"50, 100, 150"`` -> [50, 100, 150]; raises ValueError naming a bad entry."""
+    sizes = []
+    for part in text.replace(";", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.isdigit():
+            raise ValueError(f"{part!r} is not a whole number")
+        sizes.append(int(part))
+    if not sizes:
+        raise ValueError("enter at least one size")
+    too_big = [s for s in sizes if s > n_units]
+    if too_big:
+        raise ValueError(f"size {too_big[0]} is larger than the data ({n_units} units)")
+    return sizes
+
+
+def stability_figure(result: StabilityResult, title: str) -> go.Figure:
+    """Mean ± sd per group across sample sizes (one line per group, error bars = sd over resamples)."""
+    figure = go.Figure()
+    for group, part in result.table.groupby("group", sort=False):
+        figure.add_trace(go.Scatter(
+            x=part["size"], y=part["mean"], mode="lines+markers", name=str(group),
+            error_y={"type": "data", "array": part["sd"].fillna(0).to_numpy(), "visible": True},
+            hovertemplate="size %{x}<br>mean %{y:.3f}<extra>" + str(group) + "</extra>"))
+    figure.update_layout(title=title, xaxis_title="sample size (units)", yaxis_title=result.statistic,
+                         height=380, margin={"t": 50, "b": 10, "l": 10, "r": 10}, legend_title_text="group")
+    figure.update_xaxes(tickvals=list(result.sizes))
+    return figure
+
+
+def _floats(frame: pd.DataFrame) -> pd.DataFrame:
+    """Agreement columns as floats (``None`` -> NaN) so that the table sorts and formats as numbers."""
+    out = frame.copy()
+    for column in out.columns:
+        if column in FLOAT_COLUMNS or column.startswith(("spearman", "kappa", "pearson")):
+            out[column] = pd.to_numeric(out[column], errors="coerce").astype(float)
+    return out
+
+
+def number_config(frame: pd.DataFrame) -> dict[str, object]:
+    """Column formats: three decimals for the statistics."""
+    return {c: st.column_config.NumberColumn(format="%.3f") for c in frame.columns
+            if c in FLOAT_COLUMNS or str(c).startswith(("spearman", "kappa", "pearson"))
+            if pd.api.types.is_float_dtype(frame[c])}
+
+
+def show(frame: pd.DataFrame, key: str) -> None:
+    """A data frame with three-decimal statistics and no index."""
+    st.dataframe(frame, hide_index=True, key=key, column_config=number_config(frame))
+
+
+def finite(value: object) -> bool:
+    return isinstance(value, int | float | np.floating) and not np.isnan(value)

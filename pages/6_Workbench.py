@@ -1,0 +1,136 @@
+"""Agreement workbench: every rater pair, panels vs crowd, LLM vs experts with the overrides, sample-size stability."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import streamlit as st  # noqa: E402
+
+from empathy.panels import is_panel  # noqa: E402
+from empathy.stability import STATISTICS, default_sizes  # noqa: E402
+from empathy_app import state, views  # noqa: E402
+from empathy_app import workbench as wb  # noqa: E402
+
+data = state.page_setup("Agreement workbench")
+data = state.require_data()
+views.mode_caption(data)
+dataset = data.dataset
+effective = state.effective_ratings(data)
+key = f"{data.content_key}:{wb.ratings_key(effective)}"
+dimensions = dataset.dimensions
+
+controls = st.columns([3, 1, 1])
+dimension = controls[0].selectbox("Dimension", dimensions, key="wb_dimension")
+bootstrap = int(controls[1].number_input("Bootstrap resamples", min_value=0, max_value=5000, value=500, step=100,
+                                         key="wb_bootstrap", help="for the Spearman intervals (0 = none)"))
+seed = int(controls[2].number_input("Seed", min_value=0, value=0, step=1, key="wb_seed"))
+
+# ------------------------------------------------------------------------------------------ rater pairs
+st.subheader("Every pair of raters")
+st.caption("Spearman with a percentile bootstrap interval over items, Pearson, Cohen's kappa (unweighted and "
+           "quadratic; only for whole-number labels, blank otherwise), percent agreement, and Krippendorff's "
+           "alpha of the dimension over all raters. Includes the overrides when the sidebar toggle is on.")
+pairs = wb.pair_table(effective, key, (dimension,), bootstrap, seed)
+if pairs.empty:
+    st.info(f"Only one rater rated {dimension}: there is no pair to compare. Load a data set with several "
+            "raters (for example the Kumar et al. 2025 import) on the **Data** page.")
+else:
+    wb.show(pairs, "wb_pairs")
+
+# ---------------------------------------------------------------------------------------------- panels
+st.subheader("Panels: the mean of the experts, of the LLMs, and the crowd")
+st.caption("A panel's value is the mean of its members' ratings of an output (raters grouped by rater_kind; "
+           "the crowd stays as it is). Panel means are fractional, so plain kappa is blank; "
+           "*kappa_quadratic_rounded* rounds both sides half up to the scale, on whole-number scales only.")
+panels = wb.panel_table(effective, key, (dimension,), bootstrap, seed)
+if panels.empty:
+    st.info("No panels to compare here: a panel needs two or more raters of one kind (expert, llm, ...), and a "
+            "comparison needs two panels, or a panel and a crowd rater.")
+else:
+    wb.show(panels, "wb_panels")
+
+# ------------------------------------------------------------------------------- live: LLM vs experts
+st.subheader("Agreement with a reference, live with your relabels")
+targets = wb.comparison_targets(effective)
+raters_on_dimension = sorted(effective.loc[effective["dimension"] == dimension, "rater"].unique())
+if len(targets) < 2 or len(raters_on_dimension) < 2:
+    st.info("Needs at least two raters on this dimension.")
+else:
+    default_target = targets.index("panel:experts") if "panel:experts" in targets else 0
+    target = st.selectbox("Compare each rater with", targets, index=default_target, key="wb_target")
+    kinds = effective.drop_duplicates("rater").set_index("rater").get("rater_kind")
+    llms = [r for r in raters_on_dimension if kinds is not None and kinds.get(r) == "llm"]
+    candidates = [r for r in raters_on_dimension if r != target and not is_panel(r)]
+    chosen = st.multiselect("Raters", candidates, default=[r for r in llms if r != target] or candidates,
+                            key="wb_live_raters")
+    before = state.effective_ratings(data, with_overrides=False)
+    live = wb.live_agreement(before, effective, key, target, tuple(chosen), dimension)
+    if live.empty:
+        st.info("Nothing to compare: choose raters that share outputs with the reference.")
+    else:
+        st.caption(f"Spearman (and quadratic kappa) of each rater with **{target}** on **{dimension}**, from the "
+                   "judges' own labels (*before*) and with the current overrides (*after*). Relabel a rater's "
+                   "ratings on the **Relabel** or **Inspect** page and come back: *after* follows.")
+        wb.show(live.dropna(axis="columns", how="all"), "wb_live")
+
+# ------------------------------------------------------------------------------------------- stability
+st.subheader("Sample-size stability (the paper's Table 7)")
+st.caption("For each size, random subsets of the units are drawn without replacement (seeded); the table shows "
+           "mean ± sd over the subsets per group and the Spearman of the group rankings between sizes "
+           "(and with all units). The paper reads Spearman near 1 from 100 items on as a stable ranking.")
+source = st.radio("Groups", ["raters on the dimension", "models under a metric"], horizontal=True,
+                  key="wb_stability_source")
+result = None
+title = ""
+settings = st.columns([2, 1, 1])
+n_resamples = int(settings[1].number_input("Resamples per size", min_value=2, max_value=2000, value=100, step=50,
+                                           key="wb_resamples"))
+if source == "raters on the dimension":
+    n_units = wb.dimension_units(effective, dimension)
+    options = st.columns(2)
+    statistic = options[0].selectbox("Statistic", [s for s in STATISTICS], key="wb_statistic",
+                                     help="mean/median of each rater's ratings, or each rater's agreement "
+                                          "with a reference")
+    reference = None
+    if statistic in ("spearman", "pearson", "kappa_quadratic"):
+        reference = options[1].selectbox("Reference", targets, index=targets.index("panel:experts")
+                                         if "panel:experts" in targets else 0, key="wb_reference")
+    sizes_text = settings[0].text_input("Sizes", ", ".join(map(str, default_sizes(n_units))), key="wb_sizes_dim")
+    try:
+        sizes = wb.parse_sizes(sizes_text, n_units)
+        result = wb.dimension_stability(effective, key, dimension, tuple(sizes), n_resamples, seed, statistic,
+                                        reference, st.session_state.get("wb_with_panels", True))
+        title = f"{statistic} of {dimension} by rater" + (f" (vs {reference})" if reference else "")
+    except ValueError as error:
+        st.error(f"Sizes: {error}")
+    st.checkbox("Include the panels as groups", value=True, key="wb_with_panels")
+else:
+    options = st.columns(2)
+    metric = options[0].selectbox("Metric", ["SA", "EGM", "CA"], key="wb_metric")
+    judges = wb.metric_judges(effective, metric)
+    if not judges:
+        st.info(f"No judge rated the dimensions of {metric} in this data set.")
+    else:
+        judge = options[1].selectbox("Judge", judges, key="wb_judge")
+        sentences = state.features(data).frame(dataset.outputs) if metric == "EGM" else None
+        matrix = wb.metric_stability_matrix(dataset.outputs, effective, sentences, f"{key}:{metric}", metric, judge)
+        n_units = len(matrix)
+        sizes_text = settings[0].text_input("Sizes", ", ".join(map(str, default_sizes(n_units))),
+                                            key="wb_sizes_metric")
+        try:
+            sizes = wb.parse_sizes(sizes_text, n_units)
+            from empathy.stability import sample_size_stability
+
+            result = sample_size_stability(matrix, sizes, n_resamples=n_resamples, seed=seed)
+            title = f"{metric} by model (judge {judge}), items resampled"
+        except ValueError as error:
+            st.error(f"Sizes: {error}")
+if result is not None:
+    st.caption(f"{result.n_units} units · {result.n_resamples} subsets per size · seed {result.seed}")
+    st.dataframe(result.wide(), hide_index=True, key="wb_stability_table")
+    st.plotly_chart(wb.stability_figure(result, title), key="wb_stability_chart")
+    st.markdown("**Spearman of the rankings across sizes**")
+    if len(result.full) < 3:
+        st.caption("A rank correlation needs at least three groups; with fewer it is blank.")
+    wb.show(result.rank_spearman.astype({"size_a": str, "size_b": str}), "wb_stability_ranks")
