@@ -1,0 +1,266 @@
+"""Benchmark of the distancing detectors (figures go to docs/benchmarks.md, section "Distancing detectors").
+
+Run: ``python bench/bench_distancing.py [--texts 5000] [--json]``.
+
+All measurements come from one run on the same texts (generated from the hand-written templates below, 3-5
+sentences each, no third-party text):
+
+* throughput of bare ``nlp.pipe`` with the model's full default pipeline (all components, NER included);
+* throughput of a parse with exactly the detector's components (same ``nlp.pipe``, docs consumed);
+* throughput of ``analyze(texts, cache=False)``; the rules' cost is also timed per document inside one
+  pass (time in the rules / time waiting for the parse), which is robust to noise from shared cores;
+* a first run that fills an empty cache and a cached re-run (ratio of the two);
+* peak memory while streaming 1k and 5k texts (fresh subprocess each: tracemalloc peak and peak RSS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+
+import spacy
+
+SUBJECTS = ["My sister", "The neighbour", "Our manager", "My best friend", "The doctor", "My father", "Anna",
+            "The new teacher", "My flatmate", "Tom", "The landlord", "My grandmother"]
+OBJECTS = ["the report", "the car", "the letter", "the garden", "the proposal", "the kitchen", "the contract",
+           "the old house", "the budget", "the schedule", "the photos", "the invitation"]
+PARTICIPLES = ["cancelled", "approved", "stolen", "repaired", "sold", "delayed", "rejected", "painted",
+               "postponed", "signed", "lost", "finished"]
+PAST_VERBS = ["called", "visited", "helped", "ignored", "thanked", "met", "missed", "hugged", "warned",
+              "forgave"]
+ADJECTIVES = ["hard", "important", "strange", "obvious", "sad", "easy", "necessary", "surprising"]
+EMOTIONS = ["lonely", "angry", "anxious", "hopeful", "exhausted", "relieved", "scared", "grateful"]
+NOMINALS = ["decision", "announcement", "argument", "failure", "refusal", "agreement", "disappointment",
+            "explanation", "happiness", "movement", "development", "payment"]
+TIMES = ["on Monday", "last week", "yesterday", "this morning", "in March", "after lunch", "at night"]
+PLACES = ["station", "office", "hospital", "park", "school", "market"]
+
+TEMPLATES = [
+    "{subj} told me that {obj} was {part} {time}.",
+    "{obj_cap} got {part} {time}.",
+    "There is a problem with {obj} again.",
+    "It is {adj} to talk about it when you feel {emo}.",
+    "The {nom} surprised everyone at the {place}.",
+    "I {past} {subj_low} because I felt {emo}.",
+    "{subj} and I {past} the team {time}.",
+    "Someone should look at {obj} before Friday.",
+    "We had a long talk about the {nom}.",
+    "{subj} was {part_adj} after the meeting at the {place}.",
+    "It seems that {obj} will be {part} soon.",
+    "One never knows how these things end.",
+    "People say that the {nom} was a mistake.",
+    "I still remember the day we {past} {subj_low}.",
+    "{subj} {past} me {time}, and I cried.",
+    "The {nom} of {obj} was {part} by {subj_low}.",
+    "Honestly, I feel {emo} about the whole thing.",
+    "Mistakes were made, and {obj} was never {part}.",
+    "Why was {obj} {part} without asking me?",
+    "{subj} wrote {obj} in {n} minutes.",
+]
+PARTICIPLE_ADJ = ["tired", "worried", "very upset", "interested", "relieved"]
+
+
+def _sentence(rng: random.Random) -> str:
+    template = rng.choice(TEMPLATES)
+    subj = rng.choice(SUBJECTS)
+    obj = rng.choice(OBJECTS)
+    return template.format(
+        subj=subj, subj_low=subj[0].lower() + subj[1:] if subj.split()[0] in ("My", "The", "Our") else subj,
+        obj=obj, obj_cap=obj[0].upper() + obj[1:], part=rng.choice(PARTICIPLES), time=rng.choice(TIMES),
+        past=rng.choice(PAST_VERBS), adj=rng.choice(ADJECTIVES), emo=rng.choice(EMOTIONS),
+        nom=rng.choice(NOMINALS), place=rng.choice(PLACES), part_adj=rng.choice(PARTICIPLE_ADJ),
+        n=rng.randint(2, 90),
+    )
+
+
+def generate_texts(n: int, seed: int = 0) -> list[str]:
+    """``n`` distinct texts of 3-5 template sentences each (deterministic for a seed)."""
+    rng = random.Random(seed)
+    seen: set[str] = set()
+    texts: list[str] = []
+    while len(texts) < n:
+        text = " ".join(_sentence(rng) for _ in range(rng.randint(3, 5)))
+        if text not in seen:
+            seen.add(text)
+            texts.append(text)
+    return texts
+
+
+def _stream(n: int, seed: int = 0) -> Iterator[str]:
+    """The same texts as :func:`generate_texts`, generated lazily (memory test: nothing held)."""
+    rng = random.Random(seed)
+    seen: set[int] = set()
+    produced = 0
+    while produced < n:
+        text = " ".join(_sentence(rng) for _ in range(rng.randint(3, 5)))
+        key = hash(text)
+        if key not in seen:
+            seen.add(key)
+            produced += 1
+            yield text
+
+
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _memory_child(n: int) -> dict[str, float]:
+    """Runs in a fresh process: stream ``n`` texts through analyze and report peak memory."""
+    import tracemalloc
+
+    from empathy.distancing import analyze, load_model
+
+    load_model()
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    tracemalloc.start()
+    count = 0
+    for _ in analyze(_stream(n, seed=1), cache=False):
+        count += 1
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"texts": count, "tracemalloc_peak_mb": peak / 2**20, "peak_rss_mb": rss_after / 1024,
+            "rss_growth_mb": (rss_after - rss_before) / 1024}
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def run(n_texts: int) -> dict:
+    """Every measurement of the module docstring, on ``n_texts`` generated texts."""
+    from empathy.distancing import DistancingCache, analyze, base_vocabularies, load_model, model_info
+    from empathy.distancing.rules import analyze_doc
+
+    texts = generate_texts(n_texts)
+    n_sentences_hint = sum(t.count(".") + t.count("?") for t in texts)
+    info = model_info()
+    ours_nlp = load_model()
+    full_nlp = spacy.load(info["model"])  # every component, NER included
+    verbs, adjectives = base_vocabularies(ours_nlp)
+
+    # Warm-up (first-batch allocations, lazy tables) so that no variant pays it.
+    list(full_nlp.pipe(texts[:200]))
+    list(analyze(texts[:200], cache=False))
+
+    t_full = _timed(lambda: [None for _ in full_nlp.pipe(texts, batch_size=256)])
+    t_parse = _timed(lambda: [None for _ in ours_nlp.pipe(texts, batch_size=256)])
+    t_ours = _timed(lambda: [None for _ in analyze(texts, cache=False, batch_size=256)])
+
+    # Decomposition within one pass: time spent in the rules vs waiting for parsed docs.
+    memo: dict[str, str | None] = {}
+    in_rules = 0.0
+    start = time.perf_counter()
+    for doc in ours_nlp.pipe(texts, batch_size=256):
+        t0 = time.perf_counter()
+        analyze_doc(doc, verbs, adjectives, memo)
+        in_rules += time.perf_counter() - t0
+    t_pass = time.perf_counter() - start
+
+    with tempfile.TemporaryDirectory() as tmp, DistancingCache(tmp) as cache:
+        t_first = _timed(lambda: [None for _ in analyze(texts, cache=cache)])
+        t_cached = _timed(lambda: [None for _ in analyze(texts, cache=cache)])
+        cached_rows = len(cache)
+
+    memory = {}
+    for n in (1000, 5000):
+        out = subprocess.run([sys.executable, __file__, "--memory-child", str(n)], capture_output=True,
+                             text=True, check=True)
+        memory[str(n)] = json.loads(out.stdout)
+
+    return {
+        "texts": n_texts,
+        "sentences_approx": n_sentences_hint,
+        "detector": info,
+        "machine": {"cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version()},
+        "seconds": {"full_pipeline": t_full, "parse_same_components": t_parse, "analyze_no_cache": t_ours,
+                    "decomposed_pass": t_pass, "decomposed_rules": in_rules, "cache_first_run": t_first,
+                    "cache_rerun": t_cached},
+        "texts_per_second": {"full_pipeline": n_texts / t_full, "parse_same_components": n_texts / t_parse,
+                             "analyze_no_cache": n_texts / t_ours, "cache_rerun": n_texts / t_cached},
+        "ratios": {
+            "speedup_vs_full_pipeline": t_full / t_ours,
+            "overhead_vs_same_parse_end_to_end": t_ours / t_parse - 1.0,
+            "rules_share_of_parse_in_one_pass": in_rules / (t_pass - in_rules),
+            "cached_rerun_speedup": t_first / t_cached,
+            "tracemalloc_peak_5k_over_1k": memory["5000"]["tracemalloc_peak_mb"]
+            / memory["1000"]["tracemalloc_peak_mb"],
+            "peak_rss_5k_over_1k": memory["5000"]["peak_rss_mb"] / memory["1000"]["peak_rss_mb"],
+        },
+        "cache_rows": cached_rows,
+        "memory": memory,
+    }
+
+
+def markdown(result: dict) -> str:
+    """The figures as the Markdown section body for docs/benchmarks.md."""
+    s, r, tps, m = result["seconds"], result["ratios"], result["texts_per_second"], result["memory"]
+    d = result["detector"]
+    lines = [
+        f"Machine: {result['machine']['cpu']}, {result['machine']['cores']} cores (shared), Python "
+        f"{result['machine']['python']}; spaCy {d['spacy']}, {d['model']} {d['version']}, rules {d['rules']}.",
+        f"Input: {result['texts']} generated texts of 3-5 sentences (about {result['sentences_approx']} sentences).",
+        "",
+        "| measurement | seconds | texts/s |",
+        "| --- | --- | --- |",
+        f"| bare `nlp.pipe`, full default pipeline (with NER) | {s['full_pipeline']:.1f} | {tps['full_pipeline']:.0f} |",
+        f"| `nlp.pipe` with the detector's components only | {s['parse_same_components']:.1f} | "
+        f"{tps['parse_same_components']:.0f} |",
+        f"| `analyze(cache=False)` (parse + rules) | {s['analyze_no_cache']:.1f} | {tps['analyze_no_cache']:.0f} |",
+        f"| `analyze` first run, filling an empty cache | {s['cache_first_run']:.1f} | "
+        f"{result['texts'] / s['cache_first_run']:.0f} |",
+        f"| `analyze` cached re-run | {s['cache_rerun']:.2f} | {tps['cache_rerun']:.0f} |",
+        "",
+        "| ratio | value | target |",
+        "| --- | --- | --- |",
+        f"| full pipeline time / detector time | {r['speedup_vs_full_pipeline']:.2f}x | >= 1 |",
+        f"| rules cost over the same parse, end to end | {100 * r['overhead_vs_same_parse_end_to_end']:+.1f}% | "
+        "<= 10% |",
+        f"| rules cost over the same parse, timed inside one pass | "
+        f"{100 * r['rules_share_of_parse_in_one_pass']:.1f}% | <= 10% |",
+        f"| first run / cached re-run | {r['cached_rerun_speedup']:.0f}x | >= 50x |",
+        f"| tracemalloc peak, 5k / 1k texts | {m['5000']['tracemalloc_peak_mb']:.1f} MB / "
+        f"{m['1000']['tracemalloc_peak_mb']:.1f} MB = {r['tracemalloc_peak_5k_over_1k']:.2f} | flat (~1) |",
+        f"| peak RSS, 5k / 1k texts | {m['5000']['peak_rss_mb']:.0f} MB / {m['1000']['peak_rss_mb']:.0f} MB = "
+        f"{r['peak_rss_5k_over_1k']:.2f} | flat (~1) |",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--texts", type=int, default=5000)
+    parser.add_argument("--json", action="store_true", help="print the raw figures as JSON")
+    parser.add_argument("--memory-child", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.memory_child is not None:
+        print(json.dumps(_memory_child(args.memory_child)))
+        return 0
+    if args.texts < 1000:
+        parser.error("--texts must be at least 1000")
+    result = run(args.texts)
+    print(json.dumps(result, indent=2) if args.json else markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
