@@ -16,7 +16,13 @@ Spearman correlation of the model rankings across sizes ("approaching 1" from 10
   resamples (the paper does not say which sd; with ``k`` equal to the number of units every subset is the
   whole table, so the sd is 0), plus the full-data value.
 * The Spearman correlation of the groups' mean values between every pair of sizes and against the full
-  data (:func:`rank_stability`), ``None`` with fewer than three groups or a constant column.
+  data (:func:`rank_stability`), ``None`` with fewer than three groups or a constant column. This is the
+  paper's reading of Table 7. Caveat: the average of a statistic over many random subsets converges to (for
+  the mean: is an unbiased estimate of) its full-data value, so with many resamples these columns rank the
+  groups almost exactly as the full data does at *every* size, however noisy one subset is.
+* Therefore also, per size, the Spearman of *each resample's* group values with the full-data values,
+  summarised as mean, sd and the share of resamples that reproduce the full ranking exactly
+  (``resample_rank``): the answer to "had I rated only k items, how close would my ranking be?".
 
 Statistics: ``"mean"`` (a metric is the mean of its per-item terms, so this is the metric on the subset),
 ``"median"``, or an agreement statistic of each group with a ``reference`` column (``"spearman"``,
@@ -62,6 +68,9 @@ class StabilityResult:
     full: pd.DataFrame
     #: size_a, size_b, spearman, n_groups (size ``"all"`` = the full data)
     rank_spearman: pd.DataFrame
+    #: size, spearman_mean, spearman_sd, same_ranking, n_defined: per resample, the Spearman of the groups'
+    #: values on that subset with their full-data values, summarised over the resamples of each size
+    resample_rank: pd.DataFrame
     sizes: tuple[int, ...]
     n_resamples: int
     seed: int
@@ -91,7 +100,7 @@ class StabilityResult:
             "statistic": self.statistic, "reference": self.reference, "sizes": list(self.sizes),
             "n_resamples": self.n_resamples, "seed": self.seed, "n_units": self.n_units,
             "stability": _records(self.table), "full": _records(self.full),
-            "rank_spearman": _records(self.rank_spearman),
+            "rank_spearman": _records(self.rank_spearman), "resample_rank": _records(self.resample_rank),
         }
 
 
@@ -242,14 +251,18 @@ def sample_size_stability(values_by_unit: pd.DataFrame, sizes: Sequence[int], *,
         everything = np.arange(n_units)
         full_rows = [{"group": g, "value": compute(values[:, j], everything), "n": int(usable[:, j].sum())}
                      for j, g in enumerate(names)]
+        full_values = np.array([row["value"] for row in full_rows], dtype=float)
+        rank_rows = []
         for size in checked:
             # argsort of uniform draws gives each row an independent uniformly random permutation;
             # its first `size` entries are a subset drawn without replacement. Sorting the subset fixes the
             # summation order, so equal subsets give bit-identical statistics (sd exactly 0 at full size).
             subsets = np.sort(rng.random((n_resamples, n_units)).argsort(axis=1)[:, :size], axis=1)
+            per_resample = np.full((n_resamples, len(names)), np.nan)
             for j, group in enumerate(names):
                 column = values[:, j]
                 stats_ = np.array([compute(column, subset) for subset in subsets])
+                per_resample[:, j] = stats_
                 defined = stats_[~np.isnan(stats_)]
                 rows.append({
                     "group": group, "size": size,
@@ -258,14 +271,28 @@ def sample_size_stability(values_by_unit: pd.DataFrame, sizes: Sequence[int], *,
                     "n_resamples": n_resamples, "n_defined": len(defined),
                     "n_units_mean": float(usable[subsets, j].sum(axis=1).mean()),
                 })
+            rank_rows.append(_resample_rank(size, per_resample, full_values))
     table = pd.DataFrame(rows, columns=["group", "size", "mean", "sd", "n_resamples", "n_defined",
                                         "n_units_mean"])
     full = pd.DataFrame(full_rows, columns=["group", "value", "n"])
     means = table.pivot(index="group", columns="size", values="mean").reindex(names)[list(checked)]
     means[FULL] = full.set_index("group")["value"]
-    return StabilityResult(table=table, full=full, rank_spearman=rank_stability(means), sizes=checked,
+    resample_rank = pd.DataFrame(rank_rows, columns=["size", "spearman_mean", "spearman_sd", "same_ranking",
+                                                     "n_defined"])
+    return StabilityResult(table=table, full=full, rank_spearman=rank_stability(means),
+                           resample_rank=resample_rank, sizes=checked,
                            n_resamples=int(n_resamples), seed=int(seed), statistic=name, reference=reference,
                            n_units=n_units)
+
+
+def _resample_rank(size: int, per_resample: NDArray[np.float64], full_values: NDArray[np.float64]
+                   ) -> dict[str, object]:
+    """Spearman of each resample's group values with the full-data values, summarised for one size."""
+    rhos = [spearman(row, full_values) for row in per_resample]
+    defined = np.array([r for r in rhos if r is not None], dtype=float)
+    return {"size": size, "spearman_mean": float(defined.mean()) if len(defined) else np.nan,
+            "spearman_sd": _sd(defined), "same_ranking": float(np.mean(np.isclose(defined, 1.0)))
+            if len(defined) else np.nan, "n_defined": len(defined)}
 
 
 def rank_stability(means: pd.DataFrame) -> pd.DataFrame:

@@ -182,8 +182,10 @@ def _cmd_stability(args: argparse.Namespace) -> int:
     print(f"{result.statistic} per group and sample size ({label}; {result.n_resamples} subsets per size "
           f"without replacement, seed {result.seed}, {result.n_units} units):")
     _print_frame(result.wide())
-    print("\nSpearman of the group rankings across sizes:")
+    print("\nSpearman of the group rankings across sizes (of the mean columns, as the paper reads Table 7):")
     _print_frame(result.rank_spearman)
+    print("\nper subset: Spearman of the groups' values on one subset with the full-data values:")
+    _print_frame(result.resample_rank)
     print(f"\nsignature: {signature}")
     return 0
 

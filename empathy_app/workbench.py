@@ -26,7 +26,7 @@ from empathy.stability import (
 #: Float columns shown with three decimals (the data keeps full precision; tests read the exact value).
 FLOAT_COLUMNS = ("spearman", "spearman_low", "spearman_high", "pearson", "kappa", "kappa_quadratic",
                  "kappa_quadratic_rounded", "percent_agreement", "krippendorff_alpha", "before", "after",
-                 "change", "mean", "sd", "value", "n_units_mean")
+                 "change", "mean", "sd", "value", "n_units_mean", "same_ranking")
 
 
 def ratings_key(ratings: pd.DataFrame) -> str:

@@ -93,6 +93,23 @@ def test_well_separated_groups_keep_their_ranking_at_every_size():
     assert len(result.rank_spearman) == 10  # C(5, 2): four sizes and the full data
     assert (result.rank_spearman["spearman"] == 1.0).all()
     assert (result.rank_spearman["n_groups"] == 4).all()
+    assert result.resample_rank["spearman_mean"].to_numpy() == pytest.approx(1.0)
+    assert (result.resample_rank["same_ranking"] == 1.0).all()
+
+
+def test_averaged_columns_hide_what_one_subset_does():
+    # Ten groups whose means differ by less than their noise: single small subsets scramble the ranking,
+    # but the average over many subsets recovers the full-data values, so the Table-7 reading stays near 1.
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({f"g{k}": rng.normal(0.02 * k, 1.0, 200) for k in range(10)})
+    result = sample_size_stability(data, [20, 200], n_resamples=300, seed=0)
+    ranks = result.rank_spearman.set_index(["size_a", "size_b"])["spearman"]
+    per_subset = result.resample_rank.set_index("size")
+    assert ranks[(20, "all")] > 0.9
+    assert per_subset.loc[20, "spearman_mean"] < 0.5
+    assert per_subset.loc[20, "same_ranking"] == 0.0
+    assert per_subset.loc[200, "spearman_mean"] == pytest.approx(1.0) and per_subset.loc[200, "spearman_sd"] == 0.0
+    assert per_subset.loc[200, "same_ranking"] == 1.0
 
 
 def test_seeded_runs_are_reproducible_and_seeds_differ():
