@@ -182,3 +182,11 @@ def test_kumar2025_page(tmp_path):
     live = _frame(at, "spearman_after").set_index("rater")
     assert sorted(live.index) == ["claude", "gemini", "gpt"]
     assert (live["n"] == 50).all()
+
+
+def test_page_is_reachable_from_the_app_navigation():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+    _ok(at)
+    at.switch_page("pages/6_Workbench.py").run()
+    _ok(at)
+    assert at.title[0].value == "Agreement workbench"
