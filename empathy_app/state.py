@@ -273,6 +273,19 @@ def densities_for(texts: tuple[str, ...]) -> list[tuple[int, dict[str, int], tup
     return [(int(r.sentences), dict(r.counts), tuple(float(x) for x in r.densities())) for r in _analyze(texts)]
 
 
+@st.cache_data(show_spinner=False, max_entries=4)
+def _standard(key: str, _outputs: pd.DataFrame) -> pd.DataFrame:
+    from empathy.standard import STANDARD_METRICS, compute_standard
+
+    per_item = compute_standard(_outputs).per_item
+    return per_item.groupby("model", sort=True)[list(STANDARD_METRICS)].mean().reset_index()
+
+
+def standard_per_model(data: Loaded) -> pd.DataFrame:
+    """Mean ROUGE-L, chrF, CIDEr-D and Sem-Sim (offline TF-IDF) per model over all items (cached)."""
+    return _standard(data.content_key, data.dataset.outputs)
+
+
 # ----------------------------------------------------------------------------------------------- layout
 
 def _sync(widget_key: str, state_key: str) -> None:

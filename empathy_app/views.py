@@ -163,13 +163,38 @@ def show_flash_error() -> None:
 
 
 def standard_scatter(data: state.Loaded, table: pd.DataFrame) -> go.Figure | None:
-    """Standard metric (ROUGE, BLEU...) vs each empathy metric per model, once :mod:`empathy.standard` exists."""
+    """Standard metric (ROUGE-L, chrF, CIDEr-D, Sem-Sim) against an empathy metric, one point per model."""
     try:
-        from empathy import standard  # noqa: F401
+        from empathy.standard import STANDARD_METRICS
     except ImportError:
         st.caption("Standard-metric scatter: appears once `empathy.standard` is available.")
         return None
-    return None
+    st.subheader("Standard metric vs empathy metric")
+    st.caption("Each point is a model: a high standard score (overlap or similarity with the reference) with a "
+               "high empathy-failure value is the pattern the paper reports. Sem-Sim here is the offline "
+               "TF-IDF cosine unless an embedding endpoint is configured in the CLI.")
+    choices = table.dropna(subset=["value"])[["metric", "scorer"]].drop_duplicates()
+    options = [f"{r.metric} ({r.scorer})" for r in choices.itertuples()]
+    if not options:
+        return None
+    left, right = st.columns(2)
+    standard_name = left.selectbox("Standard metric", list(STANDARD_METRICS), key="overview_std_metric")
+    empathy_name = right.selectbox("Empathy metric", options, key="overview_std_empathy")
+    with st.spinner("Computing ROUGE-L, chrF, CIDEr-D and Sem-Sim..."):
+        standard = state.standard_per_model(data)
+    metric, scorer = empathy_name.split(" (", 1)
+    scorer = scorer[:-1]
+    part = table[(table["metric"] == metric) & (table["scorer"] == scorer)][["model", "value"]]
+    merged = standard[["model", standard_name]].merge(part, on="model", how="inner").dropna()
+    if merged.empty:
+        st.info("No model has both values.")
+        return None
+    figure = px.scatter(merged, x=standard_name, y="value", text="model",
+                        labels={"value": empathy_name, standard_name: standard_name},
+                        title=f"{empathy_name} vs {standard_name} per model")
+    figure.update_traces(textposition="top center", marker={"size": 12})
+    figure.update_layout(height=420, margin={"t": 50, "b": 10, "l": 10, "r": 10})
+    return figure
 
 
 def home() -> None:

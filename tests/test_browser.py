@@ -34,37 +34,50 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    store = tmp_path_factory.mktemp("store") / "overrides.sqlite"
+def _start(store: Path, log_path: Path) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` on a free port with ``EMPATHY_STORE=store``; returns once it is healthy."""
     port = _free_port()
     env = {**os.environ, "EMPATHY_STORE": str(store), "PYTHONUNBUFFERED": "1"}
-    log = (tmp_path_factory.mktemp("log") / "streamlit.log").open("w")
+    log = log_path.open("a")
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
     while time.time() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {process.returncode}; see {log_path}")
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
                 if response.read().strip() == b"ok":
-                    break
+                    return process, url
         except OSError:
             time.sleep(0.5)
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {process.returncode}; see {log.name}")
+    _stop(process)
+    raise RuntimeError(f"streamlit did not become healthy on port {port}; see {log_path}")
+
+
+def _stop(process: subprocess.Popen, *, kill: bool = False) -> None:
+    if kill:
+        process.kill()  # SIGKILL: no chance to flush anything
     else:
         process.terminate()
-        raise RuntimeError(f"streamlit did not become healthy on port {port}")
-    yield {"url": url, "store": store}
-    process.terminate()
     try:
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         process.kill()
-    log.close()
+        process.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("server")
+    store = folder / "overrides.sqlite"
+    process, url = _start(store, folder / "streamlit.log")
+    yield {"url": url, "store": store, "folder": folder}
+    _stop(process)
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +166,8 @@ def test_override_through_relabel_is_saved_and_shown(server, page):
     _settle(page, "Saved (change #")
     with sqlite3.connect(server["store"]) as connection:
         rows = connection.execute("SELECT item_id, model, dimension, value, annotator FROM overrides").fetchall()
-    assert len(rows) >= 1 and rows[0][2:] == ("ca", 1.0, "browser-test")
+    assert len(rows) >= 1 and {row[2:] for row in rows} == {("ca", 1.0, "browser-test")}
+    assert len({row[:2] for row in rows}) == 1
     page.keyboard.press("u")  # the Undo shortcut
     _settle(page, "Undone")
     with sqlite3.connect(server["store"]) as connection:
@@ -161,11 +175,44 @@ def test_override_through_relabel_is_saved_and_shown(server, page):
     page.keyboard.press("1")  # decide by keystroke
     _settle(page, "Saved (change #")
     with sqlite3.connect(server["store"]) as connection:
-        assert connection.execute("SELECT COUNT(*), MIN(value) FROM overrides").fetchone() == (1, 1.0)
+        # one decision, applied to every judge that rated this output
+        assert connection.execute("SELECT COUNT(DISTINCT item_id || '/' || model), MIN(value), MAX(value)"
+                                  " FROM overrides").fetchone() == (1, 1.0, 1.0)
     page.goto(f"{server['url']}/Overview")
     _settle(page, "Reproducibility signature")
-    page.get_by_text("overrides:1", exact=False).first.wait_for(state="visible", timeout=30_000)
-    assert page.get_by_text("with 1 human override(s)", exact=False).first.is_visible()
+    with sqlite3.connect(server["store"]) as connection:
+        count = connection.execute("SELECT COUNT(*) FROM overrides").fetchone()[0]
+    page.get_by_text(f"overrides:{count}", exact=False).first.wait_for(state="visible", timeout=30_000)
+    assert page.get_by_text(f"with {count} human override(s)", exact=False).first.is_visible()
     page.goto(f"{server['url']}/Agreement")
     _settle(page, "Human vs each judge")
     _shot(page, "5_agreement_after_override")
+
+
+def test_override_survives_a_killed_and_restarted_app(tmp_path, browser):
+    store = tmp_path / "overrides.sqlite"
+    process, url = _start(store, tmp_path / "first.log")
+    context = browser.new_context(viewport={"width": 1440, "height": 1200})
+    try:
+        tab = context.new_page()
+        tab.goto(f"{url}/Relabel")
+        _settle(tab, "Annotator")
+        _set_annotator(tab, "killer")
+        _settle(tab, "judges say")
+        tab.get_by_role("button", name=re.compile(r"^0 · ca = 0")).click()
+        _settle(tab, "Saved (change #")
+    finally:
+        _stop(process, kill=True)
+    process, url = _start(store, tmp_path / "second.log")
+    try:
+        tab = context.new_page()
+        tab.goto(f"{url}/Data")
+        _settle(tab, "Human overrides ledger")
+        with sqlite3.connect(store) as connection:
+            count = connection.execute("SELECT COUNT(*) FROM overrides").fetchone()[0]
+        assert count >= 1
+        tab.get_by_text(f"{count} override(s). Export the ledger", exact=False).first.wait_for(timeout=30_000)
+        assert tab.get_by_text(f"Human overrides: {count}", exact=False).first.is_visible()
+    finally:
+        context.close()
+        _stop(process)
