@@ -216,3 +216,36 @@ def test_override_survives_a_killed_and_restarted_app(tmp_path, browser):
     finally:
         context.close()
         _stop(process)
+
+
+def test_bad_upload_shows_the_error_in_place(server, page, tmp_path):
+    bad = tmp_path / "my_outputs.csv"
+    bad.write_text("item_id,model,reference,generation\nx1,m,ref,gen\nx1,m,ref,gen again\n", encoding="utf-8")
+    page.goto(f"{server['url']}/Data")
+    _settle(page, "Human overrides ledger")
+    page.get_by_text("Upload files", exact=True).click()
+    _settle(page, "Outputs file")
+    page.locator("input[type='file']").first.set_input_files(str(bad))
+    page.get_by_role("button", name="Load the uploaded files").wait_for(state="visible")
+    page.wait_for_timeout(1000)
+    page.get_by_role("button", name="Load the uploaded files").click()
+    _settle(page, "Not loaded.")
+    message = page.get_by_text("my_outputs.csv, row 3, column 'item_id'", exact=False)
+    assert message.first.is_visible()
+    assert page.get_by_text("duplicate (item_id, model) = (x1, m)", exact=False).first.is_visible()
+    _shot(page, "1_data_bad_upload")
+
+
+def test_ledger_csv_download_is_formula_safe(server, page):
+    with sqlite3.connect(server["store"]) as connection:
+        dataset = connection.execute("SELECT dataset_id FROM overrides LIMIT 1").fetchone()
+    if dataset is None:
+        pytest.skip("needs the override made by test_override_through_relabel_is_saved_and_shown")
+    page.goto(f"{server['url']}/Data")
+    _settle(page, "Human overrides ledger")
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download CSV").click()
+    content = Path(info.value.path()).read_text(encoding="utf-8")
+    header, *rows = content.splitlines()
+    assert header == "dataset_id,item_id,model,rater,dimension,value,annotator,updated_at,reason"
+    assert rows and all(",ca,1.0,browser-test," in row for row in rows)
