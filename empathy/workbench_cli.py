@@ -35,6 +35,11 @@ def _fmt(value: float) -> str:
 
 
 def _print_frame(frame: pd.DataFrame) -> None:
+    frame = frame.copy()
+    for column in frame.columns:
+        # agreement columns hold None where undefined; as floats they print as '-' like every other gap
+        if frame[column].dtype == object and frame[column].map(lambda v: v is None or isinstance(v, float | int)).all():
+            frame[column] = frame[column].astype(float)
     with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200):
         print(frame.to_string(index=False, float_format=_fmt, na_rep="-"))
 
@@ -168,8 +173,10 @@ def _cmd_stability(args: argparse.Namespace) -> int:
             judge = args.judge or str(terms["judge"].iat[0])
             what = {"metric": args.metric, "judge": judge}
             ratings = ratings[ratings["rater"] == judge]
+    groups = [g.strip() for g in args.groups.split(",") if g.strip()] if args.groups else None
     result = sample_size_stability(matrix, _sizes(args.sizes, len(matrix)), n_resamples=args.resamples,
-                                   seed=args.seed, statistic=args.statistic, reference=args.reference)
+                                   seed=args.seed, statistic=args.statistic, reference=args.reference,
+                                   groups=groups)
     signature = str(Signature(judges=judge_signatures(ratings) if ratings is not None else {}, seed=args.seed,
                               extra={"resamples": str(args.resamples), "stability": args.statistic}))
     if args.format == "json":
@@ -244,6 +251,8 @@ def register_cli(subparsers: argparse._SubParsersAction) -> None:
                            "(e.g. panel:experts)")
     stability.add_argument("--with-panels", action="store_true",
                            help="add the panels (mean of the experts, of the LLMs) as groups (--dimension)")
+    stability.add_argument("--groups", metavar="A,B,...", help="only these raters/models (default: all but "
+                           "the reference)")
     stability.add_argument("--sizes", help="comma-separated sizes (default: a quarter, half, three quarters "
                            "and all of the units)")
     stability.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, metavar="N")
