@@ -7,6 +7,7 @@ once (behind a guard), loads the bundled demo data when nothing else is loaded, 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import re
@@ -30,6 +31,7 @@ _DEFAULTS: dict[str, object] = {
     "with_overrides": True,              # the global judge-only / with-overrides toggle
     "annotator": "",                     # the name recorded with every override
     "flash": None,                       # one-shot message shown after a rerun ("Saved ...")
+    "relabel_skipped": [],               # (item_id, model) pairs skipped in the Relabel queue this session
 }
 
 
@@ -38,7 +40,7 @@ def init_state() -> None:
     if st.session_state.get("_initialised"):
         return
     for key, value in _DEFAULTS.items():
-        st.session_state.setdefault(key, value)
+        st.session_state.setdefault(key, copy.deepcopy(value))  # no mutable default shared between sessions
     st.session_state["_initialised"] = True
 
 

@@ -19,7 +19,6 @@ data = state.require_data()
 views.show_flash_error()
 judge_ratings = data.dataset.ratings
 dimensions = data.dataset.dimensions
-st.session_state.setdefault("relabel_skipped", [])
 
 controls = st.columns([2, 2, 3])
 dimension = controls[0].selectbox("Dimension to relabel", dimensions, key="relabel_dimension",

@@ -265,3 +265,21 @@ def test_relabel_queue_decision_undo_and_restart(tmp_path, _store):
     restarted = _app(_path_source(folder))
     restarted.switch_page("pages/2_Overview.py").run()
     assert _ca(restarted)["B"] == 0.25
+
+
+def test_relabel_a_score_dimension_with_the_number_input(tmp_path, _store):
+    folder = _write_fixture(tmp_path / "fixture")
+    extra = [{"item_id": f"i{k}", "model": m, "rater": "j1", "dimension": "e_gen", "value": 0.5}
+             for m in ("A", "B", "C") for k in range(1, 5)]
+    pd.DataFrame(extra).to_csv(folder / "ratings_scores.csv", index=False)
+    at = _app(_path_source(folder), annotator="num")
+    at.switch_page("pages/4_Relabel.py").run()
+    at.selectbox(key="relabel_dimension").set_value("e_gen").run()
+    _ok(at)
+    at.number_input(key="relabel_value").set_value(0.8).run()
+    at.button(key="relabel_save").click().run()
+    _ok(at)
+    stored = OverrideStore(_store).overrides()
+    assert stored[["item_id", "model", "rater", "dimension", "value"]].values.tolist() == [
+        ["i1", "A", "j1", "e_gen", 0.8]]
+    assert "1 of 12 decided" in at.get("progress")[0].proto.text

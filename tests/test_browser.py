@@ -249,3 +249,22 @@ def test_ledger_csv_download_is_formula_safe(server, page):
     header, *rows = content.splitlines()
     assert header == "dataset_id,item_id,model,rater,dimension,value,annotator,updated_at,reason"
     assert rows and all(",ca,1.0,browser-test," in row for row in rows)
+
+
+def test_ledger_import_through_the_data_page(server, page, tmp_path):
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_text('{"dataset_id": "elsewhere", "item_id": "co-03", "model": "gorse", "rater": "author", '
+                      '"dimension": "ca", "value": 0, "annotator": "importer", "reason": "=from a file"}\n',
+                      encoding="utf-8")
+    page.goto(f"{server['url']}/Data")
+    _settle(page, "Human overrides ledger")
+    page.locator("input[type='file']").last.set_input_files(str(ledger))
+    page.wait_for_timeout(1000)
+    page.get_by_role("button", name="Import into this data set").click()
+    _settle(page, "Imported 1 override(s) from ledger.jsonl")
+    with sqlite3.connect(server["store"]) as connection:
+        row = connection.execute("SELECT dataset_id, value, annotator, reason FROM overrides"
+                                 " WHERE item_id='co-03' AND model='gorse'").fetchone()
+        actions = {r[0] for r in connection.execute("SELECT action FROM audit")}
+    assert row[0] != "elsewhere" and row[1:] == (0.0, "importer", "=from a file")
+    assert "import" in actions
