@@ -255,6 +255,24 @@ def test_cache_mixed_hits_keep_order(tmp_path: Path) -> None:
         assert got == [analyze_text(t, cache=False).to_json() for t in texts]
 
 
+def test_cache_usable_from_other_threads(tmp_path: Path) -> None:
+    """The app reruns pages in worker threads; one cache object must serve them all."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with DistancingCache(tmp_path) as cache:
+        list(analyze(["Mistakes were made."], cache=cache))
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            results = list(pool.map(lambda t: analyze_text(t, cache=cache).counts["agentless"],
+                                    ["Mistakes were made.", "I agree.", "It was sold."]))
+        assert results == [1, 0, 1]
+
+
+def test_damaged_cache_file_is_an_error_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "distancing.sqlite3").write_bytes(b"this is not a database" * 100)
+    with pytest.raises(ValueError, match="distancing.sqlite3"):
+        DistancingCache(tmp_path)
+
+
 def test_default_cache_uses_env_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path))
     list(analyze(["Mistakes were made."]))

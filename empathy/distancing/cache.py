@@ -6,6 +6,8 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -50,14 +52,20 @@ class DistancingCache:
         except OSError as exc:
             raise ValueError(f"cannot create distancing cache folder {self.directory}: {exc}") from exc
         self.path = self.directory / CACHE_FILE
-        self._conn = sqlite3.connect(str(self.path), timeout=30.0)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS results (model TEXT NOT NULL, version TEXT NOT NULL, rules TEXT NOT NULL,"
-            " text_sha256 TEXT NOT NULL, result TEXT NOT NULL, PRIMARY KEY (model, version, rules, text_sha256))"
-        )
-        self._conn.commit()
+        # The app reruns scripts in worker threads: one connection shared under a lock.
+        self._lock = threading.Lock()
+        try:
+            self._conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS results (model TEXT NOT NULL, version TEXT NOT NULL,"
+                " rules TEXT NOT NULL, text_sha256 TEXT NOT NULL, result TEXT NOT NULL,"
+                " PRIMARY KEY (model, version, rules, text_sha256))"
+            )
+            self._conn.commit()
+        except sqlite3.Error as exc:
+            raise ValueError(f"cannot open distancing cache {self.path}: {exc}") from exc
 
     def get_many(
         self, model: str, version: str, rules: str, keys: Sequence[str]
@@ -65,16 +73,22 @@ class DistancingCache:
         """The cached results among ``keys`` (text hashes), as a dict key -> result."""
         found: dict[str, DistancingResult] = {}
         unique = list(dict.fromkeys(keys))
-        for i in range(0, len(unique), _QUERY_CHUNK):
-            chunk = unique[i : i + _QUERY_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            rows = self._conn.execute(
-                f"SELECT text_sha256, result FROM results WHERE model=? AND version=? AND rules=?"
-                f" AND text_sha256 IN ({marks})",
-                (model, version, rules, *chunk),
-            )
-            for key, payload in rows:
-                found[key] = DistancingResult.from_json(json.loads(payload))
+        try:
+            with self._lock:
+                for i in range(0, len(unique), _QUERY_CHUNK):
+                    chunk = unique[i : i + _QUERY_CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    rows = self._conn.execute(
+                        f"SELECT text_sha256, result FROM results WHERE model=? AND version=? AND rules=?"
+                        f" AND text_sha256 IN ({marks})",
+                        (model, version, rules, *chunk),
+                    ).fetchall()
+                    for key, payload in rows:
+                        found[key] = DistancingResult.from_json(json.loads(payload))
+        except (sqlite3.Error, ValueError) as exc:
+            # A damaged or locked cache must not stop an analysis: treat as misses.
+            warnings.warn(f"distancing cache {self.path} unreadable, parsing instead: {exc}", RuntimeWarning,
+                          stacklevel=2)
         return found
 
     def put_many(
@@ -85,17 +99,22 @@ class DistancingCache:
             (model, version, rules, key, json.dumps(result.to_json(), separators=(",", ":")))
             for key, result in items
         ]
-        if rows:
-            with self._conn:
+        if not rows:
+            return
+        try:
+            with self._lock, self._conn:
                 self._conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", rows)
+        except sqlite3.Error as exc:
+            warnings.warn(f"distancing cache {self.path} not written: {exc}", RuntimeWarning, stacklevel=2)
 
     def __len__(self) -> int:
         """Number of stored results (all models)."""
-        return int(self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
 
     def clear(self) -> None:
         """Delete every stored result."""
-        with self._conn:
+        with self._lock, self._conn:
             self._conn.execute("DELETE FROM results")
 
     def close(self) -> None:
