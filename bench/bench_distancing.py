@@ -221,7 +221,8 @@ def markdown(result: dict) -> str:
         "",
         "| measurement | seconds | texts/s |",
         "| --- | --- | --- |",
-        f"| bare `nlp.pipe`, full default pipeline (with NER) | {s['full_pipeline']:.1f} | {tps['full_pipeline']:.0f} |",
+        f"| bare `nlp.pipe`, full default pipeline (with NER) | {s['full_pipeline']:.1f} | "
+        f"{tps['full_pipeline']:.0f} |",
         f"| `nlp.pipe` with the detector's components only | {s['parse_same_components']:.1f} | "
         f"{tps['parse_same_components']:.0f} |",
         f"| `analyze(cache=False)` (parse + rules) | {s['analyze_no_cache']:.1f} | {tps['analyze_no_cache']:.0f} |",
