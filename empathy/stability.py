@@ -45,9 +45,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from scipy import stats
 
 from empathy import metrics as m
-from empathy.agreement import cohen_kappa, pearson, spearman
+from empathy.agreement import MIN_PAIRS, cohen_kappa, pearson, spearman
 
 STATISTICS: tuple[str, ...] = ("mean", "median", "spearman", "pearson", "kappa_quadratic")
 REFERENCE_STATISTICS: frozenset[str] = frozenset({"spearman", "pearson", "kappa_quadratic"})
@@ -174,6 +175,30 @@ def _group_statistic(statistic: Statistic, reference: NDArray[np.float64] | None
     return lambda column, index: nan_if_none(cohen_kappa(column[index], reference[index], weights="quadratic"))
 
 
+def _fast(statistic: Statistic, column: NDArray[np.float64], reference: NDArray[np.float64] | None,
+          subsets: NDArray[np.int64]) -> NDArray[np.float64] | None:
+    """The statistic on every subset at once, or ``None`` when only the per-subset loop is exact.
+
+    Used for ``mean`` and, without missing values, ``spearman``: the same numbers as the loop (Spearman is
+    Pearson on average ranks, as :func:`empathy.agreement.spearman`), many times faster at Table 7 scale.
+    """
+    if isinstance(statistic, str) and statistic == "mean":
+        return np.nanmean(column[subsets], axis=1)
+    if not (isinstance(statistic, str) and statistic == "spearman") or reference is None:
+        return None
+    if np.isnan(column).any() or np.isnan(reference).any() or subsets.shape[1] < MIN_PAIRS:
+        return None
+    x = stats.rankdata(column[subsets], axis=1)
+    y = stats.rankdata(reference[subsets], axis=1)
+    x -= x.mean(axis=1, keepdims=True)
+    y -= y.mean(axis=1, keepdims=True)
+    denominator = np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
+    constant = (np.ptp(column[subsets], axis=1) == 0) | (np.ptp(reference[subsets], axis=1) == 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = (x * y).sum(axis=1) / denominator
+    return np.where(constant, np.nan, np.clip(rho, -1.0, 1.0))
+
+
 def _sd(values: NDArray[np.float64]) -> float:
     """Sample sd (ddof = 1); exactly 0 for identical values, where numpy's two-pass formula leaves ~1e-16."""
     if len(values) < 2:
@@ -261,7 +286,9 @@ def sample_size_stability(values_by_unit: pd.DataFrame, sizes: Sequence[int], *,
             per_resample = np.full((n_resamples, len(names)), np.nan)
             for j, group in enumerate(names):
                 column = values[:, j]
-                stats_ = np.array([compute(column, subset) for subset in subsets])
+                stats_ = _fast(statistic, column, ref, subsets)
+                if stats_ is None:
+                    stats_ = np.array([compute(column, subset) for subset in subsets])
                 per_resample[:, j] = stats_
                 defined = stats_[~np.isnan(stats_)]
                 rows.append({

@@ -347,3 +347,22 @@ def test_cli_bad_ratings_file_names_row_and_column(tmp_path):
     result = _run("stability", str(path), "--dimension", "ca")
     assert result.returncode == 2
     assert "r.csv, row 2, column 'value'" in result.stderr
+
+
+@pytest.mark.parametrize("size", [3, 7, 40])
+def test_vectorised_statistics_equal_the_per_subset_loop(size):
+    from empathy.agreement import spearman
+    from empathy.stability import _fast
+
+    rng = np.random.default_rng(size)
+    column = rng.integers(1, 6, 40).astype(float)  # ties and constant subsets happen
+    reference = rng.integers(1, 4, 40).astype(float)
+    subsets = np.sort(rng.random((300, 40)).argsort(axis=1)[:, :size], axis=1)
+    fast = _fast("spearman", column, reference, subsets)
+    loop = np.array([np.nan if (r := spearman(column[s], reference[s])) is None else r for s in subsets])
+    assert np.array_equal(np.isnan(fast), np.isnan(loop))
+    assert fast[~np.isnan(fast)] == pytest.approx(loop[~np.isnan(loop)], abs=1e-12)
+    column[5] = np.nan
+    assert _fast("spearman", column, reference, subsets) is None  # missing values: the loop handles them
+    means = _fast("mean", column, None, subsets)
+    assert means == pytest.approx([np.nanmean(column[s]) for s in subsets], abs=1e-12, nan_ok=True)
