@@ -88,6 +88,7 @@ n_resamples = int(settings[1].number_input("Resamples per size", min_value=2, ma
                                            key="wb_resamples"))
 if source == "raters on the dimension":
     n_units = wb.dimension_units(effective, dimension)
+    with_panels = st.checkbox("Include the panels as groups", value=True, key="wb_with_panels")
     options = st.columns(2)
     statistic = options[0].selectbox("Statistic", [s for s in STATISTICS], key="wb_statistic",
                                      help="mean/median of each rater's ratings, or each rater's agreement "
@@ -100,11 +101,10 @@ if source == "raters on the dimension":
     try:
         sizes = wb.parse_sizes(sizes_text, n_units)
         result = wb.dimension_stability(effective, key, dimension, tuple(sizes), n_resamples, seed, statistic,
-                                        reference, st.session_state.get("wb_with_panels", True))
+                                        reference, with_panels)
         title = f"{statistic} of {dimension} by rater" + (f" (vs {reference})" if reference else "")
     except ValueError as error:
         st.error(f"Sizes: {error}")
-    st.checkbox("Include the panels as groups", value=True, key="wb_with_panels")
 else:
     options = st.columns(2)
     metric = options[0].selectbox("Metric", ["SA", "EGM", "CA"], key="wb_metric")

@@ -190,3 +190,27 @@ def test_page_is_reachable_from_the_app_navigation():
     at.switch_page("pages/6_Workbench.py").run()
     _ok(at)
     assert at.title[0].value == "Agreement workbench"
+
+
+def test_relabel_page_decision_shows_on_the_workbench(tmp_path, _store):
+    source = _fixture(tmp_path / "data")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.session_state["source"] = source
+    at.session_state["annotator"] = "tester"
+    at.run()
+    at.switch_page("pages/4_Relabel.py").run()
+    _ok(at)
+    at.selectbox(key="relabel_apply_to").set_value("gpt").run()
+    at.number_input(key="relabel_value").set_value(5.0).run()
+    at.button(key="relabel_save").click().run()
+    _ok(at)
+    outputs = pd.read_csv(source["outputs"], dtype=str, keep_default_na=False)
+    saved = OverrideStore(_store).overrides(dataset_id(outputs))
+    assert list(saved["rater"]) == ["gpt"] and list(saved["value"]) == [5.0]
+    at.switch_page("pages/6_Workbench.py").run()
+    _ok(at)
+    live = _frame(at, "spearman_after").set_index("rater")
+    effective = apply_overrides(_ratings(source), saved).drop(columns="overridden")
+    expected = rater_vs_panel(panel_ratings(effective), "experts", raters=["gpt"]).iloc[0]
+    assert live.loc["gpt", "overridden"] == 1
+    assert live.loc["gpt", "spearman_after"] == pytest.approx(expected["spearman"])
