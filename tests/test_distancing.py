@@ -316,6 +316,19 @@ def test_cli_non_utf8_names_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert err.count("\n") == 1 and f"{path}:2:" in err and "UTF-8" in err
 
 
+def test_cli_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    good = io.TextIOWrapper(io.BytesIO(b"Mistakes were made.\nThere is hope.\n"), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", good)
+    code, out, err = _run_cli(["-", "--no-cache"], capsys)
+    assert code == 0 and [json.loads(x)["counts"]["impersonal"] for x in out.splitlines()] == [0, 1]
+    bad = io.TextIOWrapper(io.BytesIO(b"fine\n\xff oops\n"), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", bad)
+    code, out, err = _run_cli(["-", "--no-cache"], capsys)
+    assert code == 2 and "<stdin>:2:" in err and err.count("\n") == 1
+
+
 def test_cli_module_entry_point(tmp_path: Path) -> None:
     """``python -m empathy distancing`` (the lead's CLI) and ``python -m empathy.distancing`` both work."""
     path = tmp_path / "t.txt"
