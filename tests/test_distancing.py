@@ -225,6 +225,12 @@ def test_bad_arguments(call, error: type[Exception]) -> None:
         call()
 
 
+def test_overlong_text_is_a_value_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(load_model(), "max_length", 50)
+    with pytest.raises(ValueError, match="text #1 has 60 characters"):
+        list(analyze(["short", "x" * 60], cache=False))
+
+
 def test_streaming_accepts_generator_and_preserves_order() -> None:
     texts = [f"The item {i} was sold." if i % 2 else f"I sold item {i}." for i in range(30)]
     results = list(analyze((t for t in texts), cache=False, batch_size=4))

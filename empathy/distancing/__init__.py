@@ -127,6 +127,9 @@ def analyze(
         for offset, text in enumerate(chunk):
             if not isinstance(text, str):
                 raise TypeError(f"text #{position + offset} must be a string, got {type(text).__name__}")
+            if len(text) > nlp.max_length:
+                raise ValueError(f"text #{position + offset} has {len(text)} characters, more than the parser's "
+                                 f"limit of {nlp.max_length}; split it into smaller texts")
         position += len(chunk)
         keys = [text_key(text) for text in chunk] if store is not None else []
         cached = store.get_many(info["model"], info["version"], info["rules"], keys) if store else {}
