@@ -9,7 +9,7 @@
   ``np.random.default_rng(seed)``; the seed goes into the signature.
 
 Open cases: a correlation with fewer than :data:`MIN_PAIRS` pairs, or with a constant side, is ``None``
-(undefined, not 0). Kappa is computed only when both raters' values are whole numbers (ordinal or binary
+(undefined, not 0). Kappa, like the correlations, needs at least :data:`MIN_PAIRS` items, and is computed only when both raters' values are whole numbers (ordinal or binary
 labels); for continuous scores (e.g. affect intensity, or a crowd's fractional means) it is ``None``.
 Kappa is 1.0 when both raters use one and the same single category on every item (perfect agreement with
 no chance correction possible) and ``None`` when expected agreement is 1 otherwise.
@@ -86,12 +86,12 @@ def cohen_kappa(x: ArrayLike, y: ArrayLike, *, weights: str | None = None) -> fl
 
     ``weights`` is ``None`` (unweighted), ``"linear"`` or ``"quadratic"``; the categories are the union of
     both raters' observed values, in numeric order (as ``sklearn.metrics.cohen_kappa_score``).
-    Returns ``None`` for non-integer values or no pairs.
+    Returns ``None`` for non-integer values or fewer than :data:`MIN_PAIRS` pairs.
     """
     if weights not in (None, "linear", "quadratic"):
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
     a, b = _clean_pairs(x, y)
-    if len(a) == 0 or not (_whole_numbers(a) and _whole_numbers(b)):
+    if len(a) < MIN_PAIRS or not (_whole_numbers(a) and _whole_numbers(b)):
         return None
     categories = np.unique(np.concatenate([a, b]))
     k = len(categories)

@@ -317,7 +317,7 @@ class Dataset:
     """Outputs and ratings of one evaluation, validated and joined.
 
     ``ratings`` holds every rating (judge ratings from all files plus the wide columns of the outputs);
-    overrides are kept apart (see :mod:`empathy.store`) and applied with :func:`empathy.overrides.apply`.
+    overrides are kept apart (see :mod:`empathy.store`) and applied with :func:`empathy.store.apply_overrides`.
     """
 
     outputs: pd.DataFrame

@@ -123,6 +123,7 @@ def test_cohen_kappa_open_cases():
     assert ag.cohen_kappa([0.5, 0.7, 1.0], [0.2, 0.3, 0.9]) is None  # continuous scores
     assert ag.cohen_kappa([1, 1, 1], [1, 1, 1]) == 1.0  # one shared category, total agreement
     assert ag.cohen_kappa([], []) is None
+    assert ag.cohen_kappa([1, 0], [1, 1]) is None  # too few items for a chance-corrected agreement
 
 
 @pytest.mark.parametrize(("x", "y"), ORDINAL_PAIRS + [(RNG.random(30), RNG.random(30))])
