@@ -103,7 +103,7 @@ NOT_NOMINAL: frozenset[str] = frozenset(
     evening ceiling morning stocking shilling offspring thing something nothing anything everything
     king ring string spring wing swing sting darling sibling pudding herring earring
     lesson reason season poison prison person mention pigment supplement comment clothing affection
-    experience ambience
+    experience ambience ambulance appliance
     """.split()
 )
 
