@@ -169,6 +169,10 @@ def _cmd_stability(args: argparse.Namespace) -> int:
             terms = metric_terms(outputs, ratings, args.metric, sentences=sentences)
             if terms.empty:
                 raise DataError(args.input, f"no ratings for {args.metric} (needs dimensions of that metric)")
+            judges = sorted(terms["judge"].unique())
+            if args.judge is None and len(judges) > 1:
+                raise ValueError(f"--metric {args.metric}: several judges rated it; choose one with --judge "
+                                 f"({', '.join(judges)})")
             matrix = metric_matrix(terms, args.judge)
             judge = args.judge or str(terms["judge"].iat[0])
             what = {"metric": args.metric, "judge": judge}

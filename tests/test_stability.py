@@ -341,6 +341,13 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path, content, args, message):
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
 
 
+def test_cli_metric_with_several_judges_asks_for_one():
+    result = _run("stability", str(DEMO_DIR / "outputs.csv"), "--ratings", str(DEMO_DIR / "ratings_author.csv"),
+                  "--ratings", str(DEMO_DIR / "ratings_lexicon.csv"), "--metric", "SA")
+    assert result.returncode == 2
+    assert "several judges rated it; choose one with --judge (author, lexicon)" in result.stderr
+
+
 def test_cli_bad_ratings_file_names_row_and_column(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text("item_id,model,rater,dimension,value\ni1,m,a,ca,0.5\n", encoding="utf-8")
