@@ -25,16 +25,19 @@ dimension = controls[0].selectbox("Dimension", dimensions, key="wb_dimension")
 bootstrap = int(controls[1].number_input("Bootstrap resamples", min_value=0, max_value=5000, value=500, step=100,
                                          key="wb_bootstrap", help="for the Spearman intervals (0 = none)"))
 seed = int(controls[2].number_input("Seed", min_value=0, value=0, step=1, key="wb_seed"))
+every = st.checkbox("Pair and panel tables: every dimension (slower with many raters; lower the bootstrap)",
+                    key="wb_every_dimension")
+shown_dimensions = tuple(dimensions) if every else (dimension,)
 
 # ------------------------------------------------------------------------------------------ rater pairs
 st.subheader("Every pair of raters")
 st.caption("Spearman with a percentile bootstrap interval over items, Pearson, Cohen's kappa (unweighted and "
            "quadratic; only for whole-number labels, blank otherwise), percent agreement, and Krippendorff's "
            "alpha of the dimension over all raters. Includes the overrides when the sidebar toggle is on.")
-pairs = wb.pair_table(effective, key, (dimension,), bootstrap, seed)
+pairs = wb.pair_table(effective, key, shown_dimensions, bootstrap, seed)
 if pairs.empty:
-    st.info(f"Only one rater rated {dimension}: there is no pair to compare. Load a data set with several "
-            "raters (for example the Kumar et al. 2025 import) on the **Data** page.")
+    st.info(f"Only one rater rated {', '.join(shown_dimensions)}: there is no pair to compare. Load a data set "
+            "with several raters (for example the Kumar et al. 2025 import) on the **Data** page.")
 else:
     wb.show(pairs, "wb_pairs")
 
@@ -43,7 +46,7 @@ st.subheader("Panels: the mean of the experts, of the LLMs, and the crowd")
 st.caption("A panel's value is the mean of its members' ratings of an output (raters grouped by rater_kind; "
            "the crowd stays as it is). Panel means are fractional, so plain kappa is blank; "
            "*kappa_quadratic_rounded* rounds both sides half up to the scale, on whole-number scales only.")
-panels = wb.panel_table(effective, key, (dimension,), bootstrap, seed)
+panels = wb.panel_table(effective, key, shown_dimensions, bootstrap, seed)
 if panels.empty:
     st.info("No panels to compare here: a panel needs two or more raters of one kind (expert, llm, ...), and a "
             "comparison needs two panels, or a panel and a crowd rater.")

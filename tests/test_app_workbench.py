@@ -214,3 +214,15 @@ def test_relabel_page_decision_shows_on_the_workbench(tmp_path, _store):
     expected = rater_vs_panel(panel_ratings(effective), "experts", raters=["gpt"]).iloc[0]
     assert live.loc["gpt", "overridden"] == 1
     assert live.loc["gpt", "spearman_after"] == pytest.approx(expected["spearman"])
+
+
+def test_every_dimension_pair_table_on_the_demo():
+    at = _page()
+    at.number_input(key="wb_bootstrap").set_value(0).run()
+    at.checkbox(key="wb_every_dimension").check().run()
+    _ok(at)
+    shown = _frame(at, "rater_a")
+    expected = pairwise_agreement(_demo_ratings())
+    assert sorted(shown["dimension"].unique()) == sorted(expected["dimension"].unique())
+    assert shown["spearman"].to_numpy(dtype=float) == pytest.approx(expected["spearman"].to_numpy(dtype=float),
+                                                                    nan_ok=True)
