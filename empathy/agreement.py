@@ -9,10 +9,11 @@
   ``np.random.default_rng(seed)``; the seed goes into the signature.
 
 Open cases: a correlation with fewer than :data:`MIN_PAIRS` pairs, or with a constant side, is ``None``
-(undefined, not 0). Kappa, like the correlations, needs at least :data:`MIN_PAIRS` items, and is computed only when both raters' values are whole numbers (ordinal or binary
-labels); for continuous scores (e.g. affect intensity, or a crowd's fractional means) it is ``None``.
-Kappa is 1.0 when both raters use one and the same single category on every item (perfect agreement with
-no chance correction possible) and ``None`` when expected agreement is 1 otherwise.
+(undefined, not 0). Kappa, like the correlations, needs at least :data:`MIN_PAIRS` items, and is computed
+only when both raters' values are whole numbers (ordinal or binary labels); for continuous scores (e.g.
+affect intensity, or a crowd's fractional means) it is ``None``. Kappa is 1.0 when both raters use one and
+the same single category on every item (perfect agreement with no chance correction possible) and ``None``
+when expected agreement is 1 otherwise.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,8 +126,8 @@ def _check_csv_header(path: Path, label: str) -> None:
         seen.add(name)
 
 
-def _read_jsonl(path: Path, label: str) -> pd.DataFrame:
-    records = []
+def iter_jsonl(path: Path, label: str) -> Iterator[tuple[int, dict[str, object]]]:
+    """Yield ``(line number, object)`` for each non-blank line of a JSONL file; :class:`DataError` otherwise."""
     with path.open(encoding="utf-8") as handle:
         for line_number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -138,7 +138,11 @@ def _read_jsonl(path: Path, label: str) -> pd.DataFrame:
                 raise DataError(label, f"invalid JSON ({exc.msg})", row=line_number) from None
             if not isinstance(record, dict):
                 raise DataError(label, "each line must be a JSON object", row=line_number)
-            records.append(record)
+            yield line_number, record
+
+
+def _read_jsonl(path: Path, label: str) -> pd.DataFrame:
+    records = [record for _, record in iter_jsonl(path, label)]
     if not records:
         raise DataError(label, "file has no records")
     return pd.DataFrame.from_records(records)

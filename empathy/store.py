@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES, DataError
+from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES, DataError, iter_jsonl
 
 #: Environment variable naming the SQLite file (wins over the default next to the data).
 STORE_ENV = "EMPATHY_STORE"
@@ -465,17 +465,7 @@ def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int,
     records: list[tuple[int, dict[str, object]]] = []
     try:
         if suffix in (".jsonl", ".json"):
-            with path.open(encoding="utf-8") as handle:
-                for line_number, line in enumerate(handle, start=1):
-                    if not line.strip():
-                        continue
-                    try:
-                        record = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise DataError(label, f"invalid JSON ({exc.msg})", row=line_number) from None
-                    if not isinstance(record, dict):
-                        raise DataError(label, "each line must be a JSON object", row=line_number)
-                    records.append((line_number, record))
+            records.extend(iter_jsonl(path, label))
         elif suffix == ".csv":
             with path.open(encoding="utf-8", newline="") as handle:
                 reader = csv.DictReader(handle)

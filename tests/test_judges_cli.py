@@ -13,8 +13,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_openai_server import FakeOpenAIServer  # noqa: E402
 
+from empathy.cli import main  # noqa: E402
 from empathy.io import load_ratings  # noqa: E402
-from empathy.judges.cli import main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-cli-SECRETKEY-42424242"

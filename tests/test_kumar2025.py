@@ -19,8 +19,8 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score
 
+from empathy.cli import main as cli_main
 from empathy.datasets import CORPORA, RATERS, import_kumar2025
-from empathy.datasets.cli import main as cli_main
 from empathy.io import DataError, load_dataset
 from empathy.paths import shared_dataset
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 
 from empathy.io import DataError
 
@@ -61,15 +60,3 @@ def run_kumar2025(args: argparse.Namespace) -> int:
         print(f"wrote {len(result.ratings)} ratings to {paths['ratings']}")
         print(f"wrote the report to {paths['report']}")
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Stand-alone entry point (``python -m empathy.datasets.cli import kumar2025 DIR --out OUT``)."""
-    parser = argparse.ArgumentParser(prog="empathy")
-    register_cli(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.handler(args))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -15,7 +15,6 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -199,15 +198,3 @@ def register_cli(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``judge`` and ``standard`` sub-commands to the lead's CLI."""
     register_judge_cli(subparsers)
     register_standard_cli(subparsers)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Stand-alone entry point (``python -m empathy.judges.cli judge ...``)."""
-    parser = argparse.ArgumentParser(prog="empathy")
-    register_cli(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.handler(args))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
