@@ -215,7 +215,8 @@ def _expletive_it(subject: Token) -> bool:
     """
     head = subject.head
     passive = subject.dep_ == "nsubjpass" or any(c.dep_ == "auxpass" for c in head.children)
-    complements = [c for c in head.children if c.dep_ in ("acomp", "attr", "oprd")]
+    # A wh-word is the questioned complement, not a predicate ("what was it like ...?").
+    complements = [c for c in head.children if c.dep_ in ("acomp", "attr", "oprd") and c.lower_ not in _WH_WORDS]
     # With a copula the parser hangs the extraposed clause on "is" or on the adjective/noun: both count.
     # The predicate may precede the subject ("how hard it is to change").
     copular = bool(complements) and head.lemma_ in _COPULAS
