@@ -32,7 +32,11 @@ _DEFAULTS: dict[str, object] = {
     "annotator": "",                     # the name recorded with every override
     "flash": None,                       # one-shot message shown after a rerun ("Saved ...")
     "relabel_skipped": [],               # (item_id, model) pairs skipped in the Relabel queue this session
+    "task": "",                          # the sidebar's task filter ("" = all tasks)
+    "extra_ratings": {},                 # base content key -> {rater: ExtraRatings} added this session (Judge)
 }
+ALL_TASKS = ""
+NO_TASK = "\x00no-task"  # option for outputs without a task in a data set where others have one
 
 
 def init_state() -> None:
@@ -45,8 +49,25 @@ def init_state() -> None:
 
 
 @dataclass(frozen=True)
+class ExtraRatings:
+    """Ratings added in this session (by the Judge page) to a loaded data set, not yet saved as a file."""
+
+    rater: str
+    ratings: pd.DataFrame
+    key: str
+    judge: str
+    signature: str
+
+
+@dataclass(frozen=True)
 class Loaded:
-    """The data set of this session with everything derived from it."""
+    """The data set of this session with everything derived from it.
+
+    ``dataset`` is what the pages compute on: the loaded files plus the ratings added this session,
+    restricted to the sidebar's task. ``full`` is the same without the task filter, ``base_key`` the content
+    key of the files alone (the key of :func:`extra_ratings`). ``dataset_id`` is always that of the full
+    outputs, so the overrides are the same whatever the filter.
+    """
 
     dataset: Dataset
     name: str
@@ -54,6 +75,19 @@ class Loaded:
     dataset_id: str
     content_key: str
     store: OverrideStore
+    full: Dataset | None = None
+    base_key: str = ""
+    task: str = ALL_TASKS
+
+    @property
+    def all_data(self) -> Dataset:
+        """The data set without the task filter (files plus this session's added ratings)."""
+        return self.full if self.full is not None else self.dataset
+
+    @property
+    def filtered(self) -> bool:
+        """Whether the sidebar restricts the data to one task."""
+        return self.task != ALL_TASKS
 
 
 # ----------------------------------------------------------------------------------------------- loading
@@ -147,19 +181,146 @@ def _current_source_dataset() -> tuple[Dataset, str, Path | None]:
     return load_from_paths(outputs, ratings), "demo data", DEMO_DIR
 
 
+def tasks_of(dataset: Dataset) -> list[str]:
+    """The task filter's choices for a data set (without "all"): its tasks, plus :data:`NO_TASK` when mixed."""
+    present = set(dataset.outputs["task"].unique())
+    named = sorted(t for t in present if t)
+    return [*named, NO_TASK] if named and "" in present else named
+
+
+def task_label(task: str) -> str:
+    """How a task filter value is shown."""
+    return {ALL_TASKS: "All tasks", NO_TASK: "(no task)"}.get(task, task)
+
+
+def filter_task(dataset: Dataset, task: str) -> Dataset:
+    """The outputs of one task and the ratings of those outputs (``task`` ``""``: the data set unchanged)."""
+    if task == ALL_TASKS:
+        return dataset
+    wanted = "" if task == NO_TASK else task
+    outputs = dataset.outputs[dataset.outputs["task"] == wanted].reset_index(drop=True)
+    keys = pd.MultiIndex.from_frame(outputs[["item_id", "model"]])
+    inside = pd.MultiIndex.from_frame(dataset.ratings[["item_id", "model"]]).isin(keys)
+    return Dataset(outputs=outputs, ratings=dataset.ratings[inside].reset_index(drop=True),
+                   sources=list(dataset.sources))
+
+
+def extra_ratings(base_key: str) -> dict[str, ExtraRatings]:
+    """The ratings added this session to the data set whose files have content key ``base_key``."""
+    return st.session_state.setdefault("extra_ratings", {}).get(base_key, {})
+
+
+def add_extra_ratings(data: Loaded, extra: ExtraRatings) -> None:
+    """Add a rater's ratings to this session's copy of the data set (refused when the rater name is taken).
+
+    Raises
+    ------
+    ValueError
+        When ``extra.rater`` already rates in the data set (files or this session): ratings of two runs are
+        never merged under one name.
+    """
+    taken = set(data.all_data.raters)
+    if extra.rater in taken:
+        raise ValueError(f"the rater name {extra.rater!r} is already in the data set; choose another name")
+    store = st.session_state.setdefault("extra_ratings", {})
+    store[data.base_key] = {**store.get(data.base_key, {}), extra.rater: extra}
+
+
+def remove_extra_ratings(data: Loaded, rater: str) -> None:
+    """Drop a rater added this session (the files are not touched)."""
+    store = st.session_state.setdefault("extra_ratings", {})
+    current = dict(store.get(data.base_key, {}))
+    current.pop(rater, None)
+    store[data.base_key] = current
+
+
+def free_rater_name(taken: Sequence[str], wanted: str) -> str:
+    """``wanted``, or ``wanted-2``, ``wanted-3``... whichever is not ``taken`` first."""
+    names = set(taken)
+    if wanted not in names:
+        return wanted
+    suffix = 2
+    while f"{wanted}-{suffix}" in names:
+        suffix += 1
+    return f"{wanted}-{suffix}"
+
+
+def with_extras(dataset: Dataset, extras: Sequence[ExtraRatings]) -> Dataset:
+    """The data set with this session's added ratings appended (a rater that clashes is left out)."""
+    if not extras:
+        return dataset
+    taken = set(dataset.raters)
+    parts = [dataset.ratings] + [e.ratings for e in extras if e.rater not in taken]
+    ratings = pd.concat([p for p in parts if len(p)], ignore_index=True) if any(len(p) for p in parts) \
+        else dataset.ratings
+    return Dataset(outputs=dataset.outputs, ratings=ratings, sources=[*dataset.sources,
+                   *(f"(this session) {e.rater}" for e in extras if e.rater not in taken)])
+
+
+def ratings_key(ratings: pd.DataFrame) -> str:
+    """Hash of a ratings table's contents (the key of an added rater in the caches)."""
+    digest = hashlib.sha256(pd.util.hash_pandas_object(ratings.astype(str), index=False).to_numpy().tobytes())
+    digest.update(",".join(map(str, ratings.columns)).encode())
+    return digest.hexdigest()[:20]
+
+
+def safe_file_part(name: str) -> str:
+    """A rater name made safe for a file name (``ratings_<name>.csv``)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "rater"
+
+
+def save_extra_ratings(data: Loaded, rater: str, target: Path) -> Path:
+    """Write a rater added this session to ``target`` beside the data and load it from there from now on.
+
+    Raises
+    ------
+    ValueError
+        When ``target`` exists (never overwritten) or ``rater`` was not added this session.
+    """
+    extra = extra_ratings(data.base_key).get(rater)
+    if extra is None:
+        raise ValueError(f"no rater {rater!r} was added in this session")
+    if target.exists():
+        raise ValueError(f"{target} exists already; not overwritten (rename the rater or move the file)")
+    from empathy.io import RATING_COLUMNS
+    from empathy.judges.cli import write_ratings
+
+    write_ratings(extra.ratings[list(RATING_COLUMNS)], target)
+    source = st.session_state["source"]
+    if source["kind"] == "path" and str(target) not in source["ratings"]:
+        st.session_state["source"] = {**source, "ratings": [*source["ratings"], str(target)]}
+    # The file is part of the data set now (its content key changes), so the session copy must go.
+    remove_extra_ratings(data, rater)
+    return target
+
+
+def _derived_key(base_key: str, extras: Sequence[ExtraRatings], task: str) -> str:
+    if not extras and task == ALL_TASKS:
+        return base_key  # unchanged for the plain data set, so caches keyed before this filter still apply
+    text = "|".join([base_key, *(f"{e.rater}={e.key}" for e in extras), f"task={task}"])
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
 def loaded() -> Loaded | None:
     """The session's data set, or ``None`` after showing why it could not be loaded."""
     try:
-        dataset, name, data_dir = _current_source_dataset()
+        base, name, data_dir = _current_source_dataset()
     except DataError as error:
         st.error(f"Could not load the data: {error}")
         return None
     except KeyError:
         st.session_state["source"] = {"kind": "demo"}
         return loaded()
+    base_key = content_key(base)
+    extras = list(extra_ratings(base_key).values())
+    full = with_extras(base, extras)
+    task = st.session_state.get("task", ALL_TASKS)
+    if task != ALL_TASKS and task not in tasks_of(full):
+        task = st.session_state["task"] = ALL_TASKS  # another data set was loaded: its tasks differ
     store_path = default_store_path(data_dir)
-    return Loaded(dataset=dataset, name=name, data_dir=data_dir, dataset_id=dataset_id(dataset.outputs),
-                  content_key=content_key(dataset), store=get_store(str(store_path)))
+    return Loaded(dataset=filter_task(full, task), name=name, data_dir=data_dir,
+                  dataset_id=dataset_id(base.outputs), content_key=_derived_key(base_key, extras, task),
+                  store=get_store(str(store_path)), full=full, base_key=base_key, task=task)
 
 
 def require_data(*, ratings: bool = True) -> Loaded:
@@ -172,8 +333,12 @@ def require_data(*, ratings: bool = True) -> Loaded:
         st.info("The data set has no outputs. Load another one on the **Data** page.")
         st.stop()
     if ratings and data.dataset.ratings.empty:
-        st.info("This data set has outputs but no ratings yet, so there is nothing to compute. "
-                "Add ratings files (or rating columns `<rater>:<dimension>`) on the **Data** page.")
+        if data.filtered and not data.all_data.ratings.empty:
+            st.info(f"No rating of the task **{task_label(data.task)}** in this data set, so there is nothing to "
+                    "compute for it. Choose another task (or *All tasks*) in the sidebar.")
+        else:
+            st.info("This data set has outputs but no ratings yet, so there is nothing to compute. "
+                    "Add ratings files (or rating columns `<rater>:<dimension>`) on the **Data** page.")
         st.stop()
     return data  # type: ignore[return-value]
 
@@ -225,10 +390,22 @@ def _features(key: str, references: tuple[str, ...], generations: tuple[str, ...
 
 
 def features(data: Loaded) -> TextFeatures:
-    """Sentence counts and distancing densities of every text (cached; a spinner on first use)."""
-    outputs = data.dataset.outputs
+    """Sentence counts and distancing densities of every text (cached; a spinner on first use).
+
+    The texts of the whole data set are analysed once (keyed by the files' content); a task filter takes
+    its rows from that, so switching tasks or adding a judge's ratings analyses nothing again.
+    """
+    outputs = data.all_data.outputs
     with st.spinner("Analysing the texts (sentences and distancing)..."):
-        return _features(data.content_key, tuple(outputs["reference"]), tuple(outputs["generation"]))
+        every = _features(data.base_key or data.content_key, tuple(outputs["reference"]),
+                          tuple(outputs["generation"]))
+    if not data.filtered:
+        return every
+    position = pd.MultiIndex.from_frame(outputs[["item_id", "model"]]).get_indexer(
+        pd.MultiIndex.from_frame(data.dataset.outputs[["item_id", "model"]]))
+    return TextFeatures(sentences_ref=every.sentences_ref[position], sentences_gen=every.sentences_gen[position],
+                        densities_ref=every.densities_ref[position], densities_gen=every.densities_gen[position],
+                        signature=every.signature)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -242,8 +419,16 @@ def engine(data: Loaded) -> Recompute:
 
 
 def overrides(data: Loaded) -> pd.DataFrame:
-    """Current overrides of the data set, read from SQLite on every rerun (other sessions' included)."""
-    return data.store.overrides(data.dataset_id)
+    """Current overrides of the data set, read from SQLite on every rerun (other sessions' included).
+
+    Under a task filter only those of that task's outputs: an override elsewhere would otherwise enter
+    the filtered ratings as a new row (:func:`empathy.store.apply_overrides` adds unmatched overrides).
+    """
+    table = data.store.overrides(data.dataset_id)
+    if not data.filtered or table.empty:
+        return table
+    keys = pd.MultiIndex.from_frame(data.dataset.outputs[["item_id", "model"]])
+    return table[pd.MultiIndex.from_frame(table[["item_id", "model"]].astype(str)).isin(keys)].reset_index(drop=True)
 
 
 def report(data: Loaded, *, with_overrides: bool | None = None) -> MetricsReport:
@@ -294,13 +479,29 @@ def _sync(widget_key: str, state_key: str) -> None:
     st.session_state[state_key] = st.session_state[widget_key]
 
 
+def _sync_task() -> None:
+    st.session_state["task"] = st.session_state["_w_task"]
+
+
 def sidebar(data: Loaded | None) -> None:
-    """Data-set name, the judge-only / with-overrides toggle and the annotator name, on every page."""
+    """Data-set name, the task filter, the with-overrides toggle and the annotator name, on every page."""
     with st.sidebar:
         if data is not None:
             st.caption(f"Data: **{data.name}** · id `{data.dataset_id}`")
             count = data.store.count(data.dataset_id)
             st.caption(f"Human overrides: **{count}** · store `{data.store.path.name}`")
+            added = extra_ratings(data.base_key)
+            if added:
+                st.caption("Added this session (not in the files): " + ", ".join(f"`{r}`" for r in added))
+            choices = tasks_of(data.all_data)
+            if len(choices) > 1:
+                st.session_state["_w_task"] = data.task
+                st.selectbox("Task", [ALL_TASKS, *choices], key="_w_task", format_func=task_label,
+                             on_change=_sync_task,
+                             help="Every page computes on this task's outputs and their ratings only (the "
+                                  "paper reports per task, Tables 3-5).")
+            elif choices:
+                st.caption(f"Task: **{task_label(choices[0])}** (the only one)")
         st.session_state["_w_with_overrides"] = st.session_state["with_overrides"]
         st.toggle("Include human overrides", key="_w_with_overrides",
                   on_change=_sync, args=("_w_with_overrides", "with_overrides"),

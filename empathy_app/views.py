@@ -27,6 +27,8 @@ PAGES: tuple[tuple[str, str, str, str], ...] = (
      ":material/edit_note:"),
     ("pages/5_Agreement.py", "Agreement", "Inter-judge Spearman (Table 6), human vs judges, ranking moves.",
      ":material/handshake:"),
+    ("pages/7_Judge.py", "Judge", "Run a judge (offline lexicon or a configured LLM) and add it as a rater.",
+     ":material/gavel:"),
 )
 METRIC_HELP = {
     "SA": "Sentiment Attenuation (Eq. 1): 0 none, 1 affect flattened, < 0 more intense than the reference",
@@ -41,9 +43,16 @@ DIMENSION_HELP = {
 }
 
 
-def summary(data: state.Loaded) -> None:
-    """The counts a researcher checks first (:meth:`empathy.io.Dataset.summary`)."""
-    info = data.dataset.summary()
+def summary(data: state.Loaded, *, full: bool = False) -> None:
+    """The counts a researcher checks first (:meth:`empathy.io.Dataset.summary`).
+
+    ``full``: of the whole data set, not only the task chosen in the sidebar.
+    """
+    dataset = data.all_data if full else data.dataset
+    info = dataset.summary()
+    if data.filtered and not full:
+        st.caption(f"Task **{state.task_label(data.task)}** only (sidebar): {len(dataset.outputs)} of "
+                   f"{len(data.all_data.outputs)} outputs.")
     columns = st.columns(5)
     columns[0].metric("Items", info["items"])
     columns[1].metric("Models", len(info["models"]))
@@ -56,7 +65,7 @@ def summary(data: state.Loaded) -> None:
             f"- **Models:** {', '.join(map(code, info['models']))}",
             f"- **Raters:** {', '.join(map(code, info['raters'])) or '(none)'}",
             f"- **Dimensions:** {', '.join(map(code, info['dimensions'])) or '(none)'}",
-            f"- **Outputs:** {info['outputs']} · **Sources:** {', '.join(map(code, _short(data.dataset.sources)))}",
+            f"- **Outputs:** {info['outputs']} · **Sources:** {', '.join(map(code, _short(dataset.sources)))}",
         ]))
 
 
@@ -77,11 +86,16 @@ def code(text: object) -> str:
 
 
 def mode_caption(data: state.Loaded) -> None:
-    count = data.store.count(data.dataset_id)
+    """One line: the task shown and whether the human overrides are included (both set in the sidebar)."""
+    count = len(state.overrides(data)) if data.filtered else data.store.count(data.dataset_id)
+    scope = (f"Task **{state.task_label(data.task)}** ({len(data.dataset.outputs)} of "
+             f"{len(data.all_data.outputs)} outputs) · " if data.filtered else "")
     if st.session_state["with_overrides"]:
-        st.caption(f"Showing judge labels **with {count} human override(s)** applied (toggle in the sidebar).")
+        st.caption(f"{scope}Showing judge labels **with {count} human override(s)** applied (toggle in the "
+                   "sidebar).")
     else:
-        st.caption(f"Showing **judge-only** numbers; {count} human override(s) are ignored (toggle in the sidebar).")
+        st.caption(f"{scope}Showing **judge-only** numbers; {count} human override(s) are ignored (toggle in the "
+                   "sidebar).")
 
 
 def metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:

@@ -68,18 +68,22 @@ if data is None:
     st.stop()
 
 st.subheader(f"Loaded: {data.name}")
-views.summary(data)
-if data.dataset.ratings.empty:
-    st.info("This data set has no ratings yet: the other pages need judge ratings. Add ratings files.")
+views.summary(data, full=True)
+if data.filtered:
+    st.caption(f"The other pages show the task **{state.task_label(data.task)}** only ({len(data.dataset.outputs)} "
+               "outputs; choose *All tasks* in the sidebar for all). This page shows the whole data set.")
+if data.all_data.ratings.empty:
+    st.info("This data set has no ratings yet: the other pages need judge ratings. Add ratings files, or run "
+            "a judge on the **Judge** page.")
 with st.expander("Outputs table", expanded=False):
-    st.dataframe(data.dataset.outputs, hide_index=True, key="data_outputs_table")
+    st.dataframe(data.all_data.outputs, hide_index=True, key="data_outputs_table")
 with st.expander("Ratings table", expanded=False):
-    st.dataframe(data.dataset.ratings, hide_index=True, key="data_ratings_table")
+    st.dataframe(data.all_data.ratings, hide_index=True, key="data_ratings_table")
 
 st.subheader("Human overrides ledger")
 st.caption(f"Overrides of this data set (id `{data.dataset_id}`) live in {state.store_path_note(data)}; "
            "each is on disk before the app says *Saved*.")
-current = state.overrides(data)
+current = data.store.overrides(data.dataset_id)  # the whole ledger, whatever the task filter
 left, right = st.columns(2)
 with left:
     st.markdown(f"**{len(current)}** override(s). Export the ledger:")

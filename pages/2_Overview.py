@@ -1,5 +1,6 @@
 """Overview page: SA, EGM, CA and LD per model under each judge, with n, rankings, charts and the signature."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -24,8 +25,11 @@ if table.empty or table["value"].notna().sum() == 0:
 st.subheader("Metrics per model")
 st.caption(" · ".join(f"**{k}**: {v}" for k, v in views.METRIC_HELP.items()) + ". Lower is better for all four.")
 st.dataframe(metric_pivot(table).round(3), hide_index=True, key="overview_pivot")
-st.download_button("Download the results table (CSV)", table.to_csv(index=False).encode(),
-                   file_name="empathy-metrics.csv", mime="text/csv", key="overview_download")
+task_name = state.task_label(data.task)
+download = table.assign(task=task_name) if data.filtered else table  # the engine calls its one group "all"
+suffix = "-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", task_name) if data.filtered else ""
+st.download_button("Download the results table (CSV)", download.to_csv(index=False).encode(),
+                   file_name=f"empathy-metrics{suffix}.csv", mime="text/csv", key="overview_download")
 
 st.subheader("Rankings (1 = least failure)")
 ranked = rankings(table)

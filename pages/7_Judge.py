@@ -1,0 +1,222 @@
+"""Judge page: run the offline lexicon judge or a configured LLM judge over the loaded data; add it as a rater."""
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import streamlit as st  # noqa: E402
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx  # noqa: E402
+
+from empathy.judges import (  # noqa: E402
+    LEXICON_JUDGE,
+    PAPER_TASK_PROTOCOLS,
+    PROTOCOL_DIMENSIONS,
+    PROTOCOLS,
+    JudgeConfigError,
+    available_judges,
+    default_cache_path,
+    load_config,
+    redact,
+    run_judge,
+)
+from empathy.judges.config import api_key, default_config_path  # noqa: E402
+from empathy_app import state, views  # noqa: E402
+
+data = state.page_setup("Judge")
+data = state.require_data(ratings=False)
+views.show_flash_error()
+st.caption("Rate the loaded outputs with a judge and add its ratings as a new rater: Overview, Inspect, Relabel "
+           "and Agreement include it at once. The offline `lexicon` judge is a transparent baseline (see "
+           "`docs/judges.md`); LLM judges come from a judges config file (TOML or JSON).")
+
+# ------------------------------------------------------------------------------------------------ judges
+try:
+    default_config = default_config_path()
+except OSError:
+    default_config = None
+config_text = st.text_input(
+    "Judges config file (TOML or JSON)", value=str(default_config) if default_config else "",
+    key="judge_config_path", placeholder="judges.toml (empty: only the offline lexicon judge)",
+    help="Defaults to $EMPATHY_JUDGES_CONFIG, else ./judges.toml. API keys are never in this file: each judge "
+         "names an environment variable (api_key_env), read from the environment or Streamlit secrets.")
+judges = {LEXICON_JUDGE.name: LEXICON_JUDGE}
+if config_text.strip():
+    try:
+        judges = available_judges(load_config(Path(config_text.strip()).expanduser()))
+    except JudgeConfigError as error:
+        st.error(f"**Config not loaded** (only the offline judge is available). {redact(error)}")
+
+
+def _describe(name: str) -> str:
+    judge = judges[name]
+    if judge.kind == "lexicon":
+        return f"{name} (offline, built in)"
+    return f"{name} ({judge.model} at {judge.endpoint})"
+
+
+left, middle, right = st.columns([3, 2, 2])
+judge_name = left.selectbox("Judge", list(judges), format_func=_describe, key="judge_name")
+judge = judges[judge_name]
+is_llm = judge.kind == "llm"
+concurrency = int(middle.number_input("Concurrency (requests in flight)", min_value=1, max_value=512,
+                                      value=int(judge.concurrency), step=1, key=f"judge_concurrency_{judge_name}",
+                                      disabled=not is_llm, help="LLM judges only; the config's value by default."))
+use_cache = right.checkbox("Use the answer cache", value=True, key="judge_cache", disabled=not is_llm,
+                           help=f"SQLite cache of valid answers ({default_cache_path()}): a re-run makes no call "
+                                "for them and retries only what was missing.")
+
+key_ok = True
+if is_llm:
+    if judge.api_key_env:
+        try:
+            api_key(judge, st.secrets)
+        except JudgeConfigError:
+            key_ok = False
+            st.warning(f"The API key variable `{judge.api_key_env}` is not set. Set it in the environment of the "
+                       "app, or add it to `.streamlit/secrets.toml`; it is never typed or shown here.")
+        else:
+            st.caption(f"API key: from `{judge.api_key_env}` (environment or Streamlit secrets; not shown).")
+    else:
+        st.caption("No api_key_env: a keyless endpoint (e.g. a local server).")
+
+protocol_help = {name: f"{name} ({', '.join(dims)})" for name, dims in PROTOCOL_DIMENSIONS.items()}
+chosen = st.multiselect("Protocols", list(PROTOCOLS), default=list(PROTOCOLS), key="judge_protocols",
+                        format_func=protocol_help.get,
+                        help="affect -> e_ref, e_gen (SA); disturbing -> u_ref, u_gen (EGM, one request per "
+                             "sentence for LLM judges); conflict -> ca (CA).")
+paper_tasks = st.checkbox(
+    "The paper's task mapping", key="judge_paper_tasks",
+    help="news: affect + disturbing; translation: affect; counseling: affect + conflict (Section 4). Outputs of "
+         "other tasks get the protocols above.")
+
+taken = sorted(set(data.all_data.raters))
+suggested = state.free_rater_name(taken, judge.name)
+rater = st.text_input("Name of the new rater", value=suggested, key=f"judge_rater_{judge_name}_{len(taken)}",
+                      help="The judge's ratings are added under this name; a name already in the data set is "
+                           "refused (two runs are never merged under one name).").strip()
+
+outputs = data.dataset.outputs
+scope = (f"the **{len(outputs)}** outputs of the task **{state.task_label(data.task)}** (sidebar)"
+         if data.filtered else f"all **{len(outputs)}** outputs")
+problems = []
+if not rater:
+    problems.append("Enter a name for the new rater.")
+elif rater in taken:
+    problems.append(f"The rater name `{rater}` is already in the data set: choose another name (for example "
+                    f"`{state.free_rater_name(taken, rater)}`). Ratings of two runs are never merged under one name.")
+if not chosen and not paper_tasks:
+    problems.append("Choose at least one protocol.")
+for problem in problems:
+    st.error(problem)
+st.caption(f"Runs over {scope}.")
+
+# -------------------------------------------------------------------------------------------------- run
+if st.button("Run the judge", key="judge_run", type="primary", disabled=bool(problems) or not key_ok):
+    bar = st.progress(0.0, text="Starting...")
+    context = get_script_run_ctx()
+    last = {"percent": -1, "time": 0.0}
+
+    def _progress(done: int, total: int) -> None:
+        percent = int(100 * done / total) if total else 100
+        now = time.monotonic()
+        # At most ~100 updates, and no more than 10 a second, however many requests the run makes.
+        if done not in (0, total) and (percent == last["percent"] or now - last["time"] < 0.1):
+            return
+        last.update(percent=percent, time=now)
+        if get_script_run_ctx() is None and context is not None:  # run_judge's worker thread, if any
+            add_script_run_ctx(threading.current_thread(), context)
+        bar.progress(min(percent, 100) / 100, text=f"{done} of {total} requests")
+
+    task_protocols = dict(PAPER_TASK_PROTOCOLS) if paper_tasks else None
+    try:
+        run = run_judge(outputs, judge.replace(concurrency=concurrency) if is_llm else judge,
+                        protocols=chosen or list(PROTOCOLS), progress=_progress,
+                        cache=bool(use_cache) if is_llm else None, secrets=st.secrets,
+                        task_protocols=task_protocols)
+    except Exception as error:  # noqa: BLE001 - any failure is shown in place, redacted, never as a traceback
+        bar.empty()
+        st.error(f"**The judge did not run.** {redact(error)}")
+    else:
+        ratings = run.ratings.assign(rater=rater)
+        missing = run.missing
+        st.session_state["judge_last_run"] = {
+            "base_key": data.base_key, "rater": rater, "judge": judge.name, "stats": run.stats.as_dict(),
+            "ratings": len(ratings), "signature": run.signature,
+            "missing": missing[["item_id", "model", "dimension", "reason"]].reset_index(drop=True),
+        }
+        if ratings["value"].notna().any():
+            digest = state.ratings_key(ratings)
+            try:
+                state.add_extra_ratings(data, state.ExtraRatings(rater=rater, ratings=ratings, key=digest,
+                                                                 judge=judge.name, signature=run.signature))
+            except ValueError as error:
+                st.session_state["flash_error"] = f"Not added: {error}"
+            else:
+                st.session_state["flash"] = (f"Added the rater {rater}: {len(ratings)} ratings, {len(missing)} "
+                                             "missing. Every page includes it now.")
+        else:
+            st.session_state["flash_error"] = "The judge returned no rating at all: nothing was added (see below)."
+        st.rerun()
+
+# ----------------------------------------------------------------------------------------- last run
+last_run = st.session_state.get("judge_last_run")
+if last_run and last_run["base_key"] == data.base_key:
+    st.subheader(f"Last run: {last_run['rater']} (judge {last_run['judge']})")
+    stats = last_run["stats"]
+    cells = st.columns(8)
+    for cell, (label, field) in zip(cells, [("Requests", "requests"), ("Calls", "calls"),
+                                            ("Cache hits", "cache_hits"), ("Retries", "retries"),
+                                            ("Failures", "failures"), ("Prompt tokens", "prompt_tokens"),
+                                            ("Completion tokens", "completion_tokens"), ("Seconds", "seconds")],
+                                    strict=True):
+        value = stats[field]
+        cell.metric(label, f"{value:.1f}" if field == "seconds" else f"{int(value):,}")
+    st.caption(f"{last_run['ratings']} ratings · signature `{last_run['signature']}`")
+    missing = last_run["missing"]
+    if missing.empty:
+        st.success("No missing rating.")
+    else:
+        st.markdown(f"**{len(missing)} missing rating(s)** (left out of the metrics, never counted as 0):")
+        reasons = missing.groupby("reason").size().rename("ratings").sort_values(ascending=False).reset_index()
+        st.dataframe(reasons, hide_index=True, key="judge_missing_reasons")
+        with st.expander("Every missing rating"):
+            st.dataframe(missing, hide_index=True, key="judge_missing")
+
+# ------------------------------------------------------------------------------------ added raters
+added = state.extra_ratings(data.base_key)
+if added:
+    st.subheader("Raters added this session")
+    source_kind = st.session_state["source"]["kind"]
+    folder = data.data_dir if source_kind in ("demo", "path") else None
+    for name, extra in added.items():
+        with st.container(border=True):
+            values = extra.ratings["value"]
+            st.markdown(f"{views.code(name)} · judge {views.code(extra.judge)} · {len(values)} ratings, "
+                        f"{int(values.isna().sum())} missing · dimensions "
+                        f"{', '.join(map(views.code, sorted(extra.ratings['dimension'].unique())))}")
+            file_name = f"ratings_{state.safe_file_part(name)}.csv"
+            buttons = st.columns([2, 3, 1])
+            buttons[0].download_button("Download CSV", extra.ratings.to_csv(index=False).encode(),
+                                       file_name=file_name, mime="text/csv", key=f"judge_download_{name}")
+            if folder is not None:
+                if buttons[1].button(f"Save as {file_name} beside the data", key=f"judge_save_{name}"):
+                    try:
+                        target = state.save_extra_ratings(data, name, folder / file_name)
+                    except (OSError, ValueError) as error:
+                        st.error(f"**Not saved.** {error}")
+                    else:
+                        st.session_state["flash"] = f"Saved {target}: it now loads with the data set."
+                        st.rerun()
+            else:
+                buttons[1].caption("Uploaded data: download the file and upload it with the data next time.")
+            if buttons[2].button("Remove", key=f"judge_remove_{name}"):
+                state.remove_extra_ratings(data, name)
+                st.session_state["flash"] = f"Removed the rater {name} from this session."
+                st.rerun()
+    st.caption("Added raters live in this browser session until saved; the overrides ledger is unaffected.")
+
+if not added and not last_run:
+    st.info("No judge has run in this session yet.")
