@@ -138,6 +138,24 @@ def krippendorff_alpha(reliability_data: ArrayLike, level: str = "interval") -> 
     return None if alpha is None or math.isnan(alpha) else float(alpha)
 
 
+def _rowwise_correlation(x: NDArray[np.float64], y: NDArray[np.float64], *, ranked: bool) -> NDArray[np.float64]:
+    """Pearson (or, on average ranks, Spearman) correlation of each row pair; rows where it is undefined
+    (fewer than MIN_PAIRS columns, a constant side) are dropped, as :func:`spearman` returns ``None`` there."""
+    if x.shape[1] < MIN_PAIRS:
+        return np.array([])
+    if ranked:
+        x = stats.rankdata(x, axis=1)
+        y = stats.rankdata(y, axis=1)
+    xc = x - x.mean(axis=1, keepdims=True)
+    yc = y - y.mean(axis=1, keepdims=True)
+    sx = np.sqrt((xc * xc).sum(axis=1))
+    sy = np.sqrt((yc * yc).sum(axis=1))
+    defined = (np.ptp(x, axis=1) > 0) & (np.ptp(y, axis=1) > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (xc * yc).sum(axis=1) / (sx * sy)
+    return np.clip(r[defined], -1.0, 1.0)
+
+
 @dataclass(frozen=True)
 class ConfidenceInterval:
     """A percentile bootstrap interval, with what it rests on."""
@@ -166,8 +184,11 @@ def bootstrap_ci(statistic: Callable[[NDArray[np.float64], NDArray[np.float64]],
     if len(a) == 0:
         return ConfidenceInterval(None, None, confidence, n_resamples, seed)
     indices = rng.integers(0, len(a), size=(n_resamples, len(a)))
-    values = [statistic(a[row], b[row]) for row in indices]
-    defined = np.array([v for v in values if v is not None and not math.isnan(v)])
+    if statistic is spearman or statistic is pearson:
+        defined = _rowwise_correlation(a[indices], b[indices], ranked=statistic is spearman)
+    else:
+        values = [statistic(a[row], b[row]) for row in indices]
+        defined = np.array([v for v in values if v is not None and not math.isnan(v)])
     if len(defined) < n_resamples / 2:
         return ConfidenceInterval(None, None, confidence, n_resamples, seed)
     tail = (1 - confidence) / 2 * 100

@@ -198,6 +198,20 @@ def test_bootstrap_ci_is_seeded_and_brackets_the_estimate():
     assert first.high == pytest.approx(np.percentile(values, 97.5))
 
 
+@pytest.mark.parametrize("statistic", [ag.spearman, ag.pearson])
+def test_vectorised_bootstrap_equals_the_loop(statistic):
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 4, 25).astype(float)  # ties and, in some resamples, constant sides
+    y = x + rng.integers(-1, 2, 25)
+    fast = ag.bootstrap_ci(statistic, x, y, n_resamples=400, seed=2)
+    gen = np.random.default_rng(2)
+    idx = gen.integers(0, 25, size=(400, 25))
+    values = [statistic(x[i], y[i]) for i in idx]
+    values = [v for v in values if v is not None]
+    assert fast.low == pytest.approx(np.percentile(values, 2.5), abs=1e-12)
+    assert fast.high == pytest.approx(np.percentile(values, 97.5), abs=1e-12)
+
+
 def test_pairwise_bootstrap_columns():
     ratings = _long(KRIPPENDORFF_2011, "level")
     pairs = ag.pairwise_agreement(ratings, bootstrap=200, seed=5)
