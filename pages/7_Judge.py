@@ -37,9 +37,24 @@ try:
     default_config = default_config_path()
 except OSError:
     default_config = None
+
+
+def _kept(key: str, default: object, valid: list | None = None) -> None:
+    """Give the widget ``key`` the value kept from an earlier visit (widget state is dropped on page switch)."""
+    kept = st.session_state.setdefault(f"_kept_{key}", default)
+    if valid is not None and (kept not in valid if not isinstance(kept, list) else any(k not in valid for k in kept)):
+        kept = st.session_state[f"_kept_{key}"] = default
+    st.session_state[key] = kept
+
+
+def _keep(key: str) -> None:
+    st.session_state[f"_kept_{key}"] = st.session_state[key]
+
+
+_kept("judge_config_path", str(default_config) if default_config else "")
 config_text = st.text_input(
-    "Judges config file (TOML or JSON)", value=str(default_config) if default_config else "",
-    key="judge_config_path", placeholder="judges.toml (empty: only the offline lexicon judge)",
+    "Judges config file (TOML or JSON)", key="judge_config_path", on_change=_keep, args=("judge_config_path",),
+    placeholder="judges.toml (empty: only the offline lexicon judge)",
     help="Defaults to $EMPATHY_JUDGES_CONFIG, else ./judges.toml. API keys are never in this file: each judge "
          "names an environment variable (api_key_env), read from the environment or Streamlit secrets.")
 judges = {LEXICON_JUDGE.name: LEXICON_JUDGE}
@@ -58,13 +73,17 @@ def _describe(name: str) -> str:
 
 
 left, middle, right = st.columns([3, 2, 2])
-judge_name = left.selectbox("Judge", list(judges), format_func=_describe, key="judge_name")
+_kept("judge_name", LEXICON_JUDGE.name, list(judges))
+judge_name = left.selectbox("Judge", list(judges), format_func=_describe, key="judge_name", on_change=_keep,
+                            args=("judge_name",))
 judge = judges[judge_name]
 is_llm = judge.kind == "llm"
 concurrency = int(middle.number_input("Concurrency (requests in flight)", min_value=1, max_value=512,
                                       value=int(judge.concurrency), step=1, key=f"judge_concurrency_{judge_name}",
                                       disabled=not is_llm, help="LLM judges only; the config's value by default."))
-use_cache = right.checkbox("Use the answer cache", value=True, key="judge_cache", disabled=not is_llm,
+_kept("judge_cache", True)
+use_cache = right.checkbox("Use the answer cache", key="judge_cache", disabled=not is_llm, on_change=_keep,
+                           args=("judge_cache",),
                            help=f"SQLite cache of valid answers ({default_cache_path()}): a re-run makes no call "
                                 "for them and retries only what was missing.")
 
@@ -83,12 +102,14 @@ if is_llm:
         st.caption("No api_key_env: a keyless endpoint (e.g. a local server).")
 
 protocol_help = {name: f"{name} ({', '.join(dims)})" for name, dims in PROTOCOL_DIMENSIONS.items()}
-chosen = st.multiselect("Protocols", list(PROTOCOLS), default=list(PROTOCOLS), key="judge_protocols",
-                        format_func=protocol_help.get,
+_kept("judge_protocols", list(PROTOCOLS), list(PROTOCOLS))
+chosen = st.multiselect("Protocols", list(PROTOCOLS), key="judge_protocols", format_func=protocol_help.get,
+                        on_change=_keep, args=("judge_protocols",),
                         help="affect -> e_ref, e_gen (SA); disturbing -> u_ref, u_gen (EGM, one request per "
                              "sentence for LLM judges); conflict -> ca (CA).")
+_kept("judge_paper_tasks", False)
 paper_tasks = st.checkbox(
-    "The paper's task mapping", key="judge_paper_tasks",
+    "The paper's task mapping", key="judge_paper_tasks", on_change=_keep, args=("judge_paper_tasks",),
     help="news: affect + disturbing; translation: affect; counseling: affect + conflict (Section 4). Outputs of "
          "other tasks get the protocols above.")
 
