@@ -1,0 +1,192 @@
+"""AppTest of the sidebar's task filter: per-task values equal compute_metrics(by_task=True); single-task data,
+a task without ratings, data without tasks, and overrides of other tasks kept out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from empathy.evaluate import compute_metrics  # noqa: E402
+from empathy.io import load_dataset  # noqa: E402
+from empathy.paths import DEMO_DIR  # noqa: E402
+from empathy.store import Change, OverrideStore, dataset_id  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+TIMEOUT = 90
+PAGES = ["pages/2_Overview.py", "pages/3_Inspect.py", "pages/4_Relabel.py", "pages/5_Agreement.py",
+         "pages/7_Judge.py", "pages/1_Data.py"]
+
+
+@pytest.fixture(autouse=True)
+def _store(tmp_path, monkeypatch):
+    path = tmp_path / "overrides.sqlite"
+    monkeypatch.setenv("EMPATHY_STORE", str(path))
+    return path
+
+
+def _app(source: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if source is not None:
+        at.session_state["source"] = source
+    at.session_state["annotator"] = "tester"
+    return at.run()
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _texts(elements) -> list[str]:
+    return [str(e.value) for e in elements]
+
+
+def _pivot(at: AppTest) -> pd.DataFrame:
+    for frame in at.dataframe:
+        if "model" in frame.value.columns and any(" (" in c for c in frame.value.columns):
+            return frame.value.set_index("model")
+    raise AssertionError("no metrics pivot on the page")
+
+
+def _choose_task(at: AppTest, task: str) -> None:
+    at.sidebar.selectbox(key="_w_task").set_value(task).run()
+    _ok(at)
+
+
+def _write(folder: Path, tasks: dict[str, str], rated_tasks: tuple[str, ...]) -> dict:
+    """Models A, B x items (id -> task); CA labels of judge j1 on the items of ``rated_tasks``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [{"item_id": item, "model": model, "task": task, "reference": f"My brother lied to me ({item}).",
+             "generation": f"You should talk to him ({model})."} for model in ("A", "B")
+            for item, task in tasks.items()]
+    outputs = pd.DataFrame(rows)
+    if not any(tasks.values()):
+        outputs = outputs.drop(columns=["task"])
+    outputs.to_csv(folder / "outputs.csv", index=False)
+    ratings = [{"item_id": r["item_id"], "model": r["model"], "rater": "j1", "dimension": "ca",
+                "value": float(r["model"] == "A" or r["item_id"].endswith("1"))}
+               for r in rows if r["task"] in rated_tasks]
+    pd.DataFrame(ratings, columns=["item_id", "model", "rater", "dimension", "value"]).to_csv(
+        folder / "ratings_j1.csv", index=False)
+    return {"kind": "path", "outputs": str(folder / "outputs.csv"), "ratings": [str(folder / "ratings_j1.csv")]}
+
+
+# ------------------------------------------------------------------------------------ demo, per task
+
+@pytest.fixture(scope="module")
+def demo_by_task() -> pd.DataFrame:
+    data = load_dataset(DEMO_DIR / "outputs.csv", sorted(DEMO_DIR.glob("ratings*.csv")))
+    return compute_metrics(data.outputs, data.ratings, by_task=True).table
+
+
+@pytest.mark.parametrize("task", ["counseling", "news", "translation"])
+def test_overview_of_one_task_equals_compute_metrics_by_task(demo_by_task, task):
+    at = _app()
+    at.switch_page("pages/2_Overview.py").run()
+    _ok(at)
+    assert at.sidebar.selectbox(key="_w_task").options == ["All tasks", "counseling", "news", "translation"]
+    _choose_task(at, task)
+    pivot = _pivot(at)
+    expected = demo_by_task[(demo_by_task["task"] == task) & demo_by_task["value"].notna()]
+    assert len(expected) >= 10
+    for row in expected.itertuples():
+        column = f"{row.metric} ({row.scorer})"
+        assert abs(pivot.loc[row.model, column] - row.value) <= 5e-4 + 1e-12, (column, row.model)  # shown to 3 dp
+        assert pivot.loc[row.model, f"n {column}"] == row.n
+    # no metric of another task leaks in: news has no CA, counseling no EGM ratings of its own kind
+    shown = {c for c in pivot.columns if not c.startswith("n ") and pivot[c].notna().any()}
+    assert shown == {f"{r.metric} ({r.scorer})" for r in expected.itertuples()}
+    assert any(f"Task **{task}**" in c for c in _texts(at.caption))
+
+
+def test_counseling_ca_of_one_model_and_the_choice_holds_on_every_page(demo_by_task):
+    at = _app()
+    at.switch_page("pages/2_Overview.py").run()
+    all_tasks = float(_pivot(at).loc["hazel", "CA (author)"])
+    sa_all = float(_pivot(at).loc["hazel", "SA (author)"])
+    _choose_task(at, "counseling")
+    ca = demo_by_task[(demo_by_task["task"] == "counseling") & (demo_by_task["model"] == "hazel")
+                      & (demo_by_task["metric"] == "CA") & (demo_by_task["scorer"] == "author")]["value"].item()
+    assert float(_pivot(at).loc["hazel", "CA (author)"]) == pytest.approx(ca, abs=5e-4 + 1e-12)
+    assert all_tasks == pytest.approx(ca, abs=5e-4 + 1e-12)  # CA is rated on counseling only, so both agree here
+    assert float(_pivot(at).loc["hazel", "SA (author)"]) != pytest.approx(sa_all, abs=5e-4 + 1e-12)
+    for page in PAGES:
+        at.switch_page(page).run()
+        _ok(at)
+        assert at.sidebar.selectbox(key="_w_task").value == "counseling", page
+    at.switch_page("pages/3_Inspect.py").run()
+    assert at.selectbox(key="inspect_task").options == ["(any)", "counseling"]
+    at.switch_page("pages/4_Relabel.py").run()
+    assert "of 41 decided" in at.get("progress")[0].proto.text  # the 41 counseling outputs only
+    at.switch_page("pages/1_Data.py").run()
+    assert {m.label: m.value for m in at.metric}["Items"] == str(
+        pd.read_csv(DEMO_DIR / "outputs.csv")["item_id"].nunique())  # the Data page shows everything
+
+
+# ----------------------------------------------------------------------------------- edge data sets
+
+def test_a_single_task_data_set_has_no_filter_and_every_page_runs(tmp_path):
+    source = _write(tmp_path / "one", {"i1": "counseling", "i2": "counseling", "i3": "counseling"}, ("counseling",))
+    at = _app(source)
+    for page in PAGES:
+        at.switch_page(page).run()
+        _ok(at)
+        assert not at.error, (page, _texts(at.error))
+        assert not [s for s in at.sidebar.selectbox if s.key == "_w_task"]
+        assert any("counseling** (the only one)" in c for c in _texts(at.sidebar.caption))
+    at.switch_page("pages/2_Overview.py").run()
+    assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": pytest.approx(1 / 3, abs=5e-4)}
+
+
+def test_data_without_tasks_and_a_task_without_ratings(tmp_path):
+    at = _app(_write(tmp_path / "none", {"i1": "", "i2": "", "i3": ""}, ("",)))
+    at.switch_page("pages/2_Overview.py").run()
+    _ok(at)
+    assert not [s for s in at.sidebar.selectbox if s.key == "_w_task"]
+    assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": pytest.approx(1 / 3, abs=5e-4)}
+
+    source = _write(tmp_path / "two", {"c1": "counseling", "c2": "counseling", "n1": "news", "x1": ""},
+                    ("counseling",))
+    at = _app(source)
+    at.switch_page("pages/2_Overview.py").run()
+    assert at.sidebar.selectbox(key="_w_task").options == ["All tasks", "counseling", "news", "(no task)"]
+    for task, page in [("news", "pages/2_Overview.py"), ("news", "pages/5_Agreement.py"),
+                       ("(no task)", "pages/4_Relabel.py")]:
+        at.switch_page(page).run()
+        _choose_task(at, task)
+        assert any(f"No rating of the task **{task}**" in i for i in _texts(at.info)), (page, _texts(at.info))
+    at.switch_page("pages/3_Inspect.py").run()
+    _choose_task(at, "news")
+    assert at.selectbox(key="_w_inspect_pick").options == ["n1 · A", "n1 · B"]
+    _choose_task(at, "(no task)")
+    assert at.selectbox(key="_w_inspect_pick").options == ["x1 · A", "x1 · B"]
+
+    # loading a data set without the chosen task falls back to all tasks
+    at.session_state["source"] = _write(tmp_path / "other", {"k1": "translation", "k2": "news"}, ("news",))
+    at.run()
+    _ok(at)
+    assert at.sidebar.selectbox(key="_w_task").value == "" == at.session_state["task"]  # "" is All tasks
+
+
+def test_overrides_of_other_tasks_stay_out_of_a_task(tmp_path, _store):
+    source = _write(tmp_path / "two", {"c1": "counseling", "c2": "counseling", "n1": "news", "n2": "news"},
+                    ("counseling", "news"))
+    outputs = pd.read_csv(source["outputs"], dtype=str, keep_default_na=False)
+    OverrideStore(_store).set_overrides(dataset_id(outputs), [Change("n2", "B", "j1", "ca", 1.0, "")],
+                                        annotator="someone")
+    at = _app(source)
+    at.switch_page("pages/2_Overview.py").run()
+    assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": 0.75}  # n1 B and the override of n2 B
+    _choose_task(at, "counseling")
+    assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": 0.5}
+    assert any("with 0 human override(s)" in c for c in _texts(at.caption))
+    _choose_task(at, "news")
+    assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": 1.0}
+    assert any("with 1 human override(s)" in c for c in _texts(at.caption))
+    at.switch_page("pages/1_Data.py").run()
+    assert len(next(f.value for f in at.dataframe if "annotator" in f.value.columns)) == 1
