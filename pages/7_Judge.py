@@ -223,7 +223,11 @@ if added:
             buttons[0].download_button("Download CSV", extra.ratings.to_csv(index=False).encode(),
                                        file_name=file_name, mime="text/csv", key=f"judge_download_{name}")
             if folder is not None:
-                if buttons[1].button(f"Save as {file_name} beside the data", key=f"judge_save_{name}"):
+                where = ("the bundled demo folder: it then loads with the demo data for every user of this "
+                         "installation" if source_kind == "demo" else f"{folder}")
+                if buttons[1].button(f"Save as {file_name} beside the data", key=f"judge_save_{name}",
+                                     help=f"Writes {file_name} into {where}. An existing file is never "
+                                          "overwritten."):
                     try:
                         target = state.save_extra_ratings(data, name, folder / file_name)
                     except (OSError, ValueError) as error:
