@@ -53,6 +53,12 @@ AGENTLESS = [
     ("The letters sent last week never arrived.", [("reduced-relative", "sent")]),
     ("I found a wallet left on the bench.", [("reduced-relative", "left")]),
     ("Founded in 1990, the company grew quickly.", [("participle-clause", "Founded")]),
+    # Contractions typed without the apostrophe are forms of "be" ...
+    ("im told to wait.", [("be-passive", "m told")]),
+    ("The trip isn cancelled yet.", [("be-passive", "isn cancelled")]),
+    # ... but "'s got" is "has got" (possession, obligation), not a passive.
+    ("He's got a plan.", []),
+    ("It's got to stop.", []),
     # Hard negatives: by-agents, adjectival participles, actives and perfects, attributive participles.
     ("The report was written by Anna.", []),
     ("The window got broken by the kids.", []),

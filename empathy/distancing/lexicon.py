@@ -118,6 +118,11 @@ ADJECTIVAL_PARTICIPLES: frozenset[str] = frozenset(
     """.split()
 )
 
+#: Forms of "be" typed without the apostrophe ("im told", "thats done", "isn cancelled"): the tokenizer splits
+#: "im"/"thats" into "i" + "m", "that" + "s" but the lemmatizer leaves "m", "s", "re" and the "n't"-less
+#: negatives unlemmatized. "its" is not here: it is usually the possessive.
+APOSTROPHELESS_BE: frozenset[str] = frozenset("m s re isn wasn aren weren".split())
+
 #: Participles after "get" that form a change-of-state adjective rather than a passive ("got tired").
 GET_ADJECTIVAL: frozenset[str] = frozenset(
     """

@@ -5,7 +5,8 @@ Every rule returns token ranges plus a rule name, so the app can say why a word 
 Agentless constructions (label ``agentless``), one per passive predicate without a by-agent:
 
 ``be-passive``
-    a predicate with an ``auxpass`` or ``nsubjpass``/``csubjpass`` dependent ("was written", "has been sold").
+    a predicate with an ``auxpass`` or ``nsubjpass``/``csubjpass`` dependent ("was written", "has been sold");
+    "be" may be typed without its apostrophe ("im told", "isn cancelled"); "'s got" is "has got", no passive.
 ``get-passive``
     "get" + past participle ("got fired"), whether the parser made "get" the auxiliary or the head.
 ``coordinated-passive``
@@ -52,6 +53,7 @@ from spacy.tokens import Doc, Token
 
 from .lexicon import (
     ADJECTIVAL_PARTICIPLES,
+    APOSTROPHELESS_BE,
     DEGREE_ADVERBS,
     GET_ADJECTIVAL,
     INDEFINITE_SUBJECTS,
@@ -70,6 +72,7 @@ _WH_WORDS = frozenset({"what", "who", "why", "how", "when", "where", "which", "w
 _CLAUSES = frozenset({"ccomp", "xcomp", "csubj", "advcl", "acl"})
 _COPULAS = frozenset({"be", "become", "seem", "remain", "look", "sound", "feel"})
 _PEOPLE_DETERMINERS = frozenset({"many", "most", "some", "all"})
+_S_CONTRACTIONS = frozenset({"'s", "’s", "s"})
 
 
 class Passive(NamedTuple):
@@ -89,6 +92,11 @@ class Hit(NamedTuple):
     end: int
     label: str
     rule: str
+
+
+def _be_form(token: Token) -> bool:
+    """A form of "be", including contractions typed without an apostrophe ("im", "thats", "isn")."""
+    return token.lemma_ == "be" or token.lower_ in APOSTROPHELESS_BE
 
 
 def _has_agent(token: Token) -> bool:
@@ -125,8 +133,10 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             if head.i in found or head.lemma_ == "be":
                 continue  # "he's been away": "been" is no participle of a passive
             aux = next((c for c in head.children if c.dep_ == "auxpass"), None)
-            if aux is not None and aux.lemma_ not in ("be", "get"):
+            if aux is not None and not (_be_form(aux) or aux.lemma_ == "get"):
                 continue  # "looks browned": a copular verb with a participle complement
+            if aux is not None and aux.lower_ in _S_CONTRACTIONS and head.lemma_ == "get":
+                continue  # "he's got a plan", "it's got to stop": 's is "has" (have got), not "is"
             # Only a past participle can be passive ("I'm suppose to" is a misparse); after a passive
             # auxiliary a form tagged as simple past ("were acted") is read as the participle.
             if head.tag_ != "VBN" and not (aux is not None and head.tag_ == "VBD"):
@@ -138,6 +148,15 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             rule = "get-passive" if get else "be-passive"
             start = min(aux.i, head.i) if aux is not None else head.i
             found[head.i] = Passive(head.i, start, head.i + 1, rule, agent)
+        if (token.tag_ in ("VBN", "VBD") and token.i > 0 and token.i not in found
+                and doc[token.i - 1].lower_ in APOSTROPHELESS_BE and doc[token.i - 1].head.i == token.i
+                and not any(c.dep_ in ("aux", "auxpass") for c in token.children)):
+            # "Sports isn cancelled yet": the parser does not read the apostrophe-less "isn" as an auxiliary.
+            aux = doc[token.i - 1]
+            agent = _has_agent(token)
+            if agent or not _adjectival(token, verbs):
+                found[token.i] = Passive(token.i, aux.i, token.i + 1, "be-passive", agent)
+                continue
         # A past form heading a subjectless relative ("letters sent last week") is a participle the tagger
         # read as a simple past.
         if token.tag_ == "VBN" or (token.tag_ == "VBD" and token.dep_ == "acl"):
