@@ -421,14 +421,18 @@ def engine(data: Loaded) -> Recompute:
 def overrides(data: Loaded) -> pd.DataFrame:
     """Current overrides of the data set, read from SQLite on every rerun (other sessions' included).
 
-    Under a task filter only those of that task's outputs: an override elsewhere would otherwise enter
-    the filtered ratings as a new row (:func:`empathy.store.apply_overrides` adds unmatched overrides).
+    Only those of raters in the data set and, under a task filter, of that task's outputs: any other would
+    enter the ratings as a new row (:func:`empathy.store.apply_overrides` adds unmatched overrides), e.g. as
+    a phantom rater after a rater added on the Judge page was removed or the session ended.
     """
     table = data.store.overrides(data.dataset_id)
-    if not data.filtered or table.empty:
+    if table.empty:
         return table
-    keys = pd.MultiIndex.from_frame(data.dataset.outputs[["item_id", "model"]])
-    return table[pd.MultiIndex.from_frame(table[["item_id", "model"]].astype(str)).isin(keys)].reset_index(drop=True)
+    keep = table["rater"].astype(str).isin(data.all_data.raters).to_numpy(copy=True)
+    if data.filtered:
+        keys = pd.MultiIndex.from_frame(data.dataset.outputs[["item_id", "model"]])
+        keep &= pd.MultiIndex.from_frame(table[["item_id", "model"]].astype(str)).isin(keys)
+    return table if keep.all() else table[keep].reset_index(drop=True)
 
 
 def report(data: Loaded, *, with_overrides: bool | None = None) -> MetricsReport:

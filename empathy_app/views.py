@@ -87,7 +87,7 @@ def code(text: object) -> str:
 
 def mode_caption(data: state.Loaded) -> None:
     """One line: the task shown and whether the human overrides are included (both set in the sidebar)."""
-    count = len(state.overrides(data)) if data.filtered else data.store.count(data.dataset_id)
+    count = len(state.overrides(data))
     scope = (f"Task **{state.task_label(data.task)}** ({len(data.dataset.outputs)} of "
              f"{len(data.all_data.outputs)} outputs) · " if data.filtered else "")
     if st.session_state["with_overrides"]:
