@@ -56,9 +56,17 @@ AGENTLESS = [
     # Contractions typed without the apostrophe are forms of "be" ...
     ("im told to wait.", [("be-passive", "m told")]),
     ("The trip isn cancelled yet.", [("be-passive", "isn cancelled")]),
+    ("I know its stolen.", [("be-passive", "its stolen")]),
+    ("I bought its stolen parts.", []),
     # ... but "'s got" is "has got" (possession, obligation), not a passive.
     ("He's got a plan.", []),
     ("It's got to stop.", []),
+    # Not passives: a person who is done has finished; an attributive participle; a relative pronoun
+    # subject without "be" (the participle is a mis-tagged simple past).
+    ("We left after they were done.", []),
+    ("The work was done quickly.", [("be-passive", "was done")]),
+    ("They hear of a company who's stated goals include profit.", []),
+    ("I developed a test which, in a small study, discriminated between the groups.", []),
     # Hard negatives: by-agents, adjectival participles, actives and perfects, attributive participles.
     ("The report was written by Anna.", []),
     ("The window got broken by the kids.", []),

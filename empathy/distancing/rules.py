@@ -6,7 +6,9 @@ Agentless constructions (label ``agentless``), one per passive predicate without
 
 ``be-passive``
     a predicate with an ``auxpass`` or ``nsubjpass``/``csubjpass`` dependent ("was written", "has been sold");
-    "be" may be typed without its apostrophe ("im told", "isn cancelled"); "'s got" is "has got", no passive.
+    "be" may be typed without its apostrophe ("im told", "isn cancelled", "its stolen"). Not passives: "'s got"
+    ("has got"), an attributive participle ("who's stated goals"), a relative-pronoun subject without "be"
+    ("a test which ... discriminated") and "done" with a personal subject ("they were done": finished).
 ``get-passive``
     "get" + past participle ("got fired"), whether the parser made "get" the auxiliary or the head.
 ``coordinated-passive``
@@ -72,6 +74,7 @@ _WH_WORDS = frozenset({"what", "who", "why", "how", "when", "where", "which", "w
 _CLAUSES = frozenset({"ccomp", "xcomp", "csubj", "advcl", "acl"})
 _COPULAS = frozenset({"be", "become", "seem", "remain", "look", "sound", "feel"})
 _PEOPLE_DETERMINERS = frozenset({"many", "most", "some", "all"})
+_PERSONAL = frozenset({"i", "we", "you", "they", "he", "she"})
 _S_CONTRACTIONS = frozenset({"'s", "’s", "s"})
 
 
@@ -137,6 +140,14 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
                 continue  # "looks browned": a copular verb with a participle complement
             if aux is not None and aux.lower_ in _S_CONTRACTIONS and head.lemma_ == "get":
                 continue  # "he's got a plan", "it's got to stop": 's is "has" (have got), not "is"
+            if head.dep_ in ("amod", "compound"):
+                continue  # "who's stated goals": an attributive participle is no predicate
+            if aux is None and not any(c.dep_ == "aux" for c in head.children) and any(
+                    c.dep_ == "nsubjpass" and c.tag_ in ("WDT", "WP") for c in head.children):
+                continue  # "a test which ... discriminated": a relative pronoun needs a finite verb, no be
+            if (head.lower_ == "done" and not _has_agent(head)
+                    and any(c.dep_ == "nsubjpass" and c.lower_ in _PERSONAL for c in head.children)):
+                continue  # "after they were done": a person who is done has finished (adjective)
             # Only a past participle can be passive ("I'm suppose to" is a misparse); after a passive
             # auxiliary a form tagged as simple past ("were acted") is read as the participle.
             if head.tag_ != "VBN" and not (aux is not None and head.tag_ == "VBD"):
@@ -149,9 +160,12 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             start = min(aux.i, head.i) if aux is not None else head.i
             found[head.i] = Passive(head.i, start, head.i + 1, rule, agent)
         if (token.tag_ in ("VBN", "VBD") and token.i > 0 and token.i not in found
-                and doc[token.i - 1].lower_ in APOSTROPHELESS_BE and doc[token.i - 1].head.i == token.i
+                and (doc[token.i - 1].lower_ in APOSTROPHELESS_BE
+                     or (doc[token.i - 1].lower_ == "its" and token.dep_ not in ("amod", "compound")))
+                and doc[token.i - 1].head.i == token.i
                 and not any(c.dep_ in ("aux", "auxpass") for c in token.children)):
-            # "Sports isn cancelled yet": the parser does not read the apostrophe-less "isn" as an auxiliary.
+            # "Sports isn cancelled yet", "I know its stolen": the parser reads neither the apostrophe-less
+            # "isn" nor "its" (for "it's") as an auxiliary; a possessive cannot modify a participle.
             aux = doc[token.i - 1]
             agent = _has_agent(token)
             if agent or not _adjectival(token, verbs):
