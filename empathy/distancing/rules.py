@@ -75,6 +75,7 @@ _CLAUSES = frozenset({"ccomp", "xcomp", "csubj", "advcl", "acl"})
 _COPULAS = frozenset({"be", "become", "seem", "remain", "look", "sound", "feel"})
 _PEOPLE_DETERMINERS = frozenset({"many", "most", "some", "all"})
 _PERSONAL = frozenset({"i", "we", "you", "they", "he", "she"})
+_BE_NEGATIVES = frozenset({"isn", "wasn", "aren", "weren"})
 _S_CONTRACTIONS = frozenset({"'s", "’s", "s"})
 
 
@@ -140,8 +141,10 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
                 continue  # "looks browned": a copular verb with a participle complement
             if aux is not None and aux.lower_ in _S_CONTRACTIONS and head.lemma_ == "get":
                 continue  # "he's got a plan", "it's got to stop": 's is "has" (have got), not "is"
-            if head.dep_ in ("amod", "compound"):
-                continue  # "who's stated goals": an attributive participle is no predicate
+            if head.dep_ in ("amod", "compound") and not (aux is not None and aux.tag_ in ("VB", "VBG", "VBN")):
+                # "who's stated goals": an attributive participle is no predicate, unless a non-finite "be"
+                # makes it one wherever the parser hung it ("Being ignored hurts").
+                continue
             if aux is None and not any(c.dep_ == "aux" for c in head.children) and any(
                     c.dep_ == "nsubjpass" and c.tag_ in ("WDT", "WP") for c in head.children):
                 continue  # "a test which ... discriminated": a relative pronoun needs a finite verb, no be
@@ -160,12 +163,14 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             start = min(aux.i, head.i) if aux is not None else head.i
             found[head.i] = Passive(head.i, start, head.i + 1, rule, agent)
         if (token.tag_ in ("VBN", "VBD") and token.i > 0 and token.i not in found
-                and (doc[token.i - 1].lower_ in APOSTROPHELESS_BE
-                     or (doc[token.i - 1].lower_ == "its" and token.dep_ not in ("amod", "compound")))
-                and doc[token.i - 1].head.i == token.i
+                and (doc[token.i - 1].lower_ in _BE_NEGATIVES
+                     or (doc[token.i - 1].head.i == token.i and (doc[token.i - 1].lower_ in APOSTROPHELESS_BE or (
+                         doc[token.i - 1].lower_ == "its" and token.dep_ not in ("amod", "compound")))))
                 and not any(c.dep_ in ("aux", "auxpass") for c in token.children)):
             # "Sports isn cancelled yet", "I know its stolen": the parser reads neither the apostrophe-less
-            # "isn" nor "its" (for "it's") as an auxiliary; a possessive cannot modify a participle.
+            # "isn" nor "its" (for "it's") as an auxiliary; a possessive cannot modify a participle. "isn",
+            # "wasn" ... can only be "be", wherever the parser hung them; "s", "m", "its" only when they
+            # depend on the participle.
             aux = doc[token.i - 1]
             agent = _has_agent(token)
             if agent or not _adjectival(token, verbs):
