@@ -67,6 +67,8 @@ AGENTLESS = [
     # Not passives: a person who is done has finished; an attributive participle; a relative pronoun
     # subject without "be" (the participle is a mis-tagged simple past).
     ("We left after they were done.", []),
+    ("I'm finished.", []),
+    ("I keep getting rejected.", [("get-passive", "getting rejected")]),  # "getting" is not lemmatized as AUX
     ("The work was done quickly.", [("be-passive", "was done")]),
     ("They hear of a company who's stated goals include profit.", []),
     ("I developed a test which, in a small study, discriminated between the groups.", []),

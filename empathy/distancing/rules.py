@@ -8,7 +8,7 @@ Agentless constructions (label ``agentless``), one per passive predicate without
     a predicate with an ``auxpass`` or ``nsubjpass``/``csubjpass`` dependent ("was written", "has been sold");
     "be" may be typed without its apostrophe ("im told", "isn cancelled", "its stolen"). Not passives: "'s got"
     ("has got"), an attributive participle ("who's stated goals"), a relative-pronoun subject without "be"
-    ("a test which ... discriminated") and "done" with a personal subject ("they were done": finished).
+    ("a test which ... discriminated") and "done"/"finished" with a personal subject ("they were done").
 ``get-passive``
     "get" + past participle ("got fired"), whether the parser made "get" the auxiliary or the head.
 ``coordinated-passive``
@@ -75,6 +75,7 @@ _CLAUSES = frozenset({"ccomp", "xcomp", "csubj", "advcl", "acl"})
 _COPULAS = frozenset({"be", "become", "seem", "remain", "look", "sound", "feel"})
 _PEOPLE_DETERMINERS = frozenset({"many", "most", "some", "all"})
 _PERSONAL = frozenset({"i", "we", "you", "they", "he", "she"})
+_GET_FORMS = frozenset({"get", "gets", "got", "gotten", "getting"})
 _BE_NEGATIVES = frozenset({"isn", "wasn", "aren", "weren"})
 _S_CONTRACTIONS = frozenset({"'s", "’s", "s"})
 
@@ -101,6 +102,11 @@ class Hit(NamedTuple):
 def _be_form(token: Token) -> bool:
     """A form of "be", including contractions typed without an apostrophe ("im", "thats", "isn")."""
     return token.lemma_ == "be" or token.lower_ in APOSTROPHELESS_BE
+
+
+def _get_form(token: Token) -> bool:
+    """A form of "get"; the lemmatizer leaves auxiliary "getting" unlemmatized ("I keep getting rejected")."""
+    return token.lemma_ == "get" or token.lower_ in _GET_FORMS
 
 
 def _has_agent(token: Token) -> bool:
@@ -137,9 +143,9 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             if head.i in found or head.lemma_ == "be":
                 continue  # "he's been away": "been" is no participle of a passive
             aux = next((c for c in head.children if c.dep_ == "auxpass"), None)
-            if aux is not None and not (_be_form(aux) or aux.lemma_ == "get"):
+            if aux is not None and not (_be_form(aux) or _get_form(aux)):
                 continue  # "looks browned": a copular verb with a participle complement
-            if aux is not None and aux.lower_ in _S_CONTRACTIONS and head.lemma_ == "get":
+            if aux is not None and aux.lower_ in _S_CONTRACTIONS and _get_form(head):
                 continue  # "he's got a plan", "it's got to stop": 's is "has" (have got), not "is"
             if head.dep_ in ("amod", "compound") and not (aux is not None and aux.tag_ in ("VB", "VBG", "VBN")):
                 # "who's stated goals": an attributive participle is no predicate, unless a non-finite "be"
@@ -148,15 +154,15 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             if aux is None and not any(c.dep_ == "aux" for c in head.children) and any(
                     c.dep_ == "nsubjpass" and c.tag_ in ("WDT", "WP") for c in head.children):
                 continue  # "a test which ... discriminated": a relative pronoun needs a finite verb, no be
-            if (head.lower_ == "done" and not _has_agent(head)
+            if (head.lower_ in ("done", "finished") and not _has_agent(head)
                     and any(c.dep_ == "nsubjpass" and c.lower_ in _PERSONAL for c in head.children)):
-                continue  # "after they were done": a person who is done has finished (adjective)
+                continue  # "after they were done", "I'm finished": a person who is done has finished (adjective)
             # Only a past participle can be passive ("I'm suppose to" is a misparse); after a passive
             # auxiliary a form tagged as simple past ("were acted") is read as the participle.
             if head.tag_ != "VBN" and not (aux is not None and head.tag_ == "VBD"):
                 continue
             agent = _has_agent(head)
-            get = aux is not None and aux.lemma_ == "get"
+            get = aux is not None and _get_form(aux)
             if not agent and (_adjectival(head, verbs) or (get and head.lower_ in GET_ADJECTIVAL)):
                 continue
             rule = "get-passive" if get else "be-passive"
@@ -196,7 +202,7 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             continue
         if own & _OWN_CLAUSE:
             continue
-        if dep in ("acomp", "xcomp", "oprd", "ccomp", "advcl") and head.lemma_ == "get" and head.i < token.i:
+        if dep in ("acomp", "xcomp", "oprd", "ccomp", "advcl") and _get_form(head) and head.i < token.i:
             if token.lower_ in GET_ADJECTIVAL and not agent:
                 continue
             found[token.i] = Passive(token.i, head.i, token.i + 1, "get-passive", agent)
