@@ -1,8 +1,8 @@
 """empathy app entry point: ``streamlit run app.py`` (opens on the bundled demo data, no configuration).
 
-The pages live in ``pages/`` (thin scripts over :mod:`empathy_app` and :mod:`empathy`); ``st.navigation``
+The pages live in ``app_pages/`` (thin scripts over :mod:`empathy_app` and :mod:`empathy`); ``st.navigation``
 gives them their titles and URLs (``/Data``, ``/Overview``, ``/Inspect``, ``/Relabel``, ``/Agreement``).
-Any other ``pages/N_Name.py`` is added after them as ``/Name``.
+Any other ``app_pages/N_Name.py`` is added after them as ``/Name``.
 """
 
 import sys
@@ -18,8 +18,8 @@ from empathy_app import views  # noqa: E402
 pages = [st.Page(views.home, title="Home", icon=":material/home:", default=True)]
 pages += [st.Page(path, title=title, url_path=title, icon=icon) for path, title, _, icon in views.PAGES]
 known = {path for path, *_ in views.PAGES}
-for extra in sorted((ROOT / "pages").glob("[0-9]*_*.py")):
-    if f"pages/{extra.name}" not in known:
+for extra in sorted((ROOT / "app_pages").glob("[0-9]*_*.py")):
+    if f"app_pages/{extra.name}" not in known:
         name = extra.stem.split("_", 1)[1]
-        pages.append(st.Page(f"pages/{extra.name}", title=name.replace("_", " "), url_path=name))
+        pages.append(st.Page(f"app_pages/{extra.name}", title=name.replace("_", " "), url_path=name))
 st.navigation(pages).run()

@@ -17,17 +17,19 @@ from empathy.store import Change
 from empathy_app import state
 
 PAGES: tuple[tuple[str, str, str, str], ...] = (
-    ("pages/1_Data.py", "Data", "Demo data, an upload or a path; validation; the overrides ledger.",
+    ("app_pages/1_Data.py", "Data", "Demo data, an upload or a path; validation; the overrides ledger.",
      ":material/database:"),
-    ("pages/2_Overview.py", "Overview", "SA, EGM, CA and LD per model under each judge; rankings; signature.",
+    ("app_pages/2_Overview.py", "Overview", "SA, EGM, CA and LD per model under each judge; rankings; signature.",
      ":material/leaderboard:"),
-    ("pages/3_Inspect.py", "Inspect", "One output next to its reference, distancing highlighted; override labels.",
+    ("app_pages/3_Inspect.py", "Inspect", "One output next to its reference, distancing highlighted; override labels.",
      ":material/search:"),
-    ("pages/4_Relabel.py", "Relabel", "A queue of judge disagreements, one keystroke per decision.",
+    ("app_pages/4_Relabel.py", "Relabel", "A queue of judge disagreements, one keystroke per decision.",
      ":material/edit_note:"),
-    ("pages/5_Agreement.py", "Agreement", "Inter-judge Spearman (Table 6), human vs judges, ranking moves.",
+    ("app_pages/5_Agreement.py", "Agreement", "Inter-judge Spearman (Table 6), human vs judges, ranking moves.",
      ":material/handshake:"),
-    ("pages/7_Judge.py", "Judge", "Run a judge (offline lexicon or a configured LLM) and add it as a rater.",
+    ("app_pages/6_Workbench.py", "Workbench", "Rater pairs with intervals, expert/LLM panels, Table 7-style stability.",
+     ":material/science:"),
+    ("app_pages/7_Judge.py", "Judge", "Run a judge (offline lexicon or a configured LLM) and add it as a rater.",
      ":material/gavel:"),
 )
 METRIC_HELP = {

@@ -1,7 +1,7 @@
 """Agreement workbench views: rater pairs, panels, LLM vs experts under the current overrides, stability.
 
 The statistics come from :mod:`empathy.agreement`, :mod:`empathy.panels` and :mod:`empathy.stability`; this
-module caches them per (data content, overrides) and draws them. ``pages/6_Workbench.py`` only lays it out.
+module caches them per (data content, overrides) and draws them. ``app_pages/6_Workbench.py`` only lays it out.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from empathy.store import OverrideStore, dataset_id  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-PAGES = ["pages/1_Data.py", "pages/2_Overview.py", "pages/3_Inspect.py", "pages/4_Relabel.py",
-         "pages/5_Agreement.py"]
+PAGES = ["app_pages/1_Data.py", "app_pages/2_Overview.py", "app_pages/3_Inspect.py", "app_pages/4_Relabel.py",
+         "app_pages/5_Agreement.py"]
 TIMEOUT = 240
 
 
@@ -89,7 +89,7 @@ def test_bad_ratings_file_error_names_file_row_and_column(tmp_path):
     (folder / "ratings_j3.csv").write_text("item_id,model,rater,dimension,value\ni1,A,j3,ca,1\ni2,A,j3,ca,2\n",
                                            encoding="utf-8")
     at = _app()
-    at.switch_page("pages/1_Data.py").run()
+    at.switch_page("app_pages/1_Data.py").run()
     at.radio(key="data_source_kind").set_value("path").run()
     at.text_input(key="data_path_text").input(str(folder)).run()
     at.button(key="data_load_path").click().run()
@@ -101,7 +101,7 @@ def test_bad_ratings_file_error_names_file_row_and_column(tmp_path):
 
 def test_missing_path_and_folder_without_outputs(tmp_path):
     at = _app()
-    at.switch_page("pages/1_Data.py").run()
+    at.switch_page("app_pages/1_Data.py").run()
     at.radio(key="data_source_kind").set_value("path").run()
     at.text_input(key="data_path_text").input(str(tmp_path / "nowhere.csv")).run()
     at.button(key="data_load_path").click().run()
@@ -133,7 +133,7 @@ def test_no_ratings_gives_a_clear_message_not_a_traceback(tmp_path, page):
     at = _app(_path_source(folder), annotator="ann")
     at.switch_page(page).run()
     _ok(at)
-    if page == "pages/3_Inspect.py":  # Inspect shows texts without ratings
+    if page == "app_pages/3_Inspect.py":  # Inspect shows texts without ratings
         assert "No judge rated this output." in _texts(at.info)
     else:
         assert any("no ratings yet" in i for i in _texts(at.info)), _texts(at.info)
@@ -143,7 +143,7 @@ def test_broken_demo_source_shows_error_and_data_page_still_works(tmp_path):
     at = _app({"kind": "path", "outputs": str(tmp_path / "gone.csv"), "ratings": []})
     _ok(at)
     assert any("gone.csv: file not found" in e for e in _texts(at.error))
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     _ok(at)
     assert any("Data" in i for i in _texts(at.info))
 
@@ -170,7 +170,7 @@ def test_landing_opens_on_demo_data_without_configuration():
 
 def test_inspect_shows_script_generation_as_escaped_text():
     at = _app()
-    at.switch_page("pages/3_Inspect.py").run()
+    at.switch_page("app_pages/3_Inspect.py").run()
     at.selectbox(key="_w_inspect_pick").set_value("co-09 · hazel").run()
     _ok(at)
     html_blocks = [m.value for m in at.markdown if m.value.startswith('<div class="ld-text"')]
@@ -197,15 +197,15 @@ def _spearman(at: AppTest) -> float:
 def test_ca_override_through_inspect_updates_metrics_spearman_and_toggle(tmp_path, _store):
     folder = _write_fixture(tmp_path / "fixture")
     at = _app(_path_source(folder), annotator="ann")
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     _ok(at)
     assert _ca(at) == {"A": 0.5, "B": 0.0, "C": 0.5}
-    at.switch_page("pages/5_Agreement.py").run()
+    at.switch_page("app_pages/5_Agreement.py").run()
     _ok(at)
     # j1 ranks A > C > B; j2 ties A and C: rho = 1.5 / sqrt(3) = 0.866
     assert _spearman(at) == pytest.approx(math.sqrt(3) / 2, abs=5e-4)
 
-    at.switch_page("pages/3_Inspect.py").run()
+    at.switch_page("app_pages/3_Inspect.py").run()
     at.selectbox(key="_w_inspect_pick").set_value("i3 · A").run()
     at.selectbox(key="inspect_override_judge").set_value("j2").run()
     at.selectbox(key="inspect_override_dimension").set_value("ca").run()
@@ -219,9 +219,9 @@ def test_ca_override_through_inspect_updates_metrics_spearman_and_toggle(tmp_pat
     assert stored[["item_id", "model", "rater", "dimension", "value"]].values.tolist() == [["i3", "A", "j2", "ca", 1.0]]
     assert stored["annotator"].tolist() == ["ann"]
 
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     assert _ca(at) == {"A": 0.75, "B": 0.0, "C": 0.5}
-    at.switch_page("pages/5_Agreement.py").run()
+    at.switch_page("app_pages/5_Agreement.py").run()
     _ok(at)
     assert _spearman(at) == pytest.approx(1.0)
     human = _dataframe_with(at, "judge").set_index("judge")
@@ -231,14 +231,14 @@ def test_ca_override_through_inspect_updates_metrics_spearman_and_toggle(tmp_pat
 
     # the toggle shows judge-only numbers again
     at.sidebar.toggle(key="_w_with_overrides").set_value(False).run()
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     assert _ca(at) == {"A": 0.5, "B": 0.0, "C": 0.5}
 
 
 def test_relabel_queue_decision_undo_and_restart(tmp_path, _store):
     folder = _write_fixture(tmp_path / "fixture")
     at = _app(_path_source(folder))
-    at.switch_page("pages/4_Relabel.py").run()
+    at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
     assert any("Annotator" in i for i in _texts(at.info))
     at.sidebar.text_input(key="_w_annotator").input("rel").run()
@@ -263,7 +263,7 @@ def test_relabel_queue_decision_undo_and_restart(tmp_path, _store):
     # a restarted app (new session, same store file) shows a saved override
     at.button(key="relabel_one").click().run()
     restarted = _app(_path_source(folder))
-    restarted.switch_page("pages/2_Overview.py").run()
+    restarted.switch_page("app_pages/2_Overview.py").run()
     assert _ca(restarted)["B"] == 0.25
 
 
@@ -273,7 +273,7 @@ def test_relabel_a_score_dimension_with_the_number_input(tmp_path, _store):
              for m in ("A", "B", "C") for k in range(1, 5)]
     pd.DataFrame(extra).to_csv(folder / "ratings_scores.csv", index=False)
     at = _app(_path_source(folder), annotator="num")
-    at.switch_page("pages/4_Relabel.py").run()
+    at.switch_page("app_pages/4_Relabel.py").run()
     at.selectbox(key="relabel_dimension").set_value("e_gen").run()
     _ok(at)
     at.number_input(key="relabel_value").set_value(0.8).run()

@@ -21,7 +21,7 @@ from empathy.paths import DEMO_DIR  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-PAGE = "pages/7_Judge.py"
+PAGE = "app_pages/7_Judge.py"
 TIMEOUT = 90
 KEY = "sk-test-APPSECRET-0123456789abcdef"
 KEY_ENV = "EMPATHY_TEST_APP_JUDGE_KEY"
@@ -157,7 +157,7 @@ def test_lexicon_judge_on_the_demo_data_adds_a_new_scorer_everywhere():
     assert any("Added the rater lexicon-2" in s for s in _texts(at.success))
     assert "No missing rating." in _texts(at.success)
 
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     _ok(at)
     pivot = _pivot(at)
     for metric in ("SA", "EGM"):
@@ -170,7 +170,7 @@ def test_lexicon_judge_on_the_demo_data_adds_a_new_scorer_everywhere():
     assert pivot["n CA (lexicon-2)"].tolist() == outputs.groupby("model").size().loc[pivot.index].tolist()
     assert any("lexicon-2" in c for c in _texts(at.sidebar.caption))
 
-    at.switch_page("pages/5_Agreement.py").run()
+    at.switch_page("app_pages/5_Agreement.py").run()
     _ok(at)
     pairs = next(f.value for f in at.dataframe if "scorer_a" in f.value.columns)
     row = pairs[(pairs["metric"] == "SA") & (pairs["scorer_a"] == "lexicon") & (pairs["scorer_b"] == "lexicon-2")]
@@ -227,7 +227,7 @@ def test_llm_judge_runs_with_stats_tokens_and_cache_and_never_shows_the_key(tmp_
     assert int(shown["Prompt tokens"].replace(",", "")) > 0 and int(shown["Completion tokens"]) > 0
     assert server.calls == 24
 
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     pivot = _pivot(at)
     # the server answers E(ref) 0.8, E(gen) 0.4 (SA = 1 - 0.4 / 0.8) and CA 0 (no "you should")
     assert pivot["SA (fake)"].tolist() == pytest.approx([0.5, 0.5, 0.5])
@@ -300,7 +300,7 @@ def test_save_beside_the_data_writes_the_file_and_loads_it_from_there(tmp_path):
     assert sorted(on_disk["rater"].unique()) == ["j1", "lexicon"] and len(on_disk) == 12 + 12 * 5
     assert not any("Raters added this session" in s for s in _texts(at.subheader))
 
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     assert "CA (lexicon)" in _pivot(at).columns
 
     at.switch_page(PAGE).run()  # the name is taken now, and the file is never overwritten
@@ -316,13 +316,13 @@ def test_overrides_of_a_removed_session_rater_do_not_come_back_as_a_phantom_rate
     store = OverrideStore(tmp_path / "overrides.sqlite")
     key = dataset_id(pd.read_csv(source["outputs"], dtype=str, keep_default_na=False))
     store.set_overrides(key, [Change("i1", "A", "lexicon", "ca", 1.0, "")], annotator="ann")
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     assert "CA (lexicon)" in _pivot(at).columns and any("with 1 human override(s)" in c for c in _texts(at.caption))
     at.switch_page(PAGE).run()
     at.button(key="judge_remove_lexicon").click().run()
     _ok(at)
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     assert [c for c in _pivot(at).columns if "lexicon" in c] == []
     assert any("with 0 human override(s)" in c for c in _texts(at.caption))
-    at.switch_page("pages/1_Data.py").run()  # the ledger itself keeps it
+    at.switch_page("app_pages/1_Data.py").run()  # the ledger itself keeps it
     assert len(next(f.value for f in at.dataframe if "annotator" in f.value.columns)) == 1

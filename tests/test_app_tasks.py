@@ -19,8 +19,8 @@ from empathy.store import Change, OverrideStore, dataset_id  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 TIMEOUT = 90
-PAGES = ["pages/2_Overview.py", "pages/3_Inspect.py", "pages/4_Relabel.py", "pages/5_Agreement.py",
-         "pages/7_Judge.py", "pages/1_Data.py"]
+PAGES = ["app_pages/2_Overview.py", "app_pages/3_Inspect.py", "app_pages/4_Relabel.py", "app_pages/5_Agreement.py",
+         "app_pages/7_Judge.py", "app_pages/1_Data.py"]
 
 
 @pytest.fixture(autouse=True)
@@ -87,7 +87,7 @@ def demo_by_task() -> pd.DataFrame:
 @pytest.mark.parametrize("task", ["counseling", "news", "translation"])
 def test_overview_of_one_task_equals_compute_metrics_by_task(demo_by_task, task):
     at = _app()
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     _ok(at)
     assert at.sidebar.selectbox(key="_w_task").options == ["All tasks", "counseling", "news", "translation"]
     _choose_task(at, task)
@@ -106,7 +106,7 @@ def test_overview_of_one_task_equals_compute_metrics_by_task(demo_by_task, task)
 
 def test_counseling_ca_of_one_model_and_the_choice_holds_on_every_page(demo_by_task):
     at = _app()
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     all_tasks = float(_pivot(at).loc["hazel", "CA (author)"])
     sa_all = float(_pivot(at).loc["hazel", "SA (author)"])
     _choose_task(at, "counseling")
@@ -119,11 +119,11 @@ def test_counseling_ca_of_one_model_and_the_choice_holds_on_every_page(demo_by_t
         at.switch_page(page).run()
         _ok(at)
         assert at.sidebar.selectbox(key="_w_task").value == "counseling", page
-    at.switch_page("pages/3_Inspect.py").run()
+    at.switch_page("app_pages/3_Inspect.py").run()
     assert at.selectbox(key="inspect_task").options == ["(any)", "counseling"]
-    at.switch_page("pages/4_Relabel.py").run()
+    at.switch_page("app_pages/4_Relabel.py").run()
     assert "of 41 decided" in at.get("progress")[0].proto.text  # the 41 counseling outputs only
-    at.switch_page("pages/1_Data.py").run()
+    at.switch_page("app_pages/1_Data.py").run()
     assert {m.label: m.value for m in at.metric}["Items"] == str(
         pd.read_csv(DEMO_DIR / "outputs.csv")["item_id"].nunique())  # the Data page shows everything
 
@@ -139,13 +139,13 @@ def test_a_single_task_data_set_has_no_filter_and_every_page_runs(tmp_path):
         assert not at.error, (page, _texts(at.error))
         assert not [s for s in at.sidebar.selectbox if s.key == "_w_task"]
         assert any("counseling** (the only one)" in c for c in _texts(at.sidebar.caption))
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": pytest.approx(1 / 3, abs=5e-4)}
 
 
 def test_data_without_tasks_and_a_task_without_ratings(tmp_path):
     at = _app(_write(tmp_path / "none", {"i1": "", "i2": "", "i3": ""}, ("",)))
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     _ok(at)
     assert not [s for s in at.sidebar.selectbox if s.key == "_w_task"]
     assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": pytest.approx(1 / 3, abs=5e-4)}
@@ -153,14 +153,14 @@ def test_data_without_tasks_and_a_task_without_ratings(tmp_path):
     source = _write(tmp_path / "two", {"c1": "counseling", "c2": "counseling", "n1": "news", "x1": ""},
                     ("counseling",))
     at = _app(source)
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     assert at.sidebar.selectbox(key="_w_task").options == ["All tasks", "counseling", "news", "(no task)"]
-    for task, page in [("news", "pages/2_Overview.py"), ("news", "pages/5_Agreement.py"),
-                       ("(no task)", "pages/4_Relabel.py")]:
+    for task, page in [("news", "app_pages/2_Overview.py"), ("news", "app_pages/5_Agreement.py"),
+                       ("(no task)", "app_pages/4_Relabel.py")]:
         at.switch_page(page).run()
         _choose_task(at, task)
         assert any(f"No rating of the task **{task}**" in i for i in _texts(at.info)), (page, _texts(at.info))
-    at.switch_page("pages/3_Inspect.py").run()
+    at.switch_page("app_pages/3_Inspect.py").run()
     _choose_task(at, "news")
     assert at.selectbox(key="_w_inspect_pick").options == ["n1 · A", "n1 · B"]
     _choose_task(at, "(no task)")
@@ -180,7 +180,7 @@ def test_overrides_of_other_tasks_stay_out_of_a_task(tmp_path, _store):
     OverrideStore(_store).set_overrides(dataset_id(outputs), [Change("n2", "B", "j1", "ca", 1.0, "")],
                                         annotator="someone")
     at = _app(source)
-    at.switch_page("pages/2_Overview.py").run()
+    at.switch_page("app_pages/2_Overview.py").run()
     assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": 0.75}  # n1 B and the override of n2 B
     _choose_task(at, "counseling")
     assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": 0.5}
@@ -188,5 +188,5 @@ def test_overrides_of_other_tasks_stay_out_of_a_task(tmp_path, _store):
     _choose_task(at, "news")
     assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": 1.0}
     assert any("with 1 human override(s)" in c for c in _texts(at.caption))
-    at.switch_page("pages/1_Data.py").run()
+    at.switch_page("app_pages/1_Data.py").run()
     assert len(next(f.value for f in at.dataframe if "annotator" in f.value.columns)) == 1

@@ -17,7 +17,7 @@ from empathy.paths import shared_dataset  # noqa: E402
 from empathy.store import Change, OverrideStore, apply_overrides, dataset_id  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "pages" / "6_Workbench.py")
+PAGE = str(ROOT / "app_pages" / "6_Workbench.py")
 TIMEOUT = 60
 
 
@@ -187,7 +187,7 @@ def test_kumar2025_page(tmp_path):
 def test_page_is_reachable_from_the_app_navigation():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
     _ok(at)
-    at.switch_page("pages/6_Workbench.py").run()
+    at.switch_page("app_pages/6_Workbench.py").run()
     _ok(at)
     assert at.title[0].value == "Agreement workbench"
 
@@ -198,7 +198,7 @@ def test_relabel_page_decision_shows_on_the_workbench(tmp_path, _store):
     at.session_state["source"] = source
     at.session_state["annotator"] = "tester"
     at.run()
-    at.switch_page("pages/4_Relabel.py").run()
+    at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
     at.selectbox(key="relabel_apply_to").set_value("gpt").run()
     at.number_input(key="relabel_value").set_value(5.0).run()
@@ -207,7 +207,7 @@ def test_relabel_page_decision_shows_on_the_workbench(tmp_path, _store):
     outputs = pd.read_csv(source["outputs"], dtype=str, keep_default_na=False)
     saved = OverrideStore(_store).overrides(dataset_id(outputs))
     assert list(saved["rater"]) == ["gpt"] and list(saved["value"]) == [5.0]
-    at.switch_page("pages/6_Workbench.py").run()
+    at.switch_page("app_pages/6_Workbench.py").run()
     _ok(at)
     live = _frame(at, "spearman_after").set_index("rater")
     effective = apply_overrides(_ratings(source), saved).drop(columns="overridden")

@@ -284,3 +284,13 @@ def test_ledger_import_through_the_data_page(server, page, tmp_path):
         actions = {r[0] for r in connection.execute("SELECT action FROM audit")}
     assert row[0] != "elsewhere" and row[1:] == (0.0, "importer", "=from a file")
     assert "import" in actions
+
+
+def test_deep_link_runs_through_the_app_navigation(server, page):
+    # A reload or a shared link lands on a page URL first; it must still get app.py's navigation (and its
+    # state setup), not Streamlit's automatic pages list.
+    page.goto(f"{server['url']}/Workbench")
+    _settle(page, "Agreement workbench")
+    nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+    assert "Home" in nav.splitlines()
+    assert "app" not in nav.splitlines()
