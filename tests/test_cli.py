@@ -120,3 +120,25 @@ def test_every_subcommand_is_registered():
     result = run_cli("--help")
     for command in ("metrics", "agreement", "distancing", "judge", "standard", "import"):
         assert command in result.stdout
+
+
+def test_metrics_apply_the_stored_overrides(tmp_path):
+    from empathy.io import load_outputs
+    from empathy.store import OverrideStore, dataset_id
+
+    outputs, _ = load_outputs(OUTPUTS)
+    store_path = tmp_path / "overrides.sqlite"
+    store = OverrideStore(store_path)
+    raw = pd.read_csv(AUTHOR)
+    fennel = raw.query("model == 'fennel' and dimension == 'ca'")
+    # flip every CA label of fennel that is 1 to 0: its CA must drop to 0 with the same n
+    for row in fennel.query("value == 1").itertuples():
+        store.set_override(dataset_id(outputs), row.item_id, "fennel", "author", "ca", 0.0, annotator="test")
+    n_changed = int((fennel["value"] == 1).sum())
+    result = run_cli("metrics", str(OUTPUTS), "--ratings", str(AUTHOR), "--overrides", str(store_path),
+                     "--format", "json", env={"EMPATHY_CACHE_DIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    ca = next(r for r in payload["metrics"] if (r["model"], r["scorer"], r["metric"]) == ("fennel", "author", "CA"))
+    assert ca["value"] == 0.0 and ca["n"] == fennel["value"].notna().sum()
+    assert f"overrides:{n_changed}" in payload["signature"].split("|")
