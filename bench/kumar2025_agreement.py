@@ -24,9 +24,7 @@ exactly like expert-expert agreement):
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import re
 import sys
 from pathlib import Path
 
@@ -37,7 +35,9 @@ from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score
 
 from empathy.datasets import CORPORA, import_kumar2025
-from empathy.paths import shared_dataset
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared docblock helper beside this file
+import docblock  # noqa: E402
 
 EXPERTS = ("expert1", "expert2", "expert3")
 OTHERS = ("gpt", "claude", "gemini", "crowd")
@@ -150,27 +150,7 @@ def build_block(directory: str | Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print (or write into a Markdown file) the agreement tables."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("directory", nargs="?", help="data set folder (default: the shared copy)")
-    parser.add_argument("--write", metavar="MARKDOWN", help="replace the generated block in this file")
-    args = parser.parse_args(argv)
-    directory = args.directory or shared_dataset("kumar2025-empathic-communication")
-    if directory is None:
-        print("kumar2025 data set not found; pass its folder", file=sys.stderr)
-        return 2
-    block = build_block(directory)
-    if not args.write:
-        print(block)
-        return 0
-    path = Path(args.write)
-    text = path.read_text(encoding="utf-8")
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
-    if not pattern.search(text):
-        print(f"{path}: no generated block (markers) to replace", file=sys.stderr)
-        return 2
-    path.write_text(pattern.sub(lambda _: f"{BEGIN}\n{block}\n{END}", text), encoding="utf-8")
-    print(f"updated {path}")
-    return 0
+    return docblock.main(__doc__.splitlines()[0], build_block, BEGIN, END, argv)
 
 
 if __name__ == "__main__":
