@@ -1,4 +1,4 @@
-"""Data page: choose the data set (demo, upload or path), see what it holds, export or import the ledger."""
+"""Data page: choose the data set (demo, upload, path or the Kumar et al. 2025 import); export or import the ledger."""
 
 import sys
 import tempfile
@@ -15,9 +15,16 @@ data = state.page_setup("Data")
 views.show_flash_error()
 
 SOURCES = {"demo": "Demo data", "upload": "Upload files", "path": "Path on this machine"}
+kumar_dir = state.kumar_directory()
+if kumar_dir is not None:
+    SOURCES["kumar2025"] = state.KUMAR2025_LABEL
 current_kind = st.session_state["source"]["kind"]
-kind = st.radio("Source", list(SOURCES), format_func=SOURCES.get, index=list(SOURCES).index(current_kind),
+kind = st.radio("Source", list(SOURCES), format_func=SOURCES.get,
+                index=list(SOURCES).index(current_kind) if current_kind in SOURCES else 0,
                 horizontal=True, key="data_source_kind")
+if kumar_dir is None:
+    st.caption(f"The Kumar et al. 2025 annotations are offered here when `{state.kumar_expected_location()}` "
+               "exists (`EMPATHY_SHARED` names another `shared` folder; see `docs/kumar2025.md`).")
 
 if kind == "demo":
     st.caption("The bundled demo data set (`data/outputs.csv` and every `data/ratings*.csv`): fictional texts "
@@ -44,6 +51,21 @@ elif kind == "upload":
             st.session_state["uploaded_dataset"] = dataset
             st.session_state["source"] = {"kind": "upload", "name": outputs_file.name}
             st.session_state["flash"] = f"Loaded {outputs_file.name} with {len(ratings_files or [])} ratings file(s)."
+            st.rerun()
+elif kind == "kumar2025":
+    st.caption(f"The expert, crowd and LLM annotations of Kumar et al. (2025) from `{kumar_dir}`, imported with "
+               "`empathy.datasets.kumar2025` (see `docs/kumar2025.md`): 200 conversations of four corpora (the "
+               "*models*), each rated on its corpus' own dimensions by `expert1..3`, `crowd`, `gpt`, `claude` and "
+               "`gemini`. The folder is read-only: overrides go to "
+               f"`{state.store_path_for({'kind': 'kumar2025'}, None)}`.")
+    if current_kind != "kumar2025" and st.button("Import and load", key="data_load_kumar", type="primary"):
+        try:
+            state.load_kumar(kumar_dir)
+        except DataError as error:
+            st.error(f"**Not loaded.** {error}")
+        else:
+            st.session_state["source"] = {"kind": "kumar2025", "directory": str(kumar_dir)}
+            st.session_state["flash"] = "Loaded the Kumar et al. (2025) annotations."
             st.rerun()
 else:
     st.caption("A folder holding `outputs.csv|jsonl|parquet` and `ratings*` files, or an outputs file (the "
@@ -75,6 +97,9 @@ if data.filtered:
 if data.all_data.ratings.empty:
     st.info("This data set has no ratings yet: the other pages need judge ratings. Add ratings files, or run "
             "a judge on the **Judge** page.")
+if st.session_state["source"]["kind"] == "kumar2025":
+    _, import_report = state.load_kumar(st.session_state["source"]["directory"])
+    views.import_report(import_report)
 with st.expander("Outputs table", expanded=False):
     st.dataframe(data.all_data.outputs, hide_index=True, key="data_outputs_table")
 with st.expander("Ratings table", expanded=False):

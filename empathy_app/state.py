@@ -20,11 +20,20 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from empathy.datasets.kumar2025 import ImportReport, import_kumar2025
 from empathy.evaluate import MetricsReport, TextFeatures, text_features
-from empathy.io import SUPPORTED_SUFFIXES, DataError, Dataset, build_dataset, load_outputs, load_ratings
-from empathy.paths import DEMO_DIR
+from empathy.io import (
+    SUPPORTED_SUFFIXES,
+    DataError,
+    Dataset,
+    build_dataset,
+    load_outputs,
+    load_ratings,
+    validate_outputs,
+)
+from empathy.paths import DEMO_DIR, PROJECT_ROOT, shared_dataset, shared_dir
 from empathy.review import Recompute
-from empathy.store import OverrideStore, apply_overrides, dataset_id, default_store_path
+from empathy.store import STORE_ENV, OverrideStore, apply_overrides, dataset_id, default_store_path
 
 _DEFAULTS: dict[str, object] = {
     "source": {"kind": "demo"},          # how the current data set was chosen
@@ -108,8 +117,10 @@ def _mtimes(paths: Sequence[Path]) -> tuple[float, ...]:
     return tuple(p.stat().st_mtime if p.exists() else -1.0 for p in paths)
 
 
+# ``mtimes_key`` has no leading underscore on purpose: Streamlit leaves such parameters out of the cache key,
+# and an edited file must load afresh.
 @st.cache_data(show_spinner=False, max_entries=8)
-def _load_paths(outputs: str, ratings: tuple[str, ...], _mtimes_key: tuple[float, ...]) -> Dataset:
+def _load_paths(outputs: str, ratings: tuple[str, ...], mtimes_key: tuple[float, ...]) -> Dataset:
     out, wide = load_outputs(outputs)
     tables = [(path, load_ratings(path)) for path in ratings]
     return build_dataset(out, wide, tables, sources=[outputs, *ratings])
@@ -136,6 +147,68 @@ def _load_uploads(outputs: tuple[str, bytes], ratings: tuple[tuple[str, bytes], 
 def load_from_uploads(outputs: tuple[str, bytes], ratings: Sequence[tuple[str, bytes]]) -> Dataset:
     """Load uploaded files (name, bytes); errors name the uploaded file."""
     return _load_uploads(outputs, tuple(ratings))
+
+
+# ------------------------------------------------------------------------------- Kumar et al. (2025)
+
+#: The folder name of the Kumar et al. (2025) annotations under ``shared/datasets``.
+KUMAR2025 = "kumar2025-empathic-communication"
+#: How the Data page names this source.
+KUMAR2025_LABEL = "Kumar et al. 2025 (expert / crowd / LLM annotations)"
+#: The override store of the import when ``$EMPATHY_STORE`` is unset (``../shared`` is read-only).
+KUMAR2025_STORE = "overrides-kumar2025.sqlite"
+
+
+def kumar_directory() -> Path | None:
+    """The Kumar et al. (2025) data folder (``shared/datasets/<KUMAR2025>``), or ``None`` when absent."""
+    return shared_dataset(KUMAR2025)
+
+
+def kumar_expected_location() -> str:
+    """Where the Kumar et al. (2025) folder would be found (for the Data page's note when it is absent)."""
+    root = shared_dir() or PROJECT_ROOT.parent / "shared"
+    return str(root / "datasets" / KUMAR2025)
+
+
+def user_cache_dir() -> Path:
+    """``$EMPATHY_CACHE_DIR``, else ``~/.cache/empathy`` (the judges' and distancing caches live there too)."""
+    root = os.environ.get("EMPATHY_CACHE_DIR", "").strip()
+    return Path(root).expanduser() if root else Path.home() / ".cache" / "empathy"
+
+
+def _tree_mtimes(directory: Path) -> tuple[tuple[str, float], ...]:
+    return tuple(sorted((str(p.relative_to(directory)), p.stat().st_mtime) for p in directory.rglob("*")
+                        if p.is_file()))
+
+
+@st.cache_data(show_spinner=False, max_entries=2)
+def _import_kumar(directory: str, mtimes_key: tuple[tuple[str, float], ...]) -> tuple[Dataset, ImportReport]:
+    result = import_kumar2025(directory)
+    outputs, wide = validate_outputs(result.outputs, name="kumar2025 outputs")
+    dataset = build_dataset(outputs, wide, [("kumar2025 ratings", result.ratings)],
+                            sources=[f"{directory} (empathy.datasets.kumar2025)"])
+    return dataset, result.report
+
+
+def load_kumar(directory: str | Path) -> tuple[Dataset, ImportReport]:
+    """Import the Kumar et al. (2025) folder (cached on its path and its files' modification times).
+
+    Returns the :class:`Dataset` and the importer's :class:`empathy.datasets.kumar2025.ImportReport`.
+    Raises :class:`DataError` naming the first expected file that is missing.
+    """
+    path = Path(directory)
+    if not path.is_dir():
+        raise DataError(str(path), "data set directory not found")
+    with st.spinner("Importing the Kumar et al. (2025) annotations..."):
+        return _import_kumar(str(path), _tree_mtimes(path))
+
+
+def store_path_for(source: dict, data_dir: Path | None) -> Path:
+    """The override store of a source: ``$EMPATHY_STORE``, else beside the data (the Kumar import, whose
+    folder is read-only third-party data: ``<user cache dir>/overrides-kumar2025.sqlite``)."""
+    if source.get("kind") == "kumar2025" and not os.environ.get(STORE_ENV, "").strip():
+        return user_cache_dir() / KUMAR2025_STORE
+    return default_store_path(data_dir)
 
 
 def resolve_path(text: str) -> tuple[Path, list[Path]]:
@@ -175,6 +248,9 @@ def _current_source_dataset() -> tuple[Dataset, str, Path | None]:
     if source["kind"] == "path":
         outputs, ratings = Path(source["outputs"]), [Path(p) for p in source["ratings"]]
         return load_from_paths(outputs, ratings), str(outputs), outputs.parent
+    if source["kind"] == "kumar2025":
+        dataset, _ = load_kumar(source["directory"])
+        return dataset, "Kumar et al. 2025", None
     outputs, ratings = demo_files(DEMO_DIR)
     if outputs is None:
         raise DataError(str(DEMO_DIR), "the bundled demo data (outputs.csv) is missing")
@@ -317,7 +393,7 @@ def loaded() -> Loaded | None:
     task = st.session_state.get("task", ALL_TASKS)
     if task != ALL_TASKS and task not in tasks_of(full):
         task = st.session_state["task"] = ALL_TASKS  # another data set was loaded: its tasks differ
-    store_path = default_store_path(data_dir)
+    store_path = store_path_for(st.session_state["source"], data_dir)
     return Loaded(dataset=filter_task(full, task), name=name, data_dir=data_dir,
                   dataset_id=dataset_id(base.outputs), content_key=_derived_key(base_key, extras, task),
                   store=get_store(str(store_path)), full=full, base_key=base_key, task=task)

@@ -213,6 +213,50 @@ def standard_scatter(data: state.Loaded, table: pd.DataFrame) -> go.Figure | Non
     return figure
 
 
+def import_report(report: object) -> None:
+    """The Kumar et al. (2025) importer's report in an expander: counts, and what was dropped or merged and why.
+
+    ``report`` is an :class:`empathy.datasets.kumar2025.ImportReport`.
+    """
+    import json
+    from dataclasses import asdict
+
+    counts = report.counts
+    events = pd.DataFrame([asdict(e) for e in report.events], columns=["file", "action", "count", "why"])
+    checks = pd.DataFrame([asdict(c) for c in report.checks], columns=["file", "action", "count", "why"])
+    acted = events[events["action"].isin(["dropped", "merged"])]
+    title = (f"Import report: {int(counts['ratings'].sum()) if len(counts) else 0} ratings, "
+             f"{int(acted['count'].sum())} row(s) dropped or merged, "
+             f"{int((checks['action'] != 'ok').sum())} cross-check mismatch(es)")
+    with st.expander(title, expanded=False):
+        st.caption(f"From `{report.directory}` · repeated LLM runs: **{report.run_policy}** of the runs · seeker "
+                   f"self-ratings {'imported' if report.include_seeker else 'not imported'}. Every quirk of the "
+                   "files and how it is handled is described in `docs/kumar2025.md`.")
+        items = pd.DataFrame([{"corpus": corpus, **info} for corpus, info in report.items.items()])
+        left, right = st.columns([2, 3])
+        with left:
+            st.markdown("**Outputs per corpus** (a corpus is a *model* and a *task* here)")
+            st.dataframe(items, hide_index=True, key="data_kumar_items")
+        with right:
+            if len(counts):
+                st.markdown("**Ratings per rater** (missing = empty or out-of-scale cells, never 0)")
+                per_rater = counts.groupby("rater", sort=False)[["ratings", "missing"]].sum().reset_index()
+                st.dataframe(per_rater, hide_index=True, key="data_kumar_raters")
+        st.markdown("**Dropped, merged, ignored or changed** (zero counts prove that a check ran)")
+        st.dataframe(events, hide_index=True, key="data_kumar_events")
+        st.markdown("**Cross-checks against the other files of the data set**")
+        st.dataframe(checks, hide_index=True, key="data_kumar_checks")
+        st.markdown("**Rows read per file**")
+        files = pd.DataFrame([asdict(f) for f in report.files])
+        if len(files):
+            files["index_columns_dropped"] = files["index_columns_dropped"].map(", ".join)
+            files["extra_columns"] = files["extra_columns"].map(", ".join)
+        st.dataframe(files, hide_index=True, key="data_kumar_files")
+        st.download_button("Download the report (JSON)", json.dumps(report.to_dict(), indent=2).encode(),
+                           file_name="kumar2025-import-report.json", mime="application/json",
+                           key="data_kumar_report_json")
+
+
 def home() -> None:
     """The landing page: what the app does, the loaded data set and links to the pages."""
     data = state.page_setup("Empathic failure in LLM outputs")
