@@ -9,6 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import streamlit as st  # noqa: E402
 
 from empathy.evaluate import rankings  # noqa: E402
+from empathy.metrics import METRIC_DIMENSIONS  # noqa: E402
 from empathy.review import metric_pivot  # noqa: E402
 from empathy_app import state, views  # noqa: E402
 
@@ -17,6 +18,13 @@ data = state.require_data()
 views.mode_caption(data)
 report = state.report(data)
 table = report.table
+paper_dimensions = sorted({d for dims in METRIC_DIMENSIONS.values() for d in dims})
+if not set(paper_dimensions) & set(data.dataset.dimensions):
+    no_text = int(sum(not views.has_text(r) for _, r in data.dataset.outputs.iterrows()))
+    st.info("These ratings have none of the paper's judge dimensions (" + ", ".join(map(views.code, paper_dimensions))
+            + "), so SA, EGM and CA cannot be computed here; only LD, which comes from the texts themselves"
+            + (f" ({no_text} output(s) without text are left out)" if no_text else "") + ". The raters' agreement "
+            "on this data set's own dimensions is on the **Workbench** page.")
 if table.empty or table["value"].notna().sum() == 0:
     st.info("No metric could be computed from these ratings (no e_ref/e_gen, u_ref/u_gen or ca ratings, "
             "and no texts to analyse). Check the dimensions on the **Data** page.")

@@ -31,7 +31,7 @@ with st.container(border=True):
     judge = top[2].selectbox("Judge", [ANY, *data.dataset.raters], key="inspect_judge")
     dimensions = data.dataset.dimensions
     dimension = top[3].selectbox("Label", [ANY, *dimensions], key="inspect_dimension",
-                                 format_func=lambda d: d if d == ANY else f"{d} - {views.DIMENSION_HELP.get(d, '')}")
+                                 format_func=lambda d: d if d == ANY else views.dimension_label(d))
     bottom = st.columns(4)
     values = []
     if dimension != ANY:
@@ -71,27 +71,31 @@ row = outputs[(outputs["item_id"] == item_id) & (outputs["model"] == model_name)
 st.caption(f"Output {position + 1} of {len(labels)} · task {views.code(row['task'] or '-')} · "
            f"item {views.code(item_id)} · model {views.code(model_name)}")
 
-texts = (row["reference"], row["generation"])
-spans = state.spans_for(texts)
-analysis = state.densities_for(texts)
-st.markdown(legend_html(), unsafe_allow_html=True)
-sides = st.columns(2)
-for column, title, text, text_spans in zip(sides, ("Reference", "Generation"), texts, spans, strict=True):
-    with column:
-        st.markdown(f"**{title}**")
-        with st.container(border=True):
-            st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
-if not state.distancing_available():
-    st.warning("The distancing detectors (`empathy.distancing`) are not available: no highlights and no LD.")
+if views.has_text(row):
+    texts = (row["reference"], row["generation"])
+    spans = state.spans_for(texts)
+    analysis = state.densities_for(texts)
+    st.markdown(legend_html(), unsafe_allow_html=True)
+    sides = st.columns(2)
+    for column, title, text, text_spans in zip(sides, ("Reference", "Generation"), texts, spans, strict=True):
+        with column:
+            st.markdown(f"**{title}**")
+            with st.container(border=True):
+                st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
+    views.conversation(row, "inspect_conversation")
+    if not state.distancing_available():
+        st.warning("The distancing detectors (`empathy.distancing`) are not available: no highlights and no LD.")
 
-density = pd.DataFrame({
-    "reference": list(analysis[0][2]), "generation": list(analysis[1][2]),
-}, index=["nominalization", "impersonal", "agentless"])
-density["difference (gen - ref)"] = density["generation"] - density["reference"]
-counts = pd.DataFrame({"reference": [analysis[0][0]], "generation": [analysis[1][0]],
-                       "difference (gen - ref)": [analysis[1][0] - analysis[0][0]]}, index=["sentences"])
-st.markdown("**Distancing densities** (spans per sentence)")
-st.dataframe(pd.concat([counts.astype(float), density]).round(3), key="inspect_densities")
+    density = pd.DataFrame({
+        "reference": list(analysis[0][2]), "generation": list(analysis[1][2]),
+    }, index=["nominalization", "impersonal", "agentless"])
+    density["difference (gen - ref)"] = density["generation"] - density["reference"]
+    counts = pd.DataFrame({"reference": [analysis[0][0]], "generation": [analysis[1][0]],
+                           "difference (gen - ref)": [analysis[1][0] - analysis[0][0]]}, index=["sentences"])
+    st.markdown("**Distancing densities** (spans per sentence)")
+    st.dataframe(pd.concat([counts.astype(float), density]).round(3), key="inspect_densities")
+else:
+    views.no_text_note(row, "No highlights or distancing densities; the labels are below.")
 
 st.subheader("Judges' labels for this output")
 mine = ratings[(ratings["item_id"] == item_id) & (ratings["model"] == model_name)]
@@ -124,12 +128,14 @@ if not dimensions:
     st.stop()
 controls = st.columns([2, 2, 3])
 target = controls[0].selectbox("Judge", ["(all judges)", *judges_here], key="inspect_override_judge")
-dim_choice = controls[1].selectbox("Dimension", dimensions, key="inspect_override_dimension",
-                                   index=dimensions.index("ca") if "ca" in dimensions else 0)
+here = sorted(base["dimension"].unique()) or dimensions  # this output's dimensions (a corpus has its own)
+dim_choice = controls[1].selectbox("Dimension", here, key="inspect_override_dimension",
+                                   index=here.index("ca") if "ca" in here else 0)
 current_values = mine[mine["dimension"] == dim_choice]["value"].dropna()
 with controls[2]:
     new_value = views.value_widget(dim_choice, "inspect_override_value",
-                                   float(current_values.iloc[0]) if len(current_values) else None)
+                                   float(current_values.iloc[0]) if len(current_values) else None,
+                                   scale=views.rating_scale(data, dim_choice))
 reason = st.text_input("Reason (optional)", key="inspect_override_reason")
 rated_by = sorted(base.loc[base["dimension"] == dim_choice, "rater"].unique()) or judges_here
 targets = rated_by if target == "(all judges)" else [target]

@@ -23,7 +23,7 @@ dimensions = data.dataset.dimensions
 controls = st.columns([2, 2, 3])
 dimension = controls[0].selectbox("Dimension to relabel", dimensions, key="relabel_dimension",
                                   index=dimensions.index("ca") if "ca" in dimensions else 0,
-                                  format_func=lambda d: f"{d} - {views.DIMENSION_HELP.get(d, '')}")
+                                  format_func=views.dimension_label)
 judges_with = sorted(judge_ratings.loc[judge_ratings["dimension"] == dimension, "rater"].unique())
 apply_to = controls[1].selectbox("Apply each decision to", ["(all judges)", *judges_with], key="relabel_apply_to")
 tasks = sorted(t for t in data.dataset.outputs["task"].unique() if t)
@@ -38,7 +38,11 @@ outputs = data.dataset.outputs if task == "(all)" else data.dataset.outputs[data
 rated = judge_ratings[judge_ratings["dimension"] == dimension]
 rated_keys = pd.MultiIndex.from_frame(rated[["item_id", "model"]])
 outputs = outputs[pd.MultiIndex.from_frame(outputs[["item_id", "model"]]).isin(rated_keys)]
-queue = relabel_queue(judge_ratings, dimension, outputs, done=state.overrides(data))
+decided = state.overrides(data)
+if apply_to != "(all judges)" and len(decided):
+    decided = decided[decided["rater"] == apply_to]  # relabelling one rater: the queue counts its decisions
+queue = relabel_queue(judge_ratings, dimension, outputs, done=decided)
+scale = views.rating_scale(data, dimension)
 if queue.empty:
     st.info(f"No output has a judge rating of {dimension} here.")
     st.stop()
@@ -86,30 +90,50 @@ label_text = ", ".join(views.code(f"{j}: {'-' if pd.isna(v) else f'{v:g}'}") for
 st.markdown(f"{views.code(item_id)} · {views.code(model_name)} (task {views.code(row['task'] or '-')}) — "
             f"judges say {label_text}"
             + (" — **judges disagree**" if current["disagree"] else ""))
-texts = (row["reference"], row["generation"])
-spans = state.spans_for(texts)
-st.markdown(legend_html(), unsafe_allow_html=True)
-sides = st.columns(2)
-for column, title, text, text_spans in zip(sides, ("Reference / prompt", "Generation"), texts, spans, strict=True):
-    with column:
-        st.markdown(f"**{title}**")
-        with st.container(border=True, height=320):
-            st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
+if views.has_text(row):
+    texts = (row["reference"], row["generation"])
+    spans = state.spans_for(texts)
+    st.markdown(legend_html(), unsafe_allow_html=True)
+    sides = st.columns(2)
+    for column, title, text, text_spans in zip(sides, ("Reference / prompt", "Generation"), texts, spans,
+                                               strict=True):
+        with column:
+            st.markdown(f"**{title}**")
+            with st.container(border=True, height=320):
+                st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
+    views.conversation(row, "relabel_conversation")
+else:
+    views.no_text_note(row, "Decide from the other raters' labels, or skip it.")
 
 st.text_input("Reason (optional, kept in the audit trail)", key="relabel_reason")
+if scale is not None and dimension not in BINARY_DIMENSIONS:
+    low, high = scale
+    # Relabelling one rater: its current label is the highlighted button.
+    now = {float(labels[apply_to])} if apply_to in labels.index and pd.notna(labels[apply_to]) else set()
+    st.markdown(f"**{dimension}** on the scale {low}-{high}" + (f" ({views.code(apply_to)} says "
+                f"{next(iter(now)):g})" if now else ""))
+    levels = st.columns(high - low + 1)
+    for cell, level in zip(levels, range(low, high + 1), strict=True):
+        cell.button(f"{level}", key=f"relabel_level_{level}", on_click=_decide, args=(float(level),),
+                    shortcut=str(level) if 0 <= level <= 9 else None, width="stretch",
+                    type="primary" if float(level) in now else "secondary",
+                    help=f"{dimension} = {level}" + (" (the current label)" if float(level) in now else ""))
 buttons = st.columns(4)
 if dimension in BINARY_DIMENSIONS:
     buttons[0].button(f"0 · {dimension} = 0", key="relabel_zero", on_click=_decide, args=(0.0,), shortcut="0",
                       type="primary", width="stretch", help="Engages with the tension (no conflict avoidance)")
     buttons[1].button(f"1 · {dimension} = 1", key="relabel_one", on_click=_decide, args=(1.0,), shortcut="1",
                       type="primary", width="stretch", help="Avoids the conflict (premature solution/harmony)")
-else:
+elif scale is None:
     with buttons[0]:
         value = views.value_widget(dimension, "relabel_value", float(labels.dropna().mean()) if labels.notna().any()
                                    else None)
     buttons[1].button("Save (Enter)", key="relabel_save", on_click=_decide, args=(value,), shortcut="Enter",
                       type="primary", width="stretch")
-buttons[2].button("Skip (S)", key="relabel_skip", on_click=_skip, shortcut="S", width="stretch")
-buttons[3].button("Undo (U)", key="relabel_undo", on_click=_undo, shortcut="U", width="stretch")
-st.caption(f"Keys: {'0 / 1' if dimension in BINARY_DIMENSIONS else 'Enter'} decide, S skip, U undo. "
+skip_at, undo_at = (2, 3) if scale is None or dimension in BINARY_DIMENSIONS else (0, 1)
+buttons[skip_at].button("Skip (S)", key="relabel_skip", on_click=_skip, shortcut="S", width="stretch")
+buttons[undo_at].button("Undo (U)", key="relabel_undo", on_click=_undo, shortcut="U", width="stretch")
+keys = ("0 / 1" if dimension in BINARY_DIMENSIONS else f"{scale[0]}-{min(scale[1], 9)}" if scale is not None
+        else "Enter")
+st.caption(f"Keys: {keys} decide, S skip, U undo. "
            f"Decisions are saved as {views.code(annotator)} for {', '.join(map(views.code, targets))}.")

@@ -21,7 +21,11 @@ judges = sorted(set(report.table.loc[report.table["metric"] != "LD", "scorer"]))
 st.subheader("Inter-judge agreement on the per-model metrics (the paper's Table 6)")
 st.caption("Spearman correlation between two judges' per-model values of a metric, over the models both "
            "scored. The paper reports 0.835-0.948 for SA and 0.748-0.924 for CA.")
-if len(judges) < 2:
+if not judges:
+    st.info("No judge rated the paper's dimensions here (e_ref/e_gen, u_ref/u_gen, ca), so there is no per-model "
+            "SA, EGM or CA to correlate. The raters' agreement on this data set's own dimensions is below "
+            "(Krippendorff's alpha) and, pair by pair and panel by panel, on the **Workbench** page.")
+elif len(judges) < 2:
     st.info(f"Only one judge ({', '.join(judges) or 'none'}) rated this data set: inter-judge agreement needs "
             "at least two. Add another judge's ratings on the **Data** page.")
 else:
@@ -39,7 +43,7 @@ else:
 st.subheader("Instance-level agreement between judges")
 effective = state.effective_ratings(data)
 alpha = krippendorff_by_dimension(effective.drop(columns=["overridden"]))
-if len(judges) >= 2 and len(alpha):
+if effective["rater"].nunique() >= 2 and len(alpha):
     alpha["alpha"] = alpha["alpha"].astype(float).round(3)
     st.dataframe(alpha, hide_index=True, key="agreement_alpha")
 else:

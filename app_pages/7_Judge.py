@@ -133,6 +133,11 @@ if not chosen and not paper_tasks:
 for problem in problems:
     st.error(problem)
 st.caption(f"Runs over {scope}.")
+textless = int(((outputs["reference"].str.strip() == "") & (outputs["generation"].str.strip() == "")).sum())
+if textless:
+    st.info(f"{textless} of these outputs have no text (their conversations are not public): a judge has "
+            "nothing to read there, so its ratings of them mean nothing. Choose a task with texts in the sidebar "
+            "to leave them out.")
 
 # -------------------------------------------------------------------------------------------------- run
 if st.button("Run the judge", key="judge_run", type="primary", disabled=bool(problems) or not key_ok):

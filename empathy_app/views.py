@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -127,19 +129,92 @@ def spearman_heatmap(agreement: pd.DataFrame, metric: str) -> go.Figure | None:
     return figure
 
 
-def value_widget(dimension: str, key: str, current: float | None = None) -> float:
-    """An input suited to the dimension: 0/1 radio for binary labels, a bounded number otherwise."""
+def dimension_label(dimension: str) -> str:
+    """A dimension with its meaning when the app knows it (``ca - conflict avoidance ...``), else its name."""
+    meaning = DIMENSION_HELP.get(dimension)
+    return f"{dimension} - {meaning}" if meaning else dimension
+
+
+_SCALE = re.compile(r"^\s*(-?\d+)\s*-\s*(-?\d+)\s*$")
+
+
+def rating_scale(data: state.Loaded, dimension: str) -> tuple[int, int] | None:
+    """The whole-number scale of a dimension, or ``None`` when it is open or unknown.
+
+    Binary labels are (0, 1). Otherwise the outputs may declare it in a ``scale`` column (``"0-2"``, ``"1-5"``:
+    the Kumar et al. 2025 import does, per corpus); it is used when every output rated on ``dimension`` declares
+    the same one and it has at most 11 levels.
+    """
     if dimension in BINARY_DIMENSIONS:
-        options = [0.0, 1.0]
-        index = 1 if current == 1.0 else 0
-        return float(st.radio(f"New value of {dimension}", options, index=index, horizontal=True, key=key,
-                              format_func=lambda v: f"{v:g}"))
+        return (0, 1)
+    if dimension in DIMENSION_RANGES:
+        return None
+    outputs, ratings = data.all_data.outputs, data.all_data.ratings
+    if "scale" not in outputs.columns:
+        return None
+    rated = ratings.loc[ratings["dimension"] == dimension, ["item_id", "model"]].drop_duplicates()
+    declared = rated.merge(outputs[["item_id", "model", "scale"]], on=["item_id", "model"], how="left")["scale"]
+    values = set(declared.fillna("").astype(str))
+    if len(values) != 1:
+        return None
+    match = _SCALE.match(values.pop())
+    if match is None:
+        return None
+    low, high = int(match.group(1)), int(match.group(2))
+    return (low, high) if low < high and high - low <= 10 else None
+
+
+def value_widget(dimension: str, key: str, current: float | None = None,
+                 scale: tuple[int, int] | None = None) -> float:
+    """An input suited to the dimension: 0/1 radio for binary labels, a bounded number otherwise.
+
+    ``scale`` (from :func:`rating_scale`): a whole-number scale, offered as a radio of its levels.
+    """
+    if dimension in BINARY_DIMENSIONS or scale is not None:
+        low, high = scale if scale is not None else (0, 1)
+        options = [float(v) for v in range(low, high + 1)]
+        nearest = min(options, key=lambda v: abs(v - current)) if current is not None and not math.isnan(current) \
+            else options[0]
+        return float(st.radio(f"New value of {dimension}", options, index=options.index(nearest), horizontal=True,
+                              key=key, format_func=lambda v: f"{v:g}"))
     low, high = DIMENSION_RANGES.get(dimension, (-math.inf, math.inf))
     default = current if current is not None and not math.isnan(current) else max(low, 0.0) if low > -math.inf else 0.0
     step = 0.05 if high == 1.0 else 1.0
     return float(st.number_input(f"New value of {dimension}", min_value=None if math.isinf(low) else float(low),
                                  max_value=None if math.isinf(high) else float(high), value=float(default),
                                  step=step, key=key))
+
+
+def has_text(row: pd.Series) -> bool:
+    """Whether an output row has a reference or a generation to show (Perceived Empathy rows have neither)."""
+    return bool(str(row.get("reference", "")).strip() or str(row.get("generation", "")).strip())
+
+
+def no_text_note(row: pd.Series, advice: str = "") -> None:
+    """Say that an output has no text, instead of drawing two empty boxes."""
+    corpus = row.get("corpus") or row.get("model")
+    st.info(f"This output has no text: the conversations of {code(corpus)} are not public, only their ratings "
+            f"are in the data set.{' ' + advice if advice else ''}")
+
+
+def conversation(row: pd.Series, key: str) -> None:
+    """The whole conversation of a multi-turn output, turn by turn, when the outputs carry it."""
+    text = str(row.get("conversation", "") or "")
+    if not text.strip():
+        return
+    turns = [line for line in text.splitlines() if line.strip()]
+    if len(turns) <= 2:
+        return
+    lines = []
+    for line in turns:
+        speaker, sep, rest = line.strip().partition(":")
+        if sep and speaker in ("Seeker", "Supporter"):
+            lines.append(f"<b>{speaker}:</b> {html.escape(rest.strip())}")
+        else:
+            lines.append(html.escape(line.strip()))
+    with st.expander(f"The whole conversation ({len(turns)} turns, in order)"):
+        with st.container(height=360, key=key):
+            st.markdown("<br>".join(lines), unsafe_allow_html=True)
 
 
 def save_overrides(data: state.Loaded, changes: list[Change]) -> bool:
