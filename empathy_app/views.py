@@ -288,10 +288,31 @@ def standard_scatter(data: state.Loaded, table: pd.DataFrame) -> go.Figure | Non
     return figure
 
 
+def _md(text: object) -> str:
+    """Plain text made safe inside Markdown (no emphasis, links or HTML from ``_``, ``*``, ``[``, ``<``...)."""
+    return re.sub(r"([\\`*_\[\]<>|~#])", r"\\\1", str(text))
+
+
+def _short_file(path: str) -> str:
+    return path.removeprefix("annotations/").removesuffix("_ratings.csv")
+
+
+def _event_lines(events: pd.DataFrame) -> list[str]:
+    """One Markdown bullet per (action, reason), with the files it concerns (a reason often repeats per file)."""
+    lines = []
+    for (action, why), part in events.groupby(["action", "why"], sort=False):
+        files = ", ".join(code(_short_file(f)) for f in part["file"])
+        counts = part["count"].astype(int)
+        count = f"{counts.iloc[0]} each" if len(part) > 1 and counts.nunique() == 1 else f"{counts.sum()}"
+        lines.append(f"- **{action}** {count} · {_md(why)} — {files}")
+    return lines
+
+
 def import_report(report: object) -> None:
     """The Kumar et al. (2025) importer's report in an expander: counts, and what was dropped or merged and why.
 
-    ``report`` is an :class:`empathy.datasets.kumar2025.ImportReport`.
+    ``report`` is an :class:`empathy.datasets.kumar2025.ImportReport`; its counts are rows, cells or columns as
+    each reason says.
     """
     import json
     from dataclasses import asdict
@@ -299,10 +320,10 @@ def import_report(report: object) -> None:
     counts = report.counts
     events = pd.DataFrame([asdict(e) for e in report.events], columns=["file", "action", "count", "why"])
     checks = pd.DataFrame([asdict(c) for c in report.checks], columns=["file", "action", "count", "why"])
-    acted = events[events["action"].isin(["dropped", "merged"])]
-    title = (f"Import report: {int(counts['ratings'].sum()) if len(counts) else 0} ratings, "
-             f"{int(acted['count'].sum())} row(s) dropped or merged, "
-             f"{int((checks['action'] != 'ok').sum())} cross-check mismatch(es)")
+    mismatches = int((checks["action"] != "ok").sum())
+    title = (f"Import report: {int(counts['ratings'].sum()) if len(counts) else 0} ratings of "
+             f"{sum(i['items'] for i in report.items.values())} outputs · what was dropped, merged, ignored or "
+             f"changed, and why · {len(checks)} cross-checks, {mismatches} mismatch(es)")
     with st.expander(title, expanded=False):
         st.caption(f"From `{report.directory}` · repeated LLM runs: **{report.run_policy}** of the runs · seeker "
                    f"self-ratings {'imported' if report.include_seeker else 'not imported'}. Every quirk of the "
@@ -317,10 +338,12 @@ def import_report(report: object) -> None:
                 st.markdown("**Ratings per rater** (missing = empty or out-of-scale cells, never 0)")
                 per_rater = counts.groupby("rater", sort=False)[["ratings", "missing"]].sum().reset_index()
                 st.dataframe(per_rater, hide_index=True, key="data_kumar_raters")
-        st.markdown("**Dropped, merged, ignored or changed** (zero counts prove that a check ran)")
-        st.dataframe(events, hide_index=True, key="data_kumar_events")
-        st.markdown("**Cross-checks against the other files of the data set**")
-        st.dataframe(checks, hide_index=True, key="data_kumar_checks")
+        st.markdown("**Dropped, merged, ignored or changed** (the count is of rows, cells or columns, as the "
+                    "reason says)")
+        st.markdown("\n".join(_event_lines(events)))
+        st.markdown(f"**Cross-checks against the other files of the data set** ({len(checks) - mismatches} of "
+                    f"{len(checks)} agree)")
+        st.markdown("\n".join(_event_lines(checks)))
         st.markdown("**Rows read per file**")
         files = pd.DataFrame([asdict(f) for f in report.files])
         if len(files):

@@ -92,8 +92,9 @@ def test_choosing_the_kumar_source_loads_it(kumar_dir, _store):
     assert items["items"].to_dict() == {"epitome": 50, "lend_an_ear": 50, "empatheticdialogues": 50,
                                         "perceived_empathy": 50}
     assert items.loc["perceived_empathy", "with_text"] == 0
-    events = _frame(at, "why")
-    assert {"dropped", "merged"} <= set(events["action"])
+    report = "\n".join(m.value for m in at.markdown)
+    assert "- **dropped** " in report and "- **merged** 162 · one row per utterance" in report
+    assert "(18 of 18 agree)" in report
     # Overrides go to $EMPATHY_STORE here, never into the read-only shared folder.
     assert any(f"`{_store}` (from EMPATHY_STORE)" in c.value for c in at.caption)
 
