@@ -310,3 +310,22 @@ def test_task_protocols_judge_each_task_only_on_what_it_uses(server):
     # 3 affect + 3 sentences (2 ref + 1 gen) + 1 conflict
     assert server.calls == 7
     assert all(p.tag in run.signature for p in PROTOCOLS.values())
+
+
+@pytest.mark.parametrize("kind", ["llm", "lexicon"])
+def test_empty_texts_are_missing_not_zero(server, kind):
+    # A conversation whose text is not public (or an empty generation) has no affect and no conflict stance
+    # to rate: missing with a reason, never 0. Its disturbing-content count is a true 0.
+    from empathy.judges.run import EMPTY_TEXT
+
+    frame = outputs([("1", "m1", "", ""), ("2", "m1", "He was killed.", "   "), ("3", "m1", "A calm day.", "Fine.")])
+    run = run_judge(frame, judge(server) if kind == "llm" else "lexicon", cache=None)
+    ratings = run.ratings
+    for item, dimension in (("1", "e_ref"), ("1", "e_gen"), ("1", "ca"), ("2", "e_gen"), ("2", "ca")):
+        assert math.isnan(value(ratings, item, dimension)), (item, dimension)
+        assert reason(ratings, item, dimension) == EMPTY_TEXT
+    assert value(ratings, "1", "u_ref") == 0 and value(ratings, "2", "u_gen") == 0
+    assert not math.isnan(value(ratings, "3", "e_ref")) and not math.isnan(value(ratings, "3", "ca"))
+    if kind == "llm":
+        # only item 3's affect and conflict, and the sentences of non-empty texts, reach the endpoint
+        assert server.calls == run.stats.calls == 2 + 1 + 1 + 1

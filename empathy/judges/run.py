@@ -28,6 +28,13 @@ Progress = Callable[[int, int], None]
 PAPER_TASK_PROTOCOLS: dict[str, tuple[str, ...]] = {
     "news": ("affect", "disturbing"), "translation": ("affect",), "counseling": ("affect", "conflict")}
 CacheArg = JudgeCache | str | Path | bool | None
+#: Reason recorded for a text with nothing to rate (e.g. a conversation whose text is not public). Affect and
+#: conflict avoidance of an empty text are missing, never 0; its disturbing-content count is a true 0.
+EMPTY_TEXT = "empty text: nothing to rate"
+
+
+def _blank(text: object) -> bool:
+    return not isinstance(text, str) or not text.strip()
 
 
 @dataclass
@@ -157,15 +164,16 @@ def _run_lexicon(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[st
         item, model, reference, generation = record.item_id, record.model, record.reference, record.generation
         if "affect" in names:
             for dimension, text in (("e_ref", reference), ("e_gen", generation)):
-                rows.append(_row(item, model, judge.name, dimension, lexicon.affect_intensity(text), "lexicon",
-                                 "", signature))
+                value, reason = (math.nan, EMPTY_TEXT) if _blank(text) else (lexicon.affect_intensity(text), "")
+                rows.append(_row(item, model, judge.name, dimension, value, "lexicon", reason, signature))
         if "disturbing" in names:
             for dimension, text in (("u_ref", reference), ("u_gen", generation)):
                 rows.append(_row(item, model, judge.name, dimension, float(lexicon.disturbing_count(text)),
                                  "lexicon", "", signature))
         if "conflict" in names:
-            rows.append(_row(item, model, judge.name, "ca", float(lexicon.conflict_avoidance(generation)),
-                             "lexicon", "", signature))
+            value, reason = ((math.nan, EMPTY_TEXT) if _blank(generation)
+                             else (float(lexicon.conflict_avoidance(generation)), ""))
+            rows.append(_row(item, model, judge.name, "ca", value, "lexicon", reason, signature))
         if progress is not None:
             progress(position + 1, total)
     stats = JudgeStats(requests=total, seconds=time.perf_counter() - start)
@@ -181,10 +189,13 @@ def _plan(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]
     for record, names in zip(frame.itertuples(index=False), per_row, strict=True):
         item, model = record.item_id, record.model
         if "affect" in names:
-            request = make_request(judge, PROTOCOLS["affect"], reference=record.reference,
-                                   generation=record.generation)
-            requests.append(request)
-            needs += [(item, model, "e_ref", [request.key]), (item, model, "e_gen", [request.key])]
+            if _blank(record.reference) or _blank(record.generation):
+                needs += [(item, model, "e_ref", []), (item, model, "e_gen", [])]  # recorded as EMPTY_TEXT
+            else:
+                request = make_request(judge, PROTOCOLS["affect"], reference=record.reference,
+                                       generation=record.generation)
+                requests.append(request)
+                needs += [(item, model, "e_ref", [request.key]), (item, model, "e_gen", [request.key])]
         if "disturbing" in names:
             for dimension, text in (("u_ref", record.reference), ("u_gen", record.generation)):
                 keys = []
@@ -194,10 +205,13 @@ def _plan(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]
                     keys.append(request.key)
                 needs.append((item, model, dimension, keys))
         if "conflict" in names:
-            request = make_request(judge, PROTOCOLS["conflict"], reference=record.reference,
-                                   generation=record.generation)
-            requests.append(request)
-            needs.append((item, model, "ca", [request.key]))
+            if _blank(record.generation):
+                needs.append((item, model, "ca", []))
+            else:
+                request = make_request(judge, PROTOCOLS["conflict"], reference=record.reference,
+                                       generation=record.generation)
+                requests.append(request)
+                needs.append((item, model, "ca", [request.key]))
     return requests, needs
 
 
@@ -217,6 +231,9 @@ def _assemble(needs: list[tuple[str, str, str, list[str]]], outcomes: Mapping[st
                 # An empty text has no sentences and so a true count of 0.
                 total = float(sum(r.values["u"] for r in results))  # type: ignore[index]
                 rows.append(_row(item, model, judge.name, dimension, total, "llm", "", signature))
+            continue
+        if not keys:
+            rows.append(_row(item, model, judge.name, dimension, math.nan, "llm", EMPTY_TEXT, signature))
             continue
         outcome = outcomes[keys[0]]
         if outcome.values is None:
