@@ -24,8 +24,15 @@ controls = st.columns([2, 2, 3])
 dimension = controls[0].selectbox("Dimension to relabel", dimensions, key="relabel_dimension",
                                   index=dimensions.index("ca") if "ca" in dimensions else 0,
                                   format_func=views.dimension_label)
-judges_with = sorted(judge_ratings.loc[judge_ratings["dimension"] == dimension, "rater"].unique())
-apply_to = controls[1].selectbox("Apply each decision to", ["(all judges)", *judges_with], key="relabel_apply_to")
+raters_with = sorted(judge_ratings.loc[judge_ratings["dimension"] == dimension, "rater"].unique())
+# Human reference raters (experts, a crowd) are what judges are checked against: "(all judges)" never
+# overwrites them; choose one of them by name to relabel it.
+human_kinds = {"expert", "crowd", "human"}
+kinds = judge_ratings.drop_duplicates("rater").set_index("rater")["rater_kind"]
+judges_with = [r for r in raters_with if kinds.get(r, "") not in human_kinds] or raters_with
+apply_to = controls[1].selectbox("Apply each decision to", ["(all judges)", *raters_with], key="relabel_apply_to",
+                                 help="'(all judges)' means every judge that rated the output; expert, crowd "
+                                 "and human raters are changed only when chosen by name.")
 tasks = sorted(t for t in data.dataset.outputs["task"].unique() if t)
 task = controls[2].selectbox("Task", ["(all)", *tasks], key="relabel_task")
 

@@ -202,3 +202,17 @@ def test_relabel_gpt_on_real_data_changes_its_agreement_with_the_experts(kumar_d
     at.run()
     live = _frame(at, "spearman_after").set_index("rater")
     assert live.loc["gpt", "spearman_after"] == pytest.approx(original["spearman"])
+
+
+def test_all_judges_never_overwrites_the_experts_or_the_crowd(kumar_dir, _store):
+    import sqlite3
+
+    at = _kumar_app(annotator="tester")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    at.selectbox(key="relabel_dimension").set_value(DIMENSION).run()
+    assert at.selectbox(key="relabel_apply_to").value == "(all judges)"
+    at.button(key="relabel_level_2").click().run()
+    _ok(at)
+    with sqlite3.connect(_store) as connection:
+        raters = {row[0] for row in connection.execute("SELECT rater FROM overrides")}
+    assert raters and raters <= {"gpt", "claude", "gemini"}, raters
