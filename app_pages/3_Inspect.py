@@ -83,8 +83,6 @@ if views.has_text(row):
             with st.container(border=True):
                 st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
     views.conversation(row, "inspect_conversation")
-    if not state.distancing_available():
-        st.warning("The distancing detectors (`empathy.distancing`) are not available: no highlights and no LD.")
 
     density = pd.DataFrame({
         "reference": list(analysis[0][2]), "generation": list(analysis[1][2]),

@@ -421,30 +421,11 @@ def require_data(*, ratings: bool = True) -> Loaded:
 
 # ----------------------------------------------------------------------------------------------- analysis
 
-def _fallback_analyser(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    sentences = np.array([max(len([s for s in re.split(r"(?<=[.!?])\s+", t.strip()) if s]), 0) if t.strip()
-                          else 0 for t in texts], dtype=float)
-    return sentences, np.full((len(texts), 3), np.nan)
-
-
-def distancing_available() -> bool:
-    """Whether the spaCy distancing detectors (:mod:`empathy.distancing`) can be imported."""
-    try:
-        import empathy.distancing  # noqa: F401
-    except Exception:  # noqa: BLE001 - a missing or broken optional part only disables LD and highlights
-        return False
-    return True
-
-
 def _analyze(texts: Sequence[str]) -> list:
-    """:func:`empathy.distancing.analyze` with a cache connection of this thread.
+    """:func:`empathy.distancing.analyze` over ``texts`` (its on-disk cache is safe across Streamlit's threads)."""
+    from empathy.distancing import analyze
 
-    Streamlit runs each rerun in another thread and the module-level default cache holds one SQLite
-    connection, which SQLite refuses to share across threads; a fresh cache object per call avoids that.
-    """
-    from empathy.distancing import DistancingCache, analyze
-
-    return list(analyze(list(texts), cache=DistancingCache()))
+    return list(analyze(list(texts)))
 
 
 def _spacy_analyser(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -458,11 +439,9 @@ def _spacy_analyser(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
 def _features(key: str, references: tuple[str, ...], generations: tuple[str, ...]) -> TextFeatures:
     frame = pd.DataFrame({"item_id": range(len(references)), "model": "", "task": "",
                           "reference": list(references), "generation": list(generations)})
-    if distancing_available():
-        from empathy.evaluate import spacy_analyser_signature
+    from empathy.evaluate import spacy_analyser_signature
 
-        return text_features(frame, _spacy_analyser, signature=spacy_analyser_signature())
-    return text_features(frame, _fallback_analyser, signature="regex-sentences-no-distancing")
+    return text_features(frame, _spacy_analyser, signature=spacy_analyser_signature())
 
 
 def features(data: Loaded) -> TextFeatures:
@@ -525,18 +504,14 @@ def effective_ratings(data: Loaded, *, with_overrides: bool | None = None) -> pd
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def spans_for(texts: tuple[str, ...]) -> list[list[dict[str, object]]]:
-    """Distancing spans of each text as plain dicts (empty lists when the detectors are unavailable)."""
-    if not distancing_available():
-        return [[] for _ in texts]
+    """Distancing spans of each text as plain dicts."""
     return [[span.to_json() if hasattr(span, "to_json") else dict(span) for span in result.spans]
             for result in _analyze(texts)]
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def densities_for(texts: tuple[str, ...]) -> list[tuple[int, dict[str, int], tuple[float, float, float]]]:
-    """(sentences, counts, densities) of each text, or NaNs without the detectors."""
-    if not distancing_available():
-        return [(0, {}, (np.nan, np.nan, np.nan)) for _ in texts]
+    """(sentences, counts, densities) of each text."""
     return [(int(r.sentences), dict(r.counts), tuple(float(x) for x in r.densities())) for r in _analyze(texts)]
 
 
