@@ -57,6 +57,15 @@ def _error(message: str) -> None:
     print(f"empathy: error: {' '.join(str(message).split())}", file=sys.stderr)
 
 
+def _exit_code(exc: Exception) -> int:
+    """Report a failure in one line and return its exit code: 1 when the endpoint refused the judge, else 2."""
+    if isinstance(exc, OSError):
+        _error(f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc.strerror or exc))
+    else:
+        _error(str(exc))
+    return EXIT_FAILED if isinstance(exc, JudgeRunError) else EXIT_BAD_INPUT
+
+
 def write_ratings(ratings: pd.DataFrame, path: str | Path) -> None:
     """Write long-form ratings as CSV, JSONL or Parquet, chosen by the file extension."""
     path = Path(path)
@@ -96,18 +105,12 @@ def run_judge_command(args: argparse.Namespace) -> int:
                            config=args.config, concurrency=args.concurrency,
                            task_protocols=PAPER_TASK_PROTOCOLS if args.paper_tasks else None)
         write_ratings(result.ratings, args.out)
-    except DataError as exc:
-        _error(str(exc))
-        return EXIT_BAD_INPUT
-    except (JudgeConfigError, ValueError, TypeError) as exc:
-        _error(str(exc))
-        return EXIT_BAD_INPUT
-    except JudgeRunError as exc:
-        _error(str(exc))
-        return EXIT_FAILED
     except OSError as exc:
-        _error(f"{getattr(exc, 'filename', '') or args.out}: {exc.strerror or exc}")
-        return EXIT_BAD_INPUT
+        if exc.filename is None:
+            exc.filename = args.out  # a write error without a name is about the ratings file
+        return _exit_code(exc)
+    except (DataError, JudgeConfigError, JudgeRunError, ValueError, TypeError) as exc:
+        return _exit_code(exc)
     missing = int(result.ratings["value"].isna().sum())
     print(f"{result.judge.name}: {len(result.ratings)} ratings ({missing} missing) -> {args.out}",
           file=sys.stderr)
@@ -126,15 +129,8 @@ def run_standard_command(args: argparse.Namespace) -> int:
     try:
         outputs, _ = load_outputs(args.outputs)
         result = compute_standard(outputs, metrics=args.metrics, embedding=args.embedding, config=args.config)
-    except DataError as exc:
-        _error(str(exc))
-        return EXIT_BAD_INPUT
-    except (JudgeConfigError, ValueError, TypeError) as exc:
-        _error(str(exc))
-        return EXIT_BAD_INPUT
-    except JudgeRunError as exc:
-        _error(str(exc))
-        return EXIT_FAILED
+    except (DataError, JudgeConfigError, JudgeRunError, ValueError, TypeError) as exc:
+        return _exit_code(exc)
     table = result.per_item if args.per_item else result.per_model
     if args.format == "json":
         payload = result.to_json()
