@@ -158,3 +158,30 @@ def test_prf_hand_worked() -> None:
     assert got["f1"] == pytest.approx(2 / 3, abs=1e-4)
     with pytest.raises(ValueError):
         validate.prf([True], [True, False])
+
+
+HEADER = "key\tpassive\tagentless\treduced\texpletive\tgeneric\tannotator\tnote\n"
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("a:1|generation|0|0|5\t1\t1\t0\t0\t2\tA1\t\n", "row 3, column generic"),
+    ("a:1|generation|0|0|5\t0\t1\t0\t0\t0\tA1\t\n", "row 3, column agentless: 1 without passive"),
+    ("a:1|generation|0|0|9\t1\t1\t0\t0\t0\tA1\t\n", "row 3, column key"),
+])
+def test_conversation_labels_reject_bad_rows(tmp_path, line: str, message: str) -> None:
+    path = tmp_path / "labels.tsv"
+    path.write_text("# comment lines are skipped\n" + HEADER + "a:1|generation|0|0|9\t0\t0\t0\t0\t0\tA1\t\n" + line,
+                    encoding="utf-8")
+    with pytest.raises(ValueError, match=message) as caught:
+        validate.read_conversation_labels(path)
+    assert str(path) in str(caught.value)
+
+
+def test_conversation_sentence_cuts_by_key() -> None:
+    outputs = {("lend_an_ear:7", "generation"): "First turn.\nI was told. It is hard to say."}
+    assert validate.conversation_sentence(outputs, "lend_an_ear:7|generation|1|0|11") == "I was told."
+    assert validate.conversation_sentence(outputs, "lend_an_ear:7|generation|1|12|30") == "It is hard to say."
+    for key in ("lend_an_ear:7|reference|0|0|5", "lend_an_ear:7|generation|2|0|5", "lend_an_ear:7|generation|1|5|99",
+                "nonsense"):
+        with pytest.raises(ValueError, match="label key"):
+            validate.conversation_sentence(outputs, key)

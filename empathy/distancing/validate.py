@@ -7,6 +7,8 @@
   reference implementation on both data sets, when installed.
 * Paired bootstrap confidence intervals (resampling sentences, seeded) for the F1 difference between our
   rules and each baseline, so that "better" is read against sampling noise.
+* Hand-labelled sentences of the Kumar et al. (2025) support conversations (in-domain, labelled after the
+  rules were frozen): passive, agentless passive, expletive and impersonal subject, same comparisons.
 * Hand-labelled EWT nouns (``tests/data/nominalization_labels.tsv``): nominalization precision / recall,
   against a plain suffix rule.
 
@@ -42,6 +44,11 @@ EXPLETIVE_RULES = frozenset({"expletive-there", "expletive-it"})
 #: Biber's nominalization suffixes (as in pybiber), the plain baseline for nominalizations.
 PLAIN_SUFFIXES: tuple[str, ...] = ("tion", "tions", "ment", "ments", "ness", "nesses", "ity", "ities")
 NOMINALIZATION_LABELS = PROJECT_ROOT / "tests" / "data" / "nominalization_labels.tsv"
+#: Hand labels of the Kumar et al. (2025) conversation sentences (guide: tests/data/distancing_sentence_guide.md):
+#: the annotator of each chunk, and the second annotator of the 160 double-labelled sentences.
+CONVERSATION_LABELS = PROJECT_ROOT / "tests" / "data" / "kumar2025_distancing_labels.tsv"
+CONVERSATION_SECOND_LABELS = PROJECT_ROOT / "tests" / "data" / "kumar2025_distancing_labels_second.tsv"
+CONVERSATION_FLAGS: tuple[str, ...] = ("passive", "agentless", "reduced", "expletive", "generic")
 #: Paired bootstrap of F1 differences: resamples, two-sided confidence level, seed (recorded in the output).
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_CONFIDENCE = 0.95
@@ -354,6 +361,107 @@ def validate_passivepy(path: str | Path) -> dict[str, dict[str, float]]:
     return report
 
 
+def read_conversation_labels(path: str | Path) -> dict[str, dict[str, str]]:
+    """Rows of a conversation-label TSV keyed by ``item_id|field|line|start|end`` (``#`` comments allowed)."""
+    path = Path(path)
+    with path.open(encoding="utf-8", newline="") as handle:
+        lines = [line for line in handle if not line.startswith("#")]
+    rows: dict[str, dict[str, str]] = {}
+    for number, row in enumerate(csv.DictReader(lines, delimiter="\t"), start=2):
+        for flag in CONVERSATION_FLAGS:
+            if row.get(flag) not in ("0", "1"):
+                raise ValueError(f"{path}: row {number}, column {flag}: expected 0 or 1, got {row.get(flag)!r}")
+        if row["agentless"] == "1" and row["passive"] == "0":
+            raise ValueError(f"{path}: row {number}, column agentless: 1 without passive")
+        if row["key"] in rows:
+            raise ValueError(f"{path}: row {number}, column key: {row['key']!r} appears twice")
+        rows[row["key"]] = row
+    return rows
+
+
+def conversation_sentence(outputs: dict[tuple[str, str], str], key: str) -> str:
+    """The sentence a label key names, cut from the imported conversation text."""
+    try:
+        item_id, field, line, start, end = key.rsplit("|", 4)
+        text = outputs[(item_id, field)].split("\n")[int(line)]
+        first, last = int(start), int(end)
+    except (KeyError, IndexError, ValueError) as error:
+        raise ValueError(f"label key {key!r} names no sentence of the data set ({error})") from None
+    if not 0 <= first < last <= len(text):
+        raise ValueError(f"label key {key!r}: offsets outside its line of {len(text)} characters")
+    return text[first:last]
+
+
+def validate_conversations(
+    root: str | Path, labels: str | Path = CONVERSATION_LABELS, second: str | Path | None = CONVERSATION_SECOND_LABELS
+) -> dict[str, dict]:
+    """Sentence-level scores on the hand-labelled Kumar et al. (2025) conversation sentences.
+
+    Gold flags: ``passive``, ``agentless``, ``expletive`` as on UD; ``passive_ext`` = passive or a reduced
+    (auxiliary-less) passive participle; ``impersonal`` = expletive or generic subject (our ``impersonal``
+    label). Baselines as on UD (plain spaCy has no generic-subject label: its ``impersonal`` is ``expl``).
+    With ``second`` (the double-labelled sentences), Cohen's kappa between the two annotators per flag.
+    """
+    from empathy.agreement import cohen_kappa
+    from empathy.datasets.kumar2025 import import_kumar2025
+
+    rows = read_conversation_labels(labels)
+    frame = import_kumar2025(root).outputs
+    outputs = {(item, field): str(text) for item, ref, gen in
+               zip(frame["item_id"], frame["reference"], frame["generation"], strict=True)
+               for field, text in (("reference", ref), ("generation", gen))}
+    keys = list(rows)
+    texts = [conversation_sentence(outputs, key) for key in keys]
+    gold = {flag: [rows[k][flag] == "1" for k in keys] for flag in ("passive", "agentless", "expletive")}
+    gold["passive_ext"] = [rows[k]["passive"] == "1" or rows[k]["reduced"] == "1" for k in keys]
+    gold["impersonal"] = [rows[k]["expletive"] == "1" or rows[k]["generic"] == "1" for k in keys]
+    nlp = load_model()
+    verbs, _ = base_vocabularies(nlp)
+    matchers = passivepy_matchers(nlp)
+    ours: dict[str, list[bool]] = {flag: [] for flag in gold}
+    base: dict[str, list[bool]] = {flag: [] for flag in gold}
+    reference: dict[str, list[bool]] = {"passive": [], "agentless": [], "passive_ext": []}
+    for doc in nlp.pipe(texts, batch_size=256):
+        flags = our_flags(doc, verbs)
+        for flag in ("passive", "agentless", "expletive", "passive_ext"):
+            ours[flag].append(flags[flag])
+        ours["impersonal"].append(bool(find_impersonal(doc)))
+        plain = spacy_baseline(doc)
+        for flag in gold:
+            base[flag].append(plain[{"passive_ext": "passive", "impersonal": "expletive"}.get(flag, flag)])
+        if matchers is not None:
+            theirs = _passivepy_flags(matchers, doc)
+            reference["passive"].append(theirs["passive"])
+            reference["passive_ext"].append(theirs["passive"])
+            reference["agentless"].append(theirs["agentless"])
+    report: dict[str, dict] = {"ours": {}, "spacy": {}, "difference_vs_spacy": {},
+                               "sentences": {"n": len(keys)}}
+    if matchers is not None:
+        report["passivepy"], report["difference_vs_passivepy"] = {}, {}
+    for flag, golds in gold.items():
+        report["ours"][flag] = prf(golds, ours[flag])
+        report["spacy"][flag] = prf(golds, base[flag])
+        report["difference_vs_spacy"][flag] = paired_bootstrap_f1(golds, ours[flag], base[flag])
+        if matchers is not None and flag in reference:
+            report["passivepy"][flag] = prf(golds, reference[flag])
+            report["difference_vs_passivepy"][flag] = paired_bootstrap_f1(golds, ours[flag], reference[flag])
+    if second is not None and Path(second).exists():
+        double = read_conversation_labels(second)
+        unknown = sorted(set(double) - set(rows))
+        if unknown:
+            raise ValueError(f"{second}: keys not in {labels}: {unknown[:3]}")
+        shared = list(double)
+        report["agreement"] = {"sentences": len(shared)}
+        for flag in CONVERSATION_FLAGS:
+            first_labels = [int(rows[k][flag]) for k in shared]
+            second_labels = [int(double[k][flag]) for k in shared]
+            report["agreement"][flag] = {
+                "kappa": cohen_kappa(first_labels, second_labels),
+                "agree": sum(a == b for a, b in zip(first_labels, second_labels, strict=True)),
+                "positives": [sum(first_labels), sum(second_labels)]}
+    return report
+
+
 def read_nominalization_labels(path: str | Path = NOMINALIZATION_LABELS) -> list[dict[str, str]]:
     """Rows of the hand-labelled noun file (tab-separated, ``#`` comment lines allowed)."""
     with Path(path).open(encoding="utf-8", newline="") as handle:
@@ -451,6 +559,29 @@ def markdown(results: dict[str, dict]) -> str:
             out.append(_difference("ours (clausal) - PassivePy", ppy["difference_vs_passivepy"]))
             out.append(_difference("ours (clausal) - PassivePy without its verb list",
                                    ppy["difference_vs_passivepy_without_verb_list"]))
+    if "conversations" in results:
+        conv = results["conversations"]
+        out.append(f"\nKumar et al. (2025) conversation sentences, {conv['sentences']['n']} hand-labelled:\n")
+        for flag in ("passive", "agentless", "expletive", "passive_ext", "impersonal"):
+            out.append(f"\n*{flag}* (gold sentences: {conv['ours'][flag]['gold']})\n")
+            out.extend(header)
+            out.append(_row("ours", conv["ours"][flag]))
+            out.append(_row("plain spaCy labels", conv["spacy"][flag]))
+            if flag in conv.get("passivepy", {}):
+                out.append(_row("PassivePy's rules, same parse", conv["passivepy"][flag]))
+            out.append(_difference("ours - plain spaCy", conv["difference_vs_spacy"][flag]))
+            if flag in conv.get("difference_vs_passivepy", {}):
+                out.append(_difference("ours - PassivePy", conv["difference_vs_passivepy"][flag]))
+        if "agreement" in conv:
+            agreement = conv["agreement"]
+            out.append(f"\nTwo annotators on {agreement['sentences']} sentences:\n")
+            out.append("| flag | Cohen's kappa | agreement | positives (first / second) |")
+            out.append("| --- | --- | --- | --- |")
+            for flag in CONVERSATION_FLAGS:
+                cell = agreement[flag]
+                kappa = "n/a" if cell["kappa"] is None else f"{cell['kappa']:.3f}"
+                out.append(f"| {flag} | {kappa} | {cell['agree']} / {agreement['sentences']} | "
+                           f"{cell['positives'][0]} / {cell['positives'][1]} |")
     if "nominalization" in results:
         nom = results["nominalization"]
         out.append(f"\nHand-labelled EWT dev nouns, {nom['tokens']['n']} tokens:\n")
@@ -464,7 +595,7 @@ def markdown(results: dict[str, dict]) -> str:
     return "\n".join(out) + "\n"
 
 
-def run_all(parts: Iterable[str] = ("ewt", "passivepy", "nominalization")) -> dict[str, dict]:
+def run_all(parts: Iterable[str] = ("ewt", "passivepy", "conversations", "nominalization")) -> dict[str, dict]:
     """Every validation whose data is present (``../shared`` may be absent)."""
     results: dict[str, dict] = {}
     ewt = shared_dataset("ud-english-ewt")
@@ -476,6 +607,9 @@ def run_all(parts: Iterable[str] = ("ewt", "passivepy", "nominalization")) -> di
         results["ewt_odd"] = validate_ewt(conllu, half="odd")
     if "passivepy" in parts and ppy:
         results["passivepy"] = validate_passivepy(ppy / "crowd_source_dataset.csv")
+    kumar = shared_dataset("kumar2025-empathic-communication")
+    if "conversations" in parts and kumar and CONVERSATION_LABELS.exists():
+        results["conversations"] = validate_conversations(kumar)
     if "nominalization" in parts and conllu and NOMINALIZATION_LABELS.exists():
         results["nominalization"] = validate_nominalizations(conllu)
     return results
