@@ -121,25 +121,25 @@ if scale is not None and dimension not in BINARY_DIMENSIONS:
                 f"{next(iter(now)):g})" if now else ""))
     levels = st.columns(high - low + 1)
     for cell, level in zip(levels, range(low, high + 1), strict=True):
-        cell.button(f"{level}", key=f"relabel_level_{level}", on_click=_decide, args=(float(level),),
+        cell.button(f"Level {level}", key=f"relabel_level_{level}", on_click=_decide, args=(float(level),),
                     shortcut=str(level) if 0 <= level <= 9 else None, width="stretch",
                     type="primary" if float(level) in now else "secondary",
                     help=f"{dimension} = {level}" + (" (the current label)" if float(level) in now else ""))
 buttons = st.columns(4)
 if dimension in BINARY_DIMENSIONS:
-    buttons[0].button(f"0 · {dimension} = 0", key="relabel_zero", on_click=_decide, args=(0.0,), shortcut="0",
+    buttons[0].button(f"{dimension} = 0", key="relabel_zero", on_click=_decide, args=(0.0,), shortcut="0",
                       type="primary", width="stretch", help="Engages with the tension (no conflict avoidance)")
-    buttons[1].button(f"1 · {dimension} = 1", key="relabel_one", on_click=_decide, args=(1.0,), shortcut="1",
+    buttons[1].button(f"{dimension} = 1", key="relabel_one", on_click=_decide, args=(1.0,), shortcut="1",
                       type="primary", width="stretch", help="Avoids the conflict (premature solution/harmony)")
 elif scale is None:
     with buttons[0]:
         value = views.value_widget(dimension, "relabel_value", float(labels.dropna().mean()) if labels.notna().any()
                                    else None)
-    buttons[1].button("Save (Enter)", key="relabel_save", on_click=_decide, args=(value,), shortcut="Enter",
+    buttons[1].button("Save", key="relabel_save", on_click=_decide, args=(value,), shortcut="Enter",
                       type="primary", width="stretch")
 skip_at, undo_at = (2, 3) if scale is None or dimension in BINARY_DIMENSIONS else (0, 1)
-buttons[skip_at].button("Skip (S)", key="relabel_skip", on_click=_skip, shortcut="S", width="stretch")
-buttons[undo_at].button("Undo (U)", key="relabel_undo", on_click=_undo, shortcut="U", width="stretch")
+buttons[skip_at].button("Skip", key="relabel_skip", on_click=_skip, shortcut="S", width="stretch")
+buttons[undo_at].button("Undo", key="relabel_undo", on_click=_undo, shortcut="U", width="stretch")
 keys = ("0 / 1" if dimension in BINARY_DIMENSIONS else f"{scale[0]}-{min(scale[1], 9)}" if scale is not None
         else "Enter")
 st.caption(f"Keys: {keys} decide, S skip, U undo. "
