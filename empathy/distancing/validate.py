@@ -523,6 +523,22 @@ def _difference(name: str, diff: dict[str, float]) -> str:
             f"({diff['confidence']:.0%} paired bootstrap) | P(not better) {diff['p_not_better']:.3f} | |")
 
 
+def _flag_tables(report: dict[str, dict], flags: Sequence[str], header: list[str]) -> list[str]:
+    """One table per flag: ours, plain spaCy, PassivePy's rules (when run) and the F1 differences."""
+    out: list[str] = []
+    for flag in flags:
+        out.append(f"\n*{flag}* (gold sentences: {report['ours'][flag]['gold']})\n")
+        out.extend(header)
+        out.append(_row("ours", report["ours"][flag]))
+        out.append(_row("plain spaCy labels", report["spacy"][flag]))
+        if flag in report.get("passivepy", {}):
+            out.append(_row("PassivePy's rules, same parse", report["passivepy"][flag]))
+        out.append(_difference("ours - plain spaCy", report["difference_vs_spacy"][flag]))
+        if flag in report.get("difference_vs_passivepy", {}):
+            out.append(_difference("ours - PassivePy", report["difference_vs_passivepy"][flag]))
+    return out
+
+
 def markdown(results: dict[str, dict]) -> str:
     """The validation tables as Markdown (for ``docs/detectors.md``)."""
     out: list[str] = []
@@ -533,16 +549,7 @@ def markdown(results: dict[str, dict]) -> str:
             continue
         ewt = results[key]
         out.append(f"\n{title}, {ewt['sentences']['n']} sentences, sentence level:\n")
-        for flag in ("passive", "agentless", "expletive", "passive_ext", "agentless_ext"):
-            out.append(f"\n*{flag}* (gold sentences: {ewt['ours'][flag]['gold']})\n")
-            out.extend(header)
-            out.append(_row("ours", ewt["ours"][flag]))
-            out.append(_row("plain spaCy labels", ewt["spacy"][flag]))
-            if flag in ewt.get("passivepy", {}):
-                out.append(_row("PassivePy's rules, same parse", ewt["passivepy"][flag]))
-            out.append(_difference("ours - plain spaCy", ewt["difference_vs_spacy"][flag]))
-            if flag in ewt.get("difference_vs_passivepy", {}):
-                out.append(_difference("ours - PassivePy", ewt["difference_vs_passivepy"][flag]))
+        out.extend(_flag_tables(ewt, ("passive", "agentless", "expletive", "passive_ext", "agentless_ext"), header))
     if "passivepy" in results:
         ppy = results["passivepy"]
         out.append(f"\nPassivePy crowd-sourced, {ppy['sentences']['n']} sentences, has a passive:\n")
@@ -562,16 +569,7 @@ def markdown(results: dict[str, dict]) -> str:
     if "conversations" in results:
         conv = results["conversations"]
         out.append(f"\nKumar et al. (2025) conversation sentences, {conv['sentences']['n']} hand-labelled:\n")
-        for flag in ("passive", "agentless", "expletive", "passive_ext", "impersonal"):
-            out.append(f"\n*{flag}* (gold sentences: {conv['ours'][flag]['gold']})\n")
-            out.extend(header)
-            out.append(_row("ours", conv["ours"][flag]))
-            out.append(_row("plain spaCy labels", conv["spacy"][flag]))
-            if flag in conv.get("passivepy", {}):
-                out.append(_row("PassivePy's rules, same parse", conv["passivepy"][flag]))
-            out.append(_difference("ours - plain spaCy", conv["difference_vs_spacy"][flag]))
-            if flag in conv.get("difference_vs_passivepy", {}):
-                out.append(_difference("ours - PassivePy", conv["difference_vs_passivepy"][flag]))
+        out.extend(_flag_tables(conv, ("passive", "agentless", "expletive", "passive_ext", "impersonal"), header))
         if "agreement" in conv:
             agreement = conv["agreement"]
             out.append(f"\nTwo annotators on {agreement['sentences']} sentences:\n")
