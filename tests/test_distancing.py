@@ -64,6 +64,19 @@ AGENTLESS = [
     # ... but "'s got" is "has got" (possession, obligation), not a passive.
     ("He's got a plan.", []),
     ("It's got to stop.", []),
+    # ... and so is "'s" before a participle with an object or of a verb that has no passive ("'s been
+    # sent" is "has been sent", a passive).
+    ("It's taken over my life.", []),
+    ("I can't believe what's happened.", []),
+    ("The report's been sent.", [("be-passive", "'s been sent")]),
+    # Only "have", no be/get: a perfect, whatever the parser made the subject.
+    ("Sometimes it feels like everyone else has it all figured out.", []),
+    # Psychological participles: a state after simple "be", an event after "being"/"been" or with an agent.
+    ("I was discouraged.", []),
+    ("I am stunned at the news.", []),
+    ("We have never been disappointed!", [("be-passive", "been disappointed")]),
+    ("The team is being offended by the press.", []),
+    ("Now it is being offended.", [("be-passive", "being offended")]),
     # Not passives: a person who is done has finished; an attributive participle; a relative pronoun
     # subject without "be" (the participle is a mis-tagged simple past).
     ("We left after they were done.", []),

@@ -118,10 +118,33 @@ ADJECTIVAL_PARTICIPLES: frozenset[str] = frozenset(
     """.split()
 )
 
+#: Psychological verbs whose object is the experiencer ("it worried me"), after Levin's (1993) class 31.1
+#: ("amuse" verbs; its common members). After a simple form of "be" and without a by-agent their participle
+#: names the experiencer's state, an adjective ("I'm discouraged", "I was stunned at ..."); after "being" or
+#: "been" it reads as an event, a passive ("it is being offended", "we have never been disappointed").
+PSYCH_VERBS: frozenset[str] = frozenset(
+    """
+    abash affront aggravate aggrieve agitate alarm alienate amaze amuse anger annoy antagonize appall astonish
+    astound baffle bewilder bore bother bug captivate charm cheer chill comfort concern confound confuse console
+    content convince crush daunt daze dazzle deject delight demoralize depress devastate disappoint discourage
+    disgust dishearten dismay dispirit displease distress disturb elate embarrass encourage energize enrage
+    enthrall exasperate excite exhaust exhilarate fascinate faze flatter fluster frighten frustrate gladden
+    gratify grieve horrify humiliate infuriate interest intimidate intrigue irritate madden mortify mystify
+    nauseate offend overwhelm perplex perturb petrify please puzzle reassure relieve sadden satisfy scare shock
+    sicken spook startle stun stupefy surprise terrify thrill torment trouble unnerve upset vex weary worry
+    """.split()
+)
+
 #: Forms of "be" typed without the apostrophe ("im told", "thats done", "isn cancelled"): the tokenizer splits
 #: "im"/"thats" into "i" + "m", "that" + "s" but the lemmatizer leaves "m", "s", "re" and the "n't"-less
 #: negatives unlemmatized. "its" is not here: it is usually the possessive.
 APOSTROPHELESS_BE: frozenset[str] = frozenset("m s re isn wasn aren weren".split())
+
+#: Verbs without a transitive use, which therefore have no passive: after a contracted "'s" their participle is
+#: a perfect with "has" ("what's happened", "it's become hard").
+INTRANSITIVE_VERBS: frozenset[str] = frozenset(
+    "happen occur arrive become come go die exist emerge disappear fall rise remain seem appear".split()
+)
 
 #: Participles after "get" that form a change-of-state adjective rather than a passive ("got tired").
 GET_ADJECTIVAL: frozenset[str] = frozenset(

@@ -60,6 +60,8 @@ from .lexicon import (
     GET_ADJECTIVAL,
     INDEFINITE_SUBJECTS,
     INFINITIVE_EXTRAPOSING_VERBS,
+    INTRANSITIVE_VERBS,
+    PSYCH_VERBS,
     RAISING_VERBS,
     derive_base,
 )
@@ -115,10 +117,13 @@ def _has_agent(token: Token) -> bool:
 
 
 def _adjectival(token: Token, verbs: frozenset[str]) -> bool:
-    """True for a participle that reads as an adjective ("tired", "very worried", "unexpected")."""
+    """True for a participle that reads as an adjective ("tired", "very worried", "unexpected", "stunned")."""
     lower = token.lower_
     if lower in ADJECTIVAL_PARTICIPLES:
         return True
+    if token.lemma_.lower() in PSYCH_VERBS and not any(
+            c.dep_ == "auxpass" and c.lower_ in ("being", "been") for c in token.children):
+        return True  # "I'm discouraged": the experiencer's state ("is being offended" stays an event)
     if lower.startswith("un") and token.lemma_.lower() not in verbs:
         return True
     for child in token.children:
@@ -128,6 +133,16 @@ def _adjectival(token: Token, verbs: frozenset[str]) -> bool:
         if child.dep_ == "conj" and child.tag_ == "JJ":
             return True
     return False
+
+
+def _perfect_after_s(participle: Token) -> bool:
+    """After a contracted "'s", a participle that cannot be passive, so the "'s" is "has" (a perfect).
+
+    "got" ("he's got a plan", "it's got to stop"), a participle with a direct object ("it's taken over my
+    life", "it's added more pressure") and a participle of a verb without a transitive use ("what's happened").
+    """
+    return (_get_form(participle) or participle.lemma_ in INTRANSITIVE_VERBS
+            or any(child.dep_ == "dobj" for child in participle.children))
 
 
 def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
@@ -145,12 +160,14 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             aux = next((c for c in head.children if c.dep_ == "auxpass"), None)
             if aux is not None and not (_be_form(aux) or _get_form(aux)):
                 continue  # "looks browned": a copular verb with a participle complement
-            if aux is not None and aux.lower_ in _S_CONTRACTIONS and _get_form(head):
-                continue  # "he's got a plan", "it's got to stop": 's is "has" (have got), not "is"
+            if aux is not None and aux.lower_ in _S_CONTRACTIONS and _perfect_after_s(head):
+                continue  # "he's got a plan", "what's happened", "it's taken over my life": 's is "has"
             if head.dep_ in ("amod", "compound") and not (aux is not None and aux.tag_ in ("VB", "VBG", "VBN")):
                 # "who's stated goals": an attributive participle is no predicate, unless a non-finite "be"
                 # makes it one wherever the parser hung it ("Being ignored hurts").
                 continue
+            if aux is None and any(c.dep_ == "aux" and c.lemma_ == "have" for c in head.children):
+                continue  # "everyone has it all figured out": with only "have" and no be/get it is a perfect
             if aux is None and not any(c.dep_ == "aux" for c in head.children) and any(
                     c.dep_ == "nsubjpass" and c.tag_ in ("WDT", "WP") for c in head.children):
                 continue  # "a test which ... discriminated": a relative pronoun needs a finite verb, no be
@@ -179,7 +196,9 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             # depend on the participle.
             aux = doc[token.i - 1]
             agent = _has_agent(token)
-            if agent or not _adjectival(token, verbs):
+            if aux.lower_ in _S_CONTRACTIONS and _perfect_after_s(token):
+                pass  # "thats happened": the apostrophe-less 's is "has"
+            elif agent or not _adjectival(token, verbs):
                 found[token.i] = Passive(token.i, aux.i, token.i + 1, "be-passive", agent)
                 continue
         # A past form heading a subjectless relative ("letters sent last week") is a participle the tagger

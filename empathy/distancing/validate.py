@@ -22,6 +22,7 @@ compared with all our passive rules.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -392,8 +393,20 @@ def conversation_sentence(outputs: dict[tuple[str, str], str], key: str) -> str:
     return text[first:last]
 
 
+def conversation_half(item_id: str) -> str:
+    """``"dev"`` or ``"test"``: a fixed split of the conversations by the parity of the item id's sha256.
+
+    Rule work after version 7 reads errors on the ``dev`` conversations only; ``test`` stays held out.
+    """
+    return "dev" if hashlib.sha256(item_id.encode("utf-8")).digest()[-1] % 2 == 0 else "test"
+
+
 def validate_conversations(
-    root: str | Path, labels: str | Path = CONVERSATION_LABELS, second: str | Path | None = CONVERSATION_SECOND_LABELS
+    root: str | Path,
+    labels: str | Path = CONVERSATION_LABELS,
+    second: str | Path | None = CONVERSATION_SECOND_LABELS,
+    *,
+    half: str = "all",
 ) -> dict[str, dict]:
     """Sentence-level scores on the hand-labelled Kumar et al. (2025) conversation sentences.
 
@@ -401,7 +414,11 @@ def validate_conversations(
     (auxiliary-less) passive participle; ``impersonal`` = expletive or generic subject (our ``impersonal``
     label). Baselines as on UD (plain spaCy has no generic-subject label: its ``impersonal`` is ``expl``).
     With ``second`` (the double-labelled sentences), Cohen's kappa between the two annotators per flag.
+    ``half`` keeps ``"all"`` sentences or those of the ``"dev"`` or ``"test"`` conversations
+    (:func:`conversation_half`).
     """
+    if half not in ("all", "dev", "test"):
+        raise ValueError(f"half must be 'all', 'dev' or 'test', got {half!r}")
     from empathy.agreement import cohen_kappa
     from empathy.datasets.kumar2025 import import_kumar2025
 
@@ -410,7 +427,7 @@ def validate_conversations(
     outputs = {(item, field): str(text) for item, ref, gen in
                zip(frame["item_id"], frame["reference"], frame["generation"], strict=True)
                for field, text in (("reference", ref), ("generation", gen))}
-    keys = list(rows)
+    keys = [key for key in rows if half == "all" or conversation_half(key.rsplit("|", 4)[0]) == half]
     texts = [conversation_sentence(outputs, key) for key in keys]
     gold = {flag: [rows[k][flag] == "1" for k in keys] for flag in ("passive", "agentless", "expletive")}
     gold["passive_ext"] = [rows[k]["passive"] == "1" or rows[k]["reduced"] == "1" for k in keys]
@@ -450,7 +467,7 @@ def validate_conversations(
         unknown = sorted(set(double) - set(rows))
         if unknown:
             raise ValueError(f"{second}: keys not in {labels}: {unknown[:3]}")
-        shared = list(double)
+        shared = [key for key in double if key in set(keys)]
         report["agreement"] = {"sentences": len(shared)}
         for flag in CONVERSATION_FLAGS:
             first_labels = [int(rows[k][flag]) for k in shared]
@@ -566,10 +583,15 @@ def markdown(results: dict[str, dict]) -> str:
             out.append(_difference("ours (clausal) - PassivePy", ppy["difference_vs_passivepy"]))
             out.append(_difference("ours (clausal) - PassivePy without its verb list",
                                    ppy["difference_vs_passivepy_without_verb_list"]))
+    for key, title in (("conversations", "all"), ("conversations_dev", "dev conversations (errors read here)"),
+                       ("conversations_test", "test conversations (held out)")):
+        if key not in results:
+            continue
+        conv = results[key]
+        out.append(f"\nKumar et al. (2025) conversation sentences, {title}, {conv['sentences']['n']} hand-labelled:\n")
+        out.extend(_flag_tables(conv, ("passive", "agentless", "expletive", "passive_ext", "impersonal"), header))
     if "conversations" in results:
         conv = results["conversations"]
-        out.append(f"\nKumar et al. (2025) conversation sentences, {conv['sentences']['n']} hand-labelled:\n")
-        out.extend(_flag_tables(conv, ("passive", "agentless", "expletive", "passive_ext", "impersonal"), header))
         if "agreement" in conv:
             agreement = conv["agreement"]
             out.append(f"\nTwo annotators on {agreement['sentences']} sentences:\n")
@@ -608,6 +630,8 @@ def run_all(parts: Iterable[str] = ("ewt", "passivepy", "conversations", "nomina
     kumar = shared_dataset("kumar2025-empathic-communication")
     if "conversations" in parts and kumar and CONVERSATION_LABELS.exists():
         results["conversations"] = validate_conversations(kumar)
+        results["conversations_dev"] = validate_conversations(kumar, half="dev", second=None)
+        results["conversations_test"] = validate_conversations(kumar, half="test", second=None)
     if "nominalization" in parts and conllu and NOMINALIZATION_LABELS.exists():
         results["nominalization"] = validate_nominalizations(conllu)
     return results
