@@ -69,6 +69,8 @@ AGENTLESS = [
     ("It's taken over my life.", []),
     ("I can't believe what's happened.", []),
     ("The report's been sent.", [("be-passive", "'s been sent")]),
+    # Typographic apostrophes are contractions too; the span keeps the original characters.
+    ("I’m told to wait.", [("be-passive", "’m told")]),
     # Only "have", no be/get: a perfect, whatever the parser made the subject.
     ("Sometimes it feels like everyone else has it all figured out.", []),
     # Psychological participles: a state after simple "be", an event after "being"/"been" or with an agent.
@@ -134,7 +136,19 @@ IMPERSONAL = [
     ("No one came to the party.", [("generic-indefinite", "No one")]),
     ("People say that time heals.", [("generic-people", "People")]),
     ("Most people feel lonely sometimes.", [("generic-people", "Most people")]),
-    # Hard negatives: referential "it", weather "it", partitive "one", specific people, addressee "you".
+    ("It gets really hard to think about things.", [("expletive-it", "It")]),  # "get" as a copula
+    ("It seemed like they had forgotten.", [("expletive-it", "It")]),
+    ("It really bothers me that they left.", [("expletive-it", "It")]),  # psych verb + that-clause
+    ("It can be tough getting a second to yourself.", [("expletive-it", "It")]),  # extraposed gerund
+    ("It’s hard to say.", [("expletive-it", "It")]),  # typographic apostrophe
+    ("I wish someone would call.", [("generic-indefinite", "someone")]),
+    # Hard negatives: referential "it", weather "it", partitive "one", specific people, addressee "you",
+    # an indefinite that is the subject of an infinitive or small clause (the main verb's object).
+    ("I think having someone to talk to helps.", []),
+    ("I need someone to understand me.", []),
+    ("I don't want people to worry.", []),
+    ("It seems hopeless.", []),
+    ("It gets better.", []),
     ("It was raining all day.", []),
     ("I bought a new phone and it is great.", []),
     ("It is on the table.", []),

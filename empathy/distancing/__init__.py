@@ -29,7 +29,7 @@ from .model import (
     resolve_model_name,
 )
 from .result import LABELS, DistancingResult, DistancingSpan
-from .rules import analyze_doc
+from .rules import analyze_doc, parse_text
 
 __all__ = [
     "LABELS",
@@ -136,9 +136,9 @@ def analyze(
         missing = [i for i in range(len(chunk)) if not store or keys[i] not in cached]
         fresh: dict[int, DistancingResult] = {}
         if missing:
-            docs = nlp.pipe((chunk[i] for i in missing), batch_size=batch_size, n_process=n_process)
+            docs = nlp.pipe((parse_text(chunk[i]) for i in missing), batch_size=batch_size, n_process=n_process)
             for i, doc in zip(missing, docs, strict=True):
-                fresh[i] = analyze_doc(doc, verbs, adjectives, memo)
+                fresh[i] = analyze_doc(doc, verbs, adjectives, memo, chunk[i])
             if store is not None:
                 store.put_many(info["model"], info["version"], info["rules"],
                                ((keys[i], fresh[i]) for i in missing))

@@ -74,7 +74,7 @@ _NOMINAL_HEADS = frozenset({"NOUN", "PROPN", "PRON"})
 _COMPLEMENTIZERS = frozenset({"that", "whether", "if"})
 _WH_WORDS = frozenset({"what", "who", "why", "how", "when", "where", "which", "whether"})
 _CLAUSES = frozenset({"ccomp", "xcomp", "csubj", "advcl", "acl"})
-_COPULAS = frozenset({"be", "become", "seem", "remain", "look", "sound", "feel"})
+_COPULAS = frozenset({"be", "become", "get", "seem", "remain", "look", "sound", "feel"})
 _PEOPLE_DETERMINERS = frozenset({"many", "most", "some", "all"})
 _PERSONAL = frozenset({"i", "we", "you", "they", "he", "she"})
 _GET_FORMS = frozenset({"get", "gets", "got", "gotten", "getting"})
@@ -288,16 +288,40 @@ def _expletive_it(subject: Token) -> bool:
             if clause.i <= subject.i or clause.dep_ not in _CLAUSES:
                 continue
             if copular or predicate is not head:
-                if _complement_clause(clause):
+                if _complement_clause(clause) or (copular and _subjectless_gerund(clause)):
                     return True
             elif passive:
                 if clause.dep_ == "ccomp":
                     return True
-            elif head.lemma_ in RAISING_VERBS and clause.dep_ == "ccomp":
+            elif head.lemma_ in RAISING_VERBS and (clause.dep_ == "ccomp" or _like_clause(clause)):
                 return True
             elif head.lemma_ in INFINITIVE_EXTRAPOSING_VERBS and _infinitive(clause):
                 return True
+            elif head.lemma_ in PSYCH_VERBS and (_infinitive(clause) or (
+                    clause.dep_ == "ccomp" and any(c.dep_ == "mark" and c.lower_ == "that" for c in clause.children))):
+                return True  # "it bothers me that they left", "it scares me to think": the clause is the stimulus
     return False
+
+
+def _subjectless_gerund(clause: Token) -> bool:
+    """An extraposed gerund clause after an adjective predicate ("it can be tough getting a minute")."""
+    return clause.tag_ == "VBG" and clause.dep_ in ("xcomp", "advcl") and not any(
+        c.dep_ in ("nsubj", "nsubjpass", "mark", "aux") for c in clause.children)
+
+
+def _like_clause(clause: Token) -> bool:
+    """A finite clause introduced by "like" / "as if" / "as though" ("it seemed like they had forgotten")."""
+    return clause.dep_ == "advcl" and any(c.dep_ == "mark" and c.lower_ in ("like", "as", "though")
+                                          for c in clause.children) and any(
+        c.dep_ in ("nsubj", "nsubjpass") for c in clause.children)
+
+
+def _finite(verb: Token) -> bool:
+    """A finite clause: a tensed verb or a tensed/modal auxiliary. The subject of an infinitive or bare small
+    clause is the main verb's object ("having someone to talk to", "I need someone to listen")."""
+    finite_tags = ("VBD", "VBZ", "VBP", "MD")
+    return verb.tag_ in finite_tags or any(
+        c.dep_ in ("aux", "auxpass") and c.tag_ in finite_tags for c in verb.children)
 
 
 def find_impersonal(doc: Doc) -> list[Hit]:
@@ -320,8 +344,9 @@ def find_impersonal(doc: Doc) -> list[Hit]:
             elif len(children) == 1 and children[0].lower_ == "no" and children[0].i == token.i - 1:
                 hits.append(Hit(token.i - 1, token.i + 1, "impersonal", "generic-indefinite"))
         elif lower in INDEFINITE_SUBJECTS:
-            hits.append(Hit(token.i, token.i + 1, "impersonal", "generic-indefinite"))
-        elif lower == "people":
+            if _finite(token.head):
+                hits.append(Hit(token.i, token.i + 1, "impersonal", "generic-indefinite"))
+        elif lower == "people" and _finite(token.head):
             children = list(token.children)
             if all(c.lower_ in _PEOPLE_DETERMINERS and c.i < token.i for c in children):
                 start = min([token.i] + [c.i for c in children])
@@ -378,15 +403,31 @@ def _nominal_gerund(token: Token) -> bool:
     return any(child.dep_ in ("det", "poss") and child.i < token.i for child in token.children)
 
 
+#: Typographic apostrophes the tokenizer and lemmatizer do not read as contractions ("It’s" has the lemma "’",
+#: not "be"); replaced one for one before parsing, so that character offsets are those of the original text.
+_PARSE_TRANSLATION = str.maketrans({"\u2019": "'"})
+
+
+def parse_text(text: str) -> str:
+    """The text handed to spaCy: the original with typographic apostrophes made straight (same length)."""
+    return text.translate(_PARSE_TRANSLATION)
+
+
 def count_sentences(doc: Doc) -> int:
     """Sentences containing at least one non-space token (an empty text has 0)."""
     return sum(1 for sent in doc.sents if any(not t.is_space for t in sent))
 
 
 def analyze_doc(
-    doc: Doc, verbs: frozenset[str], adjectives: frozenset[str], memo: dict[str, str | None]
+    doc: Doc, verbs: frozenset[str], adjectives: frozenset[str], memo: dict[str, str | None],
+    original: str | None = None,
 ) -> DistancingResult:
-    """Run every rule over one parsed document and collect spans with character offsets."""
+    """Run every rule over one parsed document and collect spans with character offsets.
+
+    ``original`` is the text before :func:`parse_text`; a span's ``text`` is taken from it (same offsets).
+    """
+    if original is not None and len(original) != len(doc.text):
+        raise ValueError("original must be the text the document was parsed from (same length)")
     hits = find_nominalizations(doc, verbs, adjectives, memo) + find_impersonal(doc)
     hits.extend(
         Hit(p.start, p.end, "agentless", p.rule) for p in find_passives(doc, verbs) if not p.agent
@@ -396,6 +437,7 @@ def analyze_doc(
     for hit in hits:
         counts[hit.label] += 1
         span = doc[hit.start : hit.end]
-        spans.append(DistancingSpan(span.start_char, span.end_char, hit.label, hit.rule, span.text))
+        text = span.text if original is None else original[span.start_char : span.end_char]
+        spans.append(DistancingSpan(span.start_char, span.end_char, hit.label, hit.rule, text))
     spans.sort(key=lambda s: (s.start, s.end, s.label))
     return DistancingResult(sentences=count_sentences(doc), counts=counts, spans=tuple(spans))

@@ -3,8 +3,10 @@
 * UD English EWT dev (gold trees): sentence-level precision / recall / F1 of *passive*, *agentless passive*
   and *expletive*, for our rules and for plain spaCy dependency labels, on the same parses.
 * PassivePy crowd-sourced sentences: precision / recall of "has a passive".
-* PassivePy's own rules (the ``passivepy`` package, a development dependency) run on the *same* parses as a
-  reference implementation on both data sets, when installed.
+* PassivePy's own rules (the ``passivepy`` package, a development dependency) run on the same parses as the
+  plain-spaCy baseline, as a reference implementation, when installed. Baselines parse the raw text; our
+  rules parse it after :func:`~empathy.distancing.rules.parse_text` (typographic apostrophes made straight),
+  which is part of our detector; the parses differ only for texts with such an apostrophe.
 * Paired bootstrap confidence intervals (resampling sentences, seeded) for the F1 difference between our
   rules and each baseline, so that "better" is read against sampling noise.
 * Hand-labelled sentences of the Kumar et al. (2025) support conversations (in-domain, labelled after the
@@ -37,7 +39,7 @@ from spacy.tokens import Doc
 from empathy.paths import PROJECT_ROOT, shared_dataset
 
 from .model import base_vocabularies, load_model
-from .rules import find_impersonal, find_nominalizations, find_passives
+from .rules import find_impersonal, find_nominalizations, find_passives, parse_text
 
 #: Our clause-level passive rules (what the UD ``aux:pass``/``nsubj:pass`` gold annotates).
 CLAUSAL_RULES = frozenset({"be-passive", "get-passive", "coordinated-passive"})
@@ -279,6 +281,18 @@ def _passivepy_flags(matchers: tuple[Matcher, Matcher], doc: Doc) -> dict[str, b
     return {"passive": bool(all_passives(doc)), "agentless": bool(truncated(doc))}
 
 
+def _parse_pairs(nlp: Language, texts: Iterable[str], batch_size: int = 256) -> Iterator[tuple[Doc, Doc]]:
+    """(our parse, raw parse) per text: ours reads the text after :func:`parse_text` (part of our detector);
+    the baselines (plain spaCy labels, PassivePy) read the raw text, as they would on their own. The two
+    are the same ``Doc`` unless the text has a typographic apostrophe."""
+    texts = list(texts)
+    normalised = [parse_text(text) for text in texts]
+    changed = [i for i, (a, b) in enumerate(zip(texts, normalised, strict=True)) if a != b]
+    raw = dict(zip(changed, nlp.pipe((texts[i] for i in changed), batch_size=batch_size), strict=True))
+    for i, doc in enumerate(nlp.pipe(normalised, batch_size=batch_size)):
+        yield doc, raw.get(i, doc)
+
+
 def validate_ewt(
     path: str | Path, *, batch_size: int = 256, half: str = "all"
 ) -> dict[str, dict[str, dict[str, float]]]:
@@ -297,11 +311,11 @@ def validate_ewt(
     gold = [ud_gold(s) for s in sentences]
     matchers = passivepy_matchers(nlp)
     ours, base, reference = [], [], []
-    for doc in nlp.pipe((s.text for s in sentences), batch_size=batch_size):
+    for doc, raw in _parse_pairs(nlp, (s.text for s in sentences), batch_size):
         ours.append(our_flags(doc, verbs))
-        base.append(spacy_baseline(doc))
+        base.append(spacy_baseline(raw))
         if matchers is not None:
-            reference.append(_passivepy_flags(matchers, doc))
+            reference.append(_passivepy_flags(matchers, raw))
     report: dict[str, dict] = {"ours": {}, "spacy": {}, "sentences": {"n": len(sentences)},
                                "difference_vs_spacy": {}}
     if matchers is not None:
@@ -336,14 +350,14 @@ def validate_passivepy(path: str | Path) -> dict[str, dict[str, float]]:
     matchers = passivepy_matchers(nlp)
     unlisted = passivepy_matchers(nlp, verb_list=False)
     ours_all, ours_clausal, base, reference, reference_unlisted = [], [], [], [], []
-    for doc in nlp.pipe((text for text, _ in rows), batch_size=256):
+    for doc, raw in _parse_pairs(nlp, (text for text, _ in rows)):
         passives = find_passives(doc, verbs)
         ours_all.append(bool(passives))
         ours_clausal.append(any(p.rule in CLAUSAL_RULES for p in passives))
-        base.append(spacy_baseline(doc)["passive"])
+        base.append(spacy_baseline(raw)["passive"])
         if matchers is not None and unlisted is not None:
-            reference.append(_passivepy_flags(matchers, doc)["passive"])
-            reference_unlisted.append(_passivepy_flags(unlisted, doc)["passive"])
+            reference.append(_passivepy_flags(matchers, raw)["passive"])
+            reference_unlisted.append(_passivepy_flags(unlisted, raw)["passive"])
     report: dict[str, dict] = {
         "ours": prf(gold, ours_all), "ours_clausal": prf(gold, ours_clausal), "spacy": prf(gold, base),
         "sentences": {"n": len(rows)},
@@ -438,16 +452,16 @@ def validate_conversations(
     ours: dict[str, list[bool]] = {flag: [] for flag in gold}
     base: dict[str, list[bool]] = {flag: [] for flag in gold}
     reference: dict[str, list[bool]] = {"passive": [], "agentless": [], "passive_ext": []}
-    for doc in nlp.pipe(texts, batch_size=256):
+    for doc, raw in _parse_pairs(nlp, texts):
         flags = our_flags(doc, verbs)
         for flag in ("passive", "agentless", "expletive", "passive_ext"):
             ours[flag].append(flags[flag])
         ours["impersonal"].append(bool(find_impersonal(doc)))
-        plain = spacy_baseline(doc)
+        plain = spacy_baseline(raw)
         for flag in gold:
             base[flag].append(plain[{"passive_ext": "passive", "impersonal": "expletive"}.get(flag, flag)])
         if matchers is not None:
-            theirs = _passivepy_flags(matchers, doc)
+            theirs = _passivepy_flags(matchers, raw)
             reference["passive"].append(theirs["passive"])
             reference["passive_ext"].append(theirs["passive"])
             reference["agentless"].append(theirs["agentless"])
@@ -504,7 +518,7 @@ def validate_nominalizations(
     memo: dict[str, str | None] = {}
     ids = list(dict.fromkeys(r["sent_id"] for r in rows))
     predicted_offsets: dict[str, set[int]] = {}
-    for sent_id, doc in zip(ids, nlp.pipe(sentences[i].text for i in ids), strict=True):
+    for sent_id, doc in zip(ids, nlp.pipe(parse_text(sentences[i].text) for i in ids), strict=True):
         hits = find_nominalizations(doc, verbs, adjectives, memo)
         predicted_offsets[sent_id] = {doc[h.start].idx for h in hits}
     gold, ours, plain, strata = [], [], [], []
