@@ -570,17 +570,36 @@ def _flag_tables(report: dict[str, dict], flags: Sequence[str], header: list[str
     return out
 
 
+_EWT_FLAGS = ("passive", "agentless", "expletive", "passive_ext", "agentless_ext")
+_CONVERSATION_REPORT_FLAGS = ("passive", "agentless", "expletive", "passive_ext", "impersonal")
+#: result key -> (title, flags) of the per-flag report sections.
+_SECTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "ewt": ("UD EWT dev", _EWT_FLAGS),
+    "ewt_even": ("UD EWT dev, even-numbered half (errors read here)", _EWT_FLAGS),
+    "ewt_odd": ("UD EWT dev, odd-numbered (held-out) half", _EWT_FLAGS),
+    "conversations": ("Kumar et al. (2025) conversation sentences, all", _CONVERSATION_REPORT_FLAGS),
+    "conversations_dev": ("Kumar et al. (2025) conversation sentences, dev conversations (errors read here)",
+                          _CONVERSATION_REPORT_FLAGS),
+    "conversations_test": ("Kumar et al. (2025) conversation sentences, test conversations (held out)",
+                           _CONVERSATION_REPORT_FLAGS),
+}
+
+
+def _sections(results: dict[str, dict], header: list[str], keys: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for key in keys:
+        if key in results:
+            title, flags = _SECTIONS[key]
+            out.append(f"\n{title}, {results[key]['sentences']['n']} sentences, sentence level:\n")
+            out.extend(_flag_tables(results[key], flags, header))
+    return out
+
+
 def markdown(results: dict[str, dict]) -> str:
     """The validation tables as Markdown (for ``docs/detectors.md``)."""
     out: list[str] = []
     header = ["| detector | precision | recall | F1 | TP / FP / FN |", "| --- | --- | --- | --- | --- |"]
-    for key, title in (("ewt", "UD EWT dev"), ("ewt_even", "UD EWT dev, even-numbered half (errors read here)"),
-                       ("ewt_odd", "UD EWT dev, odd-numbered (held-out) half")):
-        if key not in results:
-            continue
-        ewt = results[key]
-        out.append(f"\n{title}, {ewt['sentences']['n']} sentences, sentence level:\n")
-        out.extend(_flag_tables(ewt, ("passive", "agentless", "expletive", "passive_ext", "agentless_ext"), header))
+    out.extend(_sections(results, header, ("ewt", "ewt_even", "ewt_odd")))
     if "passivepy" in results:
         ppy = results["passivepy"]
         out.append(f"\nPassivePy crowd-sourced, {ppy['sentences']['n']} sentences, has a passive:\n")
@@ -597,13 +616,7 @@ def markdown(results: dict[str, dict]) -> str:
             out.append(_difference("ours (clausal) - PassivePy", ppy["difference_vs_passivepy"]))
             out.append(_difference("ours (clausal) - PassivePy without its verb list",
                                    ppy["difference_vs_passivepy_without_verb_list"]))
-    for key, title in (("conversations", "all"), ("conversations_dev", "dev conversations (errors read here)"),
-                       ("conversations_test", "test conversations (held out)")):
-        if key not in results:
-            continue
-        conv = results[key]
-        out.append(f"\nKumar et al. (2025) conversation sentences, {title}, {conv['sentences']['n']} hand-labelled:\n")
-        out.extend(_flag_tables(conv, ("passive", "agentless", "expletive", "passive_ext", "impersonal"), header))
+    out.extend(_sections(results, header, ("conversations", "conversations_dev", "conversations_test")))
     if "conversations" in results:
         conv = results["conversations"]
         if "agreement" in conv:
