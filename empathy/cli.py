@@ -121,6 +121,14 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_pairwise_options(parser: argparse.ArgumentParser, *, bootstrap: int, bootstrap_help: str) -> None:
+    """The options every rater-comparison command shares: --dimension, --bootstrap, --seed, --format."""
+    parser.add_argument("--dimension", action="append", help="only this dimension (repeatable)")
+    parser.add_argument("--bootstrap", type=int, default=bootstrap, metavar="N", help=bootstrap_help)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--format", choices=FORMATS, default="table")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="empathy", description="Measure empathic failure in LLM outputs (SA, EGM, CA, LD).")
     parser.add_argument("--version", action="version", version=f"empathy {__version__}")
@@ -142,11 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     agreement = commands.add_parser("agreement", help="instance-level agreement between raters")
     agreement.add_argument("ratings", nargs="+", help="long-form ratings file(s) or an outputs file with "
                            "rater:dimension columns")
-    agreement.add_argument("--dimension", action="append", help="only this dimension (repeatable)")
-    agreement.add_argument("--bootstrap", type=int, default=0, metavar="N",
-                           help="bootstrap resamples for Spearman confidence intervals (0 = none)")
-    agreement.add_argument("--seed", type=int, default=0)
-    agreement.add_argument("--format", choices=FORMATS, default="table")
+    add_pairwise_options(agreement, bootstrap=0,
+                         bootstrap_help="bootstrap resamples for Spearman confidence intervals (0 = none)")
     agreement.set_defaults(handler=_cmd_agreement)
 
     for spec in EXTENSIONS:

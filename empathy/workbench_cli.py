@@ -24,10 +24,9 @@ import sys
 import numpy as np
 import pandas as pd
 
+from empathy.cli import FORMATS, add_pairwise_options
 from empathy.io import DataError, build_dataset, read_table, validate_outputs, validate_ratings
 from empathy.signature import Signature, judge_signatures
-
-FORMATS = ("json", "table", "csv")
 
 
 def _fmt(value: float) -> str:
@@ -272,9 +271,6 @@ def register_cli(subparsers: argparse._SubParsersAction) -> None:
     panels.add_argument("--ratings", action="append", metavar="FILE", help="more ratings files (repeatable)")
     panels.add_argument("--panel", action="append", metavar="NAME=R1,R2",
                         help="a panel and its raters (repeatable; default: by rater_kind)")
-    panels.add_argument("--dimension", action="append", help="only this dimension (repeatable)")
-    panels.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                        help="bootstrap resamples for the Spearman interval (0 = none)")
-    panels.add_argument("--seed", type=int, default=0)
-    panels.add_argument("--format", choices=FORMATS, default="table")
+    add_pairwise_options(panels, bootstrap=1000,
+                         bootstrap_help="bootstrap resamples for the Spearman interval (0 = none)")
     panels.set_defaults(handler=_cmd_panels)

@@ -481,7 +481,8 @@ def validate_conversations(
         unknown = sorted(set(double) - set(rows))
         if unknown:
             raise ValueError(f"{second}: keys not in {labels}: {unknown[:3]}")
-        shared = [key for key in double if key in set(keys)]
+        kept = set(keys)
+        shared = [key for key in double if key in kept]
         report["agreement"] = {"sentences": len(shared)}
         for flag in CONVERSATION_FLAGS:
             first_labels = [int(rows[k][flag]) for k in shared]
