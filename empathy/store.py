@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
 from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES, DataError, iter_jsonl
 
 #: Environment variable naming the SQLite file (wins over the default next to the data).
@@ -54,7 +55,6 @@ AUDIT_COLUMNS: tuple[str, ...] = ("id", "batch", "dataset_id", *KEY_COLUMNS, "an
                                   "new_value", "reason", "action", "undone_by")
 ACTIONS: frozenset[str] = frozenset({"set", "undo", "import"})
 #: First characters that make a spreadsheet treat a cell as a formula (OWASP CSV injection).
-FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 BUSY_TIMEOUT_S = 30.0
 _KEY_WHERE = "dataset_id=? AND item_id=? AND model=? AND rater=? AND dimension=?"
 
@@ -434,22 +434,9 @@ class OverrideStore:
         return sum(len(changes) for changes in per_dataset.values())
 
 
-def escape_cell(text: str) -> str:
-    """Neutralise a CSV cell for spreadsheets: prefix ``'`` to text starting with ``= + - @``, tab or CR.
-
-    Text already starting with ``'`` gets a second one, so :func:`unescape_cell` restores every string
-    exactly.
-    """
-    if text.startswith(FORMULA_PREFIXES) or text.startswith("'"):
-        return "'" + text
-    return text
-
-
-def unescape_cell(text: str) -> str:
-    """Inverse of :func:`escape_cell`."""
-    if text.startswith("'") and len(text) > 1 and (text[1] in FORMULA_PREFIXES or text[1] == "'"):
-        return text[1:]
-    return text
+#: Kept under the store's own names: the ledger CSV was the first spreadsheet-safe export.
+escape_cell = spreadsheet_cell
+unescape_cell = unspreadsheet_cell
 
 
 def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int, dict[str, object]]]:

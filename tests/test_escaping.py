@@ -1,0 +1,59 @@
+"""The one escaping helper: each consumer gets a literal string, and the spreadsheet escape round-trips."""
+
+from __future__ import annotations
+
+import pytest
+
+from empathy.escaping import (
+    html_literal,
+    markdown_literal,
+    spreadsheet_cell,
+    terminal_literal,
+    unspreadsheet_cell,
+)
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ("plain name", "plain name"),
+    (":blue[M]**m**", "&#58;blue&#91;M&#93;&#42;&#42;m&#42;&#42;"),
+    ("![r](http://x/y.png)", "&#33;&#91;r&#93;&#40;http&#58;&#47;&#47;x&#47;y&#46;png&#41;"),
+    ("$x^2$", "&#36;x&#94;2&#36;"),
+    ("a\nb\r\nc", "a b  c"),
+    ("<b>é</b>", "&#60;b&#62;é&#60;&#47;b&#62;"),
+    (42, "42"),
+])
+def test_markdown_literal(raw: object, expected: str) -> None:
+    assert markdown_literal(raw) == expected
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ('<span style="font-size:60px">BIG</span>', "&lt;span style=&quot;font-size:60px&quot;&gt;BIG&lt;/span&gt;"),
+    ("a & 'b'", "a &amp; &#x27;b&#x27;"),
+])
+def test_html_literal(raw: str, expected: str) -> None:
+    assert html_literal(raw) == expected
+
+
+@pytest.mark.parametrize(("raw", "escaped"), [
+    ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"),
+    ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"),
+    ("-1", "'-1"),
+    ("@SUM(A1)", "'@SUM(A1)"),
+    ("\tx", "'\tx"),
+    ("'quoted", "''quoted"),
+    ("plain", "plain"),
+    ("", ""),
+])
+def test_spreadsheet_cell_round_trip(raw: str, escaped: str) -> None:
+    assert spreadsheet_cell(raw) == escaped
+    assert unspreadsheet_cell(escaped) == raw
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ("gpt\x1b[31mred", "gpt\\x1b[31mred"),
+    ("id\rover", "id\\x0dover"),
+    ("naïve 名前", "naïve 名前"),
+    ("\u202etxt", "\\u202etxt"),
+])
+def test_terminal_literal(raw: str, expected: str) -> None:
+    assert terminal_literal(raw) == expected
