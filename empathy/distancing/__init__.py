@@ -131,9 +131,11 @@ def analyze(
                 raise ValueError(f"text #{position + offset} has {len(text)} characters, more than the parser's "
                                  f"limit of {nlp.max_length}; split it into smaller texts")
         position += len(chunk)
+        # "store is None", never "not store": truth-testing a cache calls __len__, a COUNT(*) over the whole
+        # table once per round, which made lookups in a large shared cache quadratic (issue 17).
         keys = [text_key(text) for text in chunk] if store is not None else []
-        cached = store.get_many(info["model"], info["version"], info["rules"], keys) if store else {}
-        missing = [i for i in range(len(chunk)) if not store or keys[i] not in cached]
+        cached = store.get_many(info["model"], info["version"], info["rules"], keys) if store is not None else {}
+        missing = [i for i in range(len(chunk)) if store is None or keys[i] not in cached]
         fresh: dict[int, DistancingResult] = {}
         if missing:
             docs = nlp.pipe((parse_text(chunk[i]) for i in missing), batch_size=batch_size, n_process=n_process)

@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ..cachefiles import ensure_private_directory, ensure_private_file
 from .result import DistancingResult
 
 #: Environment variable naming the cache folder.
@@ -37,7 +38,10 @@ class DistancingCache:
     """Results stored as JSON in one SQLite file under ``directory``.
 
     Rows are keyed by (model, model version, rules version, sha256 of the text), so a new model or a rule
-    change never returns a stale result. Safe to share between processes (SQLite WAL mode).
+    change never returns a stale result. Safe to share between processes (SQLite WAL mode). The file is
+    created with mode 0600 (see :mod:`empathy.cachefiles`). An open cache is always true in a boolean
+    context, however many rows it holds: ``len(cache)`` counts rows with ``SELECT COUNT(*)``, which costs a
+    scan of the table, so callers test ``cache is None``.
 
     Parameters
     ----------
@@ -48,10 +52,14 @@ class DistancingCache:
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            ensure_private_directory(self.directory)
         except OSError as exc:
             raise ValueError(f"cannot create distancing cache folder {self.directory}: {exc}") from exc
         self.path = self.directory / CACHE_FILE
+        try:
+            ensure_private_file(self.path)
+        except OSError as exc:
+            raise ValueError(f"cannot create distancing cache {self.path}: {exc}") from exc
         # The app reruns scripts in worker threads: one connection shared under a lock.
         self._lock = threading.Lock()
         try:
@@ -107,8 +115,12 @@ class DistancingCache:
         except sqlite3.Error as exc:
             warnings.warn(f"distancing cache {self.path} not written: {exc}", RuntimeWarning, stacklevel=2)
 
+    def __bool__(self) -> bool:
+        """Always true: an open cache, empty or not (without this, ``if cache`` would run ``__len__``)."""
+        return True
+
     def __len__(self) -> int:
-        """Number of stored results (all models)."""
+        """Number of stored results (all models); a full-table ``COUNT(*)``, so not for hot paths."""
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
 

@@ -6,7 +6,14 @@ rating that ended missing is retried on the next run. Nothing secret is stored: 
 digest, the parsed values, the raw answer text and the token counts.
 
 The default location is ``$EMPATHY_CACHE_DIR/judges.sqlite`` (``~/.cache/empathy/judges.sqlite`` when the
-variable is unset).
+variable is unset). The file is created with mode 0600 (raw answers are as private as the texts judged; see
+:mod:`empathy.cachefiles`).
+
+Durability: every answer is committed as it arrives (``commit_every=1``, the default). In WAL mode with
+``synchronous=NORMAL`` a commit appends to the write-ahead log without an fsync, so it costs tens of
+microseconds (``bench/bench_judge_cache.py``) against the hundreds of milliseconds an answer takes; a killed
+process (SIGKILL, Ctrl-C, out of memory) loses no committed answer, because the log is in the operating
+system's buffers. Only a power cut or an OS crash can lose the answers since the last checkpoint.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from empathy.cachefiles import ensure_private_directory, ensure_private_file
 
 CACHE_ENV = "EMPATHY_CACHE_DIR"
 
@@ -53,20 +62,33 @@ class JudgeCache:
     """A SQLite file of answers keyed by :func:`cache_key`; safe to share between threads.
 
     Use as a context manager or call :meth:`close`. ``path=":memory:"`` keeps the cache in memory.
+
+    Parameters
+    ----------
+    path
+        The SQLite file (created 0600 when missing); ``None`` for :func:`default_cache_path`.
+    commit_every
+        Answers per commit. The default 1 commits each answer (see the module docstring: a killed run
+        re-buys nothing). Larger values batch commits and may lose up to ``commit_every - 1`` answers.
     """
 
     _SCHEMA = ("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, endpoint TEXT, model TEXT, "
                "protocol TEXT, dims TEXT NOT NULL, raw TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, "
                "created REAL)")
 
-    def __init__(self, path: str | Path | None = None, *, commit_every: int = 64):
+    def __init__(self, path: str | Path | None = None, *, commit_every: int = 1):
+        if isinstance(commit_every, bool) or not isinstance(commit_every, int) or commit_every < 1:
+            raise ValueError(f"commit_every must be a positive integer, got {commit_every!r}")
         self.path = str(path) if path is not None else str(default_cache_path())
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            ensure_private_directory(Path(self.path).parent)
+            ensure_private_file(Path(self.path))
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         if self.path != ":memory:":
             self._conn.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL: a commit is an append to the log, no fsync (module docstring: durability).
+            self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(self._SCHEMA)
         self._conn.commit()
         self._pending = 0
@@ -100,7 +122,12 @@ class JudgeCache:
             self._conn.commit()
             self._pending = 0
 
+    def __bool__(self) -> bool:
+        """Always true: an open cache, empty or not (without this, ``if cache`` would run ``__len__``)."""
+        return True
+
     def __len__(self) -> int:
+        """Number of stored answers; a full-table ``COUNT(*)``, so not for hot paths."""
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
 
