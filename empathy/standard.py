@@ -5,7 +5,8 @@ Per (item, model) and aggregated per (task, model) by :func:`compute_standard`.
 ``rouge_l``
     ROUGE-L F-measure from Google's ``rouge-score`` (``rougeL``, Porter stemming on), in [0, 1].
 ``chrf``
-    chrF from ``sacrebleu`` (character 6-grams, beta 2), sentence-level on each text, in [0, 100].
+    chrF from ``sacrebleu`` (character 6-grams, beta 2), sentence-level on each text, reported on the paper's
+    scale [0, 1] (sacrebleu's score divided by 100; the paper's tables use 0-1).
 ``cider_d``
     CIDEr-D (Vedantam et al., 2015), implemented here: n = 1..4 TF-IDF vectors whose document frequencies
     come from the references of the whole table (one per item), clipped numerator ``min(g, r) * r``, cosine
@@ -22,10 +23,11 @@ Per (item, model) and aggregated per (task, model) by :func:`compute_standard`.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -66,25 +68,110 @@ def _version(package: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- ROUGE-L
+#: Bits per block of the bit-parallel LCS: bounds the match masks to ~2**14 * 2**14 / 16 bytes (16 MB) in the
+#: worst case (every token distinct) whatever the text lengths; larger blocks are faster but use more memory.
+_LCS_BLOCK = 1 << 14
+
+
+class _MemoStemmer:
+    """rouge-score's Porter stemmer with a bounded memo: same stems, stemming cost per distinct word."""
+
+    def __init__(self) -> None:
+        from nltk.stem import porter
+
+        self.stem = functools.lru_cache(maxsize=1 << 16)(porter.PorterStemmer().stem)
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer() -> _MemoStemmer:
+    return _MemoStemmer()
+
+
+def rouge_tokens(text: str, *, use_stemmer: bool = True) -> list[str]:
+    """rouge-score's tokens (``rouge_score.tokenize.tokenize``: lower-case, ``[a-z0-9]+``, Porter stems)."""
+    from rouge_score import tokenize
+
+    return list(tokenize.tokenize(text, _stemmer() if use_stemmer else None))
+
+
+def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable], *, block: int = _LCS_BLOCK) -> int:
+    """Length of the longest common subsequence of two token sequences, in linear memory.
+
+    Bit-parallel (Allison & Dix 1986; Hyyro 2004): the shorter sequence is a bit vector ``V``; for each token
+    of the longer one, ``U = V & match[token]`` and ``V = (V + U) | (V - U)``; the LCS length is the number of
+    zero bits left. The shorter sequence is processed in blocks of ``block`` bits whose additions pass their
+    carries on (one byte per token of the longer sequence), so memory is
+    O(len(a) + len(b) + block**2 / 16) bytes instead of the O(len(a) * len(b)) table of the textbook dynamic
+    programme, and time O(len(a) * len(b) / 64) machine-word operations (done inside Python's big integers).
+    """
+    if block < 1:
+        raise ValueError(f"block must be positive, got {block}")
+    if len(a) > len(b):
+        a, b = b, a
+    total = 0
+    carries: bytearray | None = None
+    for start in range(0, len(a), block):
+        part = a[start:start + block]
+        width = len(part)
+        masks: dict[Hashable, int] = {}
+        for index, token in enumerate(part):
+            masks[token] = masks.get(token, 0) | (1 << index)
+        full = (1 << width) - 1
+        vector = full
+        match = masks.get
+        if width == len(a):
+            # One block: no carry leaves it, so the sum is simply truncated to the block.
+            for token in b:
+                hit = vector & match(token, 0)
+                if hit:
+                    vector = ((vector + hit) | (vector ^ hit)) & full
+        else:
+            if carries is None:
+                carries = bytearray(len(b))
+            for j, token in enumerate(b):
+                hit = vector & match(token, 0)
+                carry = carries[j]
+                if hit or carry:
+                    # V - U is V ^ U (U is a subset of V, so no borrow): only the addition crosses blocks.
+                    added = vector + hit + carry
+                    carries[j] = added >> width
+                    vector = (added & full) | (vector ^ hit)
+        total += width - vector.bit_count()
+    return total
+
+
 def rouge_l(references: Sequence[str], generations: Sequence[str], *, use_stemmer: bool = True
             ) -> np.ndarray:
-    """ROUGE-L F-measure per pair (``rouge-score``'s ``rougeL``)."""
-    from rouge_score import rouge_scorer
+    """ROUGE-L F-measure per pair, equal to ``rouge-score``'s ``rougeL`` (its tokens, its F-measure).
 
+    rouge-score builds the full tokens(reference) x tokens(generation) table (a 50,000-word pair reached
+    12.7 GB); here the LCS is computed by :func:`lcs_length` in linear memory, so any text length fits.
+    Time is O(n * m / 64) word operations for token counts n and m: linear when one side is of ordinary
+    length, and measured in ``bench/bench_long_text.py`` when both are long. An empty side scores 0.
+    """
     refs, gens = _pair(references, generations)
-    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
-    return np.array([scorer.score(r, g)["rougeL"].fmeasure for r, g in zip(refs, gens, strict=True)],
-                    dtype=float)
+    scores = np.empty(len(refs))
+    for index, (reference, generation) in enumerate(zip(refs, gens, strict=True)):
+        target = rouge_tokens(reference, use_stemmer=use_stemmer)
+        prediction = rouge_tokens(generation, use_stemmer=use_stemmer)
+        if not target or not prediction:
+            scores[index] = 0.0
+            continue
+        common = lcs_length(target, prediction)
+        precision, recall = common / len(prediction), common / len(target)
+        # rouge_score.scoring.fmeasure, operation for operation (so values are bit-identical)
+        scores[index] = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return scores
 
 
 # ------------------------------------------------------------------------------------------------- chrF
 def chrf(references: Sequence[str], generations: Sequence[str]) -> np.ndarray:
-    """sacrebleu chrF (0-100) per pair, each text scored as one segment."""
+    """sacrebleu chrF per pair, each text scored as one segment, on the paper's 0-1 scale (score / 100)."""
     from sacrebleu.metrics import CHRF
 
     refs, gens = _pair(references, generations)
     metric = CHRF()
-    return np.array([metric.sentence_score(g, [r]).score for r, g in zip(refs, gens, strict=True)],
+    return np.array([metric.sentence_score(g, [r]).score / 100.0 for r, g in zip(refs, gens, strict=True)],
                     dtype=float)
 
 
@@ -284,7 +371,7 @@ def compute_standard(outputs: pd.DataFrame, *, metrics: Iterable[str] | str | No
         signature["rouge_l"] = f"rouge-score-{_version('rouge-score')}/rougeL/stem"
     if "chrf" in chosen:
         per_item["chrf"] = chrf(refs, gens)
-        signature["chrf"] = chrf_signature().replace("|", "/")
+        signature["chrf"] = chrf_signature().replace("|", "/") + "/scale:0-1"
     if "cider_d" in chosen:
         corpus = list(pd.Series(refs).groupby(per_item["item_id"].to_numpy()).first())
         per_item["cider_d"] = cider_d(refs, gens, corpus_references=corpus)

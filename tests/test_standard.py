@@ -20,7 +20,9 @@ from empathy.standard import (  # noqa: E402
     cider_tokens,
     compute_standard,
     embedding_cosine,
+    lcs_length,
     rouge_l,
+    rouge_tokens,
     tfidf_cosine,
 )
 
@@ -42,12 +44,100 @@ def test_rouge_l_hand_worked_and_against_rouge_score():
     np.testing.assert_allclose(rouge_l(*zip(*PAIRS, strict=True)), expected)
 
 
+
+def lcs_table(a: list[object], b: list[object]) -> int:
+    """The textbook quadratic dynamic programme (the reference for the bit-parallel LCS)."""
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b):
+            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("", "", 0), ("abc", "", 0), ("", "abc", 0), ("abc", "abc", 3), ("abc", "cba", 1),
+    ("ABCBDAB", "BDCABA", 4),  # Cormen et al.'s example
+    ("the cat sat on the mat".split(), "the cat on the mat".split(), 5),
+    ("aaaa", "aa", 2), ("xyz", "abc", 0), ("abcbdab" * 3, "bdcaba" * 2, 10),
+])
+def test_lcs_length_hand_cases(a, b, expected):
+    assert lcs_table(list(a), list(b)) == expected
+    for block in (1, 2, 3, 64, 1 << 14):  # one block and many blocks passing carries on
+        assert lcs_length(list(a), list(b), block=block) == expected
+        assert lcs_length(list(b), list(a), block=block) == expected
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_lcs_length_random_against_the_table(seed):
+    rng = np.random.default_rng(seed)
+    alphabet = int(rng.integers(1, 8))
+    a = rng.integers(0, alphabet, size=int(rng.integers(0, 90))).tolist()
+    b = rng.integers(0, alphabet, size=int(rng.integers(0, 90))).tolist()
+    block = int(rng.choice([1, 5, 7, 32, 64, 1 << 14]))
+    assert lcs_length(a, b, block=block) == lcs_table(a, b)
+
+
+WORDS = ("the a was were of run running runs ran cat cats dog 42 feel feeling felt said says saying "
+         "Hello, world! Don't can't it's café naïve 3.5 x-ray e-mail").split()
+
+
+def random_text(rng: np.random.Generator, n: int) -> str:
+    return " ".join(str(w) for w in rng.choice(WORDS, size=n))
+
+
+@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("use_stemmer", [True, False])
+def test_rouge_l_equals_rouge_score_on_random_texts(seed, use_stemmer):
+    from rouge_score import rouge_scorer
+
+    rng = np.random.default_rng(seed)
+    reference, generation = random_text(rng, int(rng.integers(0, 60))), random_text(rng, int(rng.integers(0, 60)))
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
+    expected = scorer.score(reference, generation)["rougeL"].fmeasure
+    assert rouge_l([reference], [generation], use_stemmer=use_stemmer)[0] == expected  # bit-identical
+
+
+@pytest.mark.parametrize(("reference", "generation"), [
+    *PAIRS,
+    ("The runners were running; the runner ran.", "A runner runs and ran"),  # stems: run, runner
+    ("!!! ... ???", "words"),  # no token on one side: 0
+    ("Ça va? Très bien.", "ca va tres bien"),  # non-ASCII letters dropped by rouge-score's tokenizer
+    ("1,000 people; 2.5%", "1 000 people 2 5"),
+    ("same same same", "same"),
+])
+def test_rouge_l_equals_rouge_score_on_hand_cases(reference, generation):
+    from rouge_score import rouge_scorer
+
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    assert rouge_l([reference], [generation])[0] == scorer.score(reference, generation)["rougeL"].fmeasure
+    assert rouge_tokens(reference) == scorer._tokenizer.tokenize(reference)
+
+
+def test_rouge_l_of_a_long_pair_in_linear_memory():
+    """rouge-score's table for this pair would hold 20,000 x 20,000 Python ints (gigabytes); here it is fast."""
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 50, size=20_000).tolist()
+    b = rng.integers(0, 50, size=20_000).tolist()
+    # a hand-checkable bound and exact structure: LCS of a sequence with itself, and with its reverse-free copy
+    assert lcs_length(a, a) == 20_000
+    assert lcs_length(a, a[:10_000] + [99] * 5 + a[10_000:]) == 20_000
+    common = lcs_length(a, b)
+    # one 20,000-bit block and 313 blocks of 64 bits passing carries on agree; random sequences over 50
+    # symbols share about a quarter (Chvatal-Sankoff constant near 2 / sqrt(50))
+    assert common == lcs_length(b, a) == lcs_length(a, b, block=64) and 4_000 < common < 6_000
+    # equal to the table on a prefix that the table can still afford
+    assert lcs_length(a[:600], b[:600], block=64) == lcs_table(a[:600], b[:600])
+
 def test_chrf_against_sacrebleu():
     import sacrebleu
 
-    expected = [sacrebleu.corpus_chrf([g], [[r]]).score for r, g in PAIRS]
+    # the paper's 0-1 scale: sacrebleu's 0-100 score divided by 100
+    expected = [sacrebleu.corpus_chrf([g], [[r]]).score / 100 for r, g in PAIRS]
     np.testing.assert_allclose(chrf(*zip(*PAIRS, strict=True)), expected)
-    assert chrf(["same text"], ["same text"])[0] == pytest.approx(100.0)
+    assert chrf(["same text"], ["same text"])[0] == pytest.approx(1.0)
+    assert 0.0 <= chrf(["abc def"], ["abd xyz"])[0] < 1.0
 
 
 def test_cider_d_hand_worked():
