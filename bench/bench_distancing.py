@@ -1,6 +1,6 @@
 """Benchmark of the distancing detectors (figures go to docs/benchmarks.md, section "Distancing detectors").
 
-Run: ``python bench/bench_distancing.py [--texts 5000] [--json]``.
+Run: ``python bench/bench_distancing.py [--texts 5000] [--json] [--before REV] [--large-cache-only]``.
 
 All measurements come from one run on the same texts (generated from the hand-written templates below, 3-5
 sentences each, no third-party text):
@@ -10,7 +10,15 @@ sentences each, no third-party text):
 * throughput of ``analyze(texts, cache=False)``; the rules' cost is also timed per document inside one
   pass (time in the rules / time waiting for the parse), which is robust to noise from shared cores;
 * a first run that fills an empty cache and a cached re-run (ratio of the two);
-* peak memory while streaming 1k and 5k texts (fresh subprocess each: tracemalloc peak and peak RSS).
+* peak memory while streaming 1k and 5k texts (fresh subprocess each: tracemalloc peak and peak RSS);
+* a large shared cache: 1,000 cached texts looked up one call per text (as the app highlights a text) and in
+  one call, in a cache of 1k rows and of 201k rows (fresh subprocess each, CPU time). With ``--before REV``
+  the same case also runs on the package as of git revision ``REV`` (extracted to a temporary folder), so a
+  fix is measured against the code it replaced in the same run.
+
+The honest comparison is at equal pipelines: ``analyze`` against bare ``nlp.pipe`` with the same components
+(NER excluded in both). The full default pipeline (with NER) is reported too, labelled as such, because it
+is what a user calling ``spacy.load`` gets, but the detector's speed-up against it comes from skipping NER.
 """
 
 from __future__ import annotations
@@ -134,6 +142,59 @@ def _memory_child(n: int) -> dict[str, float]:
             "rss_growth_mb": (rss_after - rss_before) / 1024}
 
 
+def _cache_child(extra_rows: int) -> dict[str, float]:
+    """Runs in a fresh process: 1,000 texts cached in a cache padded to ``extra_rows`` more rows; CPU time of
+    looking them up one ``analyze_text`` call per text and in one ``analyze`` call."""
+    import hashlib
+
+    from empathy.distancing import DistancingCache, analyze, analyze_text, load_model, model_info
+    from empathy.distancing.result import DistancingResult
+
+    load_model()
+    info = model_info()
+    texts = generate_texts(1000, seed=3)
+    with tempfile.TemporaryDirectory() as tmp, DistancingCache(tmp) as cache:
+        list(analyze(texts, cache=cache))
+        filler = DistancingResult(sentences=1, counts={"nominalization": 0, "impersonal": 0, "agentless": 0},
+                                  spans=())
+        for start in range(0, extra_rows, 20_000):
+            cache.put_many(info["model"], info["version"], info["rules"],
+                           ((hashlib.sha256(f"filler {i}".encode()).hexdigest(), filler)
+                            for i in range(start, min(extra_rows, start + 20_000))))
+        rows = len(cache)
+        start = time.process_time()
+        for text in texts:
+            analyze_text(text, cache=cache)
+        per_text = time.process_time() - start
+        start = time.process_time()
+        list(analyze(texts, cache=cache))
+        one_call = time.process_time() - start
+    return {"rows": rows, "per_text_cpu": per_text, "one_call_cpu": one_call}
+
+
+def _run_cache_case(extra_rows: int, pythonpath: str | None = None) -> dict[str, float]:
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, __file__, "--cache-child", str(extra_rows)], capture_output=True,
+                         text=True, check=True, env=env)
+    return json.loads(out.stdout)
+
+
+def large_cache(before: str | None) -> dict[str, dict[str, dict[str, float]]]:
+    """The large-shared-cache case for the current code and, with ``before``, for the package at that rev."""
+    versions: dict[str, str | None] = {"current": None}
+    with tempfile.TemporaryDirectory() as old:
+        if before is not None:
+            root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            archive = subprocess.run(["git", "-C", root, "archive", before, "empathy"], capture_output=True,
+                                     check=True).stdout
+            subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
+            versions[f"before ({before})"] = old
+        return {name: {str(rows): _run_cache_case(rows, path) for rows in (0, 200_000)}
+                for name, path in versions.items()}
+
+
 def _cpu_model() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as handle:
@@ -145,7 +206,7 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def run(n_texts: int) -> dict:
+def run(n_texts: int, before: str | None = None) -> dict:
     """Every measurement of the module docstring, on ``n_texts`` generated texts."""
     from empathy.distancing import DistancingCache, analyze, base_vocabularies, load_model, model_info
     from empathy.distancing.rules import analyze_doc
@@ -187,6 +248,8 @@ def run(n_texts: int) -> dict:
         memory[str(n)] = json.loads(out.stdout)
 
     return {
+        "large_cache": large_cache(before),
+        "load_average": os.getloadavg(),
         "texts": n_texts,
         "sentences_approx": n_sentences_hint,
         "detector": info,
@@ -198,6 +261,7 @@ def run(n_texts: int) -> dict:
                              "analyze_no_cache": n_texts / t_ours, "cache_rerun": n_texts / t_cached},
         "ratios": {
             "speedup_vs_full_pipeline": t_full / t_ours,
+            "speedup_vs_equal_pipeline": t_parse / t_ours,
             "overhead_vs_same_parse_end_to_end": t_ours / t_parse - 1.0,
             "rules_share_of_parse_in_one_pass": in_rules / (t_pass - in_rules),
             "cached_rerun_speedup": t_first / t_cached,
@@ -218,6 +282,7 @@ def markdown(result: dict) -> str:
         f"Machine: {result['machine']['cpu']}, {result['machine']['cores']} cores (shared), Python "
         f"{result['machine']['python']}; spaCy {d['spacy']}, {d['model']} {d['version']}, rules {d['rules']}.",
         f"Input: {result['texts']} generated texts of 3-5 sentences (about {result['sentences_approx']} sentences).",
+        "Load average at the end of the run: " + " / ".join(f"{x:.1f}" for x in result["load_average"]) + ".",
         "",
         "| measurement | seconds | texts/s |",
         "| --- | --- | --- |",
@@ -232,7 +297,10 @@ def markdown(result: dict) -> str:
         "",
         "| ratio | value | target |",
         "| --- | --- | --- |",
-        f"| full pipeline time / detector time | {r['speedup_vs_full_pipeline']:.2f}x | >= 1 |",
+        f"| bare `nlp.pipe` at equal components / detector time (the honest ratio) | "
+        f"{r['speedup_vs_equal_pipeline']:.2f}x | >= 0.9 |",
+        f"| bare `nlp.pipe` with NER (full default pipeline) / detector time | "
+        f"{r['speedup_vs_full_pipeline']:.2f}x | not a claim: NER skipped |",
         f"| rules cost over the same parse, end to end | {100 * r['overhead_vs_same_parse_end_to_end']:+.1f}% | "
         "<= 10% |",
         f"| rules cost over the same parse, timed inside one pass | "
@@ -242,7 +310,17 @@ def markdown(result: dict) -> str:
         f"{m['1000']['tracemalloc_peak_mb']:.1f} MB = {r['tracemalloc_peak_5k_over_1k']:.2f} | flat (~1) |",
         f"| peak RSS, 5k / 1k texts | {m['5000']['peak_rss_mb']:.0f} MB / {m['1000']['peak_rss_mb']:.0f} MB = "
         f"{r['peak_rss_5k_over_1k']:.2f} | flat (~1) |",
+        "",
+        "Large shared cache: 1,000 cached texts, CPU seconds (fresh subprocess each).",
+        "",
+        "| code | cache rows | one `analyze_text` per text | one `analyze` call | per-text ratio to 1k rows |",
+        "| --- | --- | --- | --- | --- |",
     ]
+    for name, cases in result["large_cache"].items():
+        small = cases["0"]["per_text_cpu"]
+        for case in cases.values():
+            lines.append(f"| {name} | {case['rows']:,} | {case['per_text_cpu']:.2f} | {case['one_call_cpu']:.3f} | "
+                         f"{case['per_text_cpu'] / small:.2f}x |")
     return "\n".join(lines) + "\n"
 
 
@@ -251,14 +329,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=5000)
     parser.add_argument("--json", action="store_true", help="print the raw figures as JSON")
+    parser.add_argument("--before", metavar="REV", help="also run the large-cache case on the package at git REV")
+    parser.add_argument("--large-cache-only", action="store_true", help="run only the large-cache case")
     parser.add_argument("--memory-child", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--cache-child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child is not None:
         print(json.dumps(_memory_child(args.memory_child)))
         return 0
+    if args.cache_child is not None:
+        print(json.dumps(_cache_child(args.cache_child)))
+        return 0
+    if args.large_cache_only:
+        cases = large_cache(args.before)
+        print(json.dumps({"large_cache": cases, "load_average": os.getloadavg()}, indent=2))
+        return 0
     if args.texts < 1000:
         parser.error("--texts must be at least 1000")
-    result = run(args.texts)
+    result = run(args.texts, args.before)
     print(json.dumps(result, indent=2) if args.json else markdown(result))
     return 0
 
