@@ -131,6 +131,7 @@ AGENTLESS = [
     ("A driver was swept from his van and found clinging to a fence.",
      [("be-passive", "was swept"), ("coordinated-passive", "found")]),
     ("I was fired and lost my house.", [("be-passive", "was fired")]),  # "lost" has its own object
+    ("I stole alcohol and was caught and decided to lie.", [("be-passive", "was caught")]),  # to-infinitive
 ]
 
 

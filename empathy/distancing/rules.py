@@ -246,8 +246,11 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
         own = {child.dep_ for child in token.children}
         agent = "agent" in own
         if token.tag_ == "VBD" and not (dep == "acl" or (
-                dep == "conj" and head.i in found and "dobj" not in own and token.lemma_ not in ("be", "have", "do"))):
-            continue  # a simple past counts only as a relative's or a passive's coordinated participle
+                dep == "conj" and head.i in found and not own & {"dobj", "ccomp"} and not any(
+                    _infinitive(c) for c in token.children) and token.lemma_ not in ("be", "have", "do"))):
+            # A simple past counts only as a relative's or a passive's coordinated participle, and then only
+            # without an object or a clause that an active verb takes ("was caught and decided to lie").
+            continue
         if dep in ("ROOT", "advcl") and any(c.dep_ == "conj" and c.tag_ == "VBD" for c in token.children):
             # Coordinated with a simple past, a subjectless "participle" is one too, the subject left out
             # ("Listened to my problem and gave advice.", "Walked in and was out in 10 minutes").
