@@ -273,10 +273,7 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             if not agent and _adjectival(token, verbs):
                 continue
             found[token.i] = Passive(token.i, token.i, token.i + 1, "coordinated-passive", agent)
-        elif (dep == "acl" and head.pos_ in _NOMINAL_HEADS and head.i < token.i and head.dep_ != "ROOT"
-              and not (head.dep_ == "conj" and head.head.pos_ in ("VERB", "AUX"))):
-            # (A participle on a root noun is the sentence's only verb: "Poor decisions led to ...", and so is
-            # one on a noun coordinated with a verb: "I woke up and a pipe busted".)
+        elif dep == "acl" and head.pos_ in _NOMINAL_HEADS and head.i < token.i and not _clause_subject(head):
             if not agent and _adjectival(token, verbs):
                 continue
             copula = head.head
@@ -296,6 +293,27 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
                 continue
             found[token.i] = Passive(token.i, token.i, token.i + 1, "participle-clause", agent)
     return [found[i] for i in sorted(found)]
+
+
+#: Words that introduce only a finite clause (never a noun phrase), so the noun after them is a subject.
+_SUBORDINATORS = frozenset({"because", "when", "while", "if", "although", "though", "whenever", "once", "cause",
+                            "cuz", "whereas", "unless"})
+
+
+def _clause_subject(noun: Token) -> bool:
+    """A noun that is the subject of the clause whose verb the parser hung on it as a participle ("Poor
+    decisions led to ...", "I woke up and a pipe busted", "when a pipe busted"): the participle is that
+    clause's simple past, not a reduced relative. Signs: the noun is the root or heads a clause relation
+    itself, is coordinated with a verb, or follows a word that introduces only clauses (and is no subject of
+    another verb). (A noun that shares its verb with a second subject is left alone: in "a ferry packed with
+    passengers capsized, and divers have pulled ..." the participle is a true reduced relative.)"""
+    dep = noun.dep_
+    if dep in ("ROOT", "advcl", "ccomp", "xcomp", "csubj", "relcl", "pcomp"):
+        return True
+    if dep == "conj" and noun.head.pos_ in ("VERB", "AUX"):
+        return True
+    first = noun.left_edge
+    return dep not in ("nsubj", "nsubjpass") and first.i > 0 and noun.doc[first.i - 1].lower_ in _SUBORDINATORS
 
 
 def _complement_clause(clause: Token) -> bool:
