@@ -20,8 +20,10 @@ Agentless constructions (label ``agentless``), one per passive predicate without
     "Highly recommended.").
 
 Adjective-like participles are not passives: without a by-agent, a participle on the list of psychological
-and stative adjectives (tired, interested, worried, married ...), one modified by a degree word ("very
-worried"), and an un-prefixed participle whose verb does not exist ("unexpected") are skipped.
+and stative adjectives (tired, interested, worried, married, stuck, stressed ...) or a participle + particle
+state ("burnt out", "messed up"), one modified by a degree word ("very worried"), and an un-prefixed
+participle whose verb does not exist ("unexpected") are skipped. Skill adjectives (experienced, qualified)
+are verbs after "being"/"been", with "as" or with a subject that is no person ("anger was experienced").
 
 Impersonal subject framing (label ``impersonal``), one per subject:
 
@@ -34,12 +36,16 @@ Impersonal subject framing (label ``impersonal``), one per subject:
 ``generic-one``
     the generic pronoun "one" as subject ("one never knows").
 ``generic-indefinite``
-    an indefinite person pronoun as subject (someone, anybody, everyone, nobody, no one).
+    an indefinite person pronoun as subject (someone, anybody, everyone, nobody, no one) of a finite clause
+    that is not a statement about a past event ("nobody came" names the people of one event).
 ``generic-people``
     bare "people" as subject, optionally with many/most/some/all ("people say", "most people feel").
 
-Generic "you" is deliberately *not* counted: in support conversations "you" almost always addresses the
-reader, and telling generic from addressee "you" needs discourse context the parser does not have.
+"It sounds / feels / looks like + clause" and "it's like + clause" are not counted: copy-raising verbs with
+an ordinary subject in UD, and in support conversations the reflective-listening move, not a distancing frame
+(docs/detectors.md). Generic "you" is deliberately *not* counted: in support conversations "you" almost
+always addresses the reader, and telling generic from addressee "you" needs discourse context the parser does
+not have.
 
 Nominalizations (label ``nominalization``), one per noun token: see :mod:`empathy.distancing.lexicon`. The
 rule name is ``nominal:-SUFFIX:BASE`` (or ``nominal:irregular:BASE``), e.g. ``nominal:-ment:announce``.
