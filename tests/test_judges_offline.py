@@ -76,7 +76,7 @@ def test_render_places_texts_inside_delimiters():
     user = messages[1]["content"]
     assert messages[0]["role"] == "system" and "JSON" in user
     assert "<<<CLIENT NARRATIVE>>>\nmy narrative ››› x\n<<<END CLIENT NARRATIVE>>>" in user
-    assert "<<<COUNSELOR RESPONSE>>>\nthe ‹‹‹reply\n<<<END COUNSELOR RESPONSE>>>" in user
+    assert "<<<THERAPIST RESPONSE>>>\nthe ‹‹‹reply\n<<<END THERAPIST RESPONSE>>>" in user
     with pytest.raises(ValueError, match="generation"):
         PROTOCOLS["conflict"].render(reference="x")
 
