@@ -79,9 +79,14 @@ def parser_chunks(text: str, limit: int = CHUNK_CHARS) -> list[tuple[int, int]]:
 
 
 def _spans_of(doc: object, offset: int) -> list[tuple[int, int]]:
-    # The rule of empathy.distancing.rules.count_sentences: a sentence counts if it has a non-space token.
-    return [(offset + sent.start_char, offset + sent.end_char)  # type: ignore[attr-defined]
-            for sent in doc.sents if any(not token.is_space for token in sent)]  # type: ignore[attr-defined]
+    """Sentences with a non-space token (the rule of ``empathy.distancing.rules.count_sentences``), trimmed
+    to their first and last non-space token so that offsets do not depend on where whitespace was attached."""
+    spans = []
+    for sent in doc.sents:  # type: ignore[attr-defined]
+        words = [token for token in sent if not token.is_space]
+        if words:
+            spans.append((offset + words[0].idx, offset + words[-1].idx + len(words[-1].text)))
+    return spans
 
 
 def sentence_spans(texts: Iterable[str], *, model: str | None = None, batch_size: int = 64
@@ -119,7 +124,8 @@ def sentence_spans(texts: Iterable[str], *, model: str | None = None, batch_size
         for text in todo:
             if text in found:
                 continue
-            pieces = parser_chunks(text)
+            # read at call time (not as a default argument) and never above the parser's own limit
+            pieces = parser_chunks(text, max(2, min(CHUNK_CHARS, nlp.max_length)))
             spans: list[tuple[int, int]] = []
             chunk_docs = nlp.pipe((parse_text(text[a:b]) for a, b in pieces), batch_size=1, disable=disable)
             for (a, _), doc in zip(pieces, chunk_docs, strict=True):
