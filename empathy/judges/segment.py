@@ -43,11 +43,15 @@ _memo_lock = threading.Lock()
 
 
 def segmentation_signature(model: str | None = None) -> str:
-    """``spacy:<model>-<version>/rules:<RULES_VERSION>``: names the parse the sentences come from."""
+    """``spacy:<model>-<version>``: names the parse the sentences come from.
+
+    The detector rule version is left out on purpose: the rules read the parse but do not change its sentence
+    boundaries, and naming them would mark every judge run stale whenever a detector word list changes.
+    """
     from empathy.distancing import model_info
 
     info = model_info(model)
-    return f"spacy:{info['model']}-{info['version']}/rules:{info['rules']}"
+    return f"spacy:{info['model']}-{info['version']}"
 
 
 def parser_chunks(text: str, limit: int = CHUNK_CHARS) -> list[tuple[int, int]]:
