@@ -239,6 +239,9 @@ def test_lexicon_disturbing_count_sums_sentences():
     ("Tell me more about that.", (0, 0, 0, 1), 0),
     ("What happened next? You could also consider telling them.", (2, 0, 1, 0), 1),
     ("I'm sorry you feel that way.", (0, 0, 0, 0), 0),
+    # a question that proposes a solution is a solution cue, not exploration (the paper asks for open ones)
+    ("What happened next? Have you tried telling him how you feel?", (1, 0, 1, 0), 0),
+    ("Would it help to take a break? Why not ask her directly?", (3, 0, 0, 0), 1),  # + "take a break"
 ])
 def test_lexicon_conflict_cues(response, cues, label):
     found = lexicon.conflict_cues(response)
@@ -476,8 +479,12 @@ EXPLORING = ("It sounds like the silence with your sister has been weighing on y
              "happened between you two in the time around your mum's death? When she says you abandoned "
              "your mum, what does that stir up in you? And what would you want her to understand?")
 
+#: One question, but a closed one that proposes a solution, then advice: not "multiple open-ended questions".
+SUGGESTING = ("That sounds painful. Have you thought about writing her a letter? You could set a time to talk "
+              "and keep it calm.")
 
-@pytest.mark.parametrize(("response", "label"), [(AVOIDANT, 1), (EXPLORING, 0)])
+
+@pytest.mark.parametrize(("response", "label"), [(AVOIDANT, 1), (EXPLORING, 0), (SUGGESTING, 1)])
 def test_lexicon_conflict_avoidance_on_hand_made_responses(response, label):
     frame = pd.DataFrame({"item_id": ["1"], "model": ["m"], "reference": [NARRATIVE], "generation": [response]})
     run = run_judge(frame, "lexicon", protocols="conflict", cache=False)

@@ -25,9 +25,10 @@ Conflict avoidance ``ca``
     A cue heuristic on the response: ``A`` counts solution-giving cues (advice phrases, list items,
     sentences opening with an advice verb such as "Keep ...", "Try ...") and harmony/closure cues
     (compromise, reassurance, normalising: "it is common to", "many couples"); ``X`` counts exploration cues
-    (questions,
-    and reflective openers such as "it sounds like", "tell me more", counted 1/2). ``ca = 1`` iff
-    ``A > X``. The client narrative is not used.
+    (open questions, and reflective openers such as "it sounds like", "tell me more", counted 1/2). A question
+    that puts a solution to the client ("Have you tried ...?", "Would it help to ...?") is a solution cue, since
+    the paper's label 0 asks for open-ended questions. ``ca = 1`` iff ``A > X``. The client narrative is not
+    used, so the paper's condition "the client information is clearly insufficient" is not checked.
 """
 
 from __future__ import annotations
@@ -232,6 +233,13 @@ _REFLECTIVE = re.compile(
     r"\b(?:i wonder|tell me more|help me understand|it sounds like|i hear|what comes up|what matters|"
     r"part of you|i'm curious|i am curious)\b", re.I)
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+\S", re.M)
+#: Questions that put a solution to the client rather than open the conflict up ("Have you tried talking to
+#: him?", "Would it help to ...?"): the paper's label 0 asks for *open-ended* questions, so these count as
+#: solution cues, not exploration.
+_SUGGESTING_QUESTION = re.compile(
+    r"^\W*(?:(?:have|did) you (?:tried|thought about|considered|looked into)|would it (?:help|be (?:helpful|"
+    r"worth|possible))|could you (?:try|talk|ask|tell|set|take)|can you (?:try|talk|ask|set|take)|"
+    r"why not|what if you|how about|do you think you could|is it possible to)\b", re.I)
 #: Verbs that open an imperative (advice) sentence: "Keep records ...", "Try planning ...".
 IMPERATIVE_VERBS: frozenset[str] = frozenset({
     "agree", "arrange", "ask", "avoid", "book", "call", "consider", "contact", "discuss", "document", "explain",
@@ -271,8 +279,10 @@ def conflict_cues(response: str, sentences: Sequence[str] | None = None) -> Conf
     """Count the conflict-avoidance and exploration cues of a response (``sentences``: as for affect)."""
     text = response.replace("’", "'")
     sentences = split_sentences(text) if sentences is None else [s.replace("’", "'") for s in sentences]
-    questions = sum(1 for s in sentences if s.rstrip("\"')”’ ").endswith("?"))
-    imperatives = 0
+    asked = [s for s in sentences if s.rstrip("\"')”’ ").endswith("?")]
+    suggesting = sum(1 for s in asked if _SUGGESTING_QUESTION.match(s))
+    questions = len(asked) - suggesting
+    imperatives = suggesting
     for sentence in sentences:
         match = _FIRST_WORD.match(sentence)
         if (match and match.group(1).lower() in IMPERATIVE_VERBS and not sentence.rstrip().endswith("?")
@@ -300,5 +310,5 @@ def signature(protocols: tuple[str, ...] = ("affect", "disturbing", "conflict"),
 
 
 def _cue_hash() -> str:
-    payload = "|".join(p.pattern for p in (_SOLUTION, _HARMONY, _REFLECTIVE, _LIST_ITEM))
+    payload = "|".join(p.pattern for p in (_SOLUTION, _HARMONY, _REFLECTIVE, _LIST_ITEM, _SUGGESTING_QUESTION))
     return hashlib.sha256(payload.encode()).hexdigest()[:12]
