@@ -5,6 +5,13 @@ validates an answer against the rubric's range. The protocol's :attr:`Protocol.h
 that) is part of every rating's signature and of the cache key, so editing a prompt changes the hash and
 invalidates cached ratings. Bump :attr:`Protocol.version` when a change is deliberate.
 
+Variants: conflict avoidance defaults to the paper's criteria (Appendix D, ``conflict-avoidance@2``,
+variant ``paper``); the first text is kept as variant ``engagement-v1`` (``conflict-avoidance@1``)
+(:data:`CONFLICT_VARIANTS`). The affect protocol shows the reference as Text A; :data:`AFFECT_GENERATION_FIRST`
+is the same rubric with the generation first, used for ``affect_order`` generation-first or random
+(:data:`AFFECT_ORDERS`). Each variant has its own version and hash. A judge picks them in its config
+(:class:`empathy.judges.config.JudgeConfig`).
+
 Model text (references, generations, sentences) is placed between ``<<<NAME>>>`` / ``<<<END NAME>>>``
 delimiters; any ``<<<`` or ``>>>`` inside the text is replaced by ``‹‹‹`` / ``›››`` so that a text cannot
 close its own delimiter. The rationale of each text is in ``docs/judges.md``.
