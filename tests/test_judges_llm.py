@@ -423,3 +423,15 @@ def test_disturbing_requests_use_the_sentences_of_eq2(server):
     assert rated == sorted({*spacy_split, "A calm day."})
     assert run.sentences["n_sent_gen"].tolist() == [len(spacy_split)]
     assert value(run.ratings, "1", "u_gen") == 2 and "split=spacy:" in run.signature
+
+
+def test_runs_without_the_disturbing_protocol_parse_nothing(server, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("no text should be segmented")
+
+    monkeypatch.setattr("empathy.judges.segment.sentence_spans", refuse)
+    monkeypatch.setattr("empathy.judges.segment.spacy_sentences", refuse)
+    run = run_judge(outputs([("1", "m1", "A narrative. Two sentences.", "A reply.")]), judge(server),
+                    protocols="affect,conflict", cache=None)
+    assert run.sentences[["n_sent_ref", "n_sent_gen"]].isna().all().all()
+    assert "split=" not in run.signature and (run.ratings["reason"] == "").all()

@@ -57,7 +57,8 @@ class JudgeRun:
     sentences
         Sentence counts per (item_id, model): ``n_sent_ref``, ``n_sent_gen``: the sentences the judge
         rated. Under the default segmentation (``spacy``, :mod:`empathy.judges.segment`) they equal ``d``
-        and ``q`` of Eq. 2 as :mod:`empathy.evaluate` computes them; under ``regex`` they may differ.
+        and ``q`` of Eq. 2 as :mod:`empathy.evaluate` computes them; under ``regex`` they may differ. NaN
+        for rows an LLM judge rated without the disturbing protocol (their texts are not segmented).
     """
 
     ratings: pd.DataFrame
@@ -142,22 +143,28 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 Sentences = dict[str, list[str]]
 
 
-def _segment(frame: pd.DataFrame, segmentation: str) -> tuple[Sentences, str]:
-    """The sentences of every distinct text of ``frame`` and the segmentation's signature."""
-    texts = list(dict.fromkeys([*frame["reference"], *frame["generation"]]))
+def _segment(texts: Iterable[str], segmentation: str) -> tuple[Sentences, str]:
+    """The sentences of each distinct text and the segmentation's signature."""
+    texts = list(dict.fromkeys(texts))
     if segmentation == "regex":
         return {text: split_sentences(text) for text in texts}, SPLITTER_VERSION
     if segmentation != "spacy":
         raise ValueError(f"segmentation must be 'spacy' or 'regex', got {segmentation!r}")
+    if not texts:  # nothing to parse: do not import spaCy just to name the model
+        return {}, "spacy"
     from .segment import segmentation_signature, spacy_sentences
 
     return dict(zip(texts, spacy_sentences(texts), strict=True)), segmentation_signature()
 
 
 def _sentence_table(frame: pd.DataFrame, sentences: Sentences) -> pd.DataFrame:
+    """Sentence counts per row; NaN for a text the run did not segment (an LLM row without ``disturbing``)."""
+    def count(text: str) -> float:
+        return float(len(sentences[text])) if text in sentences else math.nan
+
     return pd.DataFrame({"item_id": frame["item_id"], "model": frame["model"],
-                         "n_sent_ref": [len(sentences[t]) for t in frame["reference"]],
-                         "n_sent_gen": [len(sentences[t]) for t in frame["generation"]]})
+                         "n_sent_ref": [count(t) for t in frame["reference"]],
+                         "n_sent_gen": [count(t) for t in frame["generation"]]})
 
 
 def _generation_first(judge: JudgeConfig, item: str, model: str) -> bool:
@@ -205,7 +212,7 @@ def _row_protocols(frame: pd.DataFrame, names: tuple[str, ...],
 def _run_lexicon(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]],
                  used: tuple[str, ...], progress: Progress | None) -> JudgeRun:
     start = time.perf_counter()
-    sentences, split = _segment(frame, judge.segmentation)
+    sentences, split = _segment([*frame["reference"], *frame["generation"]], judge.segmentation)
     signature = lexicon.signature(used, split)
     rows: list[dict[str, Any]] = []
     total = len(frame)
@@ -314,7 +321,11 @@ async def arun_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = No
         return _run_lexicon(frame, judge_config, per_row, names, progress)
     key = api_key(judge_config, secrets)
     start = time.perf_counter()
-    sentences, split = _segment(frame, judge_config.segmentation)
+    # Only the disturbing protocol works per sentence for an LLM judge: parse only the texts it rates (a parse
+    # costs about a minute per MB, too much to spend on a sentence table nobody asked for).
+    counted = [text for record, row in zip(frame.itertuples(index=False), per_row, strict=True)
+               if "disturbing" in row for text in (record.reference, record.generation)]
+    sentences, split = _segment(counted, judge_config.segmentation)
     requests, needs = _plan(frame, judge_config, per_row, sentences)
     store, owned = _open_cache(cache)
     stats = JudgeStats()
