@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 #: Longest piece handed to the parser when a text exceeds the parser's ``max_length``.
 CHUNK_CHARS = 100_000
@@ -106,6 +106,8 @@ def sentence_spans(texts: Iterable[str], *, model: str | None = None, batch_size
     for position, text in enumerate(items):
         if not isinstance(text, str):
             raise TypeError(f"text #{position} must be a string, got {type(text).__name__}")
+    if not items:
+        return []
     name = resolve_model_name(model)
     out: list[list[tuple[int, int]] | None] = [None] * len(items)
     todo: dict[str, list[int]] = {}
@@ -146,8 +148,9 @@ def sentence_spans(texts: Iterable[str], *, model: str | None = None, batch_size
     return [spans if spans is not None else [] for spans in out]
 
 
-def spacy_sentences(texts: Sequence[str], *, model: str | None = None) -> list[list[str]]:
+def spacy_sentences(texts: Iterable[str], *, model: str | None = None) -> list[list[str]]:
     """Each text's sentences under the Eq. 2 parse, whitespace collapsed; an empty text has none."""
+    texts = list(texts)
     spans = sentence_spans(texts, model=model)
     return [[" ".join(text[a:b].split()) for a, b in text_spans] for text, text_spans in zip(texts, spans,
                                                                                               strict=True)]
