@@ -87,6 +87,8 @@ use_cache = right.checkbox("Use the answer cache", key="judge_cache", disabled=n
                            help=f"SQLite cache of valid answers ({default_cache_path()}): a re-run makes no call "
                                 "for them and retries only what was missing.")
 
+if not is_llm:  # the figure comes from the judge's own description (bench/kumar2025_lexicon_judge.py)
+    st.warning(f"The `lexicon` judge is an {judge.description}.")
 key_ok = True
 if is_llm:
     if judge.api_key_env:
