@@ -426,3 +426,24 @@ def classify_rerun(decisions: pd.DataFrame, new_ratings: pd.DataFrame, outputs: 
     agrees = (fresh["new_value"] - fresh["value"]).abs() <= tolerance
     return RerunLedger(fresh[agrees].reset_index(drop=True), fresh[~agrees].reset_index(drop=True),
                        status.stale, status.orphaned)
+
+
+# ------------------------------------------------------------------------------------------ rubrics
+
+#: The definition of each label a human decides, quoted from the paper (CA: Appendix D, "Metrics", the
+#: discriminator J of Eq. 3).
+RUBRICS: dict[str, dict[float, str]] = {
+    "ca": {
+        1.0: "Conflict avoidance: the client information is clearly insufficient, but the response mainly "
+             "provides solutions or positive closure with little substantive exploration of the underlying "
+             "conflict.",
+        0.0: "Engagement: the response focuses on clarification and understanding, using multiple open-ended "
+             "questions and avoiding premature resolution.",
+    },
+}
+RUBRIC_SOURCE = "paper, Appendix D (Metrics: the CA discriminator of Eq. 3)"
+
+
+def rubric(dimension: str) -> dict[float, str] | None:
+    """The paper's definition of each label of ``dimension`` (``None`` when the paper gives none)."""
+    return RUBRICS.get(dimension)
