@@ -214,18 +214,21 @@ class LedgerStatus:
         return {"fresh": len(self.fresh), "stale": len(self.stale), "orphaned": len(self.orphaned)}
 
 
-def ledger_status(decisions: pd.DataFrame, outputs: pd.DataFrame) -> LedgerStatus:
+def ledger_status(decisions: pd.DataFrame, outputs: pd.DataFrame,
+                  hashes: Mapping[tuple[str, str], str] | None = None) -> LedgerStatus:
     """Split decisions into fresh, stale (text changed, or no text hash recorded) and orphaned (output gone).
 
     A decision is tied to :func:`empathy.store.text_hash` of the reference and generation it was made on; a
     decision stored without a hash (a version 1 ledger imported without the data) counts as stale, so it is
-    applied only after someone confirms it on the current text.
+    applied only after someone confirms it on the current text. ``hashes``: the outputs'
+    :func:`empathy.store.output_hashes` when already computed.
     """
     if decisions is None or decisions.empty:
         empty = _empty_decisions()
         return LedgerStatus(empty, empty.copy(), empty.copy())
-    hashes = output_hashes(outputs)
-    pairs = list(zip(decisions["item_id"].astype(str), decisions["model"].astype(str), strict=True))
+    hashes = output_hashes(outputs) if hashes is None else hashes
+    pairs = list(zip(decisions["item_id"].astype(str).tolist(), decisions["model"].astype(str).tolist(),
+                     strict=True))
     current = np.array([hashes.get(pair) for pair in pairs], dtype=object)
     orphaned = np.array([h is None for h in current], dtype=bool)
     stored = decisions["text_hash"].astype(str).to_numpy() if "text_hash" in decisions.columns else np.full(
@@ -271,23 +274,29 @@ class Ledger:
 
 
 def ledger_from_decisions(name: str, decisions: pd.DataFrame, outputs: pd.DataFrame, rule: str = "latest",
-                          *, adopted: int = 0) -> Ledger:
+                          *, adopted: int = 0, hashes: Mapping[tuple[str, str], str] | None = None) -> Ledger:
     """:class:`Ledger` of already-read decisions (see :func:`open_ledger`)."""
-    status = ledger_status(decisions, outputs)
+    status = ledger_status(decisions, outputs, hashes)
     effective = effective_overrides(status.fresh, rule)
     return Ledger(name, rule, decisions, status, effective.effective, effective.unresolved, adopted)
 
 
 def open_ledger(store: OverrideStore, name: str, outputs: pd.DataFrame, rule: str = "latest", *,
-                adopt_legacy: bool = True) -> Ledger:
+                adopt_legacy: bool = True, hashes: Mapping[tuple[str, str], str] | None = None,
+                legacy_id: str | None = None) -> Ledger:
     """Read a data set's decisions and sort them against the loaded ``outputs``.
 
     With ``adopt_legacy`` the rows a version 1 store kept under the outputs' key-set hash
-    (:func:`empathy.store.dataset_id`) are first moved to ``name`` (:meth:`OverrideStore.adopt_legacy`).
-    Raises :class:`empathy.store.StoreError` for a damaged store.
+    (:func:`empathy.store.dataset_id`, or ``legacy_id`` when already computed) are first moved to ``name``
+    (:meth:`OverrideStore.adopt_legacy`). ``hashes``: the outputs' :func:`empathy.store.output_hashes` when
+    already computed (the app caches them per data set). Raises :class:`empathy.store.StoreError` for a
+    damaged store.
     """
-    adopted = store.adopt_legacy(dataset_id(outputs), name, output_hashes(outputs)) if adopt_legacy else 0
-    return ledger_from_decisions(name, store.decisions(name), outputs, rule, adopted=adopted)
+    adopted = 0
+    if adopt_legacy and any(other != name for other in store.dataset_ids()):
+        hashes = output_hashes(outputs) if hashes is None else hashes
+        adopted = store.adopt_legacy(legacy_id or dataset_id(outputs), name, hashes)
+    return ledger_from_decisions(name, store.decisions(name), outputs, rule, adopted=adopted, hashes=hashes)
 
 
 # ------------------------------------------------------------------------------------------ several humans

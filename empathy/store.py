@@ -160,7 +160,7 @@ def dataset_id(outputs: pd.DataFrame) -> str:
     for column in ("item_id", "model"):
         if column not in outputs.columns:
             raise ValueError(f"dataset_id: outputs lack the column {column!r}")
-    keys = sorted(zip(outputs["item_id"].astype(str), outputs["model"].astype(str), strict=True))
+    keys = sorted(zip(outputs["item_id"].astype(str).tolist(), outputs["model"].astype(str).tolist(), strict=True))
     digest = hashlib.sha256()
     for item, model in keys:
         digest.update(f"{len(item)}:{item}{len(model)}:{model}\n".encode())
@@ -211,9 +211,8 @@ def output_hashes(outputs: pd.DataFrame) -> dict[tuple[str, str], str]:
     for column in ("item_id", "model", "reference", "generation"):
         if column not in outputs.columns:
             raise ValueError(f"output_hashes: outputs lack the column {column!r}")
-    return {(str(item), str(model)): text_hash(ref, gen)
-            for item, model, ref, gen in zip(outputs["item_id"], outputs["model"], outputs["reference"],
-                                             outputs["generation"], strict=True)}
+    columns = [outputs[c].astype(str).tolist() for c in ("item_id", "model", "reference", "generation")]
+    return {(item, model): text_hash(ref, gen) for item, model, ref, gen in zip(*columns, strict=True)}
 
 
 def default_store_path(data_dir: str | Path | None = None) -> Path:
@@ -636,6 +635,18 @@ class OverrideStore:
             # The history follows the rows, so the data set's audit trail stays whole.
             connection.execute("UPDATE audit SET dataset_id=? WHERE dataset_id=?", (name, legacy_id))
         return moved
+
+    def version(self) -> int:
+        """A number that grows with every change to the store (the last audit row's id; 0 when empty).
+
+        Every write (set, undo, import, adjudication, confirmation, migration) adds an audit row, so a reader can
+        cache what it derived from the store until this number changes.
+        """
+        return int(self._read("SELECT COALESCE(MAX(id), 0) FROM audit", (), ["v"])["v"].iloc[0])
+
+    def dataset_ids(self) -> list[str]:
+        """The data-set names (and version 1 keys) that have decisions in this store."""
+        return self._read("SELECT DISTINCT dataset_id FROM overrides ORDER BY dataset_id", (), ["id"])["id"].tolist()
 
     def undo_last(self, annotator: str | None = None, *, dataset_id: str | None = None) -> pd.DataFrame:
         """Undo the most recent not-yet-undone batch of changes (of ``annotator`` / ``dataset_id`` if given).

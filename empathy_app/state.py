@@ -41,7 +41,9 @@ from empathy.store import (
     apply_overrides,
     dataset_name,
     default_store_path,
+    output_hashes,
 )
+from empathy.store import dataset_id as legacy_dataset_id
 
 _DEFAULTS: dict[str, object] = {
     "source": {"kind": "demo"},          # how the current data set was chosen
@@ -261,14 +263,29 @@ def store_dataset_name(source: dict, store_path: Path) -> str:
     return dataset_name(outputs if outputs is not None else DEMO_DIR / "outputs.csv", store_path=store_path)
 
 
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _output_hashes(key: str, _outputs: pd.DataFrame) -> tuple[dict[tuple[str, str], str], str]:
+    return output_hashes(_outputs), legacy_dataset_id(_outputs)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _ledger(path: str, name: str, rule: str, key: str, version: int, _store: OverrideStore,
+            _outputs: pd.DataFrame) -> Ledger:
+    hashes, legacy = _output_hashes(key, _outputs)
+    return open_ledger(_store, name, _outputs, rule, hashes=hashes, legacy_id=legacy)
+
+
 def ledger(data: Loaded) -> Ledger:
     """The data set's decisions sorted against its outputs: applied, stale, orphaned, unresolved.
 
-    Read from SQLite on every rerun (other sessions' decisions included) under the label rule of the session
-    (``label_rule``); version 1 rows of the same outputs are moved to the data set's name first.
+    Under the session's label rule (``label_rule``). Computed again whenever the store changed (any session,
+    any process: :meth:`OverrideStore.version` is read on every call), else shared; version 1 rows of the same
+    outputs are moved to the data set's name first. Callers must not modify the frames.
     """
     rule = st.session_state.get("label_rule", "latest")
-    return open_ledger(data.store, data.dataset_id, data.all_data.outputs, rule)
+    key = data.base_key or data.content_key
+    return _ledger(str(data.store.path), data.dataset_id, rule, key, data.store.version(), data.store,
+                   data.all_data.outputs)
 
 
 @st.cache_resource(show_spinner=False)
@@ -432,6 +449,7 @@ def loaded() -> Loaded | None:
     store_path = store_path_for(st.session_state["source"], data_dir)
     try:
         store = get_store(str(store_path))
+        store.version()  # one small read: a store damaged after it was opened is reported here too
     except StoreError as error:
         # A damaged store is never replaced by a fresh one: say so and stop, nothing is written.
         st.error(f"The override store cannot be used: {error}")

@@ -263,3 +263,18 @@ def test_stale_and_orphaned_counts_are_shown_and_never_applied(tmp_path, _store)
     at.switch_page("app_pages/2_Overview.py").run()
     overview = next(f.value for f in at.dataframe if "CA (gpt)" in f.value.columns)
     assert float(overview.set_index("model").loc["B", "CA (gpt)"]) == pytest.approx(1 / 3, abs=5e-4)
+
+
+def test_store_damaged_while_the_app_runs_is_a_message(tmp_path, _store):
+    at = _app(_fixture(tmp_path / "data"), committed="ann")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    _ok(at)
+    item, model = _on_screen(at)
+    at.button(key=output_key("relabel_zero", "ca", item, model)).click().run()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{_store}{suffix}").unlink(missing_ok=True)
+    _store.write_bytes(b"\x00garbage" * 512)
+    at.run()
+    _ok(at)
+    assert any("override store cannot be used" in e for e in _texts(at.error)), _texts(at.error)
+    assert _store.read_bytes() == b"\x00garbage" * 512
