@@ -20,6 +20,7 @@ from empathy.overrides import (  # noqa: E402
     ALL_JUDGES,
     RUBRIC_SOURCE,
     adjudication_list,
+    classify_rerun,
     human_agreement,
     make_changes,
     override_targets,
@@ -265,3 +266,27 @@ with st.expander("Several annotators: agreement and adjudication"):
             st.rerun()
     else:
         st.caption(f"No disagreement between annotators on {md(dimension)}.")
+
+with st.expander("A judge re-run meets the ledger"):
+    decided_raters = sorted(set(ledger.decisions["rater"])) if len(ledger.decisions) else []
+    if not decided_raters:
+        st.caption("No human decision yet.")
+    else:
+        st.caption("Choose the judge your decisions overrode and its re-run (e.g. a new prompt version added as "
+                   "another rater on the Judge page): every decision is confirmed (the re-run now agrees with "
+                   "the human), still disputed, stale (text changed) or orphaned (output gone).")
+        picks = st.columns(2)
+        overridden = picks[0].selectbox("Judge the decisions overrode", decided_raters, key="relabel_rerun_old")
+        rerun_of = picks[1].selectbox("Its re-run", sorted(data.all_data.raters), key="relabel_rerun_new")
+        result = classify_rerun(ledger.decisions[ledger.decisions["rater"] == overridden], data.all_data.ratings,
+                                all_outputs, rater_map={overridden: rerun_of})
+        counts = result.counts
+        st.markdown(f"**{counts['confirmed']}** confirmed · **{counts['disputed']}** still disputed · "
+                    f"**{counts['stale']}** stale · **{counts['orphaned']}** orphaned")
+        shown_columns = ["item_id", "model", "rater", "dimension", "value", "annotator"]
+        for tab, (title, frame) in zip(st.tabs(["Confirmed", "Still disputed", "Stale", "Orphaned"]),
+                                       (("confirmed", result.confirmed), ("disputed", result.disputed),
+                                        ("stale", result.stale), ("orphaned", result.orphaned)), strict=True):
+            with tab:
+                extra = ["new_value"] if "new_value" in frame.columns else []
+                st.dataframe(frame[[*shown_columns, *extra]], hide_index=True, key=f"relabel_rerun_{title}")

@@ -22,12 +22,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from empathy.agreement import krippendorff_by_dimension, pairwise_agreement
-from empathy.store import DECISION_COLUMNS, KEY_COLUMNS, Change, OverrideStore, dataset_id, output_hashes
+from empathy.store import (
+    DECISION_COLUMNS,
+    KEY_COLUMNS,
+    Change,
+    OverrideStore,
+    apply_overrides,
+    dataset_id,
+    dataset_name,
+    output_hashes,
+)
 
 #: The choice that applies a decision to every automatic judge of the output.
 ALL_JUDGES = "(all judges)"
@@ -456,3 +466,29 @@ RUBRIC_SOURCE = "paper, Appendix D (Metrics: the CA discriminator of Eq. 3)"
 def rubric(dimension: str) -> dict[float, str] | None:
     """The paper's definition of each label of ``dimension`` (``None`` when the paper gives none)."""
     return RUBRICS.get(dimension)
+
+
+# ------------------------------------------------------------------------------------------ CLI helpers
+
+def ledger_for_files(store_path: str | Path, outputs_path: str | Path, outputs: pd.DataFrame, *,
+                     rule: str = "latest", name: str | None = None) -> Ledger:
+    """The ledger of a data set given by its files, as the CLI needs it (``metrics --overrides``, ``judge``).
+
+    The data set's name is :func:`empathy.store.dataset_name` of ``outputs_path`` relative to the store (or
+    ``name``). Raises :class:`empathy.store.StoreError` (a :class:`empathy.io.DataError`: one line, exit 2)
+    for a damaged store.
+    """
+    store = OverrideStore(store_path)
+    label = dataset_name(outputs_path, store_path=store_path, explicit=name)
+    return open_ledger(store, label, outputs, rule)
+
+
+def apply_ledger(ratings: pd.DataFrame, ledger: Ledger) -> pd.DataFrame:
+    """``ratings`` with the ledger's applied overrides (stale, orphaned and unresolved ones never)."""
+    return apply_overrides(ratings, ledger.applied)
+
+
+def rerun_against_ledger(ledger: Ledger, new_ratings: pd.DataFrame, outputs: pd.DataFrame, *,
+                         rater_map: Mapping[str, str] | None = None, tolerance: float = 0.0) -> RerunLedger:
+    """:func:`classify_rerun` of every decision of ``ledger`` (for ``judge`` to print its :meth:`summary`)."""
+    return classify_rerun(ledger.decisions, new_ratings, outputs, rater_map=rater_map, tolerance=tolerance)

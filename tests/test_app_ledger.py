@@ -278,3 +278,31 @@ def test_store_damaged_while_the_app_runs_is_a_message(tmp_path, _store):
     _ok(at)
     assert any("override store cannot be used" in e for e in _texts(at.error)), _texts(at.error)
     assert _store.read_bytes() == b"\x00garbage" * 512
+
+
+def test_a_judge_rerun_meets_the_ledger(tmp_path, _store):
+    source = _fixture(tmp_path / "data")
+    rerun = pd.DataFrame({"item_id": ["i1", "i2", "i3"] * 2, "model": [ODD] * 3 + ["B"] * 3, "rater": "gpt2",
+                          "dimension": "ca", "value": 0.0, "rater_kind": "llm", "reason": "", "signature": "v2"})
+    rerun.to_csv(tmp_path / "data" / "ratings_rerun.csv", index=False)
+    source["ratings"].append(str(tmp_path / "data" / "ratings_rerun.csv"))
+    name = dataset_name(source["outputs"], store_path=_store)
+    outputs, _ = load_outputs(source["outputs"])
+    ratings = pd.read_csv(source["ratings"][0], dtype={"item_id": str, "model": str})
+    store = OverrideStore(_store)
+    # gpt said 1 on i1 and i2 of ODD; the human says 0 on i1 (gpt2 now agrees) and 1 on i2 (gpt2 says 0)
+    store.set_overrides(name, make_changes(outputs, ratings, "i1", ODD, ["gpt"], "ca", 0.0), annotator="ann")
+    store.set_overrides(name, make_changes(outputs, ratings, "i2", ODD, ["gpt"], "ca", 1.0), annotator="ann")
+    store.set_overrides(name, [Change("i3", "B", "gpt", "ca", 1.0, "", "0123456789abcdef")], annotator="ann")
+    store.set_overrides(name, [Change("gone", "B", "gpt", "ca", 1.0, "", "0123456789abcdef")], annotator="ann")
+    at = _app(source, committed="ann")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    at.selectbox(key="relabel_rerun_old").set_value("gpt").run()
+    at.selectbox(key="relabel_rerun_new").set_value("gpt2").run()
+    _ok(at)
+    assert any("**1** confirmed · **1** still disputed · **1** stale · **1** orphaned" in m
+               for m in _texts(at.markdown))
+    frames = [f.value for f in at.dataframe if "new_value" in f.value.columns]
+    confirmed, disputed = frames[0], frames[1]
+    assert confirmed[["item_id", "value", "new_value"]].values.tolist() == [["i1", 0.0, 0.0]]
+    assert disputed[["item_id", "value", "new_value"]].values.tolist() == [["i2", 1.0, 0.0]]

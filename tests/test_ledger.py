@@ -422,3 +422,21 @@ def test_rerun_classification_by_hand():
     assert close.counts["confirmed"] == 2
     with pytest.raises(ValueError, match="tolerance"):
         classify_rerun(decisions, new, now, tolerance=-1)
+
+
+def test_cli_helpers_read_the_ledger_of_files(tmp_path):
+    from empathy.overrides import apply_ledger, ledger_for_files, rerun_against_ledger
+
+    outputs = _outputs([("i1", "A", "g1"), ("i2", "A", "g2")])
+    ratings = _ratings(outputs, value=1.0)
+    store_path = tmp_path / "data" / ".empathy-overrides.sqlite"
+    store = OverrideStore(store_path)
+    store.set_overrides("outputs.csv", make_changes(outputs, ratings, "i1", "A", ["judge"], "ca", 0.0), annotator="a")
+    ledger = ledger_for_files(store_path, tmp_path / "data" / "outputs.csv", outputs)
+    assert ledger.counts["applied"] == 1
+    assert apply_ledger(ratings, ledger)["value"].tolist() == [0.0, 1.0]
+    rerun = rerun_against_ledger(ledger, _ratings(outputs, rater="judge", value=0.0), outputs)
+    assert rerun.counts == {"confirmed": 1, "disputed": 0, "stale": 0, "orphaned": 0}
+    (tmp_path / "broken.sqlite").write_bytes(b"")
+    with pytest.raises(StoreError):
+        ledger_for_files(tmp_path / "broken.sqlite", tmp_path / "outputs.csv", outputs)
