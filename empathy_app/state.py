@@ -31,9 +31,19 @@ from empathy.io import (
     load_ratings,
     validate_outputs,
 )
+from empathy.overrides import Ledger, open_ledger
 from empathy.paths import DEMO_DIR, PROJECT_ROOT, shared_dataset, shared_dir
 from empathy.review import Recompute
-from empathy.store import STORE_ENV, OverrideStore, apply_overrides, dataset_id, default_store_path
+from empathy.store import (
+    STORE_ENV,
+    OverrideStore,
+    StoreError,
+    apply_overrides,
+    dataset_name,
+    default_store_path,
+    output_hashes,
+)
+from empathy.store import dataset_id as legacy_dataset_id
 
 _DEFAULTS: dict[str, object] = {
     "source": {"kind": "demo"},          # how the current data set was chosen
@@ -235,6 +245,49 @@ def content_key(dataset: Dataset) -> str:
     return digest.hexdigest()[:20]
 
 
+def store_dataset_name(source: dict, store_path: Path) -> str:
+    """The stable name a data set's overrides are kept under (:func:`empathy.store.dataset_name`).
+
+    Its outputs file (relative to the store's folder when inside it) for a path and the demo data, the file
+    name for an upload, ``kumar2025`` for the Kumar import: never a hash of the outputs, so adding or removing
+    outputs keeps every other override.
+    """
+    kind = source.get("kind")
+    if kind == "path":
+        return dataset_name(source["outputs"], store_path=store_path)
+    if kind == "upload":
+        return dataset_name(explicit=f"upload:{source.get('name', 'upload')}")
+    if kind == "kumar2025":
+        return dataset_name(explicit="kumar2025")
+    outputs, _ = demo_files(DEMO_DIR)
+    return dataset_name(outputs if outputs is not None else DEMO_DIR / "outputs.csv", store_path=store_path)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _output_hashes(key: str, _outputs: pd.DataFrame) -> tuple[dict[tuple[str, str], str], str]:
+    return output_hashes(_outputs), legacy_dataset_id(_outputs)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _ledger(path: str, name: str, rule: str, key: str, version: int, _store: OverrideStore,
+            _outputs: pd.DataFrame) -> Ledger:
+    hashes, legacy = _output_hashes(key, _outputs)
+    return open_ledger(_store, name, _outputs, rule, hashes=hashes, legacy_id=legacy)
+
+
+def ledger(data: Loaded) -> Ledger:
+    """The data set's decisions sorted against its outputs: applied, stale, orphaned, unresolved.
+
+    Under the session's label rule (``label_rule``). Computed again whenever the store changed (any session,
+    any process: :meth:`OverrideStore.version` is read on every call), else shared; version 1 rows of the same
+    outputs are moved to the data set's name first. Callers must not modify the frames.
+    """
+    rule = st.session_state.get("label_rule", "latest")
+    key = data.base_key or data.content_key
+    return _ledger(str(data.store.path), data.dataset_id, rule, key, data.store.version(), data.store,
+                   data.all_data.outputs)
+
+
 @st.cache_resource(show_spinner=False)
 def get_store(path: str) -> OverrideStore:
     """One :class:`OverrideStore` per SQLite file, shared by every session."""
@@ -394,9 +447,17 @@ def loaded() -> Loaded | None:
     if task != ALL_TASKS and task not in tasks_of(full):
         task = st.session_state["task"] = ALL_TASKS  # another data set was loaded: its tasks differ
     store_path = store_path_for(st.session_state["source"], data_dir)
+    try:
+        store = get_store(str(store_path))
+        store.version()  # one small read: a store damaged after it was opened is reported here too
+    except StoreError as error:
+        # A damaged store is never replaced by a fresh one: say so and stop, nothing is written.
+        st.error(f"The override store cannot be used: {error}")
+        return None
     return Loaded(dataset=filter_task(full, task), name=name, data_dir=data_dir,
-                  dataset_id=dataset_id(base.outputs), content_key=_derived_key(base_key, extras, task),
-                  store=get_store(str(store_path)), full=full, base_key=base_key, task=task)
+                  dataset_id=store_dataset_name(st.session_state["source"], store_path),
+                  content_key=_derived_key(base_key, extras, task),
+                  store=store, full=full, base_key=base_key, task=task)
 
 
 def require_data(*, ratings: bool = True) -> Loaded:
@@ -480,7 +541,7 @@ def overrides(data: Loaded) -> pd.DataFrame:
     enter the ratings as a new row (:func:`empathy.store.apply_overrides` adds unmatched overrides), e.g. as
     a phantom rater after a rater added on the Judge page was removed or the session ended.
     """
-    table = data.store.overrides(data.dataset_id)
+    table = ledger(data).applied  # stale, orphaned and unresolved decisions are never applied
     if table.empty:
         return table
     keep = table["rater"].astype(str).isin(data.all_data.raters).to_numpy(copy=True)

@@ -12,7 +12,8 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.io import DataError  # noqa: E402
-from empathy.store import OverrideStore, dataset_id  # noqa: E402
+from empathy.store import OverrideStore  # noqa: E402
+from empathy_app.decisions import output_key  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -209,9 +210,9 @@ def test_ca_override_through_inspect_updates_metrics_spearman_and_toggle(tmp_pat
     at.selectbox(key="_w_inspect_pick").set_value("i3 · A").run()
     at.selectbox(key="inspect_override_judge").set_value("j2").run()
     at.selectbox(key="inspect_override_dimension").set_value("ca").run()
-    at.radio(key="inspect_override_value").set_value(1.0).run()
+    at.radio(key=output_key("inspect_override_value", "i3", "A", "ca", "j2")).set_value(1.0).run()
     at.text_input(key="inspect_override_reason").input("asks nothing, jumps to advice").run()
-    at.button(key="inspect_save").click().run()
+    at.button(key=output_key("inspect_save", "i3", "A")).click().run()
     _ok(at)
     assert any("Saved" in s for s in _texts(at.success)), (_texts(at.success), _texts(at.error))
     # durable before "Saved": another connection sees it
@@ -240,28 +241,29 @@ def test_relabel_queue_decision_undo_and_restart(tmp_path, _store):
     at = _app(_path_source(folder))
     at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
-    assert any("Annotator" in i for i in _texts(at.info))
-    at.sidebar.text_input(key="_w_annotator").input("rel").run()
+    assert any("annotator name" in i for i in _texts(at.info))
+    at.text_input(key="_w_relabel_annotator_name").input("rel")
+    at.button(key="relabel_commit_annotator").click().run()
     _ok(at)
-    # disagreements first: (i3, A) is the first item where j1 = 1 and j2 = 0 (items sorted by id within ties)
-    first = [m for m in _texts(at.markdown) if "judges say" in m][0]
+    # disagreements first: (i1, B) is the first item where j1 = 1 and j2 = 0 (items sorted by id within ties)
+    first = [m for m in _texts(at.markdown) if "raters say" in m][0]
     assert "`i1`" in first and "`B`" in first and "judges disagree" in first
-    at.button(key="relabel_zero").click().run()
+    at.button(key=output_key("relabel_zero", "ca", "i1", "B")).click().run()
     _ok(at)
     store = OverrideStore(_store)
-    key = dataset_id(pd.read_csv(folder / "outputs.csv", dtype=str))
-    decided = store.overrides(key)
+    decided = store.overrides()
     assert decided[["item_id", "model", "rater", "value"]].values.tolist() == [["i1", "B", "j1", 0.0],
                                                                              ["i1", "B", "j2", 0.0]]
-    nxt = [m for m in _texts(at.markdown) if "judges say" in m][0]
+    assert decided["annotator"].tolist() == ["rel", "rel"]
+    nxt = [m for m in _texts(at.markdown) if "raters say" in m][0]
     assert "`i3`" in nxt and "`A`" in nxt
     assert "1 of 12 decided" in at.get("progress")[0].proto.text
     at.button(key="relabel_undo").click().run()
-    assert store.overrides(key).empty
-    assert len(store.audit(key)) == 4  # two sets + two undos
+    assert store.overrides().empty
+    assert len(store.audit()) == 4  # two sets + two undos
 
     # a restarted app (new session, same store file) shows a saved override
-    at.button(key="relabel_one").click().run()
+    at.button(key=output_key("relabel_one", "ca", "i1", "B")).click().run()
     restarted = _app(_path_source(folder))
     restarted.switch_page("app_pages/2_Overview.py").run()
     assert _ca(restarted)["B"] == 0.25
@@ -269,15 +271,16 @@ def test_relabel_queue_decision_undo_and_restart(tmp_path, _store):
 
 def test_relabel_a_score_dimension_with_the_number_input(tmp_path, _store):
     folder = _write_fixture(tmp_path / "fixture")
-    extra = [{"item_id": f"i{k}", "model": m, "rater": "j1", "dimension": "e_gen", "value": 0.5}
+    extra = [{"item_id": f"i{k}", "model": m, "rater": "j1", "dimension": "e_gen", "value": 0.5, "rater_kind": "llm"}
              for m in ("A", "B", "C") for k in range(1, 5)]
     pd.DataFrame(extra).to_csv(folder / "ratings_scores.csv", index=False)
     at = _app(_path_source(folder), annotator="num")
+    at.session_state["relabel_annotator"] = "num"
     at.switch_page("app_pages/4_Relabel.py").run()
     at.selectbox(key="relabel_dimension").set_value("e_gen").run()
     _ok(at)
-    at.number_input(key="relabel_value").set_value(0.8).run()
-    at.button(key="relabel_save").click().run()
+    at.number_input(key=output_key("relabel_value", "e_gen", "i1", "A", "(all judges)")).set_value(0.8).run()
+    at.button(key=output_key("relabel_save", "e_gen", "i1", "A")).click().run()
     _ok(at)
     stored = OverrideStore(_store).overrides()
     assert stored[["item_id", "model", "rater", "dimension", "value"]].values.tolist() == [

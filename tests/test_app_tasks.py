@@ -35,6 +35,7 @@ def _app(source: dict | None = None) -> AppTest:
     if source is not None:
         at.session_state["source"] = source
     at.session_state["annotator"] = "tester"
+    at.session_state["relabel_annotator"] = "tester"  # the name committed on the Relabel page
     return at.run()
 
 
