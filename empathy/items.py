@@ -37,6 +37,7 @@ import pandas as pd
 
 from empathy import metrics as m
 from empathy.distancing.result import LABELS
+from empathy.escaping import spreadsheet_cell
 from empathy.evaluate import TextFeatures
 from empathy.io import DIMENSION_RANGES, RATING_REQUIRED
 from empathy.stability import metric_terms
@@ -331,3 +332,16 @@ def worst_first(table: pd.DataFrame, column: str, *, absolute: bool = False) -> 
     key = -np.abs(values) if absolute else -values
     order = np.argsort(np.where(np.isnan(key), np.inf, key), kind="stable")
     return table.iloc[order]
+
+
+def items_csv(table: pd.DataFrame, signature: str) -> bytes:
+    """The item table as a CSV for people (spreadsheets): every text cell and header through
+    :func:`empathy.escaping.spreadsheet_cell`, NaN as an empty cell, and a ``signature`` column (the
+    reproducibility signature of the numbers, :mod:`empathy.signature`) on every row."""
+    out = table.copy()
+    for column in out.columns:
+        if not pd.api.types.is_numeric_dtype(out[column]) and not pd.api.types.is_bool_dtype(out[column]):
+            out[column] = [spreadsheet_cell(str(v)) if isinstance(v, str) else v for v in out[column]]
+    out["signature"] = spreadsheet_cell(str(signature))
+    out.columns = [spreadsheet_cell(str(c)) for c in out.columns]
+    return out.to_csv(index=False).encode("utf-8")

@@ -15,6 +15,7 @@ from empathy.items import (
     NOT_RATED,
     filter_items,
     item_table,
+    items_csv,
     range_column,
     search_items,
     status_column,
@@ -312,3 +313,23 @@ def test_demo_sa_group_means_equal_compute_metrics_sa(demo):
     for row in sa.itertuples():
         terms = table.loc[table["model"] == row.model, f"SA:{row.scorer}"]
         assert terms.mean() == pytest.approx(row.value, abs=1e-12)  # pandas' mean skips the NaN terms
+
+
+def test_csv_neutralises_formulas_and_carries_the_signature():
+    import io
+
+    from empathy.escaping import unspreadsheet_cell
+
+    outputs = OUTPUTS.assign(generation=["=HYPERLINK(\"x\")", "+1", "plain", "-2"], model=["A", "A", "A", "@B"])
+    ratings = RATINGS.assign(model=RATINGS["model"].replace({"B": "@B"}),
+                             rater=RATINGS["rater"].replace({"j2": "=j2"}))
+    table = item_table(outputs, ratings, FEATURES)
+    text = items_csv(table, "empathy:0.1.0|seed:0").decode()
+    back = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    assert list(back["generation"]) == ["'=HYPERLINK(\"x\")", "'+1", "plain", "'-2"]
+    assert list(back["model"]) == ["A", "A", "A", "'@B"]
+    assert "'SA:=j2" not in back.columns and "SA:=j2" in back.columns  # only a leading = is a formula
+    assert set(back["signature"]) == {"empathy:0.1.0|seed:0"}
+    assert back.loc[1, "SA:j1"] == ""  # NaN stays empty, never 0
+    assert float(back.loc[0, "SA:j1"]) == pytest.approx(0.75)
+    assert [unspreadsheet_cell(v) for v in back["generation"]] == list(outputs["generation"])
