@@ -32,10 +32,12 @@ if data.dataset.ratings.empty:
             "the table shows each output's LD term and distancing counts, which come from the texts. Add "
             "ratings on the **Data** page.")
 
-table = item_table(outputs, state.effective_ratings(data), state.features(data), overrides=state.overrides(data))
+ratings = state.effective_ratings(data)
+table = item_table(outputs, ratings, state.features(data), overrides=state.overrides(data))
 terms = term_columns(table)
 ranges = [c for c in table.columns if str(c).startswith("range:")]
 status_columns = [c for c in table.columns if str(c).endswith(" status")]
+LABEL_NAMES = {"nominalization": "nominalizations", "impersonal": "impersonal", "agentless": "agentless"}
 
 
 def _label(column: str) -> str:
@@ -49,12 +51,12 @@ def _label(column: str) -> str:
 st.caption("One row per output. Each judge's per-item term of Eq. 1-3 (the mean of a model's terms under a judge "
            "is its value on the Overview), the LD term of Eq. 4 (standardised within the model), how far the judges "
            "are apart on each label (max - min), the distancing counts of each side and whether a human override "
-           "exists. An empty cell is a term that cannot be computed (missing rating, E(t) = 0, a text without "
-           "sentences, or an output the judge did not rate); tick *Why empty* to see which. Larger is worse "
-           "for every term.")
+           "exists. A term that cannot be computed (missing rating, E(t) = 0, a text without sentences, or an "
+           "output the judge did not rate) shows as *None*, never 0; tick *Why None* to see which. Larger is "
+           "worse for every term.")
 
 with st.container(border=True):
-    top = st.columns([3, 2, 3, 1])
+    top = st.columns([3, 2, 3, 1.3])
     query = top[0].text_input("Search", key="items_search", placeholder="words in the reference or generation, or "
                               "an item id", help="Case-insensitive; the text as typed, not a pattern.")
     models = top[1].multiselect("Models", data.dataset.models, key="items_models", placeholder="all models")
@@ -66,16 +68,16 @@ with st.container(border=True):
                                disabled=not sortable)
     absolute = top[3].checkbox("By size", key="items_abs", help="Sort by the magnitude, so that an SA term far "
                                "below 0 (generation more intense than the reference) comes first too.")
-    bottom = st.columns([2, 1, 1, 1, 2, 1])
+    why = top[3].checkbox("Why None", key="items_why", help="Show the status of every term: ok, missing, "
+                          "undefined or not rated.")
+    bottom = st.columns([2, 1, 1, 1, 2])
     side = bottom[0].radio("Counts of the", ["generation", "reference"], key="items_side", horizontal=True)
     suffix = "gen" if side == "generation" else "ref"
     minimums = {f"{label}_{suffix}": bottom[1 + position].number_input(
-        f"Min {label}", min_value=0, value=0, step=1, key=f"items_min_{label}") for position, label in
+        f"Min {LABEL_NAMES[label]}", min_value=0, value=0, step=1, key=f"items_min_{label}") for position, label in
         enumerate(LABELS)}
     overridden = bottom[4].selectbox("Human overrides", ["any", "with an override", "without"],
                                      key="items_overridden")
-    why = bottom[5].checkbox("Why empty", key="items_why", help="Show the status of every term: ok, missing, "
-                             "undefined or not rated.")
 
 shown = search_items(table, query)
 shown = filter_items(shown, min_counts={k: v for k, v in minimums.items() if v > 0}, models=models or None,
@@ -138,11 +140,23 @@ details = pd.DataFrame({
 counts = pd.DataFrame({"reference": [row[f"{label}_ref"] for label in ("sentences", *LABELS)],
                        "generation": [row[f"{label}_gen"] for label in ("sentences", *LABELS)]},
                       index=["sentences", *LABELS])
-left, right = st.columns(2)
+mine = ratings[(ratings["item_id"] == row["item_id"]) & (ratings["model"] == row["model"])]
+left, middle, right = st.columns(3)
 with left:
-    st.markdown("**Terms of this output** (empty = not computable; the status says why)")
+    st.markdown("**Terms of this output** (None = not computable; the status says why)")
     st.dataframe(details, hide_index=True, key="items_row_terms",
                  column_config={"value": st.column_config.NumberColumn("value", format="%.3f")})
+with middle:
+    st.markdown("**Judges' labels** (the terms' inputs)")
+    if mine.empty:
+        st.caption("No judge rated this output.")
+    else:
+        labels_table = mine.pivot_table(index="dimension", columns="rater", values="value", aggfunc="first",
+                                        dropna=False)
+        order = [d for d in ("e_ref", "e_gen", "u_ref", "u_gen", "ca") if d in labels_table.index]
+        labels_table = labels_table.reindex(order + sorted(set(labels_table.index) - set(order)))
+        labels_table.columns.name = None
+        st.dataframe(labels_table.round(3).reset_index(), hide_index=True, key="items_row_labels")
 with right:
     st.markdown("**Distancing counts**")
     st.dataframe(counts.reset_index(names="count"), hide_index=True, key="items_row_counts")

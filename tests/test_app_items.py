@@ -176,6 +176,15 @@ def test_picking_a_row_opens_its_texts_and_terms():
         expected = mine[record["term"]]
         assert (math.isnan(expected) and math.isnan(record["value"])) or record["value"] == pytest.approx(expected)
     assert set(terms["status"]) <= {"ok", "missing", "undefined", "not rated"}
+    labels = next(f.value for f in at.dataframe if "dimension" in f.value.columns).set_index("dimension")
+    ratings = pd.concat([pd.read_csv(p) for p in sorted(DEMO_DIR.glob("ratings*.csv"))])
+    given = ratings[(ratings["item_id"] == "news-02") & (ratings["model"] == "hazel")]
+    assert len(given) == 8  # e_ref, e_gen, u_ref, u_gen by author and lexicon (no CA on news)
+    for record in given.itertuples():
+        assert labels.loc[record.dimension, record.rater] == pytest.approx(record.value)
+    # the SA term is (e_ref - e_gen) / e_ref of the labels shown beside it
+    sa = (labels.loc["e_ref", "author"] - labels.loc["e_gen", "author"]) / labels.loc["e_ref", "author"]
+    assert mine["SA:author"] == pytest.approx(sa)
 
 
 def test_override_is_marked_filtered_and_counted_in_the_terms(_store):
