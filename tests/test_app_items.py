@@ -215,3 +215,32 @@ def test_why_empty_shows_the_status_columns():
     assert "CA:author status" in table.columns
     news = table[table["task"] == "news"]
     assert set(news["CA:author status"]) == {"not rated"}  # CA is rated on counseling items only
+
+
+def test_hostile_names_and_texts_stay_text(tmp_path, _store):
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    model, item, rater = "**bold**_m", ":red[i1]", "[j](http://x.test)"
+    rows = [{"item_id": i, "model": model, "task": "t",
+             "reference": "We were told the plant would close. Everyone is scared.",
+             "generation": "<script>alert(1)</script> It was decided that $x$ closures occur."}
+            for i in (item, "i2", "i3")]
+    pd.DataFrame(rows).to_csv(folder / "outputs.csv", index=False)
+    ratings = [{"item_id": i, "model": model, "rater": rater, "dimension": d, "value": v}
+               for i in (item, "i2", "i3") for d, v in (("e_ref", 0.8), ("e_gen", 0.4))]
+    pd.DataFrame(ratings).to_csv(folder / "ratings_x.csv", index=False)
+    from empathy.io import load_dataset
+
+    dataset = load_dataset(folder / "outputs.csv", [folder / "ratings_x.csv"])
+    OverrideStore(_store).set_overrides(dataset_id(dataset.outputs),
+                                        [Change(item, model, rater, "e_gen", 0.2, "")], annotator="t")
+    at = _page({"kind": "path", "outputs": str(folder / "outputs.csv"), "ratings": [str(folder / "ratings_x.csv")]})
+    table = _items(at)
+    assert f"SA:{rater}" in table.columns and table[f"SA:{rater}"].to_list() == pytest.approx([0.75, 0.5, 0.5])
+    assert at.selectbox(key="items_pick").value == f"{item} · {model}"
+    caption = next(str(c.value) for c in at.caption if str(c.value).startswith("Task "))
+    assert f"`{item}`" in caption and f"`{model}`" in caption  # code spans: no Markdown, no directive
+    assert "overridden: e&#95;gen" in caption  # markdown_literal
+    generation = [str(m.value) for m in at.markdown if "alert" in str(m.value)]
+    assert len(generation) == 1 and "&lt;script&gt;alert&#40;1&#41;&lt;/script&gt;" in generation[0]
+    assert "<script" not in generation[0]
