@@ -10,6 +10,7 @@ import streamlit as st  # noqa: E402
 
 from empathy.distancing.result import LABELS  # noqa: E402
 from empathy.escaping import markdown_literal  # noqa: E402
+from empathy.evaluate import TextFeatures  # noqa: E402
 from empathy.items import (  # noqa: E402
     COUNT_COLUMNS,
     filter_items,
@@ -32,8 +33,20 @@ if data.dataset.ratings.empty:
             "the table shows each output's LD term and distancing counts, which come from the texts. Add "
             "ratings on the **Data** page.")
 
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _item_table(key: str, overrides_key: str, with_overrides: bool, _outputs: pd.DataFrame,
+                _ratings: pd.DataFrame, _features: TextFeatures, _overrides: pd.DataFrame) -> pd.DataFrame:
+    # Keyed by the data's content, the overrides' content and the sidebar toggle: searching, filtering and
+    # sorting rerun the page without recomputing the table.
+    return item_table(_outputs, _ratings, _features, overrides=_overrides)
+
+
 ratings = state.effective_ratings(data)
-table = item_table(outputs, ratings, state.features(data), overrides=state.overrides(data))
+current = state.overrides(data)
+table = _item_table(data.content_key, state.ratings_key(current) if len(current) else "",
+                    bool(st.session_state["with_overrides"]), outputs, ratings, state.features(data), current)
 terms = term_columns(table)
 ranges = [c for c in table.columns if str(c).startswith("range:")]
 status_columns = [c for c in table.columns if str(c).endswith(" status")]
@@ -105,9 +118,9 @@ st.download_button("Download these rows (CSV)", items_csv(shown, str(state.repor
 # The selectbox is the one source of truth for the open row; a newly selected table row moves it.
 labels = [f"{i} · {m}" for i, m in zip(shown["item_id"], shown["model"], strict=True)]
 selected = list(event.selection.rows) if event is not None else []
-if selected and selected != st.session_state.get("_items_last_selection"):
+if selected and selected != st.session_state.get("items_table_selection") and selected[0] < len(labels):
     st.session_state["items_pick"] = labels[selected[0]]
-st.session_state["_items_last_selection"] = selected
+st.session_state["items_table_selection"] = selected
 if st.session_state.get("items_pick") not in labels:
     st.session_state["items_pick"] = labels[0]
 
