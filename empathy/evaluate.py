@@ -440,28 +440,32 @@ def _grid(values: NDArray[np.float64], positions: NDArray[np.int64], rows: NDArr
 
 
 def plan_metrics(outputs: pd.DataFrame, ratings: pd.DataFrame, *, features: TextFeatures | None = None,
-                 by_task: bool = False, include_ld: bool = True, ld_standardization: str = "separate"
-                 ) -> MetricPlan:
+                 by_task: bool = False, include_ld: bool = True, ld_standardization: str = "separate",
+                 egm_both_zero: str = "zero") -> MetricPlan:
     """The :class:`MetricPlan` of a data set (``features`` default to the spaCy analyser over ``outputs``)."""
+    options = m.MetricOptions(ld_standardization=ld_standardization, egm_both_zero=egm_both_zero)
     if features is None:
         features = text_features(outputs)
-    return MetricPlan(outputs, ratings, features, by_task=by_task, include_ld=include_ld,
-                      options=m.MetricOptions(ld_standardization=ld_standardization))
+    return MetricPlan(outputs, ratings, features, by_task=by_task, include_ld=include_ld, options=options)
 
 
 def compute_metrics(outputs: pd.DataFrame, ratings: pd.DataFrame, *, features: TextFeatures | None = None,
                     by_task: bool = False, include_ld: bool = True, ld_standardization: str = "separate",
-                    seed: int | None = None, n_overrides: int | None = None) -> MetricsReport:
+                    egm_both_zero: str = "zero", seed: int | None = None, n_overrides: int | None = None
+                    ) -> MetricsReport:
     """Every registered metric (:data:`empathy.metrics.METRIC_SPECS`) per (model, judge), or per model for a
     text-only metric (LD), with n, and the inter-judge Spearman table.
 
     ``ratings`` are the effective ratings (overrides already applied, see :func:`empathy.store.apply_overrides`).
     ``features`` defaults to the spaCy analyser over ``outputs``; it is needed for EGM and LD.
     With ``by_task`` every value is computed within each task; otherwise over all of a model's items
-    (``task`` is then ``"all"``). This is :func:`plan_metrics` evaluated once.
+    (``task`` is then ``"all"``). ``ld_standardization`` and ``egm_both_zero`` choose the readings of the open
+    cases (:class:`empathy.metrics.MetricOptions`; the defaults are the paper's, others enter the signature).
+    This is :func:`plan_metrics` evaluated once.
     """
     return plan_metrics(outputs, ratings, features=features, by_task=by_task, include_ld=include_ld,
-                        ld_standardization=ld_standardization).evaluate(seed=seed, n_overrides=n_overrides)
+                        ld_standardization=ld_standardization, egm_both_zero=egm_both_zero
+                        ).evaluate(seed=seed, n_overrides=n_overrides)
 
 
 def rankings(table: pd.DataFrame) -> pd.DataFrame:

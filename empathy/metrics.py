@@ -24,7 +24,10 @@ Cases the paper leaves open, and what we do (also in the README):
 * **SA with E(t) = 0** (a flat reference): the ratio is undefined, so the item is left out and counted in
   ``n_undefined``. (Scoring it 0 would hide that the judge saw no affect to attenuate; scoring it -inf when
   E(g) > 0 would let one item dominate the mean.)
-* **EGM with a + b = 0** (neither text has disturbing content): the densities agree exactly, so the term is 0.
+* **EGM with a + b = 0** (neither text has disturbing content): the densities agree exactly, so the term is 0
+  (the default, ``both_zero="zero"``). Such items can dominate a mean (a judge that rarely sees disturbing
+  content gets an EGM near 0 whatever it does on the rest), so ``both_zero="exclude"`` leaves them out as
+  undefined (``n_undefined``); the choice is named in the signature (``egm-both-zero:exclude``).
   **EGM with zero sentences** on either side (an empty text): the density is undefined; the item is left out
   (``n_undefined``).
 * **LD with sigma = 0** in a dimension on one side (every text of that side has the same density): the
@@ -56,6 +59,8 @@ UNDEFINED = 2
 LD_DIMENSIONS: tuple[str, str, str] = ("nominalization", "impersonal", "agentless")
 #: ``"separate"`` is Eq. 4 as written: each side standardised with its own mean and sd.
 LD_STANDARDIZATIONS: tuple[str, ...] = ("separate", "reference")
+#: What an EGM item with a + b = 0 contributes: ``"zero"`` (the default: the term is 0) or ``"exclude"``.
+EGM_BOTH_ZERO: tuple[str, ...] = ("zero", "exclude")
 #: Whether a judge dimension is one judgement per reference text (shared by every model's output of an item)
 #: or one per generated output.
 SIDES: tuple[str, ...] = ("reference", "output")
@@ -214,8 +219,15 @@ def sentiment_attenuation(e_ref: ArrayLike, e_gen: ArrayLike) -> MetricResult:
 
 
 def granularity_mismatch_terms(u_ref: ArrayLike, u_gen: ArrayLike, sentences_ref: ArrayLike,
-                               sentences_gen: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
-    """Per-item terms ``|(a - b) / (a + b)|`` of Eq. 2, ``a = U(t)/d``, ``b = U(g)/q``, and their status."""
+                               sentences_gen: ArrayLike, *, both_zero: str = "zero"
+                               ) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
+    """Per-item terms ``|(a - b) / (a + b)|`` of Eq. 2, ``a = U(t)/d``, ``b = U(g)/q``, and their status.
+
+    ``both_zero`` (:data:`EGM_BOTH_ZERO`): an item with ``a + b = 0`` has term 0 (``"zero"``) or is left out
+    as undefined (``"exclude"``).
+    """
+    if both_zero not in EGM_BOTH_ZERO:
+        raise ValueError(f"both_zero must be one of {EGM_BOTH_ZERO}, got {both_zero!r}")
     u_t = _as_float_array(u_ref, "u_ref")
     u_g = _as_float_array(u_gen, "u_gen")
     d = _as_float_array(sentences_ref, "sentences_ref")
@@ -238,17 +250,23 @@ def granularity_mismatch_terms(u_ref: ArrayLike, u_gen: ArrayLike, sentences_ref
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(total == 0, 0.0, np.abs(a - b) / np.where(total == 0, 1.0, total))
     terms[usable] = ratio
+    if both_zero == "exclude":
+        rows = np.flatnonzero(usable)[total == 0]
+        status[rows] = UNDEFINED
+        terms[rows] = np.nan
     return terms, status
 
 
 def granularity_mismatch(u_ref: ArrayLike, u_gen: ArrayLike, sentences_ref: ArrayLike,
-                         sentences_gen: ArrayLike) -> MetricResult:
+                         sentences_gen: ArrayLike, *, both_zero: str = "zero") -> MetricResult:
     """Empathic Granularity Mismatch (Eq. 2); range [0, 1].
 
     ``u_ref``/``u_gen`` are disturbing-content counts summed over each text's sentences and
-    ``sentences_ref``/``sentences_gen`` the sentence counts ``d`` and ``q``. A term with ``a + b = 0`` is 0.
+    ``sentences_ref``/``sentences_gen`` the sentence counts ``d`` and ``q``. A term with ``a + b = 0`` is 0,
+    or with ``both_zero="exclude"`` left out as undefined.
     """
-    return aggregate("EGM", *granularity_mismatch_terms(u_ref, u_gen, sentences_ref, sentences_gen))
+    return aggregate("EGM", *granularity_mismatch_terms(u_ref, u_gen, sentences_ref, sentences_gen,
+                                                        both_zero=both_zero))
 
 
 def conflict_avoidance_terms(labels: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
@@ -327,15 +345,23 @@ class MetricOptions:
     """Choices a metric's terms depend on that the paper leaves open; non-defaults go into the signature."""
 
     ld_standardization: str = "separate"
+    egm_both_zero: str = "zero"
 
     def __post_init__(self) -> None:
         if self.ld_standardization not in LD_STANDARDIZATIONS:
             raise ValueError(f"ld_standardization must be one of {LD_STANDARDIZATIONS}, "
                              f"got {self.ld_standardization!r}")
+        if self.egm_both_zero not in EGM_BOTH_ZERO:
+            raise ValueError(f"egm_both_zero must be one of {EGM_BOTH_ZERO}, got {self.egm_both_zero!r}")
 
     def signature_fields(self) -> dict[str, str]:
         """The options that differ from the paper's reading, as signature fields."""
-        return {"ld-std": self.ld_standardization} if self.ld_standardization != "separate" else {}
+        fields = {}
+        if self.ld_standardization != "separate":
+            fields["ld-std"] = self.ld_standardization
+        if self.egm_both_zero != "zero":
+            fields["egm-both-zero"] = self.egm_both_zero
+        return fields
 
 
 @dataclass(frozen=True)
@@ -427,7 +453,8 @@ def _sa_terms(x: TermInputs) -> Terms:
 
 
 def _egm_terms(x: TermInputs) -> Terms:
-    return granularity_mismatch_terms(x.ratings["u_ref"], x.ratings["u_gen"], x.sentences_ref, x.sentences_gen)
+    return granularity_mismatch_terms(x.ratings["u_ref"], x.ratings["u_gen"], x.sentences_ref, x.sentences_gen,
+                                      both_zero=x.options.egm_both_zero)
 
 
 def _ca_terms(x: TermInputs) -> Terms:

@@ -38,19 +38,21 @@ class Recompute:
         The validated outputs and the judge-only ratings (:class:`empathy.io.Dataset`).
     features
         Sentence counts and distancing densities (:func:`empathy.evaluate.text_features`).
-    include_ld, ld_standardization
+    by_task, include_ld, ld_standardization, egm_both_zero
         As for :func:`empathy.evaluate.compute_metrics`.
     """
 
     def __init__(self, outputs: pd.DataFrame, ratings: pd.DataFrame, features: TextFeatures, *,
-                 include_ld: bool = True, ld_standardization: str = "separate"):
+                 by_task: bool = False, include_ld: bool = True, ld_standardization: str = "separate",
+                 egm_both_zero: str = "zero"):
         self.outputs = outputs
         self.ratings = ratings
         self.features = features
         self.include_ld = include_ld
         self.ld_standardization = ld_standardization
-        self.plan = plan_metrics(outputs, ratings, features=features, include_ld=include_ld,
-                                 ld_standardization=ld_standardization)
+        self.settings = {"by_task": by_task, "include_ld": include_ld, "ld_standardization": ld_standardization,
+                         "egm_both_zero": egm_both_zero}
+        self.plan = plan_metrics(outputs, ratings, features=features, **self.settings)
 
     def report(self, overrides: pd.DataFrame | None = None) -> MetricsReport:
         """The metrics report with ``overrides`` applied (``None`` or empty: judge-only)."""
@@ -58,8 +60,7 @@ class Recompute:
         values = self.plan.patch(overrides)
         if values is None:
             return compute_metrics(self.outputs, apply_overrides(self.ratings, overrides), features=self.features,
-                                   include_ld=self.include_ld, ld_standardization=self.ld_standardization,
-                                   n_overrides=n_overrides)
+                                   n_overrides=n_overrides, **self.settings)
         return self.plan.evaluate(values, n_overrides=n_overrides)
 
 

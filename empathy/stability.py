@@ -379,14 +379,15 @@ def parse_summary_table(frame: pd.DataFrame, *, name: str = "<table>") -> pd.Dat
 
 
 def metric_terms(outputs: pd.DataFrame, ratings: pd.DataFrame, metric: str, *,
-                 sentences: pd.DataFrame | None = None) -> pd.DataFrame:
+                 sentences: pd.DataFrame | None = None, egm_both_zero: str = "zero") -> pd.DataFrame:
     """Per-item terms of a judge metric (SA, EGM, CA: any registry entry with judge dimensions) for every
     (model, judge), from the terms function of its :data:`empathy.metrics.METRIC_SPECS` entry.
 
     A judge's scope is the (item, model) outputs it has at least one rating row for in the metric's
     dimensions, as in :func:`empathy.evaluate.compute_metrics`, so the mean of a group's usable terms is
     that group's metric value. EGM needs the sentence counts: ``sentences`` with columns item_id, model,
-    sentences_ref, sentences_gen (e.g. ``TextFeatures.frame(outputs)``).
+    sentences_ref, sentences_gen (e.g. ``TextFeatures.frame(outputs)``); ``egm_both_zero`` as for
+    :func:`empathy.evaluate.compute_metrics`.
 
     Returns
     -------
@@ -406,7 +407,8 @@ def metric_terms(outputs: pd.DataFrame, ratings: pd.DataFrame, metric: str, *,
         return pd.DataFrame(columns=columns)
     wide = (part.set_index(["item_id", "model", "rater", "dimension"])["value"].unstack("dimension")
             .reindex(columns=list(dimensions)).reset_index())
-    inputs = m.TermInputs(ratings={d: wide[d].to_numpy(dtype=float) for d in dimensions})
+    inputs = m.TermInputs(ratings={d: wide[d].to_numpy(dtype=float) for d in dimensions},
+                          options=m.MetricOptions(egm_both_zero=egm_both_zero))
     if spec.needs_sentences:
         if sentences is None:
             raise ValueError(f"{metric} needs the sentence counts: pass sentences= (item_id, model, sentences_ref, "

@@ -1,4 +1,5 @@
-"""Issue 15's statistics: reference dimensions counted once per item, cluster bootstrap by item, EGM switch."""
+"""Issue 15's statistics: reference dimensions counted once per item, cluster bootstrap by item, the EGM
+switch for a + b = 0, and per-task values in the live recompute."""
 
 from __future__ import annotations
 
@@ -8,6 +9,11 @@ import pytest
 from scipy import stats
 
 from empathy import agreement as ag
+from empathy import metrics as m
+from empathy.evaluate import TextFeatures, compute_metrics
+from empathy.review import Recompute
+from empathy.stability import metric_terms
+from empathy.store import apply_overrides
 
 ITEMS = [f"i{k}" for k in range(1, 7)]
 # per item: the reference judgements of two raters (one per reference) and per (item, model) the output ones
@@ -100,3 +106,70 @@ def test_cluster_labels_follow_dropped_pairs():
     assert (result.low, result.high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
     with pytest.raises(ValueError, match="one label per pair"):
         ag.bootstrap_ci(ag.spearman, x, y, clusters=items[:3])
+
+
+# ---------------------------------------------------------------------------- EGM with a + b = 0: the switch
+
+
+# item 1: a = b = 0 (term 0 or left out); item 2: a = 2/2 = 1, b = 0 -> 1; item 3: a = 1/1, b = 3/3 -> 0
+U_REF, U_GEN, D, Q = [0, 2, 1], [0, 0, 3], [1, 2, 1], [4, 2, 3]
+
+
+@pytest.mark.parametrize(("both_zero", "value", "n", "n_undefined"), [
+    ("zero", 1 / 3, 3, 0),      # the paper's reading: (0 + 1 + 0) / 3
+    ("exclude", 1 / 2, 2, 1),   # item 1 left out: (1 + 0) / 2
+])
+def test_egm_both_zero_switch(both_zero, value, n, n_undefined):
+    result = m.granularity_mismatch(U_REF, U_GEN, D, Q, both_zero=both_zero)
+    assert result.value == pytest.approx(value)
+    assert (result.n, result.n_undefined) == (n, n_undefined)
+    outputs = pd.DataFrame({"item_id": ["i1", "i2", "i3"], "model": "m", "task": "t", "reference": ["r1", "r2", "r3"],
+                            "generation": ["g1", "g2", "g3"]})
+    ratings = pd.DataFrame(
+        [(f"i{k + 1}", "m", "j", "u_ref", float(U_REF[k])) for k in range(3)]
+        + [(f"i{k + 1}", "m", "j", "u_gen", float(U_GEN[k])) for k in range(3)],
+        columns=["item_id", "model", "rater", "dimension", "value"]).assign(rater_kind="llm", reason="", signature="s")
+    features = TextFeatures(np.array(D, float), np.array(Q, float), np.zeros((3, 3)), np.zeros((3, 3)), "test")
+    report = compute_metrics(outputs, ratings, features=features, include_ld=False, egm_both_zero=both_zero,
+                             n_overrides=0)
+    row = report.table.query("metric == 'EGM'").iloc[0]
+    assert row["value"] == pytest.approx(value) and (row["n"], row["n_undefined"]) == (n, n_undefined)
+    fields = str(report.signature).split("|")
+    assert ("egm-both-zero:exclude" in fields) == (both_zero == "exclude")
+    fast = Recompute(outputs, ratings, features, include_ld=False, egm_both_zero=both_zero).report(None)
+    assert fast.table.equals(report.table) and str(fast.signature) == str(report.signature)
+    terms = metric_terms(outputs, ratings, "EGM", sentences=features.frame(outputs), egm_both_zero=both_zero)
+    assert terms["status"].tolist() == [m.UNDEFINED if both_zero == "exclude" else m.OK, m.OK, m.OK]
+
+
+def test_egm_both_zero_is_validated():
+    with pytest.raises(ValueError, match="both_zero must be one of"):
+        m.granularity_mismatch([0], [0], [1], [1], both_zero="drop")
+    with pytest.raises(ValueError, match="egm_both_zero must be one of"):
+        m.MetricOptions(egm_both_zero="drop")
+
+
+# ---------------------------------------------------------------------------- per task in the live recompute
+
+def test_recompute_per_task_equals_compute_metrics_per_task():
+    rng = np.random.default_rng(9)
+    keys = [(f"i{k:02d}", f"m{j}") for j in range(5) for k in range(20)]
+    outputs = pd.DataFrame({"item_id": [i for i, _ in keys], "model": [mo for _, mo in keys],
+                            "task": ["even" if int(i[1:]) % 2 == 0 else "odd" for i, _ in keys],
+                            "reference": [f"r {i}" for i, _ in keys], "generation": [f"g {i} {mo}" for i, mo in keys]})
+    draws = {"e_ref": lambda: rng.random(), "e_gen": lambda: rng.random(), "u_ref": lambda: float(rng.integers(0, 3)),
+             "u_gen": lambda: float(rng.integers(0, 3)), "ca": lambda: float(rng.integers(0, 2))}
+    ratings = pd.DataFrame([(i, mo, judge, d, draw()) for judge in ("j0", "j1", "j2") for i, mo in keys
+                            for d, draw in draws.items()], columns=["item_id", "model", "rater", "dimension", "value"])
+    ratings = ratings.assign(rater_kind="llm", reason="", signature="s")
+    n = len(outputs)
+    features = TextFeatures(rng.integers(1, 6, n).astype(float), rng.integers(1, 6, n).astype(float),
+                            rng.random((n, 3)), rng.random((n, 3)), "test")
+    overrides = ratings[ratings["dimension"] == "ca"].sample(40, random_state=9)[
+        ["item_id", "model", "rater", "dimension", "value"]].assign(value=lambda f: 1 - f["value"])
+    fast = Recompute(outputs, ratings, features, by_task=True).report(overrides)
+    slow = compute_metrics(outputs, apply_overrides(ratings, overrides), features=features, by_task=True,
+                           n_overrides=len(overrides))
+    assert set(fast.table["task"]) == {"even", "odd"} and fast.by_task
+    pd.testing.assert_frame_equal(fast.table, slow.table, check_exact=False, rtol=1e-12, atol=1e-12)
+    pd.testing.assert_frame_equal(fast.agreement, slow.agreement, check_exact=False, rtol=1e-12, atol=1e-12)
