@@ -339,8 +339,9 @@ class MetricPlan:
         self._agreement = _agreement_plan(slices)
         self._signature = Signature(distancing=features.signature if include_ld or len(ratings) else None,
                                     judges=judge_signatures(ratings), extra=self.options.signature_fields())
-        self._lookup = (pd.Index(layout.items.astype(str)), pd.Index(layout.models.astype(str)),
-                        pd.Index(layout.raters.astype(str)), pd.Index(layout.dimensions.astype(str)))
+        # name -> code dictionaries: a handful of overrides are looked up far faster than by Index.get_indexer
+        self._lookup = tuple({str(name): code for code, name in enumerate(index)}
+                             for index in (layout.items, layout.models, layout.raters, layout.dimensions))
 
     def patch(self, changes: pd.DataFrame | None) -> NDArray[np.float64] | None:
         """The rating values with ``changes`` (item_id, model, rater, dimension, value; later rows win) written
@@ -350,10 +351,9 @@ class MetricPlan:
             return self.values
         items, models, raters, dimensions = self._lookup
         layout = self._layout
-        item = items.get_indexer(changes["item_id"].astype(str))
-        model = models.get_indexer(changes["model"].astype(str))
-        rater = raters.get_indexer(changes["rater"].astype(str))
-        column = dimensions.get_indexer(changes["dimension"].astype(str))
+        item, model, rater, column = (
+            np.array([lookup.get(str(name), -1) for name in changes[key].tolist()], dtype=np.int64)
+            for lookup, key in ((items, "item_id"), (models, "model"), (raters, "rater"), (dimensions, "dimension")))
         if min(item.min(), model.min(), rater.min(), column.min()) < 0:
             return None
         output = layout.output_of[item * len(models) + model]
@@ -373,17 +373,18 @@ class MetricPlan:
         """The metrics report under the rating ``values`` (default: the ratings the plan was built from)."""
         values = self.values if values is None else values
         summaries = [part.summary(values) for part in self._slices]
-        table = self._skeleton.copy()
+        columns: dict[str, object] = {c: self._skeleton[c] for c in ("task", "model", "scorer", "metric")}
         for position, column in enumerate(("value", "n", "n_missing", "n_undefined")):
             merged = np.concatenate([s[position] for s in summaries]) if summaries else np.empty(0)
-            table[column] = merged[self._order].astype(float if column == "value" else int)
+            columns[column] = merged[self._order].astype(float if column == "value" else int)
+        table = pd.DataFrame(columns, columns=list(TABLE_COLUMNS))
         per_group = np.concatenate([s[0] for s in summaries]) if summaries else np.empty(0)
         rows = [{"task": task, "metric": metric, **row} for task, metric, positions, grid_rows, grid_columns, scorers,
                 shape in self._agreement for row in spearman_pairs(_grid(per_group, positions, grid_rows,
                                                                          grid_columns, shape), scorers)]
         agreement = pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
         signature = replace(self._signature, seed=seed, overrides=n_overrides)
-        return MetricsReport(table=table[list(TABLE_COLUMNS)], agreement=agreement, signature=signature,
+        return MetricsReport(table=table, agreement=agreement, signature=signature,
                              by_task=self.by_task)
 
 
