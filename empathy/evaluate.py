@@ -379,13 +379,14 @@ class MetricPlan:
             columns[column] = merged[self._order].astype(float if column == "value" else int)
         table = pd.DataFrame(columns, columns=list(TABLE_COLUMNS))
         per_group = np.concatenate([s[0] for s in summaries]) if summaries else np.empty(0)
-        rows = [{"task": task, "metric": metric, **row} for task, metric, positions, grid_rows, grid_columns, scorers,
-                shape in self._agreement for row in spearman_pairs(_grid(per_group, positions, grid_rows,
-                                                                         grid_columns, shape), scorers)]
+        rows = []
+        for task, metric, positions, grid_rows, grid_columns, scorers, shape in self._agreement:
+            grid = np.full(shape, np.nan)
+            grid[grid_rows, grid_columns] = per_group[positions]
+            rows += [{"task": task, "metric": metric, **row} for row in spearman_pairs(grid, scorers)]
         agreement = pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
         signature = replace(self._signature, seed=seed, overrides=n_overrides)
-        return MetricsReport(table=table, agreement=agreement, signature=signature,
-                             by_task=self.by_task)
+        return MetricsReport(table=table, agreement=agreement, signature=signature, by_task=self.by_task)
 
 
 AGREEMENT_COLUMNS: tuple[str, ...] = ("task", "metric", "scorer_a", "scorer_b", "spearman", "n_models")
@@ -431,13 +432,6 @@ def _agreement_plan(slices: list[_Slice]) -> list[_AgreementCell]:
             cells.append((task, part.spec.name, start + mine, model_codes.astype(np.int64), column.astype(np.int64),
                           [scorers[i] for i in order], (len(models), len(scorers))))
     return cells
-
-
-def _grid(values: NDArray[np.float64], positions: NDArray[np.int64], rows: NDArray[np.int64],
-          columns: NDArray[np.int64], shape: tuple[int, int]) -> NDArray[np.float64]:
-    grid = np.full(shape, np.nan)
-    grid[rows, columns] = values[positions]
-    return grid
 
 
 def plan_metrics(outputs: pd.DataFrame, ratings: pd.DataFrame, *, features: TextFeatures | None = None,
