@@ -434,6 +434,17 @@ def _agreement_plan(slices: list[_Slice]) -> list[_AgreementCell]:
     return cells
 
 
+def default_by_task(outputs: pd.DataFrame) -> bool:
+    """Whether results should be per task by default: when the outputs hold more than one task.
+
+    The paper reports every metric within a task; pooling tasks standardises LD across genres and mixes
+    scopes, so pooled values are the explicit choice (issue 15). :func:`compute_metrics` keeps
+    ``by_task=False`` as its parameter default for compatibility; callers choosing a default (CLI, app)
+    should use this rule.
+    """
+    return "task" in outputs.columns and outputs["task"].nunique(dropna=False) > 1
+
+
 def plan_metrics(outputs: pd.DataFrame, ratings: pd.DataFrame, *, features: TextFeatures | None = None,
                  by_task: bool = False, include_ld: bool = True, ld_standardization: str = "separate",
                  egm_both_zero: str = "zero") -> MetricPlan:

@@ -10,7 +10,7 @@ from scipy import stats
 
 from empathy import agreement as ag
 from empathy import metrics as m
-from empathy.evaluate import TextFeatures, compute_metrics
+from empathy.evaluate import TextFeatures, compute_metrics, default_by_task
 from empathy.review import Recompute
 from empathy.stability import metric_terms
 from empathy.store import apply_overrides
@@ -173,3 +173,13 @@ def test_recompute_per_task_equals_compute_metrics_per_task():
     assert set(fast.table["task"]) == {"even", "odd"} and fast.by_task
     pd.testing.assert_frame_equal(fast.table, slow.table, check_exact=False, rtol=1e-12, atol=1e-12)
     pd.testing.assert_frame_equal(fast.agreement, slow.agreement, check_exact=False, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("tasks", "expected"), [
+    (["news", "counseling", "news"], True), (["news"] * 3, False), (["", "", ""], False), (None, False),
+])
+def test_default_by_task(tasks, expected):
+    outputs = pd.DataFrame({"item_id": ["a", "b", "c"], "model": "m"})
+    if tasks is not None:
+        outputs["task"] = tasks
+    assert default_by_task(outputs) is expected
