@@ -1,0 +1,77 @@
+"""``empathy metrics OUTPUTS [--ratings FILE ...]``: SA, EGM, CA per model and judge; LD per model."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from empathy.cli.common import FORMATS, emit, print_json, print_table, set_handler
+
+# The parser's message for a text longer than spaCy's limit names the text by its position in the analysed
+# list; the command finds the cell of that length to name its file, row and column instead.
+_TOO_LONG = re.compile(r"^text #\d+ has (\d+) characters")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the ``metrics`` sub-command."""
+    metrics = commands.add_parser("metrics", help="SA, EGM, CA per model and judge; LD per model")
+    metrics.add_argument("outputs", help="outputs file (CSV, JSONL or Parquet)")
+    metrics.add_argument("--ratings", action="append", metavar="FILE",
+                         help="long-form ratings file (repeat for several)")
+    metrics.add_argument("--overrides", metavar="SQLITE", help="apply the human overrides stored in this file")
+    metrics.add_argument("--by-task", action="store_true", help="compute every value within each task")
+    metrics.add_argument("--no-ld", action="store_true", help="skip Linguistic Distancing")
+    metrics.add_argument("--ld-standardization", choices=("separate", "reference"), default="separate",
+                         help="Eq. 4 as written (each side its own mean and sd) or both sides with the "
+                         "reference's statistics")
+    metrics.add_argument("--format", choices=FORMATS, default="table")
+    set_handler(metrics, run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of ``metrics``: print the results table, agreement and signature; return the exit code."""
+    from empathy.evaluate import compute_metrics
+    from empathy.io import load_dataset
+
+    dataset = load_dataset(args.outputs, args.ratings or [])
+    ratings = dataset.ratings
+    n_overrides = None
+    if args.overrides:
+        from empathy.store import OverrideStore, apply_overrides, dataset_id
+
+        store = OverrideStore(args.overrides)
+        overrides = store.overrides(dataset_id(dataset.outputs))
+        ratings = apply_overrides(ratings, overrides)
+        n_overrides = len(overrides)
+    try:
+        report = compute_metrics(dataset.outputs, ratings, by_task=args.by_task, include_ld=not args.no_ld,
+                                 ld_standardization=args.ld_standardization, n_overrides=n_overrides)
+    except ValueError as exc:
+        raise _located(exc, dataset.outputs, args.outputs) from None
+    if args.format == "json":
+        print_json(report.to_json())
+        return 0
+    table = report.table if args.by_task else report.table.drop(columns="task")
+    emit(table, args.format, str(report.signature))
+    if args.format == "table" and len(report.agreement):
+        print("\ninter-judge Spearman over models:")
+        print_table(report.agreement if args.by_task else report.agreement.drop(columns="task"))
+    return 0
+
+
+def _located(exc: ValueError, outputs, path: str) -> ValueError:  # noqa: ANN001 - a pandas DataFrame
+    """A text-too-long error as a :class:`~empathy.io.DataError` naming the file, row and column of the text."""
+    from empathy.io import DataError
+
+    found = _TOO_LONG.match(str(exc))
+    if found is None:
+        return exc
+    length = int(found.group(1))
+    suffix = outputs.attrs.get("suffix", ".csv") if hasattr(outputs, "attrs") else ".csv"
+    for column in ("reference", "generation"):
+        hits = (outputs[column].str.len() == length).to_numpy().nonzero()[0]
+        if len(hits):
+            row = int(hits[0]) + (2 if suffix == ".csv" else 1)
+            detail = str(exc).split(", ", 1)[-1] if ", " in str(exc) else str(exc)
+            return DataError(path, f"text has {length:,} characters, {detail}", row=row, column=column)
+    return exc
