@@ -132,8 +132,8 @@ def read_table(path: str | Path, *, name: str | None = None) -> pd.DataFrame:
         raise
     except UnicodeDecodeError as exc:
         # pandas decodes in chunks, so exc.start is chunk-relative: find the real line and byte
-        line, byte = _first_bad_utf8(path)
-        raise DataError(label, f"not UTF-8 text (byte {byte} of the line: {exc.reason})", row=line) from None
+        line, byte, reason = _first_bad_utf8(path)
+        raise DataError(label, f"not UTF-8 text (byte {byte} of the line: {reason or exc.reason})", row=line) from None
     except pd.errors.ParserError as exc:
         message = " ".join(str(exc).split())
         found = re.search(r"in line (\d+)", message)
@@ -149,15 +149,15 @@ def read_table(path: str | Path, *, name: str | None = None) -> pd.DataFrame:
     return frame
 
 
-def _first_bad_utf8(path: Path) -> tuple[int | None, int]:
-    """``(line, byte within the line)`` of the first bytes that are not UTF-8 (1-based line)."""
+def _first_bad_utf8(path: Path) -> tuple[int | None, int, str]:
+    """``(line, byte within the line, reason)`` of the first bytes that are not UTF-8 (1-based line)."""
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                return number, exc.start
-    return None, 0
+                return number, exc.start, exc.reason
+    return None, 0, ""
 
 
 def _read_csv(path: Path, label: str) -> pd.DataFrame:

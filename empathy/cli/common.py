@@ -75,8 +75,10 @@ def parse_sizes(text: str, *, option: str = "--sizes") -> list[int]:
         part = part.strip()
         if not part:
             continue
-        if not (part.isascii() and part.isdigit()) or int(part) < 1:
-            raise ValueError(f"{option}: {part!r} is not a positive whole number (use e.g. {option} 50,100,150)")
+        if not (part.isascii() and part.isdigit()):
+            raise ValueError(f"{option}: {part!r} is not a whole number (use e.g. {option} 50,100,150,200)")
+        if int(part) < 1:
+            raise ValueError(f"{option}: {part!r} is not a positive size")
         sizes.append(int(part))
     if not sizes:
         raise ValueError(f"{option}: give at least one size (e.g. {option} 50,100,150,200)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sqlite3
 
 from empathy.cli.common import FORMATS, emit, print_json, print_table, set_handler
 
@@ -31,7 +32,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Handler of ``metrics``: print the results table, agreement and signature; return the exit code."""
     from empathy.evaluate import compute_metrics
-    from empathy.io import load_dataset
+    from empathy.io import DataError, load_dataset
 
     dataset = load_dataset(args.outputs, args.ratings or [])
     ratings = dataset.ratings
@@ -39,8 +40,10 @@ def run(args: argparse.Namespace) -> int:
     if args.overrides:
         from empathy.store import OverrideStore, apply_overrides, dataset_id
 
-        store = OverrideStore(args.overrides)
-        overrides = store.overrides(dataset_id(dataset.outputs))
+        try:
+            overrides = OverrideStore(args.overrides).overrides(dataset_id(dataset.outputs))
+        except sqlite3.Error as exc:  # a corrupt or foreign file given as the store
+            raise DataError(args.overrides, f"cannot read the override store ({exc})") from None
         ratings = apply_overrides(ratings, overrides)
         n_overrides = len(overrides)
     try:
