@@ -41,6 +41,12 @@ import numpy as np
 import pandas as pd
 
 from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
+from empathy.files import (  # noqa: F401 - re-exported: empathy.io is where callers look for them
+    RATINGS_SUFFIXES,
+    SUPPORTED_SUFFIXES,
+    DataError,
+    check_data_file,
+)
 
 OUTPUT_REQUIRED: tuple[str, ...] = ("item_id", "model", "reference", "generation")
 OUTPUT_OPTIONAL: tuple[str, ...] = ("task",)
@@ -59,34 +65,11 @@ DIMENSION_RANGES: dict[str, tuple[float, float]] = {
 }
 BINARY_DIMENSIONS: frozenset[str] = frozenset({"ca"})
 WIDE_SEPARATOR = ":"
-SUPPORTED_SUFFIXES: tuple[str, ...] = (".csv", ".jsonl", ".json", ".parquet", ".pq")
-#: File types :func:`write_ratings` writes, by extension.
-RATINGS_SUFFIXES: tuple[str, ...] = (".csv", ".jsonl", ".parquet", ".pq")
 #: Text cells read as a missing value (case-insensitive, after stripping).
 MISSING_WORDS: frozenset[str] = frozenset({"", "nan", "na", "null", "none"})
 # ASCII only: Python's float() also takes "1_000", Arabic-Indic and full-width digits, which no spreadsheet does.
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 _INFINITY = re.compile(r"[+-]?(?:inf|infinity)", re.ASCII | re.IGNORECASE)
-
-
-class DataError(ValueError):
-    """A problem in an input file, located by file, row and column.
-
-    ``str(error)`` is one line: ``FILE: row R, column 'C': MESSAGE`` (row and column are omitted when the
-    problem concerns the whole file).
-    """
-
-    def __init__(self, file: str | Path, message: str, *, row: int | None = None, column: str | None = None):
-        self.file = str(file)
-        self.row = row
-        self.column = column
-        self.message = message
-        where = [self.file]
-        if row is not None:
-            where.append(f"row {row}")
-        if column is not None:
-            where.append(f"column '{column}'")
-        super().__init__(f"{', '.join(where)}: {message}".replace("\n", " "))
 
 
 def _display_row(frame_index: int, suffix: str) -> int:
@@ -112,15 +95,7 @@ def read_table(path: str | Path, *, name: str | None = None) -> pd.DataFrame:
     """
     path = Path(path)
     label = name or str(path)
-    suffix = path.suffix.lower() if name is None else Path(name).suffix.lower()
-    if not path.exists():
-        raise DataError(label, "file not found")
-    if path.is_dir():
-        raise DataError(label, "is a folder, expected a file")
-    if suffix not in SUPPORTED_SUFFIXES:
-        raise DataError(label, f"unsupported file type '{suffix or '(none)'}'; use .csv, .jsonl or .parquet")
-    if path.stat().st_size == 0:
-        raise DataError(label, "file is empty")
+    suffix = check_data_file(path, name=name)
     try:
         if suffix == ".csv":
             frame = _read_csv(path, label)
@@ -374,8 +349,10 @@ def _parse_values(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     values = np.full(n, np.nan)
     bad = np.zeros(n, dtype=bool)
     missing = raw.isna().to_numpy()
-    kinds = _type_names(raw).to_numpy()
-    is_text = (kinds == "str") & ~missing
+    if isinstance(raw.dtype, pd.StringDtype):  # a CSV column: every present cell is text
+        is_text = ~missing
+    else:
+        is_text = (_type_names(raw).to_numpy() == "str") & ~missing
     if is_text.any():
         text = raw[is_text].astype(str).str.strip()
         empty = text.str.lower().isin(MISSING_WORDS).to_numpy()

@@ -8,6 +8,7 @@ from empathy.cli.common import (
     FORMATS,
     MAX_RESAMPLES,
     bounded_int,
+    check_inputs,
     emit,
     json_rows,
     load_inputs,
@@ -56,15 +57,17 @@ def _signature(ratings, args: argparse.Namespace) -> str:  # noqa: ANN001 - a pa
 
 def run_agreement(args: argparse.Namespace) -> int:
     """Handler of ``agreement``: every pair of raters per dimension, with Krippendorff's alpha."""
+    check_inputs(*args.ratings)
     import pandas as pd
 
-    from empathy.agreement import krippendorff_by_dimension, pairwise_agreement
     from empathy.cli.common import print_table
     from empathy.io import DataError
 
     ratings = pd.concat([load_inputs(path)[1] for path in args.ratings], ignore_index=True)
     if ratings.duplicated(["item_id", "model", "rater", "dimension"]).any():
         raise DataError(", ".join(args.ratings), "the same rating appears in more than one file", column="rater")
+    from empathy.agreement import krippendorff_by_dimension, pairwise_agreement
+
     dimensions = args.dimension or None
     pairs = pairwise_agreement(ratings, dimensions=dimensions, bootstrap=args.bootstrap, seed=args.seed)
     alphas = krippendorff_by_dimension(ratings if dimensions is None
@@ -93,10 +96,12 @@ def parse_panel(text: str) -> tuple[str, list[str]]:
 def run_panels(args: argparse.Namespace) -> int:
     """Handler of ``panels``: panels against each other and the crowd."""
     from empathy.cli.common import print_csv, print_table
+
+    panels = dict(parse_panel(p) for p in args.panel) if args.panel else None
+    check_inputs(args.input, *(args.ratings or []))
+    _, ratings = load_inputs(args.input, args.ratings)
     from empathy.panels import compare_panels
 
-    _, ratings = load_inputs(args.input, args.ratings)
-    panels = dict(parse_panel(p) for p in args.panel) if args.panel else None
     table = compare_panels(ratings, panels, dimensions=args.dimension or None, bootstrap=args.bootstrap,
                            seed=args.seed)
     signature = _signature(ratings, args)

@@ -16,6 +16,7 @@ import argparse
 import functools
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
@@ -104,8 +105,9 @@ def report(exc: BaseException) -> int:
 def run_handler(handler: Handler, args: argparse.Namespace) -> int:
     """Run a command's handler and map what it raises to an exit code (never a traceback for bad input).
 
-    DataError, ValueError, TypeError, OverflowError, RecursionError, MemoryError and OSError are input problems
-    (exit 2), :class:`CommandFailed` exits 1; a closed stdout exits quietly with :data:`EXIT_BROKEN_PIPE`.
+    DataError, ValueError, TypeError, OverflowError, RecursionError, MemoryError, OSError and sqlite3 errors (a
+    cache or store file that is not a database) are input problems (exit 2), :class:`CommandFailed` exits 1; a
+    closed stdout exits quietly with :data:`EXIT_BROKEN_PIPE`.
     """
     try:
         return int(handler(args) or 0)
@@ -113,7 +115,7 @@ def run_handler(handler: Handler, args: argparse.Namespace) -> int:
         return _broken_pipe()
     except CommandFailed as exc:
         return report(exc)
-    except (ValueError, TypeError, OSError, OverflowError, RecursionError, MemoryError) as exc:
+    except (ValueError, TypeError, OSError, OverflowError, RecursionError, MemoryError, sqlite3.Error) as exc:
         return report(exc)
     except KeyboardInterrupt:
         print("empathy: interrupted", file=sys.stderr)
@@ -189,6 +191,15 @@ def emit(frame: pd.DataFrame, fmt: str, signature: str) -> None:
 
 
 # --- inputs -------------------------------------------------------------------------------------------------
+def check_inputs(*paths: str | None) -> None:
+    """Check every input file exists, is not empty and has a supported type, before pandas is even imported."""
+    from empathy.files import check_data_file
+
+    for path in paths:
+        if path:
+            check_data_file(path)
+
+
 def load_inputs(path: str, extra_ratings: list[str] | None = None) -> tuple[pd.DataFrame | None, pd.DataFrame]:
     """``(outputs or None, ratings)`` from an outputs file (plus ratings files) or a long ratings file.
 

@@ -90,14 +90,14 @@ def _read_stdin(stream: TextIO) -> Iterator[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``distancing`` subcommand; returns the process exit code."""
-    from empathy.distancing import DistancingCache, analyze
-
     if args.file == "-":
         lines: Iterator[str] = _read_stdin(sys.stdin)
     else:
         path = Path(args.file)
         _check_file(path)
         lines = _read_lines(path)
+    from empathy.distancing import DistancingCache, analyze  # spaCy: only once the input is known good
+
     cache: DistancingCache | bool = False
     if not args.no_cache:
         cache = DistancingCache(args.cache_dir) if args.cache_dir else True

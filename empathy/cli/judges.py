@@ -13,8 +13,9 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from empathy.cli.common import EXIT_OK, CommandFailed, print_csv, print_json, print_table, set_handler
+from empathy.cli.common import EXIT_OK, CommandFailed, check_inputs, print_csv, print_json, print_table, set_handler
 from empathy.escaping import terminal_literal
+from empathy.files import RATINGS_SUFFIXES
 
 # The judges' protocol names, spelled out so the parser does not import the judges package (and openai);
 # tests/test_judges_cli.py checks they equal empathy.judges.prompts.PROTOCOLS.
@@ -84,13 +85,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run_judge(args: argparse.Namespace) -> int:
     """Handler of ``judge``: rate OUTPUTS and write RATINGS; return the exit code."""
-    from empathy.io import RATINGS_SUFFIXES, load_outputs, write_ratings
-    from empathy.judges.config import available_judges
-    from empathy.judges.llm import JudgeRunError
-    from empathy.judges.run import PAPER_TASK_PROTOCOLS
-    from empathy.judges.run import run_judge as judge_outputs
-
     if args.list:
+        from empathy.judges.config import available_judges
+
         for name, judge in sorted(available_judges(args.config).items()):
             where = "offline" if judge.kind == "lexicon" else f"{judge.model} @ {judge.endpoint}"
             print("\t".join(terminal_literal(field) for field in (name, judge.kind, where)))
@@ -99,7 +96,14 @@ def run_judge(args: argparse.Namespace) -> int:
         raise ValueError("judge needs OUTPUTS and --out RATINGS (or --list)")
     if Path(args.out).suffix.lower() not in RATINGS_SUFFIXES:
         raise ValueError(f"{args.out}: unsupported ratings file type; use .csv, .jsonl or .parquet")
+    check_inputs(args.outputs)
+    from empathy.io import load_outputs, write_ratings
+
     outputs, _ = load_outputs(args.outputs)
+    from empathy.judges.llm import JudgeRunError  # openai: only once the input is known good
+    from empathy.judges.run import PAPER_TASK_PROTOCOLS
+    from empathy.judges.run import run_judge as judge_outputs
+
     cache: object = None if args.no_cache else (args.cache or True)
     progress = None if args.quiet else ProgressBar(f"judge {args.judge}")
     try:
@@ -128,11 +132,14 @@ def run_judge(args: argparse.Namespace) -> int:
 def run_standard(args: argparse.Namespace) -> int:
     """Handler of ``standard``: print the standard metrics of OUTPUTS; return the exit code."""
     from empathy.cli.common import json_rows
+
+    check_inputs(args.outputs)
     from empathy.io import load_outputs
+
+    outputs, _ = load_outputs(args.outputs)
     from empathy.judges.llm import JudgeRunError
     from empathy.standard import compute_standard
 
-    outputs, _ = load_outputs(args.outputs)
     try:
         result = compute_standard(outputs, metrics=args.metrics, embedding=args.embedding, config=args.config)
     except JudgeRunError as exc:

@@ -6,7 +6,7 @@ import argparse
 import re
 import sqlite3
 
-from empathy.cli.common import FORMATS, emit, print_json, print_table, set_handler
+from empathy.cli.common import FORMATS, check_inputs, emit, print_json, print_table, set_handler
 
 # The parser's message for a text longer than spaCy's limit names the text by its position in the analysed
 # list; the command finds the cell of that length to name its file, row and column instead.
@@ -31,7 +31,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``metrics``: print the results table, agreement and signature; return the exit code."""
-    from empathy.evaluate import compute_metrics
+    check_inputs(args.outputs, *(args.ratings or []))
     from empathy.io import DataError, load_dataset
 
     dataset = load_dataset(args.outputs, args.ratings or [])
@@ -46,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
             raise DataError(args.overrides, f"cannot read the override store ({exc})") from None
         ratings = apply_overrides(ratings, overrides)
         n_overrides = len(overrides)
+    from empathy.evaluate import compute_metrics  # SciPy and spaCy: only once the input is known good
+
     try:
         report = compute_metrics(dataset.outputs, ratings, by_task=args.by_task, include_ld=not args.no_ld,
                                  ld_standardization=args.ld_standardization, n_overrides=n_overrides)

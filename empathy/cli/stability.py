@@ -19,6 +19,7 @@ from empathy.cli.common import (
     FORMATS,
     MAX_RESAMPLES,
     bounded_int,
+    check_inputs,
     json_rows,
     load_inputs,
     parse_sizes,
@@ -119,13 +120,13 @@ def _summary(args: argparse.Namespace) -> int:
 
 def _matrix(args: argparse.Namespace):  # noqa: ANN202 - (DataFrame, dict, DataFrame | None)
     """The units x groups matrix the mode asks for, what it is, and the ratings it came from."""
+    if args.per_item:
+        return load_per_item(args.input), {"input": "per-item"}, None
+    outputs, ratings = load_inputs(args.input, args.ratings)
     from empathy.io import DataError
     from empathy.panels import is_panel, panel_ratings
     from empathy.stability import dimension_matrix, metric_matrix, metric_terms
 
-    if args.per_item:
-        return load_per_item(args.input), {"input": "per-item"}, None
-    outputs, ratings = load_inputs(args.input, args.ratings)
     if args.dimension:
         if args.with_panels or (args.reference or "").startswith("panel:"):
             ratings = panel_ratings(ratings[~ratings["rater"].map(is_panel)])
@@ -151,13 +152,14 @@ def _matrix(args: argparse.Namespace):  # noqa: ANN202 - (DataFrame, dict, DataF
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``stability``: mean +- sd per group and size, and the rank Spearman across sizes."""
+    sizes = parse_sizes(args.sizes) if args.sizes is not None else None
+    check_inputs(args.input, *(args.ratings or []))
     if args.summary:
         return _summary(args)
+    matrix, what, ratings = _matrix(args)
     from empathy.signature import Signature, judge_signatures
     from empathy.stability import default_sizes, sample_size_stability
 
-    sizes = parse_sizes(args.sizes) if args.sizes is not None else None
-    matrix, what, ratings = _matrix(args)
     groups = [g.strip() for g in args.groups.split(",") if g.strip()] if args.groups else None
     result = sample_size_stability(matrix, sizes or default_sizes(len(matrix)), n_resamples=args.resamples,
                                    seed=args.seed, statistic=args.statistic, reference=args.reference,
