@@ -77,8 +77,11 @@ def _display_row(frame_index: int, suffix: str) -> int:
     return frame_index + 2 if suffix == ".csv" else frame_index + 1
 
 
-def _row_of(frame: pd.DataFrame, position: int) -> int:
-    """File row of a data-frame row, from the line numbers the reader kept (JSONL skips blank lines)."""
+def file_row(frame: pd.DataFrame, position: int) -> int:
+    """The file row of row ``position`` of a frame from :func:`read_table` (or validated from one).
+
+    CSV counts the header as row 1; JSONL counts lines, blank ones included (the reader keeps their numbers).
+    """
     lines = frame.attrs.get("lines")
     if lines is not None and position < len(lines):
         return int(lines[position])
@@ -249,7 +252,7 @@ def _check_text_cells(frame: pd.DataFrame, columns: Iterable[str], label: str, *
         values = frame[column]
         missing = values.isna().to_numpy()
         if not allow_empty and missing.any():
-            raise DataError(label, "empty value", row=_row_of(frame, int(np.flatnonzero(missing)[0])),
+            raise DataError(label, "empty value", row=file_row(frame, int(np.flatnonzero(missing)[0])),
                             column=column)
         if isinstance(values.dtype, pd.StringDtype) or pd.api.types.is_integer_dtype(values.dtype):
             continue
@@ -259,7 +262,7 @@ def _check_text_cells(frame: pd.DataFrame, columns: Iterable[str], label: str, *
                            "uint64")).to_numpy() & ~missing
         if bad.any():
             position = int(np.flatnonzero(bad)[0])
-            raise DataError(label, f"expected text, got {kinds.iat[position]}", row=_row_of(frame, position),
+            raise DataError(label, f"expected text, got {kinds.iat[position]}", row=file_row(frame, position),
                             column=column)
 
 
@@ -292,17 +295,17 @@ def validate_outputs(frame: pd.DataFrame, *, name: str = "<outputs>") -> tuple[p
         outputs[column] = outputs[column].str.strip()
         blank = outputs[column] == ""
         if blank.any():
-            raise DataError(label, "empty value", row=_row_of(frame, int(np.flatnonzero(blank)[0])), column=column)
+            raise DataError(label, "empty value", row=file_row(frame, int(np.flatnonzero(blank)[0])), column=column)
     outputs["task"] = _strings(outputs, "task").str.strip()
     duplicate = outputs.duplicated(["item_id", "model"])
     if duplicate.any():
         position = int(np.flatnonzero(duplicate)[0])
         row = outputs.iloc[position]
         raise DataError(label, f"duplicate (item_id, model) = ({row['item_id']}, {row['model']})",
-                        row=_row_of(frame, position), column="item_id")
+                        row=file_row(frame, position), column="item_id")
     wide_columns = [c for c in outputs.columns if WIDE_SEPARATOR in c]
     long_parts = []
-    rows = np.array([_row_of(frame, i) for i in range(len(outputs))]) if wide_columns else None
+    rows = np.array([file_row(frame, i) for i in range(len(outputs))]) if wide_columns else None
     for column in wide_columns:
         rater, _, dimension = column.partition(WIDE_SEPARATOR)
         if not rater.strip() or not dimension.strip():
@@ -380,7 +383,7 @@ def _validate_rating_values(frame: pd.DataFrame, label: str, suffix: str) -> pd.
     if "_row" in frame.columns:
         rows = frame["_row"].to_numpy()
     else:
-        rows = np.array([_row_of(frame, i) for i in range(len(frame))]) if "lines" in frame.attrs else (
+        rows = np.array([file_row(frame, i) for i in range(len(frame))]) if "lines" in frame.attrs else (
             np.arange(len(frame)) + (2 if suffix == ".csv" else 1))
     value_columns = frame["_column"].to_numpy() if "_column" in frame.columns else None
 

@@ -264,9 +264,6 @@ OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
     ("agreement-missing-file", {}, ["agreement", "{tmp}/none.jsonl"], ["none.jsonl", "file not found"]),
     ("agreement-outputs-without-ratings-columns", {"out.csv": GOOD_OUTPUTS + ",a,news,r,g\n"},
      ["agreement", "{tmp}/out.csv"], ["out.csv", "row 4", "column 'item_id'"]),
-    ("metrics-5mb-text", {"out.csv": "item_id,model,reference,generation\n1,a,short,fine\n2,a,short,"
-                          + "word " * 1_000_000 + "\n"},
-     ["metrics", "{tmp}/out.csv"], ["out.csv", "row 3", "column 'generation'", "characters"]),
     ("overrides-not-sqlite", {"out.csv": GOOD_OUTPUTS, "store.sqlite": "this is not a database\n" * 100},
      ["metrics", "{tmp}/out.csv", "--overrides", "{tmp}/store.sqlite", "--no-ld"], ["store.sqlite"]),
     ("bootstrap-billion", {"r.csv": _ratings("1,a,j,ca,1,llm")},
@@ -453,3 +450,22 @@ def test_header_only_kumar_ratings_file_is_a_clear_error(tmp_path, capsys):
     ratings.write_text(ratings.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
     code, out, err = _run_in_process(["import", "kumar2025", str(target), "--out", str(tmp_path / "o")], capsys)
     _check(code, out, err, ["claude_ratings.csv", "no rating rows"])
+
+
+FIVE_MB = "word " * 1_000_000  # 5,000,000 characters, five times spaCy's default parser limit
+
+
+@pytest.mark.parametrize(("files", "args", "where"), [
+    ({"out.csv": "item_id,model,reference,generation\n1,a,short,fine\n2,a,short," + FIVE_MB + "\n"},
+     ["metrics", "{tmp}/out.csv", "--format", "json"], ["out.csv", "row 3", "column 'generation'"]),
+    ({"t.txt": "fine\n" + FIVE_MB + "\n"}, ["distancing", "{tmp}/t.txt", "--no-cache"], ["t.txt:2:"]),
+], ids=["metrics", "distancing"])
+def test_a_5mb_text_is_analysed_or_located(tmp_path, capsys, files, args, where):
+    """A text longer than the parser takes either goes through (when the analyser splits it) or stops the
+    run with one line naming its file, row and column, never a position in an internal list."""
+    _write_files(tmp_path, files)
+    code, out, err = _run_in_process([a.format(tmp=tmp_path) for a in args], capsys)
+    if code == 0:
+        assert out and err == ""
+    else:
+        _check(code, out, err, [*where, "5,000,000 characters" if args[0] == "metrics" else "5000000 characters"])

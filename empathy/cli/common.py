@@ -46,7 +46,8 @@ class Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line (names escaped for the terminal) with exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {terminal_literal(message.replace(chr(10), ' '))}\n")
+        line = terminal_literal(message.replace("\n", " "))
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {line}\n")
 
 
 def bounded_int(low: int, high: int | None = None) -> Callable[[str], int]:

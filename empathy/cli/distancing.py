@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -109,7 +110,10 @@ def run(args: argparse.Namespace) -> int:
     except InputError:
         raise
     except ValueError as exc:
-        raise InputError(f"{args.file}: {exc}") from None
+        # the parser names a text by its 0-based position; here that is the line number minus one
+        found = re.match(r"text #(\d+) (.*)", str(exc))
+        where = f"{args.file}:{int(found.group(1)) + 1}: text {found.group(2)}" if found else f"{args.file}: {exc}"
+        raise InputError(where) from None
     out.flush()
     return 0
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import re
 import sqlite3
+from typing import TYPE_CHECKING
 
 from empathy.cli.common import FORMATS, check_inputs, emit, print_json, print_table, set_handler
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # The parser's message for a text longer than spaCy's limit names the text by its position in the analysed
 # list; the command finds the cell of that length to name its file, row and column instead.
@@ -64,19 +68,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _located(exc: ValueError, outputs, path: str) -> ValueError:  # noqa: ANN001 - a pandas DataFrame
+def _located(exc: ValueError, outputs: pd.DataFrame, path: str) -> ValueError:
     """A text-too-long error as a :class:`~empathy.io.DataError` naming the file, row and column of the text."""
-    from empathy.io import DataError
+    from empathy.io import DataError, file_row
 
     found = _TOO_LONG.match(str(exc))
     if found is None:
         return exc
     length = int(found.group(1))
-    suffix = outputs.attrs.get("suffix", ".csv") if hasattr(outputs, "attrs") else ".csv"
     for column in ("reference", "generation"):
         hits = (outputs[column].str.len() == length).to_numpy().nonzero()[0]
         if len(hits):
-            row = int(hits[0]) + (2 if suffix == ".csv" else 1)
-            detail = str(exc).split(", ", 1)[-1] if ", " in str(exc) else str(exc)
-            return DataError(path, f"text has {length:,} characters, {detail}", row=row, column=column)
+            limit = str(exc).split(", ", 1)[-1]  # "more than the parser's limit of N; split it ..."
+            return DataError(path, f"text has {length:,} characters, {limit}", row=file_row(outputs, int(hits[0])),
+                             column=column)
     return exc
