@@ -36,6 +36,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 import pandas as pd
@@ -555,11 +556,23 @@ def write_ratings(ratings: pd.DataFrame, path: str | Path) -> None:
                          "use .csv, .jsonl or .parquet")
     path.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".csv":
-        spreadsheet_frame(ratings).to_csv(path, index=False)
+        write_people_csv(ratings, path)
     elif suffix == ".jsonl":
         ratings.to_json(path, orient="records", lines=True, force_ascii=False)
     else:
         ratings.to_parquet(path, index=False)
+
+
+def write_people_csv(frame: pd.DataFrame, target: str | Path | TextIO) -> None:
+    """Write ``frame`` as a CSV meant for people: :func:`spreadsheet_frame` cells, one physical row per record.
+
+    Python's csv writer leaves a lone CR inside a cell unquoted (with ``\\n`` line ends), which every reader
+    then takes for a line break; when a text cell holds one, every text cell is quoted instead.
+    """
+    safe = spreadsheet_frame(frame)
+    text = [c for c in safe.columns if not pd.api.types.is_numeric_dtype(safe[c].dtype)]
+    has_cr = any(safe[c].map(lambda v: isinstance(v, str) and "\r" in v).any() for c in text)
+    safe.to_csv(target, index=False, quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)
 
 
 def spreadsheet_frame(frame: pd.DataFrame) -> pd.DataFrame:

@@ -240,3 +240,12 @@ def test_json_records_turns_numpy_and_missing_into_plain_json():
                           "d": pd.array([1, None], dtype="Int64")})
     assert json_records(frame) == [{"a": 1, "b": 0.5, "c": "x", "d": 1}, {"a": 2, "b": None, "c": None, "d": None}]
     assert json.dumps(json_records(frame))  # every value is plain JSON
+
+
+def test_a_carriage_return_in_an_id_survives_the_csv_round_trip(tmp_path):
+    from empathy.io import write_ratings
+
+    ratings = pd.DataFrame({"item_id": ["a\rb", "c"], "model": "m", "rater": "j", "dimension": "ca",
+                            "value": [1.0, 0.0]})
+    write_ratings(ratings, tmp_path / "r.csv")
+    assert load_ratings(tmp_path / "r.csv")["item_id"].tolist() == ["a\rb", "c"]

@@ -175,11 +175,11 @@ def print_table(frame: pd.DataFrame) -> None:
 
 def print_csv(frame: pd.DataFrame, signature: str | None = None) -> None:
     """People's CSV on stdout: formula-like text cells neutralised, the signature in a last column."""
-    from empathy.io import spreadsheet_frame
+    from empathy.io import write_people_csv
 
     if signature is not None:
         frame = frame.assign(signature=signature)
-    spreadsheet_frame(frame).to_csv(sys.stdout, index=False)
+    write_people_csv(frame, sys.stdout)
 
 
 def emit(frame: pd.DataFrame, fmt: str, signature: str) -> None:
