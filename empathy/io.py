@@ -380,17 +380,40 @@ def _parse_values(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return values, bad, np.isinf(values)
 
 
+def _checked_values(frame: pd.DataFrame, dimensions: np.ndarray, rows: np.ndarray, label: str) -> np.ndarray:
+    """The ``value`` column as floats; :class:`DataError` for the first row that is no number or out of range."""
+    values, not_a_number, infinite = _parse_values(frame["value"])
+    present = ~np.isnan(values) & ~infinite
+    not_binary = np.zeros(len(frame), dtype=bool)
+    out_of_range = np.zeros(len(frame), dtype=bool)
+    for dimension, (low, high) in DIMENSION_RANGES.items():
+        scope = present & (dimensions == dimension)
+        if dimension in BINARY_DIMENSIONS:
+            not_binary |= scope & (values != 0.0) & (values != 1.0)
+        out_of_range |= scope & ((values < low) | (values > high))
+    position = _first(not_a_number, infinite, not_binary, out_of_range)
+    if position is None:
+        return values
+    raw = frame["value"].iloc[[position]].tolist()[0]  # the cell as Python, for its repr
+    row = int(rows[position])
+    column = str(frame["_column"].iat[position]) if "_column" in frame.columns else "value"
+    if not_a_number[position]:
+        raise DataError(label, f"not a number: {str(raw).strip()[:40]!r}", row=row, column=column)
+    if infinite[position]:
+        raise DataError(label, "value is infinite", row=row, column=column)
+    dimension = str(dimensions[position])
+    if not_binary[position]:
+        raise DataError(label, f"'{dimension}' must be 0 or 1, got {raw!r}", row=row, column=column)
+    low, high = DIMENSION_RANGES[dimension]
+    raise DataError(label, f"'{dimension}' must be in [{low:g}, {high:g}], got {raw!r}", row=row, column=column)
+
+
 def _validate_rating_values(frame: pd.DataFrame, label: str, suffix: str) -> pd.DataFrame:
     if "_row" in frame.columns:
         rows = frame["_row"].to_numpy()
     else:
         rows = np.array([file_row(frame, i) for i in range(len(frame))]) if "lines" in frame.attrs else (
             np.arange(len(frame)) + (2 if suffix == ".csv" else 1))
-    value_columns = frame["_column"].to_numpy() if "_column" in frame.columns else None
-
-    def column_of(position: int) -> str:
-        return str(value_columns[position]) if value_columns is not None else "value"
-
     keys = ("item_id", "model", "rater", "dimension")
     out = pd.DataFrame({c: _string_column(frame[c]).str.strip() for c in keys})
     for column in keys:
@@ -400,32 +423,7 @@ def _validate_rating_values(frame: pd.DataFrame, label: str, suffix: str) -> pd.
             raise DataError(label, "empty value", row=int(rows[position]), column=column)
     if "_row" not in frame.columns:  # wide columns take their ids from the outputs, already checked
         _check_text_cells(frame, keys, label, allow_empty=True)
-    values, not_a_number, infinite = _parse_values(frame["value"])
-    dimensions = out["dimension"].to_numpy()
-    present = ~np.isnan(values) & ~infinite
-    not_binary = np.zeros(len(frame), dtype=bool)
-    out_of_range = np.zeros(len(frame), dtype=bool)
-    for dimension, (low, high) in DIMENSION_RANGES.items():
-        scope = present & (dimensions == dimension)
-        if not scope.any():
-            continue
-        if dimension in BINARY_DIMENSIONS:
-            not_binary |= scope & (values != 0.0) & (values != 1.0)
-        out_of_range |= scope & ((values < low) | (values > high))
-    position = _first(not_a_number, infinite, not_binary, out_of_range)
-    if position is not None:
-        raw = frame["value"].iloc[[position]].tolist()[0]  # the cell as Python, for its repr
-        row, column = int(rows[position]), column_of(position)
-        if not_a_number[position]:
-            raise DataError(label, f"not a number: {str(raw).strip()[:40]!r}", row=row, column=column)
-        if infinite[position]:
-            raise DataError(label, "value is infinite", row=row, column=column)
-        dimension = str(dimensions[position])
-        if not_binary[position]:
-            raise DataError(label, f"'{dimension}' must be 0 or 1, got {raw!r}", row=row, column=column)
-        low, high = DIMENSION_RANGES[dimension]
-        raise DataError(label, f"'{dimension}' must be in [{low:g}, {high:g}], got {raw!r}", row=row,
-                        column=column)
+    values = _checked_values(frame, out["dimension"].to_numpy(), rows, label)
     out["value"] = values
     for column in RATING_OPTIONAL:
         out[column] = _strings(frame, column)
