@@ -412,7 +412,7 @@ def save_extra_ratings(data: Loaded, rater: str, target: Path) -> Path:
     if target.exists():
         raise ValueError(f"{target} exists already; not overwritten (rename the rater or move the file)")
     from empathy.io import RATING_COLUMNS
-    from empathy.judges.cli import write_ratings
+    from empathy.io import write_ratings
 
     write_ratings(extra.ratings[list(RATING_COLUMNS)], target)
     source = st.session_state["source"]
