@@ -11,14 +11,15 @@ from empathy.panels import is_panel  # noqa: E402
 from empathy.stability import STATISTICS, default_sizes  # noqa: E402
 from empathy_app import state, views  # noqa: E402
 from empathy_app import workbench as wb  # noqa: E402
+from empathy_app.markup import codes, md  # noqa: E402
 
 data = state.page_setup("Agreement workbench")
-data = state.require_data()
+data = state.require_data(data)
 views.mode_caption(data)
 dataset = data.dataset
 effective = state.effective_ratings(data)
-key = f"{data.content_key}:{wb.ratings_key(effective)}"
-dimensions = dataset.dimensions
+key = state.effective_key(data)  # names the effective ratings without hashing them
+dimensions = state.dimensions_of(data)
 
 controls = st.columns([3, 1, 1])
 dimension = controls[0].selectbox("Dimension", dimensions, key="wb_dimension")
@@ -36,7 +37,7 @@ st.caption("Spearman with a percentile bootstrap interval over items, Pearson, C
            "alpha of the dimension over all raters. Includes the overrides when the sidebar toggle is on.")
 pairs = wb.pair_table(effective, key, shown_dimensions, bootstrap, seed)
 if pairs.empty:
-    st.info(f"Only one rater rated {', '.join(shown_dimensions)}: there is no pair to compare. Load a data set "
+    st.info(f"Only one rater rated {codes(shown_dimensions)}: there is no pair to compare. Load a data set "
             "with several raters (for example the Kumar et al. 2025 import) on the **Data** page.")
 else:
     wb.show(pairs, "wb_pairs")
@@ -72,8 +73,8 @@ else:
     if live.empty:
         st.info("Nothing to compare: choose raters that share outputs with the reference.")
     else:
-        st.caption(f"Spearman (and quadratic kappa) of each rater with **{target}** on **{dimension}**, from the "
-                   "judges' own labels (*before*) and with the current overrides (*after*). Relabel a rater's "
+        st.caption(f"Spearman (and quadratic kappa) of each rater with **{md(target)}** on **{md(dimension)}**, "
+                   "from the judges' own labels (*before*) and with the current overrides (*after*). Relabel a rater's "
                    "ratings on the **Relabel** or **Inspect** page and come back: *after* follows.")
         wb.show(live.dropna(axis="columns", how="all"), "wb_live")
 
@@ -107,7 +108,7 @@ if source == "raters on the dimension":
                                         reference, with_panels)
         title = f"{statistic} of {dimension} by rater" + (f" (vs {reference})" if reference else "")
     except ValueError as error:
-        st.error(f"Sizes: {error}")
+        st.error(f"Sizes: {md(error)}")
 else:
     options = st.columns(2)
     metric = options[0].selectbox("Metric", ["SA", "EGM", "CA"], key="wb_metric")
@@ -128,7 +129,7 @@ else:
             result = sample_size_stability(matrix, sizes, n_resamples=n_resamples, seed=seed)
             title = f"{metric} by model (judge {judge}), items resampled"
         except ValueError as error:
-            st.error(f"Sizes: {error}")
+            st.error(f"Sizes: {md(error)}")
 if result is not None:
     st.caption(f"{result.n_units} units · {result.n_resamples} subsets per size · seed {result.seed}")
     st.dataframe(result.wide(), hide_index=True, key="wb_stability_table")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import math
 from pathlib import Path
 
@@ -42,7 +43,8 @@ def _ok(at: AppTest) -> None:
 
 
 def _texts(elements) -> list[str]:
-    return [str(e.value) for e in elements]
+    """What the user reads: Streamlit shows the character references of escaped data as characters."""
+    return [html.unescape(str(e.value)) for e in elements]
 
 
 # ------------------------------------------------------------------------------------- small fixture data
