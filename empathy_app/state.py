@@ -755,8 +755,8 @@ def sidebar(data: Loaded | None) -> None:
                       args=("_w_annotator", "annotator"), placeholder="your name (recorded with each override)")
 
 
-#: The favicon: a file served by the app itself. An emoji icon makes the browser fetch its image from a font
-#: host on the internet, which fails offline.
+#: The favicon: an image served by the app itself (a ``:material/...:`` icon would make the browser fetch it
+#: from fonts.gstatic.com, which fails offline; see ``views.PAGES``).
 ICON = Path(__file__).resolve().parent / "icon.png"
 
 

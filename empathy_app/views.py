@@ -19,6 +19,9 @@ from empathy.store import Change
 from empathy_app import state
 from empathy_app.markup import code, codes, html, md, plot_frame
 
+# The icons are for the Home page's links (drawn with the Material font Streamlit serves itself). They are not
+# given to st.Page: Streamlit's browser code turns the current page's icon into the favicon and fetches a
+# Material icon's image from fonts.gstatic.com for that, which fails offline (emoji need an emoji font).
 PAGES: tuple[tuple[str, str, str, str], ...] = (
     ("app_pages/1_Data.py", "Data", "Demo data, an upload or a path; validation; the overrides ledger.",
      ":material/database:"),
