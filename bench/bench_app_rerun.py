@@ -105,6 +105,7 @@ def fmt(value: float) -> str:
 def _baseline_tree(ref: str, folder: Path) -> Path:
     archive = subprocess.run(["git", "archive", ref, "app.py", "app_pages", "empathy_app", ".streamlit"],
                              cwd=ROOT, check=True, capture_output=True).stdout
+    folder.mkdir(parents=True, exist_ok=True)
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     return folder
 
