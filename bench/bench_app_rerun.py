@@ -8,7 +8,10 @@ it; 20 CA overrides in the store), visits every page in turn as one session and 
 
 - the *first visit* of the page (the data set already loaded on Home, so this is the page's own first
   computation: Overview's charts, Agreement's alpha...), and
-- a *rerun* of the same page with nothing changed (the median of ``--reruns``): the cost of every click.
+- a *rerun* of the same page with nothing changed (the median of ``--reruns``): the cost of every click;
+- on the pages that compute from the overrides (Overview, Agreement, Workbench), the rerun right after one
+  new CA override is written to the store (what the page costs after a relabel: its caches are keyed on the
+  overrides, so this is a real recompute, of the changed dimension only where the page allows).
 
 The *baseline* is the app as it was at a git revision (``--baseline REF``: ``app.py``, ``app_pages/`` and
 ``empathy_app/`` extracted with ``git archive`` into a temporary folder; the ``empathy`` package is the
@@ -71,6 +74,23 @@ def _overrides(store_path: Path, data: Path, count: int = 20) -> None:
                             annotator="bench")
 
 
+AFTER_OVERRIDE = ("app_pages/2_Overview.py", "app_pages/5_Agreement.py", "app_pages/6_Workbench.py")
+
+
+def _one_more_override(data: Path, count: int) -> None:
+    """Write the ``count``-th next CA override (flip of a judge label) into ``$EMPATHY_STORE``."""
+    import pandas as pd
+
+    from empathy.store import Change, OverrideStore, dataset_id
+
+    outputs = pd.read_csv(data / "outputs.csv", dtype=str, keep_default_na=False)
+    ratings = pd.read_csv(sorted(data.glob("ratings*"))[0], dtype=str, keep_default_na=False)
+    row = ratings[ratings["dimension"] == "ca"].iloc[-1 - count]
+    OverrideStore(os.environ["EMPATHY_STORE"]).set_overrides(
+        dataset_id(outputs), [Change(row["item_id"], row["model"], row["rater"], "ca", 1.0 - float(row["value"]))],
+        annotator="bench")
+
+
 def worker(app_root: Path, data: Path, reruns: int, pages: list[str]) -> dict[str, dict[str, float]]:
     """Visit ``pages`` in one AppTest session of ``app_root/app.py`` on ``data``; CPU seconds per page."""
     from streamlit.testing.v1 import AppTest
@@ -95,6 +115,11 @@ def worker(app_root: Path, data: Path, reruns: int, pages: list[str]) -> dict[st
             at.run()
             samples.append(time.process_time() - start)
         results[page] = {"first": first, "rerun": statistics.median(samples)}
+        if page in AFTER_OVERRIDE:
+            _one_more_override(data, len(results))
+            start = time.process_time()
+            at.run()
+            results[page]["override"] = time.process_time() - start
     return results
 
 
@@ -158,19 +183,25 @@ def main() -> None:
     print(f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs; load average "
           f"{load_start[0]:.2f} at the start, {load_end[0]:.2f} at the end; {args.reruns} reruns per page "
           f"(median); CPU seconds (process_time).\n")
-    print("| page | scale | first visit before | first visit after | rerun before | rerun after | rerun ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| page | scale | first visit before | first visit after | rerun before | rerun after | rerun ratio "
+          "| after an override before | after an override after |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for page in pages:
         for scale in scales:
             after = rows[("after", scale)][page]
             before = rows.get(("before", scale), {}).get(page)
             ratio = f"{after['rerun'] / before['rerun']:.3f}" if before and before["rerun"] > 0 else "-"
+            changed_before = fmt(before["override"]) if before and "override" in before else "-"
+            changed_after = fmt(after["override"]) if "override" in after else "-"
             print(f"| {page.removeprefix('app_pages/')} | {scale}x | {fmt(before['first']) if before else '-'} | "
                   f"{fmt(after['first'])} | {fmt(before['rerun']) if before else '-'} | {fmt(after['rerun'])} | "
-                  f"{ratio} |")
-    worst = max(rows[("after", max(scales))][p]["rerun"] for p in pages)
+                  f"{ratio} | {changed_before} | {changed_after} |")
+    largest = rows[("after", max(scales))]
+    worst = max(largest[p]["rerun"] for p in pages)
+    worst_override = max((largest[p]["override"] for p in pages if "override" in largest[p]), default=0.0)
     verdict = "meets" if worst <= TARGET_S else "MISSES"
-    print(f"\nSlowest rerun after, at {max(scales)}x: {worst:.2f} s CPU, which {verdict} the {TARGET_S:.0f} s target.")
+    print(f"\nSlowest rerun after, at {max(scales)}x: {worst:.2f} s CPU, which {verdict} the {TARGET_S:.0f} s target; "
+          f"slowest rerun after an override: {worst_override:.2f} s CPU.")
 
 
 if __name__ == "__main__":

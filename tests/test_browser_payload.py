@@ -88,9 +88,9 @@ def write_payload_data(folder: Path, port: int) -> Path:
     """3 models x 4 items, two judges rating the paper's five dimensions, every name and text a payload."""
     p = payloads(port)
     models = [f"{p['directive']} {p['image']}", p["span"], f"{p['img']} {p['katex']}"]
-    items = [f"i1 {p['katex']}", f"i2 {p['image']}", f"i3 {p['span']}", f"i4 {p['formula']}"]
+    items = [f"i1 {p['katex']}", f"i2 {p['image']}", f"i3 {p['span']}", p["formula"]]
     tasks = [p["directive"], "counseling"]
-    raters = [f"judge {p['span']}", f"judge {p['directive']} {p['image']}"]
+    raters = [f"judge {p['span']}", f"{p['formula']} {p['directive']} {p['image']}"]
     every = " ".join(p.values())
     conversation = "\n".join([f"Seeker: I lost my job {p['image']}", f"Supporter: {p['directive']} {p['link']}",
                               f"Seeker: {p['span']} {p['katex']}", f"Supporter: {p['img']}"])
@@ -236,6 +236,16 @@ def _check_inert(page, payload_host, name: str, requests: list[str]) -> None:
     assert not page.get_by_text("Traceback").count(), name
 
 
+def _assert_download_is_formula_safe(page, button: str, column: str) -> None:
+    """The CSV behind ``button`` has the payload formula in ``column`` only as ``'=...`` (spreadsheet-safe)."""
+    with page.expect_download(timeout=TIMEOUT) as info:
+        page.get_by_role("button", name=button).first.click()
+    table = pd.read_csv(info.value.path(), dtype=str, keep_default_na=False)
+    cells = table[column].tolist()
+    assert any(c.startswith("'=HYPERLINK(") for c in cells), cells
+    assert not any(str(c).startswith(("=", "+", "@")) for row in table.itertuples(index=False) for c in row)
+
+
 def _go(page, path: str, marker: str) -> None:
     """Click the sidebar link to ``/path`` (same session, so the loaded data set stays) and wait for ``marker``."""
     page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').first.click()
@@ -273,6 +283,7 @@ def test_payload_data_set_renders_inert_on_every_page(server, browser, payload_h
         _check_inert(page, payload_host, "Home", requests)
 
         _go(page, "Overview", "Reproducibility signature")
+        _assert_download_is_formula_safe(page, "Download the results table (CSV)", "scorer")
         page.get_by_role("button", name="Compute the standard metrics").click()
         # The scatter (its title "<empathy metric> vs rouge_l per model") is drawn once the metrics are computed.
         page.wait_for_function("() => [...document.querySelectorAll('svg.main-svg text')]"
@@ -315,6 +326,10 @@ def test_payload_data_set_renders_inert_on_every_page(server, browser, payload_h
         page.screenshot(path=str(shots / "payload_6_workbench.png"), full_page=True)
 
         _go(page, "Judge", "Name of the new rater")
+        page.get_by_role("button", name="Run the judge").click()
+        _settle(page, "Added the rater")
+        _settle(page, "Raters added this session")
+        _assert_download_is_formula_safe(page, "Download CSV", "item_id")
         _check_inert(page, payload_host, "Judge", requests)
         page.screenshot(path=str(shots / "payload_7_judge.png"), full_page=True)
     finally:
