@@ -18,7 +18,6 @@ data = state.require_data(data)
 views.mode_caption(data)
 dataset = data.dataset
 effective = state.effective_ratings(data)
-key = state.effective_key(data)  # names the effective ratings without hashing them
 dimensions = state.dimensions_of(data)
 
 controls = st.columns([3, 1, 1])
@@ -35,6 +34,8 @@ st.subheader("Every pair of raters")
 st.caption("Spearman with a percentile bootstrap interval over items, Pearson, Cohen's kappa (unweighted and "
            "quadratic; only for whole-number labels, blank otherwise), percent agreement, and Krippendorff's "
            "alpha of the dimension over all raters. Includes the overrides when the sidebar toggle is on.")
+# Each result is keyed on the data set and the overrides of the dimensions it reads (no hashing of ratings).
+key = state.effective_key(data, shown_dimensions)
 pairs = wb.pair_table(effective, key, shown_dimensions, bootstrap, seed)
 if pairs.empty:
     st.info(f"Only one rater rated {codes(shown_dimensions)}: there is no pair to compare. Load a data set "
@@ -69,7 +70,8 @@ else:
     chosen = st.multiselect("Raters", candidates, default=[r for r in llms if r != target] or candidates,
                             key="wb_live_raters")
     before = state.effective_ratings(data, with_overrides=False)
-    live = wb.live_agreement(before, effective, key, target, tuple(chosen), dimension)
+    live = wb.live_agreement(before, effective, state.effective_key(data, [dimension]), target, tuple(chosen),
+                             dimension)
     if live.empty:
         st.info("Nothing to compare: choose raters that share outputs with the reference.")
     else:
@@ -104,8 +106,8 @@ if source == "raters on the dimension":
     sizes_text = settings[0].text_input("Sizes", ", ".join(map(str, default_sizes(n_units))), key="wb_sizes_dim")
     try:
         sizes = wb.parse_sizes(sizes_text, n_units)
-        result = wb.dimension_stability(effective, key, dimension, tuple(sizes), n_resamples, seed, statistic,
-                                        reference, with_panels)
+        result = wb.dimension_stability(effective, state.effective_key(data, [dimension]), dimension, tuple(sizes),
+                                        n_resamples, seed, statistic, reference, with_panels)
         title = f"{statistic} of {dimension} by rater" + (f" (vs {reference})" if reference else "")
     except ValueError as error:
         st.error(f"Sizes: {md(error)}")
@@ -118,7 +120,10 @@ else:
     else:
         judge = options[1].selectbox("Judge", judges, key="wb_judge")
         sentences = state.features(data).frame(dataset.outputs) if metric == "EGM" else None
-        matrix = wb.metric_stability_matrix(dataset.outputs, effective, sentences, f"{key}:{metric}", metric, judge)
+        from empathy.metrics import METRIC_DIMENSIONS
+
+        matrix = wb.metric_stability_matrix(dataset.outputs, effective, sentences,
+                                            state.effective_key(data, METRIC_DIMENSIONS[metric]), metric, judge)
         n_units = len(matrix)
         sizes_text = settings[0].text_input("Sizes", ", ".join(map(str, default_sizes(n_units))),
                                             key="wb_sizes_metric")

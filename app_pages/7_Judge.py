@@ -85,8 +85,8 @@ concurrency = int(middle.number_input("Concurrency (requests in flight)", min_va
 _kept("judge_cache", True)
 use_cache = right.checkbox("Use the answer cache", key="judge_cache", disabled=not is_llm, on_change=_keep,
                            args=("judge_cache",),
-                           help=f"SQLite cache of valid answers ({default_cache_path()}): a re-run makes no call "
-                                "for them and retries only what was missing.")
+                           help=f"SQLite cache of valid answers ({code(default_cache_path())}): a re-run makes no "
+                                "call for them and retries only what was missing.")
 
 key_ok = True
 if is_llm:

@@ -628,10 +628,18 @@ def effective_ratings(data: Loaded, *, with_overrides: bool | None = None) -> pd
     return _effective(data.content_key, overrides_key(current), data.dataset.ratings, current)
 
 
-def effective_key(data: Loaded, *, with_overrides: bool | None = None) -> str:
-    """A key naming :func:`effective_ratings` (data set and overrides under the toggle), for other caches."""
+def effective_key(data: Loaded, dimensions: Sequence[str] | None = None, *,
+                  with_overrides: bool | None = None) -> str:
+    """A key naming :func:`effective_ratings` (data set and overrides under the toggle), for other caches.
+
+    ``dimensions``: for a result computed from these dimensions only, the key follows only their overrides,
+    so a relabel of another dimension leaves it cached.
+    """
     current = overrides(data) if _use_overrides(with_overrides) else None
-    return f"{data.content_key}:{overrides_key(current)}"
+    if current is not None and dimensions is not None:
+        current = current[current["dimension"].isin(list(dimensions))]
+    scope = "" if dimensions is None else ":" + ",".join(sorted(dimensions))
+    return f"{data.content_key}:{overrides_key(current)}{scope}"
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -394,3 +394,29 @@ def test_streamlit_listens_on_this_machine_only_by_default():
 
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     assert config["server"]["address"] == "127.0.0.1"
+
+
+def test_effective_key_follows_only_the_overrides_of_its_dimensions(tmp_path):
+    from empathy_app import state
+
+    folder = _write_fixture(tmp_path / "fixture")
+    outputs, ratings = state.demo_files(folder)
+    dataset = state.load_from_paths(outputs, ratings)
+    store = OverrideStore(tmp_path / "store.sqlite")
+    data = state.Loaded(dataset=dataset, name="fixture", data_dir=folder, dataset_id=dataset_id(dataset.outputs),
+                        content_key=state.content_key(dataset), store=store)
+
+    def keys() -> tuple[str, str, str]:
+        return (state.effective_key(data, ["ca"], with_overrides=True),
+                state.effective_key(data, ["e_ref"], with_overrides=True),
+                state.effective_key(data, with_overrides=True))
+
+    start = keys()
+    assert start[0] != start[1]  # the scope is part of the key
+    store.set_overrides(data.dataset_id, [Change("i1", "A", "j1", "e_ref", 0.5)], annotator="x")
+    after_e_ref = keys()  # an override of e_ref (a rating no judge gave: it is added) leaves ca's key alone
+    assert after_e_ref[0] == start[0] and after_e_ref[1] != start[1] and after_e_ref[2] != start[2]
+    store.set_overrides(data.dataset_id, [Change("i1", "A", "j1", "ca", 0.0)], annotator="x")
+    after_ca = keys()
+    assert after_ca[0] != after_e_ref[0] and after_ca[1] == after_e_ref[1]
+    assert state.effective_key(data, ["ca"], with_overrides=False) == f"{data.content_key}:none:ca"  # judge-only
