@@ -773,6 +773,8 @@ def page_setup(title: str, *, icon: str | Path = ICON) -> Loaded | None:
 
     A page passes the result on to :func:`require_data` so the data set is looked up once per rerun.
     """
+    if isinstance(icon, Path) and not icon.is_file():
+        icon = "🫶"  # an installed copy without the image: Streamlit draws an emoji favicon locally too
     st.set_page_config(page_title=f"{title} · empathy", page_icon=icon, layout="wide")
     init_state()
     data = loaded()
