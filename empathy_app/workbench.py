@@ -6,8 +6,6 @@ module caches them per (data content, overrides) and draws them. ``app_pages/6_W
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -28,13 +26,6 @@ from empathy_app.markup import hover_literal, html
 FLOAT_COLUMNS = ("spearman", "spearman_low", "spearman_high", "pearson", "kappa", "kappa_quadratic",
                  "kappa_quadratic_rounded", "percent_agreement", "krippendorff_alpha", "before", "after",
                  "change", "mean", "sd", "value", "n_units_mean", "same_ranking")
-
-
-def ratings_key(ratings: pd.DataFrame) -> str:
-    """Hash of a ratings table's keys and values: the cache key that changes with every override."""
-    columns = [c for c in ("item_id", "model", "rater", "dimension", "value") if c in ratings.columns]
-    hashed = pd.util.hash_pandas_object(ratings[columns], index=False).to_numpy()
-    return hashlib.sha256(hashed.tobytes()).hexdigest()[:20]
 
 
 def _plain(ratings: pd.DataFrame) -> pd.DataFrame:
