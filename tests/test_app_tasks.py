@@ -3,6 +3,7 @@ a task without ratings, data without tasks, and overrides of other tasks kept ou
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pandas as pd
@@ -44,7 +45,8 @@ def _ok(at: AppTest) -> None:
 
 
 def _texts(elements) -> list[str]:
-    return [str(e.value) for e in elements]
+    """What the user reads: Streamlit shows the character references of escaped data as characters."""
+    return [html.unescape(str(e.value)) for e in elements]
 
 
 def _pivot(at: AppTest) -> pd.DataFrame:

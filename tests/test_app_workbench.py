@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import numpy as np
@@ -167,7 +168,7 @@ def test_stability_against_the_expert_panel(tmp_path):
     assert "panel:experts" not in table.index  # the reference is not a group
     assert {"gpt", "claude", "crowd", "panel:llms"} <= set(table.index)
     at.text_input(key="wb_sizes_dim").input("3, 99").run()
-    assert any("larger than the data (6 units)" in e.value for e in at.error)
+    assert any("larger than the data (6 units)" in html.unescape(e.value) for e in at.error)
 
 
 def test_kumar2025_page(tmp_path):
