@@ -413,8 +413,7 @@ def save_extra_ratings(data: Loaded, rater: str, target: Path) -> Path:
         raise ValueError(f"no rater {rater!r} was added in this session")
     if target.exists():
         raise ValueError(f"{target} exists already; not overwritten (rename the rater or move the file)")
-    from empathy.io import RATING_COLUMNS
-    from empathy.io import write_ratings
+    from empathy.io import RATING_COLUMNS, write_ratings
 
     write_ratings(extra.ratings[list(RATING_COLUMNS)], target)
     source = st.session_state["source"]
