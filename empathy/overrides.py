@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,6 +271,28 @@ class Ledger:
         """Applied overrides, stale, orphaned and unresolved decisions."""
         return {"applied": len(self.applied), "stale": len(self.status.stale),
                 "orphaned": len(self.status.orphaned), "unresolved": len(self.unresolved)}
+
+    @property
+    def digest(self) -> str:
+        """12 hex digits of SHA-256 over the applied overrides (key, value, text hash), order-free.
+
+        Names *which* human labels a results table rests on, not only how many (the signature's ``ledger``
+        field); the empty ledger has the digest of nothing.
+        """
+        digest = hashlib.sha256()
+        if len(self.applied):
+            columns = [c for c in ("item_id", "model", "rater", "dimension", "value", "text_hash")
+                       if c in self.applied.columns]
+            rows = sorted("\x1f".join(repr(v) if isinstance(v, float) else str(v) for v in row)
+                          for row in self.applied[columns].itertuples(index=False))
+            for row in rows:
+                digest.update(row.encode("utf-8") + b"\x1e")
+        return digest.hexdigest()[:12]
+
+    def signature_fields(self) -> dict[str, str]:
+        """The signature's fields for this ledger: the label rule and the digest of the applied overrides."""
+        key, value = label_rule_field(self.rule)
+        return {key: value, "ledger": self.digest}
 
     def summary(self) -> str:
         """One line for the CLI and the app, e.g. ``overrides: 12 applied (labels: latest), 2 stale, 1 orphaned``."""

@@ -124,25 +124,36 @@ def test_every_subcommand_is_registered():
 
 
 def test_metrics_apply_the_stored_overrides(tmp_path):
-    from empathy.io import load_outputs
-    from empathy.store import OverrideStore, dataset_id
+    from empathy.io import load_dataset
+    from empathy.overrides import make_changes
+    from empathy.store import OverrideStore, dataset_name
 
-    outputs, _ = load_outputs(OUTPUTS)
+    dataset = load_dataset(OUTPUTS, [AUTHOR])
     store_path = tmp_path / "overrides.sqlite"
     store = OverrideStore(store_path)
+    name = dataset_name(OUTPUTS, store_path=store_path)
     raw = pd.read_csv(AUTHOR)
     fennel = raw.query("model == 'fennel' and dimension == 'ca'")
     # flip every CA label of fennel that is 1 to 0: its CA must drop to 0 with the same n
-    for row in fennel.query("value == 1").itertuples():
-        store.set_override(dataset_id(outputs), row.item_id, "fennel", "author", "ca", 0.0, annotator="test")
-    n_changed = int((fennel["value"] == 1).sum())
+    flipped = fennel.query("value == 1")
+    for row in flipped.itertuples():
+        store.set_overrides(name, make_changes(dataset.outputs, dataset.ratings, row.item_id, "fennel", ["author"],
+                                               "ca", 0.0), annotator="test")
+    # one decision made on a text that has since changed: stale, listed, never applied
+    stale_item = fennel.query("value == 0").iloc[0]["item_id"]
+    store.set_overrides(name, make_changes(dataset.outputs.assign(generation="an older text"), dataset.ratings,
+                                           stale_item, "fennel", ["author"], "ca", 1.0), annotator="test")
+    n_changed = len(flipped)
     result = run_cli("metrics", str(OUTPUTS), "--ratings", str(AUTHOR), "--overrides", str(store_path),
                      "--format", "json", env={"EMPATHY_CACHE_DIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     ca = next(r for r in payload["metrics"] if (r["model"], r["scorer"], r["metric"]) == ("fennel", "author", "CA"))
     assert ca["value"] == 0.0 and ca["n"] == fennel["value"].notna().sum()
-    assert f"overrides:{n_changed}" in payload["signature"].split("|")
+    fields = payload["signature"].split("|")
+    assert f"overrides:{n_changed}" in fields and "labels:latest" in fields
+    assert any(field.startswith("ledger:") and len(field) == len("ledger:") + 12 for field in fields)
+    assert f"overrides: {n_changed} applied (labels: latest), 1 stale" in result.stderr
 
 
 def test_building_the_parser_imports_no_heavy_library():

@@ -440,3 +440,23 @@ def test_cli_helpers_read_the_ledger_of_files(tmp_path):
     (tmp_path / "broken.sqlite").write_bytes(b"")
     with pytest.raises(StoreError):
         ledger_for_files(tmp_path / "broken.sqlite", tmp_path / "outputs.csv", outputs)
+
+
+def test_ledger_digest_names_which_overrides_apply(store):
+    outputs = _outputs([("i1", "A", "gen 1"), ("i2", "A", "gen 2")])
+    ratings = _ratings(outputs)
+    empty = open_ledger(store, NAME, outputs)
+    assert empty.digest == "e3b0c44298fc"  # SHA-256 of nothing
+    assert empty.signature_fields() == {"labels": "latest", "ledger": "e3b0c44298fc"}
+    store.set_overrides(NAME, make_changes(outputs, ratings, "i1", "A", ["judge"], "ca", 0.0), annotator="a")
+    store.set_overrides(NAME, make_changes(outputs, ratings, "i2", "A", ["judge"], "ca", 0.0), annotator="a")
+    two = open_ledger(store, NAME, outputs)
+    # the same overrides written in the other order give the same digest
+    other = OverrideStore(store.path.with_name("p.sqlite"))
+    other.set_overrides(NAME, make_changes(outputs, ratings, "i2", "A", ["judge"], "ca", 0.0), annotator="b")
+    other.set_overrides(NAME, make_changes(outputs, ratings, "i1", "A", ["judge"], "ca", 0.0), annotator="b")
+    assert open_ledger(other, NAME, outputs).digest == two.digest != empty.digest
+    # the same number of overrides with another value is another ledger
+    store.set_overrides(NAME, make_changes(outputs, ratings, "i2", "A", ["judge"], "ca", 1.0), annotator="a")
+    changed = open_ledger(store, NAME, outputs)
+    assert len(changed.applied) == len(two.applied) == 2 and changed.digest != two.digest

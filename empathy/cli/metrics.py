@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import re
 import sqlite3
+import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from empathy.cli.common import FORMATS, check_inputs, emit, print_json, print_table, set_handler
@@ -24,6 +26,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     metrics.add_argument("--ratings", action="append", metavar="FILE",
                          help="long-form ratings file (repeat for several)")
     metrics.add_argument("--overrides", metavar="SQLITE", help="apply the human overrides stored in this file")
+    metrics.add_argument("--label-rule", choices=("latest", "majority", "adjudicated"), default="latest",
+                         help="which human label counts where several annotators decided one rating")
+    metrics.add_argument("--store-name", metavar="NAME",
+                         help="the data set's name in the store (default: the outputs file, relative to the store)")
+    metrics.add_argument("--egm-both-zero", choices=("zero", "exclude"), default="zero",
+                         help="EGM of an item with a + b = 0: 0 as the paper's Eq. 2 reads (default), or left out "
+                         "as undefined")
     metrics.add_argument("--by-task", action="store_true", help="compute every value within each task")
     metrics.add_argument("--no-ld", action="store_true", help="skip Linguistic Distancing")
     metrics.add_argument("--ld-standardization", choices=("separate", "reference"), default="separate",
@@ -41,22 +50,29 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_dataset(args.outputs, args.ratings or [])
     ratings = dataset.ratings
     n_overrides = None
+    ledger = None
     if args.overrides:
-        from empathy.store import OverrideStore, apply_overrides, dataset_id
+        from empathy.overrides import apply_ledger, ledger_for_files
 
         try:
-            overrides = OverrideStore(args.overrides).overrides(dataset_id(dataset.outputs))
+            ledger = ledger_for_files(args.overrides, args.outputs, dataset.outputs, rule=args.label_rule,
+                                      name=args.store_name)
         except sqlite3.Error as exc:  # a corrupt or foreign file given as the store
             raise DataError(args.overrides, f"cannot read the override store ({exc})") from None
-        ratings = apply_overrides(ratings, overrides)
-        n_overrides = len(overrides)
+        ratings = apply_ledger(ratings, ledger)
+        n_overrides = len(ledger.applied)
+        print(f"empathy: {ledger.summary()}", file=sys.stderr)
     from empathy.evaluate import compute_metrics  # SciPy and spaCy: only once the input is known good
 
     try:
         report = compute_metrics(dataset.outputs, ratings, by_task=args.by_task, include_ld=not args.no_ld,
-                                 ld_standardization=args.ld_standardization, n_overrides=n_overrides)
+                                 ld_standardization=args.ld_standardization, egm_both_zero=args.egm_both_zero,
+                                 n_overrides=n_overrides)
     except ValueError as exc:
         raise _located(exc, dataset.outputs, args.outputs) from None
+    if ledger is not None:
+        signature = replace(report.signature, extra={**report.signature.extra, **ledger.signature_fields()})
+        report = replace(report, signature=signature)
     if args.format == "json":
         print_json(report.to_json())
         return 0
