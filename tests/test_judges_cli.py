@@ -168,3 +168,12 @@ def test_write_ratings_lives_in_io():
     from empathy.io import write_ratings
 
     assert write_ratings.__module__ == "empathy.io"
+
+
+def test_judge_list_says_what_each_judge_is(capsys):
+    """``--list`` carries each judge's description: the lexicon's says it does not track experts."""
+    assert main(["judge", "--list"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    lexicon = next(row for row in rows if row[0] == "lexicon")
+    assert lexicon[1:3] == ["lexicon", "offline"]
+    assert "does not track experts" in lexicon[3] and "0.03-0.30" in lexicon[3]

@@ -90,7 +90,7 @@ def run_judge(args: argparse.Namespace) -> int:
 
         for name, judge in sorted(available_judges(args.config).items()):
             where = "offline" if judge.kind == "lexicon" else f"{judge.model} @ {judge.endpoint}"
-            print("\t".join(terminal_literal(field) for field in (name, judge.kind, where)))
+            print("\t".join(terminal_literal(field) for field in (name, judge.kind, where, judge.description)))
         return EXIT_OK
     if not args.outputs or not args.out:
         raise ValueError("judge needs OUTPUTS and --out RATINGS (or --list)")
