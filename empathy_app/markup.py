@@ -24,31 +24,8 @@ import pandas as pd
 
 from empathy.escaping import html_literal, markdown_literal, spreadsheet_cell
 
-#: U+2060 WORD JOINER: invisible, and neither a word character nor punctuation for the autolink finder.
-WORD_JOINER = "\u2060"
-# What GitHub-flavoured Markdown turns into a link without any bracket: "http://", "https://", "www." and
-# e-mail addresses. Streamlit finds them in the *decoded* text, after character references are resolved, so
-# escaping the punctuation (markdown_literal) does not stop them.
-_AUTOLINK_START = re.compile(r"(?i)(?:https?|ftp|mailto|xmpp)(?=:)|www(?=\.)|(?=@)")
-
-
-def md(value: object) -> str:
-    """:func:`empathy.escaping.markdown_literal`, with bare URLs and e-mail addresses kept from becoming links.
-
-    A word joiner (invisible) goes between ``http``/``https``/``www`` and what follows, and before ``@``, so
-    the text reads the same but no autolink forms (a Markdown link or image cannot form anyway).
-    """
-    return markdown_literal(_AUTOLINK_START.sub(lambda m: m.group(0) + WORD_JOINER, str(value)))
-
-
-def html(text: object) -> str:
-    """:func:`empathy.escaping.html_literal` with quotes as numeric references, for Plotly labels and HTML.
-
-    Plotly's label renderer decodes numeric references and only a few named ones (``&lt; &gt; &amp;``), so
-    ``&quot;`` would show as those six characters; ``&#34;`` and ``&#39;`` mean the same in HTML and show as
-    quotes in both.
-    """
-    return html_literal(text).replace("&quot;", "&#34;").replace("&#x27;", "&#39;")
+md = markdown_literal
+html = html_literal
 
 
 _BACKTICKS = re.compile(r"`+")

@@ -10,8 +10,11 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from empathy.escaping import unspreadsheet_cell  # noqa: E402
-from empathy_app.markup import WORD_JOINER, code, hover_literal, md, people_csv, plot_frame  # noqa: E402
+from empathy.escaping import (
+    WORD_JOINER,  # noqa: E402
+    unspreadsheet_cell,  # noqa: E402
+)
+from empathy_app.markup import code, hover_literal, md, people_csv, plot_frame  # noqa: E402
 from empathy_app.markup import html as plot_label  # noqa: E402
 
 
