@@ -49,6 +49,9 @@ from empathy.files import (  # noqa: F401 - re-exported: empathy.io is where cal
     check_data_file,
 )
 
+# The judge dimensions (Eq. 1-3) and their closed ranges: the one table of the metric registry (re-exported).
+from empathy.metrics import BINARY_DIMENSIONS, DIMENSION_RANGES  # noqa: F401
+
 OUTPUT_REQUIRED: tuple[str, ...] = ("item_id", "model", "reference", "generation")
 OUTPUT_OPTIONAL: tuple[str, ...] = ("task",)
 RATING_REQUIRED: tuple[str, ...] = ("item_id", "model", "rater", "dimension", "value")
@@ -56,15 +59,6 @@ RATING_OPTIONAL: tuple[str, ...] = ("rater_kind", "reason", "signature")
 RATING_COLUMNS: tuple[str, ...] = RATING_REQUIRED + RATING_OPTIONAL
 RATER_KINDS: frozenset[str] = frozenset({"llm", "human", "lexicon", "crowd", "expert", "author", ""})
 
-#: The judge dimensions of the paper (Eq. 1-3) and their valid closed ranges; ``ca`` must be exactly 0 or 1.
-DIMENSION_RANGES: dict[str, tuple[float, float]] = {
-    "e_ref": (0.0, 1.0),
-    "e_gen": (0.0, 1.0),
-    "u_ref": (0.0, math.inf),
-    "u_gen": (0.0, math.inf),
-    "ca": (0.0, 1.0),
-}
-BINARY_DIMENSIONS: frozenset[str] = frozenset({"ca"})
 WIDE_SEPARATOR = ":"
 #: Text cells read as a missing value (case-insensitive, after stripping).
 MISSING_WORDS: frozenset[str] = frozenset({"", "nan", "na", "null", "none"})

@@ -4,6 +4,7 @@ orphaned counts, several annotators and adjudication, escaped messages. Failure 
 
 from __future__ import annotations
 
+import html
 import os
 from pathlib import Path
 
@@ -63,7 +64,8 @@ def _ok(at: AppTest) -> None:
 
 
 def _texts(elements) -> list[str]:
-    return [str(e.value) for e in elements]
+    """What the user reads: Streamlit shows the character references of escaped data as characters."""
+    return [html.unescape(str(e.value)).replace("\u2060", "") for e in elements]
 
 
 def _on_screen(at: AppTest) -> tuple[str, str]:
