@@ -15,8 +15,10 @@ import streamlit as st  # noqa: E402
 
 from empathy_app import views  # noqa: E402
 
-pages = [st.Page(views.home, title="Home", icon=":material/home:", default=True)]
-pages += [st.Page(path, title=title, url_path=title, icon=icon) for path, title, _, icon in views.PAGES]
+# No page icons: the current page's icon becomes the favicon, and a Material icon's image is fetched from
+# fonts.gstatic.com (fails offline); the favicon is the app's own image (empathy_app.state.page_setup).
+pages = [st.Page(views.home, title="Home", default=True)]
+pages += [st.Page(path, title=title, url_path=title) for path, title, *_ in views.PAGES]
 known = {path for path, *_ in views.PAGES}
 for extra in sorted((ROOT / "app_pages").glob("[0-9]*_*.py")):
     if f"app_pages/{extra.name}" not in known:

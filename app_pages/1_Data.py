@@ -10,6 +10,7 @@ import streamlit as st  # noqa: E402
 
 from empathy.io import DataError  # noqa: E402
 from empathy_app import state, views  # noqa: E402
+from empathy_app.markup import code, md  # noqa: E402
 
 data = state.page_setup("Data")
 views.show_flash_error()
@@ -23,7 +24,7 @@ kind = st.radio("Source", list(SOURCES), format_func=SOURCES.get,
                 index=list(SOURCES).index(current_kind) if current_kind in SOURCES else 0,
                 horizontal=True, key="data_source_kind")
 if kumar_dir is None:
-    st.caption(f"The Kumar et al. 2025 annotations are offered here when `{state.kumar_expected_location()}` "
+    st.caption(f"The Kumar et al. 2025 annotations are offered here when {code(state.kumar_expected_location())} "
                "exists (`EMPATHY_SHARED` names another `shared` folder; see `docs/kumar2025.md`).")
 
 if kind == "demo":
@@ -46,23 +47,24 @@ elif kind == "upload":
             dataset = state.load_from_uploads((outputs_file.name, outputs_file.getvalue()),
                                               [(f.name, f.getvalue()) for f in ratings_files or []])
         except DataError as error:
-            st.error(f"**Not loaded.** {error}")
+            st.error(f"**Not loaded.** {md(error)}")
         else:
             st.session_state["uploaded_dataset"] = dataset
             st.session_state["source"] = {"kind": "upload", "name": outputs_file.name}
-            st.session_state["flash"] = f"Loaded {outputs_file.name} with {len(ratings_files or [])} ratings file(s)."
+            st.session_state["flash"] = (f"Loaded {md(outputs_file.name)} with {len(ratings_files or [])} ratings "
+                                         "file(s).")
             st.rerun()
 elif kind == "kumar2025":
-    st.caption(f"The expert, crowd and LLM annotations of Kumar et al. (2025) from `{kumar_dir}`, imported with "
+    st.caption(f"The expert, crowd and LLM annotations of Kumar et al. (2025) from {code(kumar_dir)}, imported with "
                "`empathy.datasets.kumar2025` (see `docs/kumar2025.md`): 200 conversations of four corpora (the "
                "*models*), each rated on its corpus' own dimensions by `expert1..3`, `crowd`, `gpt`, `claude` and "
                "`gemini`. The folder is read-only: overrides go to "
-               f"`{state.store_path_for({'kind': 'kumar2025'}, None)}`.")
+               f"{code(state.store_path_for({'kind': 'kumar2025'}, None))}.")
     if current_kind != "kumar2025" and st.button("Import and load", key="data_load_kumar", type="primary"):
         try:
             state.load_kumar(kumar_dir)
         except DataError as error:
-            st.error(f"**Not loaded.** {error}")
+            st.error(f"**Not loaded.** {md(error)}")
         else:
             st.session_state["source"] = {"kind": "kumar2025", "directory": str(kumar_dir)}
             st.session_state["flash"] = "Loaded the Kumar et al. (2025) annotations."
@@ -77,11 +79,11 @@ else:
             outputs_path, ratings_paths = state.resolve_path(typed)
             state.load_from_paths(outputs_path, ratings_paths)
         except DataError as error:
-            st.error(f"**Not loaded.** {error}")
+            st.error(f"**Not loaded.** {md(error)}")
         else:
             st.session_state["source"] = {"kind": "path", "outputs": str(outputs_path),
                                           "ratings": [str(p) for p in ratings_paths]}
-            st.session_state["flash"] = f"Loaded {outputs_path} with {len(ratings_paths)} ratings file(s)."
+            st.session_state["flash"] = f"Loaded {md(outputs_path)} with {len(ratings_paths)} ratings file(s)."
             st.rerun()
 
 st.divider()
@@ -89,10 +91,10 @@ if data is None:
     st.info("No data set is loaded. Fix the error above or choose another source.")
     st.stop()
 
-st.subheader(f"Loaded: {data.name}")
+st.subheader(f"Loaded: {md(data.name)}")
 views.summary(data, full=True)
 if data.filtered:
-    st.caption(f"The other pages show the task **{state.task_label(data.task)}** only ({len(data.dataset.outputs)} "
+    st.caption(f"The other pages show the task **{md(state.task_label(data.task))}** only ({len(data.dataset.outputs)} "
                "outputs; choose *All tasks* in the sidebar for all). This page shows the whole data set.")
 if data.all_data.ratings.empty:
     st.info("This data set has no ratings yet: the other pages need judge ratings. Add ratings files, or run "
@@ -131,9 +133,9 @@ with right:
             try:
                 count = data.store.import_ledger(path, dataset_id=data.dataset_id, name=ledger.name)
             except DataError as error:
-                st.error(f"**Not imported.** {error}")
+                st.error(f"**Not imported.** {md(error)}")
             else:
-                st.session_state["flash"] = f"Imported {count} override(s) from {ledger.name}."
+                st.session_state["flash"] = f"Imported {count} override(s) from {md(ledger.name)}."
                 st.rerun()
 if len(current):
     st.dataframe(current, hide_index=True, key="data_overrides_table")

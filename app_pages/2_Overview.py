@@ -11,16 +11,16 @@ import streamlit as st  # noqa: E402
 from empathy.evaluate import rankings  # noqa: E402
 from empathy.metrics import METRIC_DIMENSIONS  # noqa: E402
 from empathy.review import metric_pivot  # noqa: E402
-from empathy_app import state, views  # noqa: E402
+from empathy_app import markup, state, views  # noqa: E402
 
 data = state.page_setup("Overview")
-data = state.require_data()
+data = state.require_data(data)
 views.mode_caption(data)
 report = state.report(data)
 table = report.table
 paper_dimensions = sorted({d for dims in METRIC_DIMENSIONS.values() for d in dims})
 if not set(paper_dimensions) & set(data.dataset.dimensions):
-    no_text = int(sum(not views.has_text(r) for _, r in data.dataset.outputs.iterrows()))
+    no_text = int((~views.has_texts(data.dataset.outputs)).sum())
     st.info("These ratings have none of the paper's judge dimensions (" + ", ".join(map(views.code, paper_dimensions))
             + "), so SA, EGM and CA cannot be computed here; only LD, which comes from the texts themselves"
             + (f" ({no_text} output(s) without text are left out)" if no_text else "") + ". The raters' agreement "
@@ -36,7 +36,7 @@ st.dataframe(metric_pivot(table).round(3), hide_index=True, key="overview_pivot"
 task_name = state.task_label(data.task)
 download = table.assign(task=task_name) if data.filtered else table  # the engine calls its one group "all"
 suffix = "-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", task_name) if data.filtered else ""
-st.download_button("Download the results table (CSV)", download.to_csv(index=False).encode(),
+st.download_button("Download the results table (CSV)", markup.people_csv(download),
                    file_name=f"empathy-metrics{suffix}.csv", mime="text/csv", key="overview_download")
 
 st.subheader("Rankings (1 = least failure)")

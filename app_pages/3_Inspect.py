@@ -9,10 +9,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
+from empathy.overrides import ALL_JUDGES, make_changes, override_targets  # noqa: E402
 from empathy.render import highlight_html, legend_html  # noqa: E402
 from empathy.review import disagreement, inspect_filter  # noqa: E402
-from empathy.store import Change  # noqa: E402
-from empathy_app import state, views  # noqa: E402
+from empathy.store import StoreError  # noqa: E402
+from empathy_app import decisions, state, views  # noqa: E402
+from empathy_app.decisions import md, output_key  # noqa: E402
 
 data = state.page_setup("Inspect")
 data = state.require_data(ratings=False)
@@ -124,28 +126,55 @@ judges_here = data.dataset.raters
 if not dimensions:
     st.info("No rating dimensions in this data set.")
     st.stop()
+try:
+    ledger = state.ledger(data)
+except StoreError as error:  # the file was damaged after the store was opened
+    st.error(f"The override store cannot be used: {md(error)}")
+    st.stop()
+decisions.ledger_panel(data, ledger, st.session_state.get("annotator", "").strip(), "inspect_ledger")
+stale_here = ledger.status.stale
+if len(stale_here):
+    stale_here = stale_here[(stale_here["item_id"] == item_id) & (stale_here["model"] == model_name)]
+    if len(stale_here):
+        st.warning(f"{len(stale_here)} decision(s) on this output were made on a different text and are not "
+                   "applied until confirmed (see the ledger above).")
 controls = st.columns([2, 2, 3])
-target = controls[0].selectbox("Judge", ["(all judges)", *judges_here], key="inspect_override_judge")
+target = controls[0].selectbox("Judge", [ALL_JUDGES, *judges_here], key="inspect_override_judge",
+                               help="'(all judges)' means every LLM and lexicon judge that rated this output; "
+                                    "expert, crowd, human and author raters are changed only when chosen by name.")
 here = sorted(base["dimension"].unique()) or dimensions  # this output's dimensions (a corpus has its own)
 dim_choice = controls[1].selectbox("Dimension", here, key="inspect_override_dimension",
                                    index=here.index("ca") if "ca" in here else 0)
-current_values = mine[mine["dimension"] == dim_choice]["value"].dropna()
+targets = override_targets(judge_ratings, item_id, model_name, dim_choice, target)
+# The form opens on this output's current label of the (first) target: keyed by output, dimension and target,
+# so it never keeps the value of the output shown before.
+shown_rater = targets[0] if targets else None
+current_values = mine[(mine["dimension"] == dim_choice) & (mine["rater"] == shown_rater)]["value"].dropna()
 with controls[2]:
-    new_value = views.value_widget(dim_choice, "inspect_override_value",
+    new_value = views.value_widget(dim_choice, output_key("inspect_override_value", item_id, model_name, dim_choice,
+                                                          target),
                                    float(current_values.iloc[0]) if len(current_values) else None,
                                    scale=views.rating_scale(data, dim_choice))
 reason = st.text_input("Reason (optional)", key="inspect_override_reason")
-rated_by = sorted(base.loc[base["dimension"] == dim_choice, "rater"].unique()) or judges_here
-targets = rated_by if target == "(all judges)" else [target]
+if not targets:
+    st.warning(f"No LLM or lexicon judge rated {md(dim_choice)} of this output: choose a rater by name.")
+annotator = st.session_state.get("annotator", "").strip()
 buttons = st.columns([1, 1, 4])
-if buttons[0].button("Save override", key="inspect_save", type="primary"):
-    changes = [Change(item_id, model_name, rater, dim_choice, new_value, reason) for rater in targets]
-    if views.save_overrides(data, changes):
-        st.rerun()
+if buttons[0].button("Save override", key=output_key("inspect_save", item_id, model_name), type="primary",
+                     disabled=not targets):
+    try:
+        changes = make_changes(outputs, judge_ratings, item_id, model_name, targets, dim_choice, new_value, reason)
+    except ValueError as error:
+        st.session_state["flash_error"] = f"Not saved: {md(error)}"
+    else:
+        if decisions.save(data, changes, annotator):
+            st.rerun()
     views.show_flash_error()
 if buttons[1].button("Undo my last", key="inspect_undo"):
-    views.undo(data)
+    decisions.undo(data, annotator)
     st.rerun()
+st.caption(f"Saving applies to {', '.join(map(views.code, targets)) or '(nobody)'} as "
+           f"{views.code(annotator) if annotator else '(enter your name in the sidebar)'}.")
 
 dis = disagreement(judge_ratings, dim_choice)
 if len(data.dataset.raters) >= 2 and len(dis):

@@ -7,12 +7,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import streamlit as st  # noqa: E402
 
-from empathy.agreement import krippendorff_by_dimension  # noqa: E402
-from empathy.review import human_vs_judges, ranking_shift  # noqa: E402
+from empathy.review import ranking_shift  # noqa: E402
 from empathy_app import state, views  # noqa: E402
+from empathy_app.markup import codes  # noqa: E402
 
 data = state.page_setup("Agreement")
-data = state.require_data()
+data = state.require_data(data)
 views.mode_caption(data)
 report = state.report(data)
 agreement = report.agreement
@@ -26,7 +26,7 @@ if not judges:
             "SA, EGM or CA to correlate. The raters' agreement on this data set's own dimensions is below "
             "(Krippendorff's alpha) and, pair by pair and panel by panel, on the **Workbench** page.")
 elif len(judges) < 2:
-    st.info(f"Only one judge ({', '.join(judges) or 'none'}) rated this data set: inter-judge agreement needs "
+    st.info(f"Only one judge ({codes(judges) or 'none'}) rated this data set: inter-judge agreement needs "
             "at least two. Add another judge's ratings on the **Data** page.")
 else:
     columns = st.columns(3)
@@ -42,9 +42,9 @@ else:
 
 st.subheader("Instance-level agreement between judges")
 effective = state.effective_ratings(data)
-alpha = krippendorff_by_dimension(effective.drop(columns=["overridden"]))
+alpha = state.alpha_by_dimension(data)  # cached per dimension and its overrides
 if effective["rater"].nunique() >= 2 and len(alpha):
-    alpha["alpha"] = alpha["alpha"].astype(float).round(3)
+    alpha = alpha.assign(alpha=alpha["alpha"].astype(float).round(3))
     st.dataframe(alpha, hide_index=True, key="agreement_alpha")
 else:
     st.caption("Krippendorff's alpha needs at least two raters.")
@@ -55,7 +55,7 @@ if current.empty:
     st.info("No human overrides yet. Relabel some outputs on the **Relabel** or **Inspect** page; the human "
             "label of an output is its most recent override.")
 else:
-    human = human_vs_judges(data.dataset.ratings, current)
+    human = state.human_agreement(data)
     if human.empty:
         st.info("The overridden outputs have no judge ratings to compare with.")
     else:

@@ -11,14 +11,14 @@ from empathy.panels import is_panel  # noqa: E402
 from empathy.stability import STATISTICS, default_sizes  # noqa: E402
 from empathy_app import state, views  # noqa: E402
 from empathy_app import workbench as wb  # noqa: E402
+from empathy_app.markup import codes, md  # noqa: E402
 
 data = state.page_setup("Agreement workbench")
-data = state.require_data()
+data = state.require_data(data)
 views.mode_caption(data)
 dataset = data.dataset
 effective = state.effective_ratings(data)
-key = f"{data.content_key}:{wb.ratings_key(effective)}"
-dimensions = dataset.dimensions
+dimensions = state.dimensions_of(data)
 
 controls = st.columns([3, 1, 1])
 dimension = controls[0].selectbox("Dimension", dimensions, key="wb_dimension")
@@ -34,9 +34,11 @@ st.subheader("Every pair of raters")
 st.caption("Spearman with a percentile bootstrap interval over items, Pearson, Cohen's kappa (unweighted and "
            "quadratic; only for whole-number labels, blank otherwise), percent agreement, and Krippendorff's "
            "alpha of the dimension over all raters. Includes the overrides when the sidebar toggle is on.")
+# Each result is keyed on the data set and the overrides of the dimensions it reads (no hashing of ratings).
+key = state.effective_key(data, shown_dimensions)
 pairs = wb.pair_table(effective, key, shown_dimensions, bootstrap, seed)
 if pairs.empty:
-    st.info(f"Only one rater rated {', '.join(shown_dimensions)}: there is no pair to compare. Load a data set "
+    st.info(f"Only one rater rated {codes(shown_dimensions)}: there is no pair to compare. Load a data set "
             "with several raters (for example the Kumar et al. 2025 import) on the **Data** page.")
 else:
     wb.show(pairs, "wb_pairs")
@@ -68,12 +70,13 @@ else:
     chosen = st.multiselect("Raters", candidates, default=[r for r in llms if r != target] or candidates,
                             key="wb_live_raters")
     before = state.effective_ratings(data, with_overrides=False)
-    live = wb.live_agreement(before, effective, key, target, tuple(chosen), dimension)
+    live = wb.live_agreement(before, effective, state.effective_key(data, [dimension]), target, tuple(chosen),
+                             dimension)
     if live.empty:
         st.info("Nothing to compare: choose raters that share outputs with the reference.")
     else:
-        st.caption(f"Spearman (and quadratic kappa) of each rater with **{target}** on **{dimension}**, from the "
-                   "judges' own labels (*before*) and with the current overrides (*after*). Relabel a rater's "
+        st.caption(f"Spearman (and quadratic kappa) of each rater with **{md(target)}** on **{md(dimension)}**, "
+                   "from the judges' own labels (*before*) and with the current overrides (*after*). Relabel a rater's "
                    "ratings on the **Relabel** or **Inspect** page and come back: *after* follows.")
         wb.show(live.dropna(axis="columns", how="all"), "wb_live")
 
@@ -103,11 +106,11 @@ if source == "raters on the dimension":
     sizes_text = settings[0].text_input("Sizes", ", ".join(map(str, default_sizes(n_units))), key="wb_sizes_dim")
     try:
         sizes = wb.parse_sizes(sizes_text, n_units)
-        result = wb.dimension_stability(effective, key, dimension, tuple(sizes), n_resamples, seed, statistic,
-                                        reference, with_panels)
+        result = wb.dimension_stability(effective, state.effective_key(data, [dimension]), dimension, tuple(sizes),
+                                        n_resamples, seed, statistic, reference, with_panels)
         title = f"{statistic} of {dimension} by rater" + (f" (vs {reference})" if reference else "")
     except ValueError as error:
-        st.error(f"Sizes: {error}")
+        st.error(f"Sizes: {md(error)}")
 else:
     options = st.columns(2)
     metric = options[0].selectbox("Metric", ["SA", "EGM", "CA"], key="wb_metric")
@@ -117,7 +120,10 @@ else:
     else:
         judge = options[1].selectbox("Judge", judges, key="wb_judge")
         sentences = state.features(data).frame(dataset.outputs) if metric == "EGM" else None
-        matrix = wb.metric_stability_matrix(dataset.outputs, effective, sentences, f"{key}:{metric}", metric, judge)
+        from empathy.metrics import METRIC_DIMENSIONS
+
+        matrix = wb.metric_stability_matrix(dataset.outputs, effective, sentences,
+                                            state.effective_key(data, METRIC_DIMENSIONS[metric]), metric, judge)
         n_units = len(matrix)
         sizes_text = settings[0].text_input("Sizes", ", ".join(map(str, default_sizes(n_units))),
                                             key="wb_sizes_metric")
@@ -128,7 +134,7 @@ else:
             result = sample_size_stability(matrix, sizes, n_resamples=n_resamples, seed=seed)
             title = f"{metric} by model (judge {judge}), items resampled"
         except ValueError as error:
-            st.error(f"Sizes: {error}")
+            st.error(f"Sizes: {md(error)}")
 if result is not None:
     st.caption(f"{result.n_units} units · {result.n_resamples} subsets per size · seed {result.seed}")
     st.dataframe(result.wide(), hide_index=True, key="wb_stability_table")

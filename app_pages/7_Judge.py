@@ -24,9 +24,10 @@ from empathy.judges import (  # noqa: E402
 )
 from empathy.judges.config import api_key, default_config_path  # noqa: E402
 from empathy_app import state, views  # noqa: E402
+from empathy_app.markup import code, md, people_csv  # noqa: E402
 
 data = state.page_setup("Judge")
-data = state.require_data(ratings=False)
+data = state.require_data(data, ratings=False)
 views.show_flash_error()
 st.caption("Rate the loaded outputs with a judge and add its ratings as a new rater: Overview, Inspect, Relabel "
            "and Agreement include it at once. The offline `lexicon` judge is a transparent baseline (see "
@@ -62,7 +63,7 @@ if config_text.strip():
     try:
         judges = available_judges(load_config(Path(config_text.strip()).expanduser()))
     except JudgeConfigError as error:
-        st.error(f"**Config not loaded** (only the offline judge is available). {redact(error)}")
+        st.error(f"**Config not loaded** (only the offline judge is available). {md(redact(error))}")
 
 
 def _describe(name: str) -> str:
@@ -84,9 +85,11 @@ concurrency = int(middle.number_input("Concurrency (requests in flight)", min_va
 _kept("judge_cache", True)
 use_cache = right.checkbox("Use the answer cache", key="judge_cache", disabled=not is_llm, on_change=_keep,
                            args=("judge_cache",),
-                           help=f"SQLite cache of valid answers ({default_cache_path()}): a re-run makes no call "
-                                "for them and retries only what was missing.")
+                           help=f"SQLite cache of valid answers ({code(default_cache_path())}): a re-run makes no "
+                                "call for them and retries only what was missing.")
 
+if not is_llm:  # the figure comes from the judge's own description (bench/kumar2025_lexicon_judge.py)
+    st.warning(f"The `lexicon` judge is an {judge.description}.")
 key_ok = True
 if is_llm:
     if judge.api_key_env:
@@ -94,10 +97,10 @@ if is_llm:
             api_key(judge, st.secrets)
         except JudgeConfigError:
             key_ok = False
-            st.warning(f"The API key variable `{judge.api_key_env}` is not set. Set it in the environment of the "
+            st.warning(f"The API key variable {code(judge.api_key_env)} is not set. Set it in the environment of the "
                        "app, or add it to `.streamlit/secrets.toml`; it is never typed or shown here.")
         else:
-            st.caption(f"API key: from `{judge.api_key_env}` (environment or Streamlit secrets; not shown).")
+            st.caption(f"API key: from {code(judge.api_key_env)} (environment or Streamlit secrets; not shown).")
     else:
         st.caption("No api_key_env: a keyless endpoint (e.g. a local server).")
 
@@ -120,14 +123,15 @@ rater = st.text_input("Name of the new rater", value=suggested, key=f"judge_rate
                            "refused (two runs are never merged under one name).").strip()
 
 outputs = data.dataset.outputs
-scope = (f"the **{len(outputs)}** outputs of the task **{state.task_label(data.task)}** (sidebar)"
+scope = (f"the **{len(outputs)}** outputs of the task **{md(state.task_label(data.task))}** (sidebar)"
          if data.filtered else f"all **{len(outputs)}** outputs")
 problems = []
 if not rater:
     problems.append("Enter a name for the new rater.")
 elif rater in taken:
-    problems.append(f"The rater name `{rater}` is already in the data set: choose another name (for example "
-                    f"`{state.free_rater_name(taken, rater)}`). Ratings of two runs are never merged under one name.")
+    problems.append(f"The rater name {code(rater)} is already in the data set: choose another name (for example "
+                    f"{code(state.free_rater_name(taken, rater))}). Ratings of two runs are never merged under one "
+                    "name.")
 if not chosen and not paper_tasks:
     problems.append("Choose at least one protocol.")
 for problem in problems:
@@ -164,7 +168,7 @@ if st.button("Run the judge", key="judge_run", type="primary", disabled=bool(pro
                         task_protocols=task_protocols)
     except Exception as error:  # noqa: BLE001 - any failure is shown in place, redacted, never as a traceback
         bar.empty()
-        st.error(f"**The judge did not run.** {redact(error)}")
+        st.error(f"**The judge did not run.** {md(redact(error))}")
     else:
         ratings = run.ratings.assign(rater=rater)
         missing = run.missing
@@ -179,9 +183,9 @@ if st.button("Run the judge", key="judge_run", type="primary", disabled=bool(pro
                 state.add_extra_ratings(data, state.ExtraRatings(rater=rater, ratings=ratings, key=digest,
                                                                  judge=judge.name, signature=run.signature))
             except ValueError as error:
-                st.session_state["flash_error"] = f"Not added: {error}"
+                st.session_state["flash_error"] = f"Not added: {md(error)}"
             else:
-                st.session_state["flash"] = (f"Added the rater {rater}: {len(ratings)} ratings, {len(missing)} "
+                st.session_state["flash"] = (f"Added the rater {code(rater)}: {len(ratings)} ratings, {len(missing)} "
                                              "missing. Every page includes it now.")
         else:
             st.session_state["flash_error"] = "The judge returned no rating at all: nothing was added (see below)."
@@ -190,7 +194,7 @@ if st.button("Run the judge", key="judge_run", type="primary", disabled=bool(pro
 # ----------------------------------------------------------------------------------------- last run
 last_run = st.session_state.get("judge_last_run")
 if last_run and last_run["base_key"] == data.base_key:
-    st.subheader(f"Last run: {last_run['rater']} (judge {last_run['judge']})")
+    st.subheader(f"Last run: {md(last_run['rater'])} (judge {md(last_run['judge'])})")
     stats = last_run["stats"]
     cells = st.columns(8)
     for cell, (label, field) in zip(cells, [("Requests", "requests"), ("Calls", "calls"),
@@ -200,7 +204,7 @@ if last_run and last_run["base_key"] == data.base_key:
                                     strict=True):
         value = stats[field]
         cell.metric(label, f"{value:.1f}" if field == "seconds" else f"{int(value):,}")
-    st.caption(f"{last_run['ratings']} ratings · signature `{last_run['signature']}`")
+    st.caption(f"{last_run['ratings']} ratings · signature {code(last_run['signature'])}")
     missing = last_run["missing"]
     if missing.empty:
         st.success("No missing rating.")
@@ -225,26 +229,28 @@ if added:
                         f"{', '.join(map(views.code, sorted(extra.ratings['dimension'].unique())))}")
             file_name = f"ratings_{state.safe_file_part(name)}.csv"
             buttons = st.columns([2, 3, 1])
-            buttons[0].download_button("Download CSV", extra.ratings.to_csv(index=False).encode(),
+            # For people (spreadsheets): formula-like cells are neutralised. "Save ... beside the data" writes
+            # the exact machine file.
+            buttons[0].download_button("Download CSV", people_csv(extra.ratings),
                                        file_name=file_name, mime="text/csv", key=f"judge_download_{name}")
             if folder is not None:
                 where = ("the bundled demo folder: it then loads with the demo data for every user of this "
-                         "installation" if source_kind == "demo" else f"{folder}")
-                if buttons[1].button(f"Save as {file_name} beside the data", key=f"judge_save_{name}",
-                                     help=f"Writes {file_name} into {where}. An existing file is never "
+                         "installation" if source_kind == "demo" else code(folder))
+                if buttons[1].button(f"Save as {md(file_name)} beside the data", key=f"judge_save_{name}",
+                                     help=f"Writes {md(file_name)} into {where}. An existing file is never "
                                           "overwritten."):
                     try:
                         target = state.save_extra_ratings(data, name, folder / file_name)
                     except (OSError, ValueError) as error:
-                        st.error(f"**Not saved.** {error}")
+                        st.error(f"**Not saved.** {md(error)}")
                     else:
-                        st.session_state["flash"] = f"Saved {target}: it now loads with the data set."
+                        st.session_state["flash"] = f"Saved {code(target)}: it now loads with the data set."
                         st.rerun()
             else:
                 buttons[1].caption("Uploaded data: download the file and upload it with the data next time.")
             if buttons[2].button("Remove", key=f"judge_remove_{name}"):
                 state.remove_extra_ratings(data, name)
-                st.session_state["flash"] = f"Removed the rater {name} from this session."
+                st.session_state["flash"] = f"Removed the rater {code(name)} from this session."
                 st.rerun()
     st.caption("Added raters live in this browser session until saved; the overrides ledger is unaffected.")
 

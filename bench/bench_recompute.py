@@ -4,20 +4,29 @@ Scale: 10 models x 3 judges x 200 items, every judge rating e_ref, e_gen, u_ref,
 rows), with 50 overrides in the SQLite store. What one rerun of an app page does after an override:
 
 1. read the data set's overrides from SQLite (:meth:`empathy.store.OverrideStore.overrides`);
-2. recompute every metric, ranking input and inter-judge Spearman (:meth:`empathy.review.Recompute.report`).
+2. recompute every metric, ranking input and inter-judge Spearman (:meth:`empathy.review.Recompute.report`:
+   the data set's cached :class:`empathy.evaluate.MetricPlan` evaluated on the patched rating values).
 
 Text analysis (spaCy) is not part of the recompute: it depends on the texts only and is cached once per data
 set, so synthetic sentence counts and densities stand in for it. For comparison the full
 :func:`empathy.evaluate.compute_metrics` on the effective ratings is timed too.
 
 Run: ``python bench/bench_recompute.py [--repeats 30]``; prints a Markdown table.
+
+``--baseline DIR`` compares two versions of the package in one run: DIR holds another version's ``empathy/``
+(e.g. ``git archive <commit> empathy | tar -x -C DIR``); this script runs itself under that version and
+under the current one, alternating, ``--rounds`` times each, and prints the medians and their ratio.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import platform
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -66,23 +75,21 @@ def _time(function, repeats: int) -> list[float]:
     return samples
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=30)
-    parser.add_argument("--overrides", type=int, default=50)
-    args = parser.parse_args()
+def measure(repeats: int, n_overrides: int) -> tuple[float, list[tuple[str, list[float]]]]:
+    """(preparation ms, [(step, samples ms)]) of the live recompute at the paper's scale."""
     outputs, ratings, features = synthetic()
     key = dataset_id(outputs)
     rng = np.random.default_rng(1)
     with tempfile.TemporaryDirectory() as folder:
         store = OverrideStore(Path(folder) / "bench.sqlite")
-        picks = ratings[ratings["dimension"] == "ca"].sample(args.overrides, random_state=1)
+        picks = ratings[ratings["dimension"] == "ca"].sample(n_overrides, random_state=1)
         for row in picks.itertuples():
             store.set_overrides(key, [Change(row.item_id, row.model, row.rater, "ca", float(rng.integers(0, 2)))],
                                 annotator="bench")
         start = time.perf_counter()
         engine = Recompute(outputs, ratings, features)
         prepare_ms = (time.perf_counter() - start) * 1000
+        current = store.overrides(key)
 
         def rerun() -> None:
             engine.report(store.overrides(key))
@@ -90,26 +97,70 @@ def main() -> None:
         def read_only() -> None:
             store.overrides(key)
 
+        def report_only() -> None:
+            engine.report(current)
+
         def full() -> None:
-            current = store.overrides(key)
-            compute_metrics(outputs, apply_overrides(ratings, current), features=features,
-                            n_overrides=len(current))
+            effective = store.overrides(key)
+            compute_metrics(outputs, apply_overrides(ratings, effective), features=features,
+                            n_overrides=len(effective))
 
         def write_one() -> None:
             store.set_override(key, "item-000", "model-0", "judge-0", "ca", 1.0, annotator="bench")
 
-        rows = [("SQLite write of one override (committed, synchronous=FULL)", _time(write_one, args.repeats)),
-                ("SQLite read of the overrides", _time(read_only, args.repeats)),
-                ("**App recompute after an override** (read + Recompute.report)", _time(rerun, args.repeats)),
-                ("Full compute_metrics on effective ratings (reference path)", _time(full, max(5, args.repeats // 3)))]
+        rows = [("SQLite write of one override (committed, synchronous=FULL)", _time(write_one, repeats)),
+                ("SQLite read of the overrides", _time(read_only, repeats)),
+                ("**App recompute after an override** (read + Recompute.report)", _time(rerun, repeats)),
+                ("Recompute.report alone (overrides already read)", _time(report_only, repeats)),
+                ("Full compute_metrics on effective ratings (reference path)", _time(full, max(5, repeats // 3)))]
         check = engine.report(store.overrides(key))
         reference = compute_metrics(outputs, apply_overrides(ratings, store.overrides(key)), features=features,
                                     n_overrides=store.count(key))
         pd.testing.assert_frame_equal(check.table, reference.table, check_exact=False, rtol=1e-12, atol=1e-12)
-    print(f"Scale: {outputs['model'].nunique()} models x {ratings['rater'].nunique()} judges x "
-          f"{outputs['item_id'].nunique()} items ({len(ratings)} rating rows), {args.overrides} overrides; "
+    return prepare_ms, rows
+
+
+def compare(baseline: str, rounds: int, repeats: int, n_overrides: int) -> None:
+    """Run this script under ``baseline``'s package and the current one, alternating; print medians and ratios."""
+    here = str(Path(__file__).resolve().parents[1])
+    medians: dict[str, dict[str, list[float]]] = {"baseline": {}, "current": {}}
+    for _ in range(rounds):
+        for label, root in (("baseline", baseline), ("current", here)):
+            env = {**os.environ, "PYTHONPATH": root}
+            result = subprocess.run([sys.executable, __file__, "--json", "--repeats", str(repeats),
+                                     "--overrides", str(n_overrides)], env=env, check=True, capture_output=True,
+                                    text=True)
+            for step, value in json.loads(result.stdout).items():
+                medians[label].setdefault(step, []).append(value)
+    print(f"Baseline {baseline} vs current {here}: {rounds} alternating rounds of {repeats} repeats; median of "
+          f"the rounds' medians; load average {os.getloadavg()[0]:.2f}.\n")
+    print("| step | baseline ms | current ms | current / baseline |")
+    print("|---|---:|---:|---:|")
+    for step, values in medians["baseline"].items():
+        base = statistics.median(values)
+        now = statistics.median(medians["current"][step])
+        print(f"| {step} | {base:.1f} | {now:.1f} | {now / base:.2f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--overrides", type=int, default=50)
+    parser.add_argument("--baseline", help="folder holding another version's empathy/ package to compare with")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.baseline:
+        compare(args.baseline, args.rounds, args.repeats, args.overrides)
+        return
+    prepare_ms, rows = measure(args.repeats, args.overrides)
+    if args.json:
+        print(json.dumps({"Recompute.__init__ (one-off)": prepare_ms,
+                          **{name: statistics.median(samples) for name, samples in rows}}))
+        return
+    print(f"Scale: 10 models x 3 judges x 200 items (30000 rating rows), {args.overrides} overrides; "
           f"{args.repeats} repeats; Python {platform.python_version()}, pandas {pd.__version__}, "
-          f"{platform.machine()}.")
+          f"{platform.machine()}; load average {os.getloadavg()[0]:.2f}.")
     print(f"One-off preparation per data set (Recompute.__init__): {prepare_ms:.1f} ms.\n")
     print("| step | median ms | p95 ms | max ms |")
     print("|---|---:|---:|---:|")

@@ -6,7 +6,8 @@ function here makes a string *literal* for one consumer:
 - :func:`markdown_literal` for anything Streamlit renders as Markdown (``st.markdown`` without HTML,
   ``st.success``/``st.info``/``st.caption`` messages, widget labels): every ASCII punctuation character is
   written as a numeric character reference, so no Markdown, Streamlit directive (``:blue[...]``), KaTeX
-  (``$...$``), link or image can form; line breaks become spaces.
+  (``$...$``), link or image can form; bare URLs get an invisible word joiner so they do not autolink; line
+  breaks become spaces.
 - :func:`html_literal` for text placed inside HTML (``unsafe_allow_html=True``) or a Plotly label, which
   Plotly renders as a subset of HTML (``<span style=...>``, ``<b>``, ``<br>``).
 - :func:`spreadsheet_cell` for CSV files meant for people: a cell starting with ``= + - @``, tab or CR is
@@ -19,17 +20,28 @@ function here makes a string *literal* for one consumer:
 from __future__ import annotations
 
 import html
+import re
 import string
 
 #: Cell prefixes that spreadsheets treat as formulas (OWASP CSV injection guidance).
 FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 _ASCII_PUNCTUATION = frozenset(string.punctuation)
+#: U+2060 WORD JOINER: invisible, and neither a word character nor punctuation for the autolink finder.
+WORD_JOINER = "\u2060"
+# What GitHub-flavoured Markdown turns into a link without any bracket: "http://", "https://", "www." and
+# e-mail addresses. Streamlit finds them in the *decoded* text, after character references are resolved, so
+# escaping the punctuation does not stop them (found by tests/test_browser_payload.py).
+_AUTOLINK_START = re.compile(r"(?i)(?:https?|ftp|mailto|xmpp)(?=:)|www(?=\.)|(?=@)")
 
 
 def markdown_literal(value: object) -> str:
-    """``value`` as text that Streamlit's Markdown shows verbatim (no formatting, links, images or maths)."""
+    """``value`` as text that Streamlit's Markdown shows verbatim (no formatting, links, images or maths).
+
+    Besides the numeric references, a word joiner (invisible) goes between ``http``/``https``/``www`` and
+    what follows and before ``@``, so bare URLs and e-mail addresses read the same but never autolink.
+    """
     pieces = []
-    for character in str(value):
+    for character in _AUTOLINK_START.sub(lambda m: m.group(0) + WORD_JOINER, str(value)):
         if character in _ASCII_PUNCTUATION:
             pieces.append(f"&#{ord(character)};")
         elif character in "\r\n\t\v\f":
@@ -40,8 +52,12 @@ def markdown_literal(value: object) -> str:
 
 
 def html_literal(value: object) -> str:
-    """``value`` HTML-escaped (quotes included), for HTML blocks and Plotly labels."""
-    return html.escape(str(value), quote=True)
+    """``value`` HTML-escaped (quotes included), for HTML blocks and Plotly labels.
+
+    Quotes are numeric references (``&#34;`` ``&#39;``): Plotly's label renderer decodes numeric references
+    and only ``&lt; &gt; &amp;`` of the named ones, so ``&quot;`` would show as six characters.
+    """
+    return html.escape(str(value), quote=True).replace("&quot;", "&#34;").replace("&#x27;", "&#39;")
 
 
 def spreadsheet_cell(text: str) -> str:

@@ -1,8 +1,12 @@
 """Compute the paper's metrics for a whole data set: SA, EGM and CA per (model, judge), LD per model.
 
-The equations live in :mod:`empathy.metrics`; this module gathers their inputs from the data model and runs
-the term functions vectorised over every (model, judge) group at once, so a full recompute after a human
-override stays fast (see ``bench/bench_metrics.py``).
+The equations and the metric registry live in :mod:`empathy.metrics`; this module gathers their inputs from
+the data model in two steps. :func:`plan_metrics` builds a :class:`MetricPlan` once per data set (the dense
+rating matrix, each registered metric's scope and groups, the text features it reads, the table's row order,
+the judge signatures); :meth:`MetricPlan.evaluate` turns rating values into the results table, running each
+metric's terms function vectorised over every (model, judge) group at once. :func:`compute_metrics` is the
+two in one call; the app's live recompute (:class:`empathy.review.Recompute`) evaluates a cached plan on the
+values with the human overrides patched in (see ``bench/bench_recompute.py``).
 
 Which items a judge's metric rests on: the (item, model) pairs for which the judge has at least one rating
 row in the metric's dimensions (so a judge that rated only the counseling items has a CA over those items,
@@ -15,20 +19,19 @@ by default the spaCy detectors of :mod:`empathy.distancing`, so EGM and LD count
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from empathy import metrics as m
-from empathy.agreement import inter_judge_spearman
-from empathy.io import Dataset
+from empathy.agreement import spearman_pairs
 from empathy.signature import Signature, judge_signatures
 
 #: Name of the scorer of LD rows in results tables.
-LD_SCORER = "spacy-distancing"
+LD_SCORER: str = m.get_metric("LD").scorer or ""
 TABLE_COLUMNS: tuple[str, ...] = ("task", "model", "scorer", "metric", "value", "n", "n_missing", "n_undefined")
 
 #: A text analyser: texts -> (sentence counts of shape (n,), distancing densities of shape (n, 3)).
@@ -121,17 +124,6 @@ class MetricsReport:
         return {"metrics": metrics_rows, "agreement": agreement_rows, "signature": str(self.signature)}
 
 
-@dataclass(frozen=True)
-class _Units:
-    """Ratings laid out densely: one row per rated (item, model, rater) unit, one column per dimension."""
-
-    values: NDArray[np.float64]
-    present: NDArray[np.bool_]
-    dimensions: pd.Index
-    output_row: NDArray[np.int64]
-    rater: NDArray[np.int64]
-
-
 def _codes(index: pd.Index, column: pd.Series) -> NDArray[np.int64]:
     """Position of each value of ``column`` in ``index`` (-1 if absent); factorizes first, which is much
     cheaper than looking every string up."""
@@ -139,137 +131,347 @@ def _codes(index: pd.Index, column: pd.Series) -> NDArray[np.int64]:
     return np.asarray(index.get_indexer(uniques), dtype=np.int64)[codes]
 
 
-def _units(outputs: pd.DataFrame, ratings: pd.DataFrame, raters: pd.Index) -> _Units:
-    # Integer codes and numpy scatter instead of a MultiIndex unstack: this is the hot path of every
-    # recompute after an override (see bench/bench_metrics.py).
+@dataclass(frozen=True)
+class _Layout:
+    """Where everything sits: outputs by (task, model), ratings laid out densely as units x dimensions.
+
+    A *unit* is one rated (item, model, rater) triple whose (item, model) is in the outputs; ``values`` and
+    ``present`` have one row per unit (sorted by ``keys = output_row * n_raters + rater``) and one column
+    per dimension found in the ratings.
+    """
+
+    items: pd.Index
+    models: pd.Index
+    tasks: pd.Index
+    raters: pd.Index
+    dimensions: pd.Index
+    output_of: NDArray[np.int64]       # item code * n_models + model code -> outputs row (-1: no output)
+    output_task: NDArray[np.int64]     # per outputs row: task code
+    output_model: NDArray[np.int64]    # per outputs row: model code
+    keys: NDArray[np.int64]
+    values: NDArray[np.float64]
+    present: NDArray[np.bool_]
+
+    @property
+    def unit_output(self) -> NDArray[np.int64]:
+        return self.keys // max(len(self.raters), 1)
+
+    @property
+    def unit_rater(self) -> NDArray[np.int64]:
+        return self.keys % max(len(self.raters), 1)
+
+    def rows_of(self, item: pd.Series, model: pd.Series) -> NDArray[np.int64]:
+        """Outputs row of each (item, model) pair (-1 where the outputs have none)."""
+        i = _codes(self.items, item)
+        j = _codes(self.models, model)
+        known = (i >= 0) & (j >= 0)
+        return np.where(known, self.output_of[np.where(known, i * len(self.models) + j, 0)], -1)
+
+
+def _layout(outputs: pd.DataFrame, ratings: pd.DataFrame, by_task: bool) -> _Layout:
+    # Integer codes and numpy scatter instead of a MultiIndex unstack: this is built once per data set and
+    # the arrays are what every live recompute patches (see bench/bench_recompute.py).
     items = pd.Index(pd.unique(outputs["item_id"]))
     models = pd.Index(pd.unique(outputs["model"]))
-    o_item = items.get_indexer(outputs["item_id"])
-    o_model = models.get_indexer(outputs["model"])
-    lookup = np.full(len(items) * len(models), -1, dtype=np.int64)
-    lookup[o_item * len(models) + o_model] = np.arange(len(outputs))
-    r_item = _codes(items, ratings["item_id"])
-    r_model = _codes(models, ratings["model"])
-    known = (r_item >= 0) & (r_model >= 0)
-    row = np.where(known, lookup[np.where(known, r_item * len(models) + r_model, 0)], -1)
+    task_column = outputs["task"] if by_task else pd.Series("all", index=outputs.index)
+    tasks = pd.Index(pd.unique(task_column))
+    output_of = np.full(len(items) * len(models), -1, dtype=np.int64)
+    output_model = models.get_indexer(outputs["model"]).astype(np.int64)
+    output_of[items.get_indexer(outputs["item_id"]) * len(models) + output_model] = np.arange(len(outputs))
+    raters = pd.Index(pd.unique(ratings["rater"])) if len(ratings) else pd.Index([])
+    dimensions = pd.Index(pd.unique(ratings["dimension"])) if len(ratings) else pd.Index([])
+    layout = _Layout(items, models, tasks, raters, dimensions, output_of, tasks.get_indexer(task_column).astype(
+        np.int64), output_model, np.empty(0, dtype=np.int64), np.empty((0, len(dimensions))),
+        np.zeros((0, len(dimensions)), dtype=bool))
+    if not len(ratings):
+        return layout
+    row = layout.rows_of(ratings["item_id"], ratings["model"])
     keep = row >= 0  # ratings of (item, model) pairs absent from the outputs do not enter any metric
-    dimensions = pd.Index(pd.unique(ratings["dimension"]))
     r_dim = _codes(dimensions, ratings["dimension"])[keep]
-    r_rater = _codes(raters, ratings["rater"])[keep]
-    unit_key = row[keep] * len(raters) + r_rater
-    unique_keys, inverse = np.unique(unit_key, return_inverse=True)
-    values = np.full((len(unique_keys), len(dimensions)), np.nan)
-    present = np.zeros((len(unique_keys), len(dimensions)), dtype=bool)
+    unit_key = row[keep] * len(raters) + _codes(raters, ratings["rater"])[keep]
+    keys, inverse = np.unique(unit_key, return_inverse=True)
+    values = np.full((len(keys), len(dimensions)), np.nan)
+    present = np.zeros((len(keys), len(dimensions)), dtype=bool)
     values[inverse, r_dim] = ratings["value"].to_numpy(dtype=float)[keep]
     present[inverse, r_dim] = True
-    return _Units(values=values, present=present, dimensions=dimensions,
-                  output_row=unique_keys // len(raters), rater=unique_keys % len(raters))
+    return replace(layout, keys=keys, values=values, present=present)
 
 
-def _dimension(units: _Units, name: str, scope: NDArray[np.bool_]) -> NDArray[np.float64]:
-    position = units.dimensions.get_indexer([name])[0]
-    return units.values[scope, position] if position >= 0 else np.full(int(scope.sum()), np.nan)
+@dataclass(frozen=True)
+class _Slice:
+    """One metric's part of a plan: the rows it scores, their groups, and its constant inputs.
+
+    ``rows`` are unit rows (judge metrics) or outputs rows (text-only metrics); ``group`` the local group of
+    each row; ``groups`` one row per group (task, model, scorer, metric). ``columns`` maps each judge
+    dimension of the metric to its column in the layout (-1 when no rating has it). ``fixed`` holds the
+    summary of a metric that reads no rating (it cannot change under overrides).
+    """
+
+    spec: m.MetricSpec
+    rows: NDArray[np.int64]
+    group: NDArray[np.int64]
+    groups: pd.DataFrame
+    inputs: m.TermInputs
+    columns: Mapping[str, int]
+    fixed: tuple[NDArray[np.float64], ...] | None = None
+
+    def summary(self, values: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """Per group (in ``groups`` order): mean, n, n_missing, n_undefined under the rating ``values``."""
+        if self.fixed is not None:
+            return self.fixed
+        inputs = self.inputs
+        if self.spec.judged:
+            ratings = {d: values[self.rows, c] if c >= 0 else np.full(len(self.rows), np.nan)
+                       for d, c in self.columns.items()}
+            inputs = replace(inputs, ratings=ratings)
+        n_groups = len(self.groups)
+        if not self.spec.grouped and self.spec.aggregate is m.aggregate:
+            terms, status = self.spec.terms(inputs)
+            return m.mean_by_group(self.group, n_groups, terms, status)[1:]
+        results = []
+        for index in _group_positions(self.group, n_groups):
+            if self.spec.grouped:
+                terms, status = self.spec.terms(_take(inputs, index))
+            else:
+                terms, status = self.spec.terms(inputs)
+                terms, status = terms[index], status[index]
+            results.append(self.spec.aggregate(self.spec.name, terms, status))
+        return (np.array([np.nan if r.value is None else r.value for r in results], dtype=float),
+                *(np.array([getattr(r, k) for r in results], dtype=np.int64)
+                  for k in ("n", "n_missing", "n_undefined")))
 
 
-def _summarise(group: NDArray[np.int64], n_groups: int, terms: NDArray[np.float64], status: NDArray[np.int8]
-               ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64], NDArray[np.int64],
-                          NDArray[np.int64]]:
-    """Per group present in ``group``: (group code, mean of usable terms, n, n_missing, n_undefined)."""
-    usable = status == m.OK
-    total = np.bincount(group, weights=np.where(usable, terms, 0.0), minlength=n_groups)
-    n = np.bincount(group, weights=usable, minlength=n_groups).astype(np.int64)
-    n_missing = np.bincount(group, weights=status == m.MISSING, minlength=n_groups).astype(np.int64)
-    n_undefined = np.bincount(group, weights=status == m.UNDEFINED, minlength=n_groups).astype(np.int64)
-    seen = np.flatnonzero(np.bincount(group, minlength=n_groups))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n[seen] > 0, total[seen] / np.maximum(n[seen], 1), np.nan)
-    return seen, mean, n[seen], n_missing[seen], n_undefined[seen]
+def _group_positions(group: NDArray[np.int64], n_groups: int) -> list[NDArray[np.int64]]:
+    """Positions of each group's rows, ascending within a group (the order the rows have in the data)."""
+    order = np.argsort(group, kind="stable")
+    return np.split(order, np.cumsum(np.bincount(group, minlength=n_groups))[:-1])
+
+
+def _take(inputs: m.TermInputs, index: NDArray[np.int64]) -> m.TermInputs:
+    def take(array: NDArray[np.float64] | None) -> NDArray[np.float64] | None:
+        return None if array is None else array[index]
+
+    return replace(inputs, ratings={d: v[index] for d, v in inputs.ratings.items()},
+                   sentences_ref=take(inputs.sentences_ref), sentences_gen=take(inputs.sentences_gen),
+                   densities_ref=take(inputs.densities_ref), densities_gen=take(inputs.densities_gen))
+
+
+def _constant_inputs(spec: m.MetricSpec, features: TextFeatures, rows: NDArray[np.int64],
+                     options: m.MetricOptions) -> m.TermInputs:
+    """The text features a metric declares it reads, at the given outputs rows."""
+    inputs = m.TermInputs(options=options)
+    if spec.needs_sentences:
+        inputs = replace(inputs, sentences_ref=features.sentences_ref[rows],
+                         sentences_gen=features.sentences_gen[rows])
+    if spec.needs_distancing:
+        inputs = replace(inputs, densities_ref=features.densities_ref[rows],
+                         densities_gen=features.densities_gen[rows])
+    return inputs
+
+
+def _judged_slice(spec: m.MetricSpec, layout: _Layout, features: TextFeatures, options: m.MetricOptions
+                  ) -> _Slice | None:
+    """A judge metric scores the units with at least one rating in its dimensions, grouped per (task, model,
+    judge); ``None`` when no unit is in its scope."""
+    columns = dict(zip(spec.dimensions, (int(c) for c in layout.dimensions.get_indexer(list(spec.dimensions))),
+                       strict=True))
+    found = [c for c in columns.values() if c >= 0]
+    if not found:
+        return None
+    rows = np.flatnonzero(layout.present[:, found].any(axis=1))
+    if not len(rows):
+        return None
+    output = layout.unit_output[rows]
+    n_raters = len(layout.raters)
+    code = (layout.output_task[output] * len(layout.models) + layout.output_model[output]) * n_raters \
+        + layout.unit_rater[rows]
+    seen, group = np.unique(code, return_inverse=True)
+    groups = pd.DataFrame({"task": layout.tasks[seen // (n_raters * len(layout.models))],
+                           "model": layout.models[(seen // n_raters) % len(layout.models)],
+                           "scorer": layout.raters[seen % n_raters], "metric": spec.name})
+    return _Slice(spec, rows, group.astype(np.int64), groups, _constant_inputs(spec, features, output, options),
+                  columns)
+
+
+def _text_slice(spec: m.MetricSpec, layout: _Layout, features: TextFeatures, options: m.MetricOptions
+                ) -> _Slice | None:
+    """A metric that reads no rating scores every output, grouped per (task, model), once per plan."""
+    code = layout.output_task * len(layout.models) + layout.output_model
+    if not len(code):
+        return None
+    seen, group = np.unique(code, return_inverse=True)
+    groups = pd.DataFrame({"task": layout.tasks[seen // len(layout.models)],
+                           "model": layout.models[seen % len(layout.models)], "scorer": spec.scorer,
+                           "metric": spec.name})
+    rows = np.arange(len(code))
+    part = _Slice(spec, rows, group.astype(np.int64), groups, _constant_inputs(spec, features, rows, options), {})
+    return replace(part, fixed=part.summary(layout.values))
+
+
+class MetricPlan:
+    """Everything the metrics of one data set derive from the *positions* of its ratings, built once.
+
+    :func:`compute_metrics` is ``plan_metrics(...).evaluate()``; the app's live recompute
+    (:class:`empathy.review.Recompute`) keeps one plan per data set and evaluates it on the rating values
+    with the overrides patched in (:meth:`patch`): one code path, so the two cannot drift apart.
+    """
+
+    def __init__(self, outputs: pd.DataFrame, ratings: pd.DataFrame, features: TextFeatures, *,
+                 by_task: bool = False, include_ld: bool = True, options: m.MetricOptions | None = None):
+        self.by_task = by_task
+        self.options = options or m.MetricOptions()
+        self.features = features
+        layout = _layout(outputs, ratings, by_task)
+        self._layout = layout
+        self.values = layout.values
+        slices = []
+        for spec in m.METRIC_SPECS.values():
+            if spec.needs_distancing and not include_ld:
+                continue
+            if spec.judged:
+                part = _judged_slice(spec, layout, features, self.options) if len(ratings) else None
+            else:
+                part = _text_slice(spec, layout, features, self.options)
+            if part is not None:
+                slices.append(part)
+        self._slices = slices
+        self._skeleton, self._order = _skeleton([part.groups for part in slices])
+        self._agreement = _agreement_plan(slices)
+        self._signature = Signature(distancing=features.signature if include_ld or len(ratings) else None,
+                                    judges=judge_signatures(ratings), extra=self.options.signature_fields())
+        # name -> code dictionaries: a handful of overrides are looked up far faster than by Index.get_indexer
+        self._lookup = tuple({str(name): code for code, name in enumerate(index)}
+                             for index in (layout.items, layout.models, layout.raters, layout.dimensions))
+
+    def patch(self, changes: pd.DataFrame | None) -> NDArray[np.float64] | None:
+        """The rating values with ``changes`` (item_id, model, rater, dimension, value; later rows win) written
+        in, or ``None`` when a change adds a rating the plan has no place for (it would change a metric's
+        scope: plan the effective ratings instead)."""
+        if changes is None or len(changes) == 0:
+            return self.values
+        items, models, raters, dimensions = self._lookup
+        layout = self._layout
+        item, model, rater, column = (
+            np.array([lookup.get(str(name), -1) for name in changes[key].tolist()], dtype=np.int64)
+            for lookup, key in ((items, "item_id"), (models, "model"), (raters, "rater"), (dimensions, "dimension")))
+        if min(item.min(), model.min(), rater.min(), column.min()) < 0:
+            return None
+        output = layout.output_of[item * len(models) + model]
+        key = output * len(raters) + rater
+        unit = np.minimum(np.searchsorted(layout.keys, key), max(len(layout.keys) - 1, 0))
+        if (output < 0).any() or not len(layout.keys) or (layout.keys[unit] != key).any() \
+                or not layout.present[unit, column].all():
+            return None
+        flat = unit * len(dimensions) + column
+        last = len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]  # later rows win
+        patched = self.values.copy()
+        patched[unit[last], column[last]] = changes["value"].to_numpy(dtype=float)[last]
+        return patched
+
+    def evaluate(self, values: NDArray[np.float64] | None = None, *, seed: int | None = None,
+                 n_overrides: int | None = None) -> MetricsReport:
+        """The metrics report under the rating ``values`` (default: the ratings the plan was built from)."""
+        values = self.values if values is None else values
+        summaries = [part.summary(values) for part in self._slices]
+        columns: dict[str, object] = {c: self._skeleton[c] for c in ("task", "model", "scorer", "metric")}
+        for position, column in enumerate(("value", "n", "n_missing", "n_undefined")):
+            merged = np.concatenate([s[position] for s in summaries]) if summaries else np.empty(0)
+            columns[column] = merged[self._order].astype(float if column == "value" else int)
+        table = pd.DataFrame(columns, columns=list(TABLE_COLUMNS))
+        per_group = np.concatenate([s[0] for s in summaries]) if summaries else np.empty(0)
+        rows = []
+        for task, metric, positions, grid_rows, grid_columns, scorers, shape in self._agreement:
+            grid = np.full(shape, np.nan)
+            grid[grid_rows, grid_columns] = per_group[positions]
+            rows += [{"task": task, "metric": metric, **row} for row in spearman_pairs(grid, scorers)]
+        agreement = pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
+        signature = replace(self._signature, seed=seed, overrides=n_overrides)
+        return MetricsReport(table=table, agreement=agreement, signature=signature, by_task=self.by_task)
+
+
+AGREEMENT_COLUMNS: tuple[str, ...] = ("task", "metric", "scorer_a", "scorer_b", "spearman", "n_models")
+
+
+def _skeleton(parts: list[pd.DataFrame]) -> tuple[pd.DataFrame, NDArray[np.int64]]:
+    """The table's rows in their published order (by task, metric in the paper's order, scorer, model) and the
+    permutation from the slices' concatenated groups to that order; both depend only on which ratings exist."""
+    if not parts:
+        return pd.DataFrame(columns=["task", "model", "scorer", "metric"]), np.empty(0, dtype=np.int64)
+    skeleton = pd.concat(parts, ignore_index=True)
+    skeleton["_position"] = np.arange(len(skeleton))
+    order = {name: i for i, name in enumerate(m.METRICS)}
+    skeleton = skeleton.sort_values(["task", "metric", "scorer", "model"],
+                                    key=lambda s: s.map(order) if s.name == "metric" else s)
+    return skeleton.drop(columns="_position").reset_index(drop=True), skeleton["_position"].to_numpy()
+
+
+_AgreementCell = tuple[object, str, NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], list[object],
+                       tuple[int, int]]
+
+
+def _agreement_plan(slices: list[_Slice]) -> list[_AgreementCell]:
+    """Per task (sorted) and judge metric (paper order): where its groups sit in the concatenated values and
+    on the models x scorers grid of :func:`empathy.agreement.spearman_pairs` (scorers sorted by name)."""
+    cells = []
+    offset = 0
+    located = []
+    for part in slices:
+        if part.spec.judged:
+            located.append((part, offset))
+        offset += len(part.groups)
+    tasks = sorted({t for part, _ in located for t in part.groups["task"]}, key=str)
+    for task in tasks:
+        for part, start in located:
+            mine = np.flatnonzero((part.groups["task"] == task).to_numpy())
+            if not len(mine):
+                continue
+            model_codes, models = pd.factorize(part.groups["model"].iloc[mine], sort=True)
+            scorer_codes, scorers = pd.factorize(part.groups["scorer"].iloc[mine])
+            order = sorted(range(len(scorers)), key=lambda i: str(scorers[i]))
+            column = np.argsort(order)[scorer_codes]
+            cells.append((task, part.spec.name, start + mine, model_codes.astype(np.int64), column.astype(np.int64),
+                          [scorers[i] for i in order], (len(models), len(scorers))))
+    return cells
+
+
+def default_by_task(outputs: pd.DataFrame) -> bool:
+    """Whether results should be per task by default: when the outputs hold more than one task.
+
+    The paper reports every metric within a task; pooling tasks standardises LD across genres and mixes
+    scopes, so pooled values are the explicit choice (issue 15). :func:`compute_metrics` keeps
+    ``by_task=False`` as its parameter default for compatibility; callers choosing a default (CLI, app)
+    should use this rule.
+    """
+    return "task" in outputs.columns and outputs["task"].nunique(dropna=False) > 1
+
+
+def plan_metrics(outputs: pd.DataFrame, ratings: pd.DataFrame, *, features: TextFeatures | None = None,
+                 by_task: bool = False, include_ld: bool = True, ld_standardization: str = "separate",
+                 egm_both_zero: str = "zero") -> MetricPlan:
+    """The :class:`MetricPlan` of a data set (``features`` default to the spaCy analyser over ``outputs``)."""
+    options = m.MetricOptions(ld_standardization=ld_standardization, egm_both_zero=egm_both_zero)
+    if features is None:
+        features = text_features(outputs)
+    return MetricPlan(outputs, ratings, features, by_task=by_task, include_ld=include_ld, options=options)
 
 
 def compute_metrics(outputs: pd.DataFrame, ratings: pd.DataFrame, *, features: TextFeatures | None = None,
                     by_task: bool = False, include_ld: bool = True, ld_standardization: str = "separate",
-                    seed: int | None = None, n_overrides: int | None = None) -> MetricsReport:
-    """SA, EGM and CA per (model, judge) and LD per model, with n, and the inter-judge Spearman table.
+                    egm_both_zero: str = "zero", seed: int | None = None, n_overrides: int | None = None
+                    ) -> MetricsReport:
+    """Every registered metric (:data:`empathy.metrics.METRIC_SPECS`) per (model, judge), or per model for a
+    text-only metric (LD), with n, and the inter-judge Spearman table.
 
     ``ratings`` are the effective ratings (overrides already applied, see :func:`empathy.store.apply_overrides`).
     ``features`` defaults to the spaCy analyser over ``outputs``; it is needed for EGM and LD.
     With ``by_task`` every value is computed within each task; otherwise over all of a model's items
-    (``task`` is then ``"all"``).
+    (``task`` is then ``"all"``). ``ld_standardization`` and ``egm_both_zero`` choose the readings of the open
+    cases (:class:`empathy.metrics.MetricOptions`; the defaults are the paper's, others enter the signature).
+    This is :func:`plan_metrics` evaluated once.
     """
-    if features is None:
-        features = text_features(outputs)
-    text = features.frame(outputs)
-    if not by_task:
-        text["task"] = "all"
-    tasks = pd.Index(pd.unique(text["task"]))
-    models = pd.Index(pd.unique(text["model"]))
-    raters = pd.Index(pd.unique(ratings["rater"])) if len(ratings) else pd.Index([])
-    task_code = tasks.get_indexer(text["task"])
-    model_code = models.get_indexer(text["model"])
-    parts = []
-    if len(ratings):
-        units = _units(outputs, ratings, raters)
-        n_groups = len(tasks) * len(models) * len(raters)
-        group_all = (task_code[units.output_row] * len(models) + model_code[units.output_row]) * len(raters) \
-            + units.rater
-        for metric, dimensions in m.METRIC_DIMENSIONS.items():
-            columns = [i for i in units.dimensions.get_indexer(list(dimensions)) if i >= 0]
-            if not columns:
-                continue
-            scope = units.present[:, columns].any(axis=1)
-            if not scope.any():
-                continue
-            if metric == "SA":
-                terms, status = m.sentiment_attenuation_terms(_dimension(units, "e_ref", scope),
-                                                              _dimension(units, "e_gen", scope))
-            elif metric == "EGM":
-                rows = units.output_row[scope]
-                terms, status = m.granularity_mismatch_terms(
-                    _dimension(units, "u_ref", scope), _dimension(units, "u_gen", scope),
-                    features.sentences_ref[rows], features.sentences_gen[rows])
-            else:
-                terms, status = m.conflict_avoidance_terms(_dimension(units, "ca", scope))
-            seen, mean, n, n_missing, n_undefined = _summarise(group_all[scope], n_groups, terms, status)
-            rater_of = seen % len(raters)
-            model_of = (seen // len(raters)) % len(models)
-            task_of = seen // (len(raters) * len(models))
-            parts.append(pd.DataFrame({"task": tasks[task_of], "model": models[model_of], "scorer": raters[rater_of],
-                                       "metric": metric, "value": mean, "n": n, "n_missing": n_missing,
-                                       "n_undefined": n_undefined}))
-    if include_ld:
-        ld_rows = []
-        for (task, model), index in text.groupby(["task", "model"], sort=True).indices.items():
-            result = m.linguistic_distancing(features.densities_ref[index], features.densities_gen[index],
-                                             standardization=ld_standardization)
-            ld_rows.append({"task": task, "model": model, "scorer": LD_SCORER, "metric": "LD",
-                            "value": np.nan if result.value is None else result.value, "n": result.n,
-                            "n_missing": result.n_missing, "n_undefined": result.n_undefined})
-        parts.append(pd.DataFrame(ld_rows))
-    table = (pd.concat(parts, ignore_index=True) if parts
-             else pd.DataFrame(columns=list(TABLE_COLUMNS)))[list(TABLE_COLUMNS)]
-    order = {name: i for i, name in enumerate(m.METRICS)}
-    table = table.sort_values(["task", "metric", "scorer", "model"], key=lambda s: s.map(order)
-                              if s.name == "metric" else s).reset_index(drop=True)
-    for column in ("n", "n_missing", "n_undefined"):
-        table[column] = table[column].astype(int)
-    table["value"] = table["value"].astype(float)
-    agreement_parts = []
-    for task, part in table.groupby("task", sort=True):
-        pairs = inter_judge_spearman(part[part["metric"] != "LD"],
-                                     metrics=[x for x in m.METRICS if x != "LD"])
-        pairs.insert(0, "task", task)
-        agreement_parts.append(pairs)
-    agreement = (pd.concat(agreement_parts, ignore_index=True) if agreement_parts else
-                 pd.DataFrame(columns=["task", "metric", "scorer_a", "scorer_b", "spearman", "n_models"]))
-    signature = Signature(distancing=features.signature if include_ld or len(ratings) else None,
-                          judges=judge_signatures(ratings), seed=seed, overrides=n_overrides,
-                          extra={"ld-std": ld_standardization} if ld_standardization != "separate" else {})
-    return MetricsReport(table=table, agreement=agreement, signature=signature, by_task=by_task)
-
-
-def evaluate_dataset(dataset: Dataset, **kwargs: object) -> MetricsReport:
-    """:func:`compute_metrics` over a loaded :class:`~empathy.io.Dataset` (ratings as loaded)."""
-    return compute_metrics(dataset.outputs, dataset.ratings, **kwargs)  # type: ignore[arg-type]
+    return plan_metrics(outputs, ratings, features=features, by_task=by_task, include_ld=include_ld,
+                        ld_standardization=ld_standardization, egm_both_zero=egm_both_zero
+                        ).evaluate(seed=seed, n_overrides=n_overrides)
 
 
 def rankings(table: pd.DataFrame) -> pd.DataFrame:

@@ -16,6 +16,15 @@ name is allowed and kept unchecked, since other rubrics use other scales.
 
 Every validation problem raises :class:`DataError`, whose one-line message names the file, the row (1-based,
 counting the header of a CSV as row 1 so that it matches a spreadsheet) and the column.
+
+Numbers are ASCII decimals (``0.5``, ``-1``, ``1e3``): ``1_000``, Arabic-Indic or full-width digits, which
+Python's ``float`` would accept, are rejected, since a spreadsheet would read them as text. Identifiers
+(``item_id``, ``model``, ``task``, ``rater``, ``dimension``) are whitespace-stripped in every table, so ``"x "``
+in an outputs file and ``"x"`` in a ratings file are the same item.
+
+CSV files the project writes for people neutralise formula-like cells (``=...`` becomes ``'=...``, see
+:func:`empathy.escaping.spreadsheet_cell`); :func:`read_table` removes that prefix again, so such a file reads
+back exactly. JSONL and Parquet are machine formats and are written and read unchanged.
 """
 
 from __future__ import annotations
@@ -23,12 +32,25 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 import pandas as pd
+
+from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
+from empathy.files import (  # noqa: F401 - re-exported: empathy.io is where callers look for them
+    RATINGS_SUFFIXES,
+    SUPPORTED_SUFFIXES,
+    DataError,
+    check_data_file,
+)
+
+# The judge dimensions (Eq. 1-3) and their closed ranges: the one table of the metric registry (re-exported).
+from empathy.metrics import BINARY_DIMENSIONS, DIMENSION_RANGES  # noqa: F401
 
 OUTPUT_REQUIRED: tuple[str, ...] = ("item_id", "model", "reference", "generation")
 OUTPUT_OPTIONAL: tuple[str, ...] = ("task",)
@@ -37,37 +59,12 @@ RATING_OPTIONAL: tuple[str, ...] = ("rater_kind", "reason", "signature")
 RATING_COLUMNS: tuple[str, ...] = RATING_REQUIRED + RATING_OPTIONAL
 RATER_KINDS: frozenset[str] = frozenset({"llm", "human", "lexicon", "crowd", "expert", "author", ""})
 
-#: The judge dimensions of the paper (Eq. 1-3) and their valid closed ranges; ``ca`` must be exactly 0 or 1.
-DIMENSION_RANGES: dict[str, tuple[float, float]] = {
-    "e_ref": (0.0, 1.0),
-    "e_gen": (0.0, 1.0),
-    "u_ref": (0.0, math.inf),
-    "u_gen": (0.0, math.inf),
-    "ca": (0.0, 1.0),
-}
-BINARY_DIMENSIONS: frozenset[str] = frozenset({"ca"})
 WIDE_SEPARATOR = ":"
-SUPPORTED_SUFFIXES: tuple[str, ...] = (".csv", ".jsonl", ".json", ".parquet", ".pq")
-
-
-class DataError(ValueError):
-    """A problem in an input file, located by file, row and column.
-
-    ``str(error)`` is one line: ``FILE: row R, column 'C': MESSAGE`` (row and column are omitted when the
-    problem concerns the whole file).
-    """
-
-    def __init__(self, file: str | Path, message: str, *, row: int | None = None, column: str | None = None):
-        self.file = str(file)
-        self.row = row
-        self.column = column
-        self.message = message
-        where = [self.file]
-        if row is not None:
-            where.append(f"row {row}")
-        if column is not None:
-            where.append(f"column '{column}'")
-        super().__init__(f"{', '.join(where)}: {message}".replace("\n", " "))
+#: Text cells read as a missing value (case-insensitive, after stripping).
+MISSING_WORDS: frozenset[str] = frozenset({"", "nan", "na", "null", "none"})
+# ASCII only: Python's float() also takes "1_000", Arabic-Indic and full-width digits, which no spreadsheet does.
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+_INFINITY = re.compile(r"[+-]?(?:inf|infinity)", re.ASCII | re.IGNORECASE)
 
 
 def _display_row(frame_index: int, suffix: str) -> int:
@@ -75,25 +72,31 @@ def _display_row(frame_index: int, suffix: str) -> int:
     return frame_index + 2 if suffix == ".csv" else frame_index + 1
 
 
+def file_row(frame: pd.DataFrame, position: int) -> int:
+    """The file row of row ``position`` of a frame from :func:`read_table` (or validated from one).
+
+    CSV counts the header as row 1; JSONL counts lines, blank ones included (the reader keeps their numbers).
+    """
+    lines = frame.attrs.get("lines")
+    if lines is not None and position < len(lines):
+        return int(lines[position])
+    return _display_row(position, frame.attrs.get("suffix", ".csv"))
+
+
 def read_table(path: str | Path, *, name: str | None = None) -> pd.DataFrame:
     """Read a CSV, JSONL or Parquet file into a data frame of strings and numbers.
 
     ``name`` is the name used in error messages (an uploaded file's name, say); it defaults to ``path``.
-    Raises :class:`DataError` for a missing, empty, unreadable or unsupported file.
+    Raises :class:`DataError` for a missing, empty, unreadable or unsupported file, naming the row where one
+    applies (bytes that are not UTF-8, a CSV row with fewer or more fields than the header, a JSONL line that
+    is not a JSON object).
     """
     path = Path(path)
     label = name or str(path)
-    suffix = path.suffix.lower() if name is None else Path(name).suffix.lower()
-    if not path.exists():
-        raise DataError(label, "file not found")
-    if suffix not in SUPPORTED_SUFFIXES:
-        raise DataError(label, f"unsupported file type '{suffix or '(none)'}'; use .csv, .jsonl or .parquet")
-    if path.stat().st_size == 0:
-        raise DataError(label, "file is empty")
+    suffix = check_data_file(path, name=name)
     try:
         if suffix == ".csv":
-            _check_csv_header(path, label)
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8")
+            frame = _read_csv(path, label)
         elif suffix in (".jsonl", ".json"):
             frame = _read_jsonl(path, label)
         else:
@@ -101,10 +104,14 @@ def read_table(path: str | Path, *, name: str | None = None) -> pd.DataFrame:
     except DataError:
         raise
     except UnicodeDecodeError as exc:
-        raise DataError(label, f"not UTF-8 text (byte {exc.start})") from None
+        # pandas decodes in chunks, so exc.start is chunk-relative: find the real line and byte
+        line, byte, reason = _first_bad_utf8(path)
+        raise DataError(label, f"not UTF-8 text (byte {byte} of the line: {reason or exc.reason})", row=line) from None
     except pd.errors.ParserError as exc:
-        raise DataError(label, f"malformed CSV: {str(exc).strip()}") from None
-    except (pd.errors.EmptyDataError, ValueError, OSError) as exc:
+        message = " ".join(str(exc).split())
+        found = re.search(r"in line (\d+)", message)
+        raise DataError(label, f"malformed CSV: {message}", row=int(found.group(1)) if found else None) from None
+    except (pd.errors.EmptyDataError, ValueError, OSError, OverflowError, RecursionError) as exc:
         raise DataError(label, f"cannot read file: {str(exc).strip() or type(exc).__name__}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
     duplicated = [c for c in frame.columns if list(frame.columns).count(c) > 1]
@@ -115,7 +122,33 @@ def read_table(path: str | Path, *, name: str | None = None) -> pd.DataFrame:
     return frame
 
 
-def _check_csv_header(path: Path, label: str) -> None:
+def _first_bad_utf8(path: Path) -> tuple[int | None, int, str]:
+    """``(line, byte within the line, reason)`` of the first bytes that are not UTF-8 (1-based line)."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return number, exc.start, exc.reason
+    return None, 0, ""
+
+
+def _read_csv(path: Path, label: str) -> pd.DataFrame:
+    header = _check_csv_header(path, label)
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8")
+    # A short row leaves its last cells empty, which pandas cannot tell from empty cells: only then re-read
+    # the rows with the csv module to find it (most files have a non-empty last column and skip this).
+    if len(header) > 1 and len(frame) and frame.iloc[:, -1].isna().any():
+        _check_short_rows(path, label, header)
+    for column in frame.columns:
+        values = frame[column]
+        quoted = values.str.startswith("'", na=False)
+        if quoted.any():
+            frame.loc[quoted, column] = values[quoted].map(unspreadsheet_cell)
+    return frame
+
+
+def _check_csv_header(path: Path, label: str) -> list[str]:
     # pandas silently renames a repeated header ("model" -> "model.1"); a repeated column is an error here.
     with path.open(encoding="utf-8", newline="") as handle:
         header = next(csv.reader(handle), [])
@@ -124,87 +157,150 @@ def _check_csv_header(path: Path, label: str) -> None:
         if name in seen:
             raise DataError(label, "duplicate column name", column=name)
         seen.add(name)
+    return [h.strip() for h in header]
+
+
+def _check_short_rows(path: Path, label: str, header: list[str]) -> None:
+    csv.field_size_limit(2**31 - 1)  # long generations are data, not an attack on the csv module
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle)
+        next(reader, None)
+        row = 1
+        for record in reader:
+            if not record:
+                continue  # pandas skips blank lines too, so they do not count as rows
+            row += 1
+            if len(record) < len(header):
+                raise DataError(label, f"row has {len(record)} fields, the header has {len(header)}", row=row,
+                                column=header[len(record)])
 
 
 def iter_jsonl(path: Path, label: str) -> Iterator[tuple[int, dict[str, object]]]:
-    """Yield ``(line number, object)`` for each non-blank line of a JSONL file; :class:`DataError` otherwise."""
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
+    """Yield ``(line number, object)`` for each non-blank line of a JSONL file; :class:`DataError` otherwise.
+
+    Each line is decoded on its own, so bytes that are not UTF-8 are reported on their line; nesting too deep
+    for the parser and integers longer than Python converts are errors of their line, not tracebacks.
+    """
+    with path.open("rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(label, f"not UTF-8 text (byte {exc.start} of the line: {exc.reason})",
+                                row=line_number) from None
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DataError(label, f"invalid JSON ({exc.msg})", row=line_number) from None
+            except RecursionError:
+                raise DataError(label, "invalid JSON (nested too deeply)", row=line_number) from None
+            except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+                raise DataError(label, f"invalid JSON ({' '.join(str(exc).split())})", row=line_number) from None
             if not isinstance(record, dict):
                 raise DataError(label, "each line must be a JSON object", row=line_number)
             yield line_number, record
 
 
 def _read_jsonl(path: Path, label: str) -> pd.DataFrame:
-    records = [record for _, record in iter_jsonl(path, label)]
+    lines: list[int] = []
+    records: list[dict[str, object]] = []
+    for line_number, record in iter_jsonl(path, label):
+        lines.append(line_number)
+        records.append(record)
     if not records:
         raise DataError(label, "file has no records")
-    return pd.DataFrame.from_records(records)
+    frame = pd.DataFrame.from_records(records)
+    # A key absent from a record reads as NaN like an explicit null; keep where each column was first absent,
+    # so a required column missing from one record is an error on that line (an explicit null is a value).
+    absent: dict[str, int] = {}
+    for column in frame.columns:
+        for position in np.flatnonzero(frame[column].isna().to_numpy()):
+            if column not in records[position]:
+                absent[str(column)] = lines[position]
+                break
+    frame.attrs["absent"] = absent
+    if lines[-1] != len(lines):  # blank lines: keep the line numbers for error messages
+        frame.attrs["lines"] = lines
+    return frame
 
 
 def _check_required(frame: pd.DataFrame, required: Iterable[str], label: str) -> None:
+    absent = frame.attrs.get("absent", {})
     for column in required:
         if column not in frame.columns:
             raise DataError(label, f"missing required column (have: {', '.join(map(str, frame.columns))})",
                             column=column)
+        if column in absent:
+            raise DataError(label, "missing key in this record", row=absent[column], column=column)
 
 
-def _check_text_cells(frame: pd.DataFrame, columns: Iterable[str], label: str, suffix: str,
-                      *, allow_empty: bool = False) -> None:
+def _type_names(values: pd.Series) -> pd.Series:
+    return values.map(lambda v: type(v).__name__)
+
+
+def _check_text_cells(frame: pd.DataFrame, columns: Iterable[str], label: str, *, allow_empty: bool = False
+                      ) -> None:
+    """Every cell text or a whole number (JSON ids may be numbers); missing only with ``allow_empty``."""
     for column in columns:
         values = frame[column]
-        for index, value in enumerate(values):
-            if value is None or (isinstance(value, float) and math.isnan(value)):
-                if allow_empty:
-                    continue
-                raise DataError(label, "empty value", row=_display_row(index, suffix), column=column)
-            if not isinstance(value, str | int | np.integer):
-                raise DataError(label, f"expected text, got {type(value).__name__}",
-                                row=_display_row(index, suffix), column=column)
+        missing = values.isna().to_numpy()
+        if not allow_empty and missing.any():
+            raise DataError(label, "empty value", row=file_row(frame, int(np.flatnonzero(missing)[0])),
+                            column=column)
+        if isinstance(values.dtype, pd.StringDtype) or pd.api.types.is_integer_dtype(values.dtype):
+            continue
+        kinds = _type_names(values)
+        # bool is an int to Python, but `true` as an item_id is a mistake, not the id "True"
+        bad = ~kinds.isin(("str", "int", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                           "uint64")).to_numpy() & ~missing
+        if bad.any():
+            position = int(np.flatnonzero(bad)[0])
+            raise DataError(label, f"expected text, got {kinds.iat[position]}", row=file_row(frame, position),
+                            column=column)
 
 
 def _string_column(values: pd.Series) -> pd.Series:
-    return values.map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
+    """Cells as Python strings, missing cells (None, NaN, pd.NA) as ``""``."""
+    return values.astype(object).where(values.notna(), "").astype(str)
+
+
+def _strings(frame: pd.DataFrame, column: str) -> pd.Series:
+    return _string_column(frame[column]) if column in frame.columns else pd.Series("", index=frame.index)
 
 
 def validate_outputs(frame: pd.DataFrame, *, name: str = "<outputs>") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Validate an outputs table; return ``(outputs, wide_ratings)``.
 
     ``wide_ratings`` holds the ratings found in ``<rater>:<dimension>`` columns, in long form (possibly empty).
+    ``item_id``, ``model`` and ``task`` are whitespace-stripped, as the ratings' identifiers are.
     """
     label = frame.attrs.get("source", name)
-    suffix = frame.attrs.get("suffix", ".csv")
     _check_required(frame, OUTPUT_REQUIRED, label)
     if frame.empty:
         raise DataError(label, "no rows")
-    _check_text_cells(frame, ("item_id", "model"), label, suffix)
-    _check_text_cells(frame, ("reference", "generation"), label, suffix, allow_empty=True)
+    _check_text_cells(frame, ("item_id", "model"), label)
+    _check_text_cells(frame, ["reference", "generation", *(c for c in OUTPUT_OPTIONAL if c in frame.columns)],
+                      label, allow_empty=True)
     outputs = frame.copy()
     for column in ("item_id", "model", "reference", "generation"):
         outputs[column] = _string_column(outputs[column])
     for column in ("item_id", "model"):
-        blank = outputs[column].str.strip() == ""
+        outputs[column] = outputs[column].str.strip()
+        blank = outputs[column] == ""
         if blank.any():
-            raise DataError(label, "empty value", row=_display_row(int(np.flatnonzero(blank)[0]), suffix),
-                            column=column)
-    if "task" in outputs.columns:
-        outputs["task"] = _string_column(outputs["task"])
-    else:
-        outputs["task"] = ""
+            raise DataError(label, "empty value", row=file_row(frame, int(np.flatnonzero(blank)[0])), column=column)
+    outputs["task"] = _strings(outputs, "task").str.strip()
     duplicate = outputs.duplicated(["item_id", "model"])
     if duplicate.any():
         position = int(np.flatnonzero(duplicate)[0])
         row = outputs.iloc[position]
         raise DataError(label, f"duplicate (item_id, model) = ({row['item_id']}, {row['model']})",
-                        row=_display_row(position, suffix), column="item_id")
+                        row=file_row(frame, position), column="item_id")
     wide_columns = [c for c in outputs.columns if WIDE_SEPARATOR in c]
     long_parts = []
+    rows = np.array([file_row(frame, i) for i in range(len(outputs))]) if wide_columns else None
     for column in wide_columns:
         rater, _, dimension = column.partition(WIDE_SEPARATOR)
         if not rater.strip() or not dimension.strip():
@@ -213,13 +309,13 @@ def validate_outputs(frame: pd.DataFrame, *, name: str = "<outputs>") -> tuple[p
             "item_id": outputs["item_id"], "model": outputs["model"], "rater": rater.strip(),
             "dimension": dimension.strip(), "value": outputs[column],
         })
-        part["_row"] = [_display_row(i, suffix) for i in range(len(outputs))]
+        part["_row"] = rows
         part["_column"] = column
         long_parts.append(part)
     outputs = outputs.drop(columns=wide_columns).reset_index(drop=True)
     if long_parts:
         wide = pd.concat(long_parts, ignore_index=True)
-        ratings = _validate_rating_values(wide, label, suffix)
+        ratings = _validate_rating_values(wide, label, frame.attrs.get("suffix", ".csv"))
     else:
         ratings = empty_ratings()
     return outputs, ratings
@@ -232,34 +328,100 @@ def empty_ratings() -> pd.DataFrame:
     return frame
 
 
+def _first(*masks: np.ndarray) -> int | None:
+    """The smallest position that is true in any of ``masks`` (None when none is)."""
+    hits = [int(np.flatnonzero(mask)[0]) for mask in masks if mask.any()]
+    return min(hits) if hits else None
+
+
+def _parse_values(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(values, not_a_number, infinite)`` of a value column, vectorised.
+
+    Missing cells (empty, ``nan``, ``NA``, ``null``, ``None``, NaN, ``pd.NA``) are NaN; numbers and ASCII
+    decimal text are floats; anything else is flagged in ``not_a_number``, an infinity in ``infinite``.
+    """
+    n = len(raw)
+    if pd.api.types.is_bool_dtype(raw.dtype) or pd.api.types.is_numeric_dtype(raw.dtype):
+        values = raw.to_numpy(dtype=float, na_value=np.nan)
+        return values, np.zeros(n, dtype=bool), np.isinf(values)
+    values = np.full(n, np.nan)
+    bad = np.zeros(n, dtype=bool)
+    missing = raw.isna().to_numpy()
+    if isinstance(raw.dtype, pd.StringDtype):  # a CSV column: every present cell is text
+        is_text = ~missing
+    else:
+        is_text = (_type_names(raw).to_numpy() == "str") & ~missing
+    if is_text.any():
+        text = raw[is_text].astype(str).str.strip()
+        empty = text.str.lower().isin(MISSING_WORDS).to_numpy()
+        number = text.str.fullmatch(_NUMBER.pattern, flags=_NUMBER.flags).to_numpy(dtype=bool)
+        infinite_text = text.str.fullmatch(_INFINITY.pattern, flags=_INFINITY.flags).to_numpy(dtype=bool)
+        parsed = np.full(len(text), np.nan)
+        parsed[number] = text[number].astype(float).to_numpy()
+        parsed[infinite_text] = np.inf
+        values[is_text] = parsed
+        bad[np.flatnonzero(is_text)[~(empty | number | infinite_text)]] = True
+    others = np.flatnonzero(~is_text & ~missing)
+    for position in others:  # numbers mixed with text in one column (JSONL, Parquet objects): few, if any
+        value = raw.iat[position]
+        if isinstance(value, bool | np.bool_ | int | float | np.integer | np.floating):
+            try:
+                values[position] = float(value)
+            except OverflowError:
+                bad[position] = True  # a 400-digit integer is no rating
+        else:
+            bad[position] = True
+    return values, bad, np.isinf(values)
+
+
+def _checked_values(frame: pd.DataFrame, dimensions: np.ndarray, rows: np.ndarray, label: str) -> np.ndarray:
+    """The ``value`` column as floats; :class:`DataError` for the first row that is no number or out of range."""
+    values, not_a_number, infinite = _parse_values(frame["value"])
+    present = ~np.isnan(values) & ~infinite
+    not_binary = np.zeros(len(frame), dtype=bool)
+    out_of_range = np.zeros(len(frame), dtype=bool)
+    for dimension, (low, high) in DIMENSION_RANGES.items():
+        scope = present & (dimensions == dimension)
+        if dimension in BINARY_DIMENSIONS:
+            not_binary |= scope & (values != 0.0) & (values != 1.0)
+        out_of_range |= scope & ((values < low) | (values > high))
+    position = _first(not_a_number, infinite, not_binary, out_of_range)
+    if position is None:
+        return values
+    raw = frame["value"].iloc[[position]].tolist()[0]  # the cell as Python, for its repr
+    row = int(rows[position])
+    column = str(frame["_column"].iat[position]) if "_column" in frame.columns else "value"
+    if not_a_number[position]:
+        raise DataError(label, f"not a number: {str(raw).strip()[:40]!r}", row=row, column=column)
+    if infinite[position]:
+        raise DataError(label, "value is infinite", row=row, column=column)
+    dimension = str(dimensions[position])
+    if not_binary[position]:
+        raise DataError(label, f"'{dimension}' must be 0 or 1, got {raw!r}", row=row, column=column)
+    low, high = DIMENSION_RANGES[dimension]
+    raise DataError(label, f"'{dimension}' must be in [{low:g}, {high:g}], got {raw!r}", row=row, column=column)
+
+
 def _validate_rating_values(frame: pd.DataFrame, label: str, suffix: str) -> pd.DataFrame:
-    rows = frame["_row"].to_numpy() if "_row" in frame.columns else np.array(
-        [_display_row(i, suffix) for i in range(len(frame))])
-    value_columns = frame["_column"].to_numpy() if "_column" in frame.columns else None
-    out = pd.DataFrame({c: _string_column(frame[c]).str.strip() for c in ("item_id", "model", "rater", "dimension")})
-    for column in ("item_id", "model", "rater", "dimension"):
-        blank = out[column] == ""
+    if "_row" in frame.columns:
+        rows = frame["_row"].to_numpy()
+    else:
+        rows = np.array([file_row(frame, i) for i in range(len(frame))]) if "lines" in frame.attrs else (
+            np.arange(len(frame)) + (2 if suffix == ".csv" else 1))
+    keys = ("item_id", "model", "rater", "dimension")
+    out = pd.DataFrame({c: _string_column(frame[c]).str.strip() for c in keys})
+    for column in keys:
+        blank = (out[column] == "").to_numpy()
         if blank.any():
             position = int(np.flatnonzero(blank)[0])
             raise DataError(label, "empty value", row=int(rows[position]), column=column)
-    values = np.empty(len(frame), dtype=float)
-    for position, raw in enumerate(frame["value"].tolist()):
-        column = str(value_columns[position]) if value_columns is not None else "value"
-        values[position] = _parse_value(raw, label, int(rows[position]), column)
-        dimension = out["dimension"].iat[position]
-        value = values[position]
-        if math.isnan(value) or dimension not in DIMENSION_RANGES:
-            continue
-        low, high = DIMENSION_RANGES[dimension]
-        if dimension in BINARY_DIMENSIONS and value not in (0.0, 1.0):
-            raise DataError(label, f"'{dimension}' must be 0 or 1, got {raw!r}", row=int(rows[position]),
-                            column=column)
-        if not low <= value <= high:
-            raise DataError(label, f"'{dimension}' must be in [{low:g}, {high:g}], got {raw!r}",
-                            row=int(rows[position]), column=column)
+    if "_row" not in frame.columns:  # wide columns take their ids from the outputs, already checked
+        _check_text_cells(frame, keys, label, allow_empty=True)
+    values = _checked_values(frame, out["dimension"].to_numpy(), rows, label)
     out["value"] = values
     for column in RATING_OPTIONAL:
-        out[column] = _string_column(frame[column]) if column in frame.columns else ""
+        out[column] = _strings(frame, column)
+    out["rater_kind"] = out["rater_kind"].str.strip()
     bad_kind = ~out["rater_kind"].isin(RATER_KINDS)
     if bad_kind.any():
         position = int(np.flatnonzero(bad_kind)[0])
@@ -271,29 +433,9 @@ def _validate_rating_values(frame: pd.DataFrame, label: str, suffix: str) -> pd.
         position = int(np.flatnonzero(duplicate)[0])
         raise DataError(label, "duplicate rating for the same (item_id, model, rater, dimension)",
                         row=int(rows[position]), column="rater")
-    return out.reset_index(drop=True)
-
-
-def _parse_value(raw: object, label: str, row: int, column: str) -> float:
-    if raw is None:
-        return math.nan
-    if isinstance(raw, bool):
-        return float(raw)
-    if isinstance(raw, int | float | np.integer | np.floating):
-        value = float(raw)
-        if math.isinf(value):
-            raise DataError(label, "value is infinite", row=row, column=column)
-        return value
-    text = str(raw).strip()
-    if text == "" or text.lower() in ("nan", "na", "null", "none"):
-        return math.nan
-    try:
-        value = float(text)
-    except ValueError:
-        raise DataError(label, f"not a number: {text[:40]!r}", row=row, column=column) from None
-    if math.isinf(value):
-        raise DataError(label, "value is infinite", row=row, column=column)
-    return value
+    out = out.reset_index(drop=True)
+    out.attrs["suffix"] = suffix  # so a later join error (build_dataset) counts rows as the file does
+    return out
 
 
 def validate_ratings(frame: pd.DataFrame, *, name: str = "<ratings>") -> pd.DataFrame:
@@ -362,15 +504,15 @@ def build_dataset(outputs: pd.DataFrame, wide_ratings: pd.DataFrame,
     Every rating must refer to an (item_id, model) of the outputs; the first one that does not raises
     :class:`DataError` naming its file and row.
     """
-    keys = set(zip(outputs["item_id"], outputs["model"], strict=True))
+    keys = pd.MultiIndex.from_arrays([outputs["item_id"], outputs["model"]])
     parts = [wide_ratings] if len(wide_ratings) else []
     for label, table in rating_tables:
-        unknown = [i for i, key in enumerate(zip(table["item_id"], table["model"], strict=True)) if key not in keys]
-        if unknown:
-            position = unknown[0]
+        known = pd.MultiIndex.from_arrays([table["item_id"], table["model"]]).isin(keys)
+        if not known.all():
+            position = int(np.flatnonzero(~known)[0])
             raise DataError(label, f"rating for unknown (item_id, model) = "
                             f"({table['item_id'].iat[position]}, {table['model'].iat[position]})",
-                            row=position + 2, column="item_id")
+                            row=_display_row(position, table.attrs.get("suffix", ".csv")), column="item_id")
         parts.append(table)
     ratings = pd.concat(parts, ignore_index=True) if parts else empty_ratings()
     duplicate = ratings.duplicated(["item_id", "model", "rater", "dimension"])
@@ -391,3 +533,63 @@ def load_dataset(outputs_path: str | Path, ratings_paths: Iterable[str | Path] =
         tables.append((str(path), load_ratings(path)))
         sources.append(str(path))
     return build_dataset(outputs, wide, tables, sources=sources)
+
+
+def write_ratings(ratings: pd.DataFrame, path: str | Path) -> None:
+    """Write long-form ratings as CSV, JSONL or Parquet, chosen by the file extension.
+
+    CSV is for people: text cells that a spreadsheet would run as a formula are prefixed with ``'``
+    (:func:`empathy.escaping.spreadsheet_cell`, undone by :func:`read_table`); JSONL and Parquet are exact.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in RATINGS_SUFFIXES:
+        raise ValueError(f"{path}: unsupported ratings file type {suffix or '(none)'!r}; "
+                         "use .csv, .jsonl or .parquet")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".csv":
+        write_people_csv(ratings, path)
+    elif suffix == ".jsonl":
+        ratings.to_json(path, orient="records", lines=True, force_ascii=False)
+    else:
+        ratings.to_parquet(path, index=False)
+
+
+def write_people_csv(frame: pd.DataFrame, target: str | Path | TextIO) -> None:
+    """Write ``frame`` as a CSV meant for people: :func:`spreadsheet_frame` cells, one physical row per record.
+
+    Python's csv writer leaves a lone CR inside a cell unquoted (with ``\\n`` line ends), which every reader
+    then takes for a line break; when a text cell holds one, every text cell is quoted instead.
+    """
+    safe = spreadsheet_frame(frame)
+    text = [c for c in safe.columns if not pd.api.types.is_numeric_dtype(safe[c].dtype)]
+    has_cr = any(safe[c].map(lambda v: isinstance(v, str) and "\r" in v).any() for c in text)
+    safe.to_csv(target, index=False, quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)
+
+
+def spreadsheet_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text cells are safe to open in a spreadsheet (numbers untouched)."""
+    out = frame.copy()
+    for column in out.columns:
+        values = out[column]
+        if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+            continue
+        text = values.map(lambda v: spreadsheet_cell(v) if isinstance(v, str) else v)
+        out[column] = text
+    return out
+
+
+def json_value(value: object) -> object:
+    """A cell as plain JSON: numpy scalars as Python numbers, NaN, NA and None as ``None``."""
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def json_records(frame: pd.DataFrame) -> list[dict[str, object]]:
+    """The rows of ``frame`` as JSON-ready dicts (see :func:`json_value`), in column order."""
+    return [{str(k): json_value(v) for k, v in row.items()} for row in frame.to_dict("records")]

@@ -10,6 +10,13 @@ Every metric has two layers:
 * an aggregate function returning a frozen :class:`MetricResult` that keeps the value, the number of items
   it rests on and the number of items left out, and why.
 
+Two tables make the rest of the package generic: :data:`DIMENSIONS`, the one table of judge dimensions
+(range, binary or scale, judged per reference or per output), and :data:`METRIC_SPECS`, the registry of
+metrics (:class:`MetricSpec`: judge dimensions, whether the terms need sentence counts or distancing
+densities, the terms function, the aggregate). :mod:`empathy.evaluate` (and through it the live recompute),
+:mod:`empathy.stability` and the CLI read the registry; :func:`get_metric` raises ``ValueError`` for an
+unknown name. A new metric is one registry entry, its terms function and its tests (``docs/development.md``).
+
 Cases the paper leaves open, and what we do (also in the README):
 
 * **Missing rating** (NaN in any input of an item): the item is left out of that metric and counted in
@@ -17,7 +24,10 @@ Cases the paper leaves open, and what we do (also in the README):
 * **SA with E(t) = 0** (a flat reference): the ratio is undefined, so the item is left out and counted in
   ``n_undefined``. (Scoring it 0 would hide that the judge saw no affect to attenuate; scoring it -inf when
   E(g) > 0 would let one item dominate the mean.)
-* **EGM with a + b = 0** (neither text has disturbing content): the densities agree exactly, so the term is 0.
+* **EGM with a + b = 0** (neither text has disturbing content): the densities agree exactly, so the term is 0
+  (the default, ``both_zero="zero"``). Such items can dominate a mean (a judge that rarely sees disturbing
+  content gets an EGM near 0 whatever it does on the rest), so ``both_zero="exclude"`` leaves them out as
+  undefined (``n_undefined``); the choice is named in the signature (``egm-both-zero:exclude``).
   **EGM with zero sentences** on either side (an empty text): the density is undefined; the item is left out
   (``n_undefined``).
 * **LD with sigma = 0** in a dimension on one side (every text of that side has the same density): the
@@ -33,7 +43,10 @@ Cases the paper leaves open, and what we do (also in the README):
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -42,17 +55,72 @@ OK = 0
 MISSING = 1
 UNDEFINED = 2
 
-METRICS: tuple[str, ...] = ("SA", "EGM", "CA", "LD")
-#: The judge dimensions each judge-based metric reads (Section 2.2).
-METRIC_DIMENSIONS: dict[str, tuple[str, ...]] = {
-    "SA": ("e_ref", "e_gen"),
-    "EGM": ("u_ref", "u_gen"),
-    "CA": ("ca",),
-}
 #: Order of the distancing-density vector of Eq. 4.
 LD_DIMENSIONS: tuple[str, str, str] = ("nominalization", "impersonal", "agentless")
 #: ``"separate"`` is Eq. 4 as written: each side standardised with its own mean and sd.
 LD_STANDARDIZATIONS: tuple[str, ...] = ("separate", "reference")
+#: What an EGM item with a + b = 0 contributes: ``"zero"`` (the default: the term is 0) or ``"exclude"``.
+EGM_BOTH_ZERO: tuple[str, ...] = ("zero", "exclude")
+#: Whether a judge dimension is one judgement per reference text (shared by every model's output of an item)
+#: or one per generated output.
+SIDES: tuple[str, ...] = ("reference", "output")
+
+
+# ------------------------------------------------------------------------------------ the dimension table
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """A judge dimension of the paper: its valid closed range and what it is a judgement of.
+
+    ``binary`` dimensions take exactly ``low`` or ``high`` (0 or 1). ``side`` is ``"reference"`` when the
+    judge rates the reference text (the same judgement for every model's output of an item) and
+    ``"output"`` when it rates the generated response.
+    """
+
+    name: str
+    low: float
+    high: float
+    side: str
+    binary: bool = False
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.side not in SIDES:
+            raise ValueError(f"dimension {self.name!r}: side must be one of {SIDES}, got {self.side!r}")
+        if not self.low <= self.high:
+            raise ValueError(f"dimension {self.name!r}: low {self.low} is above high {self.high}")
+
+    def problem(self, value: float) -> str | None:
+        """Why ``value`` is not valid for this dimension (``"must be 0 or 1"``, ``"must be in [l, h]"``), or
+        ``None`` when it is valid. NaN (a missing rating) is valid."""
+        if math.isnan(value):
+            return None
+        if self.binary and value not in (self.low, self.high):
+            return f"must be {self.low:g} or {self.high:g}"
+        if not self.low <= value <= self.high:
+            return f"must be in [{self.low:g}, {self.high:g}]"
+        return None
+
+
+#: The one table of the paper's judge dimensions (Eq. 1-3). :mod:`empathy.io` and :mod:`empathy.store` can
+#: read :data:`DIMENSION_RANGES` / :data:`BINARY_DIMENSIONS` (same shapes as their own tables) or
+#: :meth:`Dimension.problem`; the term functions below check their inputs against it.
+DIMENSIONS: Mapping[str, Dimension] = MappingProxyType({d.name: d for d in (
+    Dimension("e_ref", 0.0, 1.0, "reference", description="affect intensity E(t) of the reference (Eq. 1)"),
+    Dimension("e_gen", 0.0, 1.0, "output", description="affect intensity E(g) of the generation (Eq. 1)"),
+    Dimension("u_ref", 0.0, math.inf, "reference",
+              description="disturbing-content count U(t) summed over the reference's sentences (Eq. 2)"),
+    Dimension("u_gen", 0.0, math.inf, "output",
+              description="disturbing-content count U(g) summed over the generation's sentences (Eq. 2)"),
+    Dimension("ca", 0.0, 1.0, "output", binary=True,
+              description="conflict-avoidance label s of the response (Eq. 3)"),
+)})
+DIMENSION_RANGES: Mapping[str, tuple[float, float]] = MappingProxyType(
+    {name: (d.low, d.high) for name, d in DIMENSIONS.items()})
+BINARY_DIMENSIONS: frozenset[str] = frozenset(name for name, d in DIMENSIONS.items() if d.binary)
+#: Dimensions judged once per reference (``e_ref``, ``u_ref``): one judgement per item, not per output.
+REFERENCE_DIMENSIONS: frozenset[str] = frozenset(name for name, d in DIMENSIONS.items() if d.side == "reference")
 
 
 @dataclass(frozen=True)
@@ -103,6 +171,18 @@ def _check_range(array: NDArray[np.float64], name: str, low: float, high: float)
         raise ValueError(f"{name}[{position}] = {float(array[position])!r} is outside [{low:g}, {high:g}]")
 
 
+def _check_dimension(array: NDArray[np.float64], dimension: str) -> None:
+    """Check judge ratings against the dimension's row of :data:`DIMENSIONS` (the one range table)."""
+    spec = DIMENSIONS[dimension]
+    if spec.binary:
+        bad = ~np.isnan(array) & (array != spec.low) & (array != spec.high)
+        if bad.any():
+            position = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{dimension}[{position}] = {float(array[position])!r} is not a binary label "
+                             f"({spec.low:g} or {spec.high:g})")
+    _check_range(array, dimension, spec.low, spec.high)
+
+
 def aggregate(metric: str, terms: NDArray[np.float64], status: NDArray[np.int8]) -> MetricResult:
     """Mean of the usable terms (``status == OK``), with the counts of items left out."""
     usable = status == OK
@@ -118,8 +198,8 @@ def sentiment_attenuation_terms(e_ref: ArrayLike, e_gen: ArrayLike
     ref = _as_float_array(e_ref, "e_ref")
     gen = _as_float_array(e_gen, "e_gen")
     _same_length(e_ref=ref, e_gen=gen)
-    _check_range(ref, "e_ref", 0.0, 1.0)
-    _check_range(gen, "e_gen", 0.0, 1.0)
+    _check_dimension(ref, "e_ref")
+    _check_dimension(gen, "e_gen")
     status = np.full(len(ref), OK, dtype=np.int8)
     missing = np.isnan(ref) | np.isnan(gen)
     status[missing] = MISSING
@@ -139,14 +219,23 @@ def sentiment_attenuation(e_ref: ArrayLike, e_gen: ArrayLike) -> MetricResult:
 
 
 def granularity_mismatch_terms(u_ref: ArrayLike, u_gen: ArrayLike, sentences_ref: ArrayLike,
-                               sentences_gen: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
-    """Per-item terms ``|(a - b) / (a + b)|`` of Eq. 2, ``a = U(t)/d``, ``b = U(g)/q``, and their status."""
+                               sentences_gen: ArrayLike, *, both_zero: str = "zero"
+                               ) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
+    """Per-item terms ``|(a - b) / (a + b)|`` of Eq. 2, ``a = U(t)/d``, ``b = U(g)/q``, and their status.
+
+    ``both_zero`` (:data:`EGM_BOTH_ZERO`): an item with ``a + b = 0`` has term 0 (``"zero"``) or is left out
+    as undefined (``"exclude"``).
+    """
+    if both_zero not in EGM_BOTH_ZERO:
+        raise ValueError(f"both_zero must be one of {EGM_BOTH_ZERO}, got {both_zero!r}")
     u_t = _as_float_array(u_ref, "u_ref")
     u_g = _as_float_array(u_gen, "u_gen")
     d = _as_float_array(sentences_ref, "sentences_ref")
     q = _as_float_array(sentences_gen, "sentences_gen")
     _same_length(u_ref=u_t, u_gen=u_g, sentences_ref=d, sentences_gen=q)
-    for array, name in ((u_t, "u_ref"), (u_g, "u_gen"), (d, "sentences_ref"), (q, "sentences_gen")):
+    _check_dimension(u_t, "u_ref")
+    _check_dimension(u_g, "u_gen")
+    for array, name in ((d, "sentences_ref"), (q, "sentences_gen")):
         _check_range(array, name, 0.0, np.inf)
     status = np.full(len(u_t), OK, dtype=np.int8)
     missing = np.isnan(u_t) | np.isnan(u_g)
@@ -161,26 +250,29 @@ def granularity_mismatch_terms(u_ref: ArrayLike, u_gen: ArrayLike, sentences_ref
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(total == 0, 0.0, np.abs(a - b) / np.where(total == 0, 1.0, total))
     terms[usable] = ratio
+    if both_zero == "exclude":
+        rows = np.flatnonzero(usable)[total == 0]
+        status[rows] = UNDEFINED
+        terms[rows] = np.nan
     return terms, status
 
 
 def granularity_mismatch(u_ref: ArrayLike, u_gen: ArrayLike, sentences_ref: ArrayLike,
-                         sentences_gen: ArrayLike) -> MetricResult:
+                         sentences_gen: ArrayLike, *, both_zero: str = "zero") -> MetricResult:
     """Empathic Granularity Mismatch (Eq. 2); range [0, 1].
 
     ``u_ref``/``u_gen`` are disturbing-content counts summed over each text's sentences and
-    ``sentences_ref``/``sentences_gen`` the sentence counts ``d`` and ``q``. A term with ``a + b = 0`` is 0.
+    ``sentences_ref``/``sentences_gen`` the sentence counts ``d`` and ``q``. A term with ``a + b = 0`` is 0,
+    or with ``both_zero="exclude"`` left out as undefined.
     """
-    return aggregate("EGM", *granularity_mismatch_terms(u_ref, u_gen, sentences_ref, sentences_gen))
+    return aggregate("EGM", *granularity_mismatch_terms(u_ref, u_gen, sentences_ref, sentences_gen,
+                                                        both_zero=both_zero))
 
 
 def conflict_avoidance_terms(labels: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
     """Per-item binary labels ``s`` of Eq. 3 (validated to be 0 or 1) and their status."""
     s = _as_float_array(labels, "ca")
-    bad = ~np.isnan(s) & (s != 0.0) & (s != 1.0)
-    if bad.any():
-        position = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"ca[{position}] = {float(s[position])!r} is not a binary label (0 or 1)")
+    _check_dimension(s, "ca")
     status = np.where(np.isnan(s), MISSING, OK).astype(np.int8)
     return s.copy(), status
 
@@ -243,3 +335,153 @@ def linguistic_distancing(densities_ref: ArrayLike, densities_gen: ArrayLike, *,
     """
     return aggregate("LD", *linguistic_distancing_terms(densities_ref, densities_gen,
                                                         standardization=standardization))
+
+
+# ------------------------------------------------------------------------------------ the metric registry
+
+
+@dataclass(frozen=True)
+class MetricOptions:
+    """Choices a metric's terms depend on that the paper leaves open; non-defaults go into the signature."""
+
+    ld_standardization: str = "separate"
+    egm_both_zero: str = "zero"
+
+    def __post_init__(self) -> None:
+        if self.ld_standardization not in LD_STANDARDIZATIONS:
+            raise ValueError(f"ld_standardization must be one of {LD_STANDARDIZATIONS}, "
+                             f"got {self.ld_standardization!r}")
+        if self.egm_both_zero not in EGM_BOTH_ZERO:
+            raise ValueError(f"egm_both_zero must be one of {EGM_BOTH_ZERO}, got {self.egm_both_zero!r}")
+
+    def signature_fields(self) -> dict[str, str]:
+        """The options that differ from the paper's reading, as signature fields."""
+        fields = {}
+        if self.ld_standardization != "separate":
+            fields["ld-std"] = self.ld_standardization
+        if self.egm_both_zero != "zero":
+            fields["egm-both-zero"] = self.egm_both_zero
+        return fields
+
+
+@dataclass(frozen=True)
+class TermInputs:
+    """Everything a terms function may read, row-aligned over the units it scores.
+
+    ``ratings`` maps each of the metric's judge dimensions to its values (NaN = missing); ``sentences_*`` are
+    the sentence counts (shape ``(n,)``) and ``densities_*`` the distancing densities (shape ``(n, 3)``) of
+    reference and generation; absent (``None``) unless the metric declares it needs them.
+    """
+
+    ratings: Mapping[str, NDArray[np.float64]] = field(default_factory=dict)
+    sentences_ref: NDArray[np.float64] | None = None
+    sentences_gen: NDArray[np.float64] | None = None
+    densities_ref: NDArray[np.float64] | None = None
+    densities_gen: NDArray[np.float64] | None = None
+    options: MetricOptions = field(default_factory=MetricOptions)
+
+
+Terms = tuple[NDArray[np.float64], NDArray[np.int8]]
+#: Per-group summary of terms: (group codes present, mean, n, n_missing, n_undefined).
+GroupSummary = tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]
+
+
+def mean_by_group(group: NDArray[np.int64], n_groups: int, terms: NDArray[np.float64], status: NDArray[np.int8]
+                  ) -> GroupSummary:
+    """:func:`aggregate` for many groups at once: per group code present in ``group``, the mean of the usable
+    terms and the counts (one ``np.bincount`` each, the hot path of every live recompute)."""
+    usable = status == OK
+    total = np.bincount(group, weights=np.where(usable, terms, 0.0), minlength=n_groups)
+    n = np.bincount(group, weights=usable, minlength=n_groups).astype(np.int64)
+    n_missing = np.bincount(group, weights=status == MISSING, minlength=n_groups).astype(np.int64)
+    n_undefined = np.bincount(group, weights=status == UNDEFINED, minlength=n_groups).astype(np.int64)
+    seen = np.flatnonzero(np.bincount(group, minlength=n_groups))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n[seen] > 0, total[seen] / np.maximum(n[seen], 1), np.nan)
+    return seen, mean, n[seen], n_missing[seen], n_undefined[seen]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric of the registry: what it reads and how its per-item terms and value are computed.
+
+    Attributes
+    ----------
+    name
+        The metric's name in results tables (``metric`` column).
+    dimensions
+        The judge dimensions it reads (rows of :data:`DIMENSIONS`); empty for a text-only metric, which has
+        one value per (task, model) under the fixed scorer ``scorer`` instead of one per judge.
+    needs_sentences, needs_distancing
+        Whether its terms read the sentence counts / the distancing densities of the texts.
+    terms
+        ``TermInputs -> (terms, status)``: the equation, one term and one status per unit.
+    grouped
+        True when a unit's term depends on the other units of its group (LD standardises within the
+        model's items), so ``terms`` runs once per group; otherwise once over every group at once.
+    aggregate
+        ``(metric, terms, status) -> MetricResult`` of one group; :func:`aggregate` (the mean of the usable
+        terms, as all four equations) is vectorised over groups with :func:`mean_by_group`.
+    scorer
+        The scorer named in results tables for a text-only metric.
+    """
+
+    name: str
+    dimensions: tuple[str, ...]
+    terms: Callable[[TermInputs], Terms]
+    needs_sentences: bool = False
+    needs_distancing: bool = False
+    grouped: bool = False
+    aggregate: Callable[[str, NDArray[np.float64], NDArray[np.int8]], MetricResult] = aggregate
+    scorer: str | None = None
+
+    def __post_init__(self) -> None:
+        unknown = [d for d in self.dimensions if d not in DIMENSIONS]
+        if unknown:
+            raise ValueError(f"metric {self.name!r} reads unknown dimension(s) {unknown}; add them to DIMENSIONS")
+        if not self.dimensions and not self.scorer:
+            raise ValueError(f"metric {self.name!r} reads no judge dimension, so it needs a fixed scorer name")
+
+    @property
+    def judged(self) -> bool:
+        """True when the metric reads judge ratings (one value per judge)."""
+        return bool(self.dimensions)
+
+
+def _sa_terms(x: TermInputs) -> Terms:
+    return sentiment_attenuation_terms(x.ratings["e_ref"], x.ratings["e_gen"])
+
+
+def _egm_terms(x: TermInputs) -> Terms:
+    return granularity_mismatch_terms(x.ratings["u_ref"], x.ratings["u_gen"], x.sentences_ref, x.sentences_gen,
+                                      both_zero=x.options.egm_both_zero)
+
+
+def _ca_terms(x: TermInputs) -> Terms:
+    return conflict_avoidance_terms(x.ratings["ca"])
+
+
+def _ld_terms(x: TermInputs) -> Terms:
+    return linguistic_distancing_terms(x.densities_ref, x.densities_gen,
+                                       standardization=x.options.ld_standardization)
+
+
+#: The registry, in the paper's order. A new metric is one entry here, its terms function and its tests.
+METRIC_SPECS: Mapping[str, MetricSpec] = MappingProxyType({spec.name: spec for spec in (
+    MetricSpec("SA", ("e_ref", "e_gen"), _sa_terms),
+    MetricSpec("EGM", ("u_ref", "u_gen"), _egm_terms, needs_sentences=True),
+    MetricSpec("CA", ("ca",), _ca_terms),
+    MetricSpec("LD", (), _ld_terms, needs_distancing=True, grouped=True, scorer="spacy-distancing"),
+)})
+METRICS: tuple[str, ...] = tuple(METRIC_SPECS)
+#: The judge dimensions each judge-based metric reads (Section 2.2).
+METRIC_DIMENSIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {name: spec.dimensions for name, spec in METRIC_SPECS.items() if spec.judged})
+
+
+def get_metric(name: str) -> MetricSpec:
+    """The registry entry of ``name``; ``ValueError`` naming it and the known metrics when it is unknown."""
+    try:
+        return METRIC_SPECS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown metric {name!r}; metrics are {', '.join(METRICS)}") from None

@@ -137,3 +137,32 @@ def legend_html() -> str:
         items.append(f'<mark class="{css}" style="background-color:{colour};padding:0 4px;border-radius:2px">'
                      f"{html.escape(name)}</mark>")
     return '<div class="ld-legend">' + " &nbsp; ".join(items) + "</div>"
+
+
+#: Speakers whose name is shown in bold at the start of a conversation turn.
+SPEAKERS: tuple[str, ...] = ("Seeker", "Supporter")
+
+
+def conversation_turns(text: str) -> list[str]:
+    """The non-blank lines of a ``conversation`` column, one turn each, stripped."""
+    if not isinstance(text, str):
+        raise TypeError(f"conversation must be a string, got {type(text).__name__}")
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def conversation_html(text: str) -> str:
+    """HTML of a multi-turn conversation, one turn per line, the speaker of a known turn in bold.
+
+    Every character of the turns goes through :func:`escape_text` (HTML-escaped and Markdown-neutralised), and
+    the result is one line inside one ``<div>`` (a raw HTML block for CommonMark), so no link, image, maths,
+    emphasis or Streamlit directive in the conversation can form; only the ``<b>`` of a speaker name in
+    :data:`SPEAKERS` and the ``<br>`` between turns are markup.
+    """
+    lines = []
+    for turn in conversation_turns(text):
+        speaker, separator, rest = turn.partition(":")
+        if separator and speaker in SPEAKERS:
+            lines.append(f"<b>{speaker}:</b> {escape_text(rest.strip())}")
+        else:
+            lines.append(escape_text(turn))
+    return '<div class="conversation">' + "<br>".join(lines) + "</div>"

@@ -40,7 +40,7 @@ import itertools
 import re
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -379,13 +379,15 @@ def parse_summary_table(frame: pd.DataFrame, *, name: str = "<table>") -> pd.Dat
 
 
 def metric_terms(outputs: pd.DataFrame, ratings: pd.DataFrame, metric: str, *,
-                 sentences: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per-item terms of a judge metric (SA, EGM or CA) for every (model, judge), from :mod:`empathy.metrics`.
+                 sentences: pd.DataFrame | None = None, egm_both_zero: str = "zero") -> pd.DataFrame:
+    """Per-item terms of a judge metric (SA, EGM, CA: any registry entry with judge dimensions) for every
+    (model, judge), from the terms function of its :data:`empathy.metrics.METRIC_SPECS` entry.
 
     A judge's scope is the (item, model) outputs it has at least one rating row for in the metric's
     dimensions, as in :func:`empathy.evaluate.compute_metrics`, so the mean of a group's usable terms is
     that group's metric value. EGM needs the sentence counts: ``sentences`` with columns item_id, model,
-    sentences_ref, sentences_gen (e.g. ``TextFeatures.frame(outputs)``).
+    sentences_ref, sentences_gen (e.g. ``TextFeatures.frame(outputs)``); ``egm_both_zero`` as for
+    :func:`empathy.evaluate.compute_metrics`.
 
     Returns
     -------
@@ -393,9 +395,10 @@ def metric_terms(outputs: pd.DataFrame, ratings: pd.DataFrame, metric: str, *,
         item_id, model, judge, term (NaN unless usable), status (:data:`empathy.metrics.OK`, ``MISSING``
         or ``UNDEFINED``).
     """
-    if metric not in m.METRIC_DIMENSIONS:
+    spec = m.get_metric(metric)
+    if not spec.judged:
         raise ValueError(f"metric must be one of {sorted(m.METRIC_DIMENSIONS)}, got {metric!r}")
-    dimensions = m.METRIC_DIMENSIONS[metric]
+    dimensions = spec.dimensions
     keys = set(zip(outputs["item_id"], outputs["model"], strict=True))
     part = ratings[ratings["dimension"].isin(dimensions)]
     part = part[[key in keys for key in zip(part["item_id"], part["model"], strict=True)]]
@@ -404,19 +407,18 @@ def metric_terms(outputs: pd.DataFrame, ratings: pd.DataFrame, metric: str, *,
         return pd.DataFrame(columns=columns)
     wide = (part.set_index(["item_id", "model", "rater", "dimension"])["value"].unstack("dimension")
             .reindex(columns=list(dimensions)).reset_index())
-    if metric == "SA":
-        terms, status = m.sentiment_attenuation_terms(wide["e_ref"], wide["e_gen"])
-    elif metric == "CA":
-        terms, status = m.conflict_avoidance_terms(wide["ca"])
-    else:
+    inputs = m.TermInputs(ratings={d: wide[d].to_numpy(dtype=float) for d in dimensions},
+                          options=m.MetricOptions(egm_both_zero=egm_both_zero))
+    if spec.needs_sentences:
         if sentences is None:
-            raise ValueError("EGM needs the sentence counts: pass sentences= (item_id, model, sentences_ref, "
+            raise ValueError(f"{metric} needs the sentence counts: pass sentences= (item_id, model, sentences_ref, "
                              "sentences_gen), e.g. text_features(outputs).frame(outputs)")
         counts = wide[["item_id", "model"]].merge(
             sentences[["item_id", "model", "sentences_ref", "sentences_gen"]], on=["item_id", "model"],
             how="left")
-        terms, status = m.granularity_mismatch_terms(wide["u_ref"], wide["u_gen"], counts["sentences_ref"],
-                                                     counts["sentences_gen"])
+        inputs = replace(inputs, sentences_ref=counts["sentences_ref"].to_numpy(dtype=float),
+                         sentences_gen=counts["sentences_gen"].to_numpy(dtype=float))
+    terms, status = spec.terms(inputs)
     out = wide[["item_id", "model", "rater"]].rename(columns={"rater": "judge"})
     out["term"] = np.where(status == m.OK, terms, np.nan)
     out["status"] = status

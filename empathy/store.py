@@ -1,27 +1,42 @@
 """Durable store of human overrides of judge ratings, with an append-only audit trail.
 
-An *override* replaces one rating, keyed by ``(dataset_id, item_id, model, rater, dimension)``, with a value
-chosen by a human annotator. The store is a SQLite file in WAL mode; every change runs in its own
-``BEGIN IMMEDIATE`` transaction with a busy timeout, so two app sessions (or two processes) writing at the
-same time serialise instead of losing a write, and a change is on disk before
-:meth:`OverrideStore.set_override` returns.
+An *override* is one annotator's decision on one rating, keyed by ``(dataset_id, item_id, model, rater,
+dimension)`` plus the annotator and their role (``annotator`` or ``adjudicator``): two people deciding the
+same rating keep two rows, never last-writer-wins. Which of them a metric uses is the *label rule* the
+researcher picks (:mod:`empathy.overrides`: ``latest``, ``majority`` or ``adjudicated``).
 
-Two tables:
+Each decision is bound to what the human read: it stores a hash of the output's reference and generation
+(:func:`text_hash`), and the judge's value and signature it overrode. On load,
+:func:`empathy.overrides.ledger_status` compares the hashes with the data: a decision whose text changed is
+*stale* (listed, not applied until confirmed with :meth:`OverrideStore.confirm`), one whose output is gone is
+*orphaned* (kept, listed, not applied).
+
+``dataset_id`` is a stable *name* of the data set (:func:`dataset_name`: its outputs file, relative to the
+store's folder when it lies inside it, or a name given explicitly), so adding or removing outputs keeps every
+other override. Stores written by version 1 were keyed by a hash of the data set's ``(item_id, model)`` keys
+(:func:`dataset_id`); :meth:`OverrideStore.adopt_legacy` moves such rows to the data set's name when the same
+data set is loaded again.
+
+The store is a SQLite file in WAL mode; every change runs in its own ``BEGIN IMMEDIATE`` transaction with a
+busy timeout, so two app sessions (or two processes) writing at the same time serialise instead of losing a
+write, and a change is on disk before :meth:`OverrideStore.set_overrides` returns. A damaged store (empty,
+truncated, not SQLite, read-only, from a newer version) raises :class:`StoreError` and is never overwritten.
+
+Two tables (schema version :data:`SCHEMA_VERSION`, in SQLite's ``user_version``):
 
 ``overrides``
-    the current value of each overridden rating (one row per key);
+    the current decision of each annotator on each rating (one row per key, annotator and role);
 ``audit``
-    every change, never updated except to mark a change as undone: annotator, UTC time, old value, new value,
-    reason and action (``set``, ``undo`` or ``import``). Changes made together (one decision applied to three
-    judges, one imported file) share a ``batch`` number so that :meth:`OverrideStore.undo_last` undoes them
-    together.
+    every change, never updated except to mark a change as undone: annotator, UTC time, old value (the
+    value the rating had: the annotator's previous value, else the latest decision of anyone, else the judge's
+    value it replaced), new value, reason,
+    action (``set``, ``undo``, ``import``, ``adjudicate``, ``confirm``, ``migrate``) and the text hash. Changes
+    made together (one decision applied to three judges, one imported file) share a ``batch`` number so that
+    :meth:`OverrideStore.undo_last` undoes them together.
 
-``dataset_id`` is a stable hash of the data set's ``(item_id, model)`` keys (:func:`dataset_id`), so that
-reloading the same data re-applies its overrides and another data set never sees them.
-
-The ledger (the current overrides) exports to JSONL and CSV and imports back from either. CSV cells that a
-spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return) are
-written with a leading ``'``; :meth:`OverrideStore.import_ledger` removes it again.
+The ledger (every decision) exports to JSONL and CSV and imports back from either. CSV cells that a
+spreadsheet would run as a formula are written with a leading ``'``; :meth:`OverrideStore.import_ledger`
+removes it again.
 """
 
 from __future__ import annotations
@@ -32,8 +47,9 @@ import json
 import math
 import os
 import sqlite3
+import stat
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -49,27 +65,41 @@ from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES, DataError, iter_json
 STORE_ENV = "EMPATHY_STORE"
 #: File name of the default store, placed in the data folder.
 STORE_FILENAME = ".empathy-overrides.sqlite"
+#: Version of the store's tables (SQLite ``user_version``); version 1 files are migrated on open.
+SCHEMA_VERSION = 2
 KEY_COLUMNS: tuple[str, ...] = ("item_id", "model", "rater", "dimension")
-LEDGER_COLUMNS: tuple[str, ...] = ("dataset_id", *KEY_COLUMNS, "value", "annotator", "updated_at", "reason")
-AUDIT_COLUMNS: tuple[str, ...] = ("id", "batch", "dataset_id", *KEY_COLUMNS, "annotator", "at", "old_value",
-                                  "new_value", "reason", "action", "undone_by")
-ACTIONS: frozenset[str] = frozenset({"set", "undo", "import"})
-#: First characters that make a spreadsheet treat a cell as a formula (OWASP CSV injection).
+#: Who decided: an annotator's own decision or an adjudicator's resolution of a disagreement.
+ROLES: tuple[str, ...] = ("annotator", "adjudicator")
+DECISION_COLUMNS: tuple[str, ...] = (*KEY_COLUMNS, "value", "annotator", "role", "updated_at", "reason",
+                                     "text_hash", "judge_value", "judge_signature")
+LEDGER_COLUMNS: tuple[str, ...] = ("dataset_id", *DECISION_COLUMNS)
+AUDIT_COLUMNS: tuple[str, ...] = ("id", "batch", "dataset_id", *KEY_COLUMNS, "annotator", "role", "at",
+                                  "old_value", "new_value", "reason", "action", "undone_by", "text_hash", "prior")
+ACTIONS: frozenset[str] = frozenset({"set", "undo", "import", "adjudicate", "confirm", "migrate"})
+#: Actions that :meth:`OverrideStore.undo_last` can undo.
+UNDOABLE: tuple[str, ...] = ("set", "import", "adjudicate")
 BUSY_TIMEOUT_S = 30.0
+_SQLITE_HEADER = b"SQLite format 3\x00"
 _KEY_WHERE = "dataset_id=? AND item_id=? AND model=? AND rater=? AND dimension=?"
+_ROW_WHERE = f"{_KEY_WHERE} AND annotator=? AND role=?"
 
-_SCHEMA = """
+_ACTION_LIST = ", ".join(f"'{action}'" for action in sorted(ACTIONS))
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS overrides (
-    dataset_id TEXT NOT NULL,
-    item_id    TEXT NOT NULL,
-    model      TEXT NOT NULL,
-    rater      TEXT NOT NULL,
-    dimension  TEXT NOT NULL,
-    value      REAL NOT NULL,
-    annotator  TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    reason     TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (dataset_id, item_id, model, rater, dimension)
+    dataset_id      TEXT NOT NULL,
+    item_id         TEXT NOT NULL,
+    model           TEXT NOT NULL,
+    rater           TEXT NOT NULL,
+    dimension       TEXT NOT NULL,
+    annotator       TEXT NOT NULL,
+    role            TEXT NOT NULL DEFAULT 'annotator' CHECK (role IN ('annotator', 'adjudicator')),
+    value           REAL NOT NULL,
+    updated_at      TEXT NOT NULL,
+    reason          TEXT NOT NULL DEFAULT '',
+    text_hash       TEXT NOT NULL DEFAULT '',
+    judge_value     REAL,
+    judge_signature TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (dataset_id, item_id, model, rater, dimension, annotator, role)
 );
 CREATE TABLE IF NOT EXISTS audit (
     id         INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -80,30 +110,109 @@ CREATE TABLE IF NOT EXISTS audit (
     rater      TEXT NOT NULL,
     dimension  TEXT NOT NULL,
     annotator  TEXT NOT NULL,
+    role       TEXT NOT NULL DEFAULT 'annotator',
     at         TEXT NOT NULL,
     old_value  REAL,
     new_value  REAL,
     reason     TEXT NOT NULL DEFAULT '',
-    action     TEXT NOT NULL CHECK (action IN ('set', 'undo', 'import')),
-    undone_by  INTEGER
+    action     TEXT NOT NULL CHECK (action IN ({_ACTION_LIST})),
+    undone_by  INTEGER,
+    text_hash  TEXT NOT NULL DEFAULT '',
+    prior      INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS audit_dataset ON audit (dataset_id, id);
 """
 
+# Version 1 (no annotator in the key, no text hash): copied into the version 2 tables on open.
+_MIGRATE_V1 = """
+ALTER TABLE overrides RENAME TO overrides_v1;
+ALTER TABLE audit RENAME TO audit_v1;
+DROP INDEX IF EXISTS audit_dataset;
+{schema}
+INSERT INTO overrides (dataset_id, item_id, model, rater, dimension, annotator, role, value, updated_at, reason)
+    SELECT dataset_id, item_id, model, rater, dimension, annotator, 'annotator', value, updated_at, reason
+    FROM overrides_v1;
+INSERT INTO audit (id, batch, dataset_id, item_id, model, rater, dimension, annotator, role, at, old_value,
+                   new_value, reason, action, undone_by, text_hash, prior)
+    SELECT id, batch, dataset_id, item_id, model, rater, dimension, annotator, 'annotator', at, old_value,
+           new_value, reason, action, undone_by, '', CASE WHEN old_value IS NULL THEN 0 ELSE 1 END
+    FROM audit_v1;
+DROP TABLE overrides_v1;
+DROP TABLE audit_v1;
+"""
+
+
+class StoreError(DataError):
+    """The override store file cannot be used (empty, truncated, not SQLite, read-only, newer schema).
+
+    ``str(error)`` is one line naming the file; nothing has been written to it. A subclass of
+    :class:`empathy.io.DataError`, so the CLI reports it as one line with exit code 2.
+    """
+
 
 def dataset_id(outputs: pd.DataFrame) -> str:
-    """Stable 16-hex-digit identifier of a data set: a SHA-256 of its sorted ``(item_id, model)`` keys.
+    """Legacy (version 1) key of a data set: a SHA-256 of its sorted ``(item_id, model)`` keys, 16 hex digits.
 
-    Row order and extra columns do not change it; adding or removing an output does.
+    Row order and extra columns do not change it; adding or removing an output does, which is why version 2
+    keys a data set by :func:`dataset_name` instead. Kept to find version 1 rows
+    (:meth:`OverrideStore.adopt_legacy`).
     """
     for column in ("item_id", "model"):
         if column not in outputs.columns:
             raise ValueError(f"dataset_id: outputs lack the column {column!r}")
-    keys = sorted(zip(outputs["item_id"].astype(str), outputs["model"].astype(str), strict=True))
+    keys = sorted(zip(outputs["item_id"].astype(str).tolist(), outputs["model"].astype(str).tolist(), strict=True))
     digest = hashlib.sha256()
     for item, model in keys:
         digest.update(f"{len(item)}:{item}{len(model)}:{model}\n".encode())
     return digest.hexdigest()[:16]
+
+
+def dataset_name(outputs_path: str | Path | None = None, *, store_path: str | Path | None = None,
+                 explicit: str | None = None) -> str:
+    """The stable name under which a data set's overrides are kept.
+
+    ``explicit`` wins (e.g. ``"kumar2025"`` or an uploaded file's name). Otherwise the outputs file: relative
+    to the store's folder when it lies inside it (the default store sits beside the data, so moving the
+    folder keeps the name), else its absolute path. The name does not depend on the outputs' contents.
+
+    Raises
+    ------
+    ValueError
+        When neither a name nor an outputs path is given, or the name is empty.
+    """
+    if explicit is not None:
+        if not str(explicit).strip():
+            raise ValueError("dataset_name: the explicit name is empty")
+        return str(explicit).strip()
+    if outputs_path is None:
+        raise ValueError("dataset_name: give the outputs file or an explicit name")
+    path = Path(outputs_path).expanduser().resolve()
+    if store_path is not None:
+        folder = Path(store_path).expanduser().resolve().parent
+        try:
+            return path.relative_to(folder).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def text_hash(reference: str, generation: str) -> str:
+    """16-hex-digit SHA-256 of an output's reference and generation: what a human decision was made on.
+
+    Length-prefixed, so moving text from one side to the other changes it.
+    """
+    reference, generation = str(reference), str(generation)
+    payload = f"{len(reference)}:{reference}{len(generation)}:{generation}"
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def output_hashes(outputs: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """:func:`text_hash` of every output, keyed by ``(item_id, model)``."""
+    for column in ("item_id", "model", "reference", "generation"):
+        if column not in outputs.columns:
+            raise ValueError(f"output_hashes: outputs lack the column {column!r}")
+    columns = [outputs[c].astype(str).tolist() for c in ("item_id", "model", "reference", "generation")]
+    return {(item, model): text_hash(ref, gen) for item, model, ref, gen in zip(*columns, strict=True)}
 
 
 def default_store_path(data_dir: str | Path | None = None) -> Path:
@@ -153,9 +262,25 @@ def _utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
+def _optional_float(value: object) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
 @dataclass(frozen=True)
 class Change:
-    """One requested override: the rating key and the new value."""
+    """One requested override: the rating key, the new value and what the decision was made on.
+
+    ``text_hash`` is :func:`text_hash` of the output the annotator read (``""``: unknown, which
+    :func:`empathy.overrides.ledger_status` treats as stale); ``judge_value`` and ``judge_signature`` are the
+    judge's rating it replaces (``None`` / ``""`` when the judge did not rate it).
+    :func:`empathy.overrides.make_changes` fills all three from the data.
+    """
 
     item_id: str
     model: str
@@ -163,6 +288,9 @@ class Change:
     dimension: str
     value: float
     reason: str = ""
+    text_hash: str = ""
+    judge_value: float | None = None
+    judge_signature: str = ""
 
 
 class OverrideStore:
@@ -170,6 +298,12 @@ class OverrideStore:
 
     Every method opens its own short-lived connection, so one instance can be shared between the threads of
     a Streamlit server and several processes can use the same file.
+
+    Raises
+    ------
+    StoreError
+        When the file exists but is empty, truncated, not an SQLite database, read-only, or written by a newer
+        version; nothing is written to it then.
     """
 
     def __init__(self, path: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S):
@@ -177,14 +311,123 @@ class OverrideStore:
         if busy_timeout <= 0:
             raise ValueError(f"busy_timeout must be positive, got {busy_timeout!r}")
         self.busy_timeout = float(busy_timeout)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._check_file()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(self.path, f"cannot create the store's folder ({error.strerror})") from None
+        if not _writable(self.path.parent):
+            raise StoreError(self.path, "the store's folder is read-only (SQLite needs to write its journal "
+                             "there); point EMPATHY_STORE or --store to a writable place")
         self._init_lock = threading.Lock()
-        with self._init_lock, self._connect() as connection:
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.executescript(_SCHEMA)
+        with self._init_lock, self._guard():
+            connection = self._connect()
+            try:
+                self._open_schema(connection)
+            finally:
+                connection.close()
 
     def __repr__(self) -> str:
         return f"OverrideStore({str(self.path)!r})"
+
+    # ------------------------------------------------------------------------------------ opening safely
+
+    def _check_file(self) -> None:
+        """Refuse a file that is not a healthy, writable store before SQLite touches it."""
+        if not self.path.exists():
+            return
+        if self.path.is_dir():
+            raise StoreError(self.path, "is a folder, not an override store")
+        size = self.path.stat().st_size
+        if size == 0:
+            raise StoreError(self.path, "is empty (0 bytes), not an override store; nothing was written. "
+                             "Restore it from a backup or move it away to start a new store")
+        with self.path.open("rb") as handle:
+            header = handle.read(100)
+        if not header.startswith(_SQLITE_HEADER):
+            raise StoreError(self.path, "is not an SQLite override store (damaged or another file); nothing "
+                             "was written. Restore it from a backup or move it away")
+        if len(header) < 100:
+            raise StoreError(self.path, f"is truncated ({size} bytes); nothing was written. Restore it from a "
+                             "backup or move it away")
+        page_size = int.from_bytes(header[16:18], "big")
+        page_size = 65536 if page_size == 1 else page_size
+        pages = int.from_bytes(header[28:32], "big")
+        # The header's page count is valid when its "version valid for" equals the change counter.
+        if header[24:28] == header[92:96] and pages and size < pages * page_size:
+            raise StoreError(self.path, f"is truncated ({size} of {pages * page_size} bytes); nothing was "
+                             "written. Restore it from a backup or move it away")
+        if not _writable(self.path):
+            raise StoreError(self.path, "is read-only; nothing was written. Make it writable, or point "
+                             "EMPATHY_STORE or --store to a writable copy")
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn SQLite's errors about the file into one-line :class:`StoreError`."""
+        try:
+            yield
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.DatabaseError as error:
+            message = str(error)
+            if "readonly" in message or "read-only" in message:
+                message = "is read-only; nothing was written (make it writable or use another store)"
+            elif "malformed" in message or "not a database" in message:
+                message = f"is damaged ({message}); nothing was written. Restore it from a backup or move it away"
+            elif "locked" in message:
+                message = (f"is locked by another process for more than {self.busy_timeout:g} s ({message}); "
+                           "try again")
+            else:
+                message = f"cannot be used: {message}"
+            raise StoreError(self.path, message) from None
+
+    def _open_schema(self, connection: sqlite3.Connection) -> None:
+        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise StoreError(self.path, f"was written by a newer version of empathy (schema {version}, this "
+                             f"one reads up to {SCHEMA_VERSION}); nothing was written")
+        check = connection.execute("PRAGMA quick_check").fetchall()
+        if [tuple(row) for row in check] != [("ok",)]:
+            raise StoreError(self.path, f"is damaged ({'; '.join(str(r[0]) for r in check[:3])}); nothing "
+                             "was written. Restore it from a backup or move it away")
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(overrides)")}
+        if version == SCHEMA_VERSION:
+            connection.execute("PRAGMA journal_mode=WAL")
+            return
+        if "overrides" in tables and "role" not in columns:
+            self._migrate_v1(connection)
+            return
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _split_sql(_SCHEMA):
+                connection.execute(statement)
+            connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+    def _migrate_v1(self, connection: sqlite3.Connection) -> None:
+        """Copy a version 1 store into the version 2 tables (a backup of the file is kept beside it)."""
+        backup = self.path.with_name(self.path.name + ".v1-backup")
+        if not backup.exists():
+            target = sqlite3.connect(backup)
+            try:
+                connection.backup(target)
+            finally:
+                target.close()
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _split_sql(_MIGRATE_V1.format(schema=_SCHEMA)):
+                connection.execute(statement)
+            connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
 
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: we issue BEGIN IMMEDIATE ourselves so the write lock is taken up front and a
@@ -196,17 +439,21 @@ class OverrideStore:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        connection = self._connect()
-        try:
-            connection.execute("BEGIN IMMEDIATE")
+        with self._guard():
+            self._check_file()
+            connection = self._connect()
             try:
-                yield connection
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
-        finally:
-            connection.close()
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    yield connection
+                except BaseException:
+                    connection.execute("ROLLBACK")
+                    raise
+                connection.execute("COMMIT")
+            finally:
+                connection.close()
+
+    # ---------------------------------------------------------------------------------------- writing
 
     @staticmethod
     def _next_batch(connection: sqlite3.Connection) -> int:
@@ -214,27 +461,39 @@ class OverrideStore:
         return int(row[0])
 
     @staticmethod
-    def _current(connection: sqlite3.Connection, dataset: str, change: Change) -> float | None:
+    def _own(connection: sqlite3.Connection, dataset: str, change: Change, annotator: str,
+             role: str) -> float | None:
         row = connection.execute(
-            f"SELECT value FROM overrides WHERE {_KEY_WHERE}",
-            (dataset, change.item_id, change.model, change.rater, change.dimension)).fetchone()
+            f"SELECT value FROM overrides WHERE {_ROW_WHERE}",
+            (dataset, change.item_id, change.model, change.rater, change.dimension, annotator, role)).fetchone()
         return None if row is None else float(row[0])
 
-    def _apply(self, connection: sqlite3.Connection, dataset: str, change: Change, annotator: str, at: str,
-               batch: int, action: str) -> int:
-        old = self._current(connection, dataset, change)
+    def _apply(self, connection: sqlite3.Connection, dataset: str, change: Change, annotator: str, role: str,
+               at: str, batch: int, action: str) -> int:
+        own = self._own(connection, dataset, change, annotator, role)
+        # What this decision replaced on screen: the annotator's own previous value, else the latest decision
+        # of anyone on this rating, else the judge's label (so a first override records the judge's value).
+        old = own
+        if old is None:
+            row = connection.execute(
+                f"SELECT value FROM overrides WHERE {_KEY_WHERE} ORDER BY updated_at DESC LIMIT 1",
+                (dataset, change.item_id, change.model, change.rater, change.dimension)).fetchone()
+            old = float(row[0]) if row is not None else change.judge_value
         connection.execute(
-            "INSERT INTO overrides (dataset_id, item_id, model, rater, dimension, value, annotator,"
-            " updated_at, reason) VALUES (?,?,?,?,?,?,?,?,?)"
-            " ON CONFLICT (dataset_id, item_id, model, rater, dimension) DO UPDATE SET value=excluded.value,"
-            " annotator=excluded.annotator, updated_at=excluded.updated_at, reason=excluded.reason",
-            (dataset, change.item_id, change.model, change.rater, change.dimension, change.value, annotator,
-             at, change.reason))
+            "INSERT INTO overrides (dataset_id, item_id, model, rater, dimension, annotator, role, value,"
+            " updated_at, reason, text_hash, judge_value, judge_signature) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT (dataset_id, item_id, model, rater, dimension, annotator, role) DO UPDATE SET"
+            " value=excluded.value, updated_at=excluded.updated_at, reason=excluded.reason,"
+            " text_hash=excluded.text_hash, judge_value=COALESCE(excluded.judge_value, judge_value),"
+            " judge_signature=CASE WHEN excluded.judge_signature='' THEN judge_signature"
+            " ELSE excluded.judge_signature END",
+            (dataset, change.item_id, change.model, change.rater, change.dimension, annotator, role,
+             change.value, at, change.reason, change.text_hash, change.judge_value, change.judge_signature))
         cursor = connection.execute(
-            "INSERT INTO audit (batch, dataset_id, item_id, model, rater, dimension, annotator, at,"
-            " old_value, new_value, reason, action) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (batch, dataset, change.item_id, change.model, change.rater, change.dimension, annotator, at, old,
-             change.value, change.reason, action))
+            "INSERT INTO audit (batch, dataset_id, item_id, model, rater, dimension, annotator, role, at,"
+            " old_value, new_value, reason, action, text_hash, prior) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (batch, dataset, change.item_id, change.model, change.rater, change.dimension, annotator, role, at,
+             old, change.value, change.reason, action, change.text_hash, int(own is not None)))
         return int(cursor.lastrowid)
 
     @staticmethod
@@ -243,30 +502,40 @@ class OverrideStore:
         for change in changes:
             for name in KEY_COLUMNS:
                 _check_text(name, getattr(change, name))
-            if not isinstance(change.reason, str):
-                raise TypeError(f"reason must be a string, got {type(change.reason).__name__}")
+            for name in ("reason", "text_hash", "judge_signature"):
+                if not isinstance(getattr(change, name), str):
+                    raise TypeError(f"{name} must be a string, got {type(getattr(change, name)).__name__}")
             value = validate_value(change.dimension, change.value)
             checked.append(Change(change.item_id, change.model, change.rater, change.dimension, value,
-                                  change.reason.strip()))
+                                  change.reason.strip(), change.text_hash, _optional_float(change.judge_value),
+                                  change.judge_signature))
         return checked
 
     def set_override(self, dataset_id: str, item_id: str, model: str, rater: str, dimension: str,
-                     value: float, *, annotator: str, reason: str = "") -> int:
+                     value: float, *, annotator: str, reason: str = "", text_hash: str = "",
+                     judge_value: float | None = None, judge_signature: str = "") -> int:
         """Record one override and return the batch number of the change (for undo and display).
 
         The value is checked against the dimension's range first (``ValueError``/``TypeError``); the change is
         committed to disk before this returns.
         """
-        return self.set_overrides(dataset_id, [Change(item_id, model, rater, dimension, value, reason)],
-                                  annotator=annotator)
+        return self.set_overrides(dataset_id, [Change(item_id, model, rater, dimension, value, reason, text_hash,
+                                                      judge_value, judge_signature)], annotator=annotator)
 
     def set_overrides(self, dataset_id: str, changes: Sequence[Change], *, annotator: str,
-                      action: str = "set") -> int:
-        """Record several overrides in one transaction and one undo batch; return the batch number."""
+                      action: str = "set", role: str = "annotator") -> int:
+        """Record several decisions of one annotator in one transaction and one undo batch; return the batch.
+
+        Each annotator keeps their own row per rating: another annotator's decision on the same rating is
+        never replaced. ``role="adjudicator"`` (action ``adjudicate``) records the resolution of a
+        disagreement, see :meth:`adjudicate`.
+        """
         _check_text("dataset_id", dataset_id)
         _check_text("annotator", annotator)
-        if action not in ("set", "import"):
-            raise ValueError(f"action must be 'set' or 'import', got {action!r}")
+        if action not in ("set", "import", "adjudicate"):
+            raise ValueError(f"action must be 'set', 'import' or 'adjudicate', got {action!r}")
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
         checked = self._validated(changes)
         if not checked:
             raise ValueError("set_overrides: no changes given")
@@ -274,17 +543,119 @@ class OverrideStore:
         with self._write() as connection:
             batch = self._next_batch(connection)
             for change in checked:
-                self._apply(connection, dataset_id, change, annotator.strip(), at, batch, action)
+                self._apply(connection, dataset_id, change, annotator.strip(), role, at, batch, action)
         return batch
+
+    def adjudicate(self, dataset_id: str, changes: Sequence[Change], *, annotator: str) -> int:
+        """Record an adjudicator's resolution of a disagreement (its own audit rows, action ``adjudicate``).
+
+        Kept beside the annotators' decisions (role ``adjudicator``); the ``adjudicated`` and ``majority``
+        label rules of :func:`empathy.overrides.effective_overrides` let it decide.
+        """
+        return self.set_overrides(dataset_id, changes, annotator=annotator, action="adjudicate", role="adjudicator")
+
+    def confirm(self, dataset_id: str, rows: pd.DataFrame, hashes: Mapping[tuple[str, str], str], *,
+                annotator: str) -> int:
+        """Confirm stale decisions on the current texts: their text hash becomes the current one.
+
+        ``rows`` are decisions (columns of :meth:`decisions`, e.g. ``ledger_status(...).stale``); ``hashes``
+        the current :func:`output_hashes`. Each confirmation has an audit row (action ``confirm``, old and new
+        value equal). Returns the number confirmed; rows whose output is gone are skipped.
+        """
+        _check_text("dataset_id", dataset_id)
+        who = _check_text("annotator", annotator).strip()
+        at = _utc_now()
+        confirmed = 0
+        with self._write() as connection:
+            batch = self._next_batch(connection)
+            for record in rows.to_dict(orient="records"):
+                current = hashes.get((str(record["item_id"]), str(record["model"])))
+                if current is None:
+                    continue
+                key = (dataset_id, *(str(record[c]) for c in KEY_COLUMNS), str(record["annotator"]),
+                       str(record.get("role", "annotator")))
+                found = connection.execute(f"SELECT value FROM overrides WHERE {_ROW_WHERE}", key).fetchone()
+                if found is None:
+                    continue
+                connection.execute(f"UPDATE overrides SET text_hash=? WHERE {_ROW_WHERE}", (current, *key))
+                connection.execute(
+                    "INSERT INTO audit (batch, dataset_id, item_id, model, rater, dimension, annotator, role, at,"
+                    " old_value, new_value, reason, action, text_hash, prior) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,"
+                    "'confirm',?,1)",
+                    (batch, *key[:5], key[5], key[6], at, found[0], found[0], f"confirmed on the new text by {who}",
+                     current))
+                confirmed += 1
+        return confirmed
+
+    def adopt_legacy(self, legacy_id: str, name: str, hashes: Mapping[tuple[str, str], str] | None = None) -> int:
+        """Move version 1 rows keyed by ``legacy_id`` (:func:`dataset_id`) to the stable ``name``.
+
+        Called when a data set is loaded: its legacy key-set hash equals ``legacy_id`` exactly when it has the
+        same outputs as when the rows were written, so their text hashes are set from ``hashes`` (the current
+        :func:`output_hashes`). Rows already under ``name`` win over a legacy row with the same key. Each
+        moved row has an audit row (action ``migrate``). Returns the number of rows moved (0 costs one read).
+        """
+        _check_text("name", name)
+        if not legacy_id or legacy_id == name:
+            return 0
+        with self._guard():
+            connection = self._connect()
+            try:
+                waiting = connection.execute("SELECT COUNT(*) FROM overrides WHERE dataset_id=?",
+                                             (legacy_id,)).fetchone()[0]
+            finally:
+                connection.close()
+        if not waiting:
+            return 0
+        at = _utc_now()
+        moved = 0
+        with self._write() as connection:
+            batch = self._next_batch(connection)
+            rows = connection.execute(
+                f"SELECT {', '.join(DECISION_COLUMNS)} FROM overrides WHERE dataset_id=?", (legacy_id,)).fetchall()
+            for row in rows:
+                record = dict(zip(DECISION_COLUMNS, row, strict=True))
+                digest = record["text_hash"] or (hashes or {}).get((record["item_id"], record["model"]), "")
+                key = (name, *(record[c] for c in KEY_COLUMNS), record["annotator"], record["role"])
+                if connection.execute(f"SELECT 1 FROM overrides WHERE {_ROW_WHERE}", key).fetchone() is None:
+                    connection.execute(
+                        "INSERT INTO overrides (dataset_id, item_id, model, rater, dimension, annotator, role,"
+                        " value, updated_at, reason, text_hash, judge_value, judge_signature)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (*key, record["value"], record["updated_at"], record["reason"], digest,
+                         record["judge_value"], record["judge_signature"]))
+                    moved += 1
+                connection.execute(f"DELETE FROM overrides WHERE {_ROW_WHERE}", (legacy_id, *key[1:]))
+                connection.execute(
+                    "INSERT INTO audit (batch, dataset_id, item_id, model, rater, dimension, annotator, role, at,"
+                    " old_value, new_value, reason, action, text_hash, prior) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,"
+                    "'migrate',?,1)",
+                    (batch, *key, at, record["value"], record["value"],
+                     f"moved from the version 1 key {legacy_id}", digest))
+            # The history follows the rows, so the data set's audit trail stays whole.
+            connection.execute("UPDATE audit SET dataset_id=? WHERE dataset_id=?", (name, legacy_id))
+        return moved
+
+    def version(self) -> int:
+        """A number that grows with every change to the store (the last audit row's id; 0 when empty).
+
+        Every write (set, undo, import, adjudication, confirmation, migration) adds an audit row, so a reader can
+        cache what it derived from the store until this number changes.
+        """
+        return int(self._read("SELECT COALESCE(MAX(id), 0) FROM audit", (), ["v"])["v"].iloc[0])
+
+    def dataset_ids(self) -> list[str]:
+        """The data-set names (and version 1 keys) that have decisions in this store."""
+        return self._read("SELECT DISTINCT dataset_id FROM overrides ORDER BY dataset_id", (), ["id"])["id"].tolist()
 
     def undo_last(self, annotator: str | None = None, *, dataset_id: str | None = None) -> pd.DataFrame:
         """Undo the most recent not-yet-undone batch of changes (of ``annotator`` / ``dataset_id`` if given).
 
-        Each key returns to the value it had before the change (no override at all if it had none). A key that
-        someone changed again afterwards keeps that later value. Returns the undone audit rows (empty when
-        there is nothing to undo); the undo itself is logged with action ``undo``.
+        Each decision returns to the value it had before the change (no row at all if the annotator had
+        none). A decision changed again afterwards keeps that later value. Returns the undone audit rows
+        (empty when there is nothing to undo); the undo itself is logged with action ``undo``.
         """
-        conditions = ["action IN ('set', 'import')", "undone_by IS NULL"]
+        conditions = [f"action IN ({', '.join(repr(a) for a in UNDOABLE)})", "undone_by IS NULL"]
         params: list[object] = []
         if annotator is not None:
             conditions.append("annotator = ?")
@@ -306,58 +677,80 @@ class OverrideStore:
             at = _utc_now()
             for entry in entries:
                 record = dict(zip(AUDIT_COLUMNS, entry, strict=True))
-                change = Change(record["item_id"], record["model"], record["rater"], record["dimension"],
-                                record["new_value"])
-                current = self._current(connection, record["dataset_id"], change)
+                key = (record["dataset_id"], *(record[c] for c in KEY_COLUMNS), record["annotator"], record["role"])
+                found = connection.execute(f"SELECT value FROM overrides WHERE {_ROW_WHERE}", key).fetchone()
+                current = None if found is None else float(found[0])
                 if current is not None and record["new_value"] is not None and current == record["new_value"]:
-                    key = (record["dataset_id"], *(record[c] for c in KEY_COLUMNS))
-                    if record["old_value"] is None:
-                        connection.execute(f"DELETE FROM overrides WHERE {_KEY_WHERE}", key)
+                    if not record["prior"]:
+                        connection.execute(f"DELETE FROM overrides WHERE {_ROW_WHERE}", key)
+                        restored = None
                     else:
-                        connection.execute(
-                            f"UPDATE overrides SET value=?, annotator=?, updated_at=? WHERE {_KEY_WHERE}",
-                            (record["old_value"], record["annotator"], at, *key))
-                    restored = record["old_value"]
+                        connection.execute(f"UPDATE overrides SET value=?, updated_at=? WHERE {_ROW_WHERE}",
+                                           (record["old_value"], at, *key))
+                        restored = record["old_value"]
                 else:
                     restored = current
+                who = annotator or record["annotator"]
                 cursor = connection.execute(
-                    "INSERT INTO audit (batch, dataset_id, item_id, model, rater, dimension, annotator, at,"
-                    " old_value, new_value, reason, action) VALUES (?,?,?,?,?,?,?,?,?,?,?, 'undo')",
-                    (undo_batch, record["dataset_id"], record["item_id"], record["model"], record["rater"],
-                     record["dimension"], annotator or record["annotator"], at, current, restored,
-                     f"undo of change {record['id']}"))
+                    "INSERT INTO audit (batch, dataset_id, item_id, model, rater, dimension, annotator, role, at,"
+                    " old_value, new_value, reason, action, text_hash, prior) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,"
+                    "'undo',?,?)",
+                    (undo_batch, *key, at, current, restored, f"undo of change {record['id']} by {who}",
+                     record["text_hash"], int(current is not None)))
                 connection.execute("UPDATE audit SET undone_by=? WHERE id=?", (int(cursor.lastrowid),
                                                                                 record["id"]))
         return pd.DataFrame([dict(zip(AUDIT_COLUMNS, entry, strict=True)) for entry in entries],
                             columns=list(AUDIT_COLUMNS))
 
+    # ---------------------------------------------------------------------------------------- reading
+
     def _read(self, sql: str, params: Sequence[object], columns: Sequence[str]) -> pd.DataFrame:
-        connection = self._connect()
-        try:
-            rows = connection.execute(sql, params).fetchall()
-        finally:
-            connection.close()
+        with self._guard():
+            connection = self._connect()
+            try:
+                rows = connection.execute(sql, params).fetchall()
+            finally:
+                connection.close()
         return pd.DataFrame(rows, columns=list(columns))
 
-    def overrides(self, dataset_id: str | None = None) -> pd.DataFrame:
-        """Current overrides (of one data set, or all with a ``dataset_id`` column when ``None``).
+    def decisions(self, dataset_id: str | None = None) -> pd.DataFrame:
+        """Every annotator's current decision (of one data set, or all with a ``dataset_id`` column).
 
-        Columns: ``item_id, model, rater, dimension, value, annotator, updated_at, reason`` (plus
-        ``dataset_id`` for all data sets), sorted by key.
+        Columns: :data:`DECISION_COLUMNS` (plus ``dataset_id`` for all data sets), sorted by key, annotator
+        and role. Two annotators deciding the same rating are two rows.
         """
         columns = list(LEDGER_COLUMNS)
+        order = "item_id, model, rater, dimension, annotator, role"
         if dataset_id is None:
-            frame = self._read(f"SELECT {', '.join(columns)} FROM overrides"
-                               " ORDER BY dataset_id, item_id, model, rater, dimension", (), columns)
+            frame = self._read(f"SELECT {', '.join(columns)} FROM overrides ORDER BY dataset_id, {order}", (),
+                               columns)
         else:
-            frame = self._read(f"SELECT {', '.join(columns)} FROM overrides WHERE dataset_id=?"
-                               " ORDER BY item_id, model, rater, dimension", (dataset_id,), columns)
-            frame = frame.drop(columns=["dataset_id"])
+            frame = self._read(f"SELECT {', '.join(columns)} FROM overrides WHERE dataset_id=? ORDER BY {order}",
+                               (dataset_id,), columns).drop(columns=["dataset_id"])
         frame["value"] = frame["value"].astype(float)
+        frame["judge_value"] = pd.to_numeric(frame["judge_value"], errors="coerce").astype(float)
         return frame
 
+    def overrides(self, dataset_id: str | None = None, *, rule: str = "latest") -> pd.DataFrame:
+        """The effective override of each rating under a label ``rule`` (one row per rating key).
+
+        ``rule`` is one of :data:`empathy.overrides.LABEL_RULES` (default ``latest``: the most recent decision
+        of anyone). Columns: those of :meth:`decisions` plus ``n_annotators``. Unresolved disagreements (under
+        ``majority`` or ``adjudicated``) are left out; see :func:`empathy.overrides.effective_overrides`.
+        Stale and orphaned decisions are *not* removed here: :func:`empathy.overrides.open_ledger` does that
+        against the loaded outputs.
+        """
+        from empathy.overrides import effective_overrides
+
+        frame = self.decisions(dataset_id)
+        if dataset_id is not None or frame.empty:
+            return effective_overrides(frame, rule).effective
+        parts = [effective_overrides(group.drop(columns=["dataset_id"]), rule).effective.assign(dataset_id=name)
+                 for name, group in frame.groupby("dataset_id", sort=True)]
+        return pd.concat(parts, ignore_index=True)
+
     def audit(self, dataset_id: str | None = None) -> pd.DataFrame:
-        """The audit trail, oldest first: every set, undo and import with annotator, UTC time and reason."""
+        """The audit trail, oldest first: every set, undo, import, adjudication, confirmation and migration."""
         columns = list(AUDIT_COLUMNS)
         where, params = ("WHERE dataset_id=?", (dataset_id,)) if dataset_id is not None else ("", ())
         frame = self._read(f"SELECT {', '.join(columns)} FROM audit {where} ORDER BY id", params, columns)
@@ -366,72 +759,103 @@ class OverrideStore:
         return frame
 
     def count(self, dataset_id: str) -> int:
-        """Number of current overrides of a data set."""
-        connection = self._connect()
-        try:
-            return int(connection.execute("SELECT COUNT(*) FROM overrides WHERE dataset_id=?",
-                                          (dataset_id,)).fetchone()[0])
-        finally:
-            connection.close()
+        """Number of overridden ratings of a data set (a rating decided by two annotators counts once)."""
+        frame = self._read("SELECT COUNT(*) FROM (SELECT DISTINCT item_id, model, rater, dimension FROM overrides"
+                           " WHERE dataset_id=?)", (dataset_id,), ["n"])
+        return int(frame["n"].iloc[0])
 
-    def export_jsonl(self, path: str | Path, dataset_id: str | None = None) -> int:
-        """Write the current overrides (the ledger) as JSON lines; return the number of records."""
-        frame = self.overrides(dataset_id)
+    # ---------------------------------------------------------------------------------- export / import
+
+    def _ledger(self, dataset_id: str | None) -> pd.DataFrame:
+        frame = self.decisions(dataset_id)
         if dataset_id is not None:
             frame.insert(0, "dataset_id", dataset_id)
+        return frame[list(LEDGER_COLUMNS)]
+
+    def export_jsonl(self, path: str | Path, dataset_id: str | None = None) -> int:
+        """Write every decision (the ledger) as JSON lines; return the number of records."""
+        frame = self._ledger(dataset_id)
         with Path(path).open("w", encoding="utf-8") as handle:
-            for record in frame[list(LEDGER_COLUMNS)].to_dict(orient="records"):
+            for record in frame.to_dict(orient="records"):
+                record["judge_value"] = _optional_float(record["judge_value"])
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         return len(frame)
 
     def export_csv(self, path: str | Path, dataset_id: str | None = None) -> int:
         """Write the ledger as CSV with formula-like text cells neutralised (see :func:`escape_cell`)."""
-        frame = self.overrides(dataset_id)
-        if dataset_id is not None:
-            frame.insert(0, "dataset_id", dataset_id)
+        frame = self._ledger(dataset_id)
+
+        def cell(column: str, value: object) -> str:
+            if column in ("value", "judge_value"):
+                number = _optional_float(value)
+                return "" if number is None else repr(number)
+            return escape_cell(str(value))
+
         with Path(path).open("w", encoding="utf-8", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(LEDGER_COLUMNS)
-            for record in frame[list(LEDGER_COLUMNS)].itertuples(index=False):
-                writer.writerow([repr(float(cell)) if column == "value" else escape_cell(str(cell))
-                                 for column, cell in zip(LEDGER_COLUMNS, record, strict=True)])
+            for record in frame.itertuples(index=False):
+                writer.writerow([cell(column, value) for column, value in zip(LEDGER_COLUMNS, record, strict=True)])
         return len(frame)
 
     def import_ledger(self, path: str | Path, *, dataset_id: str | None = None, annotator: str | None = None,
-                      name: str | None = None) -> int:
+                      name: str | None = None, hashes: Mapping[tuple[str, str], str] | None = None) -> int:
         """Read a ledger exported by :meth:`export_jsonl` or :meth:`export_csv` and apply it as one batch.
 
         ``dataset_id`` re-targets every record (import into the data set now loaded); otherwise each record's
-        own ``dataset_id`` is used. ``annotator`` replaces the file's annotator names. Every record is checked
-        before anything is written; a bad record raises :class:`empathy.io.DataError` naming file, row and
-        column. Returns the number of overrides imported.
+        own ``dataset_id`` is used. ``annotator`` replaces the file's annotator names. A record without a
+        text hash (a version 1 ledger) takes the one in ``hashes`` (the loaded outputs' :func:`output_hashes`)
+        or stays without one, which counts as stale until confirmed. Every record is checked before anything
+        is written; a bad record raises :class:`empathy.io.DataError` naming file, row and column. Returns the
+        number of decisions imported.
         """
         records = read_ledger(path, name=name)
         label = name or str(path)
-        per_dataset: dict[str, list[tuple[str, Change]]] = {}
+        per_target: dict[tuple[str, str, str], list[Change]] = {}
         for row_number, record in records:
-            target = dataset_id if dataset_id is not None else record.get("dataset_id", "")
+            target = dataset_id if dataset_id is not None else str(record.get("dataset_id", ""))
             if not target:
                 raise DataError(label, "empty value", row=row_number, column="dataset_id")
-            who = annotator if annotator is not None else record.get("annotator", "")
-            if not who:
+            who = annotator if annotator is not None else str(record.get("annotator", ""))
+            if not who.strip():
                 raise DataError(label, "empty value", row=row_number, column="annotator")
+            role = str(record.get("role") or "annotator")
+            if role not in ROLES:
+                raise DataError(label, f"unknown role {role!r} (use {', '.join(ROLES)})", row=row_number,
+                                column="role")
             try:
-                value = validate_value(record["dimension"], record["value"])
+                value = validate_value(str(record["dimension"]), record["value"])
             except (TypeError, ValueError) as exc:
                 raise DataError(label, str(exc), row=row_number, column="value") from None
-            change = Change(record["item_id"], record["model"], record["rater"], record["dimension"], value,
-                            record.get("reason", ""))
-            per_dataset.setdefault(target, []).append((who, change))
-        if not per_dataset:
+            digest = str(record.get("text_hash") or "") or (hashes or {}).get(
+                (str(record["item_id"]), str(record["model"])), "")
+            change = Change(str(record["item_id"]), str(record["model"]), str(record["rater"]),
+                            str(record["dimension"]), value, str(record.get("reason", "")), digest,
+                            _optional_float(record.get("judge_value")), str(record.get("judge_signature") or ""))
+            per_target.setdefault((target, who.strip(), role), []).append(change)
+        if not per_target:
             return 0
         at = _utc_now()
         with self._write() as connection:
             batch = self._next_batch(connection)
-            for target, changes in per_dataset.items():
-                for who, change in changes:
-                    self._apply(connection, target, change, who, at, batch, "import")
-        return sum(len(changes) for changes in per_dataset.values())
+            for (target, who, role), changes in per_target.items():
+                for change in changes:
+                    self._apply(connection, target, change, who, role, at, batch, "import")
+        return sum(len(changes) for changes in per_target.values())
+
+
+def _writable(path: Path) -> bool:
+    """Whether ``path`` can be written, judged by its mode bits too (``os.access`` says yes to root)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return os.access(path, os.W_OK) and bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _split_sql(script: str) -> list[str]:
+    """The statements of a script (ours: no ``;`` inside strings), to run them inside one transaction."""
+    return [statement.strip() for statement in script.split(";") if statement.strip()]
 
 
 #: Kept under the store's own names: the ledger CSV was the first spreadsheet-safe export.
@@ -489,9 +913,10 @@ def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int,
         if raw is None:
             raise DataError(label, "empty value", row=row_number, column="value")
         out["value"] = raw
-        for column in ("dataset_id", "annotator", "reason", "updated_at"):
+        for column in ("dataset_id", "annotator", "reason", "updated_at", "role", "text_hash", "judge_signature"):
             cell = record.get(column, "")
-            out[column] = "" if cell is None else str(cell)
+            out[column] = "" if cell is None or (isinstance(cell, float) and math.isnan(cell)) else str(cell)
+        out["judge_value"] = _optional_float(record.get("judge_value"))
         cleaned.append((row_number, out))
     return cleaned
 

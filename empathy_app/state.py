@@ -31,15 +31,27 @@ from empathy.io import (
     load_ratings,
     validate_outputs,
 )
+from empathy.overrides import Ledger, open_ledger
 from empathy.paths import DEMO_DIR, PROJECT_ROOT, shared_dataset, shared_dir
 from empathy.review import Recompute
-from empathy.store import STORE_ENV, OverrideStore, apply_overrides, dataset_id, default_store_path
+from empathy.store import (
+    STORE_ENV,
+    OverrideStore,
+    StoreError,
+    apply_overrides,
+    dataset_name,
+    default_store_path,
+    output_hashes,
+)
+from empathy.store import dataset_id as legacy_dataset_id
+from empathy_app.markup import code, codes, md
 
 _DEFAULTS: dict[str, object] = {
     "source": {"kind": "demo"},          # how the current data set was chosen
     "with_overrides": True,              # the global judge-only / with-overrides toggle
     "annotator": "",                     # the name recorded with every override
-    "flash": None,                       # one-shot message shown after a rerun ("Saved ...")
+    "flash": None,                       # one-shot Markdown message shown after a rerun ("Saved ..."); its
+                                         # data parts escaped by whoever composes it (empathy_app.markup.md)
     "relabel_skipped": [],               # (item_id, model) pairs skipped in the Relabel queue this session
     "task": "",                          # the sidebar's task filter ("" = all tasks)
     "extra_ratings": {},                 # base content key -> {rater: ExtraRatings} added this session (Judge)
@@ -235,6 +247,49 @@ def content_key(dataset: Dataset) -> str:
     return digest.hexdigest()[:20]
 
 
+def store_dataset_name(source: dict, store_path: Path) -> str:
+    """The stable name a data set's overrides are kept under (:func:`empathy.store.dataset_name`).
+
+    Its outputs file (relative to the store's folder when inside it) for a path and the demo data, the file
+    name for an upload, ``kumar2025`` for the Kumar import: never a hash of the outputs, so adding or removing
+    outputs keeps every other override.
+    """
+    kind = source.get("kind")
+    if kind == "path":
+        return dataset_name(source["outputs"], store_path=store_path)
+    if kind == "upload":
+        return dataset_name(explicit=f"upload:{source.get('name', 'upload')}")
+    if kind == "kumar2025":
+        return dataset_name(explicit="kumar2025")
+    outputs, _ = demo_files(DEMO_DIR)
+    return dataset_name(outputs if outputs is not None else DEMO_DIR / "outputs.csv", store_path=store_path)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _output_hashes(key: str, _outputs: pd.DataFrame) -> tuple[dict[tuple[str, str], str], str]:
+    return output_hashes(_outputs), legacy_dataset_id(_outputs)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _ledger(path: str, name: str, rule: str, key: str, version: int, _store: OverrideStore,
+            _outputs: pd.DataFrame) -> Ledger:
+    hashes, legacy = _output_hashes(key, _outputs)
+    return open_ledger(_store, name, _outputs, rule, hashes=hashes, legacy_id=legacy)
+
+
+def ledger(data: Loaded) -> Ledger:
+    """The data set's decisions sorted against its outputs: applied, stale, orphaned, unresolved.
+
+    Under the session's label rule (``label_rule``). Computed again whenever the store changed (any session,
+    any process: :meth:`OverrideStore.version` is read on every call), else shared; version 1 rows of the same
+    outputs are moved to the data set's name first. Callers must not modify the frames.
+    """
+    rule = st.session_state.get("label_rule", "latest")
+    key = data.base_key or data.content_key
+    return _ledger(str(data.store.path), data.dataset_id, rule, key, data.store.version(), data.store,
+                   data.all_data.outputs)
+
+
 @st.cache_resource(show_spinner=False)
 def get_store(path: str) -> OverrideStore:
     """One :class:`OverrideStore` per SQLite file, shared by every session."""
@@ -358,8 +413,7 @@ def save_extra_ratings(data: Loaded, rater: str, target: Path) -> Path:
         raise ValueError(f"no rater {rater!r} was added in this session")
     if target.exists():
         raise ValueError(f"{target} exists already; not overwritten (rename the rater or move the file)")
-    from empathy.io import RATING_COLUMNS
-    from empathy.judges.cli import write_ratings
+    from empathy.io import RATING_COLUMNS, write_ratings
 
     write_ratings(extra.ratings[list(RATING_COLUMNS)], target)
     source = st.session_state["source"]
@@ -377,31 +431,127 @@ def _derived_key(base_key: str, extras: Sequence[ExtraRatings], task: str) -> st
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
+def _file_stamps(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
+    stamps = []
+    for path in paths:
+        try:
+            info = path.stat()
+        except OSError:
+            stamps.append((str(path), -1, -1))
+        else:
+            stamps.append((str(path), info.st_mtime_ns, info.st_size))
+    return tuple(stamps)
+
+
+def source_token(source: dict) -> tuple:
+    """A cheap token that changes whenever the data of ``source`` may have changed (no file is read).
+
+    Files: their paths, modification times and sizes; an upload: the identity of the uploaded
+    :class:`Dataset` object (a new upload is a new object); the Kumar import: the modification times of its
+    folder's files. The keys that hash the contents (:func:`content_key`, :func:`empathy.store.dataset_id`)
+    are computed once per token, not on every rerun.
+    """
+    kind = source.get("kind")
+    if kind == "upload":
+        return ("upload", id(st.session_state.get("uploaded_dataset")))
+    if kind == "path":
+        return ("path", _file_stamps([Path(source["outputs"]), *(Path(p) for p in source["ratings"])]))
+    if kind == "kumar2025":
+        directory = Path(source["directory"])
+        return ("kumar2025", str(directory), _tree_mtimes(directory) if directory.is_dir() else ())
+    outputs, ratings = demo_files(DEMO_DIR)
+    return ("demo", _file_stamps([p for p in (outputs, *ratings) if p is not None]))
+
+
+@dataclass(frozen=True)
+class _Base:
+    """The loaded files of a source with their content keys, kept in the session while the token holds."""
+
+    token: tuple
+    dataset: Dataset
+    name: str
+    data_dir: Path | None
+    base_key: str
+
+
+@dataclass(frozen=True)
+class _Derived:
+    """The data set with this session's added ratings and the task filter applied, and its content key."""
+
+    token: tuple
+    full: Dataset
+    dataset: Dataset
+    content_key: str
+    task: str
+
+
+def _base() -> _Base:
+    token = source_token(st.session_state["source"])
+    held = st.session_state.get("_base")
+    if held is not None and held.token == token:
+        return held
+    dataset, name, data_dir = _current_source_dataset()
+    held = _Base(token, dataset, name, data_dir, content_key(dataset))
+    # The Dataset object is the upload token: holding it here keeps its identity unique while it is used.
+    st.session_state["_base"] = held
+    return held
+
+
+def _derived(base: _Base) -> _Derived:
+    extras = list(extra_ratings(base.base_key).values())
+    task = st.session_state.get("task", ALL_TASKS)
+    token = (base.base_key, tuple((e.rater, e.key) for e in extras), task)
+    held = st.session_state.get("_derived")
+    if held is not None and held.token == token:
+        return held
+    full = with_extras(base.dataset, extras)
+    if task != ALL_TASKS and task not in tasks_of(full):
+        task = st.session_state["task"] = ALL_TASKS  # another data set was loaded: its tasks differ
+        token = (base.base_key, token[1], task)
+    held = _Derived(token, full, filter_task(full, task), _derived_key(base.base_key, extras, task), task)
+    st.session_state["_derived"] = held
+    return held
+
+
 def loaded() -> Loaded | None:
-    """The session's data set, or ``None`` after showing why it could not be loaded."""
+    """The session's data set, or ``None`` after showing why it could not be loaded.
+
+    Cheap on a rerun: the files are read and hashed only when :func:`source_token` changes, and the added
+    ratings and task filter are applied only when they change.
+    """
     try:
-        base, name, data_dir = _current_source_dataset()
+        base = _base()
     except DataError as error:
-        st.error(f"Could not load the data: {error}")
+        st.error(f"Could not load the data: {md(error)}")
         return None
     except KeyError:
         st.session_state["source"] = {"kind": "demo"}
         return loaded()
-    base_key = content_key(base)
-    extras = list(extra_ratings(base_key).values())
-    full = with_extras(base, extras)
-    task = st.session_state.get("task", ALL_TASKS)
-    if task != ALL_TASKS and task not in tasks_of(full):
-        task = st.session_state["task"] = ALL_TASKS  # another data set was loaded: its tasks differ
-    store_path = store_path_for(st.session_state["source"], data_dir)
-    return Loaded(dataset=filter_task(full, task), name=name, data_dir=data_dir,
-                  dataset_id=dataset_id(base.outputs), content_key=_derived_key(base_key, extras, task),
-                  store=get_store(str(store_path)), full=full, base_key=base_key, task=task)
+    derived = _derived(base)
+    store_path = store_path_for(st.session_state["source"], base.data_dir)
+    try:
+        store = get_store(str(store_path))
+        store.version()  # one small read: a store damaged after it was opened is reported here too
+    except StoreError as error:
+        # A damaged store is never replaced by a fresh one: say so and stop, nothing is written.
+        st.error(f"The override store cannot be used: {md(error)}")
+        return None
+    return Loaded(dataset=derived.dataset, name=base.name, data_dir=base.data_dir,
+                  dataset_id=store_dataset_name(st.session_state["source"], store_path),
+                  content_key=derived.content_key, store=store, full=derived.full,
+                  base_key=base.base_key, task=derived.task)
 
 
-def require_data(*, ratings: bool = True) -> Loaded:
-    """The loaded data set; stops the page with a clear message when it is missing or has no ratings."""
-    data = loaded()
+_UNSET = object()
+
+
+def require_data(data: Loaded | None | object = _UNSET, *, ratings: bool = True) -> Loaded:
+    """The loaded data set; stops the page with a clear message when it is missing or has no ratings.
+
+    ``data``: what :func:`page_setup` returned (so the page loads once); omitted, it is loaded here.
+    """
+    if data is _UNSET:
+        data = loaded()
     if data is None:
         st.info("Open the **Data** page to choose another data set.")
         st.stop()
@@ -410,7 +560,7 @@ def require_data(*, ratings: bool = True) -> Loaded:
         st.stop()
     if ratings and data.dataset.ratings.empty:
         if data.filtered and not data.all_data.ratings.empty:
-            st.info(f"No rating of the task **{task_label(data.task)}** in this data set, so there is nothing to "
+            st.info(f"No rating of the task **{md(task_label(data.task))}** in this data set, so there is nothing to "
                     "compute for it. Choose another task (or *All tasks*) in the sidebar.")
         else:
             st.info("This data set has outputs but no ratings yet, so there is nothing to compute. "
@@ -435,10 +585,12 @@ def _spacy_analyser(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return sentences, densities
 
 
+# Keyed on the content key alone: hashing every text on each rerun (what Streamlit does with hashed
+# arguments) cost seconds per rerun at scale, and the content key already covers the texts.
 @st.cache_data(show_spinner=False, max_entries=4)
-def _features(key: str, references: tuple[str, ...], generations: tuple[str, ...]) -> TextFeatures:
-    frame = pd.DataFrame({"item_id": range(len(references)), "model": "", "task": "",
-                          "reference": list(references), "generation": list(generations)})
+def _features(key: str, _references: tuple[str, ...], _generations: tuple[str, ...]) -> TextFeatures:
+    frame = pd.DataFrame({"item_id": range(len(_references)), "model": "", "task": "",
+                          "reference": list(_references), "generation": list(_generations)})
     from empathy.evaluate import spacy_analyser_signature
 
     return text_features(frame, _spacy_analyser, signature=spacy_analyser_signature())
@@ -453,7 +605,7 @@ def features(data: Loaded) -> TextFeatures:
     outputs = data.all_data.outputs
     with st.spinner("Analysing the texts (sentences and distancing)..."):
         every = _features(data.base_key or data.content_key, tuple(outputs["reference"]),
-                          tuple(outputs["generation"]))
+                          tuple(outputs["generation"]))  # tuples are built but not hashed: cheap
     if not data.filtered:
         return every
     position = pd.MultiIndex.from_frame(outputs[["item_id", "model"]]).get_indexer(
@@ -480,7 +632,7 @@ def overrides(data: Loaded) -> pd.DataFrame:
     enter the ratings as a new row (:func:`empathy.store.apply_overrides` adds unmatched overrides), e.g. as
     a phantom rater after a rater added on the Judge page was removed or the session ended.
     """
-    table = data.store.overrides(data.dataset_id)
+    table = ledger(data).applied  # stale, orphaned and unresolved decisions are never applied
     if table.empty:
         return table
     keep = table["rater"].astype(str).isin(data.all_data.raters).to_numpy(copy=True)
@@ -490,16 +642,120 @@ def overrides(data: Loaded) -> pd.DataFrame:
     return table if keep.all() else table[keep].reset_index(drop=True)
 
 
+def overrides_key(table: pd.DataFrame | None) -> str:
+    """Hash of an overrides table's keys and values (small: one row per override), ``"none"`` when empty.
+
+    With the content key it names everything computed from the effective ratings, so a cache entry is reused
+    until an override (of this session or another) changes.
+    """
+    if table is None or table.empty:
+        return "none"
+    columns = [c for c in ("item_id", "model", "rater", "dimension", "value") if c in table.columns]
+    hashed = pd.util.hash_pandas_object(table[columns].astype(str), index=False).to_numpy()
+    return hashlib.sha256(hashed.tobytes()).hexdigest()[:20]
+
+
+def _use_overrides(with_overrides: bool | None) -> bool:
+    return bool(st.session_state["with_overrides"] if with_overrides is None else with_overrides)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _report(key: str, okey: str, _engine: Recompute, _overrides: pd.DataFrame | None) -> MetricsReport:
+    return _engine.report(_overrides)
+
+
 def report(data: Loaded, *, with_overrides: bool | None = None) -> MetricsReport:
-    """Metrics under the global toggle (or as asked): judge-only or with the human overrides applied."""
-    use = st.session_state["with_overrides"] if with_overrides is None else with_overrides
-    return engine(data).report(overrides(data) if use else None)
+    """Metrics under the global toggle (or as asked): judge-only or with the human overrides applied.
+
+    Cached per (data set, overrides): a rerun with no new override recomputes nothing.
+    """
+    current = overrides(data) if _use_overrides(with_overrides) else None
+    return _report(data.content_key, overrides_key(current), engine(data), current)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _effective(key: str, okey: str, _ratings: pd.DataFrame, _overrides: pd.DataFrame | None) -> pd.DataFrame:
+    return apply_overrides(_ratings, _overrides)
 
 
 def effective_ratings(data: Loaded, *, with_overrides: bool | None = None) -> pd.DataFrame:
-    """Ratings with overrides applied (column ``overridden``) under the global toggle."""
-    use = st.session_state["with_overrides"] if with_overrides is None else with_overrides
-    return apply_overrides(data.dataset.ratings, overrides(data) if use else None)
+    """Ratings with overrides applied (column ``overridden``) under the global toggle.
+
+    Cached per (data set, overrides) and shared, not copied: callers must not modify the frame in place.
+    """
+    current = overrides(data) if _use_overrides(with_overrides) else None
+    return _effective(data.content_key, overrides_key(current), data.dataset.ratings, current)
+
+
+def effective_key(data: Loaded, dimensions: Sequence[str] | None = None, *,
+                  with_overrides: bool | None = None) -> str:
+    """A key naming :func:`effective_ratings` (data set and overrides under the toggle), for other caches.
+
+    ``dimensions``: for a result computed from these dimensions only, the key follows only their overrides,
+    so a relabel of another dimension leaves it cached.
+    """
+    current = overrides(data) if _use_overrides(with_overrides) else None
+    if current is not None and dimensions is not None:
+        current = current[current["dimension"].isin(list(dimensions))]
+    scope = "" if dimensions is None else ":" + ",".join(sorted(dimensions))
+    return f"{data.content_key}:{overrides_key(current)}{scope}"
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _alpha(key: str, dimension: str, okey: str, _ratings: pd.DataFrame, _overrides: pd.DataFrame | None
+           ) -> pd.DataFrame:
+    from empathy.agreement import krippendorff_by_dimension
+
+    part = apply_overrides(_ratings[_ratings["dimension"] == dimension], _overrides)
+    return krippendorff_by_dimension(part.drop(columns=["overridden"]))
+
+
+def alpha_by_dimension(data: Loaded, *, with_overrides: bool | None = None) -> pd.DataFrame:
+    """Krippendorff's alpha of every dimension over all raters, of the effective ratings (as
+    :func:`empathy.agreement.krippendorff_by_dimension` on them).
+
+    Cached per dimension on the overrides *of that dimension*: after an override only its dimension is
+    recomputed.
+    """
+    current = overrides(data) if _use_overrides(with_overrides) else None
+    ratings = data.dataset.ratings
+    parts = []
+    for dimension in dimensions_of(data):
+        mine = None if current is None else current[current["dimension"] == dimension]
+        mine = None if mine is None or mine.empty else mine.reset_index(drop=True)
+        parts.append(_alpha(data.content_key, dimension, overrides_key(mine), ratings, mine))
+    # An override can add a rating on a dimension no judge rated (a human filling a gap).
+    extra = [] if current is None else sorted(set(current["dimension"]) - set(dimensions_of(data)))
+    for dimension in extra:
+        mine = current[current["dimension"] == dimension].reset_index(drop=True)
+        parts.append(_alpha(data.content_key, dimension, overrides_key(mine), ratings, mine))
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return pd.DataFrame(columns=["dimension", "alpha", "level", "n_raters", "n_units"])
+    return pd.concat(parts, ignore_index=True).sort_values("dimension", kind="stable").reset_index(drop=True)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _dimensions(key: str, _ratings: pd.DataFrame) -> list[str]:
+    return sorted(_ratings["dimension"].unique())
+
+
+def dimensions_of(data: Loaded) -> list[str]:
+    """The dimensions rated in the data set (cached per content key)."""
+    return _dimensions(data.content_key, data.dataset.ratings)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _human_vs_judges(key: str, okey: str, _ratings: pd.DataFrame, _overrides: pd.DataFrame) -> pd.DataFrame:
+    from empathy.review import human_vs_judges
+
+    return human_vs_judges(_ratings, _overrides)
+
+
+def human_agreement(data: Loaded) -> pd.DataFrame:
+    """:func:`empathy.review.human_vs_judges` of the judges' own ratings and the current overrides (cached)."""
+    current = overrides(data)
+    return _human_vs_judges(data.content_key, overrides_key(current), data.dataset.ratings, current)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -542,12 +798,12 @@ def sidebar(data: Loaded | None) -> None:
     """Data-set name, the task filter, the with-overrides toggle and the annotator name, on every page."""
     with st.sidebar:
         if data is not None:
-            st.caption(f"Data: **{data.name}** · id `{data.dataset_id}`")
+            st.caption(f"Data: **{md(data.name)}** · id {code(data.dataset_id)}")
             count = data.store.count(data.dataset_id)
-            st.caption(f"Human overrides: **{count}** · store `{data.store.path.name}`")
+            st.caption(f"Human overrides: **{count}** · store {code(data.store.path.name)}")
             added = extra_ratings(data.base_key)
             if added:
-                st.caption("Added this session (not in the files): " + ", ".join(f"`{r}`" for r in added))
+                st.caption("Added this session (not in the files): " + codes(added))
             choices = tasks_of(data.all_data)
             if len(choices) > 1:
                 st.session_state["_w_task"] = data.task
@@ -556,7 +812,7 @@ def sidebar(data: Loaded | None) -> None:
                              help="Every page computes on this task's outputs and their ratings only (the "
                                   "paper reports per task, Tables 3-5).")
             elif choices:
-                st.caption(f"Task: **{task_label(choices[0])}** (the only one)")
+                st.caption(f"Task: **{md(task_label(choices[0]))}** (the only one)")
         st.session_state["_w_with_overrides"] = st.session_state["with_overrides"]
         st.toggle("Include human overrides", key="_w_with_overrides",
                   on_change=_sync, args=("_w_with_overrides", "with_overrides"),
@@ -566,8 +822,18 @@ def sidebar(data: Loaded | None) -> None:
                       args=("_w_annotator", "annotator"), placeholder="your name (recorded with each override)")
 
 
-def page_setup(title: str, *, icon: str = "🫶") -> Loaded | None:
-    """Configure the page, initialise state, draw the sidebar; return the loaded data (or ``None``)."""
+#: The favicon: an image served by the app itself (a ``:material/...:`` icon would make the browser fetch it
+#: from fonts.gstatic.com, which fails offline; see ``views.PAGES``).
+ICON = Path(__file__).resolve().parent / "icon.png"
+
+
+def page_setup(title: str, *, icon: str | Path = ICON) -> Loaded | None:
+    """Configure the page, initialise state, draw the sidebar; return the loaded data (or ``None``).
+
+    A page passes the result on to :func:`require_data` so the data set is looked up once per rerun.
+    """
+    if isinstance(icon, Path) and not icon.is_file():
+        icon = "🫶"  # an installed copy without the image: Streamlit draws an emoji favicon locally too
     st.set_page_config(page_title=f"{title} · empathy", page_icon=icon, layout="wide")
     init_state()
     data = loaded()
@@ -583,4 +849,4 @@ def page_setup(title: str, *, icon: str = "🫶") -> Loaded | None:
 def store_path_note(data: Loaded) -> str:
     """Where the overrides of this data set are kept (for the Data page)."""
     env = os.environ.get("EMPATHY_STORE")
-    return f"`{data.store.path}`" + (" (from EMPATHY_STORE)" if env else "")
+    return code(data.store.path) + (" (from EMPATHY_STORE)" if env else "")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import math
 import re
 from pathlib import Path
@@ -15,9 +14,14 @@ import streamlit as st
 
 from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES
 from empathy.paths import PROJECT_ROOT
+from empathy.render import conversation_html, conversation_turns
 from empathy.store import Change
 from empathy_app import state
+from empathy_app.markup import code, codes, html, md, plot_frame
 
+# The icons are for the Home page's links (drawn with the Material font Streamlit serves itself). They are not
+# given to st.Page: Streamlit's browser code turns the current page's icon into the favicon and fetches a
+# Material icon's image from fonts.gstatic.com for that, which fails offline (emoji need an emoji font).
 PAGES: tuple[tuple[str, str, str, str], ...] = (
     ("app_pages/1_Data.py", "Data", "Demo data, an upload or a path; validation; the overrides ledger.",
      ":material/database:"),
@@ -55,7 +59,7 @@ def summary(data: state.Loaded, *, full: bool = False) -> None:
     dataset = data.all_data if full else data.dataset
     info = dataset.summary()
     if data.filtered and not full:
-        st.caption(f"Task **{state.task_label(data.task)}** only (sidebar): {len(dataset.outputs)} of "
+        st.caption(f"Task **{md(state.task_label(data.task))}** only (sidebar): {len(dataset.outputs)} of "
                    f"{len(data.all_data.outputs)} outputs.")
     columns = st.columns(5)
     columns[0].metric("Items", info["items"])
@@ -65,11 +69,11 @@ def summary(data: state.Loaded, *, full: bool = False) -> None:
     columns[4].metric("Missing ratings", info["missing_ratings"])
     st.markdown(
         "\n".join([
-            f"- **Tasks:** {', '.join(map(code, info['tasks'])) or '(none given)'}",
-            f"- **Models:** {', '.join(map(code, info['models']))}",
-            f"- **Raters:** {', '.join(map(code, info['raters'])) or '(none)'}",
-            f"- **Dimensions:** {', '.join(map(code, info['dimensions'])) or '(none)'}",
-            f"- **Outputs:** {info['outputs']} · **Sources:** {', '.join(map(code, _short(dataset.sources)))}",
+            f"- **Tasks:** {codes(info['tasks']) or '(none given)'}",
+            f"- **Models:** {codes(info['models'])}",
+            f"- **Raters:** {codes(info['raters']) or '(none)'}",
+            f"- **Dimensions:** {codes(info['dimensions']) or '(none)'}",
+            f"- **Outputs:** {info['outputs']} · **Sources:** {codes(_short(dataset.sources))}",
         ]))
 
 
@@ -84,15 +88,10 @@ def _short(paths: list[str]) -> list[str]:
     return shown
 
 
-def code(text: object) -> str:
-    """Inline code in Markdown, safe for any text (backticks removed, so the span cannot be closed early)."""
-    return "`" + str(text).replace("`", "'").replace("\n", " ") + "`"
-
-
 def mode_caption(data: state.Loaded) -> None:
     """One line: the task shown and whether the human overrides are included (both set in the sidebar)."""
     count = len(state.overrides(data))
-    scope = (f"Task **{state.task_label(data.task)}** ({len(data.dataset.outputs)} of "
+    scope = (f"Task **{md(state.task_label(data.task))}** ({len(data.dataset.outputs)} of "
              f"{len(data.all_data.outputs)} outputs) · " if data.filtered else "")
     if st.session_state["with_overrides"]:
         st.caption(f"{scope}Showing judge labels **with {count} human override(s)** applied (toggle in the "
@@ -102,27 +101,33 @@ def mode_caption(data: state.Loaded) -> None:
                    "sidebar).")
 
 
+# Figures are cached on the (small) results table: building one with Plotly Express is a large share of a
+# rerun, and the table only changes with the data or an override. Shared, not copied: never modified.
+@st.cache_resource(show_spinner=False, max_entries=64)
 def metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
     """Bar chart of one metric by model, one bar per judge (scorer)."""
-    part = table[table["metric"] == metric].dropna(subset=["value"])
+    part = plot_frame(table[table["metric"] == metric].dropna(subset=["value"]), ["model", "scorer"])
     figure = px.bar(part, x="model", y="value", color="scorer", barmode="group", hover_data=["n", "n_missing"],
                     title=f"{metric} by model and judge", labels={"value": metric})
     figure.update_layout(height=340, margin={"t": 50, "b": 10, "l": 10, "r": 10}, legend_title_text="judge")
     return figure
 
 
+@st.cache_resource(show_spinner=False, max_entries=64)
 def spearman_heatmap(agreement: pd.DataFrame, metric: str) -> go.Figure | None:
     """Symmetric inter-judge Spearman matrix of one metric (diagonal 1), or ``None`` with fewer than 2 judges."""
     part = agreement[agreement["metric"] == metric]
     judges = sorted(set(part["scorer_a"]) | set(part["scorer_b"]))
     if len(judges) < 2:
         return None
-    matrix = pd.DataFrame(np.eye(len(judges)), index=judges, columns=judges)
+    labels = [html(j) for j in judges]  # Plotly draws axis labels as HTML
+    position = {judge: k for k, judge in enumerate(judges)}
+    matrix = pd.DataFrame(np.eye(len(judges)), index=labels, columns=labels)
     for record in part.to_dict("records"):
         value = record["spearman"]
         value = np.nan if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
-        matrix.loc[record["scorer_a"], record["scorer_b"]] = value
-        matrix.loc[record["scorer_b"], record["scorer_a"]] = value
+        a, b = position[record["scorer_a"]], position[record["scorer_b"]]
+        matrix.iat[a, b] = matrix.iat[b, a] = value
     figure = px.imshow(matrix, text_auto=".3f", zmin=-1, zmax=1, color_continuous_scale="RdBu",
                        title=f"{metric}: Spearman between judges", aspect="auto")
     figure.update_layout(height=320, margin={"t": 50, "b": 10, "l": 10, "r": 10})
@@ -175,12 +180,12 @@ def value_widget(dimension: str, key: str, current: float | None = None,
         options = [float(v) for v in range(low, high + 1)]
         nearest = min(options, key=lambda v: abs(v - current)) if current is not None and not math.isnan(current) \
             else options[0]
-        return float(st.radio(f"New value of {dimension}", options, index=options.index(nearest), horizontal=True,
+        return float(st.radio(f"New value of {md(dimension)}", options, index=options.index(nearest), horizontal=True,
                               key=key, format_func=lambda v: f"{v:g}"))
     low, high = DIMENSION_RANGES.get(dimension, (-math.inf, math.inf))
     default = current if current is not None and not math.isnan(current) else max(low, 0.0) if low > -math.inf else 0.0
     step = 0.05 if high == 1.0 else 1.0
-    return float(st.number_input(f"New value of {dimension}", min_value=None if math.isinf(low) else float(low),
+    return float(st.number_input(f"New value of {md(dimension)}", min_value=None if math.isinf(low) else float(low),
                                  max_value=None if math.isinf(high) else float(high), value=float(default),
                                  step=step, key=key))
 
@@ -188,6 +193,15 @@ def value_widget(dimension: str, key: str, current: float | None = None,
 def has_text(row: pd.Series) -> bool:
     """Whether an output row has a reference or a generation to show (Perceived Empathy rows have neither)."""
     return bool(str(row.get("reference", "")).strip() or str(row.get("generation", "")).strip())
+
+
+def has_texts(outputs: pd.DataFrame) -> pd.Series:
+    """:func:`has_text` of every row of an outputs table, vectorised."""
+    def filled(column: str) -> pd.Series:
+        if column not in outputs.columns:
+            return pd.Series(False, index=outputs.index)
+        return outputs[column].fillna("").astype(str).str.strip() != ""
+    return filled("reference") | filled("generation")
 
 
 def no_text_note(row: pd.Series, advice: str = "") -> None:
@@ -198,23 +212,18 @@ def no_text_note(row: pd.Series, advice: str = "") -> None:
 
 
 def conversation(row: pd.Series, key: str) -> None:
-    """The whole conversation of a multi-turn output, turn by turn, when the outputs carry it."""
+    """The whole conversation of a multi-turn output, turn by turn, when the outputs carry it.
+
+    Rendered by :func:`empathy.render.conversation_html`: the turns are data, so no Markdown link, image,
+    maths or directive in them forms (only the speaker names are bold).
+    """
     text = str(row.get("conversation", "") or "")
-    if not text.strip():
-        return
-    turns = [line for line in text.splitlines() if line.strip()]
+    turns = conversation_turns(text)
     if len(turns) <= 2:
         return
-    lines = []
-    for line in turns:
-        speaker, sep, rest = line.strip().partition(":")
-        if sep and speaker in ("Seeker", "Supporter"):
-            lines.append(f"<b>{speaker}:</b> {html.escape(rest.strip())}")
-        else:
-            lines.append(html.escape(line.strip()))
     with st.expander(f"The whole conversation ({len(turns)} turns, in order)"):
         with st.container(height=360, key=key):
-            st.markdown("<br>".join(lines), unsafe_allow_html=True)
+            st.markdown(conversation_html(text), unsafe_allow_html=True)
 
 
 def save_overrides(data: state.Loaded, changes: list[Change]) -> bool:
@@ -226,12 +235,12 @@ def save_overrides(data: state.Loaded, changes: list[Change]) -> bool:
     try:
         batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator)
     except (TypeError, ValueError) as error:
-        st.session_state["flash_error"] = f"Not saved: {error}"
+        st.session_state["flash_error"] = f"Not saved: {md(error)}"
         return False
     first = changes[0]
     judges = ", ".join(sorted({c.rater for c in changes}))
-    st.session_state["flash"] = (f"Saved (change #{batch}): {first.dimension} = {first.value:g} for "
-                                 f"{first.item_id} / {first.model} ({judges}).")
+    st.session_state["flash"] = (f"Saved (change #{batch}): {md(first.dimension)} = {first.value:g} for "
+                                 f"{md(first.item_id)} / {md(first.model)} ({md(judges)}).")
     return True
 
 
@@ -243,8 +252,8 @@ def undo(data: state.Loaded) -> None:
         st.session_state["flash_error"] = "Nothing to undo."
     else:
         row = undone.iloc[0]
-        st.session_state["flash"] = (f"Undone: {row['dimension']} of {row['item_id']} / {row['model']} "
-                                     f"({len(undone)} label(s)).")
+        st.session_state["flash"] = (f"Undone: {md(row['dimension'])} of {md(row['item_id'])} / "
+                                     f"{md(row['model'])} ({len(undone)} label(s)).")
 
 
 def show_flash_error() -> None:
@@ -268,29 +277,33 @@ def standard_scatter(data: state.Loaded, table: pd.DataFrame) -> go.Figure | Non
     options = [f"{r.metric} ({r.scorer})" for r in choices.itertuples()]
     if not options:
         return None
+    # On demand only: they read every text pair (ROUGE-L is an LCS per pair), which at scale costs far more
+    # than the rest of the page, and a visit to Overview must not pay it.
+    done = st.session_state.setdefault("_standard_computed", [])
+    if data.content_key not in done:
+        if not st.button("Compute the standard metrics", key="overview_std_compute",
+                         help="ROUGE-L, chrF, CIDEr-D and Sem-Sim (offline TF-IDF) of every output against its "
+                              "reference; computed once per data set and kept."):
+            return None
+        done.append(data.content_key)
     left, right = st.columns(2)
     standard_name = left.selectbox("Standard metric", list(STANDARD_METRICS), key="overview_std_metric")
     empathy_name = right.selectbox("Empathy metric", options, key="overview_std_empathy")
     with st.spinner("Computing ROUGE-L, chrF, CIDEr-D and Sem-Sim..."):
         standard = state.standard_per_model(data)
-    metric, scorer = empathy_name.split(" (", 1)
-    scorer = scorer[:-1]
-    part = table[(table["metric"] == metric) & (table["scorer"] == scorer)][["model", "value"]]
+    chosen = choices.iloc[options.index(empathy_name)]
+    part = table[(table["metric"] == chosen["metric"]) & (table["scorer"] == chosen["scorer"])][["model", "value"]]
     merged = standard[["model", standard_name]].merge(part, on="model", how="inner").dropna()
     if merged.empty:
         st.info("No model has both values.")
         return None
-    figure = px.scatter(merged, x=standard_name, y="value", text="model",
-                        labels={"value": empathy_name, standard_name: standard_name},
-                        title=f"{empathy_name} vs {standard_name} per model")
+    label = html(empathy_name)  # holds a scorer name: Plotly draws titles and axis labels as HTML
+    figure = px.scatter(plot_frame(merged, ["model"]), x=standard_name, y="value", text="model",
+                        labels={"value": label, standard_name: standard_name},
+                        title=f"{label} vs {standard_name} per model")
     figure.update_traces(textposition="top center", marker={"size": 12})
     figure.update_layout(height=420, margin={"t": 50, "b": 10, "l": 10, "r": 10})
     return figure
-
-
-def _md(text: object) -> str:
-    """Plain text made safe inside Markdown (no emphasis, links or HTML from ``_``, ``*``, ``[``, ``<``...)."""
-    return re.sub(r"([\\`*_\[\]<>|~#])", r"\\\1", str(text))
 
 
 def _short_file(path: str) -> str:
@@ -304,7 +317,7 @@ def _event_lines(events: pd.DataFrame) -> list[str]:
         files = ", ".join(code(_short_file(f)) for f in part["file"])
         counts = part["count"].astype(int)
         count = f"{counts.iloc[0]} each" if len(part) > 1 and counts.nunique() == 1 else f"{counts.sum()}"
-        lines.append(f"- **{action}** {count} · {_md(why)} — {files}")
+        lines.append(f"- **{action}** {count} · {md(why)} — {files}")
     return lines
 
 
@@ -325,7 +338,7 @@ def import_report(report: object) -> None:
              f"{sum(i['items'] for i in report.items.values())} outputs · what was dropped, merged, ignored or "
              f"changed, and why · {len(checks)} cross-checks, {mismatches} mismatch(es)")
     with st.expander(title, expanded=False):
-        st.caption(f"From `{report.directory}` · repeated LLM runs: **{report.run_policy}** of the runs · seeker "
+        st.caption(f"From {code(report.directory)} · repeated LLM runs: **{report.run_policy}** of the runs · seeker "
                    f"self-ratings {'imported' if report.include_seeker else 'not imported'}. Every quirk of the "
                    "files and how it is handled is described in `docs/kumar2025.md`.")
         items = pd.DataFrame([{"corpus": corpus, **info} for corpus, info in report.items.items()])

@@ -6,8 +6,6 @@ module caches them per (data content, overrides) and draws them. ``app_pages/6_W
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -22,18 +20,12 @@ from empathy.stability import (
     metric_terms,
     sample_size_stability,
 )
+from empathy_app.markup import hover_literal, html
 
 #: Float columns shown with three decimals (the data keeps full precision; tests read the exact value).
 FLOAT_COLUMNS = ("spearman", "spearman_low", "spearman_high", "pearson", "kappa", "kappa_quadratic",
                  "kappa_quadratic_rounded", "percent_agreement", "krippendorff_alpha", "before", "after",
                  "change", "mean", "sd", "value", "n_units_mean", "same_ranking")
-
-
-def ratings_key(ratings: pd.DataFrame) -> str:
-    """Hash of a ratings table's keys and values: the cache key that changes with every override."""
-    columns = [c for c in ("item_id", "model", "rater", "dimension", "value") if c in ratings.columns]
-    hashed = pd.util.hash_pandas_object(ratings[columns], index=False).to_numpy()
-    return hashlib.sha256(hashed.tobytes()).hexdigest()[:20]
 
 
 def _plain(ratings: pd.DataFrame) -> pd.DataFrame:
@@ -176,12 +168,13 @@ def parse_sizes(text: str, n_units: int) -> list[int]:
 def stability_figure(result: StabilityResult, title: str) -> go.Figure:
     """Mean ± sd per group across sample sizes (one line per group, error bars = sd over resamples)."""
     figure = go.Figure()
+    # Group names and the title come from data: Plotly draws them as HTML, so they are escaped.
     for group, part in result.table.groupby("group", sort=False):
         figure.add_trace(go.Scatter(
-            x=part["size"], y=part["mean"], mode="lines+markers", name=str(group),
+            x=part["size"], y=part["mean"], mode="lines+markers", name=html(group),
             error_y={"type": "data", "array": part["sd"].fillna(0).to_numpy(), "visible": True},
-            hovertemplate="size %{x}<br>mean %{y:.3f}<extra>" + str(group) + "</extra>"))
-    figure.update_layout(title=title, xaxis_title="sample size (units)", yaxis_title=result.statistic,
+            hovertemplate="size %{x}<br>mean %{y:.3f}<extra>" + hover_literal(group) + "</extra>"))
+    figure.update_layout(title=html(title), xaxis_title="sample size (units)", yaxis_title=html(result.statistic),
                          height=380, margin={"t": 50, "b": 10, "l": 10, "r": 10}, legend_title_text="group")
     figure.update_xaxes(tickvals=list(result.sizes))
     return figure

@@ -239,7 +239,8 @@ class FakeOpenAIServer:
             count = sum(len(re.findall(rf"\b{w}\b", sentence)) for w in ("dead", "killed", "blood"))
             return json.dumps({"aversive_count": -3 if out_of_range else count})
         if "conflict_avoidance" in user:
-            response = self._section(user, "COUNSELOR RESPONSE").lower()
+            # conflict-avoidance@2 (the paper's criteria) names the response THERAPIST RESPONSE, @1 COUNSELOR
+            response = (self._section(user, "THERAPIST RESPONSE") or self._section(user, "COUNSELOR RESPONSE")).lower()
             return json.dumps({"conflict_avoidance": 2 if out_of_range else int("you should" in response)})
         return json.dumps({"reference": 1.7 if out_of_range else 0.8, "generation": 0.4})
 

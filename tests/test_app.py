@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import math
+import os
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -12,7 +15,9 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.io import DataError  # noqa: E402
-from empathy.store import OverrideStore, dataset_id  # noqa: E402
+from empathy.overrides import make_changes  # noqa: E402
+from empathy.store import OverrideStore  # noqa: E402
+from empathy_app.decisions import output_key  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -42,7 +47,8 @@ def _ok(at: AppTest) -> None:
 
 
 def _texts(elements) -> list[str]:
-    return [str(e.value) for e in elements]
+    """What the user reads: Streamlit shows the character references of escaped data as characters."""
+    return [html.unescape(str(e.value)).replace("\u2060", "") for e in elements]
 
 
 # ------------------------------------------------------------------------------------- small fixture data
@@ -209,9 +215,9 @@ def test_ca_override_through_inspect_updates_metrics_spearman_and_toggle(tmp_pat
     at.selectbox(key="_w_inspect_pick").set_value("i3 · A").run()
     at.selectbox(key="inspect_override_judge").set_value("j2").run()
     at.selectbox(key="inspect_override_dimension").set_value("ca").run()
-    at.radio(key="inspect_override_value").set_value(1.0).run()
+    at.radio(key=output_key("inspect_override_value", "i3", "A", "ca", "j2")).set_value(1.0).run()
     at.text_input(key="inspect_override_reason").input("asks nothing, jumps to advice").run()
-    at.button(key="inspect_save").click().run()
+    at.button(key=output_key("inspect_save", "i3", "A")).click().run()
     _ok(at)
     assert any("Saved" in s for s in _texts(at.success)), (_texts(at.success), _texts(at.error))
     # durable before "Saved": another connection sees it
@@ -240,28 +246,29 @@ def test_relabel_queue_decision_undo_and_restart(tmp_path, _store):
     at = _app(_path_source(folder))
     at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
-    assert any("Annotator" in i for i in _texts(at.info))
-    at.sidebar.text_input(key="_w_annotator").input("rel").run()
+    assert any("annotator name" in i for i in _texts(at.info))
+    at.text_input(key="_w_relabel_annotator_name").input("rel")
+    at.button(key="relabel_commit_annotator").click().run()
     _ok(at)
-    # disagreements first: (i3, A) is the first item where j1 = 1 and j2 = 0 (items sorted by id within ties)
-    first = [m for m in _texts(at.markdown) if "judges say" in m][0]
+    # disagreements first: (i1, B) is the first item where j1 = 1 and j2 = 0 (items sorted by id within ties)
+    first = [m for m in _texts(at.markdown) if "raters say" in m][0]
     assert "`i1`" in first and "`B`" in first and "judges disagree" in first
-    at.button(key="relabel_zero").click().run()
+    at.button(key=output_key("relabel_zero", "ca", "i1", "B")).click().run()
     _ok(at)
     store = OverrideStore(_store)
-    key = dataset_id(pd.read_csv(folder / "outputs.csv", dtype=str))
-    decided = store.overrides(key)
+    decided = store.overrides()
     assert decided[["item_id", "model", "rater", "value"]].values.tolist() == [["i1", "B", "j1", 0.0],
                                                                              ["i1", "B", "j2", 0.0]]
-    nxt = [m for m in _texts(at.markdown) if "judges say" in m][0]
+    assert decided["annotator"].tolist() == ["rel", "rel"]
+    nxt = [m for m in _texts(at.markdown) if "raters say" in m][0]
     assert "`i3`" in nxt and "`A`" in nxt
     assert "1 of 12 decided" in at.get("progress")[0].proto.text
     at.button(key="relabel_undo").click().run()
-    assert store.overrides(key).empty
-    assert len(store.audit(key)) == 4  # two sets + two undos
+    assert store.overrides().empty
+    assert len(store.audit()) == 4  # two sets + two undos
 
     # a restarted app (new session, same store file) shows a saved override
-    at.button(key="relabel_one").click().run()
+    at.button(key=output_key("relabel_one", "ca", "i1", "B")).click().run()
     restarted = _app(_path_source(folder))
     restarted.switch_page("app_pages/2_Overview.py").run()
     assert _ca(restarted)["B"] == 0.25
@@ -269,17 +276,164 @@ def test_relabel_queue_decision_undo_and_restart(tmp_path, _store):
 
 def test_relabel_a_score_dimension_with_the_number_input(tmp_path, _store):
     folder = _write_fixture(tmp_path / "fixture")
-    extra = [{"item_id": f"i{k}", "model": m, "rater": "j1", "dimension": "e_gen", "value": 0.5}
+    extra = [{"item_id": f"i{k}", "model": m, "rater": "j1", "dimension": "e_gen", "value": 0.5, "rater_kind": "llm"}
              for m in ("A", "B", "C") for k in range(1, 5)]
     pd.DataFrame(extra).to_csv(folder / "ratings_scores.csv", index=False)
     at = _app(_path_source(folder), annotator="num")
+    at.session_state["relabel_annotator"] = "num"
     at.switch_page("app_pages/4_Relabel.py").run()
     at.selectbox(key="relabel_dimension").set_value("e_gen").run()
     _ok(at)
-    at.number_input(key="relabel_value").set_value(0.8).run()
-    at.button(key="relabel_save").click().run()
+    at.number_input(key=output_key("relabel_value", "e_gen", "i1", "A", "(all judges)")).set_value(0.8).run()
+    at.button(key=output_key("relabel_save", "e_gen", "i1", "A")).click().run()
     _ok(at)
     stored = OverrideStore(_store).overrides()
     assert stored[["item_id", "model", "rater", "dimension", "value"]].values.tolist() == [
         ["i1", "A", "j1", "e_gen", 0.8]]
     assert "1 of 12 decided" in at.get("progress")[0].proto.text
+
+
+# ------------------------------------------------------------------------------------------ per-rerun cost
+
+def test_alpha_follows_an_override_of_its_dimension(tmp_path, _store):
+    # Nominal alpha of j1 and j2 on the 12 CA labels, by hand (Krippendorff 2011): n = 24 values.
+    # Before: 10 ones, 14 zeros, 2 disagreeing units (A/i3, B/i1): 1 - 23 * 4 / (2 * 10 * 14) = 0.67143.
+    # After j2's A/i3 is overridden to 1: 11 ones, 13 zeros, 1 unit: 1 - 23 * 2 / (2 * 11 * 13) = 0.83916.
+    folder = _write_fixture(tmp_path / "fixture")
+    at = _app(_path_source(folder), annotator="ann")
+    at.switch_page("app_pages/5_Agreement.py").run()
+    _ok(at)
+    alpha = _dataframe_with(at, "alpha").set_index("dimension")
+    assert alpha.loc["ca", "alpha"] == round(1 - 23 * 4 / 280, 3) == 0.671
+    base = at.session_state["_base"].dataset
+    changes = make_changes(base.outputs, base.ratings, "i3", "A", ["j2"], "ca", 1.0)
+    OverrideStore(_store).set_overrides(_name(at), changes, annotator="x")
+    at.run()  # another session's override: the next rerun shows it
+    _ok(at)
+    alpha = _dataframe_with(at, "alpha").set_index("dimension")
+    assert alpha.loc["ca", "alpha"] == round(1 - 23 * 2 / 286, 3) == 0.839
+    at.sidebar.toggle(key="_w_with_overrides").set_value(False).run()
+    assert _dataframe_with(at, "alpha").set_index("dimension").loc["ca", "alpha"] == 0.671
+
+
+def test_alpha_by_dimension_equals_the_library_on_the_effective_ratings(tmp_path, _store, monkeypatch):
+    from empathy.agreement import krippendorff_by_dimension
+    from empathy.io import DIMENSION_RANGES
+    from empathy.store import apply_overrides
+    from empathy_app import state
+
+    at = _app(annotator="ann")  # demo data: two raters on five dimensions
+    data_id = _name(at)
+    outputs = at.session_state["_base"].dataset.outputs
+    ratings = at.session_state["_base"].dataset.ratings
+    picks = ratings.drop_duplicates(["dimension"]).head(3)
+    changes = [change for r in picks.itertuples()
+               for change in make_changes(outputs, ratings, r.item_id, r.model, [r.rater], r.dimension,
+                                          float(DIMENSION_RANGES.get(r.dimension, (0, 1))[0]))]
+    OverrideStore(_store).set_overrides(data_id, changes, annotator="ann")
+    at.switch_page("app_pages/5_Agreement.py").run()
+    _ok(at)
+    shown = _dataframe_with(at, "alpha").reset_index(drop=True)
+    current = OverrideStore(_store).overrides(data_id)
+    expected = krippendorff_by_dimension(apply_overrides(ratings, current).drop(columns=["overridden"]))
+    expected["alpha"] = expected["alpha"].astype(float).round(3)
+    pd.testing.assert_frame_equal(shown, expected, check_dtype=False)
+    assert state.overrides_key(None) == "none" and state.overrides_key(current) != state.overrides_key(current[:1])
+
+
+def test_data_set_keys_are_computed_once_per_source_not_per_rerun(tmp_path, monkeypatch):
+    from empathy_app import state
+
+    calls = {"content_key": 0}
+
+    def counting(name, function):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(state, "content_key", counting("content_key", state.content_key))
+    folder = _write_fixture(tmp_path / "fixture")
+    at = _app(_path_source(folder), annotator="ann")
+    _ok(at)
+    assert calls == {"content_key": 1}
+    for page in ("app_pages/2_Overview.py", "app_pages/5_Agreement.py", "app_pages/6_Workbench.py"):
+        at.switch_page(page).run()
+        at.run()
+        _ok(at)
+    assert calls == {"content_key": 1}
+    # An edited file is a new token: the keys are computed again, and the page shows the new data.
+    ratings = folder / "ratings_j2.csv"
+    table = pd.read_csv(ratings, dtype=str)
+    table.loc[(table["item_id"] == "i3") & (table["model"] == "A"), "value"] = "1"
+    table.to_csv(ratings, index=False)
+    os.utime(ratings, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+    at.switch_page("app_pages/2_Overview.py").run()
+    _ok(at)
+    assert calls == {"content_key": 2}
+    assert _ca(at) == {"A": 0.75, "B": 0.0, "C": 0.5}
+
+
+def test_standard_metrics_are_computed_on_demand_only(monkeypatch):
+    from empathy_app import state
+
+    calls = []
+    original = state.standard_per_model
+    monkeypatch.setattr(state, "standard_per_model", lambda data: calls.append(data.content_key) or original(data))
+    at = _app()
+    at.switch_page("app_pages/2_Overview.py").run()
+    _ok(at)
+    assert calls == []  # a visit computes no standard metric
+    assert [b.key for b in at.button if b.key == "overview_std_compute"] == ["overview_std_compute"]
+    assert not [s for s in at.selectbox if s.key == "overview_std_metric"]
+    at.button(key="overview_std_compute").click().run()
+    _ok(at)
+    assert len(calls) == 1
+    assert at.selectbox(key="overview_std_metric").value == "rouge_l"
+    at.run()  # kept for the data set: no button to press again
+    _ok(at)
+    assert len(calls) == 2 and not [b for b in at.button if b.key == "overview_std_compute"]
+
+
+def test_streamlit_listens_on_this_machine_only_by_default():
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["server"]["address"] == "127.0.0.1"
+
+
+def test_effective_key_follows_only_the_overrides_of_its_dimensions(tmp_path):
+    from empathy_app import state
+
+    folder = _write_fixture(tmp_path / "fixture")
+    outputs, ratings = state.demo_files(folder)
+    dataset = state.load_from_paths(outputs, ratings)
+    store = OverrideStore(tmp_path / "store.sqlite")
+    data = state.Loaded(dataset=dataset, name="fixture", data_dir=folder, dataset_id="outputs.csv",
+                        content_key=state.content_key(dataset), store=store)
+
+    def keys() -> tuple[str, str, str]:
+        return (state.effective_key(data, ["ca"], with_overrides=True),
+                state.effective_key(data, ["e_ref"], with_overrides=True),
+                state.effective_key(data, with_overrides=True))
+
+    start = keys()
+    assert start[0] != start[1]  # the scope is part of the key
+    store.set_overrides(data.dataset_id, make_changes(dataset.outputs, dataset.ratings, "i1", "A", ["j1"], "e_ref",
+                                                      0.5), annotator="x")
+    after_e_ref = keys()  # an override of e_ref (a rating no judge gave: it is added) leaves ca's key alone
+    assert after_e_ref[0] == start[0] and after_e_ref[1] != start[1] and after_e_ref[2] != start[2]
+    store.set_overrides(data.dataset_id, make_changes(dataset.outputs, dataset.ratings, "i1", "A", ["j1"], "ca", 0.0),
+                        annotator="x")
+    after_ca = keys()
+    assert after_ca[0] != after_e_ref[0] and after_ca[1] == after_e_ref[1]
+    assert state.effective_key(data, ["ca"], with_overrides=False) == f"{data.content_key}:none:ca"  # judge-only
+
+
+def _name(at) -> str:
+    """The store name of the data set the app has loaded (what its overrides are kept under)."""
+    from empathy_app import state
+
+    source = at.session_state["source"]
+    path = Path(os.environ["EMPATHY_STORE"])
+    return state.store_dataset_name(source, path)

@@ -3,6 +3,7 @@ fake endpoint (key from the environment or st.secrets, never shown; cache), name
 
 from __future__ import annotations
 
+import html
 import sys
 from pathlib import Path
 
@@ -53,7 +54,8 @@ def _ok(at: AppTest) -> None:
 
 
 def _texts(elements) -> list[str]:
-    return [str(e.value) for e in elements]
+    """What the user reads: Streamlit shows the character references of escaped data as characters."""
+    return [html.unescape(str(e.value)) for e in elements]
 
 
 def _metrics(at: AppTest) -> dict[str, str]:
@@ -154,7 +156,7 @@ def test_lexicon_judge_on_the_demo_data_adds_a_new_scorer_everywhere():
     assert (shown["Calls"], shown["Cache hits"], shown["Retries"], shown["Failures"]) == ("0", "0", "0", "0")
     assert (shown["Prompt tokens"], shown["Completion tokens"]) == ("0", "0")
     assert any(f"{len(outputs) * 5} ratings" in c for c in _texts(at.caption))  # e_ref, e_gen, u_ref, u_gen, ca
-    assert any("Added the rater lexicon-2" in s for s in _texts(at.success))
+    assert any("Added the rater `lexicon-2`" in s for s in _texts(at.success))
     assert "No missing rating." in _texts(at.success)
 
     at.switch_page("app_pages/2_Overview.py").run()
@@ -294,7 +296,7 @@ def test_save_beside_the_data_writes_the_file_and_loads_it_from_there(tmp_path):
     at.button(key="judge_save_lexicon").click().run()
     _ok(at)
     target = tmp_path / "data" / "ratings_lexicon.csv"
-    assert any(f"Saved {target}" in s for s in _texts(at.success))
+    assert any(f"Saved `{target}`" in s for s in _texts(at.success))
     assert at.session_state["source"]["ratings"] == [source["ratings"][0], str(target)]
     on_disk = load_dataset(source["outputs"], at.session_state["source"]["ratings"]).ratings
     assert sorted(on_disk["rater"].unique()) == ["j1", "lexicon"] and len(on_disk) == 12 + 12 * 5

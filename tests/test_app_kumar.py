@@ -15,7 +15,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.paths import shared_dataset  # noqa: E402
-from empathy.store import OverrideStore, apply_overrides, dataset_id  # noqa: E402
+from empathy.store import OverrideStore, apply_overrides  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -60,6 +60,7 @@ def _kumar_app(annotator: str | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     if annotator is not None:
         at.session_state["annotator"] = annotator
+        at.session_state["relabel_annotator"] = annotator  # committed on the Relabel page
     at.run()
     at.switch_page("app_pages/1_Data.py").run()
     _ok(at)
@@ -67,6 +68,15 @@ def _kumar_app(annotator: str | None = None) -> AppTest:
     at.button(key="data_load_kumar").click().run()
     _ok(at)
     return at
+
+
+def _by_prefix(widgets, prefix: str) -> list:
+    """Widgets keyed by output (``prefix|...``, see empathy_app.decisions.output_key)."""
+    return [w for w in widgets if w.key and w.key.split("|")[0] == prefix]
+
+
+def _level_prefixes(at: AppTest) -> list[str]:
+    return sorted({b.key.split("|")[0] for b in at.button if b.key and b.key.startswith("relabel_level_")})
 
 
 def _frame(at: AppTest, column: str) -> pd.DataFrame:
@@ -141,13 +151,12 @@ def test_every_page_runs_on_the_kumar_import(kumar_dir):
     assert any("has no text" in i.value for i in at.info)
     assert "m_seen" in set(_frame(at, "gpt")["dimension"])
     assert at.selectbox(key="inspect_override_dimension").options[0].startswith("m_")
-    assert at.radio(key="inspect_override_value").options == [str(v) for v in range(1, 8)]
+    assert _by_prefix(at.radio, "inspect_override_value")[0].options == [str(v) for v in range(1, 8)]
     # Relabel on a Lend an Ear dimension: the 1-5 scale as five buttons.
     at.switch_page("app_pages/4_Relabel.py").run()
     at.selectbox(key="relabel_dimension").set_value("advice_giving").run()
     _ok(at)
-    levels = sorted(b.key for b in at.button if b.key and b.key.startswith("relabel_level_"))
-    assert levels == [f"relabel_level_{v}" for v in range(1, 6)]
+    assert _level_prefixes(at) == [f"relabel_level_{v}" for v in range(1, 6)]
 
 
 def test_relabel_gpt_on_real_data_changes_its_agreement_with_the_experts(kumar_dir, imported, _store):
@@ -163,19 +172,18 @@ def test_relabel_gpt_on_real_data_changes_its_agreement_with_the_experts(kumar_d
     at.selectbox(key="relabel_dimension").set_value(DIMENSION).run()
     at.selectbox(key="relabel_apply_to").set_value("gpt").run()
     _ok(at)
-    levels = sorted(b.key for b in at.button if b.key and b.key.startswith("relabel_level_"))
-    assert levels == ["relabel_level_0", "relabel_level_1", "relabel_level_2"]  # EPITOME's 0-2 scale
+    assert _level_prefixes(at) == ["relabel_level_0", "relabel_level_1", "relabel_level_2"]  # EPITOME's 0-2
+
     decided = []
     for level in (2, 0, 2):
-        shown = next(m.value for m in at.markdown if "judges say" in m.value)
+        shown = next(m.value for m in at.markdown if "raters say" in m.value)
         decided.append((shown.split("`")[1], float(level)))
-        at.button(key=f"relabel_level_{level}").click().run()
+        _by_prefix(at.button, f"relabel_level_{level}")[0].click().run()
         _ok(at)
         assert any("Saved (change #" in s.value for s in at.success)
 
-    outputs = imported.outputs
     store = OverrideStore(_store)
-    saved = store.overrides(dataset_id(outputs))
+    saved = store.overrides("kumar2025")
     assert set(saved["rater"]) == {"gpt"} and set(saved["dimension"]) == {DIMENSION}
     assert sorted(zip(saved["item_id"], saved["value"], strict=True)) == sorted(decided)
     assert len({item for item, _ in decided}) == 3  # the queue moved on after each decision
@@ -211,7 +219,7 @@ def test_all_judges_never_overwrites_the_experts_or_the_crowd(kumar_dir, _store)
     at.switch_page("app_pages/4_Relabel.py").run()
     at.selectbox(key="relabel_dimension").set_value(DIMENSION).run()
     assert at.selectbox(key="relabel_apply_to").value == "(all judges)"
-    at.button(key="relabel_level_2").click().run()
+    _by_prefix(at.button, "relabel_level_2")[0].click().run()
     _ok(at)
     with sqlite3.connect(_store) as connection:
         raters = {row[0] for row in connection.execute("SELECT rater FROM overrides")}

@@ -3,6 +3,7 @@ a task without ratings, data without tasks, and overrides of other tasks kept ou
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pandas as pd
@@ -35,6 +36,7 @@ def _app(source: dict | None = None) -> AppTest:
     if source is not None:
         at.session_state["source"] = source
     at.session_state["annotator"] = "tester"
+    at.session_state["relabel_annotator"] = "tester"  # the name committed on the Relabel page
     return at.run()
 
 
@@ -43,7 +45,8 @@ def _ok(at: AppTest) -> None:
 
 
 def _texts(elements) -> list[str]:
-    return [str(e.value) for e in elements]
+    """What the user reads: Streamlit shows the character references of escaped data as characters."""
+    return [html.unescape(str(e.value)) for e in elements]
 
 
 def _pivot(at: AppTest) -> pd.DataFrame:

@@ -1,15 +1,25 @@
 """A catalogue of bad inputs: each gets exit code 2 and one stderr line naming file, row and column.
 
-The CLI runs in a subprocess, as a user or a script would run it, so a traceback would show.
+Every case runs the real command line (:func:`empathy.cli.main`) in-process with warnings turned into errors,
+so a traceback, a stray warning or a second stderr line fails it; a sample of the cases also runs in a
+subprocess (``python -m empathy``), as a user or a script would run it. The outputs-file cases run through
+every command that reads an outputs file (metrics, judge, standard), the ratings cases through every command
+that reads ratings (metrics --ratings, agreement, panels, stability --dimension).
 """
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
+
+from empathy.cli import main
+from empathy.paths import shared_dataset
 
 GOOD_OUTPUTS = (
     "item_id,model,task,reference,generation\n"
@@ -17,94 +27,446 @@ GOOD_OUTPUTS = (
     "2,a,news,Three people died in the fire.,A fire occurred.\n"
 )
 GOOD_RATINGS_HEADER = "item_id,model,rater,dimension,value,rater_kind\n"
-
-
-def _write(tmp: Path, name: str, content: str | bytes) -> Path:
-    path = tmp / name
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return path
+OUTPUT_KEYS = ("item_id", "model", "reference", "generation")
 
 
 def _ratings(*lines: str) -> str:
     return GOOD_RATINGS_HEADER + "".join(line + "\n" for line in lines)
 
 
-# (case id, files to write {name: content}, CLI args (file names relative to tmp), expected fragments in stderr)
-CATALOGUE = [
-    ("missing-file", {}, ["metrics", "{tmp}/nope.csv"], ["nope.csv", "file not found"]),
-    ("unsupported-type", {"out.txt": GOOD_OUTPUTS}, ["metrics", "{tmp}/out.txt"], ["out.txt", "unsupported file type"]),
-    ("empty-file", {"out.csv": ""}, ["metrics", "{tmp}/out.csv"], ["out.csv", "file is empty"]),
-    ("missing-column", {"out.csv": "item_id,model,reference\n1,a,x\n"}, ["metrics", "{tmp}/out.csv"],
+def _jsonl(*records: object) -> str:
+    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
+
+
+def _out(**fields: object) -> dict[str, object]:
+    """A JSONL outputs record: item 1 of model a, with ``fields`` replaced (a value of ... drops the key)."""
+    record: dict[str, object] = {"item_id": "1", "model": "a", "reference": "r", "generation": "g"}
+    record.update(fields)
+    return {k: v for k, v in record.items() if v is not ...}
+
+
+def _rating(**fields: object) -> dict[str, object]:
+    record: dict[str, object] = {"item_id": "1", "model": "a", "rater": "j", "dimension": "ca", "value": 1}
+    record.update(fields)
+    return {k: v for k, v in record.items() if v is not ...}
+
+
+def _parquet(frame: pd.DataFrame) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+DEEP = '{"item_id": "1", "model": "a", "reference": "r", "generation": ' + "[" * 100_000 + "]" * 100_000 + "}"
+MANY_GOOD = "item_id,model,reference,generation\n" + "".join(f"{i},a,ref {i},gen {i}\n" for i in range(1, 3001))
+
+# --- outputs files: (id, {file: content}, expected fragments) -- the file is always named out.<ext> ---------
+OUTPUT_CASES: list[tuple[str, dict[str, str | bytes], list[str]]] = [
+    ("missing-file", {}, ["out.csv", "file not found"]),
+    ("unsupported-type", {"out.txt": GOOD_OUTPUTS}, ["out.txt", "unsupported file type"]),
+    ("no-suffix", {"out": GOOD_OUTPUTS}, ["out", "unsupported file type '(none)'"]),
+    ("empty-file", {"out.csv": ""}, ["out.csv", "file is empty"]),
+    ("empty-jsonl", {"out.jsonl": ""}, ["out.jsonl", "file is empty"]),
+    ("blank-lines-jsonl", {"out.jsonl": "\n\n  \n"}, ["out.jsonl", "no records"]),
+    ("header-only", {"out.csv": "item_id,model,reference,generation\n"}, ["out.csv", "no rows"]),
+    ("missing-column", {"out.csv": "item_id,model,reference\n1,a,x\n"},
      ["out.csv", "column 'generation'", "missing required column"]),
-    ("empty-item-id", {"out.csv": GOOD_OUTPUTS + ",a,news,ref,gen\n"}, ["metrics", "{tmp}/out.csv"],
+    ("missing-item-id-column", {"out.csv": "model,reference,generation\na,r,g\n"}, ["out.csv", "column 'item_id'"]),
+    ("empty-item-id", {"out.csv": GOOD_OUTPUTS + ",a,news,ref,gen\n"},
      ["out.csv", "row 4", "column 'item_id'", "empty value"]),
-    ("duplicate-output", {"out.csv": GOOD_OUTPUTS + "2,a,news,ref,gen\n"}, ["metrics", "{tmp}/out.csv"],
+    ("blank-item-id", {"out.csv": GOOD_OUTPUTS + '"   ",a,news,ref,gen\n'},
+     ["out.csv", "row 4", "column 'item_id'", "empty value"]),
+    ("empty-model", {"out.csv": GOOD_OUTPUTS + "3,,news,ref,gen\n"}, ["out.csv", "row 4", "column 'model'"]),
+    ("duplicate-output", {"out.csv": GOOD_OUTPUTS + "2,a,news,ref,gen\n"},
      ["out.csv", "row 4", "column 'item_id'", "duplicate (item_id, model) = (2, a)"]),
-    ("bad-jsonl", {"out.jsonl": '{"item_id": "1", "model": "a", "reference": "r", "generation": "g"}\n{oops\n'},
-     ["metrics", "{tmp}/out.jsonl"], ["out.jsonl", "row 2", "invalid JSON"]),
-    ("jsonl-not-object", {"out.jsonl": '["item_id", "model"]\n'}, ["metrics", "{tmp}/out.jsonl"],
-     ["out.jsonl", "row 1", "JSON object"]),
-    ("not-utf8", {"out.csv": "item_id,model,reference,generation\n1,a,caf\xe9,x\n".encode("latin-1")},
-     ["metrics", "{tmp}/out.csv"], ["out.csv", "not UTF-8"]),
-    ("corrupt-parquet", {"out.parquet": b"PAR1 this is not parquet"}, ["metrics", "{tmp}/out.parquet"],
-     ["out.parquet", "cannot read file"]),
-    ("rating-not-number", {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings("1,a,j,e_ref,0.5,llm", "2,a,j,e_ref,high,llm")},
-     ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv"], ["r.csv", "row 3", "column 'value'", "not a number"]),
-    ("affect-out-of-range", {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings("1,a,j,e_gen,1.5,llm")},
-     ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv"], ["r.csv", "row 2", "column 'value'", "[0, 1]"]),
-    ("ca-not-binary", {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings("1,a,j,ca,1,llm", "2,a,j,ca,0.5,llm")},
-     ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv"], ["r.csv", "row 3", "column 'value'", "0 or 1"]),
-    ("negative-count", {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings("1,a,j,u_gen,-2,llm")},
-     ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv"], ["r.csv", "row 2", "column 'value'", "u_gen"]),
-    ("infinite-value", {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings("1,a,j,empathy,inf,llm")},
-     ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv"], ["r.csv", "row 2", "column 'value'", "infinite"]),
-    ("unknown-rater-kind", {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings("1,a,j,ca,1,robot")},
-     ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv"], ["r.csv", "row 2", "column 'rater_kind'", "robot"]),
-    ("duplicate-rating", {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings("1,a,j,ca,1,llm", "1,a,j,ca,0,llm")},
-     ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv"], ["r.csv", "row 3", "column 'rater'", "duplicate"]),
-    ("rating-unknown-item", {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings("1,a,j,ca,1,llm", "9,a,j,ca,0,llm")},
-     ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv"], ["r.csv", "row 3", "column 'item_id'", "(9, a)"]),
-    ("ratings-missing-column", {"out.csv": GOOD_OUTPUTS, "r.csv": "item_id,model,rater,value\n1,a,j,1\n"},
-     ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv"], ["r.csv", "column 'dimension'"]),
-    ("wide-bad-value", {"out.csv": "item_id,model,reference,generation,j:ca\n1,a,r,g,1\n2,a,r,g,2\n"},
-     ["metrics", "{tmp}/out.csv"], ["out.csv", "row 3", "column 'j:ca'", "0 or 1"]),
-    ("wide-bad-name", {"out.csv": "item_id,model,reference,generation,:ca\n1,a,r,g,1\n"},
-     ["metrics", "{tmp}/out.csv"], ["out.csv", "column ':ca'", "<rater>:<dimension>"]),
-    ("empty-rater", {"r.csv": _ratings("1,a,,ca,1,llm")}, ["agreement", "{tmp}/r.csv"],
-     ["r.csv", "row 2", "column 'rater'", "empty value"]),
-    ("agreement-missing-file", {}, ["agreement", "{tmp}/none.jsonl"], ["none.jsonl", "file not found"]),
+    ("duplicate-after-strip", {"out.csv": GOOD_OUTPUTS + '" 2 ",a ,news,ref,gen\n'},
+     ["out.csv", "row 4", "column 'item_id'", "duplicate (item_id, model) = (2, a)"]),
+    ("carriage-return-in-id", {"out.csv": GOOD_OUTPUTS + '"7\rX",a,news,r,g\n"7\rX",a,news,r,g\n'},
+     ["out.csv", "row 5", "(7\\x0dX, a)"]),
+    ("ansi-escape-in-model", {"out.csv": GOOD_OUTPUTS + "7,\x1b[31mred,news,r,g\n7,\x1b[31mred,news,r,g\n"},
+     ["out.csv", "row 5", "(7, \\x1b[31mred)"]),
+    ("short-csv-row", {"out.csv": GOOD_OUTPUTS + "3,a,news,ref\n"},
+     ["out.csv", "row 4", "column 'generation'", "4 fields, the header has 5"]),
+    ("short-csv-row-early", {"out.csv": "item_id,model,reference,generation\n1,a\n2,a,r,g\n"},
+     ["out.csv", "row 2", "column 'reference'", "2 fields"]),
+    ("long-csv-row", {"out.csv": GOOD_OUTPUTS + "3,a,news,ref,gen,extra\n"}, ["out.csv", "row 4", "malformed CSV"]),
+    ("unterminated-quote", {"out.csv": GOOD_OUTPUTS + '3,a,news,"ref,gen\n'}, ["out.csv", "malformed CSV"]),
     ("duplicate-column", {"out.csv": "item_id,model,reference,generation,model\n1,a,r,g,b\n"},
-     ["metrics", "{tmp}/out.csv"], ["out.csv", "column 'model", "duplicate column"]),
+     ["out.csv", "column 'model'", "duplicate column"]),
+    ("duplicate-column-after-strip", {"out.csv": "item_id,model,reference,generation, model\n1,a,r,g,b\n"},
+     ["out.csv", "column 'model'", "duplicate column"]),
+    ("not-utf8", {"out.csv": "item_id,model,reference,generation\n1,a,caf\xe9,x\n".encode("latin-1")},
+     ["out.csv", "row 2", "not UTF-8"]),
+    ("not-utf8-deep", {"out.csv": MANY_GOOD.encode() + "3001,a,caf\xe9,x\n".encode("latin-1")},
+     ["out.csv", "row 3002", "not UTF-8", "byte 10 of the line"]),
+    ("not-utf8-header", {"out.csv": "item_id,model,r\xe9f,generation\n1,a,r,g\n".encode("latin-1")},
+     ["out.csv", "row 1", "not UTF-8"]),
+    ("not-utf8-jsonl", {"out.jsonl": _jsonl(_out(), _out(item_id="2")).encode() + b'{"item_id": "\xff"}\n'},
+     ["out.jsonl", "row 3", "not UTF-8"]),
+    ("utf16-file", {"out.csv": GOOD_OUTPUTS.encode("utf-16")}, ["out.csv", "row 1", "not UTF-8"]),
+    ("corrupt-parquet", {"out.parquet": b"PAR1 this is not parquet"}, ["out.parquet", "cannot read file"]),
+    ("parquet-missing-column", {"out.parquet": _parquet(pd.DataFrame({"item_id": ["1"], "model": ["a"],
+                                                                      "reference": ["r"]}))},
+     ["out.parquet", "column 'generation'"]),
+    ("parquet-int64-na-id", {"out.parquet": _parquet(pd.DataFrame({
+        "item_id": pd.array([1, None], dtype="Int64"), "model": ["a", "a"], "reference": ["r", "r"],
+        "generation": ["g", "h"]}))}, ["out.parquet", "row 2", "column 'item_id'", "empty value"]),
+    ("parquet-float-id", {"out.parquet": _parquet(pd.DataFrame({"item_id": [1.5], "model": ["a"],
+                                                                "reference": ["r"], "generation": ["g"]}))},
+     ["out.parquet", "row 1", "column 'item_id'", "expected text, got float"]),
+    ("parquet-list-generation", {"out.parquet": _parquet(pd.DataFrame({
+        "item_id": ["1"], "model": ["a"], "reference": ["r"], "generation": [["g", "h"]]}))},
+     ["out.parquet", "row 1", "column 'generation'", "expected text"]),
+    ("bad-jsonl", {"out.jsonl": _jsonl(_out(), "{oops")}, ["out.jsonl", "row 2", "invalid JSON"]),
+    ("jsonl-trailing-comma", {"out.jsonl": _jsonl(_out(), '{"item_id": "2",}')},
+     ["out.jsonl", "row 2", "invalid JSON"]),
+    ("jsonl-not-object", {"out.jsonl": '["item_id", "model"]\n'}, ["out.jsonl", "row 1", "JSON object"]),
+    ("jsonl-null-line", {"out.jsonl": _jsonl(_out(), "null")}, ["out.jsonl", "row 2", "JSON object"]),
+    ("jsonl-number-line", {"out.jsonl": _jsonl("42")}, ["out.jsonl", "row 1", "JSON object"]),
+    ("json-array-file", {"out.json": json.dumps([_out()]) + "\n"}, ["out.json", "row 1", "JSON object"]),
+    ("jsonl-blank-lines-counted", {"out.jsonl": _jsonl(_out()) + "\n\n" + "{oops\n"},
+     ["out.jsonl", "row 4", "invalid JSON"]),
+    ("jsonl-missing-generation", {"out.jsonl": _jsonl(_out(), _out(item_id="2", generation=...))},
+     ["out.jsonl", "row 2", "column 'generation'", "missing key"]),
+    ("jsonl-missing-reference", {"out.jsonl": _jsonl(_out(reference=...), _out(item_id="2"))},
+     ["out.jsonl", "row 1", "column 'reference'", "missing key"]),
+    ("jsonl-missing-item-id", {"out.jsonl": _jsonl(_out(), _out(item_id=...))},
+     ["out.jsonl", "row 2", "column 'item_id'"]),
+    ("jsonl-true-item-id", {"out.jsonl": _jsonl(_out(item_id=True))},
+     ["out.jsonl", "row 1", "column 'item_id'", "expected text, got bool"]),
+    ("jsonl-false-model", {"out.jsonl": _jsonl(_out(), _out(item_id="2", model=False))},
+     ["out.jsonl", "row 2", "column 'model'", "got bool"]),
+    ("jsonl-float-item-id", {"out.jsonl": _jsonl(_out(item_id=1.5))}, ["out.jsonl", "row 1", "got float"]),
+    ("jsonl-list-item-id", {"out.jsonl": _jsonl(_out(item_id=[1]))}, ["out.jsonl", "row 1", "got list"]),
+    ("jsonl-dict-generation", {"out.jsonl": _jsonl(_out(generation={"text": "g"}))},
+     ["out.jsonl", "row 1", "column 'generation'", "got dict"]),
+    ("jsonl-deep-nesting", {"out.jsonl": DEEP + "\n"}, ["out.jsonl", "row 1", "nested too deeply"]),
+    ("jsonl-5000-digit-integer", {"out.jsonl": '{"item_id": ' + "9" * 5000 + "}\n"},
+     ["out.jsonl", "row 1", "invalid JSON"]),
+    ("jsonl-huge-int-rating", {"out.jsonl": _jsonl(_out(**{"j:ca": 10 ** 400}))},
+     ["out.jsonl", "row 1", "column 'j:ca'", "not a number"]),
+    ("wide-bad-value", {"out.csv": "item_id,model,reference,generation,j:ca\n1,a,r,g,1\n2,a,r,g,2\n"},
+     ["out.csv", "row 3", "column 'j:ca'", "0 or 1"]),
+    ("wide-not-number", {"out.csv": "item_id,model,reference,generation,j:e_ref\n1,a,r,g,high\n"},
+     ["out.csv", "row 2", "column 'j:e_ref'", "not a number: 'high'"]),
+    ("wide-underscore-number", {"out.csv": "item_id,model,reference,generation,j:u_gen\n1,a,r,g,1_000\n"},
+     ["out.csv", "row 2", "column 'j:u_gen'", "not a number: '1_000'"]),
+    ("wide-bad-name", {"out.csv": "item_id,model,reference,generation,:ca\n1,a,r,g,1\n"},
+     ["out.csv", "column ':ca'", "<rater>:<dimension>"]),
+    ("wide-no-dimension", {"out.csv": "item_id,model,reference,generation,j:\n1,a,r,g,1\n"},
+     ["out.csv", "column 'j:'", "<rater>:<dimension>"]),
+    ("folder-as-file", {"out.csv/keep": "x"}, ["out.csv", "is a folder"]),
 ]
 
+# How each command reads an outputs file: args with {f} for the file, {tmp} for the folder.
+OUTPUT_COMMANDS = {
+    "metrics": ["metrics", "{f}"],
+    "judge": ["judge", "{f}", "--out", "{tmp}/ratings.csv", "--quiet", "--no-cache"],
+    "standard": ["standard", "{f}"],
+}
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "empathy", *args], capture_output=True, text=True, timeout=120)
+# --- ratings files: (id, ratings.csv lines after the header | {file: content}, expected fragments) -----------
+RATING_CASES: list[tuple[str, dict[str, str | bytes], list[str]]] = [
+    ("rating-not-number", {"r.csv": _ratings("1,a,j,e_ref,0.5,llm", "2,a,j,e_ref,high,llm")},
+     ["r.csv", "row 3", "column 'value'", "not a number: 'high'"]),
+    ("underscore-digits", {"r.csv": _ratings("1,a,j,u_gen,1_000,llm")},
+     ["r.csv", "row 2", "column 'value'", "not a number: '1_000'"]),
+    ("arabic-indic-digits", {"r.csv": _ratings("1,a,j,u_gen,\u0661\u0662,llm")},
+     ["r.csv", "row 2", "column 'value'", "not a number"]),
+    ("extended-arabic-indic-digits", {"r.csv": _ratings("1,a,j,ca,\u06f1,llm")}, ["r.csv", "row 2", "not a number"]),
+    ("full-width-digits", {"r.csv": _ratings("1,a,j,ca,\uff11,llm")}, ["r.csv", "row 2", "not a number"]),
+    ("devanagari-digits", {"r.csv": _ratings("1,a,j,ca,\u0967,llm")}, ["r.csv", "row 2", "not a number"]),
+    ("hex-number", {"r.csv": _ratings("1,a,j,u_gen,0x10,llm")}, ["r.csv", "row 2", "not a number: '0x10'"]),
+    ("decimal-comma", {"r.csv": _ratings('1,a,j,e_ref,"0,5",llm')}, ["r.csv", "row 2", "not a number: '0,5'"]),
+    ("double-sign", {"r.csv": _ratings("1,a,j,u_gen,--1,llm")}, ["r.csv", "row 2", "not a number"]),
+    ("bare-dot", {"r.csv": _ratings("1,a,j,u_gen,.,llm")}, ["r.csv", "row 2", "not a number"]),
+    ("dangling-exponent", {"r.csv": _ratings("1,a,j,u_gen,1e,llm")}, ["r.csv", "row 2", "not a number"]),
+    ("word-true", {"r.csv": _ratings("1,a,j,ca,true,llm")}, ["r.csv", "row 2", "not a number: 'true'"]),
+    ("percent", {"r.csv": _ratings("1,a,j,e_ref,50%,llm")}, ["r.csv", "row 2", "not a number: '50%'"]),
+    ("affect-out-of-range", {"r.csv": _ratings("1,a,j,e_gen,1.5,llm")},
+     ["r.csv", "row 2", "column 'value'", "[0, 1]"]),
+    ("affect-barely-out", {"r.csv": _ratings("1,a,j,e_ref,1.0000001,llm")}, ["r.csv", "row 2", "[0, 1]"]),
+    ("affect-negative", {"r.csv": _ratings("1,a,j,e_ref,0.2,llm", "2,a,j,e_ref,-0.1,llm")},
+     ["r.csv", "row 3", "[0, 1]", "got '-0.1'"]),
+    ("ca-not-binary", {"r.csv": _ratings("1,a,j,ca,1,llm", "2,a,j,ca,0.5,llm")},
+     ["r.csv", "row 3", "column 'value'", "0 or 1"]),
+    ("ca-two", {"r.csv": _ratings("1,a,j,ca,2,llm")}, ["r.csv", "row 2", "'ca' must be 0 or 1, got '2'"]),
+    ("negative-count", {"r.csv": _ratings("1,a,j,u_gen,-2,llm")}, ["r.csv", "row 2", "column 'value'", "u_gen"]),
+    ("infinite-value", {"r.csv": _ratings("1,a,j,empathy,inf,llm")},
+     ["r.csv", "row 2", "column 'value'", "infinite"]),
+    ("negative-infinity", {"r.csv": _ratings("1,a,j,empathy,-Infinity,llm")}, ["r.csv", "row 2", "infinite"]),
+    ("overflowing-exponent", {"r.csv": _ratings("1,a,j,u_gen,1e400,llm")}, ["r.csv", "row 2", "infinite"]),
+    ("first-bad-row-wins", {"r.csv": _ratings("1,a,j,ca,1,llm", "2,a,j,e_ref,7,llm", "1,a,j,e_ref,x,llm")},
+     ["r.csv", "row 3", "[0, 1]"]),
+    ("unknown-rater-kind", {"r.csv": _ratings("1,a,j,ca,1,robot")},
+     ["r.csv", "row 2", "column 'rater_kind'", "robot"]),
+    ("rater-kind-case", {"r.csv": _ratings("1,a,j,ca,1,LLM")}, ["r.csv", "row 2", "column 'rater_kind'", "'LLM'"]),
+    ("rater-kind-ansi", {"r.csv": _ratings("1,a,j,ca,1,\x1b[2Jx")},
+     ["r.csv", "row 2", "column 'rater_kind'", "\\x1b[2Jx"]),
+    ("duplicate-rating", {"r.csv": _ratings("1,a,j,ca,1,llm", "1,a,j,ca,0,llm")},
+     ["r.csv", "row 3", "column 'rater'", "duplicate"]),
+    ("rating-duplicate-after-strip", {"r.csv": _ratings("1,a,j,ca,1,llm", "1 ,a, j ,ca,0,llm")},
+     ["r.csv", "row 3", "column 'rater'", "duplicate"]),
+    ("ratings-missing-column", {"r.csv": "item_id,model,rater,value\n1,a,j,1\n"}, ["r.csv", "column 'dimension'"]),
+    ("ratings-missing-value-column", {"r.csv": "item_id,model,rater,dimension\n1,a,j,ca\n"},
+     ["r.csv", "column 'value'"]),
+    ("empty-rater", {"r.csv": _ratings("1,a,,ca,1,llm")}, ["r.csv", "row 2", "column 'rater'", "empty value"]),
+    ("empty-rating-item", {"r.csv": _ratings("1,a,j,ca,1,llm", ",a,j,ca,1,llm")},
+     ["r.csv", "row 3", "column 'item_id'", "empty value"]),
+    ("empty-rating-model", {"r.csv": _ratings("1, ,j,ca,1,llm")}, ["r.csv", "row 2", "column 'model'"]),
+    ("empty-dimension", {"r.csv": _ratings("1,a,j,,1,llm")}, ["r.csv", "row 2", "column 'dimension'"]),
+    ("short-ratings-row", {"r.csv": _ratings("1,a,j,ca,1,llm", "2,a,j,ca,1")},
+     ["r.csv", "row 3", "column 'rater_kind'", "5 fields, the header has 6"]),
+    ("ratings-not-utf8", {"r.csv": _ratings("1,a,j,ca,1,llm").encode() + "2,a,j\xe9,ca,1,llm\n".encode("latin-1")},
+     ["r.csv", "row 3", "not UTF-8"]),
+    ("ratings-empty-file", {"r.csv": ""}, ["r.csv", "file is empty"]),
+    ("ratings-jsonl-huge-integer", {"r.jsonl": _jsonl(_rating(dimension="u_gen", value=10 ** 400))},
+     ["r.jsonl", "row 1", "column 'value'", "not a number"]),
+    ("ratings-jsonl-list-value", {"r.jsonl": _jsonl(_rating(), _rating(item_id="2", value=[1]))},
+     ["r.jsonl", "row 2", "column 'value'", "not a number"]),
+    ("ratings-jsonl-dict-value", {"r.jsonl": _jsonl(_rating(value={"v": 1}))}, ["r.jsonl", "row 1", "not a number"]),
+    ("ratings-jsonl-true-item", {"r.jsonl": _jsonl(_rating(item_id=True))},
+     ["r.jsonl", "row 1", "column 'item_id'", "got bool"]),
+    ("ratings-jsonl-missing-value", {"r.jsonl": _jsonl(_rating(), _rating(item_id="2", value=...))},
+     ["r.jsonl", "row 2", "column 'value'", "missing key"]),
+    ("ratings-jsonl-deep", {"r.jsonl": _jsonl(_rating()) + '{"value": ' + "[" * 100_000 + "\n"},
+     ["r.jsonl", "row 2", "nested too deeply"]),
+    ("ratings-jsonl-infinity", {"r.jsonl": _jsonl(_rating(dimension="u_gen")) + '{"item_id": "2", "model": "a", '
+                                '"rater": "j", "dimension": "u_gen", "value": Infinity}\n'},
+     ["r.jsonl", "row 2", "infinite"]),
+    ("ratings-parquet-bad-range", {"r.parquet": _parquet(pd.DataFrame({
+        "item_id": ["1", "2"], "model": "a", "rater": "j", "dimension": "ca",
+        "value": pd.array([1, 3], dtype="Int64")}))}, ["r.parquet", "row 2", "0 or 1"]),
+]
+
+# How each command reads a ratings file: args with {f} for it, {tmp} for the folder ({tmp}/out.csv is good).
+RATING_COMMANDS = {
+    "metrics": ["metrics", "{tmp}/out.csv", "--ratings", "{f}"],
+    "agreement": ["agreement", "{f}"],
+    "panels": ["panels", "{f}", "--bootstrap", "0"],
+    "stability": ["stability", "{f}", "--dimension", "ca"],
+}
+
+# --- options and other commands: (id, {file: content}, args, expected fragments) ----------------------------
+OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
+    ("rating-unknown-item", {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings("1,a,j,ca,1,llm", "9,a,j,ca,0,llm")},
+     ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv"], ["r.csv", "row 3", "column 'item_id'", "(9, a)"]),
+    ("rating-unknown-model-jsonl", {"out.csv": GOOD_OUTPUTS, "r.jsonl": _jsonl(_rating(), _rating(model="z"))},
+     ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.jsonl"], ["r.jsonl", "row 2", "column 'item_id'", "(1, z)"]),
+    ("rating-in-two-files", {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings("1,a,j,ca,1,llm"),
+                             "s.csv": _ratings("1,a,j,ca,0,llm")},
+     ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--ratings", "{tmp}/s.csv"],
+     ["r.csv", "s.csv", "column 'rater'", "more than one file"]),
+    ("agreement-same-file-twice", {"r.csv": _ratings("1,a,j,ca,1,llm")}, ["agreement", "{tmp}/r.csv", "{tmp}/r.csv"],
+     ["r.csv", "column 'rater'", "more than one file"]),
+    ("agreement-missing-file", {}, ["agreement", "{tmp}/none.jsonl"], ["none.jsonl", "file not found"]),
+    ("agreement-outputs-without-ratings-columns", {"out.csv": GOOD_OUTPUTS + ",a,news,r,g\n"},
+     ["agreement", "{tmp}/out.csv"], ["out.csv", "row 4", "column 'item_id'"]),
+    ("overrides-not-sqlite", {"out.csv": GOOD_OUTPUTS, "store.sqlite": "this is not a database\n" * 100},
+     ["metrics", "{tmp}/out.csv", "--overrides", "{tmp}/store.sqlite", "--no-ld"], ["store.sqlite"]),
+    ("bootstrap-billion", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["agreement", "{tmp}/r.csv", "--bootstrap", "1000000000"], ["--bootstrap", "100,000"]),
+    ("bootstrap-negative", {"r.csv": _ratings("1,a,j,ca,1,llm")}, ["agreement", "{tmp}/r.csv", "--bootstrap", "-5"],
+     ["--bootstrap", "out of range"]),
+    ("bootstrap-underscore", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["agreement", "{tmp}/r.csv", "--bootstrap", "1_000"], ["--bootstrap", "not a whole number"]),
+    ("bootstrap-arabic-digits", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["agreement", "{tmp}/r.csv", "--bootstrap", "\u0661\u0660"], ["--bootstrap", "not a whole number"]),
+    ("seed-negative", {"r.csv": _ratings("1,a,j,ca,1,llm")}, ["agreement", "{tmp}/r.csv", "--seed", "-1"],
+     ["--seed", "out of range"]),
+    ("panels-bootstrap-billion", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["panels", "{tmp}/r.csv", "--bootstrap", "1000000000"], ["--bootstrap", "100,000"]),
+    ("panels-bad-panel", {"r.csv": _ratings("1,a,j,ca,1,llm")}, ["panels", "{tmp}/r.csv", "--panel", "experts"],
+     ["--panel", "NAME=rater1,rater2"]),
+    ("stability-resamples-billion", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["stability", "{tmp}/r.csv", "--dimension", "ca", "--resamples", "1000000000"], ["--resamples", "100,000"]),
+    ("stability-resamples-zero", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["stability", "{tmp}/r.csv", "--dimension", "ca", "--resamples", "0"], ["--resamples", "out of range"]),
+    ("stability-sizes-underscore", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["stability", "{tmp}/r.csv", "--dimension", "ca", "--sizes", "1_000"], ["--sizes", "'1_000'"]),
+    ("stability-sizes-full-width", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["stability", "{tmp}/r.csv", "--dimension", "ca", "--sizes", "\uff11\uff10"], ["--sizes", "not a whole number"]),
+    ("stability-sizes-zero", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["stability", "{tmp}/r.csv", "--dimension", "ca", "--sizes", "0"], ["--sizes", "'0'"]),
+    ("stability-sizes-fraction", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["stability", "{tmp}/r.csv", "--dimension", "ca", "--sizes", "2.5"], ["--sizes", "'2.5'"]),
+    ("stability-sizes-empty", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["stability", "{tmp}/r.csv", "--dimension", "ca", "--sizes", " , "], ["--sizes", "at least one size"]),
+    ("stability-metric-on-ratings", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["stability", "{tmp}/r.csv", "--metric", "CA"], ["r.csv", "--metric needs an outputs file"]),
+    ("per-item-duplicate", {"p.csv": "item_id,m1,m2\n1,0.5,0.2\n1,0.1,0.3\n"},
+     ["stability", "{tmp}/p.csv", "--per-item"], ["p.csv", "row 3", "column 'item_id'", "duplicate item"]),
+    ("per-item-not-number", {"p.csv": "item_id,m1,m2\n1,0.5,0.2\n2,high,0.3\n"},
+     ["stability", "{tmp}/p.csv", "--per-item"], ["p.csv", "row 3", "column 'm1'", "not a number"]),
+    ("per-item-one-column", {"p.csv": "item_id\n1\n"}, ["stability", "{tmp}/p.csv", "--per-item"],
+     ["p.csv", "at least one group column"]),
+    ("judge-bad-out-suffix", {"out.csv": GOOD_OUTPUTS}, ["judge", "{tmp}/out.csv", "--out", "{tmp}/r.txt"],
+     ["r.txt", "unsupported ratings file type"]),
+    ("judge-unknown-judge", {"out.csv": GOOD_OUTPUTS},
+     ["judge", "{tmp}/out.csv", "--out", "{tmp}/r.csv", "--judge", "nope", "--quiet"], ["unknown judge 'nope'"]),
+    ("judge-unknown-protocol", {"out.csv": GOOD_OUTPUTS},
+     ["judge", "{tmp}/out.csv", "--out", "{tmp}/r.csv", "--protocols", "vibes", "--quiet"], ["unknown protocol"]),
+    ("judge-missing-config", {"out.csv": GOOD_OUTPUTS},
+     ["judge", "{tmp}/out.csv", "--out", "{tmp}/r.csv", "--config", "{tmp}/none.toml", "--judge", "x"],
+     ["none.toml", "config file not found"]),
+    ("judge-without-out", {"out.csv": GOOD_OUTPUTS}, ["judge", "{tmp}/out.csv"], ["--out RATINGS"]),
+    ("judge-out-is-folder", {"out.csv": GOOD_OUTPUTS, "r.csv/keep": "x"},
+     ["judge", "{tmp}/out.csv", "--out", "{tmp}/r.csv", "--quiet", "--no-cache"], ["r.csv"]),
+    ("distancing-missing-file", {}, ["distancing", "{tmp}/nope.txt", "--no-cache"], ["nope.txt", "no such file"]),
+    ("distancing-not-utf8", {"t.txt": b"fine\ncaf\xe9\n"}, ["distancing", "{tmp}/t.txt", "--no-cache"],
+     ["t.txt:2:", "not valid UTF-8"]),
+    ("distancing-folder", {"d/keep": "x"}, ["distancing", "{tmp}/d", "--no-cache"], ["is a directory"]),
+    ("distancing-batch-size-zero", {"t.txt": "fine\n"}, ["distancing", "{tmp}/t.txt", "--batch-size", "0"],
+     ["--batch-size", "out of range"]),
+    ("import-missing-directory", {}, ["import", "kumar2025", "{tmp}/nowhere", "--out", "{tmp}/o"],
+     ["nowhere", "not found"]),
+    ("usage-bad-format", {}, ["metrics", "x.csv", "--format", "yaml"], ["invalid choice"]),
+    ("usage-unknown-command", {}, ["frobnicate"], ["invalid choice"]),
+    ("usage-ansi-in-choice", {}, ["metrics", "x.csv", "--format", "\x1b[31myaml"], ["\\x1b[31myaml"]),
+    ("usage-no-command", {}, [], ["required"]),
+    ("usage-stability-no-mode", {}, ["stability", "x.csv"], ["one of the arguments"]),
+]
+
+def _cases() -> list[tuple[str, dict[str, str | bytes], list[str], list[str]]]:
+    cases = []
+    for name, files, fragments in OUTPUT_CASES:
+        target = next(iter(files), "out.csv").split("/")[0]
+        for command, args in OUTPUT_COMMANDS.items():
+            cases.append((f"{command}-{name}", files, [a.replace("{f}", f"{{tmp}}/{target}") for a in args],
+                          fragments))
+    for name, files, fragments in RATING_CASES:
+        target = next(iter(files))
+        for command, args in RATING_COMMANDS.items():
+            cases.append((f"{command}-{name}", {"out.csv": GOOD_OUTPUTS, **files},
+                          [a.replace("{f}", f"{{tmp}}/{target}") for a in args], fragments))
+    cases.extend(OTHER_CASES)
+    return cases
 
 
-@pytest.mark.parametrize(("files", "args", "fragments"), [c[1:] for c in CATALOGUE], ids=[c[0] for c in CATALOGUE])
-def test_bad_input_gets_one_clear_line(tmp_path, files, args, fragments):
+CATALOGUE = _cases()
+
+
+def _write_files(tmp: Path, files: dict[str, str | bytes]) -> None:
     for name, content in files.items():
-        _write(tmp_path, name, content)
-    result = run_cli(*[a.format(tmp=tmp_path) for a in args])
-    assert result.returncode == 2, result.stderr
-    assert result.stdout == ""
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "Traceback" not in result.stderr
+        path = tmp / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8", newline="")
+
+
+def _run_in_process(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse usage errors exit from inside parse_args
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _check(code: int, out: str, err: str, fragments: list[str]) -> None:
+    assert code == 2, err
+    assert out == ""
+    lines = err.strip("\n").split("\n")
+    assert len(lines) == 1 and err.endswith("\n"), err
+    assert "Traceback" not in err and "\r" not in err and "\x1b" not in err
     for fragment in fragments:
         assert fragment in lines[0], (fragment, lines[0])
 
 
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch, tmp_path):
+    monkeypatch.delenv("EMPATHY_JUDGES_CONFIG", raising=False)
+    monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)  # no ./judges.toml from the repository
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize(("files", "args", "fragments"), [c[1:] for c in CATALOGUE], ids=[c[0] for c in CATALOGUE])
+def test_bad_input_gets_one_clear_line(tmp_path, capsys, files, args, fragments):
+    _write_files(tmp_path, files)
+    code, out, err = _run_in_process([a.format(tmp=tmp_path) for a in args], capsys)
+    _check(code, out, err, fragments)
+
+
 def test_catalogue_is_large_enough():
-    assert len(CATALOGUE) >= 15
+    assert len(CATALOGUE) >= 150
+    assert len({case[0] for case in CATALOGUE}) == len(CATALOGUE)
+
+
+# A sample through the real entry point: python -m empathy in a fresh interpreter, warnings on.
+SUBPROCESS_SAMPLE = ("metrics-missing-file", "metrics-not-utf8-deep", "judge-jsonl-deep-nesting",
+                     "standard-short-csv-row", "agreement-ratings-jsonl-huge-integer", "metrics-carriage-return-in-id",
+                     "bootstrap-billion", "usage-bad-format", "distancing-not-utf8", "stability-sizes-underscore")
+
+
+@pytest.mark.parametrize("name", SUBPROCESS_SAMPLE)
+def test_sample_through_python_m_empathy(tmp_path, name):
+    _, files, args, fragments = next(c for c in CATALOGUE if c[0] == name)
+    _write_files(tmp_path, files)
+    result = subprocess.run([sys.executable, "-W", "default", "-m", "empathy", *[a.format(tmp=tmp_path) for a in args]],
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                            env={**__import__("os").environ, "EMPATHY_CACHE_DIR": str(tmp_path / "cache")})
+    _check(result.returncode, result.stdout, result.stderr, fragments)
+
+
+def test_piping_to_head_exits_quietly(tmp_path):
+    """A reader that stops early (``| head -1``) ends the command without a "Broken pipe" message."""
+    ratings = tmp_path / "r.csv"
+    # 40 raters: 780 pairs, about 0.9 MB of JSON, far more than a pipe buffer holds
+    ratings.write_text("item_id,model,rater,dimension,value\n" + "".join(
+        f"{i},m,r{r},ca,{(i * 7 + r * 3) % 5 % 2}\n" for r in range(40) for i in range(20)))
+    process = subprocess.Popen([sys.executable, "-m", "empathy", "agreement", str(ratings), "--format", "json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline() == b"[\n"
+    process.stdout.close()  # as head does after its first line
+    err = process.stderr.read().decode()
+    code = process.wait(timeout=300)
+    assert err == ""
+    assert code == 141  # 128 + SIGPIPE, as a shell reports a process that a closed pipe ended
 
 
 def test_usage_error_is_one_line():
-    result = run_cli("metrics", "x.csv", "--format", "yaml")
+    result = subprocess.run([sys.executable, "-m", "empathy", "metrics", "x.csv", "--format", "yaml"],
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1
     assert "invalid choice" in result.stderr
+
+
+KUMAR = shared_dataset("kumar2025-empathic-communication")
+
+
+@pytest.mark.skipif(KUMAR is None, reason="shared/datasets/kumar2025-empathic-communication absent")
+def test_header_only_kumar_ratings_file_is_a_clear_error(tmp_path, capsys):
+    target = tmp_path / "kumar"
+    shutil.copytree(KUMAR, target, ignore=shutil.ignore_patterns("combined_*", "perceived_empathy_self_*"))
+    for path in target.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    ratings = target / "annotations" / "lend_an_ear" / "claude_ratings.csv"
+    ratings.write_text(ratings.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    code, out, err = _run_in_process(["import", "kumar2025", str(target), "--out", str(tmp_path / "o")], capsys)
+    _check(code, out, err, ["claude_ratings.csv", "no rating rows"])
+
+
+FIVE_MB = "word " * 1_000_000  # 5,000,000 characters, five times spaCy's default parser limit
+
+
+@pytest.mark.parametrize(("files", "args", "where"), [
+    ({"out.csv": "item_id,model,reference,generation\n1,a,short,fine\n2,a,short," + FIVE_MB + "\n"},
+     ["metrics", "{tmp}/out.csv", "--format", "json"], ["out.csv", "row 3", "column 'generation'"]),
+    ({"t.txt": "fine\n" + FIVE_MB + "\n"}, ["distancing", "{tmp}/t.txt", "--no-cache"], ["t.txt:2:"]),
+], ids=["metrics", "distancing"])
+def test_a_5mb_text_is_analysed_or_located(tmp_path, capsys, files, args, where):
+    """A text longer than the parser takes either goes through (when the analyser splits it) or stops the
+    run with one line naming its file, row and column, never a position in an internal list."""
+    _write_files(tmp_path, files)
+    code, out, err = _run_in_process([a.format(tmp=tmp_path) for a in args], capsys)
+    if code == 0:
+        assert out and err == ""
+    else:
+        _check(code, out, err, [*where, "5,000,000 characters" if args[0] == "metrics" else "5000000 characters"])

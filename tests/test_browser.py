@@ -286,11 +286,19 @@ def test_ledger_import_through_the_data_page(server, page, tmp_path):
     assert "import" in actions
 
 
-def test_deep_link_runs_through_the_app_navigation(server, page):
+def test_deep_link_runs_through_the_app_navigation(tmp_path, browser):
     # A reload or a shared link lands on a page URL first; it must still get app.py's navigation (and its
-    # state setup), not Streamlit's automatic pages list.
-    page.goto(f"{server['url']}/Workbench")
-    _settle(page, "Agreement workbench")
-    nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
-    assert "Home" in nav.splitlines()
-    assert "app" not in nav.splitlines()
+    # state setup), not Streamlit's automatic pages list. Its own fresh server: no session may have run
+    # app.py before (with the shared server an earlier test's visit of "/" would hide the bug).
+    process, url = _start(tmp_path / "overrides.sqlite", tmp_path / "deep-link.log")
+    context = browser.new_context(viewport={"width": 1440, "height": 1200})
+    try:
+        tab = context.new_page()
+        tab.goto(f"{url}/Workbench")
+        _settle(tab, "Agreement workbench")
+        nav = tab.locator('[data-testid="stSidebarNav"]').inner_text()
+        assert "Home" in nav.splitlines()
+        assert "app" not in nav.splitlines()
+    finally:
+        context.close()
+        _stop(process)

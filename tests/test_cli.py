@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -123,22 +124,116 @@ def test_every_subcommand_is_registered():
 
 
 def test_metrics_apply_the_stored_overrides(tmp_path):
-    from empathy.io import load_outputs
-    from empathy.store import OverrideStore, dataset_id
+    from empathy.io import load_dataset
+    from empathy.overrides import make_changes
+    from empathy.store import OverrideStore, dataset_name
 
-    outputs, _ = load_outputs(OUTPUTS)
+    dataset = load_dataset(OUTPUTS, [AUTHOR])
     store_path = tmp_path / "overrides.sqlite"
     store = OverrideStore(store_path)
+    name = dataset_name(OUTPUTS, store_path=store_path)
     raw = pd.read_csv(AUTHOR)
     fennel = raw.query("model == 'fennel' and dimension == 'ca'")
     # flip every CA label of fennel that is 1 to 0: its CA must drop to 0 with the same n
-    for row in fennel.query("value == 1").itertuples():
-        store.set_override(dataset_id(outputs), row.item_id, "fennel", "author", "ca", 0.0, annotator="test")
-    n_changed = int((fennel["value"] == 1).sum())
+    flipped = fennel.query("value == 1")
+    for row in flipped.itertuples():
+        store.set_overrides(name, make_changes(dataset.outputs, dataset.ratings, row.item_id, "fennel", ["author"],
+                                               "ca", 0.0), annotator="test")
+    # one decision made on a text that has since changed: stale, listed, never applied
+    stale_item = fennel.query("value == 0").iloc[0]["item_id"]
+    store.set_overrides(name, make_changes(dataset.outputs.assign(generation="an older text"), dataset.ratings,
+                                           stale_item, "fennel", ["author"], "ca", 1.0), annotator="test")
+    n_changed = len(flipped)
     result = run_cli("metrics", str(OUTPUTS), "--ratings", str(AUTHOR), "--overrides", str(store_path),
                      "--format", "json", env={"EMPATHY_CACHE_DIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     ca = next(r for r in payload["metrics"] if (r["model"], r["scorer"], r["metric"]) == ("fennel", "author", "CA"))
     assert ca["value"] == 0.0 and ca["n"] == fennel["value"].notna().sum()
-    assert f"overrides:{n_changed}" in payload["signature"].split("|")
+    fields = payload["signature"].split("|")
+    assert f"overrides:{n_changed}" in fields and "labels:latest" in fields
+    assert any(field.startswith("ledger:") and len(field) == len("ledger:") + 12 for field in fields)
+    assert f"overrides: {n_changed} applied (labels: latest), 1 stale" in result.stderr
+
+
+def test_building_the_parser_imports_no_heavy_library():
+    """``--help``, ``--version`` and usage errors must not pay for spaCy, SciPy, openai or pandas."""
+    code = ("import sys; from empathy.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in ('spacy', 'scipy', 'openai', 'pandas', 'numpy', 'sklearn') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_version_and_help():
+    from empathy import __version__
+
+    version = run_cli("--version")
+    assert (version.returncode, version.stdout.strip()) == (0, f"empathy {__version__}")
+    for command in ("metrics", "agreement", "panels", "stability", "distancing", "judge", "standard", "import"):
+        done = run_cli(command, "--help")
+        assert done.returncode == 0 and done.stdout.startswith("usage: empathy " + command), command
+
+
+def test_cli_constants_equal_the_libraries():
+    """The parser spells out a few library constants to stay light; they must not drift."""
+    from empathy import stability
+    from empathy.cli import judges as judges_cli
+    from empathy.cli import stability as stability_cli
+    from empathy.judges.prompts import PROTOCOLS
+
+    assert judges_cli.PROTOCOL_NAMES == tuple(PROTOCOLS)
+    assert stability_cli.STATISTICS == stability.STATISTICS
+    assert stability_cli.DEFAULT_RESAMPLES == stability.DEFAULT_RESAMPLES
+
+
+def test_no_module_imports_a_command_module_upwards():
+    """The library never imports the CLI package (only the two ``python -m`` entry points and the lazy
+    ``empathy.distancing.register_cli`` shim do), and the CLI modules import only ``common`` among themselves."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "empathy"
+    allowed = {root / "__main__.py", root / "distancing" / "__main__.py", root / "distancing" / "__init__.py"}
+    for path in root.rglob("*.py"):
+        names = [node.module for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.ImportFrom)
+                 and node.module] + [alias.name for node in ast.walk(ast.parse(path.read_text()))
+                                     if isinstance(node, ast.Import) for alias in node.names]
+        cli_imports = {n for n in names if n == "empathy.cli" or n.startswith("empathy.cli.")}
+        if path.parent == root / "cli":
+            assert cli_imports <= {"empathy.cli.common"} or path.name == "__init__.py", (path, cli_imports)
+        elif path not in allowed:
+            assert not cli_imports, (path, cli_imports)
+        assert "importlib" not in names or path.parent != root / "cli", path
+
+
+FORMULA_OUTPUTS = pd.DataFrame({
+    "item_id": ["=HYPERLINK(\"http://x\")", "2"], "model": ["+cmd|' /C calc'!A0", "@SUM(A1)"],
+    "reference": ["The river rose.", "Three people died."], "generation": ["Water changed.", "A fire occurred."],
+    "author:ca": [1, 0],
+})
+
+
+def test_metrics_csv_neutralises_formulas_and_json_stays_exact(tmp_path):
+    from empathy.escaping import unspreadsheet_cell
+
+    path = tmp_path / "out.csv"
+    FORMULA_OUTPUTS.to_csv(path, index=False)
+    csv_run = run_cli("metrics", str(path), "--no-ld", "--format", "csv")
+    assert csv_run.returncode == 0, csv_run.stderr
+    frame = pd.read_csv(pd.io.common.StringIO(csv_run.stdout), dtype=str)
+    assert set(frame["model"]) == {"'+cmd|' /C calc'!A0", "'@SUM(A1)"}
+    assert {unspreadsheet_cell(m) for m in frame["model"]} == set(FORMULA_OUTPUTS["model"])
+    assert not frame["value"].str.startswith("'").any()  # numbers (negative ones too) stay numbers
+    json_run = run_cli("metrics", str(path), "--no-ld", "--format", "json")
+    assert {row["model"] for row in json.loads(json_run.stdout)["metrics"]} == set(FORMULA_OUTPUTS["model"])
+
+
+def test_table_format_escapes_terminal_controls(tmp_path):
+    path = tmp_path / "out.csv"
+    outputs = FORMULA_OUTPUTS.assign(model=["\x1b[2Jevil", "ok\rX"])
+    outputs.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)  # pandas leaves a lone \r unquoted
+    done = run_cli("metrics", str(path), "--no-ld", "--format", "table")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\r" not in done.stdout
+    assert "\\x1b[2Jevil" in done.stdout and "ok\\x0dX" in done.stdout

@@ -16,7 +16,8 @@ from empathy.escaping import (
 @pytest.mark.parametrize(("raw", "expected"), [
     ("plain name", "plain name"),
     (":blue[M]**m**", "&#58;blue&#91;M&#93;&#42;&#42;m&#42;&#42;"),
-    ("![r](http://x/y.png)", "&#33;&#91;r&#93;&#40;http&#58;&#47;&#47;x&#47;y&#46;png&#41;"),
+    ("![r](http://x/y.png)", "&#33;&#91;r&#93;&#40;http\u2060&#58;&#47;&#47;x&#47;y&#46;png&#41;"),
+    ("see www.x.org or a@b.c", "see www\u2060&#46;x&#46;org or a\u2060&#64;b&#46;c"),
     ("$x^2$", "&#36;x&#94;2&#36;"),
     ("a\nb\r\nc", "a b  c"),
     ("<b>é</b>", "&#60;b&#62;é&#60;&#47;b&#62;"),
@@ -27,8 +28,8 @@ def test_markdown_literal(raw: object, expected: str) -> None:
 
 
 @pytest.mark.parametrize(("raw", "expected"), [
-    ('<span style="font-size:60px">BIG</span>', "&lt;span style=&quot;font-size:60px&quot;&gt;BIG&lt;/span&gt;"),
-    ("a & 'b'", "a &amp; &#x27;b&#x27;"),
+    ('<span style="font-size:60px">BIG</span>', "&lt;span style=&#34;font-size:60px&#34;&gt;BIG&lt;/span&gt;"),
+    ("a & 'b'", "a &amp; &#39;b&#39;"),
 ])
 def test_html_literal(raw: str, expected: str) -> None:
     assert html_literal(raw) == expected

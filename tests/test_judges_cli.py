@@ -145,3 +145,35 @@ def test_wired_into_python_m_empathy(outputs_csv, tmp_path):
         pytest.skip("the lead's CLI does not register the judges sub-commands in this checkout")
     assert done.returncode == 0, done.stderr
     assert set(load_ratings(out).dimension) == {"e_ref", "e_gen"}
+
+
+def test_judge_csv_for_people_neutralises_formulas_and_metrics_reads_it_back(tmp_path):
+    """``judge --out x.csv`` prefixes formula-like ids with ' (spreadsheets); reading the file undoes it."""
+    outputs = tmp_path / "outputs.csv"
+    pd.DataFrame({"item_id": ['=HYPERLINK("http://evil")', "2"], "model": ["+cmd|' /C calc'!A0", "@m"],
+                  "reference": ["He was killed.", "I feel torn."], "generation": ["A man died.", "Set boundaries."],
+                  }).to_csv(outputs, index=False)
+    out = tmp_path / "r.csv"
+    assert main(["judge", str(outputs), "--out", str(out), "--protocols", "conflict", "--quiet", "--no-cache"]) == 0
+    raw = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert set(raw["item_id"]) == {"'=HYPERLINK(\"http://evil\")", "2"}
+    assert set(raw["model"]) == {"'+cmd|' /C calc'!A0", "'@m"}
+    assert set(load_ratings(out)["model"]) == {"+cmd|' /C calc'!A0", "@m"}
+    jsonl = tmp_path / "r.jsonl"
+    assert main(["judge", str(outputs), "--out", str(jsonl), "--protocols", "conflict", "--quiet", "--no-cache"]) == 0
+    assert {json.loads(line)["model"] for line in jsonl.read_text().splitlines()} == {"+cmd|' /C calc'!A0", "@m"}
+
+
+def test_write_ratings_lives_in_io():
+    from empathy.io import write_ratings
+
+    assert write_ratings.__module__ == "empathy.io"
+
+
+def test_judge_list_says_what_each_judge_is(capsys):
+    """``--list`` carries each judge's description: the lexicon's says it does not track experts."""
+    assert main(["judge", "--list"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    lexicon = next(row for row in rows if row[0] == "lexicon")
+    assert lexicon[1:3] == ["lexicon", "offline"]
+    assert "does not track experts" in lexicon[3] and "0.03-0.30" in lexicon[3]

@@ -26,7 +26,11 @@ from empathy.judges import (  # noqa: E402
     JudgeConfigError,
     JudgeRunError,
     run_judge,
+    split_sentences,
 )
+from empathy.judges.prompts import AFFECT, AFFECT_GENERATION_FIRST, CONFLICT_VARIANTS  # noqa: E402
+from empathy.judges.run import _generation_first  # noqa: E402
+from empathy.judges.segment import spacy_sentences  # noqa: E402
 
 KEY = "sk-test-SECRETKEY-0123456789abcdef"
 KEY_ENV = "EMPATHY_TEST_JUDGE_KEY"
@@ -329,3 +333,105 @@ def test_empty_texts_are_missing_not_zero(server, kind):
     if kind == "llm":
         # only item 3's affect and conflict, and the sentences of non-empty texts, reach the endpoint
         assert server.calls == run.stats.calls == 2 + 1 + 1 + 1
+
+
+# ------------------------------------------------------------------ the paper's CA criteria, sent verbatim
+NARRATIVE = ("My sister and I haven't spoken since the funeral. She says I abandoned Mum, and part of me "
+             "thinks she's right.")
+AVOIDANT = "I'm sorry for your loss. You should reach out to her and suggest coffee. Everything will work out!"
+EXPLORING = ("It sounds like the silence has been weighing on you. What happened between you two around the "
+             "funeral? When she says you abandoned your mum, what does that stir up in you?")
+
+
+def test_default_conflict_prompt_is_the_papers_and_named_in_the_signature(server):
+    frame = outputs([("1", "m1", NARRATIVE, AVOIDANT), ("2", "m1", NARRATIVE, EXPLORING)])
+    run = run_judge(frame, judge(server), protocols="conflict", cache=None)
+    # the fake server labels 1 iff the response says "you should": the avoidant response, not the exploring one
+    assert value(run.ratings, "1", "ca") == 1 and value(run.ratings, "2", "ca") == 0
+    sent = {request["messages"][1]["content"]: request for request in server.requests}
+    assert len(sent) == 2
+    for response in (AVOIDANT, EXPLORING):
+        expected = CONFLICT_VARIANTS["paper"].render(reference=NARRATIVE, generation=response)
+        request = sent[expected[1]["content"]]  # exactly the rendered prompt, nothing else
+        assert request["messages"] == expected
+        user = " ".join(request["messages"][1]["content"].split())
+        assert ("Label 1 (conflict avoidance): the client information is clearly insufficient, but the response "
+                "mainly provides solutions or positive closure with little substantive exploration of the "
+                "underlying conflict.") in user
+        assert ("Label 0 (engagement): the response focuses on clarification and understanding, using multiple "
+                "open-ended questions and avoiding premature resolution.") in user
+        assert f"<<<THERAPIST RESPONSE>>> {' '.join(response.split())} <<<END THERAPIST RESPONSE>>>" in user
+        assert request["response_format"]["json_schema"]["schema"]["properties"] == {
+            "conflict_avoidance": {"type": "integer", "enum": [0, 1]}}
+    tag = CONFLICT_VARIANTS["paper"].tag
+    assert tag.startswith("conflict-avoidance@2#") and f"protocols={tag};" in run.signature
+
+
+def test_engagement_v1_variant_is_selectable_and_cached_apart(server, tmp_path):
+    frame = outputs([("1", "m1", NARRATIVE, AVOIDANT)])
+    path = tmp_path / "cache.sqlite"
+    run_judge(frame, judge(server), protocols="conflict", cache=path)
+    assert server.calls == 1
+    server.reset()
+    old = run_judge(frame, judge(server, conflict_protocol="engagement-v1"), protocols="conflict", cache=path)
+    # a different text, so a different protocol hash and cache key: the paper prompt's answer is not reused
+    assert server.calls == 1 and old.stats.cache_hits == 0
+    assert server.requests[0]["messages"] == CONFLICT_VARIANTS["engagement-v1"].render(reference=NARRATIVE,
+                                                                                        generation=AVOIDANT)
+    assert f"protocols={CONFLICT_VARIANTS['engagement-v1'].tag};" in old.signature
+
+
+# ------------------------------------------------------------------------------------------- affect order
+def test_affect_order_puts_the_chosen_text_first_and_keeps_the_values_by_key(server):
+    frame = outputs([(str(i), "m1", f"Reference {i}.", f"Generation {i}.") for i in range(20)])
+    first = run_judge(frame, judge(server), protocols="affect", cache=None)
+    assert "affect_order=reference-first;" in first.signature
+    assert all("<<<TEXT A>>>\nReference" in r["messages"][1]["content"] for r in server.requests)
+    server.reset()
+    flipped = run_judge(frame, judge(server, affect_order="generation-first"), protocols="affect", cache=None)
+    assert all("<<<TEXT A>>>\nGeneration" in r["messages"][1]["content"] for r in server.requests)
+    # the server answers by key (reference 0.8, generation 0.4), so the values land on the same dimensions
+    pd.testing.assert_frame_equal(first.ratings.drop(columns="signature"), flipped.ratings.drop(columns="signature"))
+    assert f"protocols={AFFECT_GENERATION_FIRST.tag};" in flipped.signature
+    assert "affect_order=generation-first;" in flipped.signature
+    server.reset()
+    config = judge(server, affect_order="random", affect_order_seed=11)
+    shuffled = run_judge(frame, config, protocols="affect", cache=None)
+    shown_first = {r["messages"][1]["content"].split("<<<TEXT A>>>\n")[1].split(" ")[0] for r in server.requests}
+    assert shown_first == {"Reference", "Generation"}
+    expected = {str(i) for i in range(20) if _generation_first(config, str(i), "m1")}
+    got = {r["messages"][1]["content"].split("<<<TEXT A>>>\nGeneration ")[1].split(".")[0]
+           for r in server.requests if "<<<TEXT A>>>\nGeneration" in r["messages"][1]["content"]}
+    assert got == expected and 0 < len(expected) < 20
+    assert "affect_order=random/seed-11;" in shuffled.signature
+    assert f"{AFFECT.tag},{AFFECT_GENERATION_FIRST.tag}" in shuffled.signature
+
+
+# ------------------------------------------------------------------------------------ sentence segmentation
+def test_disturbing_requests_use_the_sentences_of_eq2(server):
+    # spaCy's parse (whose sentence count is q of Eq. 2) cuts the first sentence before "and" (a demo text):
+    # 4 sentences where the regex splitter sees 3; the judge is asked about the 4 that q counts
+    text = "He was killed. Maybe he's right and I have lost my sense of humour. Blood was everywhere."
+    frame = outputs([("1", "m1", "A calm day.", text)])
+    assert len(split_sentences(text)) == 3
+    spacy_split = spacy_sentences([text])[0]
+    assert spacy_split == ["He was killed.", "Maybe he's right", "and I have lost my sense of humour.",
+                           "Blood was everywhere."]
+    run = run_judge(frame, judge(server), protocols="disturbing", cache=None)
+    rated = sorted(r["messages"][1]["content"].split("<<<SENTENCE>>>\n")[1].split("\n<<<END")[0]
+                   for r in server.requests)
+    assert rated == sorted({*spacy_split, "A calm day."})
+    assert run.sentences["n_sent_gen"].tolist() == [len(spacy_split)]
+    assert value(run.ratings, "1", "u_gen") == 2 and "split=spacy:" in run.signature
+
+
+def test_runs_without_the_disturbing_protocol_parse_nothing(server, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("no text should be segmented")
+
+    monkeypatch.setattr("empathy.judges.segment.sentence_spans", refuse)
+    monkeypatch.setattr("empathy.judges.segment.spacy_sentences", refuse)
+    run = run_judge(outputs([("1", "m1", "A narrative. Two sentences.", "A reply.")]), judge(server),
+                    protocols="affect,conflict", cache=None)
+    assert run.sentences[["n_sent_ref", "n_sent_gen"]].isna().all().all()
+    assert "split=" not in run.signature and (run.ratings["reason"] == "").all()

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pandas as pd
 import pytest
 
-from empathy.io import validate_ratings
+from empathy.distancing import analyze, load_model
+from empathy.io import load_outputs, validate_ratings
 from empathy.judges import (
     LEXICON_JUDGE,
     PROTOCOLS,
@@ -23,7 +25,16 @@ from empathy.judges import (
     run_judge,
     split_sentences,
 )
-from empathy.judges.prompts import Protocol
+from empathy.judges.prompts import AFFECT_GENERATION_FIRST, CONFLICT_VARIANTS, Protocol
+from empathy.judges.run import _generation_first
+from empathy.judges.segment import (
+    clear_memo,
+    parser_chunks,
+    segmentation_signature,
+    sentence_spans,
+    spacy_sentences,
+)
+from empathy.paths import DEMO_DIR
 
 
 # ---------------------------------------------------------------------------------------------- parsing
@@ -76,7 +87,7 @@ def test_render_places_texts_inside_delimiters():
     user = messages[1]["content"]
     assert messages[0]["role"] == "system" and "JSON" in user
     assert "<<<CLIENT NARRATIVE>>>\nmy narrative ››› x\n<<<END CLIENT NARRATIVE>>>" in user
-    assert "<<<COUNSELOR RESPONSE>>>\nthe ‹‹‹reply\n<<<END COUNSELOR RESPONSE>>>" in user
+    assert "<<<THERAPIST RESPONSE>>>\nthe ‹‹‹reply\n<<<END THERAPIST RESPONSE>>>" in user
     with pytest.raises(ValueError, match="generation"):
         PROTOCOLS["conflict"].render(reference="x")
 
@@ -228,6 +239,9 @@ def test_lexicon_disturbing_count_sums_sentences():
     ("Tell me more about that.", (0, 0, 0, 1), 0),
     ("What happened next? You could also consider telling them.", (2, 0, 1, 0), 1),
     ("I'm sorry you feel that way.", (0, 0, 0, 0), 0),
+    # a question that proposes a solution is a solution cue, not exploration (the paper asks for open ones)
+    ("What happened next? Have you tried telling him how you feel?", (1, 0, 1, 0), 0),
+    ("Would it help to take a break? Why not ask her directly?", (3, 0, 0, 0), 1),  # + "take a break"
 ])
 def test_lexicon_conflict_cues(response, cues, label):
     found = lexicon.conflict_cues(response)
@@ -267,3 +281,217 @@ def test_lexicon_task_protocols():
     assert run.ratings.groupby("item_id")["dimension"].apply(list).to_dict() == {"1": ["e_ref", "e_gen"],
                                                                                   "2": ["ca"]}
     assert "disturbing" not in run.signature and "conflict=cue-heuristic" in run.signature
+
+
+# ------------------------------------------------------------------------- protocol versions and variants
+#: The paper's CA criteria (Appendix D, "Metrics"), which the default prompt must state word for word.
+PAPER_CA_LABEL_1 = ("the client information is clearly insufficient, but the response mainly provides solutions "
+                    "or positive closure with little substantive exploration of the underlying conflict")
+PAPER_CA_LABEL_0 = ("the response focuses on clarification and understanding, using multiple open-ended questions "
+                    "and avoiding premature resolution")
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_default_conflict_protocol_states_the_papers_criteria():
+    conflict = PROTOCOLS["conflict"]
+    assert conflict is CONFLICT_VARIANTS["paper"] and conflict.version == "2"
+    user = _flat(conflict.render(reference="N", generation="R")[1]["content"])
+    assert f"Label 1 (conflict avoidance): {PAPER_CA_LABEL_1}." in user
+    assert f"Label 0 (engagement): {PAPER_CA_LABEL_0}." in user
+    assert user.endswith('Answer with only this JSON object: {"conflict_avoidance": <0 or 1>}')
+    assert conflict.schema["properties"] == {"conflict_avoidance": {"type": "integer", "enum": [0, 1]}}
+    # the first text lacks the paper's condition and its "multiple" questions, and had a leniency rule
+    old = _flat(CONFLICT_VARIANTS["engagement-v1"].render(reference="N", generation="R")[1]["content"])
+    assert "clearly insufficient" not in old and "multiple" not in old and "do not by themselves" in old
+    assert "do not by themselves" not in user
+
+
+def test_protocol_versions_and_hashes_are_pinned():
+    # Unchanged texts keep their hash (and so their cached answers); the new CA text has a new version and hash.
+    assert PROTOCOLS["affect"].tag == "affect-intensity@1#f3a89efa7975"
+    assert PROTOCOLS["disturbing"].tag == "disturbing-count@1#37d58c5dc23c"
+    assert CONFLICT_VARIANTS["engagement-v1"].tag == "conflict-avoidance@1#e7eea46d96a4"
+    assert PROTOCOLS["conflict"].tag.startswith("conflict-avoidance@2#")
+    assert PROTOCOLS["conflict"].hash != CONFLICT_VARIANTS["engagement-v1"].hash
+    assert AFFECT_GENERATION_FIRST.tag.startswith("affect-intensity@1-generation-first#")
+    assert len({AFFECT_GENERATION_FIRST.hash, PROTOCOLS["affect"].hash}) == 2
+
+
+def test_generation_first_affect_swaps_the_texts_and_names_the_roles():
+    user = AFFECT_GENERATION_FIRST.render(reference="REF TEXT", generation="GEN TEXT")[1]["content"]
+    assert "<<<TEXT A>>>\nGEN TEXT\n<<<END TEXT A>>>" in user and "<<<TEXT B>>>\nREF TEXT\n<<<END TEXT B>>>" in user
+    assert "Text A is the generated text and Text B the reference" in user
+    assert '{"generation": <score of Text A>, "reference": <score of Text B>}' in user
+    # the same rubric otherwise: only the swapped parts differ from the reference-first text
+    default = PROTOCOLS["affect"].render(reference="REF TEXT", generation="GEN TEXT")[1]["content"]
+    assert user.split("Text A is")[0] == default.split("Text A is")[0]
+    # the answer names its keys, so values map to e_ref / e_gen whatever the order
+    assert AFFECT_GENERATION_FIRST.parse('{"generation": 0.2, "reference": 0.9}') == {"e_ref": 0.9, "e_gen": 0.2}
+
+
+def test_random_affect_order_is_seeded_per_item_and_model():
+    judge = JudgeConfig(name="j", base_url="http://127.0.0.1:1/v1", model="m", affect_order="random",
+                        affect_order_seed=7)
+    pairs = [(str(i), model) for i in range(200) for model in ("a", "b")]
+    flips = [_generation_first(judge, item, model) for item, model in pairs]
+    assert flips == [_generation_first(judge, item, model) for item, model in pairs]  # reproducible
+    assert 160 <= sum(flips) <= 240  # a fair coin over 400 pairs (binomial sd 10)
+    other = [_generation_first(judge.replace(affect_order_seed=8), item, model) for item, model in pairs]
+    assert other != flips
+    assert not any(_generation_first(judge.replace(affect_order="reference-first"), i, m) for i, m in pairs)
+    assert all(_generation_first(judge.replace(affect_order="generation-first"), i, m) for i, m in pairs)
+
+
+JUDGE_TOML = """
+[judges.paper]
+base_url = "https://api.example.org/v1"
+model = "gpt-5.2"
+
+[judges.old-ca]
+base_url = "https://api.example.org/v1"
+model = "gpt-5.2"
+conflict_protocol = "engagement-v1"
+affect_order = "random"
+affect_order_seed = 3
+segmentation = "regex"
+"""
+
+
+def test_variants_are_selected_in_the_config_file(tmp_path):
+    path = tmp_path / "judges.toml"
+    path.write_text(JUDGE_TOML)
+    judges = load_config(path).judges
+    paper, old = judges["paper"], judges["old-ca"]
+    assert (paper.conflict_protocol, paper.affect_order, paper.segmentation) == ("paper", "reference-first", "spacy")
+    assert (old.conflict_protocol, old.affect_order, old.affect_order_seed, old.segmentation) == (
+        "engagement-v1", "random", 3, "regex")
+    assert "conflict protocol engagement-v1" in old.description
+
+
+@pytest.mark.parametrize(("toml", "message"), [
+    ("judges = 3", "'judges' must be a table of named judges ([judges.NAME] sections), got int '3'"),
+    ('judges = "gpt"', "'judges' must be a table of named judges"),
+    ("embeddings = [1, 2]", "'embeddings' must be a table of named embeddings"),
+    ("[judges]\ngpt = 3", "[judges.gpt] must be a table of settings, got int '3'"),
+    ('[judges.a]\nbase_url = "https://x/v1"\nmodel = "m"\nconflict_protocol = "lenient"',
+     "conflict_protocol must be one of paper, engagement-v1, got 'lenient'"),
+    ('[judges.a]\nbase_url = "https://x/v1"\nmodel = "m"\naffect_order = "shuffled"', "affect_order must be one of"),
+    ('[judges.a]\nbase_url = "https://x/v1"\nmodel = "m"\naffect_order_seed = -1', "affect_order_seed"),
+    ('[judges.a]\nbase_url = "https://x/v1"\nmodel = "m"\nsegmentation = "nltk"', "segmentation must be one of"),
+    ("[judges.a]\nbase_url = 3\nmodel = \"m\"", "base_url must be str, got int '3'"),
+    ('[judges.a]\nbase_url = "https://x/v1"\nmodel = 5', "model must be str, got int '5'"),
+    ('[judges.a]\nbase_url = "https://x/v1"\nmodel = "m"\nmax_tokens = "many"', "max_tokens must be int or none"),
+    ('[judges.a]\nbase_url = "https://x/v1"\nmodel = "m"\ntemperature = true', "temperature must be int or float"),
+    ('[judges.a]\nbase_url = "https://x/v1"\nmodel = "m"\nextra_body = 3', "extra_body must be a table"),
+    ('[embeddings.e]\nbase_url = "https://x/v1"\nmodel = "m"\ntimeout = "x"', "timeout must be int or float"),
+])
+def test_malformed_config_names_the_file_and_key(tmp_path, toml, message):
+    path = tmp_path / "judges.toml"
+    path.write_text(toml + "\n")
+    with pytest.raises(JudgeConfigError, match=re.escape(message)) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path}: ")
+
+
+# ------------------------------------------------------------------------------------------ segmentation
+def _demo_texts() -> list[str]:
+    outputs, _ = load_outputs(DEMO_DIR / "outputs.csv")
+    return list(outputs["reference"]) + list(outputs["generation"])
+
+
+def test_judges_count_on_the_sentences_of_eq2s_denominator():
+    texts = _demo_texts()
+    assert len(texts) == 242
+    d_and_q = [result.sentences for result in analyze(texts, cache=False)]
+    spacy_counts = [len(spans) for spans in sentence_spans(texts)]
+    assert spacy_counts == d_and_q  # every demo text: the judges' sentences are the ones Eq. 2 divides by
+    regex_counts = [len(split_sentences(text)) for text in texts]
+    # why the regex splitter is no longer the default: it disagrees with d and q on 12 of the 242 texts
+    assert sum(a != b for a, b in zip(regex_counts, d_and_q, strict=True)) == 12
+
+
+def test_lexicon_run_sentences_equal_d_and_q_and_signature_names_the_parse():
+    outputs, _ = load_outputs(DEMO_DIR / "outputs.csv")
+    run = run_judge(outputs, "lexicon", protocols="disturbing", cache=False)
+    d_and_q = [result.sentences for result in analyze(list(outputs["reference"]) + list(outputs["generation"]),
+                                                      cache=False)]
+    assert list(run.sentences["n_sent_ref"]) + list(run.sentences["n_sent_gen"]) == d_and_q
+    assert f"split={segmentation_signature()}" in run.signature and "split=spacy:" in run.signature
+    regex = run_judge(outputs, "lexicon", protocols="disturbing", cache=False, segmentation="regex")
+    assert regex.signature.endswith("split=regex-v1")
+    with pytest.raises(JudgeConfigError, match="segmentation must be one of"):
+        run_judge(outputs, "lexicon", cache=False, segmentation="words")
+
+
+def test_spacy_sentences_collapse_whitespace_and_skip_blank_ones():
+    assert spacy_sentences(["", "   \n ", "He left.\n\nShe  stayed\nhome."]) == [
+        [], [], ["He left.", "She stayed home."]]
+    with pytest.raises(TypeError, match="text #1 must be a string"):
+        sentence_spans(["ok", 3])
+
+
+@pytest.mark.parametrize(("text", "limit", "expected"), [
+    ("short", 10, [(0, 5)]),
+    ("aaaa\n\nbbbb cc", 8, [(0, 6), (6, 13)]),         # after the blank line
+    ("aaa\nbbb ccc\nddd", 9, [(0, 4), (4, 12), (12, 15)]),  # after a line break
+    ("aa bb cc dd", 6, [(0, 6), (6, 11)]),              # after a space
+    ("abcdefghij", 4, [(0, 4), (4, 8), (8, 10)]),      # no separator: hard cut
+    ("", 4, [(0, 0)]),
+])
+def test_parser_chunks(text, limit, expected):
+    assert parser_chunks(text, limit) == expected
+
+
+def test_texts_longer_than_the_parser_limit_are_parsed_in_pieces(monkeypatch):
+    nlp = load_model()
+    paragraph = "The storm hit the coast. Two people died in the flood. "
+    text = "\n\n".join([paragraph.strip()] * 6)
+    clear_memo()
+    whole = sentence_spans([text])[0]
+    clear_memo()
+    monkeypatch.setattr(nlp, "max_length", 100)
+    monkeypatch.setattr("empathy.judges.segment.CHUNK_CHARS", 120)
+    pieces = sentence_spans([text])[0]
+    clear_memo()
+    assert pieces == whole and len(pieces) == 12  # cut at paragraph breaks: the same sentences and offsets
+    assert [text[a:b] for a, b in pieces[:2]] == ["The storm hit the coast.", "Two people died in the flood."]
+
+
+# ------------------------------------------------------------------------------------ linear splitter
+def test_splitter_on_long_runs_of_marks_and_abbreviations():
+    # inputs that made the old splitter quadratic; the output is unchanged
+    assert split_sentences("Stop" + "!" * 5000 + " Now.") == ["Stop" + "!" * 5000, "Now."]
+    many = "Dr. Smith met J. Doe e.g. at No. 5. " * 300
+    assert len(split_sentences(many)) == 300
+
+
+# --------------------------------------------------------------------------- conflict avoidance, lexicon
+NARRATIVE = ("My sister and I haven't spoken since the funeral. She says I abandoned Mum, and part of me "
+             "thinks she's right. I don't even know what I want from her any more.")
+#: Hand-made responses of each kind under the paper's criteria (the narrative leaves a lot unclear).
+AVOIDANT = ("I'm sorry for your loss. It's common to feel this way after a death in the family. You should "
+            "reach out to your sister and suggest meeting for coffee. Try to see things from her perspective, "
+            "and remember that everything will work out with time. I hope this helps!")
+EXPLORING = ("It sounds like the silence with your sister has been weighing on you since the funeral. What "
+             "happened between you two in the time around your mum's death? When she says you abandoned "
+             "your mum, what does that stir up in you? And what would you want her to understand?")
+
+#: One question, but a closed one that proposes a solution, then advice: not "multiple open-ended questions".
+SUGGESTING = ("That sounds painful. Have you thought about writing her a letter? You could set a time to talk "
+              "and keep it calm.")
+
+
+@pytest.mark.parametrize(("response", "label"), [(AVOIDANT, 1), (EXPLORING, 0), (SUGGESTING, 1)])
+def test_lexicon_conflict_avoidance_on_hand_made_responses(response, label):
+    frame = pd.DataFrame({"item_id": ["1"], "model": ["m"], "reference": [NARRATIVE], "generation": [response]})
+    run = run_judge(frame, "lexicon", protocols="conflict", cache=False)
+    assert run.ratings["value"].tolist() == [label]
+    assert lexicon.conflict_avoidance(response) == label
+
+
+def test_lexicon_description_says_it_does_not_track_experts():
+    assert LEXICON_JUDGE.description == lexicon.DESCRIPTION
+    assert "does not track experts" in lexicon.DESCRIPTION and "0.03-0.30" in lexicon.DESCRIPTION

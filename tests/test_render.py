@@ -177,3 +177,20 @@ def test_non_string_text_rejected():
 def test_escape_text_round_trips_through_html_unescape():
     raw = "<&>\"' *_[]$"
     assert html.unescape(escape_text(raw)) == raw
+
+
+def test_conversation_html_is_inert_and_bolds_known_speakers():
+    from empathy.render import conversation_html, conversation_turns
+
+    text = ("Seeker: lost my job ![r](http://h/x.png)\n\n  Supporter: :blue[M]**m** [l](http://h/l) $x^2$\n"
+            "Narrator: <img src=x onerror=alert(1)>\n")
+    assert conversation_turns(text) == ["Seeker: lost my job ![r](http://h/x.png)",
+                                        "Supporter: :blue[M]**m** [l](http://h/l) $x^2$",
+                                        "Narrator: <img src=x onerror=alert(1)>"]
+    out = conversation_html(text)
+    assert out == ('<div class="conversation"><b>Seeker:</b> lost my job &#33;&#91;r&#93;&#40;http&#58;//h/x.png'
+                   '&#41;<br><b>Supporter:</b> &#58;blue&#91;M&#93;&#42;&#42;m&#42;&#42; &#91;l&#93;&#40;http&#58;'
+                   '//h/l&#41; &#36;x^2&#36;<br>Narrator&#58; &lt;img src=x onerror=alert&#40;1&#41;&gt;</div>')
+    assert "\n" not in out
+    with pytest.raises(TypeError, match="conversation must be a string"):
+        conversation_turns(None)  # type: ignore[arg-type]

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from empathy.agreement import inter_judge_spearman
 from empathy.evaluate import TextFeatures, compute_metrics
 from empathy.review import (
     Recompute,
     disagreement,
-    fast_inter_judge_spearman,
     human_vs_judges,
     inspect_filter,
     metric_pivot,
@@ -109,11 +109,11 @@ def test_ca_override_changes_exactly_one_value():
     assert after[("CA", "j1", "m3")] == pytest.approx(before[("CA", "j1", "m3")] + (flipped - key["value"]) / 30)
 
 
-def test_fast_inter_judge_spearman_hand_worked():
+def test_inter_judge_spearman_hand_worked():
     # j1 ranks A > C > B, j2 ties A and C: rho = 1.5 / sqrt(2 * 1.5) = 0.8660
     table = pd.DataFrame({"metric": ["CA"] * 6, "scorer": ["j1"] * 3 + ["j2"] * 3,
                           "model": ["A", "B", "C"] * 2, "value": [0.75, 0.25, 0.5, 0.5, 0.0, 0.5]})
-    result = fast_inter_judge_spearman(table)
+    result = inter_judge_spearman(table)
     assert result.to_dict("records") == [{"metric": "CA", "scorer_a": "j1", "scorer_b": "j2",
                                           "spearman": pytest.approx(np.sqrt(3) / 2), "n_models": 3}]
 

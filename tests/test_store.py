@@ -234,7 +234,7 @@ def test_export_import_round_trip(tmp_path, store, suffix):
     else:
         first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
         assert set(first) == {"dataset_id", "item_id", "model", "rater", "dimension", "value", "annotator",
-                              "updated_at", "reason"}
+                              "role", "updated_at", "reason", "text_hash", "judge_value", "judge_signature"}
     other = OverrideStore(tmp_path / "other.sqlite")
     assert other.import_ledger(path) == len(EVIL) + 1
     before = store.overrides(DS).drop(columns=["updated_at"])

@@ -432,6 +432,8 @@ def _read_ratings_file(root: Path, spec: CorpusSpec, rater: str, runs: RunPolicy
     """Read one ``<rater>_ratings.csv`` into long rows (source_id, dimension, value, reason)."""
     label = f"annotations/{spec.name}/{rater}_ratings.csv"
     frame = _read_csv(root / label, root)
+    if frame.empty:  # a header alone would fail later inside pandas arithmetic, far from its cause
+        raise DataError(label, "no rating rows (the file has only a header)")
     stats = FileStats(path=label, rater=rater, corpus=spec.name, rows_read=len(frame))
     report.files.append(stats)
     raw_header, stats.line_endings = _sniff(root / label)

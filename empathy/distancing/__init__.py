@@ -251,7 +251,7 @@ def density_matrix(texts: Sequence[str], **kw: Any) -> np.ndarray:
 
 
 def register_cli(subparsers: Any) -> None:
-    """Add the ``distancing FILE --format jsonl`` subcommand (see :mod:`empathy.distancing.cli`)."""
-    from .cli import register_cli as _register
+    """Add the ``distancing FILE --format jsonl`` subcommand (see :mod:`empathy.cli.distancing`)."""
+    from empathy.cli.distancing import register as _register
 
     _register(subparsers)

@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import main
+from empathy.cli.distancing import main
 
 sys.exit(main())

@@ -53,6 +53,9 @@ SUFFIX_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("arity", ("ar",), "A"),
     ("icity", ("ic", "e"), "A"),
     ("ity", ("", "e"), "A"),
+    # -ty after an adjective (safe-ty, certain-ty, honest-ty, loyal-ty); bases of at least 4 letters, so that
+    # "party", "duty", "city" stay out (their stems are no adjectives anyway).
+    ("ty", ("",), "A"),
     ("iance", ("y",), "V"),
     ("ance", ("ant",), "A"),
     ("ance", ("", "e"), "V"),
@@ -88,6 +91,9 @@ IRREGULAR_NOMINAL: dict[str, str] = {
     "expenditure": "expend", "abundance": "abundant", "absorption": "absorb", "deletion": "delete",
     "thought": "think", "weight": "weigh", "flight": "fly", "tension": "tense", "option": "opt",
     "destruction": "destroy", "discretion": "discreet", "seizure": "seize", "conception": "conceive",
+    # "-ability" would consume the whole word (derive_base found no stem): ability, inability, disability.
+    "ability": "able", "diagnosis": "diagnose", "paralysis": "paralyze", "synthesis": "synthesize",
+    "poverty": "poor", "honesty": "honest", "modesty": "modest",
 }
 
 #: Nouns with a derivational-looking ending whose apparent base is unrelated in meaning (or is itself
@@ -104,6 +110,8 @@ NOT_NOMINAL: frozenset[str] = frozenset(
     king ring string spring wing swing sting darling sibling pudding herring earring
     lesson reason season poison prison person mention pigment supplement comment clothing affection
     experience ambience ambulance appliance
+    balance finance vacation pavement belonging setting landing property penalty casualty realty
+    sixty seventy ninety
     """.split()
 )
 
@@ -115,7 +123,23 @@ ADJECTIVAL_PARTICIPLES: frozenset[str] = frozenset(
     embarrassed exhausted thrilled delighted depressed concerned gone dressed married divorced crowded
     complicated sophisticated detailed advanced experienced qualified skilled educated talented relaxed
     determined entitled obsessed convinced dedicated devoted frustrated irritated overwhelmed puzzled drunk
+    stressed stuck motivated invested disconnected
     """.split()
+)
+
+#: Adjectives of skill or training that predicate of people ("she is experienced", "he is qualified"), while
+#: the verb takes an event or feeling as object ("anger was experienced"). They are adjectives only with a
+#: personal subject and without "being"/"been" or an "as" complement ("is being experienced", "is
+#: experienced as hurtful" are passives), whatever the tagger says (it often tags them JJ).
+PERSONAL_STATIVES: frozenset[str] = frozenset("experienced qualified skilled trained".split())
+
+#: Participle + particle pairs that name a state ("I'm burnt out", "that's messed up", "I got caught up in it"):
+#: adjectives without a by-agent, like the single-word statives above.
+PHRASAL_STATIVES: frozenset[tuple[str, str]] = frozenset(
+    (participle, particle) for participle, particle in (pair.split("+") for pair in """
+    burnt+out burned+out worn+out stressed+out freaked+out bummed+out spaced+out zoned+out messed+up caught+up
+    fed+up mixed+up hung+up tied+up choked+up fired+up pumped+up wrapped+up screwed+up
+    """.split())
 )
 
 #: Psychological verbs whose object is the experiencer ("it worried me"), after Levin's (1993) class 31.1
@@ -141,10 +165,15 @@ PSYCH_VERBS: frozenset[str] = frozenset(
 APOSTROPHELESS_BE: frozenset[str] = frozenset("m s re isn wasn aren weren".split())
 
 #: Verbs without a transitive use, which therefore have no passive: after a contracted "'s" their participle is
-#: a perfect with "has" ("what's happened", "it's become hard").
+#: a perfect with "has" ("what's happened", "it's become hard"), and a subjectless participle or a participle
+#: after a noun is a simple past, not a reduced passive ("Just vanished.", "everything vanished").
 INTRANSITIVE_VERBS: frozenset[str] = frozenset(
-    "happen occur arrive become come go die exist emerge disappear fall rise remain seem appear".split()
+    "happen occur arrive become come go die exist emerge disappear vanish fall rise remain seem appear listen".split()
 )
+
+#: Verbs whose participle after a contracted "'s" is read as "has" although they have a passive: "who's felt
+#: this way" (the passive "is felt" is written out, not contracted, in speech).
+S_PERFECT_VERBS: frozenset[str] = frozenset("feel".split())
 
 #: Participles after "get" that form a change-of-state adjective rather than a passive ("got tired").
 GET_ADJECTIVAL: frozenset[str] = frozenset(
@@ -163,7 +192,7 @@ RAISING_VERBS: frozenset[str] = frozenset("seem appear happen turn occur matter"
 
 #: Verbs whose expletive "it" subject stands for a to-infinitive ("it takes courage to ask", "it made me
 #: happy to see ..."); a finite complement ("it made me cry") is not enough.
-INFINITIVE_EXTRAPOSING_VERBS: frozenset[str] = frozenset("take make cost pay help hurt matter suck".split())
+INFINITIVE_EXTRAPOSING_VERBS: frozenset[str] = frozenset("take make cost pay help hurt matter suck mean".split())
 
 #: Indefinite pronouns that frame a clause impersonally ("someone should ...", "everyone knows ...").
 INDEFINITE_SUBJECTS: frozenset[str] = frozenset(
@@ -216,6 +245,8 @@ def _derive_suffixed(
         for replacement in replacements:
             if suffix == "ment" and replacement == "e" and not stem.endswith(("dg", "u")):
                 continue  # -ment keeps a final e (announcement) except in judgment, argument
+            if suffix == "ty" and len(stem) < 4:
+                continue  # safe-ty, sure-ty; not six-ty, par-ty
             for candidate in _spellings(stem + replacement):
                 if len(candidate) >= 3 and candidate != lemma and candidate in vocabulary:
                     return (suffix, candidate)

@@ -20,8 +20,10 @@ Agentless constructions (label ``agentless``), one per passive predicate without
     "Highly recommended.").
 
 Adjective-like participles are not passives: without a by-agent, a participle on the list of psychological
-and stative adjectives (tired, interested, worried, married ...), one modified by a degree word ("very
-worried"), and an un-prefixed participle whose verb does not exist ("unexpected") are skipped.
+and stative adjectives (tired, interested, worried, married, stuck, stressed ...) or a participle + particle
+state ("burnt out", "messed up"), one modified by a degree word ("very worried"), and an un-prefixed
+participle whose verb does not exist ("unexpected") are skipped. Skill adjectives (experienced, qualified)
+are verbs after "being"/"been", with "as" or with a subject that is no person ("anger was experienced").
 
 Impersonal subject framing (label ``impersonal``), one per subject:
 
@@ -34,12 +36,16 @@ Impersonal subject framing (label ``impersonal``), one per subject:
 ``generic-one``
     the generic pronoun "one" as subject ("one never knows").
 ``generic-indefinite``
-    an indefinite person pronoun as subject (someone, anybody, everyone, nobody, no one).
+    an indefinite person pronoun as subject (someone, anybody, everyone, nobody, no one) of a finite clause
+    that is not a statement about a past event ("nobody came" names the people of one event).
 ``generic-people``
     bare "people" as subject, optionally with many/most/some/all ("people say", "most people feel").
 
-Generic "you" is deliberately *not* counted: in support conversations "you" almost always addresses the
-reader, and telling generic from addressee "you" needs discourse context the parser does not have.
+"It sounds / feels / looks like + clause" and "it's like + clause" are not counted: copy-raising verbs with
+an ordinary subject in UD, and in support conversations the reflective-listening move, not a distancing frame
+(docs/detectors.md). Generic "you" is deliberately *not* counted: in support conversations "you" almost
+always addresses the reader, and telling generic from addressee "you" needs discourse context the parser does
+not have.
 
 Nominalizations (label ``nominalization``), one per noun token: see :mod:`empathy.distancing.lexicon`. The
 rule name is ``nominal:-SUFFIX:BASE`` (or ``nominal:irregular:BASE``), e.g. ``nominal:-ment:announce``.
@@ -61,8 +67,11 @@ from .lexicon import (
     INDEFINITE_SUBJECTS,
     INFINITIVE_EXTRAPOSING_VERBS,
     INTRANSITIVE_VERBS,
+    PERSONAL_STATIVES,
+    PHRASAL_STATIVES,
     PSYCH_VERBS,
     RAISING_VERBS,
+    S_PERFECT_VERBS,
     derive_base,
 )
 from .result import LABELS, DistancingResult, DistancingSpan
@@ -116,11 +125,28 @@ def _has_agent(token: Token) -> bool:
     return any(child.dep_ == "agent" for child in token.children)
 
 
+def _personal_stative_is_verb(token: Token) -> bool:
+    """"experienced", "qualified" ... as a verb: after "being"/"been", with an "as" complement or with a subject
+    that is not a person ("anger was experienced", "it is being experienced as intrusive")."""
+    children = list(token.children)
+    if any(c.dep_ in ("auxpass", "aux") and c.lower_ in ("being", "been") for c in children):
+        return True
+    if any(c.dep_ == "prep" and c.lower_ == "as" for c in children):
+        return True
+    subjects = [c for c in children if c.dep_ in ("nsubj", "nsubjpass")]
+    return bool(subjects) and not any(
+        c.lower_ in _PERSONAL or c.lower_ in ("me", "us", "who") or c.pos_ == "PROPN" for c in subjects)
+
+
 def _adjectival(token: Token, verbs: frozenset[str]) -> bool:
     """True for a participle that reads as an adjective ("tired", "very worried", "unexpected", "stunned")."""
     lower = token.lower_
+    if lower in PERSONAL_STATIVES:
+        return not _personal_stative_is_verb(token)
     if lower in ADJECTIVAL_PARTICIPLES:
         return True
+    if any(c.dep_ == "prt" and (lower, c.lower_) in PHRASAL_STATIVES for c in token.children):
+        return True  # "I'm burnt out", "that's messed up", "I got caught up in it": a state
     if token.lemma_.lower() in PSYCH_VERBS and not any(
             c.dep_ == "auxpass" and c.lower_ in ("being", "been") for c in token.children):
         return True  # "I'm discouraged": the experiencer's state ("is being offended" stays an event)
@@ -141,8 +167,17 @@ def _perfect_after_s(participle: Token) -> bool:
     "got" ("he's got a plan", "it's got to stop"), a participle with a direct object ("it's taken over my
     life", "it's added more pressure") and a participle of a verb without a transitive use ("what's happened").
     """
-    return (_get_form(participle) or participle.lemma_ in INTRANSITIVE_VERBS
-            or any(child.dep_ == "dobj" for child in participle.children))
+    return (_get_form(participle) or participle.lemma_ in INTRANSITIVE_VERBS or participle.lemma_ in S_PERFECT_VERBS
+            or any(child.dep_ == "dobj" for child in participle.children)
+            or any(_bare_small_clause(child) for child in participle.children))
+
+
+def _bare_small_clause(clause: Token) -> bool:
+    """A bare-infinitive clause with its own subject ("what's made [you feel] this way"): the participle has
+    an object, so it is active."""
+    return clause.dep_ in ("ccomp", "xcomp") and clause.tag_ == "VB" and any(
+        c.dep_ == "nsubj" for c in clause.children) and not any(
+        c.dep_ in ("mark", "aux") for c in clause.children)
 
 
 def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
@@ -175,8 +210,10 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
                     and any(c.dep_ == "nsubjpass" and c.lower_ in _PERSONAL for c in head.children)):
                 continue  # "after they were done", "I'm finished": a person who is done has finished (adjective)
             # Only a past participle can be passive ("I'm suppose to" is a misparse); after a passive
-            # auxiliary a form tagged as simple past ("were acted") is read as the participle.
-            if head.tag_ != "VBN" and not (aux is not None and head.tag_ == "VBD"):
+            # auxiliary a form tagged as simple past ("were acted") is read as the participle, and so is an
+            # "experienced"-type word tagged as adjective when its verb reading holds ("anger was experienced").
+            if head.tag_ != "VBN" and not (aux is not None and head.tag_ == "VBD") and not (
+                    head.lower_ in PERSONAL_STATIVES and _personal_stative_is_verb(head)):
                 continue
             agent = _has_agent(head)
             get = aux is not None and _get_form(aux)
@@ -201,9 +238,10 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             elif agent or not _adjectival(token, verbs):
                 found[token.i] = Passive(token.i, aux.i, token.i + 1, "be-passive", agent)
                 continue
-        # A past form heading a subjectless relative ("letters sent last week") is a participle the tagger
-        # read as a simple past.
-        if token.tag_ == "VBN" or (token.tag_ == "VBD" and token.dep_ == "acl"):
+        # A past form heading a subjectless relative ("letters sent last week") or coordinated with a passive
+        # ("was swept away and found ...") is a participle the tagger read as a simple past. A token that is
+        # not a word ("Guaranty.doc") is no participle.
+        if token.is_alpha and (token.tag_ == "VBN" or (token.tag_ == "VBD" and token.dep_ in ("acl", "conj"))):
             participles.append(token)
     # Second pass: participles whose status depends on a head found above (coordination) or on context.
     for token in participles:
@@ -213,6 +251,18 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
         head = token.head
         own = {child.dep_ for child in token.children}
         agent = "agent" in own
+        if token.tag_ == "VBD" and not (dep == "acl" or (
+                dep == "conj" and head.i in found and not own & {"dobj", "ccomp"} and not any(
+                    _infinitive(c) for c in token.children) and token.lemma_ not in ("be", "have", "do"))):
+            # A simple past counts only as a relative's or a passive's coordinated participle, and then only
+            # without an object or a clause that an active verb takes ("was caught and decided to lie").
+            continue
+        if dep in ("ROOT", "advcl") and any(c.dep_ == "conj" and c.tag_ == "VBD" for c in token.children):
+            # Coordinated with a simple past, a subjectless "participle" is one too, the subject left out
+            # ("Listened to my problem and gave advice.", "Walked in and was out in 10 minutes").
+            continue
+        if not agent and token.lemma_ in INTRANSITIVE_VERBS and dep != "conj":
+            continue  # "Just vanished.", "Listened to my problem.": no passive without a transitive verb
         if dep == "ROOT" and token.tag_ == "VBN" and not own & _OWN_CLAUSE and "dobj" not in own:
             # A root participle without subject or auxiliary is a fragment passive ("Highly recommended.").
             # With a subject it is too often a simple past mis-tagged as a participle to count.
@@ -229,11 +279,13 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             if not agent and _adjectival(token, verbs):
                 continue
             found[token.i] = Passive(token.i, token.i, token.i + 1, "coordinated-passive", agent)
-        elif dep == "acl" and head.pos_ in _NOMINAL_HEADS and head.i < token.i and head.dep_ != "ROOT":
-            # (A participle on a root noun is the sentence's only verb: "Poor decisions led to ...".)
+        elif dep == "acl" and head.pos_ in _NOMINAL_HEADS and head.i < token.i and not _clause_subject(head):
             if not agent and _adjectival(token, verbs):
                 continue
             copula = head.head
+            if (head.dep_ in ("nsubj", "dobj") and copula.lemma_ == "have" and copula.is_sent_start
+                    and doc[copula.sent.end - 1].text == "?"):
+                continue  # "Has something changed?": an inverted perfect question, not "have it done"
             if (head.dep_ == "nsubj" and copula.lemma_ == "be" and copula.i < head.i
                     and not any(c.dep_ in ("attr", "acomp") and c.lower_ not in _WH_WORDS
                                 for c in copula.children)):
@@ -247,6 +299,27 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
                 continue
             found[token.i] = Passive(token.i, token.i, token.i + 1, "participle-clause", agent)
     return [found[i] for i in sorted(found)]
+
+
+#: Words that introduce only a finite clause (never a noun phrase), so the noun after them is a subject.
+_SUBORDINATORS = frozenset({"because", "when", "while", "if", "although", "though", "whenever", "once", "cause",
+                            "cuz", "whereas", "unless"})
+
+
+def _clause_subject(noun: Token) -> bool:
+    """A noun that is the subject of the clause whose verb the parser hung on it as a participle ("Poor
+    decisions led to ...", "I woke up and a pipe busted", "when a pipe busted"): the participle is that
+    clause's simple past, not a reduced relative. Signs: the noun is the root or heads a clause relation
+    itself, is coordinated with a verb, or follows a word that introduces only clauses (and is no subject of
+    another verb). (A noun that shares its verb with a second subject is left alone: in "a ferry packed with
+    passengers capsized, and divers have pulled ..." the participle is a true reduced relative.)"""
+    dep = noun.dep_
+    if dep in ("ROOT", "advcl", "ccomp", "xcomp", "csubj", "relcl", "pcomp"):
+        return True
+    if dep == "conj" and noun.head.pos_ in ("VERB", "AUX"):
+        return True
+    first = noun.left_edge
+    return dep not in ("nsubj", "nsubjpass") and first.i > 0 and noun.doc[first.i - 1].lower_ in _SUBORDINATORS
 
 
 def _complement_clause(clause: Token) -> bool:
@@ -283,12 +356,23 @@ def _expletive_it(subject: Token) -> bool:
     # With a copula the parser hangs the extraposed clause on "is" or on the adjective/noun: both count.
     # The predicate may precede the subject ("how hard it is to change").
     copular = bool(complements) and head.lemma_ in _COPULAS
+    # A gerund after a noun predicate that names someone ("it was my mom calling me") describes that
+    # someone; only an adjective or an evaluative noun ("a pain dealing with it") extraposes a gerund.
+    gerund_host = copular and not any(
+        c.dep_ == "attr" and (c.pos_ in ("PROPN", "PRON") or any(d.dep_ == "poss" for d in c.children))
+        for c in complements)
     for predicate in [head, *complements]:
         for clause in predicate.children:
-            if clause.i <= subject.i or clause.dep_ not in _CLAUSES:
+            if clause.i <= subject.i or (clause.dep_ not in _CLAUSES and clause.dep_ != "dobj"):
+                continue
+            if clause.dep_ == "dobj":
+                if predicate is head and not complements and head.lemma_ in INFINITIVE_EXTRAPOSING_VERBS \
+                        and any(_infinitive(c) or (c.dep_ == "relcl" and any(
+                            a.dep_ == "aux" and a.tag_ == "TO" for a in c.children)) for c in clause.children):
+                    return True  # "it means a lot to hear that": the infinitive was hung on the object
                 continue
             if copular or predicate is not head:
-                if _complement_clause(clause) or (copular and _subjectless_gerund(clause)):
+                if _complement_clause(clause) or (gerund_host and _subjectless_gerund(clause)):
                     return True
             elif passive:
                 if clause.dep_ == "ccomp":
@@ -324,6 +408,27 @@ def _finite(verb: Token) -> bool:
         c.dep_ in ("aux", "auxpass") and c.tag_ in finite_tags for c in verb.children)
 
 
+def _object_in_disguise(subject: Token) -> bool:
+    """An indefinite right after a non-finite verb is that verb's object, whatever the parser made of it
+    ("having someone to talk to helps", "to see someone else get it")."""
+    if subject.i == 0:
+        return False
+    before = subject.doc[subject.i - 1]
+    return before.tag_ in ("VB", "VBG", "VBN") and before.dep_ not in ("aux", "auxpass")
+
+
+def _episodic_past(subject: Token) -> bool:
+    """A statement about a past event ("nobody came", "everyone was crying", "someone jumped in front of a
+    train"): the indefinite names the particular people of that event, not people in general. Questions
+    ("Did anyone else feel this?") and modal or present clauses stay generic."""
+    verb = subject.head
+    auxiliaries = [c for c in verb.children if c.dep_ in ("aux", "auxpass")]
+    if any(a.tag_ == "MD" or a.i < subject.i for a in auxiliaries):
+        return False  # "someone would call", "did anyone ...?"
+    finite = auxiliaries[0] if auxiliaries else verb
+    return finite.tag_ == "VBD"
+
+
 def find_impersonal(doc: Doc) -> list[Hit]:
     """Impersonal subjects: expletive there/it and generic person subjects."""
     hits: list[Hit] = []
@@ -341,10 +446,11 @@ def find_impersonal(doc: Doc) -> list[Hit]:
             children = list(token.children)
             if not children:
                 hits.append(Hit(token.i, token.i + 1, "impersonal", "generic-one"))
-            elif len(children) == 1 and children[0].lower_ == "no" and children[0].i == token.i - 1:
+            elif (len(children) == 1 and children[0].lower_ == "no" and children[0].i == token.i - 1
+                  and _finite(token.head) and not _episodic_past(token)):
                 hits.append(Hit(token.i - 1, token.i + 1, "impersonal", "generic-indefinite"))
         elif lower in INDEFINITE_SUBJECTS:
-            if _finite(token.head):
+            if _finite(token.head) and not _object_in_disguise(token) and not _episodic_past(token):
                 hits.append(Hit(token.i, token.i + 1, "impersonal", "generic-indefinite"))
         elif lower == "people" and _finite(token.head):
             children = list(token.children)
@@ -368,6 +474,8 @@ def find_nominalizations(
         pos = token.pos_
         if pos == "NOUN":
             lemma = token.lemma_.lower()
+            if lemma.endswith("ing") and _verbal_coordinate(token):
+                continue  # "shaking and sobbing": a participle the tagger read as a noun
         elif pos == "PROPN" and token.is_alpha and (token.is_title or token.is_upper):
             # Title-case headings make the tagger read "Simulation", "Agreement" as names; a name does
             # not end in -ing-less derivational suffixes often enough to matter, -ing names do (Manning).
@@ -393,6 +501,14 @@ def find_nominalizations(
         if rule is not None:
             hits.append(Hit(token.i, token.i + 1, "nominalization", rule))
     return hits
+
+
+def _verbal_coordinate(token: Token) -> bool:
+    """An -ing "noun" without determiner coordinated with an -ing verb is a participle ("shaking and sobbing")."""
+    if any(c.dep_ in ("det", "poss") for c in token.children):
+        return False
+    return (token.dep_ == "conj" and token.head.tag_ == "VBG") or any(
+        c.dep_ == "conj" and c.tag_ == "VBG" for c in token.children)
 
 
 def _nominal_gerund(token: Token) -> bool:

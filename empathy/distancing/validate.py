@@ -44,6 +44,7 @@ from .rules import find_impersonal, find_nominalizations, find_passives, parse_t
 #: Our clause-level passive rules (what the UD ``aux:pass``/``nsubj:pass`` gold annotates).
 CLAUSAL_RULES = frozenset({"be-passive", "get-passive", "coordinated-passive"})
 EXPLETIVE_RULES = frozenset({"expletive-there", "expletive-it"})
+GENERIC_RULES = frozenset({"generic-one", "generic-indefinite", "generic-people"})
 #: Biber's nominalization suffixes (as in pybiber), the plain baseline for nominalizations.
 PLAIN_SUFFIXES: tuple[str, ...] = ("tion", "tions", "ment", "ments", "ness", "nesses", "ity", "ities")
 NOMINALIZATION_LABELS = PROJECT_ROOT / "tests" / "data" / "nominalization_labels.tsv"
@@ -425,8 +426,10 @@ def validate_conversations(
     """Sentence-level scores on the hand-labelled Kumar et al. (2025) conversation sentences.
 
     Gold flags: ``passive``, ``agentless``, ``expletive`` as on UD; ``passive_ext`` = passive or a reduced
-    (auxiliary-less) passive participle; ``impersonal`` = expletive or generic subject (our ``impersonal``
-    label). Baselines as on UD (plain spaCy has no generic-subject label: its ``impersonal`` is ``expl``).
+    (auxiliary-less) passive participle; ``generic`` = a generic person subject (our ``generic-*`` rules);
+    ``impersonal`` = expletive or generic subject (our ``impersonal`` label). ``generic_indefinite_rule`` is
+    the sentence-level precision of the ``generic-indefinite`` rule alone. Baselines as on UD (plain spaCy
+    has no generic-subject label: its ``impersonal`` is ``expl``, its ``generic`` never set).
     With ``second`` (the double-labelled sentences), Cohen's kappa between the two annotators per flag.
     ``half`` keeps ``"all"`` sentences or those of the ``"dev"`` or ``"test"`` conversations
     (:func:`conversation_half`).
@@ -446,20 +449,27 @@ def validate_conversations(
     gold = {flag: [rows[k][flag] == "1" for k in keys] for flag in ("passive", "agentless", "expletive")}
     gold["passive_ext"] = [rows[k]["passive"] == "1" or rows[k]["reduced"] == "1" for k in keys]
     gold["impersonal"] = [rows[k]["expletive"] == "1" or rows[k]["generic"] == "1" for k in keys]
+    gold["generic"] = [rows[k]["generic"] == "1" for k in keys]
     nlp = load_model()
     verbs, _ = base_vocabularies(nlp)
     matchers = passivepy_matchers(nlp)
     ours: dict[str, list[bool]] = {flag: [] for flag in gold}
     base: dict[str, list[bool]] = {flag: [] for flag in gold}
     reference: dict[str, list[bool]] = {"passive": [], "agentless": [], "passive_ext": []}
+    indefinite: list[bool] = []
     for doc, raw in _parse_pairs(nlp, texts):
         flags = our_flags(doc, verbs)
         for flag in ("passive", "agentless", "expletive", "passive_ext"):
             ours[flag].append(flags[flag])
-        ours["impersonal"].append(bool(find_impersonal(doc)))
+        impersonal = find_impersonal(doc)
+        ours["impersonal"].append(bool(impersonal))
+        ours["generic"].append(any(hit.rule in GENERIC_RULES for hit in impersonal))
+        indefinite.append(any(hit.rule == "generic-indefinite" for hit in impersonal))
         plain = spacy_baseline(raw)
         for flag in gold:
-            base[flag].append(plain[{"passive_ext": "passive", "impersonal": "expletive"}.get(flag, flag)])
+            # Plain spaCy has no generic-subject label: its "generic" is never set.
+            base[flag].append(False if flag == "generic" else
+                              plain[{"passive_ext": "passive", "impersonal": "expletive"}.get(flag, flag)])
         if matchers is not None:
             theirs = _passivepy_flags(matchers, raw)
             reference["passive"].append(theirs["passive"])
@@ -476,6 +486,10 @@ def validate_conversations(
         if matchers is not None and flag in reference:
             report["passivepy"][flag] = prf(golds, reference[flag])
             report["difference_vs_passivepy"][flag] = paired_bootstrap_f1(golds, ours[flag], reference[flag])
+    # Precision of the generic-indefinite rule alone: sentences where it fires whose gold has a generic subject.
+    fired = [g for g, hit in zip(gold["generic"], indefinite, strict=True) if hit]
+    report["generic_indefinite_rule"] = {"sentences": len(fired), "correct": sum(fired),
+                                         "precision": round(sum(fired) / len(fired), 4) if fired else 0.0}
     if second is not None and Path(second).exists():
         double = read_conversation_labels(second)
         unknown = sorted(set(double) - set(rows))
@@ -572,7 +586,7 @@ def _flag_tables(report: dict[str, dict], flags: Sequence[str], header: list[str
 
 
 _EWT_FLAGS = ("passive", "agentless", "expletive", "passive_ext", "agentless_ext")
-_CONVERSATION_REPORT_FLAGS = ("passive", "agentless", "expletive", "passive_ext", "impersonal")
+_CONVERSATION_REPORT_FLAGS = ("passive", "agentless", "expletive", "passive_ext", "generic", "impersonal")
 #: result key -> (title, flags) of the per-flag report sections.
 _SECTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "ewt": ("UD EWT dev", _EWT_FLAGS),
@@ -593,6 +607,10 @@ def _sections(results: dict[str, dict], header: list[str], keys: Sequence[str]) 
             title, flags = _SECTIONS[key]
             out.append(f"\n{title}, {results[key]['sentences']['n']} sentences, sentence level:\n")
             out.extend(_flag_tables(results[key], flags, header))
+            rule = results[key].get("generic_indefinite_rule")
+            if rule is not None:
+                out.append(f"\n*generic-indefinite rule alone*: fires in {rule['sentences']} sentences, "
+                           f"{rule['correct']} with a gold generic subject (precision {rule['precision']:.3f})\n")
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .cache import JudgeCache, default_cache_path
 from .config import (
     LEXICON_JUDGE,
+    SEGMENTATIONS,
     EmbeddingConfig,
     JudgeConfig,
     JudgeConfigError,
@@ -22,13 +23,15 @@ from .config import (
     resolve_judge,
 )
 from .llm import JudgeRunError, JudgeStats
-from .prompts import PROTOCOL_DIMENSIONS, PROTOCOLS, Protocol, protocol_hashes
+from .prompts import AFFECT_ORDERS, CONFLICT_VARIANTS, PROTOCOL_DIMENSIONS, PROTOCOLS, Protocol, protocol_hashes
 from .run import PAPER_TASK_PROTOCOLS, JudgeRun, arun_judge, run_judge
+from .segment import spacy_sentences
 from .sentences import split_sentences
 
 __all__ = [
-    "LEXICON_JUDGE", "PAPER_TASK_PROTOCOLS", "PROTOCOLS", "PROTOCOL_DIMENSIONS", "EmbeddingConfig", "JudgeCache",
+    "AFFECT_ORDERS", "CONFLICT_VARIANTS", "LEXICON_JUDGE", "PAPER_TASK_PROTOCOLS", "PROTOCOLS", "PROTOCOL_DIMENSIONS",
+    "SEGMENTATIONS", "EmbeddingConfig", "JudgeCache",
     "JudgeConfig", "JudgeConfigError", "JudgeRun", "JudgeRunError", "JudgeStats", "JudgesFile", "Protocol",
     "arun_judge", "available_judges", "default_cache_path", "load_config", "parse_config", "protocol_hashes",
-    "redact", "resolve_embedding", "resolve_judge", "run_judge", "split_sentences",
+    "redact", "resolve_embedding", "resolve_judge", "run_judge", "spacy_sentences", "split_sentences",
 ]

@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .prompts import AFFECT_ORDERS, CONFLICT_VARIANTS
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10 has no tomllib; JSON configs still work there.
@@ -47,10 +49,41 @@ STRUCTURED_MODES: tuple[str, ...] = ("auto", "json_schema", "json_object", "none
 CONFIG_ENV = "EMPATHY_JUDGES_CONFIG"
 DEFAULT_CONFIG_NAMES: tuple[str, ...] = ("judges.toml", "empathy-judges.toml")
 LEXICON_NAME = "lexicon"
+#: Sentence segmentations for the per-sentence protocols (see :class:`JudgeConfig`).
+SEGMENTATIONS: tuple[str, ...] = ("spacy", "regex")
 
 
 class JudgeConfigError(ValueError):
     """A judge or embedding configuration problem (unknown name, bad field, key variable unset ...)."""
+
+
+def _check_types(owner: str, config: object, types: Mapping[str, tuple[type, ...]]) -> None:
+    """Raise JudgeConfigError naming the setting whose value has the wrong type (bool is not a number)."""
+    for name, allowed in types.items():
+        value = getattr(config, name)
+        if isinstance(value, bool) and bool not in allowed:
+            ok = False
+        else:
+            ok = isinstance(value, allowed)
+        if not ok:
+            wanted = " or ".join("none" if t is type(None) else t.__name__ for t in allowed)
+            raise JudgeConfigError(f"{owner}: {name} must be {wanted}, got {type(value).__name__} "
+                                   f"{str(value)[:40]!r}")
+
+
+_STR = (str,)
+_NUMBER = (int, float)
+_JUDGE_TYPES: dict[str, tuple[type, ...]] = {
+    "base_url": _STR, "model": _STR, "api_key_env": (str, type(None)), "temperature": _NUMBER,
+    "concurrency": (int,), "max_retries": (int,), "timeout": _NUMBER, "backoff": _NUMBER, "backoff_max": _NUMBER,
+    "structured_output": _STR, "max_tokens": (int, type(None)), "max_tokens_field": _STR,
+    "send_temperature": (bool,), "kind": _STR, "conflict_protocol": _STR, "affect_order": _STR,
+    "affect_order_seed": (int,), "segmentation": _STR,
+}
+_EMBEDDING_TYPES: dict[str, tuple[type, ...]] = {
+    "name": _STR, "base_url": _STR, "model": _STR, "api_key_env": (str, type(None)), "timeout": _NUMBER,
+    "batch_size": (int,), "max_retries": (int,),
+}
 
 
 @dataclass(frozen=True)
@@ -89,6 +122,20 @@ class JudgeConfig:
         (the signature then says ``T=default``).
     kind
         ``llm`` or ``lexicon``.
+    conflict_protocol
+        The conflict-avoidance text: ``paper`` (default; the criteria of the paper's Appendix D,
+        ``conflict-avoidance@2``) or ``engagement-v1`` (the first text, ``conflict-avoidance@1``); see
+        :data:`empathy.judges.prompts.CONFLICT_VARIANTS`. Ignored by the lexicon judge.
+    affect_order
+        Which text the affect protocol shows as Text A: ``reference-first`` (default, as in the paper),
+        ``generation-first``, or ``random`` (per (item, model), reproducible from ``affect_order_seed``).
+        Named in the signature. The lexicon judge scores each text on its own, so order cannot matter there.
+    affect_order_seed
+        Seed of the ``random`` order (a non-negative integer).
+    segmentation
+        Sentences for the per-sentence protocols: ``spacy`` (default; the sentences of the spaCy parse whose
+        count is ``d`` and ``q`` of Eq. 2, :mod:`empathy.judges.segment`) or ``regex`` (the dependency-free
+        splitter of :mod:`empathy.judges.sentences`, which can disagree with ``d`` and ``q``).
     """
 
     name: str
@@ -107,10 +154,15 @@ class JudgeConfig:
     send_temperature: bool = True
     kind: str = "llm"
     extra_body: dict[str, Any] = field(default_factory=dict, hash=False)
+    conflict_protocol: str = "paper"
+    affect_order: str = "reference-first"
+    affect_order_seed: int = 0
+    segmentation: str = "spacy"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise JudgeConfigError("judge name must be a non-empty string")
+        _check_types(f"judge {self.name!r}", self, _JUDGE_TYPES)
         if self.kind not in ("llm", "lexicon"):
             raise JudgeConfigError(f"judge {self.name!r}: kind must be 'llm' or 'lexicon', got {self.kind!r}")
         if self.kind == "llm":
@@ -124,10 +176,26 @@ class JudgeConfig:
         if self.max_tokens_field not in ("max_tokens", "max_completion_tokens"):
             raise JudgeConfigError(f"judge {self.name!r}: max_tokens_field must be max_tokens or "
                                    "max_completion_tokens")
+        if self.conflict_protocol not in CONFLICT_VARIANTS:
+            raise JudgeConfigError(f"judge {self.name!r}: conflict_protocol must be one of "
+                                   f"{', '.join(CONFLICT_VARIANTS)}, got {self.conflict_protocol!r}")
+        if self.affect_order not in AFFECT_ORDERS:
+            raise JudgeConfigError(f"judge {self.name!r}: affect_order must be one of {', '.join(AFFECT_ORDERS)}, "
+                                   f"got {self.affect_order!r}")
+        if (not isinstance(self.affect_order_seed, int) or isinstance(self.affect_order_seed, bool)
+                or self.affect_order_seed < 0):
+            raise JudgeConfigError(f"judge {self.name!r}: affect_order_seed must be a non-negative integer")
+        if self.segmentation not in SEGMENTATIONS:
+            raise JudgeConfigError(f"judge {self.name!r}: segmentation must be one of {', '.join(SEGMENTATIONS)}, "
+                                   f"got {self.segmentation!r}")
+        if not isinstance(self.extra_body, Mapping):
+            raise JudgeConfigError(f"judge {self.name!r}: extra_body must be a table of request fields")
         if not isinstance(self.concurrency, int) or self.concurrency < 1:
             raise JudgeConfigError(f"judge {self.name!r}: concurrency must be a positive integer")
         if not isinstance(self.max_retries, int) or self.max_retries < 0:
             raise JudgeConfigError(f"judge {self.name!r}: max_retries must be a non-negative integer")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise JudgeConfigError(f"judge {self.name!r}: max_tokens must be a positive integer")
         for attr in ("temperature", "timeout", "backoff", "backoff_max"):
             value = getattr(self, attr)
             if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
@@ -141,6 +209,16 @@ class JudgeConfig:
     def endpoint(self) -> str:
         """The base URL without user info, query or trailing slash (used in signatures and cache keys)."""
         return public_url(self.base_url)
+
+    @property
+    def description(self) -> str:
+        """One line for judge pickers and ``judge --list``: what the judge is (and, for ``lexicon``, its limit)."""
+        if self.kind == "lexicon":
+            from .lexicon import DESCRIPTION
+
+            return DESCRIPTION
+        return (f"LLM judge {self.model} @ {self.endpoint}; conflict protocol {self.conflict_protocol}, "
+                f"affect order {self.affect_order}")
 
     def replace(self, **changes: Any) -> JudgeConfig:
         """A copy with some fields changed (e.g. ``concurrency``)."""
@@ -166,6 +244,7 @@ class EmbeddingConfig:
     max_retries: int = 4
 
     def __post_init__(self) -> None:
+        _check_types(f"embedding {self.name!r}", self, _EMBEDDING_TYPES)
         if not self.base_url or not urlsplit(self.base_url).scheme.startswith("http"):
             raise JudgeConfigError(f"embedding {self.name!r}: base_url must be an http(s) URL")
         if not self.model:
@@ -200,9 +279,10 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
 
 
-def _build(kind: type, name: str, raw: Any, source: str) -> Any:
+def _build(kind: type, section: str, name: str, raw: Any, source: str) -> Any:
     if not isinstance(raw, Mapping):
-        raise JudgeConfigError(f"{source}: [{kind.__name__}] {name!r} must be a table of settings")
+        raise JudgeConfigError(f"{source}: [{section}.{name}] must be a table of settings, got "
+                               f"{type(raw).__name__} {str(raw)[:40]!r}")
     known = {f.name for f in fields(kind)} - {"name"}
     unknown = sorted(set(raw) - known)
     if unknown:
@@ -215,8 +295,8 @@ def _build(kind: type, name: str, raw: Any, source: str) -> Any:
         return kind(name=name, **dict(raw))
     except JudgeConfigError as exc:
         raise JudgeConfigError(f"{source}: {exc}") from None
-    except TypeError as exc:
-        raise JudgeConfigError(f"{source}: {name!r}: {exc}") from None
+    except (TypeError, AttributeError) as exc:  # a setting of the wrong type (e.g. base_url = 3)
+        raise JudgeConfigError(f"{source}: [{section}.{name}]: {exc}") from None
 
 
 def parse_config(data: Mapping[str, Any], *, source: str = "<config>") -> JudgesFile:
@@ -226,12 +306,20 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>") -> Judges
     unknown = sorted(set(data) - {"judges", "embeddings"})
     if unknown:
         raise JudgeConfigError(f"{source}: unknown section(s) {', '.join(unknown)} (use judges, embeddings)")
-    judges_raw = data.get("judges", {}) or {}
-    embeddings_raw = data.get("embeddings", {}) or {}
-    judges = {name: _build(JudgeConfig, name, raw, source) for name, raw in judges_raw.items()}
+    judges_raw = data.get("judges")
+    embeddings_raw = data.get("embeddings")
+    judges_raw = {} if judges_raw is None else judges_raw  # JSON null: an empty section
+    embeddings_raw = {} if embeddings_raw is None else embeddings_raw
+    for key, section in (("judges", judges_raw), ("embeddings", embeddings_raw)):
+        if not isinstance(section, Mapping):
+            # e.g. `judges = 3`: each judge is a table [judges.NAME], so the section itself must be a table.
+            raise JudgeConfigError(f"{source}: '{key}' must be a table of named {key} ([{key}.NAME] sections), "
+                                   f"got {type(section).__name__} {str(section)[:40]!r}")
+    judges = {name: _build(JudgeConfig, "judges", name, raw, source) for name, raw in judges_raw.items()}
     if LEXICON_NAME in judges and judges[LEXICON_NAME].kind != "lexicon":
         raise JudgeConfigError(f"{source}: the judge name {LEXICON_NAME!r} is reserved for the offline judge")
-    embeddings = {name: _build(EmbeddingConfig, name, raw, source) for name, raw in embeddings_raw.items()}
+    embeddings = {name: _build(EmbeddingConfig, "embeddings", name, raw, source)
+                  for name, raw in embeddings_raw.items()}
     return JudgesFile(judges=judges, embeddings=embeddings, source=source)
 
 

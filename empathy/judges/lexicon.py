@@ -25,9 +25,10 @@ Conflict avoidance ``ca``
     A cue heuristic on the response: ``A`` counts solution-giving cues (advice phrases, list items,
     sentences opening with an advice verb such as "Keep ...", "Try ...") and harmony/closure cues
     (compromise, reassurance, normalising: "it is common to", "many couples"); ``X`` counts exploration cues
-    (questions,
-    and reflective openers such as "it sounds like", "tell me more", counted 1/2). ``ca = 1`` iff
-    ``A > X``. The client narrative is not used.
+    (open questions, and reflective openers such as "it sounds like", "tell me more", counted 1/2). A question
+    that puts a solution to the client ("Have you tried ...?", "Would it help to ...?") is a solution cue, since
+    the paper's label 0 asks for open-ended questions. ``ca = 1`` iff ``A > X``. The client narrative is not
+    used, so the paper's condition "the client information is clearly insufficient" is not checked.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
@@ -42,6 +44,13 @@ from importlib import metadata
 from .sentences import SPLITTER_VERSION, split_sentences
 
 LEXICON_VERSION = "1"
+
+#: What the lexicon judge is, shown wherever it is offered (``judge --list``, judge pickers). The figures are
+#: measured by ``bench/kumar2025_lexicon_judge.py`` on the Kumar et al. (2025) import (150 conversations with
+#: public text, 12 dimensions): the larger |rho| of e_gen and ca with the mean of the three experts.
+DESCRIPTION = ("offline lexicon baseline (VADER, checklist, cue counts), not a substitute for an LLM judge: "
+               "it does not track experts (Spearman with the Kumar et al. expert panel 0.03-0.30, median 0.16, "
+               "where the crowd reaches 0.18-0.73, median 0.48); for demos and tests")
 
 
 # ----------------------------------------------------------------------------------------------- affect
@@ -76,9 +85,14 @@ def sentence_intensity(sentence: str) -> float:
     return float(_analyzer().polarity_scores(sentence)["intensity"])
 
 
-def affect_intensity(text: str) -> float:
-    """Affect intensity ``E(text)`` in [0, 1]: the mean sentence intensity (0 for an empty text)."""
-    sentences = split_sentences(text)
+def affect_intensity(text: str, sentences: Sequence[str] | None = None) -> float:
+    """Affect intensity ``E(text)`` in [0, 1]: the mean sentence intensity (0 for an empty text).
+
+    ``sentences`` are the text's sentences when the caller has them (a judge run passes those of its
+    segmentation); by default the regex splitter's.
+    """
+    if sentences is None:
+        sentences = split_sentences(text)
     if not sentences:
         return 0.0
     return float(sum(sentence_intensity(s) for s in sentences) / len(sentences))
@@ -187,9 +201,11 @@ def sentence_count(sentence: str) -> int:
     return len(disturbing_matches(sentence))
 
 
-def disturbing_count(text: str) -> int:
-    """``U(text)``: the aversive counts summed over the text's sentences."""
-    return sum(sentence_count(s) for s in split_sentences(text))
+def disturbing_count(text: str, sentences: Sequence[str] | None = None) -> int:
+    """``U(text)``: the aversive counts summed over the text's sentences (``sentences``: as for affect)."""
+    if sentences is None:
+        sentences = split_sentences(text)
+    return sum(sentence_count(s) for s in sentences)
 
 
 # ----------------------------------------------------------------------------------- conflict avoidance
@@ -217,6 +233,13 @@ _REFLECTIVE = re.compile(
     r"\b(?:i wonder|tell me more|help me understand|it sounds like|i hear|what comes up|what matters|"
     r"part of you|i'm curious|i am curious)\b", re.I)
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+\S", re.M)
+#: Questions that put a solution to the client rather than open the conflict up ("Have you tried talking to
+#: him?", "Would it help to ...?"): the paper's label 0 asks for *open-ended* questions, so these count as
+#: solution cues, not exploration.
+_SUGGESTING_QUESTION = re.compile(
+    r"^\W*(?:(?:have|did) you (?:tried|thought about|considered|looked into)|would it (?:help|be (?:helpful|"
+    r"worth|possible))|could you (?:try|talk|ask|tell|set|take)|can you (?:try|talk|ask|set|take)|"
+    r"why not|what if you|how about|do you think you could|is it possible to)\b", re.I)
 #: Verbs that open an imperative (advice) sentence: "Keep records ...", "Try planning ...".
 IMPERATIVE_VERBS: frozenset[str] = frozenset({
     "agree", "arrange", "ask", "avoid", "book", "call", "consider", "contact", "discuss", "document", "explain",
@@ -252,12 +275,14 @@ class ConflictCues:
         return int(self.avoidance > self.exploration)
 
 
-def conflict_cues(response: str) -> ConflictCues:
-    """Count the conflict-avoidance and exploration cues of a response."""
+def conflict_cues(response: str, sentences: Sequence[str] | None = None) -> ConflictCues:
+    """Count the conflict-avoidance and exploration cues of a response (``sentences``: as for affect)."""
     text = response.replace("’", "'")
-    sentences = split_sentences(text)
-    questions = sum(1 for s in sentences if s.rstrip("\"')”’ ").endswith("?"))
-    imperatives = 0
+    sentences = split_sentences(text) if sentences is None else [s.replace("’", "'") for s in sentences]
+    asked = [s for s in sentences if s.rstrip("\"')”’ ").endswith("?")]
+    suggesting = sum(1 for s in asked if _SUGGESTING_QUESTION.match(s))
+    questions = len(asked) - suggesting
+    imperatives = suggesting
     for sentence in sentences:
         match = _FIRST_WORD.match(sentence)
         if (match and match.group(1).lower() in IMPERATIVE_VERBS and not sentence.rstrip().endswith("?")
@@ -268,21 +293,22 @@ def conflict_cues(response: str) -> ConflictCues:
                         reflective=len(_REFLECTIVE.findall(text)))
 
 
-def conflict_avoidance(response: str) -> int:
+def conflict_avoidance(response: str, sentences: Sequence[str] | None = None) -> int:
     """Lexicon ``ca`` label of a response: 1 iff avoidance cues outnumber exploration cues."""
-    return conflict_cues(response).label
+    return conflict_cues(response, sentences).label
 
 
 # ----------------------------------------------------------------------------------------- signatures
-def signature(protocols: tuple[str, ...] = ("affect", "disturbing", "conflict")) -> str:
-    """The signature of a lexicon-judge run over the given short protocol names."""
+def signature(protocols: tuple[str, ...] = ("affect", "disturbing", "conflict"), split: str = SPLITTER_VERSION
+              ) -> str:
+    """The signature of a lexicon-judge run over the given short protocol names and sentence segmentation."""
     methods = {"affect": f"affect=vader-abs-intensity/vaderSentiment-{vader_version()}",
                "disturbing": f"disturbing=checklist#{checklist_hash()}",
                "conflict": f"conflict=cue-heuristic#{_cue_hash()}"}
     parts = ";".join(methods[name] for name in protocols)
-    return f"rater=lexicon;kind=lexicon;lexicon_version={LEXICON_VERSION};{parts};split={SPLITTER_VERSION}"
+    return f"rater=lexicon;kind=lexicon;lexicon_version={LEXICON_VERSION};{parts};split={split}"
 
 
 def _cue_hash() -> str:
-    payload = "|".join(p.pattern for p in (_SOLUTION, _HARMONY, _REFLECTIVE, _LIST_ITEM))
+    payload = "|".join(p.pattern for p in (_SOLUTION, _HARMONY, _REFLECTIVE, _LIST_ITEM, _SUGGESTING_QUESTION))
     return hashlib.sha256(payload.encode()).hexdigest()[:12]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import hashlib
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -19,7 +20,7 @@ from . import lexicon
 from .cache import JudgeCache
 from .config import JudgeConfig, JudgesFile, api_key, resolve_judge
 from .llm import JudgeStats, LLMEngine, Outcome, Request, make_request
-from .prompts import PROTOCOL_DIMENSIONS, PROTOCOLS
+from .prompts import AFFECT, AFFECT_GENERATION_FIRST, CONFLICT_VARIANTS, PROTOCOL_DIMENSIONS, PROTOCOLS, Protocol
 from .sentences import SPLITTER_VERSION, split_sentences
 
 Progress = Callable[[int, int], None]
@@ -54,8 +55,10 @@ class JudgeRun:
         The signature written into every rating of the run: judge, model, endpoint (no credentials),
         ``id@version#hash`` of each protocol run, temperature, splitter and package version.
     sentences
-        Sentence counts per (item_id, model): ``n_sent_ref``, ``n_sent_gen`` (the ``d`` and ``q`` of
-        Eq. 2 under the judges' splitter, :func:`empathy.judges.sentences.split_sentences`).
+        Sentence counts per (item_id, model): ``n_sent_ref``, ``n_sent_gen``: the sentences the judge
+        rated. Under the default segmentation (``spacy``, :mod:`empathy.judges.segment`) they equal ``d``
+        and ``q`` of Eq. 2 as :mod:`empathy.evaluate` computes them; under ``regex`` they may differ. NaN
+        for rows an LLM judge rated without the disturbing protocol (their texts are not segmented).
     """
 
     ratings: pd.DataFrame
@@ -112,13 +115,16 @@ def _open_cache(cache: CacheArg) -> tuple[JudgeCache | None, bool]:
     raise TypeError(f"cache must be a JudgeCache, a path, True or None, got {type(cache).__name__}")
 
 
-def _llm_signature(judge: JudgeConfig, names: tuple[str, ...]) -> str:
+def _llm_signature(judge: JudgeConfig, names: tuple[str, ...], split: str) -> str:
     """One signature for every rating of a run (so :func:`empathy.signature.judge_signatures` sees one)."""
-    tags = ",".join(PROTOCOLS[name].tag for name in names)
     signature = (f"rater={judge.name};kind=llm;model={judge.model};endpoint={judge.endpoint};"
-                 f"protocols={tags};T={f'{judge.temperature:g}' if judge.send_temperature else 'default'}")
+                 f"protocols={_protocol_tags(judge, names)};"
+                 f"T={f'{judge.temperature:g}' if judge.send_temperature else 'default'}")
+    if "affect" in names:
+        order = judge.affect_order
+        signature += f";affect_order={order}" + (f"/seed-{judge.affect_order_seed}" if order == "random" else "")
     if "disturbing" in names:
-        signature += f";split={SPLITTER_VERSION}"
+        signature += f";split={split}"
     return f"{signature};empathy={__version__}"
 
 
@@ -134,10 +140,61 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return frame
 
 
-def _sentence_table(frame: pd.DataFrame) -> pd.DataFrame:
+Sentences = dict[str, list[str]]
+
+
+def _segment(texts: Iterable[str], segmentation: str) -> tuple[Sentences, str]:
+    """The sentences of each distinct text and the segmentation's signature."""
+    texts = list(dict.fromkeys(texts))
+    if segmentation == "regex":
+        return {text: split_sentences(text) for text in texts}, SPLITTER_VERSION
+    if segmentation != "spacy":
+        raise ValueError(f"segmentation must be 'spacy' or 'regex', got {segmentation!r}")
+    if not texts:  # nothing to parse: do not import spaCy just to name the model
+        return {}, "spacy"
+    from .segment import segmentation_signature, spacy_sentences
+
+    return dict(zip(texts, spacy_sentences(texts), strict=True)), segmentation_signature()
+
+
+def _sentence_table(frame: pd.DataFrame, sentences: Sentences) -> pd.DataFrame:
+    """Sentence counts per row; NaN for a text the run did not segment (an LLM row without ``disturbing``)."""
+    def count(text: str) -> float:
+        return float(len(sentences[text])) if text in sentences else math.nan
+
     return pd.DataFrame({"item_id": frame["item_id"], "model": frame["model"],
-                         "n_sent_ref": [len(split_sentences(t)) for t in frame["reference"]],
-                         "n_sent_gen": [len(split_sentences(t)) for t in frame["generation"]]})
+                         "n_sent_ref": [count(t) for t in frame["reference"]],
+                         "n_sent_gen": [count(t) for t in frame["generation"]]})
+
+
+def _generation_first(judge: JudgeConfig, item: str, model: str) -> bool:
+    """Whether the affect request of (item, model) shows the generation as Text A."""
+    if judge.affect_order == "reference-first":
+        return False
+    if judge.affect_order == "generation-first":
+        return True
+    # random: a coin per (item, model) from the seed, independent of row order and of the other rows, so a
+    # subset or a re-ordered table gets the same orders (and the same cache keys).
+    digest = hashlib.sha256(f"{judge.affect_order_seed}\x00{item}\x00{model}".encode()).digest()
+    return bool(digest[0] & 1)
+
+
+def _affect_protocol(judge: JudgeConfig, item: str, model: str) -> Protocol:
+    return AFFECT_GENERATION_FIRST if _generation_first(judge, item, model) else AFFECT
+
+
+def _protocol_tags(judge: JudgeConfig, names: tuple[str, ...]) -> str:
+    tags = []
+    for name in names:
+        if name == "affect":
+            used = {"reference-first": (AFFECT,), "generation-first": (AFFECT_GENERATION_FIRST,),
+                    "random": (AFFECT, AFFECT_GENERATION_FIRST)}[judge.affect_order]
+            tags.extend(protocol.tag for protocol in used)
+        elif name == "conflict":
+            tags.append(CONFLICT_VARIANTS[judge.conflict_protocol].tag)
+        else:
+            tags.append(PROTOCOLS[name].tag)
+    return ",".join(tags)
 
 
 def _row_protocols(frame: pd.DataFrame, names: tuple[str, ...],
@@ -155,7 +212,8 @@ def _row_protocols(frame: pd.DataFrame, names: tuple[str, ...],
 def _run_lexicon(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]],
                  used: tuple[str, ...], progress: Progress | None) -> JudgeRun:
     start = time.perf_counter()
-    signature = lexicon.signature(used)
+    sentences, split = _segment([*frame["reference"], *frame["generation"]], judge.segmentation)
+    signature = lexicon.signature(used, split)
     rows: list[dict[str, Any]] = []
     total = len(frame)
     if progress is not None:
@@ -164,24 +222,25 @@ def _run_lexicon(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[st
         item, model, reference, generation = record.item_id, record.model, record.reference, record.generation
         if "affect" in names:
             for dimension, text in (("e_ref", reference), ("e_gen", generation)):
-                value, reason = (math.nan, EMPTY_TEXT) if _blank(text) else (lexicon.affect_intensity(text), "")
+                value, reason = ((math.nan, EMPTY_TEXT) if _blank(text)
+                                 else (lexicon.affect_intensity(text, sentences[text]), ""))
                 rows.append(_row(item, model, judge.name, dimension, value, "lexicon", reason, signature))
         if "disturbing" in names:
             for dimension, text in (("u_ref", reference), ("u_gen", generation)):
-                rows.append(_row(item, model, judge.name, dimension, float(lexicon.disturbing_count(text)),
-                                 "lexicon", "", signature))
+                rows.append(_row(item, model, judge.name, dimension,
+                                 float(lexicon.disturbing_count(text, sentences[text])), "lexicon", "", signature))
         if "conflict" in names:
             value, reason = ((math.nan, EMPTY_TEXT) if _blank(generation)
-                             else (float(lexicon.conflict_avoidance(generation)), ""))
+                             else (float(lexicon.conflict_avoidance(generation, sentences[generation])), ""))
             rows.append(_row(item, model, judge.name, "ca", value, "lexicon", reason, signature))
         if progress is not None:
             progress(position + 1, total)
     stats = JudgeStats(requests=total, seconds=time.perf_counter() - start)
     return JudgeRun(ratings=_frame(rows), stats=stats, judge=judge, signature=signature,
-                    sentences=_sentence_table(frame))
+                    sentences=_sentence_table(frame, sentences))
 
 
-def _plan(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]]
+def _plan(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]], sentences: Sentences
           ) -> tuple[list[Request], list[tuple[str, str, str, list[str]]]]:
     """Requests to make and, per rating, the request keys it depends on."""
     requests: list[Request] = []
@@ -192,14 +251,14 @@ def _plan(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]
             if _blank(record.reference) or _blank(record.generation):
                 needs += [(item, model, "e_ref", []), (item, model, "e_gen", [])]  # recorded as EMPTY_TEXT
             else:
-                request = make_request(judge, PROTOCOLS["affect"], reference=record.reference,
+                request = make_request(judge, _affect_protocol(judge, item, model), reference=record.reference,
                                        generation=record.generation)
                 requests.append(request)
                 needs += [(item, model, "e_ref", [request.key]), (item, model, "e_gen", [request.key])]
         if "disturbing" in names:
             for dimension, text in (("u_ref", record.reference), ("u_gen", record.generation)):
                 keys = []
-                for sentence in split_sentences(text):
+                for sentence in sentences[text]:
                     request = make_request(judge, PROTOCOLS["disturbing"], sentence=sentence)
                     requests.append(request)
                     keys.append(request.key)
@@ -208,8 +267,8 @@ def _plan(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]
             if _blank(record.generation):
                 needs.append((item, model, "ca", []))
             else:
-                request = make_request(judge, PROTOCOLS["conflict"], reference=record.reference,
-                                       generation=record.generation)
+                request = make_request(judge, CONFLICT_VARIANTS[judge.conflict_protocol],
+                                       reference=record.reference, generation=record.generation)
                 requests.append(request)
                 needs.append((item, model, "ca", [request.key]))
     return requests, needs
@@ -248,18 +307,26 @@ async def arun_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = No
                      protocols: Iterable[str] | str | None = None, progress: Progress | None = None,
                      cache: CacheArg = True, config: str | Path | JudgesFile | None = None,
                      secrets: Mapping[str, Any] | None = None, concurrency: int | None = None,
-                     task_protocols: Mapping[str, Iterable[str] | str] | None = None) -> JudgeRun:
+                     task_protocols: Mapping[str, Iterable[str] | str] | None = None,
+                     segmentation: str | None = None) -> JudgeRun:
     """Async form of :func:`run_judge` (for callers that already run an event loop)."""
     judge_config = resolve_judge(judge, config)
     if concurrency is not None:
         judge_config = judge_config.replace(concurrency=concurrency)
+    if segmentation is not None:
+        judge_config = judge_config.replace(segmentation=segmentation)
     frame = _check_outputs(outputs)
     per_row, names = _row_protocols(frame, _normalise_protocols(protocols), task_protocols)
     if judge_config.kind == "lexicon":
         return _run_lexicon(frame, judge_config, per_row, names, progress)
     key = api_key(judge_config, secrets)
     start = time.perf_counter()
-    requests, needs = _plan(frame, judge_config, per_row)
+    # Only the disturbing protocol works per sentence for an LLM judge: parse only the texts it rates (a parse
+    # costs about a minute per MB, too much to spend on a sentence table nobody asked for).
+    counted = [text for record, row in zip(frame.itertuples(index=False), per_row, strict=True)
+               if "disturbing" in row for text in (record.reference, record.generation)]
+    sentences, split = _segment(counted, judge_config.segmentation)
+    requests, needs = _plan(frame, judge_config, per_row, sentences)
     store, owned = _open_cache(cache)
     stats = JudgeStats()
     try:
@@ -269,16 +336,17 @@ async def arun_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = No
         if owned and store is not None:
             store.close()
     stats.seconds = time.perf_counter() - start
-    signature = _llm_signature(judge_config, names)
+    signature = _llm_signature(judge_config, names, split)
     return JudgeRun(ratings=_assemble(needs, outcomes, judge_config, signature), stats=stats,
-                    judge=judge_config, signature=signature, sentences=_sentence_table(frame))
+                    judge=judge_config, signature=signature, sentences=_sentence_table(frame, sentences))
 
 
 def run_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
               protocols: Iterable[str] | str | None = None, progress: Progress | None = None,
               cache: CacheArg = True, config: str | Path | JudgesFile | None = None,
               secrets: Mapping[str, Any] | None = None, concurrency: int | None = None,
-              task_protocols: Mapping[str, Iterable[str] | str] | None = None) -> JudgeRun:
+              task_protocols: Mapping[str, Iterable[str] | str] | None = None,
+              segmentation: str | None = None) -> JudgeRun:
     """Rate every (item, model) of ``outputs`` with a judge; return a :class:`JudgeRun`.
 
     Parameters
@@ -305,6 +373,9 @@ def run_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
     task_protocols
         Protocols per task for rows of that task (other rows get ``protocols``), e.g.
         :data:`PAPER_TASK_PROTOCOLS` to judge each task only on what the paper measures for it.
+    segmentation
+        Overrides the judge's ``segmentation``: ``spacy`` (the sentences whose count is ``d``/``q`` of Eq. 2)
+        or ``regex`` (dependency-free, may disagree with ``d``/``q``).
 
     Raises
     ------
@@ -314,7 +385,8 @@ def run_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
         The endpoint refuses the judge (HTTP 401 / 403 / 404).
     """
     coroutine = arun_judge(outputs, judge, protocols=protocols, progress=progress, cache=cache, config=config,
-                           secrets=secrets, concurrency=concurrency, task_protocols=task_protocols)
+                           secrets=secrets, concurrency=concurrency, task_protocols=task_protocols,
+                           segmentation=segmentation)
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -31,31 +31,40 @@ ABBREVIATIONS: frozenset[str] = frozenset({
 })
 
 _PARAGRAPH = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
-_CANDIDATE = re.compile(r"([.!?…]+)([\"'”’)\]]*)(\s+)(?=[\"'“‘(\[]?[A-Z0-9])")
+# The look-behind makes a candidate start only at the first mark of a run ("!!!"), so a long run of marks is
+# not rescanned from every position (which would be quadratic).
+_CANDIDATE = re.compile(r"(?<![.!?…])([.!?…]+)([\"'”’)\]]*)(\s+)(?=[\"'“‘(\[]?[A-Z0-9])")
 _CJK_END = re.compile(r"(?<=[。！？])")
-_LAST_TOKEN = re.compile(r"(\S+)$")
+_INITIAL_OR_ACRONYM = re.compile(r"[a-z]|(?:[a-z]\.)+[a-z]")
 
 
-def _is_abbreviation(before: str, after: str) -> bool:
-    match = _LAST_TOKEN.search(before)
-    if not match:
+def _last_token(paragraph: str, end: int) -> str:
+    """The whitespace-delimited token ending at ``end`` (the paragraph is whitespace-flattened)."""
+    # rfind walks back only over the token itself; tokens before different candidates do not overlap, so the
+    # total work over a paragraph is linear in its length.
+    return paragraph[paragraph.rfind(" ", 0, end) + 1:end]
+
+
+def _is_abbreviation(token: str, next_char: str) -> bool:
+    token = token.lstrip("\"'“‘([").lower()
+    if not token:
         return False
-    token = match.group(1).lstrip("\"'“‘([").lower()
     if token in ABBREVIATIONS:
         return True
     # "No. 5" is an abbreviation, "said no. The" is a sentence end.
-    if token in ("no", "nos") and after[:1].isdigit():
+    if token in ("no", "nos") and next_char.isdigit():
         return True
     # A single capital initial ("J.") or a dotted acronym ("U.S") is not a sentence end.
-    return bool(re.fullmatch(r"[a-z]|(?:[a-z]\.)+[a-z]", token))
+    return bool(_INITIAL_OR_ACRONYM.fullmatch(token))
 
 
 def _split_paragraph(paragraph: str) -> list[str]:
+    """Split one whitespace-flattened paragraph; linear in its length (no copy of the rest per candidate)."""
     pieces: list[str] = []
     start = 0
     for match in _CANDIDATE.finditer(paragraph):
-        if match.group(1) == "." and _is_abbreviation(paragraph[start:match.start(1)],
-                                                                   paragraph[match.end():]):
+        if match.group(1) == "." and _is_abbreviation(_last_token(paragraph, match.start(1)),
+                                                      paragraph[match.end():match.end() + 1]):
             continue
         pieces.append(paragraph[start:match.end(2)])
         start = match.end(3)

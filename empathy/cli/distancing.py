@@ -1,32 +1,30 @@
-"""Command line: ``python -m empathy distancing FILE --format jsonl`` (one text per line in, one JSON out).
+"""``empathy distancing FILE --format jsonl``: one text per line in, one JSON object per line out.
 
-Bad input (missing or unreadable file, bytes that are not UTF-8) ends with exit code 2 and one line on
-stderr naming the file and, for decoding errors, the line; never a traceback. The whole file is checked
-before any output is written, so a failing run prints nothing on stdout.
+Bad input (missing or unreadable file, bytes that are not UTF-8) ends with exit code 2 and one line on stderr
+naming the file and, for decoding errors, the line; never a traceback. The whole file is checked before any
+output is written, so a failing run prints nothing on stdout. ``python -m empathy.distancing FILE`` runs the
+same command without the main ``empathy`` command (:func:`main`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-EXIT_BAD_INPUT = 2
+from empathy.cli.common import Parser, bounded_int, set_handler
 
 
-class InputError(Exception):
-    """An input problem reported as one line and exit code 2."""
+class InputError(ValueError):
+    """An input problem, reported as one line with exit code 2."""
 
 
-def register_cli(subparsers: Any) -> None:
-    """Add the ``distancing`` subcommand to an ``argparse`` subparsers object.
-
-    The parsed namespace carries ``handler`` (and the alias ``func``): ``args.handler(args)`` runs the command
-    and returns the exit code.
-    """
+def register(subparsers: Any) -> None:
+    """Add the ``distancing`` subcommand to an ``argparse`` subparsers object."""
     parser = subparsers.add_parser(
         "distancing",
         help="detect linguistic-distancing spans (one text per line) and print one JSON object per line",
@@ -38,9 +36,10 @@ def register_cli(subparsers: Any) -> None:
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     parser.add_argument("--cache-dir", default=None, help="cache folder (default $EMPATHY_CACHE_DIR/distancing "
                         "or ~/.cache/empathy/distancing)")
-    parser.add_argument("--batch-size", type=int, default=256, help="nlp.pipe batch size (default 256)")
-    parser.add_argument("--n-process", type=int, default=1, help="parser worker processes (default 1)")
-    parser.set_defaults(func=run, handler=run)
+    parser.add_argument("--batch-size", type=bounded_int(1), default=256, help="nlp.pipe batch size (default 256)")
+    parser.add_argument("--n-process", type=bounded_int(1), default=1,
+                        help="parser worker processes (default 1)")
+    set_handler(parser, run)
 
 
 def _strip_newline(line: str) -> str:
@@ -92,41 +91,40 @@ def _read_stdin(stream: TextIO) -> Iterator[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``distancing`` subcommand; returns the process exit code."""
-    from . import DistancingCache, analyze
+    if args.file == "-":
+        lines: Iterator[str] = _read_stdin(sys.stdin)
+    else:
+        path = Path(args.file)
+        _check_file(path)
+        lines = _read_lines(path)
+    from empathy.distancing import DistancingCache, analyze  # spaCy: only once the input is known good
 
+    cache: DistancingCache | bool = False
+    if not args.no_cache:
+        cache = DistancingCache(args.cache_dir) if args.cache_dir else True
+    out = sys.stdout
     try:
-        if args.batch_size < 1 or args.n_process < 1:
-            raise InputError("--batch-size and --n-process must be positive integers")
-        if args.file == "-":
-            lines: Iterator[str] = _read_stdin(sys.stdin)
-        else:
-            path = Path(args.file)
-            _check_file(path)
-            lines = _read_lines(path)
-        cache: DistancingCache | bool = False
-        if not args.no_cache:
-            cache = DistancingCache(args.cache_dir) if args.cache_dir else True
-        out = sys.stdout
         for result in analyze(lines, cache=cache, batch_size=args.batch_size, n_process=args.n_process):
             out.write(json.dumps(result.to_json(), ensure_ascii=False))
             out.write("\n")
-        out.flush()
-    except InputError as exc:
-        print(f"error: distancing: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    except InputError:
+        raise
     except ValueError as exc:
-        print(f"error: distancing: {args.file}: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        # the parser names a text by its 0-based position; here that is the line number minus one
+        found = re.match(r"text #(\d+) (.*)", str(exc))
+        where = f"{args.file}:{int(found.group(1)) + 1}: text {found.group(2)}" if found else f"{args.file}: {exc}"
+        raise InputError(where) from None
+    out.flush()
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Stand-alone entry point: ``python -m empathy.distancing FILE [--format jsonl]``."""
-    parser = argparse.ArgumentParser(prog="python -m empathy.distancing")
-    subparsers = parser.add_subparsers(dest="command")
-    register_cli(subparsers)
+    parser = Parser(prog="python -m empathy.distancing")
+    subparsers = parser.add_subparsers(dest="command", parser_class=Parser)
+    register(subparsers)
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] != "distancing":
         argv = ["distancing", *argv]
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    return int(args.handler(args))

@@ -1,0 +1,176 @@
+"""Items page: every output with its per-item SA, EGM, CA and LD terms, worst first; search, filters, one row's text."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import pandas as pd  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from empathy.distancing.result import LABELS  # noqa: E402
+from empathy.escaping import markdown_literal  # noqa: E402
+from empathy.evaluate import TextFeatures  # noqa: E402
+from empathy.items import (  # noqa: E402
+    COUNT_COLUMNS,
+    filter_items,
+    item_table,
+    items_csv,
+    search_items,
+    term_columns,
+    worst_first,
+)
+from empathy.render import highlight_html, legend_html  # noqa: E402
+from empathy_app import state, views  # noqa: E402
+
+data = state.page_setup("Items")
+data = state.require_data(ratings=False)
+views.show_flash_error()
+views.mode_caption(data)
+outputs = data.dataset.outputs
+if data.dataset.ratings.empty:
+    st.info("This data set has no ratings, so there are no judge terms (SA, EGM, CA) or disagreements to list; "
+            "the table shows each output's LD term and distancing counts, which come from the texts. Add "
+            "ratings on the **Data** page.")
+
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _item_table(key: str, overrides_key: str, with_overrides: bool, _outputs: pd.DataFrame,
+                _ratings: pd.DataFrame, _features: TextFeatures, _overrides: pd.DataFrame) -> pd.DataFrame:
+    # Keyed by the data's content, the overrides' content and the sidebar toggle: searching, filtering and
+    # sorting rerun the page without recomputing the table.
+    return item_table(_outputs, _ratings, _features, overrides=_overrides)
+
+
+ratings = state.effective_ratings(data)
+current = state.overrides(data)
+table = _item_table(data.content_key, state.ratings_key(current) if len(current) else "",
+                    bool(st.session_state["with_overrides"]), outputs, ratings, state.features(data), current)
+terms = term_columns(table)
+ranges = [c for c in table.columns if str(c).startswith("range:")]
+status_columns = [c for c in table.columns if str(c).endswith(" status")]
+LABEL_NAMES = {"nominalization": "nominalizations", "impersonal": "impersonal", "agentless": "agentless"}
+
+
+def _label(column: str) -> str:
+    """How a sortable column is offered: ``SA · judge lexicon``, ``LD``, ``judges' range on e_ref``."""
+    if column.startswith("range:"):
+        return f"judges' range on {column.removeprefix('range:')}"
+    metric, _, judge = column.partition(":")
+    return f"{metric} · judge {judge}" if judge else metric
+
+
+st.caption("One row per output. Each judge's per-item term of Eq. 1-3 (the mean of a model's terms under a judge "
+           "is its value on the Overview), the LD term of Eq. 4 (standardised within the model), how far the judges "
+           "are apart on each label (max - min), the distancing counts of each side and whether a human override "
+           "exists. A term that cannot be computed (missing rating, E(t) = 0, a text without sentences, or an "
+           "output the judge did not rate) shows as *None*, never 0; tick *Why None* to see which. Larger is "
+           "worse for every term.")
+
+with st.container(border=True):
+    top = st.columns([3, 2, 3, 1.3])
+    query = top[0].text_input("Search", key="items_search", placeholder="words in the reference or generation, or "
+                              "an item id", help="Case-insensitive; the text as typed, not a pattern.")
+    models = top[1].multiselect("Models", data.dataset.models, key="items_models", placeholder="all models")
+    sortable = terms + ranges
+    default = next((c for c in terms if c.startswith("SA:")), sortable[0] if sortable else None)
+    if sortable and st.session_state.get("items_sort") not in sortable:
+        st.session_state["items_sort"] = default
+    sort_by = top[2].selectbox("Worst first by", sortable, key="items_sort", format_func=_label,
+                               disabled=not sortable)
+    absolute = top[3].checkbox("By size", key="items_abs", help="Sort by the magnitude, so that an SA term far "
+                               "below 0 (generation more intense than the reference) comes first too.")
+    why = top[3].checkbox("Why None", key="items_why", help="Show the status of every term: ok, missing, "
+                          "undefined or not rated.")
+    bottom = st.columns([2, 1, 1, 1, 2])
+    side = bottom[0].radio("Counts of the", ["generation", "reference"], key="items_side", horizontal=True)
+    suffix = "gen" if side == "generation" else "ref"
+    minimums = {f"{label}_{suffix}": bottom[1 + position].number_input(
+        f"Min {LABEL_NAMES[label]}", min_value=0, value=0, step=1, key=f"items_min_{label}") for position, label in
+        enumerate(LABELS)}
+    overridden = bottom[4].selectbox("Human overrides", ["any", "with an override", "without"],
+                                     key="items_overridden")
+
+shown = search_items(table, query)
+shown = filter_items(shown, min_counts={k: v for k, v in minimums.items() if v > 0}, models=models or None,
+                     overridden={"any": None, "with an override": True, "without": False}[overridden])
+if sort_by is not None:
+    shown = worst_first(shown, sort_by, absolute=absolute)
+if shown.empty:
+    st.info("No output matches the search and filters. Widen them above.")
+    st.stop()
+
+keys = ["item_id", "model", "task"]
+lead = [sort_by] if sort_by is not None else []
+visible = (keys + lead + [c for c in terms + ranges if c not in lead] + list(COUNT_COLUMNS)
+           + ["overrides", "override_dimensions"] + (status_columns if why else []) + ["generation"])
+config = {c: st.column_config.NumberColumn(c, format="%.3f") for c in terms + ranges}
+config.update({c: st.column_config.NumberColumn(c, format="%d") for c in COUNT_COLUMNS})
+config["generation"] = st.column_config.TextColumn("generation", width="large")
+st.caption(f"{len(shown)} of {len(table)} outputs" + (f", worst {_label(sort_by)} first" if sort_by else "")
+           + ". Click a column header to sort by it instead; select a row to open it below.")
+event = st.dataframe(shown[visible], hide_index=True, key="items_table", column_config=config,
+                     on_select="rerun", selection_mode="single-row", height=420)
+st.download_button("Download these rows (CSV)", items_csv(shown, str(state.report(data).signature)),
+                   file_name="empathy-items.csv", mime="text/csv", key="items_download")
+
+# The selectbox is the one source of truth for the open row; a newly selected table row moves it.
+labels = [f"{i} · {m}" for i, m in zip(shown["item_id"], shown["model"], strict=True)]
+selected = list(event.selection.rows) if event is not None else []
+if selected and selected != st.session_state.get("items_table_selection") and selected[0] < len(labels):
+    st.session_state["items_pick"] = labels[selected[0]]
+st.session_state["items_table_selection"] = selected
+if st.session_state.get("items_pick") not in labels:
+    st.session_state["items_pick"] = labels[0]
+
+st.subheader("One output")
+pick = st.selectbox("Output (in the table's order)", labels, key="items_pick")
+row = shown.iloc[labels.index(pick)]
+source = outputs[(outputs["item_id"] == row["item_id"]) & (outputs["model"] == row["model"])].iloc[0]
+st.caption(f"Task {views.code(row['task'] or '-')} · item {views.code(row['item_id'])} · model "
+           f"{views.code(row['model'])}" + (f" · overridden: {markdown_literal(row['override_dimensions'])}"
+                                            if row["overrides"] else ""))
+if views.has_text(source):
+    texts = (row["reference"], row["generation"])
+    spans = state.spans_for(texts)
+    st.markdown(legend_html(), unsafe_allow_html=True)
+    sides = st.columns(2)
+    for column, title, text, text_spans in zip(sides, ("Reference", "Generation"), texts, spans, strict=True):
+        with column:
+            st.markdown(f"**{title}**")
+            with st.container(border=True):
+                st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
+    views.conversation(source, "items_conversation")
+else:
+    views.no_text_note(source, "Its judge terms are in the table above.")
+
+details = pd.DataFrame({
+    "term": terms,
+    "value": [row[c] for c in terms],
+    "status": [row[f"{c} status"] for c in terms],
+})
+counts = pd.DataFrame({"reference": [row[f"{label}_ref"] for label in ("sentences", *LABELS)],
+                       "generation": [row[f"{label}_gen"] for label in ("sentences", *LABELS)]},
+                      index=["sentences", *LABELS])
+mine = ratings[(ratings["item_id"] == row["item_id"]) & (ratings["model"] == row["model"])]
+left, middle, right = st.columns(3)
+with left:
+    st.markdown("**Terms of this output** (None = not computable; the status says why)")
+    st.dataframe(details, hide_index=True, key="items_row_terms",
+                 column_config={"value": st.column_config.NumberColumn("value", format="%.3f")})
+with middle:
+    st.markdown("**Judges' labels** (the terms' inputs)")
+    if mine.empty:
+        st.caption("No judge rated this output.")
+    else:
+        labels_table = mine.pivot_table(index="dimension", columns="rater", values="value", aggfunc="first",
+                                        dropna=False)
+        order = [d for d in ("e_ref", "e_gen", "u_ref", "u_gen", "ca") if d in labels_table.index]
+        labels_table = labels_table.reindex(order + sorted(set(labels_table.index) - set(order)))
+        labels_table.columns.name = None
+        st.dataframe(labels_table.round(3).reset_index(), hide_index=True, key="items_row_labels")
+with right:
+    st.markdown("**Distancing counts**")
+    st.dataframe(counts.reset_index(names="count"), hide_index=True, key="items_row_counts")
+st.caption("To correct a judge's label of this output, open it on the **Inspect** page.")

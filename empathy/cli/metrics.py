@@ -1,0 +1,101 @@
+"""``empathy metrics OUTPUTS [--ratings FILE ...]``: SA, EGM, CA per model and judge; LD per model."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sqlite3
+import sys
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from empathy.cli.common import FORMATS, check_inputs, emit, print_json, print_table, set_handler
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The parser's message for a text longer than spaCy's limit names the text by its position in the analysed
+# list; the command finds the cell of that length to name its file, row and column instead.
+_TOO_LONG = re.compile(r"^text #\d+ has (\d+) characters")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the ``metrics`` sub-command."""
+    metrics = commands.add_parser("metrics", help="SA, EGM, CA per model and judge; LD per model")
+    metrics.add_argument("outputs", help="outputs file (CSV, JSONL or Parquet)")
+    metrics.add_argument("--ratings", action="append", metavar="FILE",
+                         help="long-form ratings file (repeat for several)")
+    metrics.add_argument("--overrides", metavar="SQLITE", help="apply the human overrides stored in this file")
+    metrics.add_argument("--label-rule", choices=("latest", "majority", "adjudicated"), default="latest",
+                         help="which human label counts where several annotators decided one rating")
+    metrics.add_argument("--store-name", metavar="NAME",
+                         help="the data set's name in the store (default: the outputs file, relative to the store)")
+    metrics.add_argument("--egm-both-zero", choices=("zero", "exclude"), default="zero",
+                         help="EGM of an item with a + b = 0: 0 as the paper's Eq. 2 reads (default), or left out "
+                         "as undefined")
+    metrics.add_argument("--by-task", action="store_true", help="compute every value within each task")
+    metrics.add_argument("--no-ld", action="store_true", help="skip Linguistic Distancing")
+    metrics.add_argument("--ld-standardization", choices=("separate", "reference"), default="separate",
+                         help="Eq. 4 as written (each side its own mean and sd) or both sides with the "
+                         "reference's statistics")
+    metrics.add_argument("--format", choices=FORMATS, default="table")
+    set_handler(metrics, run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of ``metrics``: print the results table, agreement and signature; return the exit code."""
+    check_inputs(args.outputs, *(args.ratings or []))
+    from empathy.io import DataError, load_dataset
+
+    dataset = load_dataset(args.outputs, args.ratings or [])
+    ratings = dataset.ratings
+    n_overrides = None
+    ledger = None
+    if args.overrides:
+        from empathy.overrides import apply_ledger, ledger_for_files
+
+        try:
+            ledger = ledger_for_files(args.overrides, args.outputs, dataset.outputs, rule=args.label_rule,
+                                      name=args.store_name)
+        except sqlite3.Error as exc:  # a corrupt or foreign file given as the store
+            raise DataError(args.overrides, f"cannot read the override store ({exc})") from None
+        ratings = apply_ledger(ratings, ledger)
+        n_overrides = len(ledger.applied)
+        print(f"empathy: {ledger.summary()}", file=sys.stderr)
+    from empathy.evaluate import compute_metrics  # SciPy and spaCy: only once the input is known good
+
+    try:
+        report = compute_metrics(dataset.outputs, ratings, by_task=args.by_task, include_ld=not args.no_ld,
+                                 ld_standardization=args.ld_standardization, egm_both_zero=args.egm_both_zero,
+                                 n_overrides=n_overrides)
+    except ValueError as exc:
+        raise _located(exc, dataset.outputs, args.outputs) from None
+    if ledger is not None:
+        signature = replace(report.signature, extra={**report.signature.extra, **ledger.signature_fields()})
+        report = replace(report, signature=signature)
+    if args.format == "json":
+        print_json(report.to_json())
+        return 0
+    table = report.table if args.by_task else report.table.drop(columns="task")
+    emit(table, args.format, str(report.signature))
+    if args.format == "table" and len(report.agreement):
+        print("\ninter-judge Spearman over models:")
+        print_table(report.agreement if args.by_task else report.agreement.drop(columns="task"))
+    return 0
+
+
+def _located(exc: ValueError, outputs: pd.DataFrame, path: str) -> ValueError:
+    """A text-too-long error as a :class:`~empathy.io.DataError` naming the file, row and column of the text."""
+    from empathy.io import DataError, file_row
+
+    found = _TOO_LONG.match(str(exc))
+    if found is None:
+        return exc
+    length = int(found.group(1))
+    for column in ("reference", "generation"):
+        hits = (outputs[column].str.len() == length).to_numpy().nonzero()[0]
+        if len(hits):
+            limit = str(exc).split(", ", 1)[-1]  # "more than the parser's limit of N; split it ..."
+            return DataError(path, f"text has {length:,} characters, {limit}", row=file_row(outputs, int(hits[0])),
+                             column=column)
+    return exc

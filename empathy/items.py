@@ -1,0 +1,347 @@
+"""The item table for error analysis: one row per output with its per-item terms, counts and disagreement.
+
+:func:`item_table` lays out, for every output (``item_id``, ``model``, ``task``):
+
+* per judge, the per-item terms of Eq. 1-3 (SA term, EGM term, CA label), taken from
+  :func:`empathy.stability.metric_terms`, which runs the term functions of :mod:`empathy.metrics` with the
+  scopes of :func:`empathy.evaluate.compute_metrics`; so the mean of a (model, judge) group's non-NaN terms
+  *is* that group's metric value on the Overview (tested on the demo data);
+* the per-output LD term of Eq. 4 (``||z_t - z_g||_2``) from :func:`empathy.metrics.linguistic_distancing_terms`,
+  standardised within the same groups as :func:`empathy.evaluate.compute_metrics` (each model, or each
+  (task, model) with ``by_task``) and with the same ``ld_standardization``;
+* the distancing counts of each side (nominalizations, impersonal subjects, agentless clauses) and the
+  sentence counts, from the same :class:`empathy.evaluate.TextFeatures` the metrics use;
+* the judges' disagreement per rating dimension: the range (max - min) of the judges' values;
+* the override state of the output, from an overrides table as returned by
+  :meth:`empathy.store.OverrideStore.overrides`.
+
+Missing and undefined values
+----------------------------
+A term that cannot be computed is NaN, never 0, and its status column (``"SA:<judge> status"``, ``"LD status"``)
+says why: ``"missing"`` (a rating the term needs is empty or absent), ``"undefined"`` (the equation has no
+value: SA with E(t) = 0, EGM or LD on a text without sentences, LD of a group with fewer than two usable
+items) or ``"not rated"`` (the judge rated none of the metric's dimensions for this output, so the output is
+outside that judge's scope). A disagreement range is NaN when fewer than two judges gave a value. Distancing
+counts are NaN only when the analyser gave no sentence count; a text without sentences has counts 0.
+
+The helpers :func:`search_items`, :func:`filter_items` and :func:`worst_first` narrow and order the table;
+none of them turns a NaN into a number (a NaN never passes a minimum and always sorts last).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from empathy import metrics as m
+from empathy.distancing.result import LABELS
+from empathy.escaping import spreadsheet_cell
+from empathy.evaluate import TextFeatures
+from empathy.io import DIMENSION_RANGES, RATING_REQUIRED
+from empathy.stability import metric_terms
+from empathy.store import KEY_COLUMNS
+
+#: The key of a row of the item table.
+ITEM_KEYS: tuple[str, str, str] = ("item_id", "model", "task")
+#: The metrics with one term per judge (Eq. 1-3); LD (Eq. 4) has one term per output.
+JUDGE_METRICS: tuple[str, ...] = ("SA", "EGM", "CA")
+#: Status names of the status columns.
+STATUS_NAMES: dict[int, str] = {m.OK: "ok", m.MISSING: "missing", m.UNDEFINED: "undefined"}
+NOT_RATED = "not rated"
+SIDES: tuple[str, str] = ("ref", "gen")
+#: Sentence and distancing-count columns, in table order.
+COUNT_COLUMNS: tuple[str, ...] = ("sentences_ref", "sentences_gen",
+                                  *(f"{label}_{side}" for label in LABELS for side in SIDES))
+#: Text columns (searched by :func:`search_items`).
+TEXT_COLUMNS: tuple[str, str] = ("reference", "generation")
+OVERRIDE_COLUMNS: tuple[str, str] = ("overrides", "override_dimensions")
+
+
+def term_column(metric: str, judge: str | None = None) -> str:
+    """Column of a term: ``"SA:<judge>"`` for a judge metric, ``"LD"`` for Linguistic Distancing."""
+    if metric == "LD":
+        return "LD"
+    if metric not in JUDGE_METRICS:
+        raise ValueError(f"metric must be one of {(*JUDGE_METRICS, 'LD')}, got {metric!r}")
+    if judge is None:
+        raise ValueError(f"{metric} has one term per judge; pass the judge")
+    return f"{metric}:{judge}"
+
+
+def status_column(metric: str, judge: str | None = None) -> str:
+    """Column saying why a term is NaN (``"ok"``, ``"missing"``, ``"undefined"``, ``"not rated"``)."""
+    return f"{term_column(metric, judge)} status"
+
+
+def range_column(dimension: str) -> str:
+    """Column of the judges' disagreement on a rating dimension: ``"range:<dimension>"``."""
+    return f"range:{dimension}"
+
+
+def _require(frame: pd.DataFrame, columns: Sequence[str], name: str) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"{name} must be a DataFrame, got {type(frame).__name__}")
+    absent = [c for c in columns if c not in frame.columns]
+    if absent:
+        raise ValueError(f"{name} lack the column(s) {absent}")
+
+
+def _check_features(features: TextFeatures, n: int) -> None:
+    if not isinstance(features, TextFeatures):
+        raise TypeError(f"features must be a TextFeatures (empathy.evaluate.text_features), "
+                        f"got {type(features).__name__}")
+    shapes = {"sentences_ref": features.sentences_ref.shape, "sentences_gen": features.sentences_gen.shape,
+              "densities_ref": features.densities_ref.shape, "densities_gen": features.densities_gen.shape}
+    expected = {"sentences_ref": (n,), "sentences_gen": (n,), "densities_ref": (n, len(LABELS)),
+                "densities_gen": (n, len(LABELS))}
+    wrong = {k: v for k, v in shapes.items() if v != expected[k]}
+    if wrong:
+        raise ValueError(f"features do not match the {n} outputs: shapes {wrong} (expected {expected}); "
+                         "compute them with text_features(outputs) on the same outputs")
+
+
+def _counts(sentences: np.ndarray, densities: np.ndarray) -> np.ndarray:
+    """Counts per label back from densities (count / sentences): exact after rounding for any real text.
+
+    A text without sentences has no span, so its counts are 0 (its densities are NaN); an unknown sentence
+    count gives NaN counts.
+    """
+    with np.errstate(invalid="ignore"):
+        counts = np.rint(densities * sentences[:, None])
+    counts[sentences == 0] = 0.0
+    counts[np.isnan(sentences)] = np.nan
+    return counts
+
+
+def _judge_terms(keys: pd.MultiIndex, outputs: pd.DataFrame, ratings: pd.DataFrame, sentences: pd.DataFrame
+                 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    terms: dict[str, np.ndarray] = {}
+    statuses: dict[str, np.ndarray] = {}
+    for metric in JUDGE_METRICS:
+        part = metric_terms(outputs, ratings, metric, sentences=sentences if metric == "EGM" else None)
+        for judge, rows in part.groupby("judge", sort=True):
+            position = keys.get_indexer(pd.MultiIndex.from_frame(rows[["item_id", "model"]]))
+            column = term_column(metric, str(judge))
+            values = np.full(len(keys), np.nan)
+            values[position] = rows["term"].to_numpy(dtype=float)
+            status = np.full(len(keys), NOT_RATED, dtype=object)
+            status[position] = [STATUS_NAMES[int(s)] for s in rows["status"]]
+            terms[column] = values
+            statuses[status_column(metric, str(judge))] = status
+    return terms, statuses
+
+
+def _ld_terms(groups: pd.Series, features: TextFeatures, standardization: str
+              ) -> tuple[np.ndarray, np.ndarray]:
+    terms = np.full(len(groups), np.nan)
+    status = np.full(len(groups), STATUS_NAMES[m.UNDEFINED], dtype=object)
+    for index in groups.groupby(groups, sort=True).indices.values():
+        part, codes = m.linguistic_distancing_terms(features.densities_ref[index], features.densities_gen[index],
+                                                    standardization=standardization)
+        terms[index] = part
+        status[index] = [STATUS_NAMES[int(c)] for c in codes]
+    return terms, status
+
+
+def _dimension_order(dimensions: Sequence[str]) -> list[str]:
+    paper = [d for d in DIMENSION_RANGES if d in dimensions]
+    return paper + sorted(d for d in dimensions if d not in DIMENSION_RANGES)
+
+
+def _ranges(keys: pd.MultiIndex, ratings: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per dimension, max - min of the judges' non-missing values (NaN with fewer than two values)."""
+    out: dict[str, np.ndarray] = {}
+    inside = pd.MultiIndex.from_frame(ratings[["item_id", "model"]]).isin(keys)
+    part = ratings[inside]
+    if part.empty:
+        return out
+    values = part["value"].to_numpy(dtype=float)
+    known = ~np.isnan(values)
+    grouped = pd.DataFrame({"item_id": part["item_id"].to_numpy()[known], "model": part["model"].to_numpy()[known],
+                            "dimension": part["dimension"].to_numpy()[known], "value": values[known]})
+    stats = grouped.groupby(["dimension", "item_id", "model"], sort=False)["value"].agg(["max", "min", "count"])
+    for dimension in _dimension_order(sorted(part["dimension"].astype(str).unique())):
+        column = np.full(len(keys), np.nan)
+        if dimension in stats.index.get_level_values(0):
+            rows = stats.xs(dimension, level="dimension")
+            rows = rows[rows["count"] >= 2]
+            position = keys.get_indexer(rows.index)
+            column[position] = (rows["max"] - rows["min"]).to_numpy(dtype=float)
+        out[range_column(dimension)] = column
+    return out
+
+
+def _override_state(keys: pd.MultiIndex, overrides: pd.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
+    count = np.zeros(len(keys), dtype=np.int64)
+    dimensions = np.full(len(keys), "", dtype=object)
+    if overrides is None or len(overrides) == 0:
+        return count, dimensions
+    _require(overrides, KEY_COLUMNS, "overrides")
+    table = overrides.drop_duplicates(list(KEY_COLUMNS), keep="last")
+    position = keys.get_indexer(pd.MultiIndex.from_frame(table[["item_id", "model"]].astype(str)))
+    table = table.assign(_row=position)[position >= 0]
+    for row, part in table.groupby("_row", sort=False):
+        count[int(row)] = len(part)
+        dimensions[int(row)] = ", ".join(_dimension_order(sorted(part["dimension"].astype(str).unique())))
+    return count, dimensions
+
+
+def item_table(outputs: pd.DataFrame, ratings: pd.DataFrame, features: TextFeatures, *,
+               overrides: pd.DataFrame | None = None, by_task: bool = False, ld_standardization: str = "separate",
+               include_ld: bool = True) -> pd.DataFrame:
+    """One row per output with its Eq. 1-4 terms per judge, distancing counts, disagreement and override state.
+
+    Parameters
+    ----------
+    outputs
+        Validated outputs (item_id, model, reference, generation; task optional), one row per (item, model).
+    ratings
+        Long-form ratings: the judges' own, or the effective ones with the overrides applied
+        (:func:`empathy.store.apply_overrides`); the terms and ranges are computed from exactly these.
+    features
+        :func:`empathy.evaluate.text_features` of ``outputs`` (same rows, same order).
+    overrides
+        Current overrides (:meth:`empathy.store.OverrideStore.overrides`); only their keys are read, to mark
+        which outputs a human has corrected. ``None`` or empty: no output is marked.
+    by_task, ld_standardization, include_ld
+        As for :func:`empathy.evaluate.compute_metrics`: LD is standardised within each model (or each
+        (task, model) with ``by_task``), ``"separate"`` per side as in Eq. 4 or ``"reference"``.
+
+    Returns
+    -------
+    DataFrame
+        In outputs order: ``item_id, model, task``; per judge metric and judge ``"SA:<judge>"``,
+        ``"EGM:<judge>"``, ``"CA:<judge>"`` (a column only for judges that rated the metric's dimensions);
+        ``"LD"``; ``"range:<dimension>"`` per rating dimension; :data:`COUNT_COLUMNS`; ``overrides`` (number
+        of overridden ratings of the output) and ``override_dimensions`` (their dimensions, ``""`` if none);
+        one ``"<term> status"`` column per term column; ``reference`` and ``generation``. A term that cannot be
+        computed is NaN and its status says why (module docstring); it is never 0.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a missing column, features of other outputs, duplicate outputs, or an invalid rating value
+        (the message of :mod:`empathy.metrics` names the argument and position).
+    """
+    _require(outputs, ("item_id", "model", *TEXT_COLUMNS), "outputs")
+    _require(ratings, RATING_REQUIRED, "ratings")
+    if ld_standardization not in m.LD_STANDARDIZATIONS:
+        raise ValueError(f"ld_standardization must be one of {m.LD_STANDARDIZATIONS}, got {ld_standardization!r}")
+    outputs = outputs.reset_index(drop=True)
+    if "task" not in outputs.columns:
+        outputs = outputs.assign(task="")
+    _check_features(features, len(outputs))
+    keys = pd.MultiIndex.from_frame(outputs[["item_id", "model"]].astype(str))
+    if keys.has_duplicates:
+        item, model = keys[keys.duplicated()][0]
+        raise ValueError(f"outputs have more than one row for (item_id, model) = ({item}, {model})")
+
+    table = outputs[list(ITEM_KEYS)].copy()
+    sentences = features.frame(outputs)
+    terms, statuses = _judge_terms(keys, outputs, ratings, sentences) if len(ratings) else ({}, {})
+    for column, values in terms.items():
+        table[column] = values
+    if include_ld:
+        groups = (outputs["task"].astype(str) + "\x00" + outputs["model"].astype(str)) if by_task \
+            else outputs["model"].astype(str)
+        table["LD"], statuses[status_column("LD")] = _ld_terms(groups, features, ld_standardization)
+    for column, values in (_ranges(keys, ratings) if len(ratings) else {}).items():
+        table[column] = values
+    table["sentences_ref"] = features.sentences_ref.astype(float)
+    table["sentences_gen"] = features.sentences_gen.astype(float)
+    counts = {"ref": _counts(features.sentences_ref.astype(float), features.densities_ref.astype(float)),
+              "gen": _counts(features.sentences_gen.astype(float), features.densities_gen.astype(float))}
+    for position, label in enumerate(LABELS):
+        for side in SIDES:
+            table[f"{label}_{side}"] = counts[side][:, position]
+    table["overrides"], table["override_dimensions"] = _override_state(keys, overrides)
+    for column, values in statuses.items():
+        table[column] = values
+    for column in TEXT_COLUMNS:
+        table[column] = outputs[column].to_numpy()
+    return table
+
+
+def term_columns(table: pd.DataFrame) -> list[str]:
+    """The term columns of an item table (``SA:<judge>``... and ``LD``), in table order."""
+    prefixes = tuple(f"{metric}:" for metric in JUDGE_METRICS)
+    return [c for c in table.columns if (c == "LD" or str(c).startswith(prefixes)) and not str(c).endswith(" status")]
+
+
+def search_items(table: pd.DataFrame, query: str) -> pd.DataFrame:
+    """Rows whose reference, generation or item_id contains ``query`` (case-insensitive, literal substring).
+
+    An empty or blank query returns the table unchanged.
+    """
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a string, got {type(query).__name__}")
+    _require(table, ("item_id", *TEXT_COLUMNS), "the item table")
+    needle = query.strip().casefold()
+    if not needle:
+        return table
+    hit = np.zeros(len(table), dtype=bool)
+    for column in ("item_id", *TEXT_COLUMNS):
+        hit |= table[column].astype(str).str.casefold().str.contains(needle, regex=False).to_numpy(dtype=bool)
+    return table[hit]
+
+
+def filter_items(table: pd.DataFrame, *, min_counts: Mapping[str, float] | None = None,
+                 models: Sequence[str] | None = None, overridden: bool | None = None) -> pd.DataFrame:
+    """Rows with at least ``min_counts[column]`` in each given numeric column, of ``models``, (not) overridden.
+
+    ``min_counts`` maps a numeric column (a count of :data:`COUNT_COLUMNS`, or a term or range) to its
+    minimum; a NaN never passes. ``models``: keep these models only (``None``: all). ``overridden``: ``True``
+    keeps outputs with at least one override, ``False`` those without, ``None`` both.
+    """
+    _require(table, ("model",), "the item table")
+    keep = np.ones(len(table), dtype=bool)
+    for column, minimum in (min_counts or {}).items():
+        if column not in table.columns or not pd.api.types.is_numeric_dtype(table[column]):
+            numeric = [c for c in table.columns if pd.api.types.is_numeric_dtype(table[c])]
+            raise ValueError(f"min_counts: {column!r} is not a numeric column of the item table; use one of "
+                             f"{numeric}")
+        if isinstance(minimum, bool) or not isinstance(minimum, int | float | np.integer | np.floating) \
+                or np.isnan(minimum):
+            raise ValueError(f"min_counts[{column!r}] must be a number, got {minimum!r}")
+        keep &= (table[column].to_numpy(dtype=float) >= float(minimum))  # NaN >= x is False
+    if models is not None:
+        if isinstance(models, str):
+            raise TypeError("models must be a sequence of model names, not one string")
+        keep &= table["model"].isin(list(models)).to_numpy(dtype=bool)
+    if overridden is not None:
+        _require(table, ("overrides",), "the item table")
+        has = table["overrides"].to_numpy() > 0
+        keep &= has if overridden else ~has
+    return table[keep]
+
+
+def worst_first(table: pd.DataFrame, column: str, *, absolute: bool = False) -> pd.DataFrame:
+    """The rows sorted by ``column`` from the worst down: largest value first, NaN last.
+
+    All four metrics are failures that grow with the value (0 = none), and so do the disagreement ranges and
+    counts, so "worst" is "largest". ``absolute``: sort by magnitude, e.g. to bring an SA term that is far
+    below 0 (a generation more intense than its reference) up with the strongly attenuated ones. Ties keep
+    the table's order (stable sort).
+    """
+    if column not in table.columns or not pd.api.types.is_numeric_dtype(table[column]):
+        raise ValueError(f"cannot sort by {column!r}: not a numeric column of the item table; numeric columns "
+                         f"are {[c for c in table.columns if pd.api.types.is_numeric_dtype(table[c])]}")
+    values = table[column].to_numpy(dtype=float)
+    key = -np.abs(values) if absolute else -values
+    order = np.argsort(np.where(np.isnan(key), np.inf, key), kind="stable")
+    return table.iloc[order]
+
+
+def items_csv(table: pd.DataFrame, signature: str) -> bytes:
+    """The item table as a CSV for people (spreadsheets): every text cell and header through
+    :func:`empathy.escaping.spreadsheet_cell`, NaN as an empty cell, and a ``signature`` column (the
+    reproducibility signature of the numbers, :mod:`empathy.signature`) on every row."""
+    out = table.copy()
+    for column in out.columns:
+        if not pd.api.types.is_numeric_dtype(out[column]) and not pd.api.types.is_bool_dtype(out[column]):
+            out[column] = [spreadsheet_cell(str(v)) if isinstance(v, str) else v for v in out[column]]
+    out["signature"] = spreadsheet_cell(str(signature))
+    out.columns = [spreadsheet_cell(str(c)) for c in out.columns]
+    return out.to_csv(index=False).encode("utf-8")

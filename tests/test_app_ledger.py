@@ -1,0 +1,310 @@
+"""AppTest of the ledger as research record on Inspect and Relabel: damaged stores, decisions bound to the output
+on screen, the committed annotator, blind mode and rubric, '(all judges)', widgets keyed by output, stale and
+orphaned counts, several annotators and adjudication, escaped messages. Failure paths first."""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from empathy.escaping import markdown_literal  # noqa: E402
+from empathy.io import load_outputs  # noqa: E402
+from empathy.overrides import make_changes  # noqa: E402
+from empathy.store import Change, OverrideStore, dataset_name  # noqa: E402
+from empathy_app.decisions import output_key  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+TIMEOUT = 240
+ODD = "A_[b]*"  # a model name full of Markdown
+
+
+@pytest.fixture(autouse=True)
+def _store(tmp_path, monkeypatch):
+    path = tmp_path / "overrides.sqlite"
+    monkeypatch.setenv("EMPATHY_STORE", str(path))
+    return path
+
+
+def _fixture(folder: Path) -> dict:
+    """2 models x 3 items, CA by an LLM judge, a lexicon and an expert (expert never '(all judges)')."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [{"item_id": item, "model": model, "task": "counseling",
+             "reference": f"My sister never calls me back ({item}).",
+             "generation": f"Try talking to her ({model}, {item})."}
+            for model in (ODD, "B") for item in ("i1", "i2", "i3")]
+    pd.DataFrame(rows).to_csv(folder / "outputs.csv", index=False)
+    labels = {"gpt": ("llm", [1, 1, 0]), "lex": ("lexicon", [0, 1, 0]), "exp": ("expert", [0, 0, 0])}
+    ratings = [{"item_id": f"i{k + 1}", "model": model, "rater": rater, "dimension": "ca", "value": value,
+                "rater_kind": kind, "reason": "", "signature": f"{rater}-v1"}
+               for rater, (kind, values) in labels.items() for model in (ODD, "B") for k, value in enumerate(values)]
+    pd.DataFrame(ratings).to_csv(folder / "ratings.csv", index=False)
+    return {"kind": "path", "outputs": str(folder / "outputs.csv"), "ratings": [str(folder / "ratings.csv")]}
+
+
+def _app(source: dict | None = None, *, committed: str | None = None, annotator: str = "") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if source is not None:
+        at.session_state["source"] = source
+    at.session_state["annotator"] = annotator
+    if committed is not None:
+        at.session_state["relabel_annotator"] = committed
+    return at.run()
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _texts(elements) -> list[str]:
+    """What the user reads: Streamlit shows the character references of escaped data as characters."""
+    return [html.unescape(str(e.value)).replace("\u2060", "") for e in elements]
+
+
+def _on_screen(at: AppTest) -> tuple[str, str]:
+    """(item_id, model) of the output on the Relabel page, read from its decision buttons' keys."""
+    for button in at.button:
+        if button.key and button.key.startswith("relabel_zero|"):
+            parts = button.key.split("|")[1:]
+            dimension, item, model = (p.split(":", 1)[1] for p in parts)
+            return item, model
+    raise AssertionError("no decision button on the page")
+
+
+# ------------------------------------------------------------------------------------ damaged stores
+
+@pytest.mark.parametrize("content", [b"", b"SQLite format 3\x00" + b"\x00" * 40, b"\x8f garbage" * 100])
+@pytest.mark.parametrize("page", ["app_pages/3_Inspect.py", "app_pages/4_Relabel.py"])
+def test_damaged_store_is_a_message_and_the_file_is_kept(tmp_path, _store, content, page):
+    _store.write_bytes(content)
+    at = _app(_fixture(tmp_path / "data"), committed="ann")
+    at.switch_page(page).run()
+    _ok(at)
+    assert any("override store cannot be used" in e and str(_store.name) in e for e in _texts(at.error))
+    assert _store.read_bytes() == content
+
+
+def test_read_only_store_is_a_message(tmp_path, _store):
+    OverrideStore(_store)
+    os.chmod(_store, 0o444)
+    try:
+        at = _app(_fixture(tmp_path / "data"), committed="ann")
+        at.switch_page("app_pages/4_Relabel.py").run()
+        _ok(at)
+        assert any("is read-only" in e for e in _texts(at.error))
+    finally:
+        os.chmod(_store, 0o644)
+
+
+# ------------------------------------------------------------------------------------ Relabel decisions
+
+def test_decision_for_an_output_no_longer_on_screen_is_refused(tmp_path, _store):
+    at = _app(_fixture(tmp_path / "data"), committed="ann")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    _ok(at)
+    item, model = _on_screen(at)
+    # The page now shows another output (as after a decision): the key of the old output must not land anywhere.
+    at.session_state["relabel_shown"] = ("ca", "i3", "B", "2000-01-01T00:00:00+00:00")
+    at.button(key=output_key("relabel_one", "ca", item, model)).click().run()
+    _ok(at)
+    assert any(e.startswith("Refused") for e in _texts(at.error)), _texts(at.error)
+    assert OverrideStore(_store).decisions().empty
+    # once the output is on screen again, the same key decides it, and only it
+    at.button(key=output_key("relabel_one", "ca", item, model)).click().run()
+    _ok(at)
+    saved = OverrideStore(_store).decisions()
+    assert set(zip(saved["item_id"], saved["model"], strict=True)) == {(item, model)}
+    assert _on_screen(at) != (item, model)
+
+
+def test_typing_a_name_commits_nothing_until_the_button(tmp_path, _store):
+    at = _app(_fixture(tmp_path / "data"), annotator="sidebar-name")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    _ok(at)
+    assert any("Commit your annotator name" in i for i in _texts(at.info))
+    assert not [b for b in at.button if b.key and b.key.startswith("relabel_zero|")]
+    at.text_input(key="_w_relabel_annotator_name").input("name0").run()  # typed, e.g. then the key 0
+    assert any("Commit your annotator name" in i for i in _texts(at.info))
+    assert OverrideStore(_store).decisions().empty
+    at.text_input(key="_w_relabel_annotator_name").input("name0")  # a form: sent with its button only
+    at.button(key="relabel_commit_annotator").click().run()
+    _ok(at)
+    assert any("Deciding as **name0**" in m for m in _texts(at.markdown))
+    item, model = _on_screen(at)
+    at.button(key=output_key("relabel_zero", "ca", item, model)).click().run()
+    assert OverrideStore(_store).decisions()["annotator"].unique().tolist() == ["name0"]
+
+
+def test_all_judges_on_relabel_is_llm_and_lexicon_only_and_flash_is_escaped(tmp_path, _store):
+    at = _app(_fixture(tmp_path / "data"), committed="ann")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    assert at.selectbox(key="relabel_apply_to").value == "(all judges)"
+    item, model = _on_screen(at)
+    at.button(key=output_key("relabel_one", "ca", item, model)).click().run()
+    _ok(at)
+    saved = OverrideStore(_store).decisions()
+    assert sorted(saved["rater"]) == ["gpt", "lex"]  # never the expert
+    judge_values = dict(zip(saved["rater"], saved["judge_value"], strict=True))
+    assert judge_values == {"gpt": 1.0, "lex": 0.0} and (item, model) == ("i1", ODD)  # the judges disagree there
+    flash = next(s for s in _texts(at.success) if s.startswith("Saved (change #1)"))
+    assert markdown_literal(ODD) in flash and ODD not in flash.replace(markdown_literal(ODD), "")
+    audit = OverrideStore(_store).audit()
+    assert sorted(audit["old_value"].tolist()) == [0.0, 1.0]  # the judges' own labels
+
+
+def test_blind_mode_hides_judge_labels_and_the_rubric_stands_beside(tmp_path, _store):
+    at = _app(_fixture(tmp_path / "data"), committed="ann")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    assert any("raters say" in m and "gpt: 1" in m for m in _texts(at.markdown))
+    rubric = " ".join(_texts(at.markdown))
+    assert "Appendix D" in rubric and "open-ended questions" in rubric and "positive closure" in rubric
+    at.toggle(key="_w_relabel_blind").set_value(True).run()
+    _ok(at)
+    shown = " ".join(_texts(at.markdown)) + " ".join(str(p.proto.text) for p in at.get("progress"))
+    assert "judge labels hidden" in shown
+    assert "raters say" not in shown and "gpt: 1" not in shown and "disagree" not in shown
+    assert "Appendix D" in shown  # the rubric stays
+
+
+def test_two_annotators_keep_both_decisions_agreement_and_adjudication(tmp_path, _store):
+    source = _fixture(tmp_path / "data")
+    first = _app(source, committed="ann")
+    first.switch_page("app_pages/4_Relabel.py").run()
+    item, model = _on_screen(first)
+    first.button(key=output_key("relabel_zero", "ca", item, model)).click().run()
+    second = _app(source, committed="bob")
+    second.switch_page("app_pages/4_Relabel.py").run()
+    assert _on_screen(second) == (item, model)  # ann's decision does not take it out of bob's queue
+    assert any("Also decided by ann" in c for c in _texts(second.caption))
+    second.button(key=output_key("relabel_one", "ca", item, model)).click().run()
+    _ok(second)
+    decisions = OverrideStore(_store).decisions()
+    assert sorted(zip(decisions["annotator"], decisions["value"], strict=True)) == [
+        ("ann", 0.0), ("ann", 0.0), ("bob", 1.0), ("bob", 1.0)]
+    conflicts = next(f.value for f in second.dataframe if "decisions" in f.value.columns)
+    assert conflicts[["item_id", "decisions"]].values.tolist() == [[item, "ann=0, bob=1"]]
+    pairs = next(f.value for f in second.dataframe if "rater_a" in f.value.columns)
+    assert pairs[["rater_a", "rater_b", "n", "percent_agreement"]].values.tolist() == [["ann", "bob", 1, 0.0]]
+    second.radio(key=output_key("relabel_adjudicate_value", "ca", item, model)).set_value(0.0).run()
+    second.button(key="relabel_adjudicate_save").click().run()
+    _ok(second)
+    audit = OverrideStore(_store).audit()
+    assert audit["action"].tolist()[-2:] == ["adjudicate", "adjudicate"]
+    # under the adjudicated rule the metrics use the adjudication
+    second.selectbox(key="_w_label_rule").set_value("adjudicated").run()
+    assert any("adjudicated rule" in c for c in _texts(second.caption))
+
+
+# ------------------------------------------------------------------------------------ Inspect
+
+def test_inspect_form_opens_on_the_output_shown():
+    at = _app()
+    at.switch_page("app_pages/3_Inspect.py").run()
+    at.selectbox(key="_w_inspect_pick").set_value("news-01 · fennel").run()
+    at.selectbox(key="inspect_override_judge").set_value("author").run()
+    at.selectbox(key="inspect_override_dimension").set_value("e_gen").run()
+    _ok(at)
+    fennel = at.number_input(key=output_key("inspect_override_value", "news-01", "fennel", "e_gen", "author"))
+    assert fennel.value == pytest.approx(0.15)
+    at.selectbox(key="_w_inspect_pick").set_value("news-01 · gorse").run()
+    _ok(at)
+    gorse = at.number_input(key=output_key("inspect_override_value", "news-01", "gorse", "e_gen", "author"))
+    assert gorse.value == pytest.approx(0.95)
+    at.selectbox(key="inspect_override_judge").set_value("(all judges)").run()
+    lexicon = at.number_input(key=output_key("inspect_override_value", "news-01", "gorse", "e_gen", "(all judges)"))
+    assert lexicon.value == pytest.approx(0.454359927231213)
+
+
+def test_all_judges_on_inspect_never_overwrites_the_expert(tmp_path, _store):
+    at = _app(_fixture(tmp_path / "data"), annotator="ann")
+    at.switch_page("app_pages/3_Inspect.py").run()
+    at.selectbox(key="_w_inspect_pick").set_value("i2 · B").run()
+    at.selectbox(key="inspect_override_dimension").set_value("ca").run()
+    assert at.selectbox(key="inspect_override_judge").value == "(all judges)"
+    at.radio(key=output_key("inspect_override_value", "i2", "B", "ca", "(all judges)")).set_value(0.0).run()
+    at.button(key=output_key("inspect_save", "i2", "B")).click().run()
+    _ok(at)
+    saved = OverrideStore(_store).decisions()
+    assert sorted(saved["rater"]) == ["gpt", "lex"] and set(saved["item_id"]) == {"i2"}
+    assert any(s.startswith("Saved (change #1)") for s in _texts(at.success))
+
+
+def test_stale_and_orphaned_counts_are_shown_and_never_applied(tmp_path, _store):
+    source = _fixture(tmp_path / "data")
+    name = dataset_name(source["outputs"], store_path=_store)
+    outputs, _ = load_outputs(source["outputs"])
+    ratings = pd.read_csv(source["ratings"][0], dtype={"item_id": str, "model": str})
+    store = OverrideStore(_store)
+    store.set_overrides(name, make_changes(outputs, ratings, "i1", "B", ["gpt"], "ca", 1.0), annotator="ann")
+    store.set_overrides(name, [Change("i2", "B", "gpt", "ca", 0.0, "", "0123456789abcdef")], annotator="ann")
+    store.set_overrides(name, [Change("gone", "B", "gpt", "ca", 1.0, "", "0123456789abcdef")], annotator="ann")
+    at = _app(source, committed="ann", annotator="ann")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    _ok(at)
+    status = next(c for c in _texts(at.caption) if c.startswith("Ledger"))
+    assert "**1** overrides applied" in status and "**1** stale" in status and "**1** orphaned" in status
+    at.switch_page("app_pages/2_Overview.py").run()
+    overview = next(f.value for f in at.dataframe if "CA (gpt)" in f.value.columns)
+    # gpt on B: 1, 1, 0 -> CA 2/3 with i1's override (1, as gpt); the stale i2 = 0 is not applied
+    assert float(overview.set_index("model").loc["B", "CA (gpt)"]) == pytest.approx(2 / 3, abs=5e-4)
+    at.switch_page("app_pages/3_Inspect.py").run()
+    at.selectbox(key="_w_inspect_pick").set_value("i2 · B").run()
+    _ok(at)
+    assert any("made on a different text" in w for w in _texts(at.warning))
+    at.button(key="inspect_ledger_confirm").click().run()
+    _ok(at)
+    status = next(c for c in _texts(at.caption) if c.startswith("Ledger"))
+    assert "**2** overrides applied" in status and "**0** stale" in status
+    at.switch_page("app_pages/2_Overview.py").run()
+    overview = next(f.value for f in at.dataframe if "CA (gpt)" in f.value.columns)
+    assert float(overview.set_index("model").loc["B", "CA (gpt)"]) == pytest.approx(1 / 3, abs=5e-4)
+
+
+def test_store_damaged_while_the_app_runs_is_a_message(tmp_path, _store):
+    at = _app(_fixture(tmp_path / "data"), committed="ann")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    _ok(at)
+    item, model = _on_screen(at)
+    at.button(key=output_key("relabel_zero", "ca", item, model)).click().run()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{_store}{suffix}").unlink(missing_ok=True)
+    _store.write_bytes(b"\x00garbage" * 512)
+    at.run()
+    _ok(at)
+    assert any("override store cannot be used" in e for e in _texts(at.error)), _texts(at.error)
+    assert _store.read_bytes() == b"\x00garbage" * 512
+
+
+def test_a_judge_rerun_meets_the_ledger(tmp_path, _store):
+    source = _fixture(tmp_path / "data")
+    rerun = pd.DataFrame({"item_id": ["i1", "i2", "i3"] * 2, "model": [ODD] * 3 + ["B"] * 3, "rater": "gpt2",
+                          "dimension": "ca", "value": 0.0, "rater_kind": "llm", "reason": "", "signature": "v2"})
+    rerun.to_csv(tmp_path / "data" / "ratings_rerun.csv", index=False)
+    source["ratings"].append(str(tmp_path / "data" / "ratings_rerun.csv"))
+    name = dataset_name(source["outputs"], store_path=_store)
+    outputs, _ = load_outputs(source["outputs"])
+    ratings = pd.read_csv(source["ratings"][0], dtype={"item_id": str, "model": str})
+    store = OverrideStore(_store)
+    # gpt said 1 on i1 and i2 of ODD; the human says 0 on i1 (gpt2 now agrees) and 1 on i2 (gpt2 says 0)
+    store.set_overrides(name, make_changes(outputs, ratings, "i1", ODD, ["gpt"], "ca", 0.0), annotator="ann")
+    store.set_overrides(name, make_changes(outputs, ratings, "i2", ODD, ["gpt"], "ca", 1.0), annotator="ann")
+    store.set_overrides(name, [Change("i3", "B", "gpt", "ca", 1.0, "", "0123456789abcdef")], annotator="ann")
+    store.set_overrides(name, [Change("gone", "B", "gpt", "ca", 1.0, "", "0123456789abcdef")], annotator="ann")
+    at = _app(source, committed="ann")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    at.selectbox(key="relabel_rerun_old").set_value("gpt").run()
+    at.selectbox(key="relabel_rerun_new").set_value("gpt2").run()
+    _ok(at)
+    assert any("**1** confirmed · **1** still disputed · **1** stale · **1** orphaned" in m
+               for m in _texts(at.markdown))
+    frames = [f.value for f in at.dataframe if "new_value" in f.value.columns]
+    confirmed, disputed = frames[0], frames[1]
+    assert confirmed[["item_id", "value", "new_value"]].values.tolist() == [["i1", 0.0, 0.0]]
+    assert disputed[["item_id", "value", "new_value"]].values.tolist() == [["i2", 1.0, 0.0]]

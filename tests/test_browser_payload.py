@@ -1,0 +1,337 @@
+"""Real-browser test: a data set made of injection payloads, loaded by path and shown on every page, renders inert.
+
+Model, rater, item and task names, texts, reasons and the ``conversation`` column hold Streamlit Markdown
+(``:blue[M]**m**``), a remote Markdown image and link pointing at a small HTTP server this test runs (and
+counts requests on), an inline-styled ``<span style="font-size:60px">``, an ``<img ... onerror=...>``,
+KaTeX (``$x^2$``) and a spreadsheet formula. The app is started with its own ``streamlit run`` server
+(defaults from ``.streamlit/config.toml``, so bound to 127.0.0.1), the data set is loaded through the Data
+page's path box and every page is visited by clicking the sidebar navigation (one session). After each page:
+no request reached the payload host, the browser requested nothing outside 127.0.0.1 (the favicon is the
+app's own), no element is drawn at 60px, no ``<img>``/link points at the payload host, no KaTeX or bold
+payload formed, no dialog opened, no exception. A decision on Relabel puts the payload names into the
+"Saved (change #N)" message; Overview's standard-metric scatter labels points with them.
+
+No fixed sleeps: every wait is for a condition, with generous timeouts (the machine may be loaded).
+Screenshots go to ``$EMPATHY_SCREENSHOTS`` when set, else a temporary folder.
+"""
+
+from __future__ import annotations
+
+import http.server
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 240_000  # ms; the first visit of Overview parses every text with spaCy
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium")]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# ------------------------------------------------------------------------------------------ payload host
+
+class _Counter(http.server.BaseHTTPRequestHandler):
+    hits: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server API
+        type(self).hits.append(self.path)
+        self.send_response(404)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:  # quiet
+        pass
+
+
+@pytest.fixture(scope="module")
+def payload_host():
+    handler = type("Handler", (_Counter,), {"hits": []})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield {"port": server.server_address[1], "hits": handler.hits}
+    server.shutdown()
+    server.server_close()
+
+
+def payloads(port: int) -> dict[str, str]:
+    host = f"http://127.0.0.1:{port}"
+    return {
+        "directive": ":blue[M]**m**",
+        "image": f"![r]({host}/x.png)",
+        "link": f"[click]({host}/link)",
+        "span": '<span style="font-size:60px;color:red">BIG</span>',
+        "img": f"<img src={host}/y.png onerror=alert(1)>",
+        "katex": "$x^2$",
+        "formula": f'=HYPERLINK("{host}/f","go")',
+    }
+
+
+def write_payload_data(folder: Path, port: int) -> Path:
+    """3 models x 4 items, two judges rating the paper's five dimensions, every name and text a payload."""
+    p = payloads(port)
+    models = [f"{p['directive']} {p['image']}", p["span"], f"{p['img']} {p['katex']}"]
+    items = [f"i1 {p['katex']}", f"i2 {p['image']}", f"i3 {p['span']}", p["formula"]]
+    tasks = [p["directive"], "counseling"]
+    raters = [f"judge {p['span']}", f"{p['formula']} {p['directive']} {p['image']}"]
+    every = " ".join(p.values())
+    conversation = "\n".join([f"Seeker: I lost my job {p['image']}", f"Supporter: {p['directive']} {p['link']}",
+                              f"Seeker: {p['span']} {p['katex']}", f"Supporter: {p['img']}"])
+    rows = []
+    for m, model in enumerate(models):
+        for k, item in enumerate(items):
+            rows.append({"item_id": item, "model": model, "task": tasks[k % 2],
+                         "reference": f"My brother was badly hurt in the crash. {every} I feel terrible.",
+                         "generation": f"It is understood that an incident occurred ({m}). {every} Support exists.",
+                         "conversation": conversation})
+    folder.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_csv(folder / "outputs.csv", index=False)
+    ratings = []
+    for j, rater in enumerate(raters):
+        for m, model in enumerate(models):
+            for k, item in enumerate(items):
+                values = {"e_ref": (k + 1) / 5, "e_gen": ((m + j + k) % 4) / 5, "u_ref": k + 1, "u_gen": (m + j) % 3,
+                          "ca": (m + k + j) % 2}
+                for dimension, value in values.items():
+                    ratings.append({"item_id": item, "model": model, "rater": rater, "dimension": dimension,
+                                    "value": value, "rater_kind": "llm", "reason": every, "signature": p["formula"]})
+    pd.DataFrame(ratings).to_csv(folder / "ratings_payload.csv", index=False)
+    return folder
+
+
+# ---------------------------------------------------------------------------------------------- the app
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("payload-server")
+    port = _free_port()
+    env = {**os.environ, "EMPATHY_STORE": str(folder / "overrides.sqlite"),
+           "EMPATHY_CACHE_DIR": str(folder / "cache"), "PYTHONUNBUFFERED": "1"}
+    log_path = folder / "streamlit.log"
+    with log_path.open("a") as log:
+        # No --server.address: the default of .streamlit/config.toml (127.0.0.1) is what is tested.
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    try:
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {process.returncode}; see {log_path}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as response:
+                    if response.read().strip() == b"ok":
+                        break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"streamlit did not become healthy; see {log_path}") from None
+                time.sleep(0.5)  # polling interval of the health check, not a wait for a result
+        yield {"url": url, "folder": folder, "port": port, "log": log_path}
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        instance = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        yield instance
+        instance.close()
+
+
+def _screenshots() -> Path:
+    if os.environ.get("EMPATHY_SCREENSHOTS"):
+        folder = Path(os.environ["EMPATHY_SCREENSHOTS"]).resolve()
+    else:
+        import tempfile
+
+        folder = Path(tempfile.gettempdir()) / "empathy-payload-screens"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+_IDLE = ("() => { const s = document.querySelector('[data-testid=\"stStatusWidget\"]');"
+         " return !s || !s.innerText.includes('Running'); }")
+
+
+def _settle(page, text: str) -> None:
+    """Wait until ``text`` is visible and the script run has finished."""
+    page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=TIMEOUT)
+    page.wait_for_function(_IDLE, timeout=TIMEOUT)
+
+
+def _plots_drawn(page) -> None:
+    """Wait until every Plotly chart on the page has drawn its SVG (its labels are then in the DOM)."""
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.stPlotlyChart, [data-testid=\"stPlotlyChart\"]')]"
+        ".every(c => c.querySelector('svg.main-svg'))", timeout=TIMEOUT)
+
+
+# What a rendered payload would look like in the DOM (none of it may exist).
+_STYLED = """(port) => {
+  const found = [];
+  for (const e of document.querySelectorAll('body *')) {
+    if (getComputedStyle(e).fontSize === '60px') found.push('60px: ' + e.outerHTML.slice(0, 120));
+  }
+  for (const e of document.querySelectorAll('img, image, a, link, source, iframe, object, embed')) {
+    const target = e.getAttribute('src') || e.getAttribute('href') || e.getAttribute('xlink:href') || '';
+    if (target.includes(':' + port) || target === 'x') {
+      const where = e.closest('[data-testid^="st"]');
+      found.push('element: ' + e.outerHTML.slice(0, 120) + ' in ' + (where ? where.outerHTML.slice(0, 400) : '?'));
+    }
+  }
+  for (const e of document.querySelectorAll('.katex, .katex-html, math')) {
+    found.push('katex: ' + e.outerHTML.slice(0, 80));
+  }
+  for (const e of document.querySelectorAll('strong, b')) {
+    if (e.textContent.trim() === 'm') found.push('bold payload: ' + e.outerHTML.slice(0, 80));
+  }
+  for (const e of document.querySelectorAll('[style*="60px"]')) {
+    found.push('styled: ' + e.outerHTML.slice(0, 120));
+  }
+  return found;
+}"""
+
+
+def _check_inert(page, payload_host, name: str, requests: list[str]) -> None:
+    port = payload_host["port"]
+    styled = page.evaluate(_STYLED, port)
+    for finding in styled:
+        print(name, finding)  # shown in full when the test fails
+    assert styled == [], (name, styled)
+    assert payload_host["hits"] == [], (name, payload_host["hits"])
+    outside = [u for u in requests if urllib.parse.urlsplit(u).hostname not in ("127.0.0.1", "localhost")
+               and not u.startswith(("data:", "blob:", "about:"))]
+    assert outside == [], (name, outside)
+    assert [u for u in requests if f":{port}" in u] == [], name
+    assert page.dialogs == [], name  # type: ignore[attr-defined]
+    assert not page.locator("[data-testid='stException']").count(), name
+    assert not page.get_by_text("Traceback").count(), name
+
+
+def _assert_download_is_formula_safe(page, button: str, column: str) -> None:
+    """The CSV behind ``button`` has the payload formula in ``column`` only as ``'=...`` (spreadsheet-safe)."""
+    with page.expect_download(timeout=TIMEOUT) as info:
+        page.get_by_role("button", name=button).first.click()
+    table = pd.read_csv(info.value.path(), dtype=str, keep_default_na=False)
+    cells = table[column].tolist()
+    assert any(c.startswith("'=HYPERLINK(") for c in cells), cells
+    assert not any(str(c).startswith(("=", "+", "@")) for row in table.itertuples(index=False) for c in row)
+
+
+def _go(page, path: str, marker: str) -> None:
+    """Click the sidebar link to ``/path`` (same session, so the loaded data set stays) and wait for ``marker``."""
+    page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').first.click()
+    _settle(page, marker)
+
+
+def test_payload_data_set_renders_inert_on_every_page(server, browser, payload_host):
+    data = write_payload_data(server["folder"] / "payload-data", payload_host["port"])
+    context = browser.new_context(viewport={"width": 1440, "height": 1400})
+    page = context.new_page()
+    page.dialogs = []  # type: ignore[attr-defined]
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))  # type: ignore[attr-defined]
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    shots = _screenshots()
+    try:
+        page.goto(f"{server['url']}/Data")
+        _settle(page, "Human overrides ledger")
+        page.get_by_text("Path on this machine", exact=True).click()
+        box = page.get_by_label("Folder or outputs file")
+        box.wait_for(state="visible", timeout=TIMEOUT)
+        box.fill(str(data))
+        box.press("Enter")
+        page.get_by_role("button", name="Load from path").click()
+        _settle(page, "ratings file(s)")  # the "Loaded ... with 1 ratings file(s)." message
+        _settle(page, "Human overrides ledger")
+        # The names are shown, literally: the directive and the HTML are text.
+        page.get_by_text(":blue[M]**m**", exact=False).first.wait_for(state="visible", timeout=TIMEOUT)
+        page.get_by_text('<span style="font-size:60px;color:red">BIG</span>', exact=False).first.wait_for(
+            state="visible", timeout=TIMEOUT)
+        _check_inert(page, payload_host, "Data", requests)
+        page.screenshot(path=str(shots / "payload_1_data.png"), full_page=True)
+
+        _go(page, "", "Pages")
+        _check_inert(page, payload_host, "Home", requests)
+
+        _go(page, "Overview", "Reproducibility signature")
+        _assert_download_is_formula_safe(page, "Download the results table (CSV)", "scorer")
+        page.get_by_role("button", name="Compute the standard metrics").click()
+        # The scatter (its title "<empathy metric> vs rouge_l per model") is drawn once the metrics are computed.
+        page.wait_for_function("() => [...document.querySelectorAll('svg.main-svg text')]"
+                               ".some(t => t.textContent.includes(' per model'))", timeout=TIMEOUT)
+        page.wait_for_function(_IDLE, timeout=TIMEOUT)
+        _plots_drawn(page)
+        # Plotly drew the model names as text: the span's markup is visible as characters in the SVG.
+        labels = page.locator("svg.main-svg text").all_text_contents()
+        assert any('<span style="font-size:60px;color:red">BIG</span>' in t for t in labels), labels[:40]
+        _check_inert(page, payload_host, "Overview", requests)
+        page.screenshot(path=str(shots / "payload_2_overview.png"), full_page=True)
+
+        _go(page, "Inspect", "Distancing densities")
+        conversation = page.get_by_text("The whole conversation", exact=False).first
+        conversation.click()
+        page.get_by_text("Supporter:", exact=False).first.wait_for(state="visible", timeout=TIMEOUT)
+        assert page.get_by_text("[click](http", exact=False).count() >= 1  # the link stays text
+        _check_inert(page, payload_host, "Inspect", requests)
+        page.screenshot(path=str(shots / "payload_3_inspect.png"), full_page=True)
+
+        annotator = page.get_by_label("Annotator name")
+        annotator.fill("payload-test")
+        annotator.press("Enter")
+        _go(page, "Relabel", "judges say")
+        page.get_by_role("button", name=re.compile(r"^ca = 1")).click()
+        _settle(page, "Saved (change #")
+        saved = page.get_by_text("Saved (change #", exact=False).first.inner_text()
+        assert "ca = 1" in saved and ("$x^2$" in saved or "BIG</span>" in saved or ":blue[M]" in saved), saved
+        _check_inert(page, payload_host, "Relabel", requests)
+        page.screenshot(path=str(shots / "payload_4_relabel.png"), full_page=True)
+
+        _go(page, "Agreement", "Human vs each judge")
+        _plots_drawn(page)
+        _check_inert(page, payload_host, "Agreement", requests)
+        page.screenshot(path=str(shots / "payload_5_agreement.png"), full_page=True)
+
+        _go(page, "Workbench", "Sample-size stability")
+        _plots_drawn(page)
+        _check_inert(page, payload_host, "Workbench", requests)
+        page.screenshot(path=str(shots / "payload_6_workbench.png"), full_page=True)
+
+        _go(page, "Judge", "Name of the new rater")
+        page.get_by_role("button", name="Run the judge").click()
+        _settle(page, "Added the rater")
+        _settle(page, "Raters added this session")
+        _assert_download_is_formula_safe(page, "Download CSV", "item_id")
+        _check_inert(page, payload_host, "Judge", requests)
+        page.screenshot(path=str(shots / "payload_7_judge.png"), full_page=True)
+    finally:
+        context.close()
+    assert payload_host["hits"] == []
