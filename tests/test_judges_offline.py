@@ -9,7 +9,7 @@ import re
 import pandas as pd
 import pytest
 
-from empathy.distancing import analyze, load_model
+from empathy.distancing import analyze, analyze_text, load_model
 from empathy.io import load_outputs, validate_ratings
 from empathy.judges import (
     LEXICON_JUDGE,
@@ -29,7 +29,6 @@ from empathy.judges.prompts import AFFECT_GENERATION_FIRST, CONFLICT_VARIANTS, P
 from empathy.judges.run import _generation_first
 from empathy.judges.segment import (
     clear_memo,
-    parser_chunks,
     segmentation_signature,
     sentence_spans,
     spacy_sentences,
@@ -433,18 +432,6 @@ def test_spacy_sentences_collapse_whitespace_and_skip_blank_ones():
         sentence_spans(["ok", 3])
 
 
-@pytest.mark.parametrize(("text", "limit", "expected"), [
-    ("short", 10, [(0, 5)]),
-    ("aaaa\n\nbbbb cc", 8, [(0, 6), (6, 13)]),         # after the blank line
-    ("aaa\nbbb ccc\nddd", 9, [(0, 4), (4, 12), (12, 15)]),  # after a line break
-    ("aa bb cc dd", 6, [(0, 6), (6, 11)]),              # after a space
-    ("abcdefghij", 4, [(0, 4), (4, 8), (8, 10)]),      # no separator: hard cut
-    ("", 4, [(0, 0)]),
-])
-def test_parser_chunks(text, limit, expected):
-    assert parser_chunks(text, limit) == expected
-
-
 def test_texts_longer_than_the_parser_limit_are_parsed_in_pieces(monkeypatch):
     nlp = load_model()
     paragraph = "The storm hit the coast. Two people died in the flood. "
@@ -452,11 +439,12 @@ def test_texts_longer_than_the_parser_limit_are_parsed_in_pieces(monkeypatch):
     clear_memo()
     whole = sentence_spans([text])[0]
     clear_memo()
-    monkeypatch.setattr(nlp, "max_length", 100)
-    monkeypatch.setattr("empathy.judges.segment.CHUNK_CHARS", 120)
+    monkeypatch.setattr(nlp, "max_length", 120)  # the pieces are those of empathy.distancing.split_long_text
     pieces = sentence_spans([text])[0]
     clear_memo()
     assert pieces == whole and len(pieces) == 12  # cut at paragraph breaks: the same sentences and offsets
+    result = analyze_text(text, cache=False)
+    assert result.sentences == len(pieces) == 12  # and the analyser, cut the same way, counts the same
     assert [text[a:b] for a, b in pieces[:2]] == ["The storm hit the coast.", "Two people died in the flood."]
 
 

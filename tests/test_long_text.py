@@ -63,7 +63,8 @@ def test_long_text_equals_its_paragraphs_analyzed_alone(monkeypatch: pytest.Monk
     assert [(s.start, s.end, s.label, s.rule, s.text) for s in joined.spans] == expected
     assert all(text[s.start:s.end] == s.text for s in joined.spans)
     # decision, implementation / There, nobody, It, One / announced, reversed, made, believed, leaked, delayed
-    assert joined.counts == {"nominalization": 2, "impersonal": 4, "agentless": 6}
+    # impersonal: There is, It is believed, One never knows (rules 9: "nobody apologised" is a past event)
+    assert joined.counts == {"nominalization": 2, "impersonal": 3, "agentless": 6}
 
 
 def test_text_longer_than_the_parser_limit_is_analyzed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -76,7 +77,7 @@ def test_text_longer_than_the_parser_limit_is_analyzed(monkeypatch: pytest.Monke
         short, result = list(analyze(["Mistakes were made.", long], cache=cache))
         assert short.counts["agentless"] == 1
         assert result.sentences == 80
-        assert result.counts == {"nominalization": 20, "impersonal": 40, "agentless": 60}
+        assert result.counts == {"nominalization": 20, "impersonal": 30, "agentless": 60}
         assert all(long[s.start:s.end] == s.text for s in result.spans)
         assert [s.start for s in result.spans] == sorted(s.start for s in result.spans)
         # stored whole under the whole text's key: the second run reads it back unchanged

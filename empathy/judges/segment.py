@@ -14,11 +14,9 @@ lemmatizer run beside or after it), so they are switched off here for speed; the
 A sentence is handed to a judge with its internal whitespace collapsed to single spaces (as the regex
 splitter does), so a line break inside a sentence does not change the prompt or its cache key.
 
-Texts longer than the parser's ``max_length`` (1,000,000 characters), which :mod:`empathy.distancing`
-refuses, are parsed in pieces of at most :data:`CHUNK_CHARS` characters cut at a paragraph break, else a
-line break, else a space (:func:`parser_chunks`), so that cost and memory stay linear in the length. Such a
-text has no ``d``/``q`` from the distancing analyser to agree with; a caller that chunks for the analyser
-should use :func:`parser_chunks` too.
+Texts longer than :data:`empathy.distancing.MAX_PIECE_CHARS` are parsed in the very pieces the distancing
+analyser parses them in (:func:`empathy.distancing.split_long_text`, the same limit), so that cost and
+memory stay linear in the length and the sentences still agree with ``d``/``q``.
 
 Parsed boundaries are memoised per process (:data:`MEMO_TEXTS` most recent texts), so a judge run that
 revisits a reference shared by several models parses it once.
@@ -31,8 +29,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
-#: Longest piece handed to the parser when a text exceeds the parser's ``max_length``.
-CHUNK_CHARS = 100_000
 #: Texts whose sentence boundaries are memoised per process.
 MEMO_TEXTS = 4096
 #: Components that do not decide sentence boundaries (switched off when present).
@@ -54,34 +50,6 @@ def segmentation_signature(model: str | None = None) -> str:
     return f"spacy:{info['model']}-{info['version']}"
 
 
-def parser_chunks(text: str, limit: int = CHUNK_CHARS) -> list[tuple[int, int]]:
-    """Cut ``text`` into ``(start, end)`` pieces of at most ``limit`` characters for the parser.
-
-    Each cut is after the last paragraph break (blank line) in the window, else the last line break, else the
-    last space, else at ``limit`` exactly. Every character belongs to exactly one piece; cost is linear in the
-    length (each window is searched backwards from its end, and a cut leaves no separator of the same kind
-    behind it in the window).
-    """
-    if not isinstance(limit, int) or limit < 2:
-        raise ValueError(f"limit must be an integer of at least 2, got {limit!r}")
-    pieces: list[tuple[int, int]] = []
-    start, size = 0, len(text)
-    while size - start > limit:
-        end = start + limit
-        cut = -1
-        for separator in ("\n\n", "\n", " "):
-            found = text.rfind(separator, start + 1, end)
-            if found > start:
-                cut = found + len(separator)
-                break
-        if cut <= start or cut > end:
-            cut = end
-        pieces.append((start, cut))
-        start = cut
-    pieces.append((start, size))
-    return pieces
-
-
 def _spans_of(doc: object, offset: int) -> list[tuple[int, int]]:
     """Sentences with a non-space token (the rule of ``empathy.distancing.rules.count_sentences``), trimmed
     to their first and last non-space token so that offsets do not depend on where whitespace was attached."""
@@ -99,7 +67,7 @@ def sentence_spans(texts: Iterable[str], *, model: str | None = None, batch_size
 
     Raises TypeError for a text that is not a string; the spaCy model is loaded once per process.
     """
-    from empathy.distancing import load_model, resolve_model_name
+    from empathy.distancing import MAX_PIECE_CHARS, load_model, resolve_model_name, split_long_text
     from empathy.distancing.rules import parse_text
 
     items = list(texts)
@@ -122,7 +90,9 @@ def sentence_spans(texts: Iterable[str], *, model: str | None = None, batch_size
     if todo:
         nlp = load_model(name)
         disable = [component for component in _NOT_FOR_BOUNDARIES if component in nlp.pipe_names]
-        whole = [text for text in todo if len(text) <= nlp.max_length]
+        # the analyser's own rule for which texts are parsed whole and where longer ones are cut
+        limit = min(MAX_PIECE_CHARS, nlp.max_length)
+        whole = [text for text in todo if len(text) <= limit]
         found: dict[str, list[tuple[int, int]]] = {}
         docs = nlp.pipe((parse_text(text) for text in whole), batch_size=batch_size, disable=disable)
         for text, doc in zip(whole, docs, strict=True):
@@ -130,8 +100,7 @@ def sentence_spans(texts: Iterable[str], *, model: str | None = None, batch_size
         for text in todo:
             if text in found:
                 continue
-            # read at call time (not as a default argument) and never above the parser's own limit
-            pieces = parser_chunks(text, max(2, min(CHUNK_CHARS, nlp.max_length)))
+            pieces = split_long_text(text, limit)
             spans: list[tuple[int, int]] = []
             chunk_docs = nlp.pipe((parse_text(text[a:b]) for a, b in pieces), batch_size=1, disable=disable)
             for (a, _), doc in zip(pieces, chunk_docs, strict=True):
