@@ -62,7 +62,7 @@ def test_long_text_equals_its_paragraphs_analyzed_alone(monkeypatch: pytest.Monk
         expected.extend((s.start + start, s.end + start, s.label, s.rule, s.text) for s in result.spans)
     assert [(s.start, s.end, s.label, s.rule, s.text) for s in joined.spans] == expected
     assert all(text[s.start:s.end] == s.text for s in joined.spans)
-    # decision, implementation / There, nobody, It, One / announced, reversed, made, believed, leaked, delayed
+    # decision, implementation / There, It, One / announced, reversed, made, believed, leaked, delayed
     # impersonal: There is, It is believed, One never knows (rules 9: "nobody apologised" is a past event)
     assert joined.counts == {"nominalization": 2, "impersonal": 3, "agentless": 6}
 
