@@ -1,5 +1,6 @@
 """Data page: choose the data set (demo, upload, path or the Kumar et al. 2025 import); export or import the ledger."""
 
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -9,6 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import streamlit as st  # noqa: E402
 
 from empathy.io import DataError  # noqa: E402
+from empathy.store import output_hashes  # noqa: E402
 from empathy_app import state, views  # noqa: E402
 from empathy_app.markup import code, md  # noqa: E402
 
@@ -108,9 +110,11 @@ with st.expander("Ratings table", expanded=False):
     st.dataframe(data.all_data.ratings, hide_index=True, key="data_ratings_table")
 
 st.subheader("Human overrides ledger")
-st.caption(f"Overrides of this data set (id `{data.dataset_id}`) live in {state.store_path_note(data)}; "
-           "each is on disk before the app says *Saved*.")
+st.caption(f"Overrides of this data set (named {code(data.dataset_id)} in the store) live in "
+           f"{state.store_path_note(data)}; each is on disk before the app says *Saved*.")
 current = data.store.overrides(data.dataset_id)  # the whole ledger, whatever the task filter
+# the store name is a file name or "upload:NAME": keep only characters every file system accepts
+export_stem = "overrides-" + re.sub(r"[^\w.-]+", "_", data.dataset_id).strip("._")
 left, right = st.columns(2)
 with left:
     st.markdown(f"**{len(current)}** override(s). Export the ledger:")
@@ -120,9 +124,9 @@ with left:
         data.store.export_csv(csv_path, data.dataset_id)
         jsonl_bytes, csv_bytes = jsonl_path.read_bytes(), csv_path.read_bytes()
     buttons = st.columns(2)
-    buttons[0].download_button("Download JSONL", jsonl_bytes, file_name=f"overrides-{data.dataset_id}.jsonl",
+    buttons[0].download_button("Download JSONL", jsonl_bytes, file_name=f"{export_stem}.jsonl",
                                mime="application/jsonl", key="data_export_jsonl")
-    buttons[1].download_button("Download CSV", csv_bytes, file_name=f"overrides-{data.dataset_id}.csv",
+    buttons[1].download_button("Download CSV", csv_bytes, file_name=f"{export_stem}.csv",
                                mime="text/csv", key="data_export_csv")
 with right:
     ledger = st.file_uploader("Import a ledger (JSONL or CSV)", type=["jsonl", "json", "csv"], key="data_import_ledger")
@@ -131,7 +135,9 @@ with right:
             path = Path(folder) / f"ledger{Path(ledger.name).suffix.lower()}"
             path.write_bytes(ledger.getvalue())
             try:
-                count = data.store.import_ledger(path, dataset_id=data.dataset_id, name=ledger.name)
+                # a record without a text hash (a version 1 ledger) is taken as decided on the text loaded now
+                count = data.store.import_ledger(path, dataset_id=data.dataset_id, name=ledger.name,
+                                                 hashes=output_hashes(data.all_data.outputs))
             except DataError as error:
                 st.error(f"**Not imported.** {md(error)}")
             else:
