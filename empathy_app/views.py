@@ -37,6 +37,8 @@ PAGES: tuple[tuple[str, str, str, str], ...] = (
      ":material/science:"),
     ("app_pages/7_Judge.py", "Judge", "Run a judge (offline lexicon or a configured LLM) and add it as a rater.",
      ":material/gavel:"),
+    ("app_pages/8_Items.py", "Items", "Every output's Eq. 1-4 terms, worst first; search, filters, side by side.",
+     ":material/table_rows:"),
 )
 METRIC_HELP = {
     "SA": "Sentiment Attenuation (Eq. 1): 0 none, 1 affect flattened, < 0 more intense than the reference",

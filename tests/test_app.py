@@ -22,7 +22,7 @@ from empathy_app.decisions import output_key  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 PAGES = ["app_pages/1_Data.py", "app_pages/2_Overview.py", "app_pages/3_Inspect.py", "app_pages/4_Relabel.py",
-         "app_pages/5_Agreement.py"]
+         "app_pages/5_Agreement.py", "app_pages/8_Items.py"]
 TIMEOUT = 240
 
 

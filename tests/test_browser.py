@@ -141,7 +141,8 @@ def _set_annotator(page, name: str) -> None:
 
 PAGES = [("", "0_home", "Pages"), ("Data", "1_data", "Human overrides ledger"),
          ("Overview", "2_overview", "Reproducibility signature"), ("Inspect", "3_inspect", "Distancing densities"),
-         ("Relabel", "4_relabel", "Annotator"), ("Agreement", "5_agreement", "Human vs each judge")]
+         ("Relabel", "4_relabel", "Annotator"), ("Agreement", "5_agreement", "Human vs each judge"),
+         ("Items", "8_items", "One output")]
 
 
 def test_every_page_loads_and_is_screenshotted(server, page):
