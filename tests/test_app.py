@@ -141,6 +141,8 @@ def test_no_ratings_gives_a_clear_message_not_a_traceback(tmp_path, page):
     _ok(at)
     if page == "app_pages/3_Inspect.py":  # Inspect shows texts without ratings
         assert "No judge rated this output." in _texts(at.info)
+    elif page == "app_pages/8_Items.py":  # Items still lists LD terms and counts, which need no rating
+        assert any("has no ratings, so there are no judge terms" in i for i in _texts(at.info)), _texts(at.info)
     else:
         assert any("no ratings yet" in i for i in _texts(at.info)), _texts(at.info)
 
