@@ -153,8 +153,9 @@ def test_all_judges_on_relabel_is_llm_and_lexicon_only_and_flash_is_escaped(tmp_
     assert sorted(saved["rater"]) == ["gpt", "lex"]  # never the expert
     judge_values = dict(zip(saved["rater"], saved["judge_value"], strict=True))
     assert judge_values == {"gpt": 1.0, "lex": 0.0} and (item, model) == ("i1", ODD)  # the judges disagree there
-    flash = next(s for s in _texts(at.success) if s.startswith("Saved (change #1)"))
+    flash = next(str(s.value) for s in at.success if str(s.value).startswith("Saved (change #1)"))
     assert markdown_literal(ODD) in flash and ODD not in flash.replace(markdown_literal(ODD), "")
+    assert f"for i1 / {ODD} (gpt, lex)" in next(s for s in _texts(at.success) if s.startswith("Saved"))
     audit = OverrideStore(_store).audit()
     assert sorted(audit["old_value"].tolist()) == [0.0, 1.0]  # the judges' own labels
 
