@@ -252,3 +252,27 @@ def test_interval_alpha_of_continuous_scores_stays_linear_in_memory():
     # two raters with independent noise of variance 0.01 around a uniform truth (variance 1/12):
     # D_o ~ E(e1 - e2)^2 = 2 * 0.01, D_e ~ 2 Var(value) = 2 (1/12 + 0.01): alpha ~ 1 - 0.02 / (0.02 + 2/12) = 0.893
     assert ag.krippendorff_alpha(data, "interval") == pytest.approx(1 - 0.02 / (0.02 + 2 / 12), abs=0.005)
+
+
+@pytest.mark.parametrize(("n_resamples", "width", "expected"), [
+    (1000, 100, [1000]),                      # one block: the same draws as one call
+    (5, 1 << 22, [1, 1, 1, 1, 1]),            # each resample its own block
+    (10, 1 << 21, [2, 2, 2, 2, 2]),
+    (7, 1 << 21, [2, 2, 2, 1]),
+    (3, 0, [3]),
+])
+def test_bootstrap_blocks_bound_the_index_matrix(n_resamples, width, expected):
+    assert ag._blocks(n_resamples, width) == expected
+    assert sum(expected) == n_resamples and max(expected) * max(width, 1) <= max(ag.BOOTSTRAP_BLOCK, width)
+
+
+def test_bootstrap_in_blocks_draws_as_many_resamples(monkeypatch):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=60)
+    y = x + rng.normal(size=60)
+    whole = ag.bootstrap_ci(ag.spearman, x, y, n_resamples=400, seed=1)
+    monkeypatch.setattr(ag, "BOOTSTRAP_BLOCK", 600)  # 10 resamples of 60 per block: 40 blocks
+    blocked = ag.bootstrap_ci(ag.spearman, x, y, n_resamples=400, seed=1)
+    assert blocked.n_resamples == 400 and blocked.low < ag.spearman(x, y) < blocked.high
+    # other draws, the same distribution: the interval ends agree to the bootstrap's own noise
+    assert blocked.low == pytest.approx(whole.low, abs=0.08) and blocked.high == pytest.approx(whole.high, abs=0.08)
