@@ -14,7 +14,22 @@ from empathy_app.markup import codes  # noqa: E402
 data = state.page_setup("Agreement")
 data = state.require_data(data)
 views.mode_caption(data)
-report = state.report(data)
+current = state.overrides(data)
+# Judge-judge statistics use each judge's own labels: a human label copied into two judges would count as
+# their agreement (30 relabels took the demo's CA alpha from 0.457 to 1.0, issue 14). Counting them is an
+# explicit, labelled choice of this page, whatever the sidebar's toggle says for the metrics.
+judge_view_with_overrides = st.toggle(
+    "Count human overrides as the judges' labels in judge-judge statistics", value=False,
+    key="agreement_judges_with_overrides", disabled=current.empty,
+    help="Off: each judge's own labels. On: the overridden labels, which makes judges that a human "
+         "overrode together agree by construction.")
+if judge_view_with_overrides:
+    st.warning(f"Judge-judge statistics below include **{len(current)}** human label(s) written over judges' "
+               "labels: agreement they create is the human's, not the judges'.")
+elif not current.empty:
+    st.caption(f"Judge-judge statistics use each judge's own labels; the {len(current)} human override(s) are "
+               "compared with the judges in their own table below.")
+report = state.report(data, with_overrides=judge_view_with_overrides)
 agreement = report.agreement
 judges = sorted(set(report.table.loc[report.table["metric"] != "LD", "scorer"]))
 
@@ -41,8 +56,8 @@ else:
     st.dataframe(pairs, hide_index=True, key="agreement_pairs")
 
 st.subheader("Instance-level agreement between judges")
-effective = state.effective_ratings(data)
-alpha = state.alpha_by_dimension(data)  # cached per dimension and its overrides
+effective = state.effective_ratings(data, with_overrides=judge_view_with_overrides)
+alpha = state.alpha_by_dimension(data, with_overrides=judge_view_with_overrides)  # cached per dimension
 if effective["rater"].nunique() >= 2 and len(alpha):
     alpha = alpha.assign(alpha=alpha["alpha"].astype(float).round(3))
     st.dataframe(alpha, hide_index=True, key="agreement_alpha")
@@ -50,7 +65,6 @@ else:
     st.caption("Krippendorff's alpha needs at least two raters.")
 
 st.subheader("Human vs each judge (from the overrides)")
-current = state.overrides(data)
 if current.empty:
     st.info("No human overrides yet. Relabel some outputs on the **Relabel** or **Inspect** page; the human "
             "label of an output is its most recent override.")

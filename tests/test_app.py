@@ -231,7 +231,13 @@ def test_ca_override_through_inspect_updates_metrics_spearman_and_toggle(tmp_pat
     assert _ca(at) == {"A": 0.75, "B": 0.0, "C": 0.5}
     at.switch_page("app_pages/5_Agreement.py").run()
     _ok(at)
-    assert _spearman(at) == pytest.approx(1.0)
+    # judge-judge agreement stays on the judges' own labels: the human label is not j2's agreement with j1
+    assert _spearman(at) == pytest.approx(math.sqrt(3) / 2, abs=5e-4)
+    assert not at.warning
+    at.toggle(key="agreement_judges_with_overrides").set_value(True).run()
+    _ok(at)
+    assert _spearman(at) == pytest.approx(1.0)  # the explicit, labelled view
+    assert any("include **1** human label" in w for w in _texts(at.warning))
     human = _dataframe_with(at, "judge").set_index("judge")
     assert human.loc["j2", "percent_agreement"] == 0.0 and human.loc["j1", "percent_agreement"] == 1.0
     moves = _dataframe_with(at, "rank_after")
@@ -310,11 +316,14 @@ def test_alpha_follows_an_override_of_its_dimension(tmp_path, _store):
     base = at.session_state["_base"].dataset
     changes = make_changes(base.outputs, base.ratings, "i3", "A", ["j2"], "ca", 1.0)
     OverrideStore(_store).set_overrides(_name(at), changes, annotator="x")
-    at.run()  # another session's override: the next rerun shows it
+    at.run()  # another session's override: the next rerun sees it, and judge-only alpha does not move
+    _ok(at)
+    assert _dataframe_with(at, "alpha").set_index("dimension").loc["ca", "alpha"] == 0.671
+    at.toggle(key="agreement_judges_with_overrides").set_value(True).run()
     _ok(at)
     alpha = _dataframe_with(at, "alpha").set_index("dimension")
     assert alpha.loc["ca", "alpha"] == round(1 - 23 * 2 / 286, 3) == 0.839
-    at.sidebar.toggle(key="_w_with_overrides").set_value(False).run()
+    at.toggle(key="agreement_judges_with_overrides").set_value(False).run()
     assert _dataframe_with(at, "alpha").set_index("dimension").loc["ca", "alpha"] == 0.671
 
 
@@ -334,6 +343,7 @@ def test_alpha_by_dimension_equals_the_library_on_the_effective_ratings(tmp_path
                                           float(DIMENSION_RANGES.get(r.dimension, (0, 1))[0]))]
     OverrideStore(_store).set_overrides(data_id, changes, annotator="ann")
     at.switch_page("app_pages/5_Agreement.py").run()
+    at.toggle(key="agreement_judges_with_overrides").set_value(True).run()
     _ok(at)
     shown = _dataframe_with(at, "alpha").reset_index(drop=True)
     current = OverrideStore(_store).overrides(data_id)
