@@ -35,6 +35,7 @@ st.caption(" · ".join(f"**{k}**: {v}" for k, v in views.METRIC_HELP.items()) + 
 st.dataframe(metric_pivot(table).round(3), hide_index=True, key="overview_pivot")
 task_name = state.task_label(data.task)
 download = table.assign(task=task_name) if data.filtered else table  # the engine calls its one group "all"
+download = download.assign(signature=str(report.signature))  # the file carries what it depends on
 suffix = "-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", task_name) if data.filtered else ""
 st.download_button("Download the results table (CSV)", markup.people_csv(download),
                    file_name=f"empathy-metrics{suffix}.csv", mime="text/csv", key="overview_download")

@@ -54,6 +54,7 @@ else:
     pairs = agreement.drop(columns=["task"], errors="ignore").copy()
     pairs["spearman"] = pairs["spearman"].astype(float).round(3)
     st.dataframe(pairs, hide_index=True, key="agreement_pairs")
+    views.signature_caption(report.signature)
 
 st.subheader("Instance-level agreement between judges")
 effective = state.effective_ratings(data, with_overrides=judge_view_with_overrides)
@@ -61,6 +62,7 @@ alpha = state.alpha_by_dimension(data, with_overrides=judge_view_with_overrides)
 if effective["rater"].nunique() >= 2 and len(alpha):
     alpha = alpha.assign(alpha=alpha["alpha"].astype(float).round(3))
     st.dataframe(alpha, hide_index=True, key="agreement_alpha")
+    views.signature_caption(report.signature)
 else:
     st.caption("Krippendorff's alpha needs at least two raters.")
 
@@ -80,6 +82,7 @@ else:
                    "for the binary CA label, Spearman for the scores; None = undefined (too few items or "
                    "a constant side).")
         st.dataframe(shown_human, hide_index=True, key="agreement_human")
+        views.signature_caption(state.report(data, with_overrides=True).signature)
 
 st.subheader("How the overrides moved the model ranking")
 if current.empty:

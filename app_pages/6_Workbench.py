@@ -36,12 +36,14 @@ st.caption("Spearman with a percentile bootstrap interval over items, Pearson, C
            "alpha of the dimension over all raters. Includes the overrides when the sidebar toggle is on.")
 # Each result is keyed on the data set and the overrides of the dimensions it reads (no hashing of ratings).
 key = state.effective_key(data, shown_dimensions)
+signature = f"{state.report(data).signature}|bootstrap:{bootstrap}|seed:{seed}"
 pairs = wb.pair_table(effective, key, shown_dimensions, bootstrap, seed)
 if pairs.empty:
     st.info(f"Only one rater rated {codes(shown_dimensions)}: there is no pair to compare. Load a data set "
             "with several raters (for example the Kumar et al. 2025 import) on the **Data** page.")
 else:
     wb.show(pairs, "wb_pairs")
+    views.signature_caption(signature)
 
 # ---------------------------------------------------------------------------------------------- panels
 st.subheader("Panels: the mean of the experts, of the LLMs, and the crowd")
@@ -54,6 +56,7 @@ if panels.empty:
             "comparison needs two panels, or a panel and a crowd rater.")
 else:
     wb.show(panels, "wb_panels")
+    views.signature_caption(signature)
 
 # ------------------------------------------------------------------------------- live: LLM vs experts
 st.subheader("Agreement with a reference, live with your relabels")

@@ -8,6 +8,7 @@ once (behind a guard), loads the bundled demo data when nothing else is loaded, 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import os
 import re
@@ -670,7 +671,14 @@ def report(data: Loaded, *, with_overrides: bool | None = None) -> MetricsReport
     Cached per (data set, overrides): a rerun with no new override recomputes nothing.
     """
     current = overrides(data) if _use_overrides(with_overrides) else None
-    return _report(data.content_key, overrides_key(current), engine(data), current)
+    result = _report(data.content_key, overrides_key(current), engine(data), current)
+    if current is None:
+        return result
+    # which human labels the table rests on (label rule and a digest of the applied overrides), not only
+    # how many: the same fields as ``metrics --overrides`` on the command line
+    fields = ledger(data).signature_fields()
+    return dataclasses.replace(result, signature=dataclasses.replace(
+        result.signature, extra={**result.signature.extra, **fields}))
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

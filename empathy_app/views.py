@@ -90,6 +90,11 @@ def _short(paths: list[str]) -> list[str]:
     return shown
 
 
+def signature_caption(signature: object) -> None:
+    """The reproducibility signature under a table (every table the app shows carries one, like Overview's)."""
+    st.caption(f"Signature: {code(str(signature))}")
+
+
 def mode_caption(data: state.Loaded) -> None:
     """One line: the task shown and whether the human overrides are included (both set in the sidebar)."""
     count = len(state.overrides(data))

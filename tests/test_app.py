@@ -449,3 +449,29 @@ def _name(at) -> str:
     source = at.session_state["source"]
     path = Path(os.environ["EMPATHY_STORE"])
     return state.store_dataset_name(source, path)
+
+
+def test_every_table_carries_the_signature_and_it_names_the_ledger(tmp_path, _store):
+    """Agreement and Workbench tables carry the signature; with overrides it names the label rule and a
+    digest of the applied overrides (which human labels)."""
+    folder = _write_fixture(tmp_path / "fixture")
+    at = _app(_path_source(folder), annotator="ann")
+    at.switch_page("app_pages/5_Agreement.py").run()
+    _ok(at)
+    before = [c for c in _texts(at.caption) if c.startswith("Signature: ")]
+    assert len(before) == 2 and all("empathy:" in c for c in before)  # Table 6 and alpha
+    assert not any("ledger:" in c for c in before)  # judge-only: no human label in these numbers
+    base = at.session_state["_base"].dataset
+    OverrideStore(_store).set_overrides(_name(at), make_changes(base.outputs, base.ratings, "i3", "A", ["j2"], "ca",
+                                                                1.0), annotator="x")
+    at.run()
+    _ok(at)
+    human = [c for c in _texts(at.caption) if c.startswith("Signature: ")][-1]  # the human-vs-judges table
+    assert "labels:latest" in human and "overrides:1" in human
+    digest = next(field for field in human.split("|") if field.startswith("ledger:"))
+    assert len(digest) == len("ledger:") + 12
+    at.switch_page("app_pages/6_Workbench.py").run()
+    _ok(at)
+    workbench = [c for c in _texts(at.caption) if c.startswith("Signature: ")]
+    assert workbench and all("|bootstrap:" in c and "|seed:0" in c for c in workbench)
+    assert all(digest in c for c in workbench)  # the sidebar toggle (on by default) applies the override
