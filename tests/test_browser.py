@@ -133,10 +133,10 @@ def _shot(page, name: str) -> None:
 
 
 def _set_annotator(page, name: str) -> None:
-    box = page.get_by_label("Annotator name")
+    """Commit the annotator on the Relabel page: typing never decides; the form's button commits the name."""
+    box = page.get_by_test_id("stForm").get_by_test_id("stTextInputField")
     box.fill(name)
-    box.press("Enter")
-    page.wait_for_timeout(500)
+    page.get_by_role("button", name="Start as this annotator").click()
 
 
 PAGES = [("", "0_home", "Pages"), ("Data", "1_data", "Human overrides ledger"),
@@ -177,7 +177,7 @@ def test_override_through_relabel_is_saved_and_shown(server, page):
     page.goto(f"{server['url']}/Relabel")
     _settle(page, "Annotator")
     _set_annotator(page, "browser-test")
-    _settle(page, "judges say")
+    _settle(page, "raters say")
     _shot(page, "4_relabel_queue")
     page.get_by_role("button", name=re.compile(r"^ca = 1")).click()
     _settle(page, "Saved (change #")
@@ -215,7 +215,7 @@ def test_override_survives_a_killed_and_restarted_app(tmp_path, browser):
         tab.goto(f"{url}/Relabel")
         _settle(tab, "Annotator")
         _set_annotator(tab, "killer")
-        _settle(tab, "judges say")
+        _settle(tab, "raters say")
         tab.get_by_role("button", name=re.compile(r"^ca = 0")).click()
         _settle(tab, "Saved (change #")
     finally:
@@ -264,7 +264,8 @@ def test_ledger_csv_download_is_formula_safe(server, page):
         page.get_by_role("button", name="Download CSV").click()
     content = Path(info.value.path()).read_text(encoding="utf-8")
     header, *rows = content.splitlines()
-    assert header == "dataset_id,item_id,model,rater,dimension,value,annotator,updated_at,reason"
+    assert header == ("dataset_id,item_id,model,rater,dimension,value,annotator,role,updated_at,reason,text_hash,"
+                      "judge_value,judge_signature")
     assert rows and all(",ca,1.0,browser-test," in row for row in rows)
 
 

@@ -27,7 +27,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 @pytest.fixture(scope="module")
 def metrics_json(tmp_path_factory):
     cache = tmp_path_factory.mktemp("cache")
-    result = run_cli("metrics", str(OUTPUTS), "--ratings", str(AUTHOR), "--format", "json",
+    result = run_cli("metrics", str(OUTPUTS), "--ratings", str(AUTHOR), "--format", "json", "--pooled",
                      env={"EMPATHY_CACHE_DIR": str(cache)})
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -66,11 +66,38 @@ def test_metrics_signature(metrics_json):
     assert fields[0].startswith("empathy:")
     assert any(f.startswith("ld:spacy:") for f in fields)
     assert "judge[author]:hand-assigned by the demo data author" in fields
+    assert "tasks:pooled" in fields  # the demo has three tasks: pooling them is labelled
+
+
+def test_metrics_default_is_per_task_when_the_outputs_have_tasks(tmp_path, metrics_json):
+    result = run_cli("metrics", str(OUTPUTS), "--ratings", str(AUTHOR), "--format", "json",
+                     env={"EMPATHY_CACHE_DIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert {row["task"] for row in payload["metrics"]} == {"news", "translation", "counseling"}
+    assert "tasks:pooled" not in payload["signature"].split("|")
+    raw = pd.read_csv(AUTHOR).merge(pd.read_csv(OUTPUTS)[["item_id", "model", "task"]], on=["item_id", "model"])
+    ca = raw[raw["dimension"] == "ca"].groupby(["task", "model"])["value"].mean()
+    got = {(r["task"], r["model"]): r["value"] for r in payload["metrics"]
+           if r["metric"] == "CA" and r["scorer"] == "author"}
+    assert got == pytest.approx(ca.to_dict())
+    # one task only: nothing to split, nothing pooled, no task column
+    single, single_ratings = tmp_path / "one_task.csv", tmp_path / "one_task_ratings.csv"
+    news = pd.read_csv(OUTPUTS).query("task == 'news'")
+    news.to_csv(single, index=False)
+    raw[raw["task"] == "news"].drop(columns="task").to_csv(single_ratings, index=False)
+    one = run_cli("metrics", str(single), "--ratings", str(single_ratings), "--format", "json", "--no-ld",
+                  env={"EMPATHY_CACHE_DIR": str(tmp_path)})
+    assert one.returncode == 0, one.stderr
+    payload = json.loads(one.stdout)
+    assert "task" not in payload["metrics"][0] and "tasks:pooled" not in payload["signature"]
+    both = run_cli("metrics", str(OUTPUTS), "--by-task", "--pooled")
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
 
 
 def test_metrics_table_and_csv_formats(tmp_path):
     env = {"EMPATHY_CACHE_DIR": str(tmp_path)}
-    table = run_cli("metrics", str(OUTPUTS), "--ratings", str(AUTHOR), "--format", "table", env=env)
+    table = run_cli("metrics", str(OUTPUTS), "--ratings", str(AUTHOR), "--format", "table", "--pooled", env=env)
     assert table.returncode == 0 and "signature: empathy:" in table.stdout
     csv = run_cli("metrics", str(OUTPUTS), "--ratings", str(AUTHOR), "--format", "csv", "--by-task", env=env)
     frame = pd.read_csv(pd.io.common.StringIO(csv.stdout))
@@ -145,7 +172,7 @@ def test_metrics_apply_the_stored_overrides(tmp_path):
                                            stale_item, "fennel", ["author"], "ca", 1.0), annotator="test")
     n_changed = len(flipped)
     result = run_cli("metrics", str(OUTPUTS), "--ratings", str(AUTHOR), "--overrides", str(store_path),
-                     "--format", "json", env={"EMPATHY_CACHE_DIR": str(tmp_path)})
+                     "--format", "json", "--pooled", env={"EMPATHY_CACHE_DIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     ca = next(r for r in payload["metrics"] if (r["model"], r["scorer"], r["metric"]) == ("fennel", "author", "CA"))
