@@ -26,7 +26,8 @@ Measured per size, each in a fresh process (wall, CPU of that child, its peak RS
   step, then each step again under ``tracemalloc`` for its peak traced allocation (numpy and pandas buffers
   are traced).
 
-Run: ``python bench/bench_scaling_rows.py [--outputs 1000 10000 100000 200000]``; prints Markdown tables.
+Run: ``python bench/bench_scaling_rows.py [--outputs 1000 10000 100000 200000] [--repeats 1] [--no-api]``;
+prints Markdown tables.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -159,6 +161,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--outputs", type=int, nargs="+", default=[1000, 10_000, 100_000, 200_000])
     parser.add_argument("--no-api", action="store_true", help="only the CLI runs")
+    parser.add_argument("--repeats", type=int, default=1, help="CLI runs per command and size (median reported)")
     parser.add_argument("--api-child", nargs=3, metavar=("OUTPUTS", "A", "B"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.api_child:
@@ -187,12 +190,16 @@ def main() -> None:
             }
             for name, command in commands.items():
                 before = load()
-                run = run_child(command, env)
-                if run["rc"] != 0:
-                    raise SystemExit(f"{name} at {n}: {run['stderr'].decode()[-2000:]}")  # type: ignore[union-attr]
-                cli_rows.append((name, n, 10 * n, run["wall"], run["cpu"], run["rss_mib"], before))
-                print(f"# {name} {n:,} outputs: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU, "
-                      f"{run['rss_mib']:.0f} MiB ({before})", flush=True)
+                runs = []
+                for _ in range(args.repeats):
+                    run = run_child(command, env)
+                    if run["rc"] != 0:
+                        raise SystemExit(f"{name} at {n}: {run['stderr'].decode()[-2000:]}")  # type: ignore[union-attr]
+                    runs.append(run)
+                    print(f"# {name} {n:,} outputs: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU, "
+                          f"{run['rss_mib']:.0f} MiB ({load()})", flush=True)
+                cli_rows.append((name, n, 10 * n, statistics.median(r["wall"] for r in runs),
+                                 statistics.median(r["cpu"] for r in runs), max(r["rss_mib"] for r in runs), before))
             if not args.no_api:
                 before = load()
                 run = run_child([python, "-m", "bench_scaling_rows", "--api-child", str(outputs), str(ratings_a),
@@ -204,6 +211,12 @@ def main() -> None:
                 print(f"# API {n:,}: {json.dumps(result)} peak RSS {run['rss_mib']:.0f} MiB", flush=True)
             for path in (outputs, ratings_a, ratings_b):
                 path.unlink()
+        # Every text the runs looked up was stored by fill_cache; a miss would have been parsed and added a row.
+        from empathy.distancing import DistancingCache
+
+        with DistancingCache(cache_root / "distancing") as cache:
+            print(f"# cache rows after the runs: {len(cache):,} (filled: {stored:,} variants + the parsed "
+                  "templates; more would mean texts were parsed during the runs)", flush=True)
     print(f"# end: {load()}")
     print()
     print("| command | outputs | rating rows | wall (s) | CPU (s) | peak RSS (MiB) | load avg before |")
