@@ -33,7 +33,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     metrics.add_argument("--egm-both-zero", choices=("zero", "exclude"), default="zero",
                          help="EGM of an item with a + b = 0: 0 as the paper's Eq. 2 reads (default), or left out "
                          "as undefined")
-    metrics.add_argument("--by-task", action="store_true", help="compute every value within each task")
+    scope = metrics.add_mutually_exclusive_group()
+    scope.add_argument("--by-task", action="store_true",
+                       help="compute every value within each task (the default when the outputs have tasks)")
+    scope.add_argument("--pooled", action="store_true",
+                       help="pool all tasks into one value per model (LD then standardises across genres); "
+                       "named 'tasks:pooled' in the signature")
     metrics.add_argument("--no-ld", action="store_true", help="skip Linguistic Distancing")
     metrics.add_argument("--ld-standardization", choices=("separate", "reference"), default="separate",
                          help="Eq. 4 as written (each side its own mean and sd) or both sides with the "
@@ -62,25 +67,32 @@ def run(args: argparse.Namespace) -> int:
         ratings = apply_ledger(ratings, ledger)
         n_overrides = len(ledger.applied)
         print(f"empathy: {ledger.summary()}", file=sys.stderr)
-    from empathy.evaluate import compute_metrics  # SciPy and spaCy: only once the input is known good
+    from empathy.evaluate import compute_metrics, default_by_task  # SciPy and spaCy: only once the input is good
+
+    # The paper reports per task: with several tasks the default is per task, and pooling is an explicit,
+    # labelled choice (pooled LD standardises across genres).
+    by_task = args.by_task or (not args.pooled and default_by_task(dataset.outputs))
+    pooled_tasks = not by_task and dataset.outputs["task"].nunique() > 1
 
     try:
-        report = compute_metrics(dataset.outputs, ratings, by_task=args.by_task, include_ld=not args.no_ld,
+        report = compute_metrics(dataset.outputs, ratings, by_task=by_task, include_ld=not args.no_ld,
                                  ld_standardization=args.ld_standardization, egm_both_zero=args.egm_both_zero,
                                  n_overrides=n_overrides)
     except ValueError as exc:
         raise _located(exc, dataset.outputs, args.outputs) from None
-    if ledger is not None:
-        signature = replace(report.signature, extra={**report.signature.extra, **ledger.signature_fields()})
-        report = replace(report, signature=signature)
+    extra = dict(ledger.signature_fields()) if ledger is not None else {}
+    if pooled_tasks:
+        extra["tasks"] = "pooled"
+    if extra:
+        report = replace(report, signature=replace(report.signature, extra={**report.signature.extra, **extra}))
     if args.format == "json":
         print_json(report.to_json())
         return 0
-    table = report.table if args.by_task else report.table.drop(columns="task")
+    table = report.table if by_task else report.table.drop(columns="task")
     emit(table, args.format, str(report.signature))
     if args.format == "table" and len(report.agreement):
         print("\ninter-judge Spearman over models:")
-        print_table(report.agreement if args.by_task else report.agreement.drop(columns="task"))
+        print_table(report.agreement if by_task else report.agreement.drop(columns="task"))
     return 0
 
 
