@@ -10,7 +10,6 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from empathy.overrides import ALL_JUDGES, make_changes, override_targets  # noqa: E402
-from empathy.render import highlight_html, legend_html  # noqa: E402
 from empathy.review import disagreement, inspect_filter  # noqa: E402
 from empathy.store import StoreError  # noqa: E402
 from empathy_app import decisions, state, views  # noqa: E402
@@ -75,15 +74,8 @@ st.caption(f"Output {position + 1} of {len(labels)} · task {views.code(row['tas
 
 if views.has_text(row):
     texts = (row["reference"], row["generation"])
-    spans = state.spans_for(texts)
     analysis = state.densities_for(texts)
-    st.markdown(legend_html(), unsafe_allow_html=True)
-    sides = st.columns(2)
-    for column, title, text, text_spans in zip(sides, ("Reference", "Generation"), texts, spans, strict=True):
-        with column:
-            st.markdown(f"**{title}**")
-            with st.container(border=True):
-                st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
+    views.side_by_side(texts)
     views.conversation(row, "inspect_conversation")
 
     density = pd.DataFrame({

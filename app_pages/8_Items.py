@@ -20,7 +20,6 @@ from empathy.items import (  # noqa: E402
     term_columns,
     worst_first,
 )
-from empathy.render import highlight_html, legend_html  # noqa: E402
 from empathy_app import state, views  # noqa: E402
 
 data = state.page_setup("Items")
@@ -133,14 +132,7 @@ st.caption(f"Task {views.code(row['task'] or '-')} · item {views.code(row['item
                                             if row["overrides"] else ""))
 if views.has_text(source):
     texts = (row["reference"], row["generation"])
-    spans = state.spans_for(texts)
-    st.markdown(legend_html(), unsafe_allow_html=True)
-    sides = st.columns(2)
-    for column, title, text, text_spans in zip(sides, ("Reference", "Generation"), texts, spans, strict=True):
-        with column:
-            st.markdown(f"**{title}**")
-            with st.container(border=True):
-                st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
+    views.side_by_side(texts)
     views.conversation(source, "items_conversation")
 else:
     views.no_text_note(source, "Its judge terms are in the table above.")

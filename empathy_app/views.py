@@ -14,7 +14,7 @@ import streamlit as st
 
 from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES
 from empathy.paths import PROJECT_ROOT
-from empathy.render import conversation_html, conversation_turns
+from empathy.render import conversation_html, conversation_turns, highlight_html, legend_html
 from empathy.store import Change
 from empathy_app import state
 from empathy_app.markup import code, codes, html, md, plot_frame
@@ -88,6 +88,18 @@ def _short(paths: list[str]) -> list[str]:
         except (ValueError, OSError):
             shown.append(path)
     return shown
+
+
+def side_by_side(texts: tuple[str, str]) -> None:
+    """Reference and generation in two columns with the distancing spans highlighted, under the legend."""
+    spans = state.spans_for(texts)
+    st.markdown(legend_html(), unsafe_allow_html=True)
+    sides = st.columns(2)
+    for column, title, text, text_spans in zip(sides, ("Reference", "Generation"), texts, spans, strict=True):
+        with column:
+            st.markdown(f"**{title}**")
+            with st.container(border=True):
+                st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
 
 
 def signature_caption(signature: object) -> None:
