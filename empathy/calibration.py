@@ -1,0 +1,263 @@
+"""Judge-vs-human calibration per model, and per-item agreement across every rater.
+
+* :func:`confusion_cells` — for a label dimension (CA's 0/1, or a whole-number scale), one row per (model,
+  judge, human label, judge label) with its count and its outputs, so every cell of the confusion matrix is
+  one step from its items.
+* :func:`calibration_bins` and :func:`calibration_bias` — for a score (affect intensity ``e_ref``/``e_gen``,
+  disturbing counts ``u_ref``/``u_gen``): the mean judge score per bin of the human score, per model and
+  judge, and the bias ``mean(judge - human)`` and slope of judge on human with cluster-bootstrap intervals
+  that resample items (:func:`empathy.agreement.bootstrap_ci`). A judge that flattens a model's affect has a
+  slope below 1 on that model (and a negative bias where the humans' scores are high).
+* :func:`item_splits` — per unit (output, or item for a dimension judged once per reference), every rater's
+  value and how far they are apart: which items all the raters split on.
+
+The human side is the mean of the raters of kind :data:`empathy.slices.HUMAN_KINDS` (expert, human, author)
+on a unit; the ledger's decisions join as raters of kind ``human`` through
+:func:`empathy.overrides.annotator_ratings`. Choices:
+
+* **Human label of a label dimension**: the humans' mean rounded half up (as the panels' rounded kappa); on a
+  binary dimension a tie (mean 0.5: the humans split) has no label, and its units are left out of the matrix
+  and counted (``n_tied``).
+* **Units of a reference dimension** (``e_ref``, ``u_ref``): one per item (the per-model copies of a judgement
+  of the reference are one judgement, as in :mod:`empathy.agreement`); their model is :data:`ALL_MODELS`.
+* **Bins** of the human score: equal-width over the dimension's observed range (a calibration plot reads
+  judge against human on a common axis); empty bins are dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from empathy.agreement import (
+    DEFAULT_BOOTSTRAP,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_SEED,
+    MIN_PAIRS,
+    _rater_matrix,
+    bootstrap_ci,
+)
+from empathy.metrics import BINARY_DIMENSIONS
+from empathy.slices import HUMAN_KINDS, JUDGE_KINDS, default_threshold
+
+ALL_MODELS = "(all models)"
+DEFAULT_CALIBRATION_BINS = 5
+
+
+def _kinds(ratings: pd.DataFrame) -> dict[str, str]:
+    if "rater_kind" not in ratings.columns:
+        return {str(r): "" for r in ratings["rater"].unique()}
+    pairs = ratings[["rater", "rater_kind"]].fillna("").astype(str).drop_duplicates("rater", keep="last")
+    return dict(zip(pairs["rater"], pairs["rater_kind"], strict=True))
+
+
+def paired(ratings: pd.DataFrame, dimension: str, *, human_kinds: Sequence[str] = HUMAN_KINDS,
+           judge_kinds: Sequence[str] = JUDGE_KINDS, judges: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per (unit, judge) with the judge's value and the humans' mean: the input of every table here.
+
+    Columns: item_id, model (:data:`ALL_MODELS` for a reference dimension), judge, judge_value, human_value,
+    n_humans. Units no human rated, or the judge did not rate, are left out.
+    """
+    for column in ("item_id", "model", "rater", "dimension", "value"):
+        if column not in ratings.columns:
+            raise ValueError(f"ratings lack the column {column!r}")
+    part = ratings[ratings["dimension"] == dimension].astype({"item_id": str, "model": str, "rater": str})
+    columns = ["item_id", "model", "judge", "judge_value", "human_value", "n_humans"]
+    if part.empty:
+        return pd.DataFrame(columns=columns)
+    kinds = _kinds(part)
+    humans = [r for r, k in kinds.items() if k in human_kinds]
+    chosen = [r for r in (judges if judges is not None else [r for r, k in kinds.items() if k in judge_kinds])
+              if r in kinds and r not in humans]
+    matrix = _rater_matrix(part, dimension)
+    if not humans or not chosen:
+        return pd.DataFrame(columns=columns)
+    human = matrix[[h for h in humans if h in matrix.columns]]
+    human_value = human.mean(axis=1, skipna=True)
+    n_humans = human.notna().sum(axis=1)
+    frames = []
+    for judge in sorted(chosen):
+        if judge not in matrix.columns:
+            continue
+        frame = pd.DataFrame({"judge": judge, "judge_value": matrix[judge], "human_value": human_value,
+                              "n_humans": n_humans}).dropna(subset=["judge_value", "human_value"])
+        frames.append(frame)
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    table = pd.concat(frames).reset_index()
+    if "model" not in table.columns:
+        table["model"] = ALL_MODELS
+    table["n_humans"] = table["n_humans"].astype(int)
+    return table[columns].sort_values(["model", "judge", "item_id"]).reset_index(drop=True)
+
+
+def _round_half_up(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    return np.floor(values + 0.5)
+
+
+def confusion_cells(ratings: pd.DataFrame, dimension: str = "ca", *, human_kinds: Sequence[str] = HUMAN_KINDS,
+                    judge_kinds: Sequence[str] = JUDGE_KINDS, judges: Sequence[str] | None = None) -> pd.DataFrame:
+    """The confusion matrix of each (model, judge) against the humans, one row per non-empty cell.
+
+    Columns: model, judge, human_label, judge_label, count, share (of the model-judge pair's labelled units),
+    outputs (the ``(item_id, model)`` of the cell, sorted), n_tied (the pair's units whose humans tied, left
+    out). Raises ValueError when the dimension's values are not whole numbers (use :func:`calibration_bins`).
+    """
+    table = paired(ratings, dimension, human_kinds=human_kinds, judge_kinds=judge_kinds, judges=judges)
+    columns = ["model", "judge", "human_label", "judge_label", "count", "share", "outputs", "n_tied"]
+    if table.empty:
+        return pd.DataFrame(columns=columns)
+    judge_values = table["judge_value"].to_numpy(float)
+    if not np.allclose(judge_values, np.round(judge_values)):
+        raise ValueError(f"{dimension}: the judges' values are not whole numbers, so there is no confusion "
+                         "matrix; use the calibration bins")
+    human = table["human_value"].to_numpy(float)
+    binary = dimension in BINARY_DIMENSIONS or set(np.unique(np.concatenate([judge_values, human]))) <= {0, 0.5, 1}
+    tied = np.isclose(human, 0.5) if binary else np.zeros(len(human), dtype=bool)
+    table = table.assign(human_label=_round_half_up(human), judge_label=np.round(judge_values), tied=tied)
+    rows = []
+    for (model, judge), part in table.groupby(["model", "judge"], sort=True):
+        n_tied = int(part["tied"].sum())
+        labelled = part[~part["tied"]]
+        for (h, j), cell in labelled.groupby(["human_label", "judge_label"], sort=True):
+            keys = sorted(zip(cell["item_id"], cell["model"], strict=True))
+            rows.append({"model": model, "judge": judge, "human_label": float(h), "judge_label": float(j),
+                         "count": len(cell), "share": len(cell) / len(labelled), "outputs": keys,
+                         "n_tied": n_tied})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def confusion_matrix(cells: pd.DataFrame, model: str, judge: str) -> pd.DataFrame:
+    """The counts of one (model, judge) as a human-label x judge-label matrix (0 where a cell is empty)."""
+    part = cells[(cells["model"] == model) & (cells["judge"] == judge)]
+    labels = sorted(set(part["human_label"]) | set(part["judge_label"]))
+    matrix = part.pivot_table(index="human_label", columns="judge_label", values="count", aggfunc="sum",
+                              fill_value=0).reindex(index=labels, columns=labels, fill_value=0)
+    matrix.index.name, matrix.columns.name = "human", "judge"
+    return matrix.astype(int)
+
+
+def _slope(x: NDArray[np.float64], y: NDArray[np.float64]) -> float | None:
+    """OLS slope of judge (``y``) on human (``x``); ``None`` when the human side is constant or too short."""
+    if len(x) < MIN_PAIRS or np.ptp(x) == 0:
+        return None
+    xc = x - x.mean()
+    return float((xc * (y - y.mean())).sum() / (xc * xc).sum())
+
+
+def _bias(x: NDArray[np.float64], y: NDArray[np.float64]) -> float | None:
+    return float(np.mean(y - x)) if len(x) else None
+
+
+def calibration_bias(ratings: pd.DataFrame, dimension: str, *, human_kinds: Sequence[str] = HUMAN_KINDS,
+                     judge_kinds: Sequence[str] = JUDGE_KINDS, judges: Sequence[str] | None = None,
+                     bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = DEFAULT_SEED,
+                     confidence: float = DEFAULT_CONFIDENCE) -> pd.DataFrame:
+    """Per (model, judge): n, bias ``mean(judge - human)`` and slope of judge on human, with bootstrap intervals.
+
+    The intervals (``bootstrap > 0``) are percentile intervals of :func:`empathy.agreement.bootstrap_ci`,
+    resampling items (a cluster bootstrap: all of an item's units move together). Columns: model, judge, n,
+    mean_human, mean_judge, bias, bias_low, bias_high, slope, slope_low, slope_high.
+    """
+    table = paired(ratings, dimension, human_kinds=human_kinds, judge_kinds=judge_kinds, judges=judges)
+    columns = ["model", "judge", "n", "mean_human", "mean_judge", "bias", "bias_low", "bias_high", "slope",
+               "slope_low", "slope_high"]
+    rows = []
+    for (model, judge), part in table.groupby(["model", "judge"], sort=True):
+        human = part["human_value"].to_numpy(float)
+        judged = part["judge_value"].to_numpy(float)
+        row: dict[str, object] = {"model": model, "judge": judge, "n": len(part), "mean_human": float(human.mean()),
+                                  "mean_judge": float(judged.mean()), "bias": _bias(human, judged),
+                                  "slope": _slope(human, judged)}
+        for name, statistic in (("bias", _bias), ("slope", _slope)):
+            if bootstrap:
+                ci = bootstrap_ci(statistic, human, judged, n_resamples=bootstrap, seed=seed, confidence=confidence,
+                                  clusters=part["item_id"].to_numpy(object))
+                row[f"{name}_low"], row[f"{name}_high"] = ci.low, ci.high
+            else:
+                row[f"{name}_low"] = row[f"{name}_high"] = None
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def calibration_bins(ratings: pd.DataFrame, dimension: str, *, bins: int = DEFAULT_CALIBRATION_BINS,
+                     human_kinds: Sequence[str] = HUMAN_KINDS, judge_kinds: Sequence[str] = JUDGE_KINDS,
+                     judges: Sequence[str] | None = None) -> pd.DataFrame:
+    """The calibration curve: per (model, judge) and bin of the human score, the mean human and judge scores.
+
+    Bins are ``bins`` equal-width intervals over the observed human scores (the last one closed). Columns:
+    model, judge, bin, low, high, n, mean_human, mean_judge, outputs.
+    """
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+        raise ValueError(f"bins must be a positive whole number, got {bins!r}")
+    table = paired(ratings, dimension, human_kinds=human_kinds, judge_kinds=judge_kinds, judges=judges)
+    columns = ["model", "judge", "bin", "low", "high", "n", "mean_human", "mean_judge", "outputs"]
+    if table.empty:
+        return pd.DataFrame(columns=columns)
+    human = table["human_value"].to_numpy(float)
+    low, high = float(human.min()), float(human.max())
+    edges = np.linspace(low, high, bins + 1) if high > low else np.array([low, low])
+    codes = np.clip(np.searchsorted(edges, human, side="right") - 1, 0, len(edges) - 2)
+    table = table.assign(bin=codes)
+    rows = []
+    for (model, judge, code), part in table.groupby(["model", "judge", "bin"], sort=True):
+        rows.append({"model": model, "judge": judge, "bin": int(code), "low": float(edges[code]),
+                     "high": float(edges[code + 1]), "n": len(part),
+                     "mean_human": float(part["human_value"].mean()), "mean_judge": float(part["judge_value"].mean()),
+                     "outputs": sorted(zip(part["item_id"], part["model"], strict=True))})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def item_splits(ratings: pd.DataFrame, dimension: str, *, threshold: float | None = None,
+                raters: Sequence[str] | None = None) -> pd.DataFrame:
+    """Every rater's value on each unit of ``dimension`` and how far apart they are, most split first.
+
+    Units are ``(item_id, model)`` outputs, or items for a reference dimension (model :data:`ALL_MODELS`), as
+    :func:`empathy.agreement.pairwise_agreement` compares them. Columns: item_id, model, n_raters, min, max,
+    spread (max - min), sd (population), modal_share (share of raters giving the most common value; NaN for
+    non-whole-number values, where equal values are chance), split (spread >= ``threshold``,
+    :func:`empathy.slices.default_threshold` when not given), values (``rater=value`` in rater order). Units
+    rated by fewer than two raters are left out. Sorted by split, spread (descending), then modal share.
+    """
+    part = ratings[ratings["dimension"] == dimension].astype({"item_id": str, "model": str, "rater": str})
+    columns = ["item_id", "model", "n_raters", "min", "max", "spread", "sd", "modal_share", "split", "values"]
+    if part.empty:
+        return pd.DataFrame(columns=columns)
+    matrix = _rater_matrix(part, dimension)
+    if raters is not None:
+        matrix = matrix[[r for r in matrix.columns if r in raters]]
+    values = matrix.to_numpy(float)
+    if threshold is None:
+        threshold = default_threshold(dimension, values.ravel())
+    if not math.isfinite(threshold) or threshold <= 0:
+        raise ValueError(f"threshold must be a positive number, got {threshold!r}")
+    count = (~np.isnan(values)).sum(axis=1)
+    keep = count >= 2
+    values, count = values[keep], count[keep]
+    index = matrix.index[keep]
+    whole = bool(np.allclose(values[~np.isnan(values)], np.round(values[~np.isnan(values)])))
+    with np.errstate(invalid="ignore"):
+        low, high = np.nanmin(values, axis=1), np.nanmax(values, axis=1)
+        sd = np.nanstd(values, axis=1)
+    modal = np.full(len(values), np.nan)
+    if whole:
+        for row, vector in enumerate(values):
+            _, counts = np.unique(vector[~np.isnan(vector)], return_counts=True)
+            modal[row] = counts.max() / count[row]
+    names = list(matrix.columns)
+    described = [", ".join(f"{names[c]}={vector[c]:g}" for c in range(len(names)) if not np.isnan(vector[c]))
+                 for vector in values]
+    if isinstance(index, pd.MultiIndex):
+        items, models = index.get_level_values("item_id"), index.get_level_values("model")
+    else:
+        items, models = index, [ALL_MODELS] * len(index)
+    table = pd.DataFrame({"item_id": list(items), "model": list(models), "n_raters": count, "min": low, "max": high,
+                          "spread": high - low, "sd": sd, "modal_share": modal,
+                          "split": (high - low) >= threshold - 1e-9, "values": described})
+    table = table.sort_values(["split", "spread", "modal_share", "item_id", "model"],
+                              ascending=[False, False, True, True, True], kind="stable")
+    return table[columns].reset_index(drop=True)

@@ -1,0 +1,524 @@
+"""The mechanism x disagreement map: where judges and humans (or judges among themselves) disagree, by feature.
+
+Each output (an ``(item_id, model)`` row) gets *features* (:func:`output_features`):
+
+* the distancing densities (counts per sentence, :mod:`empathy.distancing`) of the reference (``_ref``), the
+  generation (``_gen``) and their difference (``_diff`` = generation - reference) for nominalization,
+  impersonal subjects and agentless constructions;
+* the disturbing-content density ``u / sentences`` of each side (Eq. 2's ``a`` and ``b``) and the affect gap
+  ``e_ref - e_gen`` (Eq. 1's numerator), from the automatic judges' ratings (the mean over the judges that
+  rated the output, since the features describe the text, not one judge's view of it);
+* the generation's length in words, and the task.
+
+Each output also gets *events*, the disagreements to explain (one row per unit, 1 = disagreement):
+
+* ``judge_human`` (:func:`judge_human_events`): one unit per (output, judge); the judge's value against the
+  mean of the human raters (rater kinds :data:`HUMAN_KINDS`) of that output is a disagreement when they are at
+  least ``threshold`` apart (:func:`default_threshold`);
+* ``override`` (:func:`override_events`): one unit per judge rating; 1 when the ledger applies a human label
+  that differs from it;
+* ``judge_judge`` (:func:`judge_judge_events`): one unit per output rated by two or more judges; 1 when the
+  judges' values span at least ``threshold``.
+
+:func:`slice_map` slices every feature (quantile bins, or thresholds given per feature; the task by value; an
+output without the feature in a ``missing`` slice) and reports per slice the outputs, units, events, rate and
+a permutation p-value against the whole, Holm-corrected over every slice of the table.
+
+Choices (also in the README):
+
+* **Permutation unit**: outputs, not units. Several judges of one output share its features, so the test
+  permutes which outputs are in the slice and keeps each output's events together (permuting units would treat
+  them as independent and make p-values too small). The statistic is ``|rate(slice) - rate(whole)|``; the
+  whole's rate does not change under permutation, so this is the two-sided test of the slice against the rest.
+* **Exact or Monte Carlo**: when the number of ways to choose the slice's outputs, ``C(n, k)``, is at most
+  ``n_permutations``, every arrangement is enumerated and the p-value is exact (the share of arrangements at
+  least as extreme); otherwise ``n_permutations`` random permutations from ``np.random.default_rng(seed)``
+  give ``(1 + b) / (1 + B)`` (Phipson & Smyth 2010: never 0). Cost: outputs x permutations per feature.
+* **Holm** (1979) over all slices of one table: a researcher who scans the map for the strongest slice has run
+  every test in it.
+* **Ranking** (:func:`ranked_slices`): the slices whose rate departs most from the whole, by the Holm p-value,
+  then the size of the departure, then the slice's size; slices with fewer than ``min_units`` units are left
+  out of the ranking (their rate is noise), though they stay in the table.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from empathy.distancing.result import LABELS
+from empathy.metrics import BINARY_DIMENSIONS
+
+#: Rater kinds whose ratings are the human side of judge-human disagreement (what judges are checked against).
+HUMAN_KINDS: tuple[str, ...] = ("expert", "human", "author")
+#: Rater kinds that are automatic judges (as :data:`empathy.overrides.JUDGE_KINDS`).
+JUDGE_KINDS: tuple[str, ...] = ("llm", "lexicon")
+OUTCOMES: tuple[str, ...] = ("judge_human", "override", "judge_judge")
+#: Every feature :func:`output_features` computes, in the map's order.
+FEATURES: tuple[str, ...] = (
+    *(f"{label}_{side}" for label in LABELS for side in ("ref", "gen", "diff")),
+    "disturbing_ref", "disturbing_gen", "affect_gap", "length_gen", "task",
+)
+CATEGORICAL_FEATURES: frozenset[str] = frozenset({"task"})
+DEFAULT_BINS = 3
+DEFAULT_PERMUTATIONS = 1000
+DEFAULT_MIN_UNITS = 5
+MISSING_SLICE = "missing"
+ALL_JUDGES = "(all judges)"
+#: Values closer than this to a threshold count as reaching it (float noise in means of ratings).
+_EPS = 1e-9
+_KEYS = ["item_id", "model"]
+
+
+# ------------------------------------------------------------------------------------------ features
+
+def output_features(outputs: pd.DataFrame, ratings: pd.DataFrame, sentences_ref: Sequence[float],
+                    sentences_gen: Sequence[float], densities_ref: NDArray[np.float64],
+                    densities_gen: NDArray[np.float64], *, judge_kinds: Sequence[str] = JUDGE_KINDS
+                    ) -> pd.DataFrame:
+    """One row per output with every feature of :data:`FEATURES` (NaN where undefined).
+
+    ``sentences_*`` and ``densities_*`` are row-aligned with ``outputs`` (as
+    :class:`empathy.evaluate.TextFeatures` holds them; densities in :data:`empathy.distancing.LABELS` order).
+    The disturbing densities and the affect gap use the mean over the raters of ``judge_kinds`` that rated the
+    output; an output no judge rated on a dimension has NaN there (a ``missing`` slice), never 0.
+    """
+    for column in ("item_id", "model", "generation"):
+        if column not in outputs.columns:
+            raise ValueError(f"output_features: outputs lack the column {column!r}")
+    n = len(outputs)
+    d_ref = np.asarray(densities_ref, dtype=float).reshape(n, len(LABELS))
+    d_gen = np.asarray(densities_gen, dtype=float).reshape(n, len(LABELS))
+    s_ref = np.asarray(sentences_ref, dtype=float)
+    s_gen = np.asarray(sentences_gen, dtype=float)
+    if s_ref.shape != (n,) or s_gen.shape != (n,):
+        raise ValueError(f"output_features: sentence counts must have one value per output ({n})")
+    frame = pd.DataFrame({"item_id": outputs["item_id"].astype(str).to_numpy(),
+                          "model": outputs["model"].astype(str).to_numpy()})
+    for k, label in enumerate(LABELS):
+        frame[f"{label}_ref"] = d_ref[:, k]
+        frame[f"{label}_gen"] = d_gen[:, k]
+        frame[f"{label}_diff"] = d_gen[:, k] - d_ref[:, k]
+    judged = _judge_means(ratings, judge_kinds, ("u_ref", "u_gen", "e_ref", "e_gen"))
+    merged = frame[_KEYS].merge(judged, on=_KEYS, how="left")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frame["disturbing_ref"] = np.where(s_ref > 0, merged["u_ref"].to_numpy(float) / np.where(s_ref > 0, s_ref, 1),
+                                           np.nan)
+        frame["disturbing_gen"] = np.where(s_gen > 0, merged["u_gen"].to_numpy(float) / np.where(s_gen > 0, s_gen, 1),
+                                           np.nan)
+    frame["affect_gap"] = merged["e_ref"].to_numpy(float) - merged["e_gen"].to_numpy(float)
+    frame["length_gen"] = outputs["generation"].fillna("").astype(str).str.split().str.len().to_numpy(float)
+    frame["task"] = (outputs["task"].fillna("").astype(str).to_numpy() if "task" in outputs.columns else "")
+    return frame
+
+
+def _judge_means(ratings: pd.DataFrame, kinds: Sequence[str], dimensions: Sequence[str]) -> pd.DataFrame:
+    """Per output, the mean over the judges' values of each dimension (columns NaN where none rated)."""
+    part = ratings[ratings["dimension"].isin(dimensions)]
+    if "rater_kind" in part.columns:
+        part = part[part["rater_kind"].fillna("").astype(str).isin(kinds)]
+    means = part.groupby(["item_id", "model", "dimension"])["value"].mean().unstack("dimension")
+    means = means.reindex(columns=list(dimensions)).reset_index()
+    means.columns.name = None
+    if means.empty:
+        return pd.DataFrame({**{k: pd.Series(dtype=object) for k in _KEYS},
+                             **{d: pd.Series(dtype=float) for d in dimensions}})
+    return means.astype({"item_id": str, "model": str})
+
+
+# ------------------------------------------------------------------------------------------ events
+
+def default_threshold(dimension: str, values: NDArray[np.float64]) -> float:
+    """How far apart two values must be to count as a disagreement, when the caller gives no threshold.
+
+    Binary labels (``ca``): 0.5, so different labels disagree (and a judge against a tied human pair, mean 0.5,
+    disagrees whichever label it gave). Whole-number scales (counts, 0-2, 1-5): 1, one scale point. Continuous
+    scores (affect intensity): a fifth of the observed range (0.2 on a 0-1 scale with both ends used); 1 when
+    the values are all equal.
+    """
+    present = np.asarray(values, dtype=float)
+    present = present[~np.isnan(present)]
+    if dimension in BINARY_DIMENSIONS or (len(present) and set(np.unique(present)) <= {0.0, 1.0}):
+        return 0.5
+    if len(present) == 0 or np.allclose(present, np.round(present)):
+        return 1.0
+    spread = float(present.max() - present.min())
+    return spread / 5.0 if spread > 0 else 1.0
+
+
+def _kind_of(ratings: pd.DataFrame) -> pd.Series:
+    if "rater_kind" in ratings.columns:
+        return ratings["rater_kind"].fillna("").astype(str)
+    return pd.Series("", index=ratings.index)
+
+
+def _check_ratings(ratings: pd.DataFrame, dimension: str) -> pd.DataFrame:
+    for column in ("item_id", "model", "rater", "dimension", "value"):
+        if column not in ratings.columns:
+            raise ValueError(f"ratings lack the column {column!r}")
+    if not isinstance(dimension, str) or not dimension:
+        raise ValueError("choose a dimension")
+    part = ratings[(ratings["dimension"] == dimension) & ratings["value"].notna()]
+    return part.astype({"item_id": str, "model": str, "rater": str})
+
+
+def judge_human_events(ratings: pd.DataFrame, dimension: str, *, threshold: float | None = None,
+                       human_kinds: Sequence[str] = HUMAN_KINDS, judge_kinds: Sequence[str] = JUDGE_KINDS,
+                       judges: Sequence[str] | None = None) -> tuple[pd.DataFrame, float]:
+    """One row per (output, judge) that a judge and at least one human rated on ``dimension``.
+
+    Columns: item_id, model, judge, judge_value, human_value (the mean of the human raters), n_humans, event
+    (1 when ``|judge_value - human_value| >= threshold``). Returns the table and the threshold used.
+    """
+    part = _check_ratings(ratings, dimension)
+    kinds = _kind_of(part)
+    humans = part[kinds.isin(human_kinds)]
+    chosen = part[kinds.isin(judge_kinds)]
+    if judges is not None:
+        chosen = part[part["rater"].isin(judges)]
+    human = humans.groupby(_KEYS)["value"].agg(["mean", "count"]).rename(
+        columns={"mean": "human_value", "count": "n_humans"}).reset_index()
+    table = chosen[[*_KEYS, "rater", "value"]].rename(columns={"rater": "judge", "value": "judge_value"}).merge(
+        human, on=_KEYS, how="inner")
+    if threshold is None:
+        threshold = default_threshold(dimension, np.concatenate([part["value"].to_numpy(float)]))
+    _check_threshold(threshold)
+    table["event"] = (np.abs(table["judge_value"] - table["human_value"]) >= threshold - _EPS).astype(int)
+    columns = [*_KEYS, "judge", "judge_value", "human_value", "n_humans", "event"]
+    return table[columns].sort_values([*_KEYS, "judge"]).reset_index(drop=True), float(threshold)
+
+
+def judge_judge_events(ratings: pd.DataFrame, dimension: str, *, threshold: float | None = None,
+                       judge_kinds: Sequence[str] = JUDGE_KINDS, judges: Sequence[str] | None = None
+                       ) -> tuple[pd.DataFrame, float]:
+    """One row per output that two or more judges rated on ``dimension``.
+
+    Columns: item_id, model, judge (:data:`ALL_JUDGES`), n_judges, spread (max - min), event (1 when the
+    spread is at least ``threshold``). Returns the table and the threshold used.
+    """
+    part = _check_ratings(ratings, dimension)
+    chosen = part[part["rater"].isin(judges)] if judges is not None else part[_kind_of(part).isin(judge_kinds)]
+    stats = chosen.groupby(_KEYS)["value"].agg(["count", "min", "max"]).reset_index()
+    stats = stats[stats["count"] >= 2]
+    if threshold is None:
+        threshold = default_threshold(dimension, chosen["value"].to_numpy(float))
+    _check_threshold(threshold)
+    spread = (stats["max"] - stats["min"]).to_numpy(float)
+    table = pd.DataFrame({"item_id": stats["item_id"].to_numpy(), "model": stats["model"].to_numpy(),
+                          "judge": ALL_JUDGES, "n_judges": stats["count"].to_numpy(int), "spread": spread,
+                          "event": (spread >= threshold - _EPS).astype(int)})
+    return table.sort_values(_KEYS).reset_index(drop=True), float(threshold)
+
+
+def override_events(ratings: pd.DataFrame, applied: pd.DataFrame, dimension: str, *,
+                    judge_kinds: Sequence[str] = JUDGE_KINDS, judges: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per judge rating of ``dimension``; event 1 when the ledger applies a different human label to it.
+
+    ``applied`` is :attr:`empathy.overrides.Ledger.applied` (one effective override per rating key); a human
+    label equal to the judge's is a confirmation, not an override, and counts 0. Columns: item_id, model, judge,
+    judge_value, human_value (NaN when not overridden), event.
+    """
+    part = _check_ratings(ratings, dimension)
+    chosen = part[part["rater"].isin(judges)] if judges is not None else part[_kind_of(part).isin(judge_kinds)]
+    table = chosen[[*_KEYS, "rater", "value"]].rename(columns={"rater": "judge", "value": "judge_value"})
+    if applied is not None and len(applied):
+        labels = applied[applied["dimension"] == dimension].astype({"item_id": str, "model": str, "rater": str})
+        labels = labels[[*_KEYS, "rater", "value"]].rename(columns={"rater": "judge", "value": "human_value"})
+        table = table.merge(labels, on=[*_KEYS, "judge"], how="left")
+    else:
+        table = table.assign(human_value=np.nan)
+    differs = table["human_value"].notna() & (np.abs(table["human_value"] - table["judge_value"]) > _EPS)
+    table["event"] = differs.astype(int)
+    return table.sort_values([*_KEYS, "judge"]).reset_index(drop=True)
+
+
+def _check_threshold(threshold: float) -> None:
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not math.isfinite(threshold) \
+            or threshold <= 0:
+        raise ValueError(f"threshold must be a positive number, got {threshold!r}")
+
+
+# ------------------------------------------------------------------------------------------ slicing
+
+@dataclass(frozen=True)
+class Slicing:
+    """How one feature was cut: a code per output, the label and bounds of each code."""
+
+    feature: str
+    codes: NDArray[np.int64]
+    labels: list[str]
+    low: list[float]
+    high: list[float]
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def slice_feature(name: str, values: pd.Series, *, bins: int = DEFAULT_BINS,
+                  thresholds: Sequence[float] | None = None) -> Slicing:
+    """Cut one feature's values into slices.
+
+    A categorical feature (:data:`CATEGORICAL_FEATURES`, or any non-numeric column) has one slice per value.
+    A numeric one is cut at ``thresholds`` when given (slices ``< t1``, ``[t1, t2)``, ..., ``>= tk``), else at
+    its quantiles ``1/bins, ..., (bins-1)/bins`` (slices ``<= q1``, ``(q1, q2]``, ..., ``> qk``). The quantiles
+    are observed values (``method="inverted_cdf"``), so a cut reads as a count or density that occurs; equal
+    quantiles merge, so a feature that is mostly 0 gives ``<= 0`` and ``> 0``. NaN values form the ``missing`` slice.
+    Empty slices are dropped.
+    """
+    if name in CATEGORICAL_FEATURES or not pd.api.types.is_numeric_dtype(values):
+        text = values.fillna("").astype(str)
+        names = sorted(set(text))
+        index = {v: k for k, v in enumerate(names)}
+        codes = text.map(index).to_numpy(np.int64)
+        return Slicing(name, codes, [v if v else "(none)" for v in names], [math.nan] * len(names),
+                       [math.nan] * len(names))
+    array = values.to_numpy(dtype=float)
+    defined = ~np.isnan(array)
+    if thresholds is not None:
+        cuts = np.array(sorted({float(t) for t in thresholds}), dtype=float)
+        if len(cuts) == 0 or not np.isfinite(cuts).all():
+            raise ValueError(f"thresholds of {name!r} must be finite numbers, got {list(thresholds)!r}")
+        codes = np.searchsorted(cuts, array, side="right")
+        labels = ([f"< {_fmt(cuts[0])}"] + [f"[{_fmt(a)}, {_fmt(b)})" for a, b in itertools.pairwise(cuts)]
+                  + [f">= {_fmt(cuts[-1])}"])
+    else:
+        if not isinstance(bins, int) or bins < 2:
+            raise ValueError(f"bins must be a whole number of at least 2, got {bins!r}")
+        present = array[defined]
+        cuts = (np.unique(np.quantile(present, np.arange(1, bins) / bins, method="inverted_cdf")) if len(present)
+                else np.array([], dtype=float))
+        codes = np.searchsorted(cuts, array, side="left")
+        if len(cuts):
+            labels = ([f"<= {_fmt(cuts[0])}"] + [f"({_fmt(a)}, {_fmt(b)}]" for a, b in itertools.pairwise(cuts)]
+                      + [f"> {_fmt(cuts[-1])}"])
+        else:
+            labels = ["all"]
+    bounds = np.concatenate([[-np.inf], cuts, [np.inf]])
+    low, high = list(bounds[:-1].astype(float)), list(bounds[1:].astype(float))
+    codes = np.where(defined, codes, len(labels)).astype(np.int64)
+    labels, low, high = labels + [MISSING_SLICE], low + [math.nan], high + [math.nan]
+    return _drop_empty(Slicing(name, codes, labels, low, high))
+
+
+def _drop_empty(slicing: Slicing) -> Slicing:
+    used = np.unique(slicing.codes)
+    remap = np.full(len(slicing.labels), -1, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    return Slicing(slicing.feature, remap[slicing.codes], [slicing.labels[i] for i in used],
+                   [slicing.low[i] for i in used], [slicing.high[i] for i in used])
+
+
+# ------------------------------------------------------------------------------------------ tests
+
+def holm(p_values: Sequence[float]) -> NDArray[np.float64]:
+    """Holm's (1979) step-down adjusted p-values: ``max_{j <= i} min(1, (m - j + 1) p_(j))`` in sorted order.
+
+    NaN p-values are left out of ``m`` and stay NaN.
+    """
+    p = np.asarray(p_values, dtype=float)
+    adjusted = np.full(len(p), np.nan)
+    present = np.flatnonzero(~np.isnan(p))
+    if len(present) == 0:
+        return adjusted
+    order = present[np.argsort(p[present], kind="stable")]
+    m = len(order)
+    steps = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    adjusted[order] = np.maximum.accumulate(steps)
+    return adjusted
+
+
+def _rates(codes: NDArray[np.int64], events: NDArray[np.float64], units: NDArray[np.float64], k: int
+           ) -> NDArray[np.float64]:
+    hits = np.bincount(codes, weights=events, minlength=k)
+    size = np.bincount(codes, weights=units, minlength=k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return hits / size
+
+
+def permutation_p_values(codes: NDArray[np.int64], events: NDArray[np.float64], units: NDArray[np.float64],
+                         *, n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0
+                         ) -> tuple[NDArray[np.float64], list[str]]:
+    """Two-sided permutation p-value of each slice's rate against the whole's.
+
+    ``codes`` is each output's slice, ``events`` and ``units`` its disagreement count and unit count. The
+    statistic of slice ``s`` is ``|events(s)/units(s) - E/U|``; the null permutes which outputs are in which
+    slice. Exact (every ``C(n, k)`` choice of the slice's ``k`` outputs) when that number is at most
+    ``n_permutations``, else Monte Carlo with ``n_permutations`` shared permutations of the codes from
+    ``np.random.default_rng(seed)``, ``p = (1 + b) / (1 + B)``. Returns the p-values and each one's method
+    (``exact`` or ``monte-carlo``).
+    """
+    if isinstance(n_permutations, bool) or not isinstance(n_permutations, int) or n_permutations < 1:
+        raise ValueError(f"n_permutations must be a positive whole number, got {n_permutations!r}")
+    codes = np.asarray(codes, dtype=np.int64)
+    events = np.asarray(events, dtype=float)
+    units = np.asarray(units, dtype=float)
+    n = len(codes)
+    k = int(codes.max()) + 1 if n else 0
+    whole = events.sum() / units.sum() if units.sum() > 0 else math.nan
+    observed = np.abs(_rates(codes, events, units, k) - whole)
+    sizes = np.bincount(codes, minlength=k)
+    p = np.full(k, np.nan)
+    methods = ["monte-carlo"] * k
+    monte_carlo = []
+    for s in range(k):
+        if math.comb(n, int(sizes[s])) <= n_permutations:
+            p[s] = _exact_p(events, units, int(sizes[s]), whole, observed[s])
+            methods[s] = "exact"
+        else:
+            monte_carlo.append(s)
+    if monte_carlo:
+        rng = np.random.default_rng(seed)
+        exceed = np.zeros(k)
+        for _ in range(n_permutations):
+            shuffled = np.abs(_rates(rng.permutation(codes), events, units, k) - whole)
+            exceed += shuffled >= observed - _EPS
+        for s in monte_carlo:
+            p[s] = (1.0 + exceed[s]) / (1.0 + n_permutations)
+    return p, methods
+
+
+def _exact_p(events: NDArray[np.float64], units: NDArray[np.float64], size: int, whole: float,
+             observed: float) -> float:
+    """Share of the ``C(n, size)`` choices of a slice whose rate departs from ``whole`` by at least ``observed``."""
+    total = extreme = 0
+    for chosen in itertools.combinations(range(len(events)), size):
+        index = list(chosen)
+        rate = events[index].sum() / units[index].sum()
+        extreme += abs(rate - whole) >= observed - _EPS
+        total += 1
+    return extreme / total
+
+
+# ------------------------------------------------------------------------------------------ the map
+
+SLICE_COLUMNS: tuple[str, ...] = (
+    "outcome", "dimension", "judge", "feature", "slice", "low", "high", "n_outputs", "n_units", "events", "rate",
+    "whole_rate", "rate_ratio", "difference", "p_value", "p_holm", "p_method", "outputs")
+
+
+@dataclass(frozen=True)
+class SliceMap:
+    """The slices of every feature with their rates and tests; ``table`` has :data:`SLICE_COLUMNS`.
+
+    ``outputs`` (a list of ``(item_id, model)`` per slice) is how the app and the CLI reach a slice's items.
+    """
+
+    table: pd.DataFrame
+    n_permutations: int
+    seed: int
+    threshold: float | None
+    fields: Mapping[str, str] = field(default_factory=dict)
+
+    def signature_fields(self) -> dict[str, str]:
+        """What the p-values depend on, for the signature's ``extra``: permutations, threshold, test."""
+        fields = {"permutations": str(self.n_permutations), "slices": "holm"}
+        if self.threshold is not None:
+            fields["disagree-at"] = f"{self.threshold:g}"
+        return {**fields, **self.fields}
+
+
+def slice_map(features: pd.DataFrame, events: pd.DataFrame, *, outcome: str, dimension: str,
+              feature_names: Sequence[str] | None = None, bins: int = DEFAULT_BINS,
+              thresholds: Mapping[str, Sequence[float]] | None = None, n_permutations: int = DEFAULT_PERMUTATIONS,
+              seed: int = 0, per_judge: bool = False, threshold: float | None = None) -> SliceMap:
+    """Slice the disagreement ``events`` by every feature of ``features``.
+
+    ``features`` is :func:`output_features` (one row per output); ``events`` one of the event tables (columns
+    item_id, model, judge, event). Outputs without an event row are not part of the map. With ``per_judge``
+    each judge is mapped on its own as well as all judges pooled. Slices are cut on the features of the outputs
+    that have events. Holm's correction runs over every row of the returned table.
+    """
+    if outcome not in OUTCOMES:
+        raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
+    for column in (*_KEYS, "judge", "event"):
+        if column not in events.columns:
+            raise ValueError(f"events lack the column {column!r}")
+    chosen = list(feature_names) if feature_names is not None else [f for f in FEATURES if f in features.columns]
+    unknown = [f for f in chosen if f not in features.columns]
+    if unknown:
+        raise ValueError(f"unknown feature(s) {', '.join(map(repr, unknown))}; features are "
+                         f"{', '.join(c for c in features.columns if c not in _KEYS)}")
+    for name in thresholds or {}:
+        if name not in chosen:
+            raise ValueError(f"thresholds given for {name!r}, which is not a mapped feature")
+    groups = [(ALL_JUDGES, events)]
+    if per_judge:
+        groups += [(str(j), part) for j, part in events.groupby("judge", sort=True) if j != ALL_JUDGES]
+    rows: list[dict[str, object]] = []
+    for judge, part in groups:
+        rows += _map_rows(features, part, outcome, dimension, judge, chosen, bins, thresholds or {},
+                          n_permutations, seed)
+    table = pd.DataFrame(rows, columns=list(SLICE_COLUMNS))
+    table["p_holm"] = holm(table["p_value"].to_numpy(float)) if len(table) else []
+    return SliceMap(table, n_permutations, seed, threshold)
+
+
+def _map_rows(features: pd.DataFrame, events: pd.DataFrame, outcome: str, dimension: str, judge: str,
+              chosen: Sequence[str], bins: int, thresholds: Mapping[str, Sequence[float]], n_permutations: int,
+              seed: int) -> list[dict[str, object]]:
+    per_output = events.astype({"item_id": str, "model": str}).groupby(_KEYS)["event"].agg(["sum", "count"])
+    frame = features.astype({"item_id": str, "model": str}).merge(per_output.reset_index(), on=_KEYS, how="inner")
+    if frame.empty:
+        return []
+    hits = frame["sum"].to_numpy(float)
+    size = frame["count"].to_numpy(float)
+    whole = hits.sum() / size.sum()
+    keys = list(zip(frame["item_id"], frame["model"], strict=True))
+    rows = []
+    for name in chosen:
+        slicing = slice_feature(name, frame[name], bins=bins, thresholds=thresholds.get(name))
+        if len(slicing.labels) < 2:
+            continue  # one slice is the whole: nothing to compare
+        p, methods = permutation_p_values(slicing.codes, hits, size, n_permutations=n_permutations, seed=seed)
+        k = len(slicing.labels)
+        n_outputs = np.bincount(slicing.codes, minlength=k)
+        events_by = np.bincount(slicing.codes, weights=hits, minlength=k)
+        units_by = np.bincount(slicing.codes, weights=size, minlength=k)
+        members: list[list[tuple[str, str]]] = [[] for _ in range(k)]
+        for code, key in zip(slicing.codes, keys, strict=True):
+            members[code].append(key)
+        for s in range(k):
+            rate = events_by[s] / units_by[s]
+            rows.append({
+                "outcome": outcome, "dimension": dimension, "judge": judge, "feature": name,
+                "slice": slicing.labels[s], "low": slicing.low[s], "high": slicing.high[s],
+                "n_outputs": int(n_outputs[s]), "n_units": int(units_by[s]), "events": int(events_by[s]),
+                "rate": float(rate), "whole_rate": float(whole),
+                "rate_ratio": float(rate / whole) if whole > 0 else math.nan,
+                "difference": float(rate - whole), "p_value": float(p[s]), "p_holm": math.nan,
+                "p_method": methods[s], "outputs": members[s]})
+    return rows
+
+
+def ranked_slices(table: pd.DataFrame, *, top: int | None = 10, min_units: int = DEFAULT_MIN_UNITS
+                  ) -> pd.DataFrame:
+    """The slices whose rate departs most from the whole: by Holm p-value, then ``|difference|``, then size.
+
+    Slices with fewer than ``min_units`` units, and ``missing`` slices, are left out. ``top=None`` keeps all.
+    """
+    if not isinstance(min_units, int) or min_units < 1:
+        raise ValueError(f"min_units must be a positive whole number, got {min_units!r}")
+    kept = table[(table["n_units"] >= min_units) & (table["slice"] != MISSING_SLICE)].copy()
+    kept["_departure"] = -kept["difference"].abs()
+    kept["_size"] = -kept["n_units"]
+    kept = kept.sort_values(["p_holm", "_departure", "_size", "feature", "slice"], kind="stable")
+    kept = kept.drop(columns=["_departure", "_size"]).reset_index(drop=True)
+    return kept if top is None else kept.head(top)
+
+
+def describe(row: Mapping[str, object]) -> str:
+    """One sentence for a ranked slice, e.g. ``judge-human disagreement on ca is 3.0x the whole's ...``."""
+    outcome = {"judge_human": "judge-human disagreement", "override": "the override rate",
+               "judge_judge": "judge-judge disagreement"}[str(row["outcome"])]
+    ratio = row["rate_ratio"]
+    times = f"{float(ratio):.2g}x the whole's" if isinstance(ratio, float) and math.isfinite(ratio) else "vs"
+    return (f"{outcome} on {row['dimension']} ({row['judge']}) is {float(row['rate']):.0%} "
+            f"({row['events']}/{row['n_units']}) where {row['feature']} is {row['slice']}: {times} "
+            f"{float(row['whole_rate']):.0%} (p = {float(row['p_value']):.3g}, Holm {float(row['p_holm']):.3g})")

@@ -1,0 +1,328 @@
+"""The mechanism x disagreement map and judge-vs-human calibration, on data sets worked by hand."""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from empathy.calibration import (
+    ALL_MODELS,
+    calibration_bias,
+    calibration_bins,
+    confusion_cells,
+    confusion_matrix,
+    item_splits,
+    paired,
+)
+from empathy.slices import (
+    ALL_JUDGES,
+    default_threshold,
+    describe,
+    holm,
+    judge_human_events,
+    judge_judge_events,
+    output_features,
+    override_events,
+    permutation_p_values,
+    ranked_slices,
+    slice_feature,
+    slice_map,
+)
+
+
+def _rating(item: str, model: str, rater: str, dimension: str, value: float, kind: str) -> dict[str, object]:
+    return {"item_id": item, "model": model, "rater": rater, "dimension": dimension, "value": value,
+            "rater_kind": kind}
+
+
+# Six outputs (items 1-6 of model m), one human (author) and one judge (lexicon) on CA. The judge disagrees on
+# outputs 4 and 5. The generation's agentless density is 0, 0, 0, 1, 2, 3.
+CA_HUMAN = [0, 1, 0, 0, 1, 1]
+CA_JUDGE = [0, 1, 0, 1, 0, 1]
+AGENTLESS = [0.0, 0.0, 0.0, 1.0, 2.0, 3.0]
+
+
+def _six() -> tuple[pd.DataFrame, pd.DataFrame]:
+    ratings = pd.DataFrame(
+        [_rating(str(i + 1), "m", "author", "ca", CA_HUMAN[i], "author") for i in range(6)]
+        + [_rating(str(i + 1), "m", "lexicon", "ca", CA_JUDGE[i], "lexicon") for i in range(6)])
+    features = pd.DataFrame({"item_id": [str(i + 1) for i in range(6)], "model": "m",
+                             "agentless_gen": AGENTLESS, "task": ["a", "a", "b", "b", "b", "b"]})
+    return features, ratings
+
+
+def test_judge_human_events_by_hand() -> None:
+    _, ratings = _six()
+    events, threshold = judge_human_events(ratings, "ca")
+    assert threshold == 0.5
+    assert events["event"].tolist() == [0, 0, 0, 1, 1, 0]
+    assert events["human_value"].tolist() == [float(v) for v in CA_HUMAN]
+    assert set(events["judge"]) == {"lexicon"}
+
+
+def test_slice_rates_and_exact_p_by_hand() -> None:
+    # The median (an observed value) of the agentless densities is 0: slices "<= 0" (outputs 1-3, 0 of 3
+    # disagree) and "> 0" (outputs 4-6, 2 of 3). Whole: 2/6. Both slices depart by 1/3. Under the null the
+    # slice is any 3 of the 6 outputs: C(6, 3) = 20 ways, of which 4 hold neither disagreement (rate 0) and
+    # 4 hold both (rate 2/3), so p = 8/20 = 0.4 exactly; Holm over the two slices: 0.8.
+    features, ratings = _six()
+    events, _ = judge_human_events(ratings, "ca")
+    result = slice_map(features, events, outcome="judge_human", dimension="ca", feature_names=["agentless_gen"],
+                       bins=2, n_permutations=20)
+    table = result.table
+    assert table["slice"].tolist() == ["<= 0", "> 0"]
+    assert table["n_outputs"].tolist() == [3, 3]
+    assert table["events"].tolist() == [0, 2]
+    assert table["rate"].tolist() == pytest.approx([0.0, 2 / 3])
+    assert table["whole_rate"].tolist() == pytest.approx([1 / 3, 1 / 3])
+    assert table["rate_ratio"].tolist() == pytest.approx([0.0, 2.0])
+    assert table["p_value"].tolist() == pytest.approx([0.4, 0.4])
+    assert table["p_method"].tolist() == ["exact", "exact"]
+    assert table["p_holm"].tolist() == pytest.approx([0.8, 0.8])
+    assert table["outputs"].tolist()[1] == [("4", "m"), ("5", "m"), ("6", "m")]
+    assert result.signature_fields() == {"permutations": "20", "slices": "holm"}
+
+
+def test_monte_carlo_p_is_seeded_and_near_the_exact_value() -> None:
+    features, ratings = _six()
+    events, _ = judge_human_events(ratings, "ca")
+    first = slice_map(features, events, outcome="judge_human", dimension="ca", feature_names=["agentless_gen"],
+                      bins=2, n_permutations=19, seed=3).table
+    again = slice_map(features, events, outcome="judge_human", dimension="ca", feature_names=["agentless_gen"],
+                      bins=2, n_permutations=19, seed=3).table
+    assert first["p_method"].tolist() == ["monte-carlo", "monte-carlo"]
+    assert first["p_value"].tolist() == again["p_value"].tolist()
+    # (1 + b) / (1 + B): a multiple of 1/20, never 0
+    assert all(math.isclose(p * 20, round(p * 20)) and p > 0 for p in first["p_value"])
+    many = slice_map(features, events, outcome="judge_human", dimension="ca", feature_names=["agentless_gen"],
+                     bins=2, n_permutations=20_000, seed=1).table
+    assert many["p_value"].tolist() == pytest.approx([0.4, 0.4], abs=0.015)
+
+
+@pytest.mark.parametrize("size", [2, 3, 4, 5])
+def test_exact_p_is_the_hypergeometric_tail(size: int) -> None:
+    # One unit per output: the permutation distribution of a slice's events is hypergeometric, so the exact
+    # p-value is P(|X/k - E/N| >= observed) under hypergeom(N, E, k).
+    events = np.array([1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1], dtype=float)
+    codes = np.zeros(12, dtype=np.int64)
+    codes[:size] = 1  # the slice: the first `size` outputs
+    p, methods = permutation_p_values(codes, events, np.ones(12), n_permutations=1000)
+    assert methods[1] == "exact"
+    whole = events.sum() / 12
+    observed = abs(events[:size].sum() / size - whole)
+    x = np.arange(0, size + 1)
+    reference = stats.hypergeom(12, int(events.sum()), size).pmf(x)[np.abs(x / size - whole) >= observed - 1e-12].sum()
+    assert p[1] == pytest.approx(reference)
+
+
+def test_exact_p_with_several_units_per_output_by_enumeration() -> None:
+    # Outputs carry 2 judges each: events (2, 0, 1, 0), units 2 each. The slice {0}: rate 1, whole 3/8.
+    # Choices of one output: rates 1, 0, 0.5, 0 -> |r - 3/8| = 5/8, 3/8, 1/8, 3/8: only output 0 is as
+    # extreme, p = 1/4.
+    p, methods = permutation_p_values(np.array([1, 0, 0, 0]), np.array([2.0, 0, 1, 0]), np.full(4, 2.0),
+                                      n_permutations=10)
+    assert methods == ["exact", "exact"]
+    assert p[1] == pytest.approx(0.25)
+    # The complement (3 outputs, rate 1/6, |1/6 - 3/8| = 5/24): choices of 3 have rates 1/6, 1/2, 1/3, 1/2 for
+    # leaving out 0, 1, 2, 3, deviations 5/24, 1/8, 1/24, 1/8: again only 1 of 4.
+    assert p[0] == pytest.approx(0.25)
+    brute = [abs(sum([2.0, 0, 1, 0][i] for i in c) / 6 - 3 / 8) for c in combinations(range(4), 3)]
+    assert sum(d >= 5 / 24 - 1e-12 for d in brute) / len(brute) == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize(("p", "expected"), [
+    ([0.01, 0.04, 0.03, 0.005], [0.03, 0.06, 0.06, 0.02]),
+    ([0.5, 0.2], [0.5, 0.4]),
+    ([0.3, math.nan, 0.6], [0.6, math.nan, 0.6]),
+    ([], []),
+])
+def test_holm_by_hand(p: list[float], expected: list[float]) -> None:
+    assert holm(p).tolist() == pytest.approx(expected, nan_ok=True)
+
+
+@pytest.mark.parametrize(("values", "thresholds", "labels", "codes"), [
+    ([0, 0, 0, 0, 1, 2], None, ["<= 0", "> 0"], [0, 0, 0, 0, 1, 1]),
+    ([1, 2, 3, 4, 5, 6], None, ["<= 2", "(2, 4]", "> 4"], [0, 0, 1, 1, 2, 2]),
+    ([0, 1, 2, math.nan], [2], ["< 2", ">= 2", "missing"], [0, 0, 1, 2]),
+    ([0, 1, 2, 3], [1, 3], ["< 1", "[1, 3)", ">= 3"], [0, 1, 1, 2]),
+])
+def test_slice_feature_cuts(values: list[float], thresholds: list[float] | None, labels: list[str],
+                            codes: list[int]) -> None:
+    slicing = slice_feature("agentless_gen", pd.Series(values, dtype=float), bins=3, thresholds=thresholds)
+    assert slicing.labels == labels
+    assert slicing.codes.tolist() == codes
+
+
+def test_task_slices_and_per_judge() -> None:
+    features, ratings = _six()
+    events, _ = judge_human_events(ratings, "ca")
+    table = slice_map(features, events, outcome="judge_human", dimension="ca", feature_names=["task"],
+                      per_judge=True).table
+    # Task a: outputs 1-2, no disagreement; task b: 2 of 4. Pooled and the one judge give the same rows.
+    assert table["judge"].tolist() == [ALL_JUDGES, ALL_JUDGES, "lexicon", "lexicon"]
+    assert table["slice"].tolist() == ["a", "b", "a", "b"]
+    assert table["rate"].tolist() == pytest.approx([0.0, 0.5, 0.0, 0.5])
+    # C(6, 2) = 15 choices of task a's two outputs: 6 hold no disagreement (|0 - 1/3|), 1 holds both (|1 - 1/3|)
+    assert table["p_value"].tolist()[0] == pytest.approx(7 / 15)
+
+
+def test_ranked_slices_and_description() -> None:
+    features, ratings = _six()
+    events, _ = judge_human_events(ratings, "ca")
+    table = slice_map(features, events, outcome="judge_human", dimension="ca", bins=2, n_permutations=20).table
+    ranked = ranked_slices(table, min_units=3)
+    assert ranked.iloc[0]["p_holm"] == ranked["p_holm"].min()
+    assert (ranked["n_units"] >= 3).all()
+    assert ranked_slices(table, min_units=4)["n_units"].min() >= 4
+    text = describe(ranked.iloc[0])
+    assert "judge-human disagreement on ca" in text and "p = " in text
+
+
+def test_judge_judge_and_override_events() -> None:
+    ratings = pd.DataFrame([
+        _rating("1", "m", "j1", "ca", 1, "llm"), _rating("1", "m", "j2", "ca", 0, "llm"),
+        _rating("2", "m", "j1", "ca", 1, "llm"), _rating("2", "m", "j2", "ca", 1, "llm"),
+        _rating("3", "m", "j1", "ca", 0, "llm"),
+    ])
+    events, threshold = judge_judge_events(ratings, "ca")
+    assert threshold == 0.5
+    assert events[["item_id", "n_judges", "event"]].values.tolist() == [["1", 2, 1], ["2", 2, 0]]
+    applied = pd.DataFrame([
+        {"item_id": "1", "model": "m", "rater": "j1", "dimension": "ca", "value": 0.0},  # overrides j1's 1
+        {"item_id": "2", "model": "m", "rater": "j2", "dimension": "ca", "value": 1.0},  # confirms j2's 1
+    ])
+    overridden = override_events(ratings, applied, "ca")
+    assert overridden["event"].tolist() == [1, 0, 0, 0, 0]
+    assert override_events(ratings, pd.DataFrame(), "ca")["event"].sum() == 0
+
+
+@pytest.mark.parametrize(("dimension", "values", "expected"), [
+    ("ca", [0, 1, 1], 0.5),
+    ("empathy", [1, 3, 5], 1.0),
+    ("e_gen", [0.0, 0.25, 1.0], 0.2),
+    ("e_gen", [0.4, 0.4], 1.0),
+])
+def test_default_threshold(dimension: str, values: list[float], expected: float) -> None:
+    assert default_threshold(dimension, np.array(values, dtype=float)) == pytest.approx(expected)
+
+
+def test_output_features_by_hand() -> None:
+    outputs = pd.DataFrame({"item_id": ["1", "2"], "model": ["m", "m"], "task": ["t", "t"],
+                            "reference": ["r", "r2"], "generation": ["one two three", ""]})
+    ratings = pd.DataFrame([
+        _rating("1", "m", "j1", "u_gen", 2, "llm"), _rating("1", "m", "j2", "u_gen", 4, "lexicon"),
+        _rating("1", "m", "j1", "e_ref", 0.8, "llm"), _rating("1", "m", "j1", "e_gen", 0.3, "llm"),
+        _rating("1", "m", "h", "e_gen", 0.0, "expert"),  # a human: not a judge, not in the features
+    ])
+    frame = output_features(outputs, ratings, [2.0, 1.0], [3.0, 0.0],
+                            np.array([[0.5, 0.0, 1.0], [0.0, 0.0, 0.0]]), np.array([[1.0, 0.5, 0.0], [0, 0, 0]]))
+    first = frame.iloc[0]
+    assert first["nominalization_diff"] == pytest.approx(0.5)
+    assert first["agentless_diff"] == pytest.approx(-1.0)
+    assert first["disturbing_gen"] == pytest.approx(3.0 / 3.0)  # mean u_gen (2 + 4) / 2 over 3 sentences
+    assert math.isnan(first["disturbing_ref"])  # no judge rated u_ref: missing, not 0
+    assert first["affect_gap"] == pytest.approx(0.5)
+    assert first["length_gen"] == 3
+    assert math.isnan(frame.iloc[1]["disturbing_gen"])  # no sentences
+    assert frame.iloc[1]["length_gen"] == 0
+
+
+def test_bad_inputs_raise() -> None:
+    features, ratings = _six()
+    events, _ = judge_human_events(ratings, "ca")
+    with pytest.raises(ValueError, match="unknown feature"):
+        slice_map(features, events, outcome="judge_human", dimension="ca", feature_names=["nope"])
+    with pytest.raises(ValueError, match="outcome"):
+        slice_map(features, events, outcome="nope", dimension="ca")
+    with pytest.raises(ValueError, match="n_permutations"):
+        permutation_p_values(np.array([0, 1]), np.array([0.0, 1.0]), np.ones(2), n_permutations=0)
+    with pytest.raises(ValueError, match="threshold"):
+        judge_human_events(ratings, "ca", threshold=-1)
+    with pytest.raises(ValueError, match="bins"):
+        slice_feature("x", pd.Series([1.0, 2.0]), bins=1)
+
+
+# ------------------------------------------------------------------------------------------ calibration
+
+def _calibration_ratings() -> pd.DataFrame:
+    # Model a: 4 outputs, experts e1, e2 and judge g. Model b: 2 outputs.
+    rows = []
+    labels = {  # (item, model): (e1, e2, g)
+        ("1", "a"): (1, 1, 1), ("2", "a"): (1, 1, 0), ("3", "a"): (0, 0, 0), ("4", "a"): (1, 0, 1),
+        ("1", "b"): (0, 0, 1), ("2", "b"): (0, 0, 1),
+    }
+    for (item, model), (e1, e2, g) in labels.items():
+        rows += [_rating(item, model, "e1", "ca", e1, "expert"), _rating(item, model, "e2", "ca", e2, "expert"),
+                 _rating(item, model, "g", "ca", g, "llm")]
+    return pd.DataFrame(rows)
+
+
+def test_confusion_cells_by_hand() -> None:
+    cells = confusion_cells(_calibration_ratings(), "ca")
+    a = cells[cells["model"] == "a"]
+    # Model a: human 1 / judge 1 on item 1; human 1 / judge 0 on item 2; human 0 / judge 0 on item 3;
+    # item 4's experts tie (1 and 0): left out and counted.
+    assert a[["human_label", "judge_label", "count"]].values.tolist() == [[0, 0, 1], [1, 0, 1], [1, 1, 1]]
+    assert a["n_tied"].tolist() == [1, 1, 1]
+    assert a["outputs"].tolist() == [[("3", "a")], [("2", "a")], [("1", "a")]]
+    assert a["share"].tolist() == pytest.approx([1 / 3] * 3)
+    b = cells[cells["model"] == "b"]
+    assert b[["human_label", "judge_label", "count"]].values.tolist() == [[0, 1, 2]]
+    assert b["outputs"].tolist() == [[("1", "b"), ("2", "b")]]
+    matrix = confusion_matrix(cells, "a", "g")
+    assert matrix.values.tolist() == [[1, 0], [1, 1]]
+
+
+def test_calibration_bias_and_bins_by_hand() -> None:
+    rows = []
+    # Model a: human e = 0.2, 0.4, 0.6, 0.8; the judge flattens: 0.3, 0.4, 0.5, 0.6 (slope 0.5, bias -0.05).
+    # Model b: the judge adds 0.1 everywhere (slope 1, bias 0.1).
+    for i, (h, j) in enumerate([(0.2, 0.3), (0.4, 0.4), (0.6, 0.5), (0.8, 0.6)]):
+        rows += [_rating(str(i), "a", "expert", "e_gen", h, "expert"), _rating(str(i), "a", "g", "e_gen", j, "llm")]
+    for i, (h, j) in enumerate([(0.2, 0.3), (0.5, 0.6), (0.8, 0.9)]):
+        rows += [_rating(str(i), "b", "expert", "e_gen", h, "expert"), _rating(str(i), "b", "g", "e_gen", j, "llm")]
+    ratings = pd.DataFrame(rows)
+    bias = calibration_bias(ratings, "e_gen", bootstrap=200, seed=0).set_index("model")
+    assert bias.loc["a", "bias"] == pytest.approx(-0.05)
+    assert bias.loc["a", "slope"] == pytest.approx(0.5)
+    assert bias.loc["b", "bias"] == pytest.approx(0.1)
+    assert bias.loc["b", "slope"] == pytest.approx(1.0)
+    # Every resample of model b has bias 0.1: a degenerate interval
+    assert bias.loc["b", "bias_low"] == pytest.approx(0.1) and bias.loc["b", "bias_high"] == pytest.approx(0.1)
+    assert bias.loc["a", "bias_low"] <= -0.05 <= bias.loc["a", "bias_high"]
+    again = calibration_bias(ratings, "e_gen", bootstrap=200, seed=0).set_index("model")
+    assert again.loc["a", "bias_low"] == bias.loc["a", "bias_low"]
+    # Two equal-width bins over the human range [0.2, 0.8]: [0.2, 0.5) and [0.5, 0.8]
+    bins = calibration_bins(ratings, "e_gen", bins=2)
+    a = bins[bins["model"] == "a"]
+    assert a["n"].tolist() == [2, 2]
+    assert a["mean_human"].tolist() == pytest.approx([0.3, 0.7])
+    assert a["mean_judge"].tolist() == pytest.approx([0.35, 0.55])
+    b = bins[bins["model"] == "b"]
+    assert b["n"].tolist() == [1, 2] and b["mean_judge"].tolist() == pytest.approx([0.3, 0.75])
+
+
+def test_reference_dimension_is_one_unit_per_item() -> None:
+    ratings = pd.DataFrame([
+        _rating("1", "a", "h", "e_ref", 0.8, "author"), _rating("1", "b", "h", "e_ref", 0.8, "author"),
+        _rating("1", "a", "g", "e_ref", 0.4, "lexicon"), _rating("1", "b", "g", "e_ref", 0.6, "lexicon"),
+    ])
+    table = paired(ratings, "e_ref")
+    assert table[["item_id", "model", "judge_value", "human_value"]].values.tolist() == [["1", ALL_MODELS, 0.5, 0.8]]
+
+
+def test_item_splits_by_hand() -> None:
+    ratings = _calibration_ratings()
+    splits = item_splits(ratings, "ca")
+    # Split (both labels present): (1,b), (2,b), (2,a), (4,a); unanimous: (1,a), (3,a).
+    assert splits["split"].tolist() == [True] * 4 + [False] * 2
+    top = splits.iloc[0]
+    assert top["spread"] == 1 and top["n_raters"] == 3
+    assert top["modal_share"] == pytest.approx(2 / 3)
+    assert set(splits.loc[~splits["split"], "item_id"] + splits.loc[~splits["split"], "model"]) == {"1a", "3a"}
+    assert splits.set_index(["item_id", "model"]).loc[("4", "a"), "values"] == "e1=1, e2=0, g=1"
