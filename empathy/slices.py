@@ -37,8 +37,9 @@ Choices (also in the README):
 * **Holm** (1979) over all slices of one table: a researcher who scans the map for the strongest slice has run
   every test in it.
 * **Ranking** (:func:`ranked_slices`): the slices whose rate departs most from the whole, by the Holm p-value,
-  then the size of the departure, then the slice's size; slices with fewer than ``min_units`` units are left
-  out of the ranking (their rate is noise), though they stay in the table.
+  then the raw p-value (Holm caps many at 1), then the size of the departure, then the slice's size; slices
+  with fewer than ``min_units`` units are left out of the ranking (their rate is noise), though they stay in
+  the table.
 """
 
 from __future__ import annotations
@@ -499,7 +500,7 @@ def _map_rows(features: pd.DataFrame, events: pd.DataFrame, outcome: str, dimens
 
 def ranked_slices(table: pd.DataFrame, *, top: int | None = 10, min_units: int = DEFAULT_MIN_UNITS
                   ) -> pd.DataFrame:
-    """The slices whose rate departs most from the whole: by Holm p-value, then ``|difference|``, then size.
+    """The slices whose rate departs most from the whole: by Holm p-value, raw p-value, ``|difference|``, size.
 
     Slices with fewer than ``min_units`` units, and ``missing`` slices, are left out. ``top=None`` keeps all.
     """
@@ -508,7 +509,7 @@ def ranked_slices(table: pd.DataFrame, *, top: int | None = 10, min_units: int =
     kept = table[(table["n_units"] >= min_units) & (table["slice"] != MISSING_SLICE)].copy()
     kept["_departure"] = -kept["difference"].abs()
     kept["_size"] = -kept["n_units"]
-    kept = kept.sort_values(["p_holm", "_departure", "_size", "feature", "slice"], kind="stable")
+    kept = kept.sort_values(["p_holm", "p_value", "_departure", "_size", "feature", "slice"], kind="stable")
     kept = kept.drop(columns=["_departure", "_size"]).reset_index(drop=True)
     return kept if top is None else kept.head(top)
 

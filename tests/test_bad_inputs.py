@@ -165,6 +165,7 @@ OUTPUT_COMMANDS = {
     "metrics": ["metrics", "{f}"],
     "judge": ["judge", "{f}", "--out", "{tmp}/ratings.csv", "--quiet", "--no-cache"],
     "standard": ["standard", "{f}"],
+    "slices": ["slices", "{f}", "--dimension", "ca", "--feature", "task"],
 }
 
 # --- ratings files: (id, ratings.csv lines after the header | {file: content}, expected fragments) -----------
@@ -247,7 +248,12 @@ RATING_COMMANDS = {
     "agreement": ["agreement", "{f}"],
     "panels": ["panels", "{f}", "--bootstrap", "0"],
     "stability": ["stability", "{f}", "--dimension", "ca"],
+    "calibration": ["calibration", "{f}", "--dimension", "ca", "--bootstrap", "0"],
 }
+
+# An outputs file with one judge (j) and one expert (h) on CA: good input for slices and calibration.
+JUDGED: dict[str, str | bytes] = {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings(
+    "1,a,j,ca,1,llm", "2,a,j,ca,0,llm", "1,a,h,ca,0,expert", "2,a,h,ca,0,expert")}
 
 # --- options and other commands: (id, {file: content}, args, expected fragments) ----------------------------
 OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
@@ -322,6 +328,42 @@ OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
      ["--batch-size", "out of range"]),
     ("import-missing-directory", {}, ["import", "kumar2025", "{tmp}/nowhere", "--out", "{tmp}/o"],
      ["nowhere", "not found"]),
+    ("slices-unknown-dimension", JUDGED,
+     ["slices", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--dimension", "e_gen"],
+     ["no ratings of dimension 'e_gen'"]),
+    ("slices-unknown-judge", JUDGED,
+     ["slices", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--dimension", "ca", "--judge", "zz"],
+     ["--judge 'zz'", "did not rate"]),
+    ("slices-unknown-feature", JUDGED,
+     ["slices", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--dimension", "ca", "--feature", "vibes"],
+     ["--feature 'vibes'", "not a feature"]),
+    ("slices-bad-cut", JUDGED,
+     ["slices", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--dimension", "ca", "--cut", "length_gen=big"],
+     ["--cut", "FEATURE=T1,T2"]),
+    ("slices-cut-categorical", JUDGED,
+     ["slices", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--dimension", "ca", "--feature", "task", "--cut",
+      "task=1"], ["--cut 'task'", "categorical"]),
+    ("slices-override-without-store", JUDGED,
+     ["slices", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--dimension", "ca", "--outcome", "override"],
+     ["--overrides"]),
+    ("slices-disagree-at-negative", JUDGED,
+     ["slices", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--dimension", "ca", "--feature", "task",
+      "--disagree-at", "-1"], ["threshold must be a positive number"]),
+    ("slices-no-human", {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings("1,a,j,ca,1,llm", "2,a,j,ca,0,llm")},
+     ["slices", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--dimension", "ca", "--feature", "task"],
+     ["nothing to slice", "human"]),
+    ("slices-permutations-billion", JUDGED,
+     ["slices", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--dimension", "ca", "--permutations", "1000000000"],
+     ["--permutations", "100,000"]),
+    ("slices-overrides-not-sqlite", {**JUDGED, "store.sqlite": "this is not a database\n" * 100},
+     ["slices", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--dimension", "ca", "--overrides",
+      "{tmp}/store.sqlite"], ["store.sqlite"]),
+    ("calibration-no-human", {"r.csv": _ratings("1,a,j,ca,1,llm", "2,a,j,ca,0,llm")},
+     ["calibration", "{tmp}/r.csv", "--dimension", "ca"], ["no output of 'ca'", "human"]),
+    ("calibration-empty-human-kinds", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["calibration", "{tmp}/r.csv", "--dimension", "ca", "--human-kinds", " , "], ["--human-kinds"]),
+    ("calibration-bootstrap-billion", {"r.csv": _ratings("1,a,j,ca,1,llm")},
+     ["calibration", "{tmp}/r.csv", "--dimension", "ca", "--bootstrap", "1000000000"], ["--bootstrap", "100,000"]),
     ("usage-bad-format", {}, ["metrics", "x.csv", "--format", "yaml"], ["invalid choice"]),
     ("usage-unknown-command", {}, ["frobnicate"], ["invalid choice"]),
     ("usage-ansi-in-choice", {}, ["metrics", "x.csv", "--format", "\x1b[31myaml"], ["\\x1b[31myaml"]),

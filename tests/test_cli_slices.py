@@ -1,0 +1,92 @@
+"""``empathy slices`` and ``empathy calibration`` on a data set worked by hand (JSON contract, exit codes)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from empathy.cli import main
+
+# Six outputs of model m: task a (items 1-2) and b (3-6). The expert and the LLM judge g disagree on CA on items
+# 4 and 5; the generations have 1, 2, ..., 6 words.
+OUTPUTS = "item_id,model,task,reference,generation\n" + "".join(
+    f"{i},m,{'a' if i <= 2 else 'b'},Reference {i}.,{' '.join(['word'] * i)}\n" for i in range(1, 7))
+HUMAN = [0, 1, 0, 0, 1, 1]
+JUDGE = [0, 1, 0, 1, 0, 1]
+RATINGS = "item_id,model,rater,dimension,value,rater_kind\n" + "".join(
+    f"{i + 1},m,expert,ca,{HUMAN[i]},expert\n{i + 1},m,g,ca,{JUDGE[i]},llm\n" for i in range(6))
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "out.csv").write_text(OUTPUTS)
+    (tmp_path / "r.csv").write_text(RATINGS)
+    return tmp_path
+
+
+def _json(capsys, args: list[str]) -> dict:
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    return json.loads(captured.out)
+
+
+def test_slices_json_by_hand(files, capsys) -> None:
+    payload = _json(capsys, ["slices", str(files / "out.csv"), "--ratings", str(files / "r.csv"), "--dimension",
+                             "ca", "--feature", "task", "--feature", "length_gen", "--cut", "length_gen=4",
+                             "--permutations", "20", "--format", "json", "--min-units", "1"])
+    rows = {(r["feature"], r["slice"]): r for r in payload["slices"]}
+    assert payload["n_units"] == 6 and payload["n_events"] == 2 and payload["threshold"] == 0.5
+    # length >= 4 words: items 4, 5, 6 hold both disagreements: rate 2/3, exact p = 8/20 (see test_slices)
+    high = rows[("length_gen", ">= 4")]
+    assert (high["events"], high["n_units"], high["p_method"]) == (2, 3, "exact")
+    assert high["rate"] == pytest.approx(2 / 3) and high["p_value"] == pytest.approx(0.4)
+    assert high["outputs"] == [["4", "m"], ["5", "m"], ["6", "m"]]
+    # task a: C(6, 2) = 15 choices, 7 as extreme (see test_slices); 15 <= 20 permutations, so exact
+    assert rows[("task", "a")]["p_value"] == pytest.approx(7 / 15)
+    # Holm over the four slices
+    assert sorted(r["p_holm"] for r in payload["slices"]) == pytest.approx(
+        sorted([min(1, 4 * 0.4), min(1, 4 * 0.4), 1.0, 1.0]))
+    assert "permutations:20" in payload["signature"] and "seed:0" in payload["signature"]
+    assert payload["findings"] and "where" in payload["findings"][0]
+
+
+def test_slices_table_and_csv(files, capsys) -> None:
+    base = ["slices", str(files / "out.csv"), "--ratings", str(files / "r.csv"), "--dimension", "ca", "--feature",
+            "task", "--min-units", "1"]
+    assert main(base) == 0
+    out = capsys.readouterr().out
+    assert "2 of 6 units disagree" in out and "signature:" in out
+    assert main([*base, "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("outcome,dimension,judge,feature,slice")
+    assert "1 / m; 2 / m" in out
+
+
+def test_calibration_json_by_hand(files, capsys) -> None:
+    payload = _json(capsys, ["calibration", str(files / "out.csv"), "--ratings", str(files / "r.csv"),
+                             "--dimension", "ca", "--bootstrap", "50", "--format", "json"])
+    cells = {(c["human_label"], c["judge_label"]): c for c in payload["confusion"]}
+    # human 0 / judge 0: items 1, 3; 0 / 1: item 4; 1 / 0: item 5; 1 / 1: items 2, 6
+    assert {k: c["count"] for k, c in cells.items()} == {(0, 0): 2, (0, 1): 1, (1, 0): 1, (1, 1): 2}
+    assert cells[(1, 0)]["outputs"] == [["5", "m"]]
+    bias = payload["bias"][0]
+    assert bias["bias"] == pytest.approx(0.0) and bias["n"] == 6
+    splits = [s for s in payload["splits"] if s["split"]]
+    assert sorted(s["item_id"] for s in splits) == ["4", "5"]
+    assert "bootstrap:50" in payload["signature"]
+
+
+def test_slices_judge_judge_and_per_judge(files, capsys, tmp_path) -> None:
+    more = RATINGS + "".join(f"{i},m,h2,ca,{1 if i in (1, 4) else 0},llm\n" for i in range(1, 7))
+    (tmp_path / "r2.csv").write_text(more)
+    payload = _json(capsys, ["slices", str(files / "out.csv"), "--ratings", str(tmp_path / "r2.csv"),
+                             "--dimension", "ca", "--outcome", "judge_judge", "--feature", "task", "--format",
+                             "json"])
+    # g vs h2 differ on items 1, 2, 6 (g: 0 1 0 1 0 1; h2: 1 0 0 1 0 0): task a 2/2, task b 1/4
+    rows = {r["slice"]: r for r in payload["slices"]}
+    assert (rows["a"]["events"], rows["a"]["n_units"]) == (2, 2)
+    assert (rows["b"]["events"], rows["b"]["n_units"]) == (1, 4)
+    payload = _json(capsys, ["slices", str(files / "out.csv"), "--ratings", str(tmp_path / "r2.csv"),
+                             "--dimension", "ca", "--feature", "task", "--per-judge", "--format", "json"])
+    assert {r["judge"] for r in payload["slices"]} == {"(all judges)", "g", "h2"}
