@@ -90,3 +90,13 @@ def test_slices_judge_judge_and_per_judge(files, capsys, tmp_path) -> None:
     payload = _json(capsys, ["slices", str(files / "out.csv"), "--ratings", str(tmp_path / "r2.csv"),
                              "--dimension", "ca", "--feature", "task", "--per-judge", "--format", "json"])
     assert {r["judge"] for r in payload["slices"]} == {"(all judges)", "g", "h2"}
+
+
+def test_cli_constants_equal_the_library() -> None:
+    from empathy import slices
+    from empathy.cli import slices as slices_cli
+
+    assert slices_cli.OUTCOME_CHOICES == slices.OUTCOMES
+    # every feature computed from the texts or text-derived densities is recognised as needing the parser
+    text_features = [f for f in slices.FEATURES if f not in ("affect_gap", "length_gen", "task")]
+    assert all(f.startswith(slices_cli._TEXT_FEATURE_PREFIXES) for f in text_features)
