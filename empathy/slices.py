@@ -51,7 +51,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
 
 from empathy.distancing.result import LABELS
 from empathy.metrics import BINARY_DIMENSIONS
@@ -496,6 +497,25 @@ def _map_rows(features: pd.DataFrame, events: pd.DataFrame, outcome: str, dimens
                 "difference": float(rate - whole), "p_value": float(p[s]), "p_holm": math.nan,
                 "p_method": methods[s], "outputs": members[s]})
     return rows
+
+
+def wilson_interval(events: ArrayLike, units: ArrayLike, confidence: float = 0.95
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Wilson score intervals of the rates ``events / units`` (the error bars of the map's chart).
+
+    They treat units as independent, which several judges of one output are not, so they are a guide to each
+    rate's precision; the permutation p-values are the test. NaN where ``units`` is 0.
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    k = np.asarray(events, dtype=float)
+    n = np.asarray(units, dtype=float)
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return np.where(n > 0, centre - half, np.nan), np.where(n > 0, centre + half, np.nan)
 
 
 def ranked_slices(table: pd.DataFrame, *, top: int | None = 10, min_units: int = DEFAULT_MIN_UNITS

@@ -32,6 +32,7 @@ from empathy.slices import (
     ranked_slices,
     slice_feature,
     slice_map,
+    wilson_interval,
 )
 
 
@@ -326,3 +327,12 @@ def test_item_splits_by_hand() -> None:
     assert top["modal_share"] == pytest.approx(2 / 3)
     assert set(splits.loc[~splits["split"], "item_id"] + splits.loc[~splits["split"], "model"]) == {"1a", "3a"}
     assert splits.set_index(["item_id", "model"]).loc[("4", "a"), "values"] == "e1=1, e2=0, g=1"
+
+
+def test_wilson_interval_equals_scipy() -> None:
+    low, high = wilson_interval([2, 0, 5], [3, 4, 5])
+    for k, n, lo, hi in zip([2, 0, 5], [3, 4, 5], low, high, strict=True):
+        reference = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+        assert (lo, hi) == pytest.approx((reference.low, reference.high))
+    low, high = wilson_interval([0], [0])
+    assert math.isnan(low[0]) and math.isnan(high[0])

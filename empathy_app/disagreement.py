@@ -1,0 +1,168 @@
+"""Disagreement page views: the mechanism x disagreement map, its slices' items, judge-vs-human calibration.
+
+The numbers come from :mod:`empathy.slices` and :mod:`empathy.calibration`; this module caches them per data
+content, ledger and options, and draws them. ``app_pages/9_Disagreement.py`` only lays it out.
+
+Judges are read with their own labels (an override copied into a judge would agree with the human by
+construction); the ledger's decisions join the human side as raters of kind ``human``, and the override rate
+reads the ledger's applied labels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from empathy import calibration as cal
+from empathy import slices as sl
+from empathy.evaluate import TextFeatures
+from empathy.overrides import annotator_ratings
+from empathy_app.markup import hover_literal, html
+
+OUTCOME_LABELS = {
+    "judge_human": "judge vs human",
+    "override": "overridden by a human (ledger)",
+    "judge_judge": "judges split",
+}
+#: Holm-adjusted p-value below which a slice is drawn as significant.
+ALPHA = 0.05
+
+
+def with_humans(ratings: pd.DataFrame, fresh_decisions: pd.DataFrame) -> pd.DataFrame:
+    """The judges' own ratings plus each annotator of the ledger as a human rater."""
+    humans = annotator_ratings(fresh_decisions)
+    if humans.empty:
+        return ratings
+    return pd.concat([ratings.drop(columns=["overridden"], errors="ignore"), humans], ignore_index=True)
+
+
+def judged_dimensions(ratings: pd.DataFrame) -> list[str]:
+    """Dimensions at least one automatic judge rated, the paper's first."""
+    kinds = ratings["rater_kind"].fillna("").astype(str) if "rater_kind" in ratings.columns else None
+    part = ratings if kinds is None else ratings[kinds.isin(sl.JUDGE_KINDS)]
+    found = set(part["dimension"].astype(str))
+    paper = [d for d in ("ca", "e_gen", "e_ref", "u_gen", "u_ref") if d in found]
+    return paper + sorted(found - set(paper))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def output_features(key: str, _outputs: pd.DataFrame, _ratings: pd.DataFrame, _text: TextFeatures
+                    ) -> pd.DataFrame:
+    """:func:`empathy.slices.output_features` of the data set (keyed on its content)."""
+    return sl.output_features(_outputs, _ratings, _text.sentences_ref, _text.sentences_gen, _text.densities_ref,
+                              _text.densities_gen)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def events(key: str, outcome: str, dimension: str, _ratings: pd.DataFrame, _applied: pd.DataFrame
+           ) -> tuple[pd.DataFrame, float | None]:
+    """The disagreement events of one outcome and dimension (and the threshold used)."""
+    if outcome == "judge_human":
+        return sl.judge_human_events(_ratings, dimension)
+    if outcome == "judge_judge":
+        return sl.judge_judge_events(_ratings, dimension)
+    return sl.override_events(_ratings, _applied, dimension), None
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def slice_map(key: str, outcome: str, dimension: str, bins: int, permutations: int, seed: int, per_judge: bool,
+              _features: pd.DataFrame, _events: pd.DataFrame, threshold: float | None) -> sl.SliceMap:
+    """The map (cached per data, ledger and options: a rerun that changes nothing recomputes nothing)."""
+    return sl.slice_map(_features, _events, outcome=outcome, dimension=dimension, bins=bins,
+                        n_permutations=permutations, seed=seed, per_judge=per_judge, threshold=threshold)
+
+
+def map_figure(table: pd.DataFrame, title: str) -> go.Figure:
+    """The map as a paper figure: each slice's rate with its Wilson interval, the whole's rate as a line.
+
+    One row per (feature, slice), grouped by feature; filled markers are slices whose Holm-adjusted p-value is
+    below :data:`ALPHA`, marker area grows with the slice's units.
+    """
+    part = table.reset_index(drop=True)
+    low, high = sl.wilson_interval(part["events"], part["n_units"])
+    labels = [f"{html(f)} · {html(s)}" for f, s in zip(part["feature"], part["slice"], strict=True)]
+    significant = part["p_holm"].to_numpy(float) < ALPHA
+    figure = go.Figure()
+    for flag, name, symbol in ((False, f"Holm p ≥ {ALPHA:g}", "circle-open"), (True, f"Holm p < {ALPHA:g}",
+                                                                                "circle")):
+        rows = np.flatnonzero(significant == flag)
+        if len(rows) == 0:
+            continue
+        rate = part["rate"].to_numpy(float)[rows]
+        hover = [hover_literal(f"{part['feature'][r]} {part['slice'][r]}: {part['events'][r]}/{part['n_units'][r]}"
+                               f" · p = {part['p_value'][r]:.3g} · Holm {part['p_holm'][r]:.3g}") for r in rows]
+        figure.add_trace(go.Scatter(
+            x=rate, y=[labels[r] for r in rows], mode="markers", name=name, hovertemplate="%{text}<extra></extra>",
+            text=hover, marker={"symbol": symbol, "size": 7 + 3 * np.sqrt(part["n_units"].to_numpy(float)[rows]),
+                                "line": {"width": 2}, "color": "#b2182b" if flag else "#2166ac"},
+            error_x={"type": "data", "symmetric": False, "array": high[rows] - rate, "arrayminus": rate - low[rows],
+                     "thickness": 1.2, "width": 0}))
+    whole = float(part["whole_rate"].iloc[0]) if len(part) else math.nan
+    if math.isfinite(whole):
+        figure.add_vline(x=whole, line_dash="dash", line_color="#555",
+                         annotation_text=f"whole: {whole:.0%}", annotation_position="top")
+    figure.update_layout(title=html(title), height=max(320, 22 * len(part) + 120),
+                         margin={"t": 60, "b": 40, "l": 10, "r": 10}, legend={"orientation": "h", "y": -0.08},
+                         xaxis={"title": "disagreement rate (95% Wilson interval)", "range": [-0.02, 1.02],
+                                "tickformat": ".0%"},
+                         yaxis={"autorange": "reversed", "type": "category"})
+    return figure
+
+
+def slice_items(events_table: pd.DataFrame, outputs: list[tuple[str, str]], judge: str) -> pd.DataFrame:
+    """The event rows of a slice's outputs (one judge's, or every judge's for the pooled map), events first."""
+    keys = pd.DataFrame(outputs, columns=["item_id", "model"])
+    rows = events_table.merge(keys, on=["item_id", "model"], how="inner")
+    if judge != sl.ALL_JUDGES:
+        rows = rows[rows["judge"] == judge]
+    return rows.sort_values(["event", "item_id", "model"], ascending=[False, True, True]).reset_index(drop=True)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def confusion(key: str, dimension: str, _ratings: pd.DataFrame) -> pd.DataFrame | None:
+    """Confusion cells, or ``None`` for a dimension whose judge values are not whole numbers."""
+    try:
+        return cal.confusion_cells(_ratings, dimension)
+    except ValueError:
+        return None
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def bias(key: str, dimension: str, bootstrap: int, seed: int, _ratings: pd.DataFrame) -> pd.DataFrame:
+    """Bias and slope per model and judge with item-bootstrap intervals."""
+    return cal.calibration_bias(_ratings, dimension, bootstrap=bootstrap, seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def bins(key: str, dimension: str, n_bins: int, _ratings: pd.DataFrame) -> pd.DataFrame:
+    """Calibration bins per model and judge."""
+    return cal.calibration_bins(_ratings, dimension, bins=n_bins)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def splits(key: str, dimension: str, _ratings: pd.DataFrame) -> pd.DataFrame:
+    """Per-item spread of every rater's value."""
+    return cal.item_splits(_ratings, dimension)
+
+
+def calibration_figure(table: pd.DataFrame, judge: str, dimension: str) -> go.Figure:
+    """Mean judge score against mean human score per bin, one line per model, with the diagonal."""
+    part = table[table["judge"] == judge]
+    figure = go.Figure()
+    low = float(min(part["mean_human"].min(), part["mean_judge"].min())) if len(part) else 0.0
+    high = float(max(part["mean_human"].max(), part["mean_judge"].max())) if len(part) else 1.0
+    figure.add_trace(go.Scatter(x=[low, high], y=[low, high], mode="lines", name="judge = human",
+                                line={"dash": "dot", "color": "#888"}))
+    for model, rows in part.groupby("model", sort=True):
+        figure.add_trace(go.Scatter(x=rows["mean_human"], y=rows["mean_judge"], mode="lines+markers",
+                                    name=html(model), marker={"size": 6 + 2 * np.sqrt(rows["n"].to_numpy(float))},
+                                    hovertemplate=hover_literal(str(model)) + ": human %{x:.3f}, judge %{y:.3f}"
+                                                                              "<extra></extra>"))
+    figure.update_layout(title=html(f"{dimension}: judge {judge} against the humans, per model"), height=420,
+                         xaxis_title="mean human score (bin)", yaxis_title="mean judge score",
+                         margin={"t": 60, "b": 40, "l": 10, "r": 10})
+    return figure
