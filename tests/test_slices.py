@@ -336,3 +336,31 @@ def test_wilson_interval_equals_scipy() -> None:
         assert (lo, hi) == pytest.approx((reference.low, reference.high))
     low, high = wilson_interval([0], [0])
     assert math.isnan(low[0]) and math.isnan(high[0])
+
+
+def test_kumar_docs_rates_and_biases_match_the_code() -> None:
+    """docs/kumar2025.md's disagreement rates and biases come from bench/kumar2025_disagreement.py's method."""
+    from pathlib import Path
+
+    from empathy.paths import shared_dataset
+
+    directory = shared_dataset("kumar2025-empathic-communication")
+    if directory is None:
+        pytest.skip("shared/datasets/kumar2025-empathic-communication is absent")
+    from empathy.datasets import CORPORA, import_kumar2025
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "kumar2025.md").read_text(encoding="utf-8")
+    ratings = import_kumar2025(directory).ratings
+    for corpus in ("epitome", "lend_an_ear", "empatheticdialogues"):
+        for dimension in CORPORA[corpus].dimensions:
+            events, _ = judge_human_events(ratings, dimension, threshold=1.0)
+            events = events[events["model"] == corpus]
+            shares = [events.loc[events["judge"] == j, "event"].mean() for j in ("gpt", "claude", "gemini")]
+            line = (f"| {CORPORA[corpus].title} | `{dimension}` | {len(events)} | {events['event'].mean():.0%} | "
+                    + " | ".join(f"{s:.0%}" for s in shares) + " |")
+            assert line in docs, line
+    bias = calibration_bias(ratings[ratings["model"] == "lend_an_ear"], "dismissing_emotions", bootstrap=1000,
+                            seed=0).set_index("judge")
+    row = bias.loc["gpt"]
+    assert (f"{row['bias']:+.2f} [{row['bias_low']:+.2f}, {row['bias_high']:+.2f}], slope {row['slope']:.2f}"
+            in docs)
