@@ -60,6 +60,9 @@ else:
                + (f" (values at least {threshold:g} apart)" if threshold is not None else "")
                + ". Each feature is cut at its quantiles; a slice's rate is tested against the whole by permuting "
                  "which outputs fall in it (exact when few arrangements exist), Holm-corrected over the map.")
+    if result.holm_floor >= 0.05:
+        st.warning(f"{len(table)} slices and {permutations:,} permutations: no Holm-adjusted p-value can fall below "
+                   f"{result.holm_floor:.3g}, whatever the data. Choose more permutations to test at 0.05.")
     judges = [ALL_JUDGES] + sorted(set(table["judge"]) - {ALL_JUDGES})
     shown_judge = st.selectbox("Judge", judges, key="dis_map_judge") if len(judges) > 1 else ALL_JUDGES
     mine = table[table["judge"] == shown_judge]

@@ -418,6 +418,16 @@ class SliceMap:
     threshold: float | None
     fields: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def holm_floor(self) -> float:
+        """The smallest Holm-adjusted p-value a Monte Carlo slice can reach: ``m / (B + 1)`` for ``m`` slices.
+
+        A Monte Carlo p-value is at least ``1 / (B + 1)`` and Holm multiplies the smallest by ``m``; when this
+        floor is above the level a reader uses, no slice can be significant whatever the data, and ``B`` must
+        grow (about ``m / alpha``). 0 for an empty map.
+        """
+        return len(self.table) / (self.n_permutations + 1) if len(self.table) else 0.0
+
     def signature_fields(self) -> dict[str, str]:
         """What the p-values depend on, for the signature's ``extra``: permutations, threshold, test."""
         fields = {"permutations": str(self.n_permutations), "slices": "holm"}

@@ -100,3 +100,29 @@ def test_cli_constants_equal_the_library() -> None:
     # every feature computed from the texts or text-derived densities is recognised as needing the parser
     text_features = [f for f in slices.FEATURES if f not in ("affect_gap", "length_gen", "task")]
     assert all(f.startswith(slices_cli._TEXT_FEATURE_PREFIXES) for f in text_features)
+
+
+def test_slices_override_rate_and_ledger_humans(files, capsys) -> None:
+    from empathy.io import load_dataset
+    from empathy.overrides import make_changes
+    from empathy.store import OverrideStore, dataset_name
+
+    dataset = load_dataset(files / "out.csv", [files / "r.csv"])
+    store_path = files / "overrides.sqlite"
+    store = OverrideStore(store_path)
+    name = dataset_name(files / "out.csv", store_path=store_path)
+    # The annotator overrides g on items 4 and 5 (to the expert's label) and confirms g's label on item 6.
+    for item, value in (("4", 0.0), ("5", 1.0), ("6", 1.0)):
+        store.set_overrides(name, make_changes(dataset.outputs, dataset.ratings, item, "m", ["g"], "ca", value),
+                            annotator="ann")
+    base = ["slices", str(files / "out.csv"), "--ratings", str(files / "r.csv"), "--dimension", "ca", "--feature",
+            "task", "--overrides", str(store_path), "--format", "json"]
+    payload = _json(capsys, [*base, "--outcome", "override"])
+    rows = {r["slice"]: r for r in payload["slices"]}
+    # task a (items 1, 2): no override; task b (3-6): 2 of 4 judge labels overridden (item 6 was a confirmation)
+    assert (rows["a"]["events"], rows["b"]["events"], rows["b"]["n_units"]) == (0, 2, 4)
+    assert "labels:latest" in payload["signature"] and "outcome:override" in payload["signature"]
+    # judge_human: the annotator joins the expert as a human; on 4 and 5 the humans (expert, ann) agree with
+    # each other and g disagrees with both (|g - 0| = 1 on 4; |0 - 1| = 1 on 5); on 6 all say 1.
+    payload = _json(capsys, [*base, "--outcome", "judge_human"])
+    assert payload["n_units"] == 6 and payload["n_events"] == 2

@@ -100,6 +100,9 @@ def test_monte_carlo_p_is_seeded_and_near_the_exact_value() -> None:
     assert first["p_value"].tolist() == again["p_value"].tolist()
     # (1 + b) / (1 + B): a multiple of 1/20, never 0
     assert all(math.isclose(p * 20, round(p * 20)) and p > 0 for p in first["p_value"])
+    # two slices, 19 permutations: no Holm p-value can fall below 2 / 20
+    assert slice_map(features, events, outcome="judge_human", dimension="ca", feature_names=["agentless_gen"],
+                     bins=2, n_permutations=19).holm_floor == pytest.approx(0.1)
     many = slice_map(features, events, outcome="judge_human", dimension="ca", feature_names=["agentless_gen"],
                      bins=2, n_permutations=20_000, seed=1).table
     assert many["p_value"].tolist() == pytest.approx([0.4, 0.4], abs=0.015)

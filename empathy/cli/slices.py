@@ -205,10 +205,15 @@ def run_slices(args: argparse.Namespace) -> int:
                           per_judge=args.per_judge, threshold=threshold)
     ranked = sl.ranked_slices(result.table, top=args.top, min_units=args.min_units)
     signature = _signature(ratings, args.seed, {**extra, **result.signature_fields()}, distancing)
+    if result.holm_floor >= 0.05:
+        print(f"empathy: note: {len(result.table)} slices and {args.permutations:,} permutations: no Holm p-value can "
+              f"fall below {result.holm_floor:.3g}; use --permutations {20 * len(result.table):,} or more",
+              file=sys.stderr)
     if args.format == "json":
         print_json({"slices": json_rows(_json_keys(result.table)), "ranked": json_rows(_json_keys(ranked)),
                     "findings": [sl.describe(row) for row in ranked.to_dict("records")],
-                    "threshold": threshold, "n_units": len(events), "n_events": int(events["event"].sum()),
+                    "threshold": threshold, "holm_floor": result.holm_floor,
+                    "n_units": len(events), "n_events": int(events["event"].sum()),
                     "signature": signature})
         return 0
     if args.format == "csv":
