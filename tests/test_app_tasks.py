@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 TIMEOUT = 90
 PAGES = ["app_pages/2_Overview.py", "app_pages/3_Inspect.py", "app_pages/4_Relabel.py", "app_pages/5_Agreement.py",
-         "app_pages/7_Judge.py", "app_pages/1_Data.py"]
+         "app_pages/7_Judge.py", "app_pages/9_Disagreement.py", "app_pages/1_Data.py"]
 
 
 @pytest.fixture(autouse=True)
