@@ -116,7 +116,10 @@ def confusion_cells(ratings: pd.DataFrame, dimension: str = "ca", *, human_kinds
         raise ValueError(f"{dimension}: the judges' values are not whole numbers, so there is no confusion "
                          "matrix; use the calibration bins")
     human = table["human_value"].to_numpy(float)
-    binary = dimension in BINARY_DIMENSIONS or set(np.unique(np.concatenate([judge_values, human]))) <= {0, 0.5, 1}
+    # Binary by the dimension, or when every individual rating is 0 or 1: the humans' 0.5 is then a split
+    # vote and is left out. On a wider scale a mean between two points is rounded half up, as the panels do.
+    values = ratings.loc[ratings["dimension"] == dimension, "value"].dropna().to_numpy(float)
+    binary = dimension in BINARY_DIMENSIONS or set(np.unique(values)) <= {0.0, 1.0}
     tied = np.isclose(human, 0.5) if binary else np.zeros(len(human), dtype=bool)
     table = table.assign(human_label=_round_half_up(human), judge_label=np.round(judge_values), tied=tied)
     rows = []

@@ -250,7 +250,11 @@ def _check_threshold(threshold: float) -> None:
 
 @dataclass(frozen=True)
 class Slicing:
-    """How one feature was cut: a code per output, the label and bounds of each code."""
+    """How one feature was cut: a code per output, the label and bounds of each code.
+
+    ``low`` and ``high`` are the cut points around a numeric slice (the slice is ``(low, high]`` for quantile
+    bins, ``[low, high)`` for thresholds); NaN for an open end, a category or the ``missing`` slice.
+    """
 
     feature: str
     codes: NDArray[np.int64]
@@ -302,7 +306,8 @@ def slice_feature(name: str, values: pd.Series, *, bins: int = DEFAULT_BINS,
                       + [f"> {_fmt(cuts[-1])}"])
         else:
             labels = ["all"]
-    bounds = np.concatenate([[-np.inf], cuts, [np.inf]])
+    # An open end is NaN, not infinity: the bounds go into JSON, which has no infinity.
+    bounds = np.concatenate([[np.nan], cuts, [np.nan]])
     low, high = list(bounds[:-1].astype(float)), list(bounds[1:].astype(float))
     codes = np.where(defined, codes, len(labels)).astype(np.int64)
     labels, low, high = labels + [MISSING_SLICE], low + [math.nan], high + [math.nan]

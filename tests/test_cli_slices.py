@@ -28,7 +28,11 @@ def files(tmp_path):
 def _json(capsys, args: list[str]) -> dict:
     assert main(args) == 0
     captured = capsys.readouterr()
-    return json.loads(captured.out)
+
+    def strict(constant: str) -> None:
+        raise AssertionError(f"not JSON: {constant}")  # Infinity or NaN would break strict parsers
+
+    return json.loads(captured.out, parse_constant=strict)
 
 
 def test_slices_json_by_hand(files, capsys) -> None:

@@ -160,6 +160,13 @@ def test_slice_feature_cuts(values: list[float], thresholds: list[float] | None,
     slicing = slice_feature("agentless_gen", pd.Series(values, dtype=float), bins=3, thresholds=thresholds)
     assert slicing.labels == labels
     assert slicing.codes.tolist() == codes
+    assert math.isnan(slicing.low[0]) and all(math.isfinite(v) or math.isnan(v) for v in slicing.low + slicing.high)
+
+
+def test_threshold_bounds() -> None:
+    slicing = slice_feature("agentless_gen", pd.Series([0.0, 1.0, 2.0, 3.0]), thresholds=[1, 3])
+    assert slicing.low[1:] == [1.0, 3.0] and slicing.high[:2] == [1.0, 3.0]
+    assert math.isnan(slicing.high[2])
 
 
 def test_task_slices_and_per_judge() -> None:
@@ -280,6 +287,22 @@ def test_confusion_cells_by_hand() -> None:
     assert b["outputs"].tolist() == [[("1", "b"), ("2", "b")]]
     matrix = confusion_matrix(cells, "a", "g")
     assert matrix.values.tolist() == [[1, 0], [1, 1]]
+
+
+def test_confusion_on_a_scale_rounds_the_human_mean_half_up() -> None:
+    # A 0-2 scale: experts 1 and 2 (mean 1.5 -> 2), 0 and 1 (0.5 -> 1), 2 and 2 (2); the judge says 2, 1, 0.
+    rows = []
+    for item, (e1, e2, g) in {"1": (1, 2, 2), "2": (0, 1, 1), "3": (2, 2, 0)}.items():
+        rows += [_rating(item, "a", "e1", "level", e1, "expert"), _rating(item, "a", "e2", "level", e2, "expert"),
+                 _rating(item, "a", "g", "level", g, "llm")]
+    cells = confusion_cells(pd.DataFrame(rows), "level")
+    assert cells[["human_label", "judge_label", "count"]].values.tolist() == [[1, 1, 1], [2, 0, 1], [2, 2, 1]]
+    assert cells["n_tied"].tolist() == [0, 0, 0]
+    matrix = confusion_matrix(cells, "a", "g")
+    assert list(matrix.index) == [0.0, 1.0, 2.0] and matrix.loc[2.0, 0.0] == 1
+    with pytest.raises(ValueError, match="not whole numbers"):
+        confusion_cells(pd.DataFrame([_rating("1", "a", "e", "e_gen", 0.5, "expert"),
+                                      _rating("1", "a", "g", "e_gen", 0.25, "llm")]), "e_gen")
 
 
 def test_calibration_bias_and_bins_by_hand() -> None:
