@@ -222,8 +222,9 @@ def item_splits(ratings: pd.DataFrame, dimension: str, *, threshold: float | Non
     Units are ``(item_id, model)`` outputs, or items for a reference dimension (model :data:`ALL_MODELS`), as
     :func:`empathy.agreement.pairwise_agreement` compares them. Columns: item_id, model, n_raters, min, max,
     spread (max - min), sd (population), modal_share (share of raters giving the most common value; NaN for
-    non-whole-number values, where equal values are chance), split (spread >= ``threshold``,
-    :func:`empathy.slices.default_threshold` when not given), values (``rater=value`` in rater order). Units
+    non-whole-number values, where equal values are chance), split (spread >= ``threshold``;
+    :func:`empathy.slices.default_threshold` of the raters other than a crowd when not given, since a crowd's
+    fractional means would make a whole-number scale look continuous), values (``rater=value`` in rater order). Units
     rated by fewer than two raters are left out. Sorted by split, spread (descending), then modal share.
     """
     part = ratings[ratings["dimension"] == dimension].astype({"item_id": str, "model": str, "rater": str})
@@ -235,7 +236,10 @@ def item_splits(ratings: pd.DataFrame, dimension: str, *, threshold: float | Non
         matrix = matrix[[r for r in matrix.columns if r in raters]]
     values = matrix.to_numpy(float)
     if threshold is None:
-        threshold = default_threshold(dimension, values.ravel())
+        # the scale of the individual raters: a crowd's fractional means would make a 1-5 scale look continuous
+        kinds = _kinds(part)
+        individual = [c for c in matrix.columns if kinds.get(c) != "crowd"] or list(matrix.columns)
+        threshold = default_threshold(dimension, matrix[individual].to_numpy(float).ravel())
     if not math.isfinite(threshold) or threshold <= 0:
         raise ValueError(f"threshold must be a positive number, got {threshold!r}")
     count = (~np.isnan(values)).sum(axis=1)

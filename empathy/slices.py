@@ -189,7 +189,10 @@ def judge_human_events(ratings: pd.DataFrame, dimension: str, *, threshold: floa
     table = chosen[[*_KEYS, "rater", "value"]].rename(columns={"rater": "judge", "value": "judge_value"}).merge(
         human, on=_KEYS, how="inner")
     if threshold is None:
-        threshold = default_threshold(dimension, np.concatenate([part["value"].to_numpy(float)]))
+        # the scale of the raters compared, not of others (a crowd's fractional means would make a 1-5 scale
+        # look continuous)
+        compared = np.concatenate([humans["value"].to_numpy(float), chosen["value"].to_numpy(float)])
+        threshold = default_threshold(dimension, compared)
     _check_threshold(threshold)
     table["event"] = (np.abs(table["judge_value"] - table["human_value"]) >= threshold - _EPS).astype(int)
     columns = [*_KEYS, "judge", "judge_value", "human_value", "n_humans", "event"]

@@ -343,6 +343,19 @@ def test_reference_dimension_is_one_unit_per_item() -> None:
     assert table[["item_id", "model", "judge_value", "human_value"]].values.tolist() == [["1", ALL_MODELS, 0.5, 0.8]]
 
 
+def test_a_crowd_mean_does_not_change_the_scale() -> None:
+    # A 1-5 scale: the crowd's mean 3.4 is fractional, yet one scale point stays the step.
+    ratings = pd.DataFrame([
+        _rating("1", "a", "e", "empathy", 4, "expert"), _rating("1", "a", "g", "empathy", 3, "llm"),
+        _rating("1", "a", "c", "empathy", 3.4, "crowd"),
+        _rating("2", "a", "e", "empathy", 4, "expert"), _rating("2", "a", "g", "empathy", 5, "llm"),
+        _rating("2", "a", "c", "empathy", 4.2, "crowd"),
+    ])
+    _, threshold = judge_human_events(ratings, "empathy")
+    assert threshold == 1.0
+    assert item_splits(ratings, "empathy")["split"].tolist() == [True, True]
+
+
 def test_item_splits_by_hand() -> None:
     ratings = _calibration_ratings()
     splits = item_splits(ratings, "ca")
