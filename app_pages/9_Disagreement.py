@@ -14,7 +14,7 @@ from empathy.signature import Signature, judge_signatures  # noqa: E402
 from empathy.slices import ALL_JUDGES, describe, ranked_slices  # noqa: E402
 from empathy_app import disagreement as dg  # noqa: E402
 from empathy_app import state, views  # noqa: E402
-from empathy_app.markup import code, md  # noqa: E402
+from empathy_app.markup import code, md, people_csv  # noqa: E402
 
 data = state.page_setup("Disagreement")
 data = state.require_data(data)
@@ -69,6 +69,10 @@ else:
     st.plotly_chart(dg.map_figure(mine, f"{dg.OUTCOME_LABELS[outcome]} on {dimension} ({shown_judge}) by feature"),
                     key="dis_map_chart")
     views.signature_caption(signature)
+    st.download_button("Download the map (CSV)", people_csv(
+        mine.assign(outputs=mine["outputs"].map(lambda keys: "; ".join(f"{i} / {m}" for i, m in keys)),
+                    signature=str(signature))), file_name="empathy-disagreement-map.csv", mime="text/csv",
+        key="dis_map_download")
 
     st.subheader("Slices that depart most from the whole")
     min_units = int(st.number_input("Smallest slice ranked (units)", min_value=1, value=5, step=1,

@@ -75,6 +75,7 @@ def test_map_ranked_slices_and_items_on_the_demo() -> None:
     # every table carries the signature
     signatures = [c.value for c in at.caption if c.value.startswith("Signature:")]
     assert len(signatures) >= 4 and all("permutations:1000" in s for s in signatures[:2])
+    assert at.get("download_button")  # the map as a people's CSV, signature in a column
     # opening the second ranked slice lists exactly its outputs' units
     names = at.selectbox(key="dis_slice").options
     at.selectbox(key="dis_slice").set_value(names[1]).run()
