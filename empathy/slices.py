@@ -558,6 +558,7 @@ def describe(row: Mapping[str, object]) -> str:
                "judge_judge": "judge-judge disagreement"}[str(row["outcome"])]
     ratio = row["rate_ratio"]
     times = f"{float(ratio):.2g}x the whole's" if isinstance(ratio, float) and math.isfinite(ratio) else "vs"
-    return (f"{outcome} on {row['dimension']} ({row['judge']}) is {float(row['rate']):.0%} "
+    judge = "all judges" if row["judge"] == ALL_JUDGES else f"judge {row['judge']}"
+    return (f"{outcome} on {row['dimension']} ({judge}) is {float(row['rate']):.0%} "
             f"({row['events']}/{row['n_units']}) where {row['feature']} is {row['slice']}: {times} "
             f"{float(row['whole_rate']):.0%} (p = {float(row['p_value']):.3g}, Holm {float(row['p_holm']):.3g})")

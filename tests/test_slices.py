@@ -191,7 +191,7 @@ def test_ranked_slices_and_description() -> None:
     assert (ranked["n_units"] >= 3).all()
     assert ranked_slices(table, min_units=4)["n_units"].min() >= 4
     text = describe(ranked.iloc[0])
-    assert "judge-human disagreement on ca" in text and "p = " in text
+    assert "judge-human disagreement on ca (all judges)" in text and "p = " in text
 
 
 def test_judge_judge_and_override_events() -> None:
