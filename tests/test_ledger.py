@@ -51,8 +51,9 @@ def _ratings(outputs: pd.DataFrame, rater: str = "judge", value: float = 1.0) ->
 
 
 @pytest.fixture()
-def store(tmp_path):
-    return OverrideStore(tmp_path / "o.sqlite")
+def store(store_location):
+    """A fresh store on each backend (SQLite file, PostgreSQL schema; see conftest.py)."""
+    return OverrideStore(store_location)
 
 
 # ------------------------------------------------------------------------------------ text binding
@@ -442,7 +443,7 @@ def test_cli_helpers_read_the_ledger_of_files(tmp_path):
         ledger_for_files(tmp_path / "broken.sqlite", tmp_path / "outputs.csv", outputs)
 
 
-def test_ledger_digest_names_which_overrides_apply(store):
+def test_ledger_digest_names_which_overrides_apply(store, tmp_path):
     outputs = _outputs([("i1", "A", "gen 1"), ("i2", "A", "gen 2")])
     ratings = _ratings(outputs)
     empty = open_ledger(store, NAME, outputs)
@@ -452,7 +453,7 @@ def test_ledger_digest_names_which_overrides_apply(store):
     store.set_overrides(NAME, make_changes(outputs, ratings, "i2", "A", ["judge"], "ca", 0.0), annotator="a")
     two = open_ledger(store, NAME, outputs)
     # the same overrides written in the other order give the same digest
-    other = OverrideStore(store.path.with_name("p.sqlite"))
+    other = OverrideStore(tmp_path / "p.sqlite")  # the other backend for a PostgreSQL store: same digest
     other.set_overrides(NAME, make_changes(outputs, ratings, "i2", "A", ["judge"], "ca", 0.0), annotator="b")
     other.set_overrides(NAME, make_changes(outputs, ratings, "i1", "A", ["judge"], "ca", 0.0), annotator="b")
     assert open_ledger(other, NAME, outputs).digest == two.digest != empty.digest
