@@ -333,7 +333,7 @@ def mask_location(location: str | Path) -> str:
     text = str(location)
     if not is_server_location(text):
         return text
-    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+    from urllib.parse import parse_qsl, urlencode, urlsplit
 
     try:
         parts = urlsplit(text.strip())
@@ -347,7 +347,9 @@ def mask_location(location: str | Path) -> str:
         if query:
             pairs = parse_qsl(query, keep_blank_values=True)
             query = urlencode([(k, "***" if k.lower() == "password" else v) for k, v in pairs], safe="*/:")
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        # Built by hand: urlunsplit drops the '//' of an empty host (a unix-socket URL).
+        return (f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+                + (f"#{parts.fragment}" if parts.fragment else ""))
     except ValueError:  # not parseable as a URL: show the scheme only, never what might be a password
         return text.split("://", 1)[0] + "://***"
 
