@@ -85,7 +85,8 @@ class PostgresServer:
             return self
         binaries = find_binaries()
         assert binaries is not None
-        self.folder = Path(tempfile.mkdtemp(prefix="empathy-pg-"))
+        # As root the 'postgres' user must reach the folder: /tmp, not a $TMPDIR under /root.
+        self.folder = Path(tempfile.mkdtemp(prefix="empathy-pg-", dir="/tmp" if os.geteuid() == 0 else None))
         if os.geteuid() == 0:
             account = pwd.getpwnam(USER)
             os.chown(self.folder, account.pw_uid, account.pw_gid)
