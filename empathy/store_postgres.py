@@ -101,6 +101,8 @@ CREATE INDEX audit_batch ON audit (batch)
 """
 _EXPECTED_COLUMNS = {"overrides": set(LEDGER_COLUMNS), "audit": set(AUDIT_COLUMNS)}
 _PLACEHOLDER = re.compile(r"\?")
+_URL_CREDENTIALS = re.compile(r"(://[^:/@\s\"']*:)[^@\s\"']*@")
+_PASSWORD_PARAMETER = re.compile(r"(password\s*=\s*)[^&\s\"']+", re.IGNORECASE)
 
 
 def _psycopg() -> Any:
@@ -281,7 +283,9 @@ class PostgresOverrideStore(OverrideStore):
         text = " ".join(str(error).split()) or type(error).__name__
         for secret in self._secrets:
             text = text.replace(secret, "***")
-        return text
+        # libpq quotes a URL it cannot parse whole; its password is then unknown to us: mask any user:password@.
+        text = _URL_CREDENTIALS.sub(r"\1***@", text)
+        return _PASSWORD_PARAMETER.sub(r"\1***", text)
 
     @contextmanager
     def _write(self) -> Iterator[_Connection]:  # type: ignore[override]

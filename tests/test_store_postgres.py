@@ -180,6 +180,17 @@ def test_a_writer_waiting_too_long_gets_one_line(postgres_url):
     assert store.count(DS) == 1
 
 
+def test_connections_dropped_by_the_server_are_replaced(postgres_url):
+    """An idle connection the server closed (a restart, an idle timeout) is replaced, not reported as an error."""
+    store = OverrideStore(postgres_url)
+    store.set_override(DS, "i1", "m", "j", "ca", 1, annotator="ann")
+    _run_sql(postgres_url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                           "WHERE application_name = 'empathy' AND pid <> pg_backend_pid()")
+    assert store.version() == 1
+    store.set_override(DS, "i2", "m", "j", "ca", 0, annotator="ann")
+    assert store.count(DS) == 2
+
+
 # --------------------------------------------------------------------------------- damaged / unreachable
 
 def _unreachable_url(postgres_server) -> str:
@@ -370,6 +381,12 @@ def test_metrics_reads_a_team_store(tmp_path, postgres_url):
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert result.returncode == 0, result.stderr
     assert f"overrides: {len(changes)} applied" in result.stderr and PASSWORD not in result.stderr
+    # --store without a value: $EMPATHY_STORE, as the app reads it
+    import os
+
+    from_env = subprocess.run(command[:-1], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                              env={**os.environ, "EMPATHY_STORE": postgres_url})
+    assert from_env.returncode == 0 and from_env.stdout == result.stdout, from_env.stderr
     bad = subprocess.run([*command[:-1], postgres_url.replace(PASSWORD, "wrong-pass-99")], capture_output=True,
                          text=True, cwd=ROOT, timeout=300)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
