@@ -57,6 +57,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -441,12 +442,17 @@ class OverrideStore:
         if len(header) < 100:
             raise StoreError(self.path, f"is truncated ({size} bytes); nothing was written. Restore it from a "
                              "backup or move it away")
-        page_size = int.from_bytes(header[16:18], "big")
-        page_size = 65536 if page_size == 1 else page_size
-        pages = int.from_bytes(header[28:32], "big")
-        # The header's page count is valid when its "version valid for" equals the change counter.
-        if header[24:28] == header[92:96] and pages and size < pages * page_size:
-            raise StoreError(self.path, f"is truncated ({size} of {pages * page_size} bytes); nothing was "
+        shortfall = _short_of_header(self.path)
+        # Another process's WAL checkpoint writes page 1 (with the new page count) before it extends the file,
+        # so a shortfall seen without SQLite's locks may be a checkpoint in progress: a truncated file stays
+        # short, a checkpoint finishes within milliseconds. Look again before calling the file truncated.
+        for _ in range(_TRUNCATION_RECHECKS):
+            if shortfall is None:
+                break
+            time.sleep(_TRUNCATION_RECHECK_S)
+            shortfall = _short_of_header(self.path)
+        if shortfall is not None:
+            raise StoreError(self.path, f"is truncated ({shortfall[0]} of {shortfall[1]} bytes); nothing was "
                              "written. Restore it from a backup or move it away")
         if not _writable(self.path):
             raise StoreError(self.path, "is read-only; nothing was written. Make it writable, or point "
@@ -1036,6 +1042,30 @@ def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str
         raise StoreError(copy.label, f"the copy holds {len(copied_decisions)} decisions and {len(copied_audit)} "
                          f"audit rows, not {len(decisions)} and {len(audit)}")
     return MigrationReport(origin.label, copy.label, len(decisions), len(audit), mapping)
+
+
+#: How often and how long :meth:`OverrideStore._check_file` looks again at a file shorter than its header says.
+_TRUNCATION_RECHECKS = 10
+_TRUNCATION_RECHECK_S = 0.05
+
+
+def _short_of_header(path: Path) -> tuple[int, int] | None:
+    """``(size, expected)`` when the file is shorter than its SQLite header's page count says, else ``None``."""
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(100)
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if len(header) < 100:
+        return None
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    # The header's page count is valid when its "version valid for" equals the change counter.
+    if header[24:28] == header[92:96] and pages and size < pages * page_size:
+        return size, pages * page_size
+    return None
 
 
 def _writable(path: Path) -> bool:
