@@ -426,3 +426,31 @@ def test_the_app_with_an_unreachable_store_says_so(postgres_server, monkeypatch)
     errors = _app_texts(at.error)
     assert any("override store cannot be used" in e and "cannot be reached" in e for e in errors), errors
     assert all(PASSWORD not in e for e in errors)
+
+
+def test_two_annotators_relabel_into_the_team_store(tmp_path, postgres_url, monkeypatch):
+    """Two app sessions on one PostgreSQL store: both decisions kept, the second sees the first's, and the
+    audit rows are on the server."""
+    pytest.importorskip("streamlit")
+    from test_app_ledger import _app, _fixture, _on_screen
+
+    from empathy_app.decisions import output_key
+
+    monkeypatch.setenv("EMPATHY_STORE", postgres_url)
+    source = _fixture(tmp_path / "data")
+    first = _app(source, committed="ann")
+    first.switch_page("app_pages/4_Relabel.py").run()
+    assert not first.exception, [e.value for e in first.exception]
+    item, model = _on_screen(first)
+    first.button(key=output_key("relabel_zero", "ca", item, model)).click().run()
+    second = _app(source, committed="bob")
+    second.switch_page("app_pages/4_Relabel.py").run()
+    assert _on_screen(second) == (item, model)
+    assert any("Also decided by ann" in c for c in _app_texts(second.caption))
+    second.button(key=output_key("relabel_one", "ca", item, model)).click().run()
+    assert not second.exception, [e.value for e in second.exception]
+    store = OverrideStore(postgres_url)
+    decisions = store.decisions("data/outputs.csv")  # the data set's name on a server: folder and file
+    assert sorted(zip(decisions["annotator"], decisions["value"], strict=True)) == [
+        ("ann", 0.0), ("ann", 0.0), ("bob", 1.0), ("bob", 1.0)]
+    assert store.audit("data/outputs.csv")["action"].tolist() == ["set"] * 4
