@@ -39,6 +39,14 @@ ROOT = Path(__file__).resolve().parent.parent
 DS = "demo/outputs.csv"
 
 
+@pytest.fixture()
+def postgres_server(postgres_server):
+    """The throwaway server only: these tests know its host, superuser and password (to show they are masked)."""
+    if postgres_server.external:
+        pytest.skip("needs the throwaway server (EMPATHY_TEST_POSTGRES_URL is set): the tests know its password")
+    return postgres_server
+
+
 # ------------------------------------------------------------------------------------------- locations
 
 @pytest.mark.parametrize(("location", "masked"), [
