@@ -381,7 +381,8 @@ class OverrideStore:
     #: Which engine holds the store (``sqlite`` or ``postgresql``).
     backend = "sqlite"
 
-    def __new__(cls, location: str | Path, *args: object, **kwargs: object) -> OverrideStore:
+    def __new__(cls, *args: object, **kwargs: object) -> OverrideStore:
+        location = args[0] if args else kwargs.get("path")
         if cls is OverrideStore and is_server_location(location):
             from empathy.store_postgres import PostgresOverrideStore
 
