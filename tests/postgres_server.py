@@ -76,7 +76,8 @@ class PostgresServer:
 
     def _run(self, *command: str) -> None:
         prefix = ["runuser", "-u", USER, "--"] if os.geteuid() == 0 else []
-        result = subprocess.run([*prefix, *command], capture_output=True, text=True, timeout=120)
+        # cwd: its own folder, which the postgres user can enter (a checkout under /root it cannot).
+        result = subprocess.run([*prefix, *command], capture_output=True, text=True, timeout=120, cwd=self.folder)
         if result.returncode != 0:
             raise RuntimeError(f"{' '.join(command[:2])} failed: {result.stderr.strip() or result.stdout.strip()}")
 
