@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import streamlit as st  # noqa: E402
 
 from empathy.io import DataError  # noqa: E402
-from empathy.store import output_hashes  # noqa: E402
+from empathy.store import mask_location, output_hashes  # noqa: E402
 from empathy_app import state, views  # noqa: E402
 from empathy_app.markup import code, md  # noqa: E402
 
@@ -61,7 +61,7 @@ elif kind == "kumar2025":
                "`empathy.datasets.kumar2025` (see `docs/kumar2025.md`): 200 conversations of four corpora (the "
                "*models*), each rated on its corpus' own dimensions by `expert1..3`, `crowd`, `gpt`, `claude` and "
                "`gemini`. The folder is read-only: overrides go to "
-               f"{code(state.store_path_for({'kind': 'kumar2025'}, None))}.")
+               f"{code(mask_location(state.store_path_for({'kind': 'kumar2025'}, None)))}.")
     if current_kind != "kumar2025" and st.button("Import and load", key="data_load_kumar", type="primary"):
         try:
             state.load_kumar(kumar_dir)
@@ -111,7 +111,7 @@ with st.expander("Ratings table", expanded=False):
 
 st.subheader("Human overrides ledger")
 st.caption(f"Overrides of this data set (named {code(data.dataset_id)} in the store) live in "
-           f"{state.store_path_note(data)}; each is on disk before the app says *Saved*.")
+           f"{state.store_path_note(data)}; each is stored (committed) before the app says *Saved*.")
 current = data.store.overrides(data.dataset_id)  # the whole ledger, whatever the task filter
 # the store name is a file name or "upload:NAME": keep only characters every file system accepts
 export_stem = "overrides-" + re.sub(r"[^\w.-]+", "_", data.dataset_id).strip("._")

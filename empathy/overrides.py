@@ -497,9 +497,10 @@ def ledger_for_files(store_path: str | Path, outputs_path: str | Path, outputs: 
                      rule: str = "latest", name: str | None = None) -> Ledger:
     """The ledger of a data set given by its files, as the CLI needs it (``metrics --overrides``, ``judge``).
 
-    The data set's name is :func:`empathy.store.dataset_name` of ``outputs_path`` relative to the store (or
-    ``name``). Raises :class:`empathy.store.StoreError` (a :class:`empathy.io.DataError`: one line, exit 2)
-    for a damaged store.
+    ``store_path`` is a SQLite file or a ``postgresql://`` URL. The data set's name is
+    :func:`empathy.store.dataset_name` of ``outputs_path`` relative to the store (or ``name``). Raises
+    :class:`empathy.store.StoreError` (a :class:`empathy.io.DataError`: one line, exit 2) for a damaged or
+    unreachable store.
     """
     store = OverrideStore(store_path)
     label = dataset_name(outputs_path, store_path=store_path, explicit=name)

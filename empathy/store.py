@@ -17,10 +17,18 @@ other override. Stores written by version 1 were keyed by a hash of the data set
 (:func:`dataset_id`); :meth:`OverrideStore.adopt_legacy` moves such rows to the data set's name when the same
 data set is loaded again.
 
-The store is a SQLite file in WAL mode; every change runs in its own ``BEGIN IMMEDIATE`` transaction with a
-busy timeout, so two app sessions (or two processes) writing at the same time serialise instead of losing a
-write, and a change is on disk before :meth:`OverrideStore.set_overrides` returns. A damaged store (empty,
-truncated, not SQLite, read-only, from a newer version) raises :class:`StoreError` and is never overwritten.
+Two backends behind one interface (:class:`OverrideStore`; :func:`open_store` picks by location):
+
+* **SQLite** (the embedded default): a file in WAL mode; every change runs in its own ``BEGIN IMMEDIATE``
+  transaction with a busy timeout, so two app sessions (or two processes) writing at the same time serialise
+  instead of losing a write, and a change is on disk before :meth:`OverrideStore.set_overrides` returns. A
+  damaged store (empty, truncated, not SQLite, read-only, from a newer version) raises :class:`StoreError` and
+  is never overwritten.
+* **PostgreSQL** (a team's shared server; a ``postgresql://`` URL as the location, see
+  :mod:`empathy.store_postgres`): the same tables, queries and audit semantics; every change is one transaction
+  that first takes a transaction-scoped advisory lock, so concurrent annotators serialise exactly as on SQLite.
+
+:func:`migrate_store` copies one store into another (``python -m empathy store migrate SRC DST``).
 
 Two tables (schema version :data:`SCHEMA_VERSION`, in SQLite's ``user_version``):
 
@@ -49,6 +57,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -61,12 +70,21 @@ import pandas as pd
 from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
 from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES, DataError, iter_jsonl
 
-#: Environment variable naming the SQLite file (wins over the default next to the data).
+#: Environment variable naming the store: a SQLite file or a ``postgresql://`` URL (wins over the default).
 STORE_ENV = "EMPATHY_STORE"
+#: Location prefixes of a PostgreSQL store (libpq's URI schemes).
+SERVER_SCHEMES: tuple[str, ...] = ("postgresql://", "postgres://")
 #: File name of the default store, placed in the data folder.
 STORE_FILENAME = ".empathy-overrides.sqlite"
-#: Version of the store's tables (SQLite ``user_version``); version 1 files are migrated on open.
+#: Version of the store's tables (SQLite ``user_version``; PostgreSQL ``empathy_meta``); version 1 files are
+#: migrated on open. Raising it: add the step to :data:`SCHEMA_UPGRADES`.
 SCHEMA_VERSION = 2
+#: The version the base schemas (``_SCHEMA`` here, ``_PG_SCHEMA`` in :mod:`empathy.store_postgres`) create.
+BASE_VERSION = 2
+#: Upgrade steps after the base schema: ``{from_version: {"sqlite": script, "postgresql": script}}``, applied in
+#: order in the opening transaction until :data:`SCHEMA_VERSION` (a new table, e.g. pinned exhibits, is one
+#: entry here with its ``CREATE TABLE`` for each backend). Scripts hold no ``;`` inside strings.
+SCHEMA_UPGRADES: dict[int, dict[str, str]] = {}
 KEY_COLUMNS: tuple[str, ...] = ("item_id", "model", "rater", "dimension")
 #: Who decided: an annotator's own decision or an adjudicator's resolution of a disagreement.
 ROLES: tuple[str, ...] = ("annotator", "adjudicator")
@@ -173,7 +191,9 @@ def dataset_name(outputs_path: str | Path | None = None, *, store_path: str | Pa
 
     ``explicit`` wins (e.g. ``"kumar2025"`` or an uploaded file's name). Otherwise the outputs file: relative
     to the store's folder when it lies inside it (the default store sits beside the data, so moving the
-    folder keeps the name), else its absolute path. The name does not depend on the outputs' contents.
+    folder keeps the name), else its absolute path; for a PostgreSQL store (``store_path`` a URL) its folder
+    and file name, ``demo/outputs.csv``, so that every annotator of a team names it alike. The name does not
+    depend on the outputs' contents.
 
     Raises
     ------
@@ -187,6 +207,10 @@ def dataset_name(outputs_path: str | Path | None = None, *, store_path: str | Pa
     if outputs_path is None:
         raise ValueError("dataset_name: give the outputs file or an explicit name")
     path = Path(outputs_path).expanduser().resolve()
+    if is_server_location(store_path):
+        # A team's server store: each annotator has the data at another absolute path, so the name is the
+        # outputs file with its folder (data/demo/outputs.csv -> demo/outputs.csv), the same on every machine.
+        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
     if store_path is not None:
         folder = Path(store_path).expanduser().resolve().parent
         try:
@@ -215,12 +239,16 @@ def output_hashes(outputs: pd.DataFrame) -> dict[tuple[str, str], str]:
     return {(item, model): text_hash(ref, gen) for item, model, ref, gen in zip(*columns, strict=True)}
 
 
-def default_store_path(data_dir: str | Path | None = None) -> Path:
+def default_store_path(data_dir: str | Path | None = None) -> Path | str:
     """Where the override store lives: ``$EMPATHY_STORE``, else ``<data_dir>/.empathy-overrides.sqlite``.
 
     Without a data folder (uploaded files) the store goes to ``.empathy-cache/`` in the working directory.
+    ``$EMPATHY_STORE`` may be a ``postgresql://`` URL, returned as the string (a :class:`Path` would fold its
+    ``//``); :func:`open_store` opens either.
     """
     env = os.environ.get(STORE_ENV, "").strip()
+    if is_server_location(env):
+        return env
     if env:
         return Path(env)
     if data_dir is None:
@@ -293,18 +321,83 @@ class Change:
     judge_signature: str = ""
 
 
-class OverrideStore:
-    """SQLite-backed overrides and audit trail (safe for several threads and processes).
+def is_server_location(location: object) -> bool:
+    """Whether a store location is a PostgreSQL URL (``postgresql://...``) rather than a SQLite file."""
+    return isinstance(location, str) and location.strip().lower().startswith(SERVER_SCHEMES)
 
-    Every method opens its own short-lived connection, so one instance can be shared between the threads of
-    a Streamlit server and several processes can use the same file.
+
+def mask_location(location: str | Path) -> str:
+    """A store location fit to print: a URL's password (in the user part or a ``password=`` parameter) as ``***``.
+
+    A SQLite path is returned as is. Used by every message, ``repr`` and label of a store.
+    """
+    text = str(location)
+    if not is_server_location(text):
+        return text
+    from urllib.parse import parse_qsl, urlencode, urlsplit
+
+    try:
+        parts = urlsplit(text.strip())
+        netloc = parts.netloc
+        if "@" in netloc:
+            credentials, host = netloc.rsplit("@", 1)
+            if ":" in credentials:
+                credentials = credentials.split(":", 1)[0] + ":***"
+            netloc = f"{credentials}@{host}"
+        query = parts.query
+        if query:
+            pairs = parse_qsl(query, keep_blank_values=True)
+            query = urlencode([(k, "***" if k.lower() == "password" else v) for k, v in pairs], safe="*/:")
+        # Built by hand: urlunsplit drops the '//' of an empty host (a unix-socket URL).
+        return (f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+                + (f"#{parts.fragment}" if parts.fragment else ""))
+    except ValueError:  # not parseable as a URL: show the scheme only, never what might be a password
+        return text.split("://", 1)[0] + "://***"
+
+
+def open_store(location: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> OverrideStore:
+    """The override store at ``location``: a SQLite file, or a PostgreSQL server given by a ``postgresql://`` URL.
+
+    Same as ``OverrideStore(location)``. Raises :class:`StoreError` for a damaged or unreachable store.
+    """
+    return OverrideStore(location, busy_timeout=busy_timeout)
+
+
+class OverrideStore:
+    """Overrides and audit trail, in a SQLite file or on a PostgreSQL server (safe for threads and processes).
+
+    ``OverrideStore(location)`` opens a SQLite file, or, for a ``postgresql://`` URL, returns a
+    :class:`empathy.store_postgres.PostgresOverrideStore`: one interface, two backends. Every method opens its own
+    short-lived connection (the PostgreSQL backend reuses idle ones), so one instance can be shared between the
+    threads of a Streamlit server and several processes can use the same store.
 
     Raises
     ------
     StoreError
         When the file exists but is empty, truncated, not an SQLite database, read-only, or written by a newer
-        version; nothing is written to it then.
+        version (or the server is unreachable or holds foreign tables); nothing is written to it then.
     """
+
+    #: Which engine holds the store (``sqlite`` or ``postgresql``).
+    backend = "sqlite"
+
+    def __new__(cls, *args: object, **kwargs: object) -> OverrideStore:
+        location = args[0] if args else kwargs.get("path")
+        if cls is OverrideStore and is_server_location(location):
+            from empathy.store_postgres import PostgresOverrideStore
+
+            return super().__new__(PostgresOverrideStore)
+        return super().__new__(cls)
+
+    @property
+    def label(self) -> str:
+        """Where the store is, fit to print (a server URL's password masked)."""
+        return str(self.path)
+
+    @property
+    def short_label(self) -> str:
+        """A short name of the store for a sidebar: the file name, or the server's host and database."""
+        return self.path.name
 
     def __init__(self, path: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S):
         self.path = Path(path)
@@ -350,12 +443,17 @@ class OverrideStore:
         if len(header) < 100:
             raise StoreError(self.path, f"is truncated ({size} bytes); nothing was written. Restore it from a "
                              "backup or move it away")
-        page_size = int.from_bytes(header[16:18], "big")
-        page_size = 65536 if page_size == 1 else page_size
-        pages = int.from_bytes(header[28:32], "big")
-        # The header's page count is valid when its "version valid for" equals the change counter.
-        if header[24:28] == header[92:96] and pages and size < pages * page_size:
-            raise StoreError(self.path, f"is truncated ({size} of {pages * page_size} bytes); nothing was "
+        shortfall = _short_of_header(self.path)
+        # Another process's WAL checkpoint writes page 1 (with the new page count) before it extends the file,
+        # so a shortfall seen without SQLite's locks may be a checkpoint in progress: a truncated file stays
+        # short, a checkpoint finishes within milliseconds. Look again before calling the file truncated.
+        for _ in range(_TRUNCATION_RECHECKS):
+            if shortfall is None:
+                break
+            time.sleep(_TRUNCATION_RECHECK_S)
+            shortfall = _short_of_header(self.path)
+        if shortfall is not None:
+            raise StoreError(self.path, f"is truncated ({shortfall[0]} of {shortfall[1]} bytes); nothing was "
                              "written. Restore it from a backup or move it away")
         if not _writable(self.path):
             raise StoreError(self.path, "is read-only; nothing was written. Make it writable, or point "
@@ -397,11 +495,15 @@ class OverrideStore:
             return
         if "overrides" in tables and "role" not in columns:
             self._migrate_v1(connection)
-            return
+            version = BASE_VERSION
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _split_sql(_SCHEMA):
+            if version < BASE_VERSION:
+                for statement in _split_sql(_SCHEMA):
+                    connection.execute(statement)
+                version = BASE_VERSION
+            for statement in upgrade_statements(version, "sqlite"):
                 connection.execute(statement)
             connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except BaseException:
@@ -423,7 +525,7 @@ class OverrideStore:
         try:
             for statement in _split_sql(_MIGRATE_V1.format(schema=_SCHEMA)):
                 connection.execute(statement)
-            connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            connection.execute(f"PRAGMA user_version={BASE_VERSION}")
         except BaseException:
             connection.execute("ROLLBACK")
             raise
@@ -484,8 +586,8 @@ class OverrideStore:
             " updated_at, reason, text_hash, judge_value, judge_signature) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
             " ON CONFLICT (dataset_id, item_id, model, rater, dimension, annotator, role) DO UPDATE SET"
             " value=excluded.value, updated_at=excluded.updated_at, reason=excluded.reason,"
-            " text_hash=excluded.text_hash, judge_value=COALESCE(excluded.judge_value, judge_value),"
-            " judge_signature=CASE WHEN excluded.judge_signature='' THEN judge_signature"
+            " text_hash=excluded.text_hash, judge_value=COALESCE(excluded.judge_value, overrides.judge_value),"
+            " judge_signature=CASE WHEN excluded.judge_signature='' THEN overrides.judge_signature"
             " ELSE excluded.judge_signature END",
             (dataset, change.item_id, change.model, change.rater, change.dimension, annotator, role,
              change.value, at, change.reason, change.text_hash, change.judge_value, change.judge_signature))
@@ -598,13 +700,7 @@ class OverrideStore:
         _check_text("name", name)
         if not legacy_id or legacy_id == name:
             return 0
-        with self._guard():
-            connection = self._connect()
-            try:
-                waiting = connection.execute("SELECT COUNT(*) FROM overrides WHERE dataset_id=?",
-                                             (legacy_id,)).fetchone()[0]
-            finally:
-                connection.close()
+        waiting = self._fetch("SELECT COUNT(*) FROM overrides WHERE dataset_id=?", (legacy_id,))[0][0]
         if not waiting:
             return 0
         at = _utc_now()
@@ -704,14 +800,17 @@ class OverrideStore:
 
     # ---------------------------------------------------------------------------------------- reading
 
-    def _read(self, sql: str, params: Sequence[object], columns: Sequence[str]) -> pd.DataFrame:
+    def _fetch(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        """The rows of one query, as the driver returns them (one short-lived connection)."""
         with self._guard():
             connection = self._connect()
             try:
-                rows = connection.execute(sql, params).fetchall()
+                return [tuple(row) for row in connection.execute(sql, params).fetchall()]
             finally:
                 connection.close()
-        return pd.DataFrame(rows, columns=list(columns))
+
+    def _read(self, sql: str, params: Sequence[object], columns: Sequence[str]) -> pd.DataFrame:
+        return pd.DataFrame(self._fetch(sql, params), columns=list(columns))
 
     def decisions(self, dataset_id: str | None = None) -> pd.DataFrame:
         """Every annotator's current decision (of one data set, or all with a ``dataset_id`` column).
@@ -761,7 +860,7 @@ class OverrideStore:
     def count(self, dataset_id: str) -> int:
         """Number of overridden ratings of a data set (a rating decided by two annotators counts once)."""
         frame = self._read("SELECT COUNT(*) FROM (SELECT DISTINCT item_id, model, rater, dimension FROM overrides"
-                           " WHERE dataset_id=?)", (dataset_id,), ["n"])
+                           " WHERE dataset_id=?) AS decided", (dataset_id,), ["n"])
         return int(frame["n"].iloc[0])
 
     # ---------------------------------------------------------------------------------- export / import
@@ -844,6 +943,132 @@ class OverrideStore:
         return sum(len(changes) for changes in per_target.values())
 
 
+    # ------------------------------------------------------------------------------- copying a whole store
+
+    def rows(self) -> tuple[list[tuple], list[tuple]]:
+        """Every decision row (:data:`LEDGER_COLUMNS`) and audit row (:data:`AUDIT_COLUMNS`), as stored.
+
+        The raw material of :func:`migrate_store`: ids, batches and undo links included.
+        """
+        decisions = self._fetch(f"SELECT {', '.join(LEDGER_COLUMNS)} FROM overrides ORDER BY dataset_id, "
+                                "item_id, model, rater, dimension, annotator, role")
+        audit = self._fetch(f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audit ORDER BY id")
+        return decisions, audit
+
+    def restore(self, decisions: Sequence[Sequence[object]], audit: Sequence[Sequence[object]]) -> None:
+        """Write the rows of :meth:`rows` (of another store) into this one, which must be empty; one transaction.
+
+        Audit ids, batches and undo links are kept, so the copy's history, :meth:`undo_last` and
+        :meth:`version` continue where the source's stopped. Raises :class:`StoreError` when this store already
+        holds decisions or audit rows (nothing is written).
+        """
+        with self._write() as connection:
+            held = connection.execute("SELECT (SELECT COUNT(*) FROM overrides) + (SELECT COUNT(*) FROM audit)"
+                                      ).fetchone()[0]
+            if held:
+                raise StoreError(self.label, f"already holds {held} decision and audit rows; migrate into an "
+                                 "empty store (nothing was written)")
+            if decisions:
+                connection.executemany(
+                    f"INSERT INTO overrides ({', '.join(LEDGER_COLUMNS)}) VALUES "
+                    f"({', '.join('?' for _ in LEDGER_COLUMNS)})", [tuple(row) for row in decisions])
+            if audit:
+                connection.executemany(
+                    f"INSERT INTO audit ({', '.join(AUDIT_COLUMNS)}) VALUES "
+                    f"({', '.join('?' for _ in AUDIT_COLUMNS)})", [tuple(row) for row in audit])
+            self._after_restore(connection)
+
+    def _after_restore(self, connection: sqlite3.Connection) -> None:
+        """Hook after :meth:`restore` (SQLite's AUTOINCREMENT follows explicit ids by itself)."""
+
+
+@dataclass(frozen=True)
+class MigrationReport:
+    """What :func:`migrate_store` copied: row counts, the data-set names it translated, and both locations."""
+
+    source: str
+    target: str
+    decisions: int
+    audit: int
+    renamed: dict[str, str]
+
+    def summary(self) -> str:
+        """One line for the CLI (locations with passwords masked)."""
+        line = (f"migrated {self.decisions} decisions and {self.audit} audit rows from {self.source} to "
+                f"{self.target}")
+        if self.renamed:
+            line += "; data sets renamed: " + ", ".join(f"{old} -> {new}" for old, new in self.renamed.items())
+        return line
+
+
+def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str, str] | None = None,
+                  translate_names: bool = True) -> MigrationReport:
+    """Copy every decision and the whole audit trail of one store into another, empty one (any two backends).
+
+    One transaction on the target: all or nothing, verified by reading the copy back. A data set is named by its
+    outputs file *relative to the store* (:func:`dataset_name`), so with ``translate_names`` a SQLite source's
+    name that is a data file (relative to the source's folder, or absolute) is renamed to that file's name in
+    the target (on a server: ``<folder>/<file>``, the same on every annotator's machine). ``rename`` maps
+    further names explicitly (and wins). Raises :class:`StoreError` for an unusable store or a target that is
+    not empty, :class:`ValueError` for a source equal to the target.
+    """
+    if not is_server_location(source) and not is_server_location(target):
+        if Path(source).expanduser().resolve() == Path(target).expanduser().resolve():
+            raise ValueError(f"migrate: the source and the target are the same store ({source})")
+    elif str(source).strip() == str(target).strip():
+        raise ValueError(f"migrate: the source and the target are the same store ({mask_location(source)})")
+    if not is_server_location(source) and not Path(source).exists():
+        raise StoreError(str(source), "no such store (nothing was written)")
+    origin = open_store(source)
+    decisions, audit = origin.rows()
+    names = sorted({str(row[0]) for row in decisions} | {str(row[2]) for row in audit})
+    mapping: dict[str, str] = {}
+    for name in names:
+        new = name
+        if translate_names and origin.backend == "sqlite":
+            candidate = Path(name)
+            if not candidate.is_absolute():
+                candidate = origin.path.expanduser().resolve().parent / candidate
+            if not name.startswith(("upload:",)) and candidate.is_file():
+                new = dataset_name(candidate, store_path=target)
+        new = (rename or {}).get(name, new)
+        if new != name:
+            mapping[name] = new
+    decisions = [(mapping.get(str(row[0]), row[0]), *row[1:]) for row in decisions]
+    audit = [(*row[:2], mapping.get(str(row[2]), row[2]), *row[3:]) for row in audit]
+    copy = open_store(target)
+    copy.restore(decisions, audit)
+    copied_decisions, copied_audit = copy.rows()
+    if len(copied_decisions) != len(decisions) or len(copied_audit) != len(audit):
+        raise StoreError(copy.label, f"the copy holds {len(copied_decisions)} decisions and {len(copied_audit)} "
+                         f"audit rows, not {len(decisions)} and {len(audit)}")
+    return MigrationReport(origin.label, copy.label, len(decisions), len(audit), mapping)
+
+
+#: How often and how long :meth:`OverrideStore._check_file` looks again at a file shorter than its header says.
+_TRUNCATION_RECHECKS = 10
+_TRUNCATION_RECHECK_S = 0.05
+
+
+def _short_of_header(path: Path) -> tuple[int, int] | None:
+    """``(size, expected)`` when the file is shorter than its SQLite header's page count says, else ``None``."""
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(100)
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if len(header) < 100:
+        return None
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    # The header's page count is valid when its "version valid for" equals the change counter.
+    if header[24:28] == header[92:96] and pages and size < pages * page_size:
+        return size, pages * page_size
+    return None
+
+
 def _writable(path: Path) -> bool:
     """Whether ``path`` can be written, judged by its mode bits too (``os.access`` says yes to root)."""
     try:
@@ -856,6 +1081,20 @@ def _writable(path: Path) -> bool:
 def _split_sql(script: str) -> list[str]:
     """The statements of a script (ours: no ``;`` inside strings), to run them inside one transaction."""
     return [statement.strip() for statement in script.split(";") if statement.strip()]
+
+
+def upgrade_statements(version: int, backend: str) -> list[str]:
+    """The statements that bring a ``backend`` store from schema ``version`` to :data:`SCHEMA_VERSION`.
+
+    Raises :class:`ValueError` when a step is missing (a bug: :data:`SCHEMA_VERSION` raised without its step).
+    """
+    statements: list[str] = []
+    for step in range(version, SCHEMA_VERSION):
+        scripts = SCHEMA_UPGRADES.get(step)
+        if scripts is None or backend not in scripts:
+            raise ValueError(f"no {backend} upgrade of the store schema from version {step} to {step + 1}")
+        statements.extend(_split_sql(scripts[backend]))
+    return statements
 
 
 #: Kept under the store's own names: the ledger CSV was the first spreadsheet-safe export.

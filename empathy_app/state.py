@@ -216,9 +216,12 @@ def load_kumar(directory: str | Path) -> tuple[Dataset, ImportReport]:
         return _import_kumar(str(path), _tree_mtimes(path))
 
 
-def store_path_for(source: dict, data_dir: Path | None) -> Path:
+def store_path_for(source: dict, data_dir: Path | None) -> Path | str:
     """The override store of a source: ``$EMPATHY_STORE``, else beside the data (the Kumar import, whose
-    folder is read-only third-party data: ``<user cache dir>/overrides-kumar2025.sqlite``)."""
+    folder is read-only third-party data: ``<user cache dir>/overrides-kumar2025.sqlite``).
+
+    ``$EMPATHY_STORE`` may be a team's ``postgresql://`` URL (returned as a string; print it only through
+    :func:`empathy.store.mask_location`)."""
     if source.get("kind") == "kumar2025" and not os.environ.get(STORE_ENV, "").strip():
         return user_cache_dir() / KUMAR2025_STORE
     return default_store_path(data_dir)
@@ -248,7 +251,7 @@ def content_key(dataset: Dataset) -> str:
     return digest.hexdigest()[:20]
 
 
-def store_dataset_name(source: dict, store_path: Path) -> str:
+def store_dataset_name(source: dict, store_path: Path | str) -> str:
     """The stable name a data set's overrides are kept under (:func:`empathy.store.dataset_name`).
 
     Its outputs file (relative to the store's folder when inside it) for a path and the demo data, the file
@@ -287,13 +290,13 @@ def ledger(data: Loaded) -> Ledger:
     """
     rule = st.session_state.get("label_rule", "latest")
     key = data.base_key or data.content_key
-    return _ledger(str(data.store.path), data.dataset_id, rule, key, data.store.version(), data.store,
+    return _ledger(data.store.label, data.dataset_id, rule, key, data.store.version(), data.store,
                    data.all_data.outputs)
 
 
 @st.cache_resource(show_spinner=False)
 def get_store(path: str) -> OverrideStore:
-    """One :class:`OverrideStore` per SQLite file, shared by every session."""
+    """One :class:`OverrideStore` per SQLite file or PostgreSQL URL, shared by every session."""
     return OverrideStore(path)
 
 
@@ -808,7 +811,7 @@ def sidebar(data: Loaded | None) -> None:
         if data is not None:
             st.caption(f"Data: **{md(data.name)}** · id {code(data.dataset_id)}")
             count = data.store.count(data.dataset_id)
-            st.caption(f"Human overrides: **{count}** · store {code(data.store.path.name)}")
+            st.caption(f"Human overrides: **{count}** · store {code(data.store.short_label)}")
             added = extra_ratings(data.base_key)
             if added:
                 st.caption("Added this session (not in the files): " + codes(added))
@@ -857,4 +860,7 @@ def page_setup(title: str, *, icon: str | Path = ICON) -> Loaded | None:
 def store_path_note(data: Loaded) -> str:
     """Where the overrides of this data set are kept (for the Data page)."""
     env = os.environ.get("EMPATHY_STORE")
-    return code(data.store.path) + (" (from EMPATHY_STORE)" if env else "")
+    where = code(data.store.label)  # a server URL's password masked
+    if data.store.backend == "postgresql":
+        where = f"the team's PostgreSQL store {where}"
+    return where + (" (from EMPATHY_STORE)" if env else "")

@@ -17,4 +17,13 @@ if [ ! -x /usr/bin/chromium ]; then
     echo "note: /usr/bin/chromium is absent and cannot be installed here; the real-browser test will skip" >&2
   fi
 fi
+# The store tests run on PostgreSQL too: tests/conftest.py starts a throwaway server with initdb/pg_ctl (as the
+# 'postgres' user when root) and skips those tests when the binaries are absent. Install Debian's server here.
+if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  else
+    echo "note: PostgreSQL (initdb) is absent and cannot be installed here; the PostgreSQL store tests will skip" >&2
+  fi
+fi
 exec python -m pytest "$@"

@@ -7,6 +7,7 @@ import math
 import os
 import shutil
 import sqlite3
+import threading
 
 import numpy as np
 import pandas as pd
@@ -51,8 +52,9 @@ def _ratings(outputs: pd.DataFrame, rater: str = "judge", value: float = 1.0) ->
 
 
 @pytest.fixture()
-def store(tmp_path):
-    return OverrideStore(tmp_path / "o.sqlite")
+def store(store_location):
+    """A fresh store on each backend (SQLite file, PostgreSQL schema; see conftest.py)."""
+    return OverrideStore(store_location)
 
 
 # ------------------------------------------------------------------------------------ text binding
@@ -199,6 +201,25 @@ def test_damaged_store_is_an_error_and_nothing_is_overwritten(tmp_path, case, me
     assert "\n" not in str(caught.value) and str(path) in str(caught.value)
     assert path.read_bytes() == content
     assert not (tmp_path / f"{case}.sqlite-wal").exists()
+
+
+def test_a_checkpoint_in_progress_is_not_taken_for_truncation(tmp_path):
+    """Another process's WAL checkpoint writes page 1 (the new page count) before the pages that extend the file;
+    a store opened (or written) in between must wait for the file to catch up, not call it truncated (4 writers
+    in bench/bench_store_backends.py hit this)."""
+    good = _good_store_bytes(tmp_path)
+    path = tmp_path / "busy.sqlite"
+    path.write_bytes(good[:-4096])  # the header already counts the last page; the checkpoint has yet to write it
+
+    def finish_checkpoint() -> None:
+        with path.open("ab") as handle:
+            handle.write(good[-4096:])
+
+    timer = threading.Timer(0.12, finish_checkpoint)
+    timer.start()
+    store = OverrideStore(path)
+    timer.join()
+    assert store.count("ds") == 200 and path.read_bytes() == good
 
 
 def test_read_only_store_is_an_error(tmp_path):
@@ -442,7 +463,7 @@ def test_cli_helpers_read_the_ledger_of_files(tmp_path):
         ledger_for_files(tmp_path / "broken.sqlite", tmp_path / "outputs.csv", outputs)
 
 
-def test_ledger_digest_names_which_overrides_apply(store):
+def test_ledger_digest_names_which_overrides_apply(store, tmp_path):
     outputs = _outputs([("i1", "A", "gen 1"), ("i2", "A", "gen 2")])
     ratings = _ratings(outputs)
     empty = open_ledger(store, NAME, outputs)
@@ -452,7 +473,7 @@ def test_ledger_digest_names_which_overrides_apply(store):
     store.set_overrides(NAME, make_changes(outputs, ratings, "i2", "A", ["judge"], "ca", 0.0), annotator="a")
     two = open_ledger(store, NAME, outputs)
     # the same overrides written in the other order give the same digest
-    other = OverrideStore(store.path.with_name("p.sqlite"))
+    other = OverrideStore(tmp_path / "p.sqlite")  # the other backend for a PostgreSQL store: same digest
     other.set_overrides(NAME, make_changes(outputs, ratings, "i2", "A", ["judge"], "ca", 0.0), annotator="b")
     other.set_overrides(NAME, make_changes(outputs, ratings, "i1", "A", ["judge"], "ca", 0.0), annotator="b")
     assert open_ledger(other, NAME, outputs).digest == two.digest != empty.digest

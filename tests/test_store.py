@@ -1,4 +1,4 @@
-"""Tests of the SQLite override store (empathy.store)."""
+"""Tests of the override store (empathy.store), on both backends: SQLite and PostgreSQL (conftest.py)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ DS = "ds0"
 
 
 @pytest.fixture()
-def store(tmp_path):
-    return OverrideStore(tmp_path / "o.sqlite")
+def store(store_location):
+    return OverrideStore(store_location)
 
 
 def _ratings() -> pd.DataFrame:
@@ -45,7 +45,8 @@ def _ratings() -> pd.DataFrame:
     })
 
 
-def test_wal_mode_and_schema(store):
+def test_wal_mode_and_schema(tmp_path):
+    store = OverrideStore(tmp_path / "o.sqlite")
     connection = sqlite3.connect(store.path)
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = {r[0] for r in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -71,8 +72,8 @@ def test_set_and_read_back(store):
     assert store.count(DS) == 1
 
 
-def test_durable_across_reopen(tmp_path):
-    path = tmp_path / "o.sqlite"
+def test_durable_across_reopen(store_location):
+    path = store_location
     OverrideStore(path).set_override(DS, "i1", "m", "j1", "e_ref", 0.25, annotator="ann")
     reopened = OverrideStore(path)
     assert reopened.overrides(DS)["value"].tolist() == [0.25]
@@ -85,8 +86,8 @@ def _writer(path: str, worker: int, count: int) -> None:
         store.set_override(DS, f"item{index}", "m", f"w{worker}", "ca", index % 2, annotator=f"w{worker}")
 
 
-def test_two_processes_writing_at_once_lose_nothing(tmp_path):
-    path = str(tmp_path / "o.sqlite")
+def test_two_processes_writing_at_once_lose_nothing(store_location):
+    path = store_location
     OverrideStore(path)
     context = multiprocessing.get_context("fork")
     workers = [context.Process(target=_writer, args=(path, w, 40)) for w in range(2)]

@@ -25,7 +25,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     metrics.add_argument("outputs", help="outputs file (CSV, JSONL or Parquet)")
     metrics.add_argument("--ratings", action="append", metavar="FILE",
                          help="long-form ratings file (repeat for several)")
-    metrics.add_argument("--overrides", metavar="SQLITE", help="apply the human overrides stored in this file")
+    metrics.add_argument("--overrides", "--store", dest="overrides", metavar="STORE", nargs="?", const="",
+                         help="apply the human overrides of this store: a SQLite file or a postgresql:// URL "
+                         "(without a value: $EMPATHY_STORE, else the store beside the outputs)")
     metrics.add_argument("--label-rule", choices=("latest", "majority", "adjudicated"), default="latest",
                          help="which human label counts where several annotators decided one rating")
     metrics.add_argument("--store-name", metavar="NAME",
@@ -56,14 +58,18 @@ def run(args: argparse.Namespace) -> int:
     ratings = dataset.ratings
     n_overrides = None
     ledger = None
-    if args.overrides:
-        from empathy.overrides import apply_ledger, ledger_for_files
+    if args.overrides is not None:
+        from pathlib import Path
 
+        from empathy.overrides import apply_ledger, ledger_for_files
+        from empathy.store import default_store_path, mask_location
+
+        location = args.overrides or default_store_path(Path(args.outputs).resolve().parent)
         try:
-            ledger = ledger_for_files(args.overrides, args.outputs, dataset.outputs, rule=args.label_rule,
+            ledger = ledger_for_files(location, args.outputs, dataset.outputs, rule=args.label_rule,
                                       name=args.store_name)
         except sqlite3.Error as exc:  # a corrupt or foreign file given as the store
-            raise DataError(args.overrides, f"cannot read the override store ({exc})") from None
+            raise DataError(mask_location(location), f"cannot read the override store ({exc})") from None
         ratings = apply_ledger(ratings, ledger)
         n_overrides = len(ledger.applied)
         print(f"empathy: {ledger.summary()}", file=sys.stderr)
