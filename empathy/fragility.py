@@ -116,6 +116,8 @@ class FragilityReport:
 
 
 def _clean(value: object) -> object:
+    if value is pd.NA or value is None:
+        return None
     if isinstance(value, np.bool_ | bool):
         return bool(value)
     if isinstance(value, np.integer):
@@ -204,7 +206,10 @@ def _pairs(usable: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
                         best = min(scores, key=lambda o: o[3])
                         row.update(score_shift=best[3], score_item=best[4])
             rows.append(row)
-    return pd.DataFrame(rows, columns=list(PAIR_COLUMNS))
+    pairs = pd.DataFrame(rows, columns=list(PAIR_COLUMNS))
+    for column in ("flips_needed", "flips_better", "flips_worse"):
+        pairs[column] = pairs[column].astype("Int64")  # counts, with <NA> for a continuous metric
+    return pairs
 
 
 def _with_influence(usable: pd.DataFrame) -> pd.DataFrame:

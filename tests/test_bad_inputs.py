@@ -247,6 +247,7 @@ RATING_COMMANDS = {
     "agreement": ["agreement", "{f}"],
     "panels": ["panels", "{f}", "--bootstrap", "0"],
     "stability": ["stability", "{f}", "--dimension", "ca"],
+    "fragility": ["fragility", "{tmp}/out.csv", "--ratings", "{f}", "--metric", "CA"],
 }
 
 # --- options and other commands: (id, {file: content}, args, expected fragments) ----------------------------
@@ -266,6 +267,12 @@ OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
      ["agreement", "{tmp}/out.csv"], ["out.csv", "row 4", "column 'item_id'"]),
     ("overrides-not-sqlite", {"out.csv": GOOD_OUTPUTS, "store.sqlite": "this is not a database\n" * 100},
      ["metrics", "{tmp}/out.csv", "--overrides", "{tmp}/store.sqlite", "--no-ld"], ["store.sqlite"]),
+    ("fragility-no-ratings", {"out.csv": GOOD_OUTPUTS}, ["fragility", "{tmp}/out.csv"],
+     ["out.csv", "has no judge ratings"]),
+    ("fragility-top-zero", {"out.csv": GOOD_OUTPUTS}, ["fragility", "{tmp}/out.csv", "--top", "0"],
+     ["--top", "out of range"]),
+    ("fragility-metric-ld", {"out.csv": GOOD_OUTPUTS}, ["fragility", "{tmp}/out.csv", "--metric", "LD"],
+     ["--metric", "invalid choice"]),
     ("bootstrap-billion", {"r.csv": _ratings("1,a,j,ca,1,llm")},
      ["agreement", "{tmp}/r.csv", "--bootstrap", "1000000000"], ["--bootstrap", "100,000"]),
     ("bootstrap-negative", {"r.csv": _ratings("1,a,j,ca,1,llm")}, ["agreement", "{tmp}/r.csv", "--bootstrap", "-5"],

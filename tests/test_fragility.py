@@ -172,3 +172,35 @@ def test_json_is_plain(plan):
     payload = fragility(plan).to_json()
     assert set(payload) == {"pairs", "influence", "ratio_of_means", "order"}
     json.dumps(payload, allow_nan=False)
+
+
+def test_cli_json(tmp_path, capsys):
+    import json
+
+    from empathy.cli import main
+
+    OUTPUTS.to_csv(tmp_path / "out.csv", index=False)
+    RATINGS.drop(columns=["reason", "signature"]).to_csv(tmp_path / "r.csv", index=False)
+    code = main(["fragility", str(tmp_path / "out.csv"), "--ratings", str(tmp_path / "r.csv"), "--metric", "CA",
+                 "--metric", "SA", "--top", "1", "--format", "json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0
+    ca = [p for p in payload["pairs"] if p["metric"] == "CA"]
+    assert [(p["better"], p["worse"], p["flips_needed"]) for p in ca] == [("a", "b", 2), ("b", "c", 2)]
+    sa = next(p for p in payload["pairs"] if p["metric"] == "SA")
+    assert sa["shift_needed"] == pytest.approx(1.25) and sa["flips_needed"] is None
+    assert [(r["model"], r["item_id"]) for r in payload["influence"] if r["metric"] == "SA"] == [("a", "i3"),
+                                                                                                ("b", "i1")]
+    assert "judge[j]" in payload["signature"] and "ld:" not in payload["signature"]
+    rom = {r["model"]: r["ratio_of_means"] for r in payload["ratio_of_means"]}
+    assert rom == pytest.approx({"a": 0.2, "b": 1 / 6})
+
+
+def test_cli_table_names_the_pairs(tmp_path, capsys):
+    from empathy.cli import main
+
+    OUTPUTS.to_csv(tmp_path / "out.csv", index=False)
+    RATINGS.drop(columns=["reason", "signature"]).to_csv(tmp_path / "r.csv", index=False)
+    assert main(["fragility", str(tmp_path / "out.csv"), "--ratings", str(tmp_path / "r.csv"), "--metric", "CA"]) == 0
+    out = capsys.readouterr().out
+    assert "flips_needed" in out and "signature:" in out

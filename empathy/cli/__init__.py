@@ -8,6 +8,7 @@ One module per command group, each with ``register(subparsers)`` and handlers th
 * :mod:`empathy.cli.judges`: ``judge``, ``standard``;
 * :mod:`empathy.cli.datasets`: ``import``;
 * :mod:`empathy.cli.distancing`: ``distancing`` (also ``python -m empathy.distancing``);
+* :mod:`empathy.cli.fragility`: ``fragility``;
 * :mod:`empathy.cli.common`: exit codes and the error-to-exit-code mapping, output formats (JSON exact; table and
   CSV for people, escaped), size parsing, loaders.
 
@@ -27,11 +28,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from empathy import __version__
-from empathy.cli import agreement, datasets, distancing, judges, metrics, stability
+from empathy.cli import agreement, datasets, distancing, fragility, judges, metrics, stability
 from empathy.cli.common import Parser
 
 #: The command groups in the order ``--help`` lists them.
-COMMAND_GROUPS = (metrics, agreement, distancing, judges, datasets, stability)
+COMMAND_GROUPS = (metrics, agreement, distancing, judges, datasets, stability, fragility)
 
 
 def build_parser() -> Parser:
