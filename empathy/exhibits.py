@@ -154,7 +154,7 @@ def exhibit_view(outputs: pd.DataFrame, judge_ratings: pd.DataFrame, overrides: 
 
 # ------------------------------------------------------------------------------------------------ HTML
 
-_CSS = """
+EXHIBIT_CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;padding:24px;color:#111827;
 background:#fff}
 h1{font-size:1.4rem;margin:0 0 16px}
@@ -252,7 +252,7 @@ def export_html(views: Sequence[ExhibitView], *, title: str = "Exhibits", signat
         body = "<p>No exhibits pinned.</p>"
     footer = f"<footer>signature: {html_literal(signature)}</footer>" if signature else ""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html_literal(title)}</title><style>{_CSS}</style></head><body>"
+            f"<title>{html_literal(title)}</title><style>{EXHIBIT_CSS}</style></head><body>"
             f"<h1>{html_literal(title)}</h1>{body}{footer}</body></html>\n")
 
 

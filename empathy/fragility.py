@@ -333,3 +333,10 @@ def fragility(plan: MetricPlan, values: np.ndarray | None = None, *, metrics: Se
     return FragilityReport(pairs=_pairs(usable, values_table),
                            influence=influence[list(INFLUENCE_COLUMNS)].reset_index(drop=True),
                            ratio_of_means=sa_ratio_of_means(terms), order=influence_order(terms))
+
+
+def by_influence(queue: pd.DataFrame, plan: MetricPlan, dimension: str, values: np.ndarray | None = None
+                 ) -> pd.DataFrame:
+    """The Relabel queue of ``dimension`` in the "by influence" order: :func:`order_queue` of
+    :func:`influence_order` over the plan's terms (``values``: the ratings with overrides patched in)."""
+    return order_queue(queue, influence_order(plan.item_terms(values), dimension))

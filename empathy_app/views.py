@@ -39,6 +39,8 @@ PAGES: tuple[tuple[str, str, str, str], ...] = (
      ":material/gavel:"),
     ("app_pages/8_Items.py", "Items", "Every output's Eq. 1-4 terms, worst first; search, filters, side by side.",
      ":material/table_rows:"),
+    ("app_pages/10_Exhibits.py", "Exhibits", "Pinned outputs with notes, a presentation mode, offline HTML; ranking "
+     "fragility.", ":material/slideshow:"),
 )
 METRIC_HELP = {
     "SA": "Sentiment Attenuation (Eq. 1): 0 none, 1 affect flattened, < 0 more intense than the reference",

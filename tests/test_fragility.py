@@ -204,3 +204,13 @@ def test_cli_table_names_the_pairs(tmp_path, capsys):
     assert main(["fragility", str(tmp_path / "out.csv"), "--ratings", str(tmp_path / "r.csv"), "--metric", "CA"]) == 0
     out = capsys.readouterr().out
     assert "flips_needed" in out and "signature:" in out
+
+
+def test_by_influence_reorders_the_relabel_queue(plan):
+    from empathy.fragility import by_influence
+    from empathy.review import relabel_queue
+
+    queue = relabel_queue(RATINGS, "ca", OUTPUTS)
+    ordered = by_influence(queue, plan, "ca")
+    assert len(ordered) == len(queue) and set(ordered.columns) >= set(queue.columns) | {"leverage"}
+    assert ordered[["item_id", "model"]].head(2).values.tolist() == [["i3", "a"], ["i4", "c"]]
