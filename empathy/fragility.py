@@ -22,7 +22,9 @@ number of terms. Lower is better for every metric (:func:`empathy.evaluate.ranki
   smaller feasible side (an infimum: any larger change reorders). For SA the same answer is also given as the
   smallest change of one *judge score* ``E(g)`` (``score_shift``; a term moves by ``dE(g)/E(t)``, so the item
   with the smallest ``E(t)`` among those with room needs the smallest score change). Reference-side scores
-  (E(t), U(t)) are shared by every model's output of an item and are not moved.
+  (E(t), U(t)) are shared by every model's output of an item and are not moved. When no single item can,
+  ``items_needed`` (:func:`items_to_reverse`) is the fewest items that could, each moved to the end of its
+  range (exact: largest contributions first); for CA it equals ``flips_needed``.
 * **Leave-one-out influence**: for a group with ``n`` usable terms and mean ``v``, dropping item ``i`` gives
   ``(n v - t_i) / (n - 1)``; its influence is ``v - LOO_i = (t_i - v) / (n - 1)`` (positive: the item makes
   the model look worse). For SA the term ``t_i`` itself is reported too (one item reaches -2.68 on the demo).
@@ -52,7 +54,7 @@ from empathy.evaluate import MetricPlan
 GROUP: list[str] = ["task", "metric", "scorer"]
 PAIR_COLUMNS: tuple[str, ...] = (
     "task", "metric", "scorer", "rank", "better", "worse", "value_better", "value_worse", "gap", "n_better",
-    "n_worse", "kind", "flips_needed", "flips_better", "flips_worse", "shift_needed", "shift_model",
+    "n_worse", "kind", "items_needed", "flips_needed", "flips_better", "flips_worse", "shift_needed", "shift_model",
     "shift_item", "score_shift", "score_item")
 INFLUENCE_COLUMNS: tuple[str, ...] = ("task", "metric", "scorer", "model", "item_id", "term", "value", "n",
                                       "loo_value", "influence")
@@ -80,6 +82,30 @@ def flips_to_reverse(k_better: int, n_better: int, k_worse: int, n_worse: int) -
     total = np.where(feasible, x + y, np.iinfo(np.int64).max)
     best = int(np.argmin(total))
     return int(total[best]), int(x[best]), int(y[best])
+
+
+def items_to_reverse(room_better: np.ndarray, n_better: int, room_worse: np.ndarray, n_worse: int, gap: float
+                     ) -> int | None:
+    """The fewest items whose terms, each moved as far as its range allows, reorder a pair of continuous means.
+
+    Moving a term of ``better`` up by its room raises that mean by ``room / n_better``; moving one of ``worse``'s
+    down lowers the other by ``room / n_worse``. Each item closes the gap independently, so taking the largest
+    contributions first is optimal: the answer is the smallest ``k`` whose top ``k`` contributions exceed
+    ``gap`` (strictly: a tie is not a reversal), or ``None`` when all of them together do not.
+    """
+    if n_better < 1 or n_worse < 1:
+        raise ValueError(f"n_better and n_worse must be at least 1, got {n_better} and {n_worse}")
+    contributions = np.concatenate([np.asarray(room_better, dtype=float) / n_better,
+                                    np.asarray(room_worse, dtype=float) / n_worse])
+    contributions = np.sort(contributions[np.isfinite(contributions) & (contributions > 0)])[::-1]
+    reached = np.flatnonzero(np.cumsum(contributions) > gap)
+    return int(reached[0]) + 1 if len(reached) else None
+
+
+def _room(metric: str, side: pd.DataFrame, upward: bool) -> np.ndarray:
+    lower, upper = _term_bounds(metric, side)
+    term = side["term"].to_numpy(dtype=float)
+    return (upper - term) if upward else (term - lower)
 
 
 def _term_bounds(metric: str, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -154,9 +180,7 @@ def _continuous_shift(metric: str, side: pd.DataFrame, needed: float, upward: bo
                       ) -> tuple[bool, object, float | None, object]:
     """Whether one of ``side``'s terms can move by more than ``needed`` (raise if ``upward``), an item that can,
     and for SA the smallest E(g) change with its item."""
-    lower, upper = _term_bounds(metric, side)
-    term = side["term"].to_numpy(dtype=float)
-    room = (upper - term) if upward else (term - lower)
+    room = _room(metric, side, upward)
     feasible = room > needed
     if not feasible.any():
         return False, None, None, None
@@ -183,14 +207,19 @@ def _pairs(usable: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
                 "task": task, "metric": metric, "scorer": scorer, "rank": position + 1, "better": a["model"],
                 "worse": b["model"], "value_better": float(a["value"]), "value_worse": float(b["value"]),
                 "gap": gap, "n_better": int(a["n"]), "n_worse": int(b["n"]),
-                "kind": "flips" if binary else "shift", "flips_needed": None, "flips_better": None,
-                "flips_worse": None, "shift_needed": None, "shift_model": None, "shift_item": None,
-                "score_shift": None, "score_item": None}
+                "kind": "flips" if binary else "shift", "items_needed": None, "flips_needed": None,
+                "flips_better": None, "flips_worse": None, "shift_needed": None, "shift_model": None,
+                "shift_item": None, "score_shift": None, "score_item": None}
             if binary:
                 found = flips_to_reverse(int(a["ones"]), int(a["n"]), int(b["ones"]), int(b["n"]))
                 if found is not None:
                     row["flips_needed"], row["flips_better"], row["flips_worse"] = found
+                    row["items_needed"] = found[0]
             else:
+                side_a = by_group[(task, metric, scorer, a["model"])]
+                side_b = by_group[(task, metric, scorer, b["model"])]
+                row["items_needed"] = items_to_reverse(_room(metric, side_a, True), int(a["n"]),
+                                                       _room(metric, side_b, False), int(b["n"]), gap)
                 options = []
                 for model, n, upward in ((a["model"], int(a["n"]), True), (b["model"], int(b["n"]), False)):
                     needed = n * gap
@@ -207,7 +236,7 @@ def _pairs(usable: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
                         row.update(score_shift=best[3], score_item=best[4])
             rows.append(row)
     pairs = pd.DataFrame(rows, columns=list(PAIR_COLUMNS))
-    for column in ("flips_needed", "flips_better", "flips_worse"):
+    for column in ("items_needed", "flips_needed", "flips_better", "flips_worse"):
         pairs[column] = pairs[column].astype("Int64")  # counts, with <NA> for a continuous metric
     return pairs
 

@@ -97,10 +97,11 @@ def fragility_section(data: state.Loaded, key: str) -> None:
         st.caption("Fewest CA label flips that put the better-ranked model strictly behind the next one "
                    "(flips_better: its 0 labels turned to 1; flips_worse: the other's 1 labels turned to 0).")
     else:
-        shown = pairs[["task", "rank", "better", "worse", "value_better", "value_worse", "shift_needed",
-                       "shift_model", "shift_item", "score_shift", "score_item"]]
+        shown = pairs[["task", "rank", "better", "worse", "value_better", "value_worse", "items_needed",
+                       "shift_needed", "shift_model", "shift_item", "score_shift", "score_item"]]
         st.caption(f"Smallest change of one item's {md(metric)} term that reorders the pair (shift_needed; "
-                   "empty when no single item can) and, for SA, of one judge score E(g) (score_shift).")
+                   "empty when no single item can), the fewest items that could if each moved to the end of its "
+                   "range (items_needed) and, for SA, the smallest change of one judge score E(g) (score_shift).")
     st.dataframe(shown, hide_index=True, key=f"{key}_pairs")
     influence = report.influence[(report.influence["metric"] == metric) & (report.influence["scorer"] == judge)]
     st.markdown("**Most influential items** (leave-one-out: how much the model's value moves when the item is "

@@ -214,3 +214,22 @@ def test_by_influence_reorders_the_relabel_queue(plan):
     ordered = by_influence(queue, plan, "ca")
     assert len(ordered) == len(queue) and set(ordered.columns) >= set(queue.columns) | {"leverage"}
     assert ordered[["item_id", "model"]].head(2).values.tolist() == [["i3", "a"], ["i4", "c"]]
+
+
+@pytest.mark.parametrize(("room_a", "n_a", "room_b", "n_b", "gap", "expected"), [
+    ([0.5, 0.5], 2, [0.2], 1, 0.6, 3),     # contributions .25 .25 .2: .7 > .6 needs all three
+    ([0.5, 0.5], 2, [0.2], 1, 0.5, 3),     # .25 + .25 = .5 only ties
+    ([0.5, 0.5], 2, [0.2], 1, 0.45, 2),
+    ([0.5, 0.5], 2, [0.2], 1, 0.7, None),  # everything together only ties
+    ([0.0, 3.0], 4, [1.5, 0.25, 4.0], 3, 5 / 12, 1),  # the SA pair of the fixture: b's i3 alone (4/3)
+])
+def test_items_to_reverse(room_a, n_a, room_b, n_b, gap, expected):
+    from empathy.fragility import items_to_reverse
+
+    assert items_to_reverse(np.array(room_a), n_a, np.array(room_b), n_b, gap) == expected
+
+
+def test_items_needed_column(plan):
+    pairs = fragility(plan).pairs.set_index("metric")
+    assert pairs.loc["SA", "items_needed"] == 1
+    assert pairs.loc["CA", "items_needed"].tolist() == [2, 2]
