@@ -129,7 +129,8 @@ class FragilityReport:
 
     #: one row per adjacent pair of models in each (task, metric, judge) ranking: :data:`PAIR_COLUMNS`
     pairs: pd.DataFrame
-    #: the ``top`` most influential items of each (task, metric, judge, model): :data:`INFLUENCE_COLUMNS`
+    #: the ``top`` most influential items of each (task, metric, judge, model), largest ``|influence|`` first
+    #: (ties in the data's order): :data:`INFLUENCE_COLUMNS`
     influence: pd.DataFrame
     #: SA under Eq. 1 (mean of ratios) and as a ratio of means per (task, judge, model): :data:`ROM_COLUMNS`
     ratio_of_means: pd.DataFrame
@@ -158,20 +159,26 @@ def _records(frame: pd.DataFrame) -> list[dict[str, object]]:
 
 
 def _usable(terms: pd.DataFrame) -> pd.DataFrame:
-    """The usable terms of judge metrics, with each group's n and mean beside every term."""
+    """The usable terms of judge metrics, with each group's code (``_group``), n and mean beside every term."""
     judged = [name for name, spec in m.METRIC_SPECS.items() if spec.judged]
     usable = terms[(terms["status"] == m.OK) & terms["metric"].isin(judged)].copy()
-    grouped = usable.groupby([*GROUP, "model"], sort=False)["term"]
-    usable["n"] = grouped.transform("size").astype(int)
-    usable["value"] = grouped.transform("mean")
+    # one factorisation of the group names; every per-group figure after it is a bincount on the codes
+    code = usable.groupby([*GROUP, "model"], sort=False).ngroup().to_numpy(dtype=np.int64)
+    n = np.bincount(code)
+    total = np.bincount(code, weights=usable["term"].to_numpy(dtype=float))
+    usable["_group"] = code
+    usable["n"] = n[code]
+    usable["value"] = (total / np.maximum(n, 1))[code]
     return usable
 
 
 def _values(usable: pd.DataFrame) -> pd.DataFrame:
     """One row per (task, metric, judge, model): value, n, ones (the count of 1 terms); sorted into rankings."""
-    values = (usable.assign(ones=usable["term"] == 1.0)
-              .groupby([*GROUP, "model"], sort=False).agg(value=("term", "mean"), n=("term", "size"),
-                                                           ones=("ones", "sum")).reset_index())
+    code = usable["_group"].to_numpy(dtype=np.int64)
+    ones = np.bincount(code, weights=(usable["term"].to_numpy(dtype=float) == 1.0), minlength=int(code.max(
+        initial=-1)) + 1)
+    values = usable.drop_duplicates("_group")[[*GROUP, "model", "_group", "value", "n"]].copy()
+    values["ones"] = ones[values["_group"].to_numpy()].astype(int)
     return values.sort_values([*GROUP, "value", "model"], key=lambda s: s.astype(str) if s.name != "value" else s,
                               kind="stable").reset_index(drop=True)
 
@@ -195,7 +202,7 @@ def _continuous_shift(metric: str, side: pd.DataFrame, needed: float, upward: bo
 
 def _pairs(usable: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    by_group = {key: part for key, part in usable.groupby([*GROUP, "model"], sort=False)}
+    by_group = dict(iter(usable.groupby("_group", sort=False)))
     for key, ranking in values.groupby(GROUP, sort=False):
         task, metric, scorer = key
         ranking = ranking.reset_index(drop=True)
@@ -216,15 +223,14 @@ def _pairs(usable: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
                     row["flips_needed"], row["flips_better"], row["flips_worse"] = found
                     row["items_needed"] = found[0]
             else:
-                side_a = by_group[(task, metric, scorer, a["model"])]
-                side_b = by_group[(task, metric, scorer, b["model"])]
+                side_a, side_b = by_group[a["_group"]], by_group[b["_group"]]
                 row["items_needed"] = items_to_reverse(_room(metric, side_a, True), int(a["n"]),
                                                        _room(metric, side_b, False), int(b["n"]), gap)
                 options = []
-                for model, n, upward in ((a["model"], int(a["n"]), True), (b["model"], int(b["n"]), False)):
+                for model, side, n, upward in ((a["model"], side_a, int(a["n"]), True),
+                                               (b["model"], side_b, int(b["n"]), False)):
                     needed = n * gap
-                    ok, item, score, score_item = _continuous_shift(metric, by_group[(task, metric, scorer, model)],
-                                                                    needed, upward)
+                    ok, item, score, score_item = _continuous_shift(metric, side, needed, upward)
                     if ok:
                         options.append((needed, model, item, score, score_item))
                 if options:
@@ -279,24 +285,31 @@ def influence_order(terms: pd.DataFrame, dimension: str | None = None) -> pd.Dat
         (largest first), then item_id and model. Outputs whose model has no rival (a single model) are left out.
     """
     usable = _usable(terms)
-    if dimension is not None:
-        usable = usable[[dimension in m.get_metric(name).dimensions for name in usable["metric"]]]
+    return _order(_with_influence(usable), _values(usable), dimension)
+
+
+def _order(scored: pd.DataFrame, values: pd.DataFrame, dimension: str | None) -> pd.DataFrame:
+    """:func:`influence_order` from the usable terms with their influence and the groups' values."""
     columns = ["item_id", "model", "leverage", "metric", "scorer", "influence"]
-    if usable.empty:
+    if dimension is not None:
+        reads = {name for name, spec in m.METRIC_SPECS.items() if dimension in spec.dimensions}
+        scored = scored[scored["metric"].isin(reads)]
+    if scored.empty:
         return pd.DataFrame(columns=columns)
-    scored = _with_influence(usable).merge(_nearest_gap(_values(usable)), on=[*GROUP, "model"], how="left")
+    scored = scored.merge(_nearest_gap(values), on=[*GROUP, "model"], how="left")
     scored = scored[scored["gap"].notna() & scored["influence"].notna()]
     magnitude = scored["influence"].abs().to_numpy(dtype=float)
     gap = scored["gap"].to_numpy(dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        scored["leverage"] = np.where(gap > 0, magnitude / np.where(gap > 0, gap, 1.0),
-                                      np.where(magnitude > 0, np.inf, 0.0))
+        leverage = np.where(gap > 0, magnitude / np.where(gap > 0, gap, 1.0), np.where(magnitude > 0, np.inf, 0.0))
     # equal leverages computed along different float paths (1/6 and -1/6 of a mean) must tie, so that the
     # order falls back to item_id and model and stays stable across reruns
-    scored["leverage"] = np.round(scored["leverage"].to_numpy(dtype=float), 12)
-    scored = scored.sort_values(["leverage", "item_id", "model", "metric", "scorer"],
-                                ascending=[False, True, True, True, True], kind="stable")
+    scored = scored.assign(leverage=np.round(leverage, 12))
+    # the largest leverage of each output first (numeric sort of every term; among equal leverages the plan's
+    # order: metric, then judge), then the one row per output sorted with its names
+    scored = scored.iloc[np.argsort(-scored["leverage"].to_numpy(), kind="stable")]
     best = scored.drop_duplicates(["item_id", "model"], keep="first")
+    best = best.sort_values(["leverage", "item_id", "model"], ascending=[False, True, True], kind="stable")
     return best[columns].reset_index(drop=True)
 
 
@@ -354,14 +367,17 @@ def fragility(plan: MetricPlan, values: np.ndarray | None = None, *, metrics: Se
     terms = plan.item_terms(values, metrics=metrics or list(m.METRIC_DIMENSIONS))
     usable = _usable(terms)
     values_table = _values(usable)
-    influence = _with_influence(usable)
-    influence = influence.assign(_size=influence["influence"].abs()).sort_values(
-        [*GROUP, "model", "_size", "item_id"], ascending=[True, True, True, True, False, True],
-        key=lambda s: s.astype(str) if s.dtype == object else s, kind="stable")
-    influence = influence.groupby([*GROUP, "model"], sort=False).head(int(top))
+    scored = _with_influence(usable)
+    order = _order(scored, values_table, None)
+    # the top items of each group: one numeric sort of every term (largest |influence| first, undefined last,
+    # ties in the data's order), then only the kept rows sorted by their group's names
+    size = scored["influence"].abs().to_numpy(dtype=float)
+    ranked = scored.iloc[np.argsort(-np.where(np.isnan(size), -np.inf, size), kind="stable")]
+    influence = ranked.groupby([*GROUP, "model"], sort=False).head(int(top))
+    influence = influence.sort_values([*GROUP, "model"], kind="stable")
     return FragilityReport(pairs=_pairs(usable, values_table),
                            influence=influence[list(INFLUENCE_COLUMNS)].reset_index(drop=True),
-                           ratio_of_means=sa_ratio_of_means(terms), order=influence_order(terms))
+                           ratio_of_means=sa_ratio_of_means(terms), order=order)
 
 
 def by_influence(queue: pd.DataFrame, plan: MetricPlan, dimension: str, values: np.ndarray | None = None

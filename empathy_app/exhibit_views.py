@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from empathy.exhibits import EXHIBIT_CSS, ExhibitView, exhibit_html, exhibit_view
-from empathy.fragility import FragilityReport, by_influence, fragility
+from empathy.fragility import FragilityReport, fragility, influence_order, order_queue
 from empathy.store import StoreError
 from empathy_app import state
 from empathy_app.markup import md
@@ -51,9 +51,16 @@ def fragility_report(data: state.Loaded, top: int = 5) -> FragilityReport:
     return _fragility(data.content_key, state.overrides_key(current), data, top)
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def _influence(key: str, okey: str, dimension: str, _data: state.Loaded) -> pd.DataFrame:
+    return influence_order(state.engine(_data).plan.item_terms(_values(_data)), dimension)
+
+
 def relabel_by_influence(data: state.Loaded, queue: pd.DataFrame, dimension: str) -> pd.DataFrame:
-    """The Relabel queue in the "by influence" order (:func:`empathy.fragility.by_influence`)."""
-    return by_influence(queue, state.engine(data).plan, dimension, _values(data))
+    """The Relabel queue in the "by influence" order (:func:`empathy.fragility.by_influence`); the order is
+    cached per data set, overrides and dimension, so a decision costs one recompute, not one per rerun."""
+    current = state.overrides(data) if st.session_state.get("with_overrides", True) else None
+    return order_queue(queue, _influence(data.content_key, state.overrides_key(current), dimension, data))
 
 
 def exhibit_views(data: state.Loaded, pinned: pd.DataFrame) -> list[ExhibitView]:
