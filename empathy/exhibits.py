@@ -32,6 +32,7 @@ import pandas as pd
 
 from empathy.escaping import html_literal
 from empathy.io import DataError, read_table
+from empathy.metrics import DIMENSIONS
 from empathy.render import highlight_html, legend_html
 
 #: The curated exhibit list of the bundled demo.
@@ -85,7 +86,10 @@ def _labels(judge_ratings: pd.DataFrame, mine: pd.DataFrame, item_id: str, model
     labels = base.merge(decided, on=["dimension", "rater"], how="outer")
     labels["overridden"] = labels["value"].notna() & _has_override(labels, decided)
     labels["label"] = labels["value"].where(labels["overridden"], labels["judge"])
-    labels = labels.sort_values(["dimension", "rater"], kind="stable").reset_index(drop=True)
+    # the paper's order of the dimensions (e_ref, e_gen, u_ref, u_gen, ca), then any other, then by rater
+    order = {name: position for position, name in enumerate(DIMENSIONS)}
+    labels = labels.assign(_order=[order.get(d, len(order)) for d in labels["dimension"]])
+    labels = labels.sort_values(["_order", "dimension", "rater"], kind="stable").reset_index(drop=True)
     return labels[list(LABEL_COLUMNS)]
 
 

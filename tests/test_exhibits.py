@@ -60,6 +60,7 @@ def test_metric_delta_by_hand(recompute):
 
 def test_exhibit_view_labels(recompute):
     view = exhibit_view(OUTPUTS, RATINGS, OVERRIDES, "i3", "a", note="why", recompute=recompute, spans=NO_SPANS)
+    assert view.labels["dimension"].tolist() == ["e_ref", "e_gen", "ca"]  # the paper's order
     labels = view.labels.set_index("dimension")
     assert labels.loc["ca", ["judge", "label", "overridden"]].tolist() == [1.0, 0.0, True]
     assert labels.loc["e_gen", ["judge", "label"]].tolist() == pytest.approx([0.6, 0.2])
