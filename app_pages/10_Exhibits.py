@@ -30,14 +30,22 @@ except StoreError as error:
 
 curated_path = DEMO_DIR / CURATED_FILENAME
 if st.session_state.get("source", {}).get("kind") == "demo" and curated_path.exists():
-    if st.button("Pin the demo's curated exhibits (one per mechanism)", key="exhibits_curated",
-                 help="SA, EGM, CA and LD, each on an output where it is plain to see (data/exhibits.csv)."):
+    try:
+        curated = read_curated(curated_path, data.all_data.outputs)
+    except DataError as error:
+        st.error(md(error))
+        st.stop()
+    have = set(zip(pinned["item_id"], pinned["model"], strict=True))
+    missing = [r for r in curated.to_dict("records") if (r["item_id"], r["model"]) not in have]
+    if missing and st.button("Pin the demo's curated exhibits (one per mechanism)", key="exhibits_curated",
+                             help="SA, EGM, CA and LD, each on an output where it is plain to see "
+                                  "(data/exhibits.csv)."):
         try:
-            for record in read_curated(curated_path, data.all_data.outputs).to_dict("records"):
-                if not ((pinned["item_id"] == record["item_id"]) & (pinned["model"] == record["model"])).any():
-                    store.pin_exhibit(name, record["item_id"], record["model"], record["note"], annotator=annotator)
-        except (DataError, StoreError) as error:
+            for record in missing:
+                store.pin_exhibit(name, record["item_id"], record["model"], record["note"], annotator=annotator)
+        except StoreError as error:
             st.error(md(error))
+            st.stop()
         st.rerun()
 
 listing, present, fragile = st.tabs(["Exhibits", "Presentation", "Ranking fragility"])

@@ -50,10 +50,9 @@ def _frame(at: AppTest, column: str) -> pd.DataFrame:
 
 
 def _exhibits(store_path: Path) -> pd.DataFrame:
-    store = OverrideStore(store_path)
-    (name,) = store_names = [n for n in _exhibit_datasets(store_path)]
-    assert store_names
-    return store.exhibits(name)
+    """The exhibit list of the one data set that has exhibits in the store."""
+    (name,) = _exhibit_datasets(store_path)
+    return OverrideStore(store_path).exhibits(name)
 
 
 def _exhibit_datasets(store_path: Path) -> list[str]:
@@ -159,3 +158,11 @@ def test_no_ratings_is_a_message_not_a_traceback(tmp_path):
     at = _app(source)
     infos = [str(i.value) for i in at.info]
     assert any("No exhibit yet" in i for i in infos) and any("no ranking to be fragile" in i for i in infos), infos
+
+
+def test_curated_button_goes_once_everything_is_pinned(_store):
+    at = _app()
+    at.button(key="exhibits_curated").click().run()
+    _ok(at)
+    assert not [b for b in at.button if b.key == "exhibits_curated"]
+    assert len(_exhibits(_store)) == 4
