@@ -12,7 +12,7 @@ import streamlit as st  # noqa: E402
 from empathy.overrides import ALL_JUDGES, make_changes, override_targets  # noqa: E402
 from empathy.review import disagreement, inspect_filter  # noqa: E402
 from empathy.store import StoreError  # noqa: E402
-from empathy_app import decisions, state, views  # noqa: E402
+from empathy_app import decisions, exhibit_views, state, views  # noqa: E402
 from empathy_app.decisions import md, output_key  # noqa: E402
 
 data = state.page_setup("Inspect")
@@ -71,6 +71,7 @@ item_id, model_name = keys.iloc[position]["item_id"], keys.iloc[position]["model
 row = outputs[(outputs["item_id"] == item_id) & (outputs["model"] == model_name)].iloc[0]
 st.caption(f"Output {position + 1} of {len(labels)} · task {views.code(row['task'] or '-')} · "
            f"item {views.code(item_id)} · model {views.code(model_name)}")
+exhibit_views.pin_control(data, item_id, model_name, "inspect_exhibit")
 
 if views.has_text(row):
     texts = (row["reference"], row["generation"])

@@ -29,7 +29,7 @@ from empathy.overrides import (  # noqa: E402
 from empathy.render import highlight_html, legend_html  # noqa: E402
 from empathy.review import relabel_queue  # noqa: E402
 from empathy.store import StoreError  # noqa: E402
-from empathy_app import decisions, state, views  # noqa: E402
+from empathy_app import decisions, exhibit_views, state, views  # noqa: E402
 from empathy_app.decisions import md, output_key  # noqa: E402
 
 SHOWN = "relabel_shown"  # (dimension, item_id, model, shown at) of the output on screen; None once decided
@@ -81,6 +81,10 @@ mine = mine[(mine["annotator"] == annotator) & (mine["role"] == "annotator")] if
 if apply_to != ALL_JUDGES and len(mine):
     mine = mine[mine["rater"] == apply_to]  # relabelling one rater: the queue counts its decisions
 queue = relabel_queue(judge_ratings, dimension, outputs, done=mine)
+if st.radio("Order", ["judge disagreement", "by influence"], horizontal=True, key="relabel_order",
+            help="By influence: first the outputs whose one label accounts for most of the margin between their "
+                 "model and the nearest rival (ranking fragility)") == "by influence" and len(queue):
+    queue = exhibit_views.relabel_by_influence(data, queue, dimension)
 scale = views.rating_scale(data, dimension)
 if queue.empty:
     st.info(f"No output has a judge rating of {md(dimension)} here.")

@@ -240,6 +240,21 @@ class _Slice:
                 *(np.array([getattr(r, k) for r in results], dtype=np.int64)
                   for k in ("n", "n_missing", "n_undefined")))
 
+    def terms(self, values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
+        """Per row (in ``rows`` order): the metric's term and status under the rating ``values``, from the same
+        terms function as :meth:`summary` (once per group for a grouped metric)."""
+        inputs = self.inputs
+        if self.spec.judged:
+            inputs = replace(inputs, ratings={d: values[self.rows, c] if c >= 0 else np.full(len(self.rows), np.nan)
+                                              for d, c in self.columns.items()})
+        if not self.spec.grouped:
+            return self.spec.terms(inputs)
+        terms = np.full(len(self.rows), np.nan)
+        status = np.full(len(self.rows), m.UNDEFINED, dtype=np.int8)
+        for index in _group_positions(self.group, len(self.groups)):
+            terms[index], status[index] = self.spec.terms(_take(inputs, index))
+        return terms, status
+
 
 def _group_positions(group: NDArray[np.int64], n_groups: int) -> list[NDArray[np.int64]]:
     """Positions of each group's rows, ascending within a group (the order the rows have in the data)."""
@@ -387,6 +402,46 @@ class MetricPlan:
         agreement = pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
         signature = replace(self._signature, seed=seed, overrides=n_overrides)
         return MetricsReport(table=table, agreement=agreement, signature=signature, by_task=self.by_task)
+
+    def item_terms(self, values: NDArray[np.float64] | None = None, *, metrics: Sequence[str] | None = None
+                   ) -> pd.DataFrame:
+        """Per-item terms behind every value of :meth:`evaluate`, one row per scored unit.
+
+        Columns: task, item_id, model, scorer, metric, term (NaN unless usable), status
+        (:data:`empathy.metrics.OK`, ``MISSING``, ``UNDEFINED``) and one column per judge dimension the metrics
+        read (the rating each term was computed from; NaN for a text-only metric). The mean of a group's usable
+        terms is its value in :meth:`evaluate` (all four equations are means), which is what
+        :mod:`empathy.fragility` builds on. ``metrics`` limits the output to those registry names.
+        """
+        values = self.values if values is None else values
+        layout = self._layout
+        n_models = max(len(layout.models), 1)
+        known = np.flatnonzero(layout.output_of >= 0)
+        item_of_output = np.empty(len(layout.output_task), dtype=np.int64)
+        item_of_output[layout.output_of[known]] = known // n_models
+        wanted = None if metrics is None else {m.get_metric(name).name for name in metrics}
+        dimension_names = [d for d in m.DIMENSIONS if d in set(layout.dimensions)]
+        frames = []
+        for part in self._slices:
+            if wanted is not None and part.spec.name not in wanted:
+                continue
+            terms, status = part.terms(values)
+            output = layout.unit_output[part.rows] if part.spec.judged else part.rows
+            frame = pd.DataFrame({"task": part.groups["task"].to_numpy()[part.group],
+                                  "item_id": layout.items[item_of_output[output]],
+                                  "model": part.groups["model"].to_numpy()[part.group],
+                                  "scorer": part.groups["scorer"].to_numpy()[part.group],
+                                  "metric": part.spec.name,
+                                  "term": np.where(status == m.OK, terms, np.nan),
+                                  "status": status.astype(np.int8)})
+            for dimension in dimension_names:
+                column = int(layout.dimensions.get_loc(dimension))
+                frame[dimension] = values[part.rows, column] if part.spec.judged else np.nan
+            frames.append(frame)
+        columns = ["task", "item_id", "model", "scorer", "metric", "term", "status", *dimension_names]
+        if not frames:
+            return pd.DataFrame(columns=columns)
+        return pd.concat(frames, ignore_index=True)[columns]
 
 
 AGREEMENT_COLUMNS: tuple[str, ...] = ("task", "metric", "scorer_a", "scorer_b", "spearman", "n_models")

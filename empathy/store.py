@@ -30,7 +30,7 @@ Two backends behind one interface (:class:`OverrideStore`; :func:`open_store` pi
 
 :func:`migrate_store` copies one store into another (``python -m empathy store migrate SRC DST``).
 
-Two tables (schema version :data:`SCHEMA_VERSION`, in SQLite's ``user_version``):
+Three tables (schema version :data:`SCHEMA_VERSION`, in SQLite's ``user_version``):
 
 ``overrides``
     the current decision of each annotator on each rating (one row per key, annotator and role);
@@ -40,7 +40,10 @@ Two tables (schema version :data:`SCHEMA_VERSION`, in SQLite's ``user_version``)
     value it replaced), new value, reason,
     action (``set``, ``undo``, ``import``, ``adjudicate``, ``confirm``, ``migrate``) and the text hash. Changes
     made together (one decision applied to three judges, one imported file) share a ``batch`` number so that
-    :meth:`OverrideStore.undo_last` undoes them together.
+    :meth:`OverrideStore.undo_last` undoes them together;
+``exhibits``
+    the outputs pinned for a demo (:mod:`empathy.exhibits`): one row per (data set, item, model) with its place
+    in the data set's ordered list and a note (added in version 3; a version 2 store gets the table on open).
 
 The ledger (every decision) exports to JSONL and CSV and imports back from either. CSV cells that a
 spreadsheet would run as a formula are written with a leading ``'``; :meth:`OverrideStore.import_ledger`
@@ -78,13 +81,12 @@ SERVER_SCHEMES: tuple[str, ...] = ("postgresql://", "postgres://")
 STORE_FILENAME = ".empathy-overrides.sqlite"
 #: Version of the store's tables (SQLite ``user_version``; PostgreSQL ``empathy_meta``); version 1 files are
 #: migrated on open. Raising it: add the step to :data:`SCHEMA_UPGRADES`.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: The version the base schemas (``_SCHEMA`` here, ``_PG_SCHEMA`` in :mod:`empathy.store_postgres`) create.
 BASE_VERSION = 2
 #: Upgrade steps after the base schema: ``{from_version: {"sqlite": script, "postgresql": script}}``, applied in
 #: order in the opening transaction until :data:`SCHEMA_VERSION` (a new table, e.g. pinned exhibits, is one
 #: entry here with its ``CREATE TABLE`` for each backend). Scripts hold no ``;`` inside strings.
-SCHEMA_UPGRADES: dict[int, dict[str, str]] = {}
 KEY_COLUMNS: tuple[str, ...] = ("item_id", "model", "rater", "dimension")
 #: Who decided: an annotator's own decision or an adjudicator's resolution of a disagreement.
 ROLES: tuple[str, ...] = ("annotator", "adjudicator")
@@ -100,6 +102,25 @@ BUSY_TIMEOUT_S = 30.0
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _KEY_WHERE = "dataset_id=? AND item_id=? AND model=? AND rater=? AND dimension=?"
 _ROW_WHERE = f"{_KEY_WHERE} AND annotator=? AND role=?"
+
+# Version 3: the exhibit list (plain portable SQL: no INSERT OR REPLACE, positions renumbered by UPDATE).
+_EXHIBITS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS exhibits (
+    dataset_id TEXT NOT NULL,
+    item_id    TEXT NOT NULL,
+    model      TEXT NOT NULL,
+    position   INTEGER NOT NULL,
+    note       TEXT NOT NULL DEFAULT '',
+    annotator  TEXT NOT NULL DEFAULT '',
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (dataset_id, item_id, model)
+);
+"""
+EXHIBIT_COLUMNS: tuple[str, ...] = ("item_id", "model", "position", "note", "annotator", "updated_at")
+
+SCHEMA_UPGRADES: dict[int, dict[str, str]] = {
+    2: {"sqlite": _EXHIBITS_SCHEMA, "postgresql": _EXHIBITS_SCHEMA},
+}
 
 _ACTION_LIST = ", ".join(f"'{action}'" for action in sorted(ACTIONS))
 _SCHEMA = f"""
@@ -797,6 +818,80 @@ class OverrideStore:
                                                                                 record["id"]))
         return pd.DataFrame([dict(zip(AUDIT_COLUMNS, entry, strict=True)) for entry in entries],
                             columns=list(AUDIT_COLUMNS))
+
+    # ---------------------------------------------------------------------------------------- exhibits
+
+    def exhibits(self, dataset_id: str) -> pd.DataFrame:
+        """The data set's pinned outputs in their order: :data:`EXHIBIT_COLUMNS` (position 1, 2, ...)."""
+        _check_text("dataset_id", dataset_id)
+        frame = self._read(f"SELECT {', '.join(EXHIBIT_COLUMNS)} FROM exhibits WHERE dataset_id=? "
+                           "ORDER BY position, item_id, model", (dataset_id,), EXHIBIT_COLUMNS)
+        frame["position"] = frame["position"].astype(int)
+        return frame
+
+    def pin_exhibit(self, dataset_id: str, item_id: str, model: str, note: str = "", *, annotator: str = "") -> int:
+        """Pin an output at the end of the data set's exhibit list, or change the note of a pinned one.
+
+        Returns its position (1-based).
+        """
+        for name, value in (("dataset_id", dataset_id), ("item_id", item_id), ("model", model)):
+            _check_text(name, value)
+        for name, value in (("note", note), ("annotator", annotator)):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+        with self._write() as connection:
+            key = (dataset_id, item_id, model)
+            row = connection.execute("SELECT position FROM exhibits WHERE dataset_id=? AND item_id=? AND model=?",
+                                     key).fetchone()
+            if row is not None:
+                connection.execute("UPDATE exhibits SET note=?, annotator=?, updated_at=? WHERE dataset_id=? AND "
+                                   "item_id=? AND model=?", (note, annotator, _utc_now(), *key))
+                return int(row[0])
+            position = int(connection.execute("SELECT COALESCE(MAX(position), 0) + 1 FROM exhibits WHERE "
+                                              "dataset_id=?", (dataset_id,)).fetchone()[0])
+            connection.execute("INSERT INTO exhibits (dataset_id, item_id, model, position, note, annotator, "
+                               "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                               (*key, position, note, annotator, _utc_now()))
+            return position
+
+    def unpin_exhibit(self, dataset_id: str, item_id: str, model: str) -> bool:
+        """Remove an output from the exhibit list (the others keep their order); False if it was not pinned."""
+        with self._write() as connection:
+            cursor = connection.execute("DELETE FROM exhibits WHERE dataset_id=? AND item_id=? AND model=?",
+                                        (dataset_id, item_id, model))
+            removed = cursor.rowcount > 0
+            self._renumber(connection, dataset_id, None)
+        return removed
+
+    def move_exhibit(self, dataset_id: str, item_id: str, model: str, offset: int) -> int:
+        """Move a pinned output ``offset`` places (negative: earlier), clamped to the list; returns its position.
+
+        Raises ``ValueError`` when the output is not pinned.
+        """
+        if isinstance(offset, bool) or not isinstance(offset, int):
+            raise TypeError(f"offset must be an integer, got {offset!r}")
+        with self._write() as connection:
+            keys = [(str(r[0]), str(r[1])) for r in connection.execute(
+                "SELECT item_id, model FROM exhibits WHERE dataset_id=? ORDER BY position, item_id, model",
+                (dataset_id,)).fetchall()]
+            if (item_id, model) not in keys:
+                raise ValueError(f"({item_id}, {model}) is not an exhibit of {dataset_id}")
+            index = keys.index((item_id, model))
+            target = min(max(index + offset, 0), len(keys) - 1)
+            keys.insert(target, keys.pop(index))
+            self._renumber(connection, dataset_id, keys)
+            return target + 1
+
+    @staticmethod
+    def _renumber(connection: sqlite3.Connection, dataset_id: str, keys: list[tuple[str, str]] | None) -> None:
+        """Write positions 1..n in the order ``keys`` (default: the current order)."""
+        if keys is None:
+            keys = [(str(r[0]), str(r[1])) for r in connection.execute(
+                "SELECT item_id, model FROM exhibits WHERE dataset_id=? ORDER BY position, item_id, model",
+                (dataset_id,)).fetchall()]
+        for position, (item, model) in enumerate(keys, start=1):
+            connection.execute("UPDATE exhibits SET position=? WHERE dataset_id=? AND item_id=? AND model=?",
+                               (position, dataset_id, item, model))
 
     # ---------------------------------------------------------------------------------------- reading
 

@@ -37,6 +37,7 @@ from empathy.store import (
     AUDIT_COLUMNS,
     BASE_VERSION,
     BUSY_TIMEOUT_S,
+    EXHIBIT_COLUMNS,
     LEDGER_COLUMNS,
     SCHEMA_VERSION,
     OverrideStore,
@@ -99,7 +100,8 @@ CREATE TABLE audit (
 CREATE INDEX audit_dataset ON audit (dataset_id, id);
 CREATE INDEX audit_batch ON audit (batch)
 """
-_EXPECTED_COLUMNS = {"overrides": set(LEDGER_COLUMNS), "audit": set(AUDIT_COLUMNS)}
+_EXPECTED_COLUMNS = {"overrides": set(LEDGER_COLUMNS), "audit": set(AUDIT_COLUMNS),
+                     "exhibits": {"dataset_id", *EXHIBIT_COLUMNS}}
 _PLACEHOLDER = re.compile(r"\?")
 _URL_CREDENTIALS = re.compile(r"(://[^:/@\s\"']*:)[^@\s\"']*@")
 _PASSWORD_PARAMETER = re.compile(r"(password\s*=\s*)[^&\s\"']+", re.IGNORECASE)
@@ -119,6 +121,10 @@ class _Cursor:
     def __init__(self, cursor: Any, lastrowid: int | None = None):
         self._cursor = cursor
         self.lastrowid = lastrowid
+
+    @property
+    def rowcount(self) -> int:
+        return int(self._cursor.rowcount)
 
     def fetchone(self) -> tuple | None:
         return self._cursor.fetchone()

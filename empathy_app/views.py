@@ -41,6 +41,9 @@ PAGES: tuple[tuple[str, str, str, str], ...] = (
      ":material/table_rows:"),
     ("app_pages/9_Disagreement.py", "Disagreement", "Where judges and humans disagree, by mechanism; calibration "
      "per model.", ":material/troubleshoot:"),
+
+    ("app_pages/10_Exhibits.py", "Exhibits", "Pinned outputs with notes, a presentation mode, offline HTML; ranking "
+     "fragility.", ":material/slideshow:"),
 )
 METRIC_HELP = {
     "SA": "Sentiment Attenuation (Eq. 1): 0 none, 1 affect flattened, < 0 more intense than the reference",

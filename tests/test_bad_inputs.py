@@ -249,6 +249,8 @@ RATING_COMMANDS = {
     "panels": ["panels", "{f}", "--bootstrap", "0"],
     "stability": ["stability", "{f}", "--dimension", "ca"],
     "calibration": ["calibration", "{f}", "--dimension", "ca", "--bootstrap", "0"],
+
+    "fragility": ["fragility", "{tmp}/out.csv", "--ratings", "{f}", "--metric", "CA"],
 }
 
 # An outputs file with one judge (j) and one expert (h) on CA: good input for slices and calibration.
@@ -284,6 +286,13 @@ OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
      ["--rename", "OLD=NEW"]),
     ("store-info-missing", {}, ["store", "info", "{tmp}/none.sqlite"], ["none.sqlite", "no such store"]),
     ("store-unparseable-url", {}, ["store", "info", "postgresql://ann:pw99@[bad"], ["postgresql://ann:***@[bad"]),
+
+    ("fragility-no-ratings", {"out.csv": GOOD_OUTPUTS}, ["fragility", "{tmp}/out.csv"],
+     ["out.csv", "has no judge ratings"]),
+    ("fragility-top-zero", {"out.csv": GOOD_OUTPUTS}, ["fragility", "{tmp}/out.csv", "--top", "0"],
+     ["--top", "out of range"]),
+    ("fragility-metric-ld", {"out.csv": GOOD_OUTPUTS}, ["fragility", "{tmp}/out.csv", "--metric", "LD"],
+     ["--metric", "invalid choice"]),
     ("bootstrap-billion", {"r.csv": _ratings("1,a,j,ca,1,llm")},
      ["agreement", "{tmp}/r.csv", "--bootstrap", "1000000000"], ["--bootstrap", "100,000"]),
     ("bootstrap-negative", {"r.csv": _ratings("1,a,j,ca,1,llm")}, ["agreement", "{tmp}/r.csv", "--bootstrap", "-5"],

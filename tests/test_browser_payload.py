@@ -9,7 +9,8 @@ page's path box and every page is visited by clicking the sidebar navigation (on
 no request reached the payload host, the browser requested nothing outside 127.0.0.1 (the favicon is the
 app's own), no element is drawn at 60px, no ``<img>``/link points at the payload host, no KaTeX or bold
 payload formed, no dialog opened, no exception. A decision on Relabel puts the payload names into the
-"Saved (change #N)" message; Overview's standard-metric scatter labels points with them.
+"Saved (change #N)" message; Overview's standard-metric scatter labels points with them; an output pinned on
+Inspect is presented on the Exhibits page.
 
 No fixed sleeps: every wait is for a condition, with generous timeouts (the machine may be loaded).
 Screenshots go to ``$EMPATHY_SCREENSHOTS`` when set, else a temporary folder.
@@ -303,6 +304,9 @@ def test_payload_data_set_renders_inert_on_every_page(server, browser, payload_h
         assert page.get_by_text("[click](http", exact=False).count() >= 1  # the link stays text
         _check_inert(page, payload_host, "Inspect", requests)
         page.screenshot(path=str(shots / "payload_3_inspect.png"), full_page=True)
+        page.get_by_role("button", name="Pin as exhibit").click()
+        page.get_by_role("button", name="Pin", exact=True).click()
+        _settle(page, "Pinned as exhibit 1")
 
         _go(page, "Relabel", "Start as this annotator")
         page.get_by_test_id("stForm").get_by_test_id("stTextInputField").fill("payload-test")
@@ -332,6 +336,12 @@ def test_payload_data_set_renders_inert_on_every_page(server, browser, payload_h
         _assert_download_is_formula_safe(page, "Download CSV", "item_id")
         _check_inert(page, payload_host, "Judge", requests)
         page.screenshot(path=str(shots / "payload_7_judge.png"), full_page=True)
+
+        _go(page, "Exhibits", "Ranking fragility")
+        page.get_by_role("tab", name="Presentation").click()
+        _settle(page, "Exhibit 1 of 1")
+        _check_inert(page, payload_host, "Exhibits", requests)
+        page.screenshot(path=str(shots / "payload_8_exhibits.png"), full_page=True)
     finally:
         context.close()
     assert payload_host["hits"] == []

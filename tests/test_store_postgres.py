@@ -21,6 +21,7 @@ from empathy.cli import main
 from empathy.overrides import effective_overrides
 from empathy.store import (
     AUDIT_COLUMNS,
+    SCHEMA_VERSION,
     Change,
     OverrideStore,
     StoreError,
@@ -91,7 +92,7 @@ def test_the_url_opens_the_postgresql_backend(postgres_url):
     assert open_store(postgres_url).backend == "postgresql"
     assert PASSWORD not in repr(store) and PASSWORD not in store.label
     assert "***" in store.label and store.short_label.startswith("127.0.0.1:")
-    assert store.schema_version() == 2
+    assert store.schema_version() == SCHEMA_VERSION == 3
     # reopening finds the schema and changes nothing
     store.set_override(DS, "i1", "m", "j", "ca", 1, annotator="ann")
     assert OverrideStore(postgres_url).version() == store.version() == 1

@@ -1,0 +1,168 @@
+"""Streamlit AppTest of the Exhibits page, the Inspect pin control and the Relabel "by influence" order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from empathy.store import OverrideStore  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+PAGE = "app_pages/10_Exhibits.py"
+TIMEOUT = 240
+
+
+@pytest.fixture(autouse=True)
+def _store(tmp_path, monkeypatch):
+    path = tmp_path / "overrides.sqlite"
+    monkeypatch.setenv("EMPATHY_STORE", str(path))
+    return path
+
+
+def _app(source: dict | None = None, page: str = PAGE) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if source is not None:
+        at.session_state["source"] = source
+    at.session_state["annotator"] = "ann"
+    at.session_state["relabel_annotator"] = "ann"
+    at.run()
+    at.switch_page(page).run()
+    _ok(at)
+    return at
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _frame(at: AppTest, column: str) -> pd.DataFrame:
+    for frame in at.dataframe:
+        if column in frame.value.columns:
+            return frame.value
+    raise AssertionError(f"no dataframe with {column!r}: {[list(f.value.columns) for f in at.dataframe]}")
+
+
+def _exhibits(store_path: Path) -> pd.DataFrame:
+    """The exhibit list of the one data set that has exhibits in the store."""
+    (name,) = _exhibit_datasets(store_path)
+    return OverrideStore(store_path).exhibits(name)
+
+
+def _exhibit_datasets(store_path: Path) -> list[str]:
+    import sqlite3
+
+    rows = sqlite3.connect(store_path).execute("SELECT DISTINCT dataset_id FROM exhibits").fetchall()
+    return [r[0] for r in rows]
+
+
+def _html(at: AppTest) -> list[str]:
+    return [str(e.proto.body) for e in at.get("html")]
+
+
+def test_curated_demo_exhibits_list_present_and_reorder(_store):
+    at = _app()
+    assert any("No exhibit yet" in str(i.value) for i in at.info)
+    at.button(key="exhibits_curated").click().run()
+    _ok(at)
+    pinned = _exhibits(_store)
+    assert pinned[["item_id", "model"]].values.tolist() == [
+        ["news-07", "fennel"], ["news-01", "gorse"], ["co-02", "sorrel"], ["news-01", "larch"]]
+    # presentation: one exhibit at a time, full width, stepping forward
+    shown = _html(at)
+    assert len(shown) == 1 and "1. news-07 &middot; fennel" in shown[0] and "Sentiment Attenuation" in shown[0]
+    at.button(key="exhibit_next").click().run()
+    _ok(at)
+    assert "2. news-01 &middot; gorse" in _html(at)[0]
+    assert at.get("download_button")
+    # reorder: the CA exhibit up one place, then unpin the first
+    at.button(key="exhibit_up_3_co-02_sorrel").click().run()
+    _ok(at)
+    assert _exhibits(_store)["item_id"].tolist() == ["news-07", "co-02", "news-01", "news-01"]
+    at.button(key="exhibit_unpin_1_news-07_fennel").click().run()
+    _ok(at)
+    after = _exhibits(_store)
+    assert after[["item_id", "position"]].values.tolist() == [["co-02", 1], ["news-01", 2], ["news-01", 3]]
+    # edit a note
+    at.text_area(key="exhibit_note_1_co-02_sorrel").input("look at the praise").run()
+    at.button(key="exhibit_save_1_co-02_sorrel").click().run()
+    _ok(at)
+    assert _exhibits(_store)["note"].iloc[0] == "look at the praise"
+
+
+def test_pin_from_inspect(_store):
+    at = _app(page="app_pages/3_Inspect.py")
+    at.text_area(key="inspect_exhibit_note").input("a <b>note</b>").run()
+    at.button(key="inspect_exhibit_pin").click().run()
+    _ok(at)
+    pinned = _exhibits(_store)
+    assert len(pinned) == 1 and pinned["note"].iloc[0] == "a <b>note</b>"
+    assert any("Pinned as exhibit 1" in str(s.value) for s in at.success)
+    at.switch_page(PAGE).run()
+    _ok(at)
+    body = _html(at)[0]
+    assert "a &lt;b&gt;note&lt;/b&gt;" in body and "<b>note</b>" not in body
+
+
+# ----------------------------------------------------------------- hand-worked fixture (tests/test_fragility)
+
+def _write_tiny(folder: Path) -> dict:
+    from tests.test_fragility import OUTPUTS, RATINGS
+
+    folder.mkdir(parents=True, exist_ok=True)
+    outputs = OUTPUTS.copy()
+    outputs["reference"] = [f"I feel hurt by what happened ({i})." for i in outputs["item_id"]]
+    outputs["generation"] = [f"Such events occur ({m} {i})." for m, i in zip(outputs["model"], outputs["item_id"],
+                                                                         strict=True)]
+    outputs.to_csv(folder / "outputs.csv", index=False)
+    RATINGS.to_csv(folder / "ratings_j.csv", index=False)
+    return {"kind": "path", "outputs": str(folder / "outputs.csv"), "ratings": [str(folder / "ratings_j.csv")]}
+
+
+def test_fragility_tab_hand_worked(tmp_path):
+    at = _app(_write_tiny(tmp_path / "tiny"))
+    at.selectbox(key="exhibits_fragility_metric").set_value("CA").run()
+    _ok(at)
+    pairs = _frame(at, "flips_needed")
+    # CA: a 1/4, b 2/4, c 3/4 -> two flips reorder each adjacent pair (tests/test_fragility.py)
+    assert pairs[["better", "worse", "flips_needed"]].values.tolist() == [["a", "b", 2], ["b", "c", 2]]
+    at.selectbox(key="exhibits_fragility_metric").set_value("SA").run()
+    _ok(at)
+    pairs = _frame(at, "shift_needed")
+    assert pairs["shift_needed"].tolist() == pytest.approx([1.25])
+    influence = _frame(at, "loo_value")
+    top = influence[influence["model"] == "a"].iloc[0]
+    assert top["item_id"] == "i3" and top["influence"] == pytest.approx(-7 / 12)
+    assert len(_frame(at, "ratio_of_means")) == 2  # the two SA rankings differ here
+
+
+def test_relabel_by_influence_order(tmp_path):
+    at = _app(_write_tiny(tmp_path / "tiny"), page="app_pages/4_Relabel.py")
+    shown = at.session_state["relabel_shown"]
+    at.radio(key="relabel_order").set_value("by influence").run()
+    _ok(at)
+    # leverage |influence| / gap: a's i3 and c's i4 both 1 (tests/test_fragility.py), i3 < i4 by item_id
+    assert tuple(at.session_state["relabel_shown"][:3]) == ("ca", "i3", "a")
+    assert tuple(shown[:3]) != ("ca", "i3", "a")  # the default order (disagreement) starts elsewhere
+
+
+def test_no_ratings_is_a_message_not_a_traceback(tmp_path):
+    source = _write_tiny(tmp_path / "none")
+    source["ratings"] = []
+    at = _app(source)
+    infos = [str(i.value) for i in at.info]
+    assert any("No exhibit yet" in i for i in infos) and any("no ranking to be fragile" in i for i in infos), infos
+
+
+def test_curated_button_goes_once_everything_is_pinned(_store):
+    at = _app()
+    at.button(key="exhibits_curated").click().run()
+    _ok(at)
+    assert not [b for b in at.button if b.key == "exhibits_curated"]
+    assert len(_exhibits(_store)) == 4

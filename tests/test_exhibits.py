@@ -1,0 +1,172 @@
+"""Exhibits: the store's ordered list, the hand-worked metric delta of an override, the offline HTML page."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from empathy.evaluate import text_features
+from empathy.exhibits import (
+    MECHANISMS,
+    chromium_path,
+    exhibit_html,
+    exhibit_view,
+    export_html,
+    export_png,
+    metric_delta,
+    read_curated,
+)
+from empathy.io import DataError, load_dataset
+from empathy.paths import PROJECT_ROOT
+from empathy.review import Recompute
+from empathy.store import SCHEMA_VERSION, OverrideStore
+from tests.test_fragility import OUTPUTS, RATINGS
+
+
+def analyser(texts):
+    return np.ones(len(texts)), np.zeros((len(texts), 3))
+
+
+@pytest.fixture(scope="module")
+def recompute():
+    return Recompute(OUTPUTS, RATINGS, text_features(OUTPUTS, analyser, signature="x"), include_ld=False)
+
+
+def _override(item, model, dimension, value):
+    return {"item_id": item, "model": model, "rater": "j", "dimension": dimension, "value": value}
+
+
+# This output's two overrides and one elsewhere (b's i1 CA 1 -> 0, which must not appear in the delta).
+OVERRIDES = pd.DataFrame([_override("i3", "a", "ca", 0.0), _override("i3", "a", "e_gen", 0.2),
+                          _override("i1", "b", "ca", 0.0)])
+NO_SPANS = ([], [])
+
+
+def test_metric_delta_by_hand(recompute):
+    delta = metric_delta(recompute, OVERRIDES, "i3", "a")
+    # SA of a: terms 0, .5, -2, .5 -> -0.25; with E(g) of i3 0.6 -> 0.2 the term is 0: (0 + .5 + 0 + .5)/4 = .25
+    # CA of a: 0, 0, 1, 0 -> .25; with i3 -> 0 it is 0. b's CA (.25 with its own override either way) is unchanged.
+    assert delta[["metric", "scorer", "model"]].values.tolist() == [["SA", "j", "a"], ["CA", "j", "a"]]
+    assert delta["without"].tolist() == pytest.approx([-0.25, 0.25])
+    assert delta["with"].tolist() == pytest.approx([0.25, 0.0])
+    assert delta["delta"].tolist() == pytest.approx([0.5, -0.25])
+    assert metric_delta(recompute, OVERRIDES, "i2", "a").empty
+    assert metric_delta(recompute, None, "i3", "a").empty
+
+
+def test_exhibit_view_labels(recompute):
+    view = exhibit_view(OUTPUTS, RATINGS, OVERRIDES, "i3", "a", note="why", recompute=recompute, spans=NO_SPANS)
+    assert view.labels["dimension"].tolist() == ["e_ref", "e_gen", "ca"]  # the paper's order
+    labels = view.labels.set_index("dimension")
+    assert labels.loc["ca", ["judge", "label", "overridden"]].tolist() == [1.0, 0.0, True]
+    assert labels.loc["e_gen", ["judge", "label"]].tolist() == pytest.approx([0.6, 0.2])
+    assert not labels.loc["e_ref", "overridden"]
+    assert view.overridden and view.reference == "ref i3" and view.generation == "a i3"
+    plain = exhibit_view(OUTPUTS, RATINGS, None, "i2", "b", spans=NO_SPANS)
+    assert not plain.overridden and plain.delta.empty
+    with pytest.raises(ValueError, match=r"\(i9, a\) is not in the data set"):
+        exhibit_view(OUTPUTS, RATINGS, None, "i9", "a", spans=NO_SPANS)
+
+
+def test_html_is_self_contained_and_escaped(recompute):
+    hostile = OUTPUTS.copy()
+    hostile.loc[0, "generation"] = '<script>alert(1)</script><img src=x onerror=alert(2)>'
+    view = exhibit_view(hostile, RATINGS, OVERRIDES, "i1", "a", note='<b onclick="x()">note</b>',
+                        recompute=recompute, spans=([], [{"start": 0, "end": 8, "label": "agentless"}]))
+    page = export_html([view, exhibit_view(OUTPUTS, RATINGS, OVERRIDES, "i3", "a", recompute=recompute,
+                                           spans=NO_SPANS)], title="Demo <1>", signature="sig")
+    assert page.startswith("<!DOCTYPE html>")
+    assert re.search(r"https?://", page) is None
+    for fetch in ("<script", "<img", "<link", "url(", "@import", "<iframe"):
+        assert fetch not in page.lower()
+    assert re.search(r"<[^>]*\b(src|href)\s*=", page) is None  # data's "src=" is text after an escaped "&lt;"
+    assert "&lt;script&gt;" in page and "&lt;b onclick=&#34;x()&#34;&gt;note&lt;/b&gt;" in page
+    assert "Demo &lt;1&gt;" in page and "<style>" in page
+    assert page.count('<section class="exhibit">') == 2
+    assert "+0.500" in page and "-0.250" in page  # the delta of the second exhibit
+    assert '<mark class="ld-agentless"' in page
+    assert "No exhibits pinned" in export_html([])
+    assert "1. i1" in exhibit_html(view, position=1)
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="no Chromium for the PNG export")
+def test_png_export(tmp_path, recompute):
+    view = exhibit_view(OUTPUTS, RATINGS, OVERRIDES, "i3", "a", recompute=recompute, spans=NO_SPANS)
+    target = export_png(export_html([view]), tmp_path / "x.png", width=800, height=600)
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("store_location", ["sqlite", "postgresql"], indirect=True)
+def test_store_exhibit_list(store_location):
+    store = OverrideStore(store_location)
+    assert store.pin_exhibit("d", "i1", "a", "first") == 1
+    assert store.pin_exhibit("d", "i2", "a") == 2
+    assert store.pin_exhibit("d", "i3", "b", "third", annotator="ann") == 3
+    assert store.pin_exhibit("other", "i1", "a") == 1  # lists are per data set
+    assert store.pin_exhibit("d", "i1", "a", "new note") == 1  # pinning again edits the note, keeps the place
+    assert store.move_exhibit("d", "i3", "b", -1) == 2
+    frame = store.exhibits("d")
+    assert frame[["item_id", "model", "position", "note"]].values.tolist() == [
+        ["i1", "a", 1, "new note"], ["i3", "b", 2, "third"], ["i2", "a", 3, ""]]
+    assert store.move_exhibit("d", "i1", "a", 10) == 3  # clamped
+    assert store.unpin_exhibit("d", "i3", "b") and not store.unpin_exhibit("d", "i3", "b")
+    assert store.exhibits("d")[["item_id", "position"]].values.tolist() == [["i2", 1], ["i1", 2]]
+    assert len(store.exhibits("other")) == 1
+    with pytest.raises(ValueError, match="not an exhibit"):
+        store.move_exhibit("d", "zz", "a", 1)
+    with pytest.raises(ValueError, match="item_id must not be empty"):
+        store.pin_exhibit("d", " ", "a")
+    with pytest.raises(TypeError, match="note must be a string"):
+        store.pin_exhibit("d", "i1", "a", None)
+
+
+def test_version_2_store_gets_the_exhibits_table(tmp_path):
+    path = tmp_path / "s.sqlite"
+    store = OverrideStore(path)
+    store.set_override("d", "i1", "a", "j", "ca", 1.0, annotator="ann")
+    connection = sqlite3.connect(path)
+    connection.execute("DROP TABLE exhibits")
+    connection.execute("PRAGMA user_version=2")
+    connection.commit()
+    connection.close()
+    reopened = OverrideStore(path)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert len(reopened.decisions("d")) == 1
+    assert reopened.pin_exhibit("d", "i1", "a") == 1
+
+
+def test_curated_demo_exhibits_show_each_mechanism():
+    demo = PROJECT_ROOT / "data"
+    dataset = load_dataset(demo / "outputs.csv", [demo / "ratings_author.csv"])
+    curated = read_curated(demo / "exhibits.csv", dataset.outputs)
+    assert curated["mechanism"].tolist() == list(MECHANISMS)
+    author = dataset.ratings.set_index(["item_id", "model", "dimension"])["value"]
+    sa, egm, ca, ld = curated.itertuples()
+    assert 1 - author[(sa.item_id, sa.model, "e_gen")] / author[(sa.item_id, sa.model, "e_ref")] > 0.85
+    assert author[(egm.item_id, egm.model, "u_gen")] >= 2 * author[(egm.item_id, egm.model, "u_ref")]
+    assert author[(ca.item_id, ca.model, "ca")] == 1.0
+    generation = dataset.outputs.set_index(["item_id", "model"]).loc[(ld.item_id, ld.model), "generation"]
+    from empathy.exhibits import distancing_spans
+
+    labels = {span.label for span in distancing_spans([generation])[0]}
+    assert labels >= {"nominalization", "impersonal", "agentless"}
+
+
+@pytest.mark.parametrize(("content", "fragments"), [
+    ("item_id,model,mechanism,note\nnews-01,gorse,XX,n\n", ["row 2", "column 'mechanism'", "'XX'"]),
+    ("item_id,model,mechanism,note\nnews-01,gorse,EGM,n\nnope,gorse,SA,n\n",
+     ["row 3", "column 'item_id'", "(nope, gorse)"]),
+    ("item_id,model,note\nnews-01,gorse,n\n", ["column 'mechanism'", "missing column"]),
+])
+def test_curated_bad_file(tmp_path, content, fragments):
+    path = tmp_path / "ex.csv"
+    path.write_text(content)
+    outputs = pd.DataFrame({"item_id": ["news-01"], "model": ["gorse"]})
+    with pytest.raises(DataError) as error:
+        read_curated(path, outputs)
+    for fragment in fragments:
+        assert fragment in str(error.value)
