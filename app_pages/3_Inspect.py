@@ -9,6 +9,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
+from empathy.mechanisms import note_fields, output_scores  # noqa: E402
 from empathy.overrides import ALL_JUDGES, make_changes, override_targets  # noqa: E402
 from empathy.review import disagreement, inspect_filter  # noqa: E402
 from empathy.store import StoreError  # noqa: E402
@@ -75,7 +76,8 @@ st.caption(f"Output {position + 1} of {len(labels)} · task {views.code(row['tas
 if views.has_text(row):
     texts = (row["reference"], row["generation"])
     analysis = state.densities_for(texts)
-    views.side_by_side(texts)
+    views.side_by_side(texts, key="inspect", scores=output_scores(ratings, item_id, model_name, analysis[0][0],
+                                                                  analysis[1][0]), notes=note_fields(row))
     views.conversation(row, "inspect_conversation")
 
     density = pd.DataFrame({
@@ -87,6 +89,8 @@ if views.has_text(row):
     st.markdown("**Distancing densities** (spans per sentence)")
     st.dataframe(pd.concat([counts.astype(float), density]).round(3), key="inspect_densities")
 else:
+    for column, text in note_fields(row):
+        st.caption(f"**{md(column)}**: {md(text)}")
     views.no_text_note(row, "No highlights or distancing densities; the labels are below.")
 
 st.subheader("Judges' labels for this output")

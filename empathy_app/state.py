@@ -774,6 +774,16 @@ def spans_for(texts: tuple[str, ...]) -> list[list[dict[str, object]]]:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+def disturbing_for(texts: tuple[str, ...]) -> list[list[dict[str, object]]]:
+    """Disturbing-content spans of each text (:func:`empathy.mechanisms.disturbing_highlights`), found on the
+    sentences the judges count on (:func:`empathy.judges.segment.sentence_spans`, memoised per process)."""
+    from empathy.judges.segment import sentence_spans
+    from empathy.mechanisms import disturbing_highlights
+
+    return [disturbing_highlights(text, spans) for text, spans in zip(texts, sentence_spans(texts), strict=True)]
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
 def densities_for(texts: tuple[str, ...]) -> list[tuple[int, dict[str, int], tuple[float, float, float]]]:
     """(sentences, counts, densities) of each text."""
     return [(int(r.sentences), dict(r.counts), tuple(float(x) for x in r.densities())) for r in _analyze(texts)]

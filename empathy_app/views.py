@@ -90,16 +90,74 @@ def _short(paths: list[str]) -> list[str]:
     return shown
 
 
-def side_by_side(texts: tuple[str, str]) -> None:
-    """Reference and generation in two columns with the distancing spans highlighted, under the legend."""
+def _number(value: float, digits: int = 2) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _count(value: float) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:g}"
+
+
+def _side_scores(scores: pd.DataFrame, side: str, underlined: dict[str, int]) -> str:
+    """One Markdown line of a side's affect (SA's input) and disturbing counts (EGM's input) per judge."""
+    e, u, n = ("e_ref", "u_ref", "d") if side == "ref" else ("e_gen", "u_gen", "q")
+    parts = []
+    rated_e = scores[scores[e].notna()]
+    if len(rated_e):
+        parts.append(f"**{e}** (affect) " + " · ".join(f"{md(r.judge)} {_number(getattr(r, e))}"
+                                                     for r in rated_e.itertuples()))
+    rated_u = scores[scores[u].notna()]
+    if len(rated_u):
+        parts.append(f"**{u}** (disturbing) " + " · ".join(f"{md(r.judge)} {_count(getattr(r, u))}"
+                                                          for r in rated_u.itertuples()))
+    if len(scores):
+        parts.append(f"{n} = {_count(scores[n].iloc[0])} sentences")
+    total = sum(underlined.values())
+    parts.append(f"underlined {total}" + (" (" + ", ".join(f"{k} {v}" for k, v in underlined.items()) + ")"
+                                          if total else ""))
+    return " · ".join(parts)
+
+
+def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | None = None,
+                 notes: list[tuple[str, str]] | tuple = ()) -> None:
+    """Reference and generation side by side, showing the four mechanisms in the text.
+
+    Distancing spans (LD) as coloured backgrounds and the lexicon checklist's disturbing content (EGM) as red
+    underlines, each with its rule or phrase in a tooltip; above each side its affect intensity (SA's input)
+    and disturbing count (EGM's input) per judge; under both the output's SA and EGM terms and CA label per
+    judge (``scores``, :func:`empathy.mechanisms.output_scores`). ``notes``: the row's ``demo_note`` and
+    ``source`` (:func:`empathy.mechanisms.note_fields`). Widgets are keyed ``{key}_...``.
+    """
+    from empathy.mechanisms import category_counts
+
+    for column, text in notes:
+        st.caption(f"**{md(column)}**: {md(text)}")
     spans = state.spans_for(texts)
-    st.markdown(legend_html(), unsafe_allow_html=True)
+    disturbing = state.disturbing_for(texts)
+    st.markdown(legend_html(disturbing=True), unsafe_allow_html=True)
     sides = st.columns(2)
-    for column, title, text, text_spans in zip(sides, ("Reference", "Generation"), texts, spans, strict=True):
+    for column, title, side, text, text_spans, marks in zip(sides, ("Reference", "Generation"), ("ref", "gen"),
+                                                            texts, spans, disturbing, strict=True):
         with column:
             st.markdown(f"**{title}**")
-            with st.container(border=True):
-                st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
+            st.caption(_side_scores(scores if scores is not None else pd.DataFrame(
+                columns=["judge", "e_ref", "e_gen", "u_ref", "u_gen", "d", "q"]), side, category_counts(marks)))
+            with st.container(border=True, key=f"{key}_{side}_text"):
+                st.markdown(highlight_html(text, [*text_spans, *marks]), unsafe_allow_html=True)
+    if scores is not None and len(scores):
+        st.markdown("**This output under each judge**: SA = (e_ref - e_gen) / e_ref (Eq. 1; < 0: the generation "
+                    "is more intense); EGM = |a - b| / (a + b) with a = u_ref / d, b = u_gen / q (Eq. 2); CA = the "
+                    "judge's label (Eq. 3). Hover a column name for more.")
+        st.dataframe(scores, hide_index=True, key=f"{key}_scores", column_config={
+            "e_ref": st.column_config.NumberColumn(format="%.2f", help=DIMENSION_HELP["e_ref"]),
+            "e_gen": st.column_config.NumberColumn(format="%.2f", help=DIMENSION_HELP["e_gen"]),
+            "SA": st.column_config.NumberColumn(format="%.3f", help=METRIC_HELP["SA"]),
+            "EGM": st.column_config.NumberColumn(format="%.3f", help=METRIC_HELP["EGM"]),
+            "u_ref": st.column_config.NumberColumn(help=DIMENSION_HELP["u_ref"]),
+            "u_gen": st.column_config.NumberColumn(help=DIMENSION_HELP["u_gen"]),
+            "d": st.column_config.NumberColumn(help="sentences of the reference"),
+            "q": st.column_config.NumberColumn(help="sentences of the generation"),
+            "ca": st.column_config.NumberColumn(help=DIMENSION_HELP["ca"])})
 
 
 def signature_caption(signature: object) -> None:
