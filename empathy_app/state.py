@@ -617,13 +617,18 @@ def features(data: Loaded) -> TextFeatures:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _engine(key: str, _outputs: pd.DataFrame, _ratings: pd.DataFrame, _features: TextFeatures) -> Recompute:
-    return Recompute(_outputs, _ratings, _features)
+def _engine(key: str, ld_standardization: str, _outputs: pd.DataFrame, _ratings: pd.DataFrame,
+            _features: TextFeatures) -> Recompute:
+    return Recompute(_outputs, _ratings, _features, ld_standardization=ld_standardization)
 
 
-def engine(data: Loaded) -> Recompute:
-    """The fast recompute engine of this data set (built once per data set and shared)."""
-    return _engine(data.content_key, data.dataset.outputs, data.dataset.ratings, features(data))
+def engine(data: Loaded, *, ld_standardization: str = "separate") -> Recompute:
+    """The fast recompute engine of this data set (built once per data set and LD reading, and shared).
+
+    ``ld_standardization``: ``"separate"`` (Eq. 4, the default everywhere) or ``"reference"`` (the CLI's
+    ``--ld-standardization reference``, offered on the Overview).
+    """
+    return _engine(data.content_key, ld_standardization, data.dataset.outputs, data.dataset.ratings, features(data))
 
 
 def overrides(data: Loaded) -> pd.DataFrame:
@@ -665,13 +670,16 @@ def _report(key: str, okey: str, _engine: Recompute, _overrides: pd.DataFrame | 
     return _engine.report(_overrides)
 
 
-def report(data: Loaded, *, with_overrides: bool | None = None) -> MetricsReport:
+def report(data: Loaded, *, with_overrides: bool | None = None, ld_standardization: str = "separate"
+           ) -> MetricsReport:
     """Metrics under the global toggle (or as asked): judge-only or with the human overrides applied.
 
-    Cached per (data set, overrides): a rerun with no new override recomputes nothing.
+    Cached per (data set, LD reading, overrides): a rerun with no new override recomputes nothing.
+    ``ld_standardization``: as for :func:`engine`; the signature names it when it is not the default.
     """
     current = overrides(data) if _use_overrides(with_overrides) else None
-    result = _report(data.content_key, overrides_key(current), engine(data), current)
+    result = _report(f"{data.content_key}|ld:{ld_standardization}", overrides_key(current),
+                     engine(data, ld_standardization=ld_standardization), current)
     if current is None:
         return result
     # which human labels the table rests on (label rule and a digest of the applied overrides), not only

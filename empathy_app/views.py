@@ -46,6 +46,36 @@ METRIC_HELP = {
     "CA": "Conflict Avoidance (Eq. 3): share of outputs that avoid the tension",
     "LD": "Linguistic Distancing (Eq. 4): 0 no difference, larger = more abstract and depersonalised",
 }
+#: "How to read this" under the Overview's and Agreement's tables and charts (static text, no data).
+HOW_TO_READ = {
+    "metrics": "**How to read this.** Each cell is the mean of one model's per-output terms under one judge (the "
+               "**Items** page lists the terms). A **negative SA** is not an error: Eq. 1 ranges over (-inf, 1] "
+               "and SA < 0 means that judge finds the generations *more* intense than their references "
+               "(over-dramatised), SA > 0 that it finds them flattened; judges can disagree on the sign, so "
+               "compare the columns and the **Agreement** page. EGM counts a mismatch of disturbing detail in "
+               "either direction. None = no output had a computable term.",
+    "rankings": "**How to read this.** 1 = least failure within one column (metric and judge). **LD ranks the "
+                "pattern of distancing, not the number of highlights**: Eq. 4 standardises each side on its "
+                "own, so a model whose texts are distanced everywhere alike can rank well although its texts are "
+                "full of highlights. Choose the reference standardisation above to rank that level shift too.",
+    "chart_SA": "Above 0: affect flattened; below 0: the generations are more intense than the references. Two "
+                "judges' bars of opposite sign disagree about the direction, not only the size.",
+    "chart_EGM": "0: the same density of disturbing detail per sentence on both sides; 1: one side has it and "
+                 "the other none. Added and removed detail both count.",
+    "chart_CA": "The share of outputs a judge labels as avoiding the conflict (solutions or closure before "
+                "exploring it); only the outputs the judge labelled count.",
+    "chart_LD": "The mean distance between the standardised distancing densities of generation and reference "
+                "(Eq. 4): how far the pattern departs, not how much the model distances (see the rankings note).",
+    "table6": "**How to read this.** Spearman's rho compares two judges' *rankings* of the models on a metric: "
+              "1 = same order, even if one judge's values are all lower (or negative); -1 = reversed. With five "
+              "models rho moves in steps of 0.1 (one swapped neighbouring pair gives 0.9). It is blank when a "
+              "judge gives every model the same value.",
+    "alpha": "**How to read this.** Krippendorff's alpha compares the raters output by output: 1 = they agree, "
+             "0 = no better than chance, **below 0 = they disagree more than chance would**, systematically: "
+             "for example one judge scores every text far lower than the other (interval alpha counts an offset "
+             "as disagreement) or they react to different features. A negative alpha beside a high Table-6 rho "
+             "means the judges order the models alike but score single texts differently.",
+}
 DIMENSION_HELP = {
     "e_ref": "affect intensity of the reference (0-1)", "e_gen": "affect intensity of the generation (0-1)",
     "u_ref": "disturbing-content count of the reference", "u_gen": "disturbing-content count of the generation",
