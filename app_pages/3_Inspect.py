@@ -62,11 +62,13 @@ def _step(offset: int) -> None:
     st.session_state["_w_inspect_pick"] = labels[(position + offset) % len(labels)]
 
 
-nav = st.columns([1, 6, 1])
+nav = st.columns([1, 5, 1, 1])
 nav[0].button("◀ Previous", key="inspect_prev", on_click=_step, args=(-1,), shortcut="Left",
               width="stretch")
 pick = nav[1].selectbox(f"Output ({len(labels)} match)", labels, key="_w_inspect_pick", label_visibility="collapsed")
 nav[2].button("Next ▶", key="inspect_next", on_click=_step, args=(1,), shortcut="Right", width="stretch")
+with nav[3]:
+    views.keys_help("inspect")
 position = labels.index(pick)
 item_id, model_name = keys.iloc[position]["item_id"], keys.iloc[position]["model"]
 row = outputs[(outputs["item_id"] == item_id) & (outputs["model"] == model_name)].iloc[0]

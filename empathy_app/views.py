@@ -490,3 +490,48 @@ def home() -> None:
     st.subheader("Pages")
     for path, label, text, icon in PAGES:
         st.page_link(path, label=f"**{label}** - {text}", icon=icon)
+
+
+#: The keys of each page that has them (the buttons' ``shortcut=`` on Inspect and Relabel), for the ``?`` help.
+KEYS: dict[str, tuple[tuple[str, str], ...]] = {
+    "inspect": (("← / →", "previous / next output of the filtered list"),),
+    "relabel": (("0 / 1", "label a binary dimension (ca: 0 engages, 1 avoids the conflict) and go to the next"),
+                ("0-9", "choose that level on a whole-number scale (e.g. 1-5) and go to the next"),
+                ("Enter", "save the typed value of a continuous dimension (e_ref, u_gen, ...)"),
+                ("S", "skip this output (it stays in the queue)"),
+                ("U", "undo your last decision")),
+}
+_KEYS_SCRIPT = """<script>
+(() => {
+  // One listener per browser tab: "?" (outside a text field) clicks the page's keys-help button.
+  if (window.__empathyKeysHelp) { return; }
+  window.__empathyKeysHelp = true;
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "?" || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    const target = event.target;
+    if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) { return; }
+    const button = document.querySelector("[class*='st-key-keys_help'] button");
+    if (button) { event.preventDefault(); button.click(); }
+  });
+})();
+</script>"""
+
+
+@st.dialog("Keyboard keys", width="medium")
+def _keys_dialog(page: str) -> None:
+    rows = KEYS[page]
+    st.markdown("| key | what it does |\n| --- | --- |\n" + "\n".join(f"| **{key}** | {text} |" for key, text in rows))
+    st.caption("Keys act when the focus is not in a text field: after typing (the annotator name, a search, a "
+               "reason) press **Tab** or click on the page first. **?** opens this help.")
+
+
+def keys_help(page: str) -> None:
+    """A small "Keys (?)" button that opens the page's key list in a dialog; typing ``?`` opens it too.
+
+    ``page``: a key of :data:`KEYS`. The script is static (no data in it) and only clicks this button.
+    """
+    if page not in KEYS:
+        raise ValueError(f"no key list for page {page!r}; pages with keys: {sorted(KEYS)}")
+    if st.button("⌨ Keys (?)", key="keys_help", help="The keyboard keys of this page (press ? to open)"):
+        _keys_dialog(page)
+    st.html(_KEYS_SCRIPT, unsafe_allow_javascript=True)

@@ -121,3 +121,38 @@ def test_inspect_denominator_counts_outputs_that_exist():
     at = _page("app_pages/3_Inspect.py")
     line = next(c for c in _captions(at).splitlines() if c.startswith("Judges disagree on ca"))
     assert line == "Judges disagree on ca for 10 of 41 outputs (24%)."
+
+
+def _key_table(at: AppTest) -> str:
+    tables = [m.value for m in at.markdown if m.value.startswith("| key | what it does |")]
+    assert len(tables) == 1, [m.value[:40] for m in at.markdown]
+    return tables[0]
+
+
+def test_keys_help_on_inspect():
+    at = _page("app_pages/3_Inspect.py")
+    assert not [m for m in at.markdown if m.value.startswith("| key |")]  # closed until asked
+    script = at.get("html")
+    assert script and "__empathyKeysHelp" in script[0].proto.body  # "?" clicks the button
+    at.button(key="keys_help").click().run()
+    _ok(at)
+    assert "| **← / →** | previous / next output of the filtered list |" in _key_table(at)
+
+
+def test_keys_help_on_relabel_lists_its_shortcuts():
+    at = _page("app_pages/4_Relabel.py")
+    at.text_input(key="_w_relabel_annotator_name").input("ann")  # in a form: sent with its button
+    at.button(key="relabel_commit_annotator").click().run()
+    _ok(at)
+    at.button(key="keys_help").click().run()
+    _ok(at)
+    table = _key_table(at)
+    for key in ("0 / 1", "0-9", "Enter", "S", "U"):
+        assert f"| **{key}** |" in table
+
+
+def test_keys_help_rejects_an_unknown_page():
+    from empathy_app.views import keys_help
+
+    with pytest.raises(ValueError, match="no key list for page 'items'"):
+        keys_help("items")
