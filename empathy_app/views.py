@@ -178,6 +178,8 @@ def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | Non
         st.markdown("**This output under each judge**: SA = (e_ref - e_gen) / e_ref (Eq. 1; < 0: the generation "
                     "is more intense); EGM = |a - b| / (a + b) with a = u_ref / d, b = u_gen / q (Eq. 2); CA = the "
                     "judge's label (Eq. 3). Hover a column name for more.")
+        # a dimension no judge gave for this output (ca of a news item) would be a column of None
+        scores = scores.drop(columns=[c for c in ("ca",) if scores[c].isna().all()])
         st.dataframe(scores, hide_index=True, key=f"{key}_scores", column_config={
             "e_ref": st.column_config.NumberColumn(format="%.2f", help=DIMENSION_HELP["e_ref"]),
             "e_gen": st.column_config.NumberColumn(format="%.2f", help=DIMENSION_HELP["e_gen"]),

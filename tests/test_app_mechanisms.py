@@ -73,6 +73,7 @@ def _check_gorse_news01(at: AppTest) -> None:
     # a = 2/6, b = 4/5: |a - b| / (a + b) = 7/17
     assert scores.loc["author", "EGM"] == pytest.approx(7 / 17)
     assert scores.loc["lexicon", "u_ref"] == scores.loc["lexicon", "u_gen"] == 2
+    assert "ca" not in scores.columns  # no judge labelled ca on a news output: no column of None
 
 
 def test_inspect_shows_all_four_mechanisms_in_the_text():
@@ -84,6 +85,12 @@ def test_inspect_shows_all_four_mechanisms_in_the_text():
     _check_gorse_news01(at)
     # LD: the distancing highlights are still there
     assert any("ld-" in text for text in _texts(at))
+    # CA: a counseling output shows each judge's label
+    at.selectbox(key="inspect_task").set_value("counseling").run()
+    at.selectbox(key="inspect_model").set_value("fennel").run()
+    _ok(at)
+    assert at.selectbox(key="_w_inspect_pick").value == "co-01 · fennel"
+    assert _scores(at)["ca"].to_dict() == {"author": 1.0, "lexicon": 1.0}
 
 
 def test_items_row_view_shows_the_same():
