@@ -79,7 +79,7 @@ if views.has_text(row):
     texts = (row["reference"], row["generation"])
     analysis = state.densities_for(texts)
     views.side_by_side(texts, key="inspect", scores=output_scores(ratings, item_id, model_name, analysis[0][0],
-                                                                  analysis[1][0]), notes=note_fields(row))
+                                                                  analysis[1][0]), notes=note_fields(row), data=data)
     views.conversation(row, "inspect_conversation")
 
     density = pd.DataFrame({

@@ -137,7 +137,7 @@ st.caption(f"Task {views.code(row['task'] or '-')} · item {views.code(row['item
                                             if row["overrides"] else ""))
 if views.has_text(source):
     texts = (row["reference"], row["generation"])
-    views.side_by_side(texts, key="items", notes=note_fields(source),
+    views.side_by_side(texts, key="items", notes=note_fields(source), data=data,
                        scores=output_scores(ratings, row["item_id"], row["model"], _sentences(row["sentences_ref"]),
                                             _sentences(row["sentences_gen"])))
     views.conversation(source, "items_conversation")

@@ -10,11 +10,12 @@
 
 Which phrases are highlighted
 -----------------------------
-An LLM judge returns one count per sentence and no phrase, so phrases can only come from the offline lexicon
-judge's checklist, which is a deterministic function of the text: the highlights are recomputed from the text
-(they need no lexicon rating in the data set) on the same sentences the judges count on, so their number on a
-side *is* the lexicon judge's ``u`` of that side (tested on the demo data). An LLM judge's count can differ;
-its ``u`` is shown beside the text, not located in it.
+An LLM judge returns one count per sentence and no phrase: :func:`judged_highlights` marks the sentences it
+counted something in (read from its answer cache by :func:`empathy.judges.run.cached_sentence_counts`; no
+cached answer, no mark). Phrases can only come from the offline lexicon judge's checklist, a deterministic
+function of the text: they are recomputed from the text (no lexicon rating is needed in the data set) on the
+sentences the judges count on, so their number on a side *is* the lexicon judge's ``u`` of that side (tested
+on the demo data). An LLM judge's count can differ; its ``u`` is shown beside the text.
 
 The terms in :func:`output_scores` come from the term functions of :mod:`empathy.metrics` (the ones every
 metric is computed with), so the SA and EGM shown for an output are the terms the Items table lists; a term
@@ -31,7 +32,7 @@ import pandas as pd
 
 from empathy import metrics as m
 from empathy.io import RATING_REQUIRED
-from empathy.render import DISTURBING_PREFIX
+from empathy.render import DISTURBING_PREFIX, JUDGED_PREFIX
 
 #: Optional columns of an outputs table that describe a row for a reader (the demo data has both).
 NOTE_COLUMNS: tuple[str, ...] = ("demo_note", "source")
@@ -56,6 +57,22 @@ def disturbing_highlights(text: str, sentence_spans: Sequence[tuple[int, int]] |
     return [{"start": match.start, "end": match.end, "label": f"{DISTURBING_PREFIX}{match.category}",
              "rule": f"lexicon checklist, counted as '{match.phrase}'", "text": text[match.start:match.end]}
             for match in disturbing_spans(text, sentence_spans)]
+
+
+def judged_highlights(counts: Sequence[object], judge: str) -> list[dict[str, object]]:
+    """Spans of the sentences in which the LLM judge ``judge`` counted disturbing content (count > 0).
+
+    ``counts``: :class:`empathy.judges.run.SentenceCount` items (``start``, ``end``, ``count``) of one text, from
+    :func:`empathy.judges.run.cached_sentence_counts`. Label ``"judged:<judge>"``; the rule (tooltip) gives the
+    count. Sentences counted 0 or without a cached answer are not marked.
+    """
+    spans = []
+    for item in counts:
+        count = getattr(item, "count", None)
+        if count is not None and count > 0:
+            spans.append({"start": int(item.start), "end": int(item.end), "label": f"{JUDGED_PREFIX}{judge}",
+                          "rule": f"{count:g} disturbing element(s) counted in this sentence"})
+    return spans
 
 
 def category_counts(spans: Sequence[Mapping[str, object]]) -> dict[str, int]:

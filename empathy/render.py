@@ -29,6 +29,10 @@ OTHER_LABEL: tuple[str, str, str] = ("ld-other", "#e5e7eb", "Other")
 #: red underline rather than a background so that they stay visible inside or around a distancing highlight.
 DISTURBING_PREFIX = "disturbing:"
 DISTURBING_COLOUR = "#dc2626"
+#: Sentences in which an LLM judge counted disturbing content (labels ``judged:<judge>``): a dotted purple
+#: underline, below the lexicon's red one.
+JUDGED_PREFIX = "judged:"
+JUDGED_COLOUR = "#7c3aed"
 DISTURBING_CATEGORIES: dict[str, str] = {"death": "death", "violence": "violence", "injury": "injury",
                                          "graphic": "graphic detail", "abuse": "abuse or torture"}
 _LABEL_ORDER = {label: position for position, label in enumerate(LABELS)}
@@ -104,9 +108,19 @@ def _open_disturbing(span: Span) -> str:
             f'border-bottom:3px solid {DISTURBING_COLOUR};padding:0 1px" title="{_attribute(title)}">')
 
 
+def _open_judged(span: Span) -> str:
+    judge = span.label.removeprefix(JUDGED_PREFIX)
+    title = f"Judge {judge}: {span.rule}" if span.rule else f"Judge {judge}"
+    return (f'<mark class="egm-judged" style="background-color:transparent;color:inherit;text-decoration:underline '
+            f'dotted {JUDGED_COLOUR};text-decoration-thickness:2px;text-underline-offset:7px" '
+            f'title="{_attribute(title)}">')
+
+
 def _open_mark(span: Span) -> str:
     if span.label.startswith(DISTURBING_PREFIX):
         return _open_disturbing(span)
+    if span.label.startswith(JUDGED_PREFIX):
+        return _open_judged(span)
     css, colour, name = _style(span.label)
     label_name = name if span.label in LABELS else span.label or name
     title = f"rule: {span.rule} ({label_name})" if span.rule else label_name
@@ -147,11 +161,12 @@ def highlight_html(text: str, spans: Iterable[object] = ()) -> str:
     return "".join(parts)
 
 
-def legend_html(*, disturbing: bool = False) -> str:
+def legend_html(*, disturbing: bool = False, judged: bool = False) -> str:
     """A one-line HTML legend of the highlights (static markup, no data).
 
     The three distancing colours (LD, Eq. 4) and, with ``disturbing``, the red underline of disturbing content
-    (EGM, Eq. 2); hovering a highlight in the text names its rule or checklist phrase.
+    (EGM, Eq. 2), with ``judged`` also the dotted underline of the sentences an LLM judge counted disturbing
+    content in; hovering a highlight in the text names its rule, checklist phrase or judge and count.
     """
     items = []
     for css, colour, name in LABELS.values():
@@ -163,8 +178,13 @@ def legend_html(*, disturbing: bool = False) -> str:
     underline = (f'<mark class="egm-disturbing" style="background-color:transparent;color:inherit;'
                  f'border-bottom:3px solid {DISTURBING_COLOUR};padding:0 4px">'
                  + html.escape("death, violence, injury, graphic detail, abuse") + "</mark>")
+    dotted = ("" if not judged else
+              " &nbsp; " + f'<mark class="egm-judged" style="background-color:transparent;color:inherit;'
+              f'text-decoration:underline dotted {JUDGED_COLOUR};text-decoration-thickness:2px;'
+              f'text-underline-offset:7px">' + html.escape("sentences an LLM judge counted") + "</mark>")
     return ('<div class="ld-legend">' + distancing + " &nbsp;&nbsp;|&nbsp;&nbsp; EGM (disturbing content, "
-            "lexicon checklist): " + underline + " &nbsp;&nbsp;|&nbsp;&nbsp; hover a highlight for its rule</div>")
+            "lexicon checklist): " + underline + dotted + " &nbsp;&nbsp;|&nbsp;&nbsp; hover a highlight for its "
+            "rule</div>")
 
 
 #: Speakers whose name is shown in bold at the start of a conversation turn.

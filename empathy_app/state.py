@@ -791,6 +791,48 @@ def disturbing_for(texts: tuple[str, ...]) -> list[list[dict[str, object]]]:
     return [disturbing_highlights(text, spans) for text, spans in zip(texts, sentence_spans(texts), strict=True)]
 
 
+def judged_for(data: Loaded, texts: tuple[str, ...]) -> tuple[list[list[dict[str, object]]], list[str]]:
+    """The sentences each LLM judge of the data set counted disturbing content in, per text, and those judges.
+
+    A rater counts when its ``rater_kind`` is ``llm``, it rated ``u_ref``/``u_gen``, and the judges config (the
+    Judge page's, else ``$EMPATHY_JUDGES_CONFIG`` or ``./judges.toml``) defines a judge of that name; the counts
+    come from the answer cache (:func:`empathy.judges.run.cached_sentence_counts`; never a call). Without a
+    config, a cache file or such a rater: nothing (the lexicon underlines and every judge's ``u`` still show).
+    """
+    empty: list[list[dict[str, object]]] = [[] for _ in texts]
+    ratings = data.dataset.ratings
+    if "rater_kind" not in ratings.columns:
+        return empty, []
+    rated = ratings[(ratings["dimension"].isin(["u_ref", "u_gen"])) & (ratings["rater_kind"].astype(str) == "llm")]
+    if rated.empty:
+        return empty, []
+    from empathy.judges import JudgeCache, JudgeConfigError, available_judges, default_cache_path, load_config
+    from empathy.judges.run import cached_sentence_counts
+    from empathy.mechanisms import judged_highlights
+
+    path_text = str(st.session_state.get("_kept_judge_config_path") or "").strip()
+    try:
+        from empathy.judges.config import default_config_path
+
+        path = Path(path_text).expanduser() if path_text else default_config_path()
+        cache_path = default_cache_path()
+        if path is None or not path.is_file() or not cache_path.is_file():
+            return empty, []
+        judges = available_judges(load_config(path))
+    except (JudgeConfigError, OSError):
+        return empty, []
+    names = [name for name in sorted(rated["rater"].astype(str).unique())
+             if name in judges and judges[name].kind == "llm"]
+    if not names:
+        return empty, []
+    out = [list(spans) for spans in empty]
+    with JudgeCache(cache_path) as cache:
+        for name in names:
+            for position, text in enumerate(texts):
+                out[position].extend(judged_highlights(cached_sentence_counts(text, judges[name], cache), name))
+    return out, names
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def densities_for(texts: tuple[str, ...]) -> list[tuple[int, dict[str, int], tuple[float, float, float]]]:
     """(sentences, counts, densities) of each text."""

@@ -149,14 +149,16 @@ def _side_scores(scores: pd.DataFrame, side: str, underlined: dict[str, int]) ->
 
 
 def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | None = None,
-                 notes: list[tuple[str, str]] | tuple = ()) -> None:
+                 notes: list[tuple[str, str]] | tuple = (), data: state.Loaded | None = None) -> None:
     """Reference and generation side by side, showing the four mechanisms in the text.
 
     Distancing spans (LD) as coloured backgrounds and the lexicon checklist's disturbing content (EGM) as red
     underlines, each with its rule or phrase in a tooltip; above each side its affect intensity (SA's input)
     and disturbing count (EGM's input) per judge; under both the output's SA and EGM terms and CA label per
     judge (``scores``, :func:`empathy.mechanisms.output_scores`). ``notes``: the row's ``demo_note`` and
-    ``source`` (:func:`empathy.mechanisms.note_fields`). Widgets are keyed ``{key}_...``.
+    ``source`` (:func:`empathy.mechanisms.note_fields`). ``data``: the loaded data set, whose LLM judges' cached
+    per-sentence counts mark the sentences they counted disturbing content in (:func:`state.judged_for`).
+    Widgets are keyed ``{key}_...``.
     """
     from empathy.mechanisms import category_counts
 
@@ -164,16 +166,20 @@ def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | Non
         st.caption(f"**{md(column)}**: {md(text)}")
     spans = state.spans_for(texts)
     disturbing = state.disturbing_for(texts)
-    st.markdown(legend_html(disturbing=True), unsafe_allow_html=True)
+    judged, judges = state.judged_for(data, texts) if data is not None else ([[], []], [])
+    st.markdown(legend_html(disturbing=True, judged=bool(judges)), unsafe_allow_html=True)
+    if judges:
+        st.caption(f"Dotted: sentences in which {', '.join(code(j) for j in judges)} counted disturbing content "
+                   "(from the judge answer cache; hover for the count).")
     sides = st.columns(2)
-    for column, title, side, text, text_spans, marks in zip(sides, ("Reference", "Generation"), ("ref", "gen"),
-                                                            texts, spans, disturbing, strict=True):
+    for column, title, side, text, text_spans, marks, sentences in zip(
+            sides, ("Reference", "Generation"), ("ref", "gen"), texts, spans, disturbing, judged, strict=True):
         with column:
             st.markdown(f"**{title}**")
             st.caption(_side_scores(scores if scores is not None else pd.DataFrame(
                 columns=["judge", "e_ref", "e_gen", "u_ref", "u_gen", "d", "q"]), side, category_counts(marks)))
             with st.container(border=True, key=f"{key}_{side}_text"):
-                st.markdown(highlight_html(text, [*text_spans, *marks]), unsafe_allow_html=True)
+                st.markdown(highlight_html(text, [*text_spans, *marks, *sentences]), unsafe_allow_html=True)
     if scores is not None and len(scores):
         st.markdown("**This output under each judge**: SA = (e_ref - e_gen) / e_ref (Eq. 1; < 0: the generation "
                     "is more intense); EGM = |a - b| / (a + b) with a = u_ref / d, b = u_gen / q (Eq. 2); CA = the "

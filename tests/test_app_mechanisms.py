@@ -47,6 +47,43 @@ def _texts(at: AppTest) -> list[str]:
     return [m.value for m in at.markdown if m.value.startswith('<div class="ld-text"')]
 
 
+def _judged(markup: str) -> tuple[list[str], set[str]]:
+    """The runs of text inside an LLM judge's sentence marks (nested marks split a run: rejoined) and their titles."""
+    from html.parser import HTMLParser
+
+    class Reader(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.stack: list[bool] = []
+            self.runs: list[str] = []
+            self.titles: set[str] = set()
+            self.inside = False
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "mark":
+                values = dict(attrs)
+                judged = values.get("class") == "egm-judged"
+                self.stack.append(judged)
+                if judged:
+                    self.titles.add(values.get("title", ""))
+
+        def handle_endtag(self, tag):
+            if tag == "mark":
+                self.stack.pop()
+
+        def handle_data(self, data):
+            now = any(self.stack)
+            if now and self.inside:
+                self.runs[-1] += data
+            elif now:
+                self.runs.append(data)
+            self.inside = now
+
+    reader = Reader()
+    reader.feed(markup)
+    return reader.runs, reader.titles
+
+
 def _captions(at: AppTest) -> list[str]:
     return [str(c.value) for c in at.caption]
 
@@ -133,3 +170,41 @@ def test_notes_and_scores_escaped_and_absent_columns_tolerated(tmp_path):
     assert not any(c.startswith("**demo&#95;note**") for c in _captions(at))
     assert not [f for f in at.dataframe if "SA status" in f.value.columns]
     assert any(c.startswith("underlined 0") for c in _captions(at))
+
+
+def test_llm_judges_counted_sentences_are_marked_from_its_cache(tmp_path, monkeypatch):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fake_openai_server import FakeOpenAIServer
+
+    from empathy.judges import JudgeCache, available_judges, load_config, run_judge
+
+    folder = tmp_path / "llm"
+    folder.mkdir()
+    # the fake judge counts "dead", "killed" and "blood" in each sentence
+    outputs = pd.DataFrame([{"item_id": "n1", "model": "m1", "task": "news",
+                             "reference": "Two men were killed. Blood was everywhere. The road closed.",
+                             "generation": "An incident occurred. Nobody was dead."}])
+    outputs.to_csv(folder / "outputs.csv", index=False)
+    monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path / "cache"))
+    with FakeOpenAIServer() as server:
+        config = folder / "judges.toml"
+        config.write_text(f"[judges.fake]\nbase_url = '{server.base_url}'\nmodel = 'fake-model'\n", encoding="utf-8")
+        monkeypatch.setenv("EMPATHY_JUDGES_CONFIG", str(config))
+        judge = available_judges(load_config(config))["fake"]
+        with JudgeCache(tmp_path / "cache" / "judges.sqlite") as cache:
+            run = run_judge(outputs, judge, protocols="disturbing", cache=cache)
+    run.ratings.to_csv(folder / "ratings_fake.csv", index=False)
+    assert run.ratings.set_index("dimension")["value"].to_dict() == {"u_ref": 2.0, "u_gen": 1.0}
+    # the server is gone: what follows reads the cache only
+    at = _page("app_pages/3_Inspect.py", {"kind": "path", "outputs": str(folder / "outputs.csv"),
+                                          "ratings": [str(folder / "ratings_fake.csv")]})
+    reference, generation = _texts(at)
+    title = "Judge fake: 1 disturbing element(s) counted in this sentence"
+    assert _judged(reference) == (["Two men were killed.", "Blood was everywhere."], {title})
+    # "Nobody was dead.": the fake judge counts it (1), the lexicon checklist does not (negated)
+    assert _judged(generation) == (["Nobody was dead."], {title})
+    assert "egm-disturbing" not in generation
+    assert any("Dotted: sentences in which `fake` counted disturbing content" in c for c in _captions(at))
+    assert any('class="egm-judged"' in m.value and "ld-legend" in m.value for m in at.markdown)

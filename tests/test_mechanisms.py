@@ -197,3 +197,18 @@ def test_demo_highlights_are_the_lexicon_judges_counts():
         assert len(disturbing_highlights(text, spans[text])) == row.value, (row.item_id, row.model, row.dimension)
         checked += 1
     assert checked == len(u)
+
+
+def test_judged_highlights_mark_counted_sentences_only():
+    from empathy.judges.run import SentenceCount
+    from empathy.mechanisms import judged_highlights
+
+    counts = [SentenceCount(0, 14, 2.0), SentenceCount(15, 30, 0.0), SentenceCount(31, 40, None)]
+    assert judged_highlights(counts, "gpt<x>") == [
+        {"start": 0, "end": 14, "label": "judged:gpt<x>", "rule": "2 disturbing element(s) counted in this sentence"}]
+    text = "He was killed. It rained again. Then what"
+    parser = _Marks()
+    parser.feed(highlight_html(text, judged_highlights(counts, "gpt<x>")))
+    assert parser.titles == [("egm-judged", "Judge gpt<x>: 2 disturbing element(s) counted in this sentence")]
+    assert "egm-judged" in legend_html(disturbing=True, judged=True)
+    assert "egm-judged" not in legend_html(disturbing=True)
