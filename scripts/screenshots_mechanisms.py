@@ -9,6 +9,7 @@ both texts with their highlights and scores, the per-judge table) clipped from t
 * ``mechanism_sa.png``: news-01 / fennel, affect flattened (author e 0.80 vs 0.15);
 * ``mechanism_ld.png``: news-01 / larch, nominalisations and agentless passives;
 * ``mechanism_ca.png``: co-01 / fennel, solution-giving (ca = 1);
+* ``items_mechanisms.png``: the Items page's row view of news-05 / gorse (the same side by side);
 * ``overview_1400.png``: the Overview at 1400 px wide (every metric column visible);
 * ``keys_help.png``: the keyboard help opened with ``?`` on Inspect.
 
@@ -60,14 +61,17 @@ def _choose(page, key: str, value: str) -> None:
 
 def _clip_mechanisms(page, path: Path) -> None:
     """The part of the page from the row's note to the per-judge table under the texts."""
+    page.wait_for_timeout(2500)  # the data grids draw (and grow to their rows) after the script has finished
+    # Streamlit scrolls its main section, not the window: bring the view to the top of the viewport first
+    page.evaluate("() => document.querySelector('.ld-legend').scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(800)
     box = page.evaluate("""() => {
         const legend = document.querySelector('.ld-legend').getBoundingClientRect();
         const frames = [...document.querySelectorAll('[data-testid="stDataFrame"]')];
         const below = frames.map(f => f.getBoundingClientRect()).filter(r => r.top > legend.top)[0];
-        return {top: legend.top + window.scrollY - 70, bottom: below.bottom + window.scrollY + 10};
+        return {top: Math.max(0, legend.top - 70), bottom: below.bottom + 10};
     }""")
-    page.screenshot(path=str(path), full_page=True,
-                    clip={"x": 0, "y": max(0, box["top"]), "width": 1440, "height": box["bottom"] - box["top"]})
+    page.screenshot(path=str(path), clip={"x": 0, "y": box["top"], "width": 1440, "height": box["bottom"] - box["top"]})
 
 
 def main(out: Path) -> None:
@@ -108,6 +112,15 @@ def main(out: Path) -> None:
             page.wait_for_timeout(800)
             page.screenshot(path=str(out / "keys_help.png"))
             page.keyboard.press("Escape")
+
+            page.goto(f"{url}/Items")
+            _settle(page, "One output")
+            page.locator(".st-key-items_pick").get_by_role("combobox").click()
+            page.keyboard.type("news-05 · gorse")
+            page.keyboard.press("Enter")
+            _settle(page, "One output")
+            page.mouse.move(5, 5)
+            _clip_mechanisms(page, out / "items_mechanisms.png")
 
             wide = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
             wide.goto(f"{url}/Overview")
