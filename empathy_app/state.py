@@ -862,6 +862,25 @@ def _sync_task() -> None:
     st.session_state["task"] = st.session_state["_w_task"]
 
 
+#: Static script (no data in it): "?" typed outside a text field clicks the page's "Keys (?)" button
+#: (:func:`empathy_app.views.keys_help`), if the page has one. In the sidebar of every page so that it runs when
+#: the app loads: an ``st.html`` script first drawn by a later rerun did not always run.
+KEYS_SCRIPT = """<script>
+(() => {
+  // One listener per browser tab: "?" (outside a text field) clicks the page's keys-help button.
+  if (window.__empathyKeysHelp) { return; }
+  window.__empathyKeysHelp = true;
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "?" || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    const target = event.target;
+    if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) { return; }
+    const button = document.querySelector("[class*='st-key-keys_help'] button");
+    if (button) { event.preventDefault(); button.click(); }
+  });
+})();
+</script>"""
+
+
 def sidebar(data: Loaded | None) -> None:
     """Data-set name, the task filter, the with-overrides toggle and the annotator name, on every page."""
     with st.sidebar:
@@ -888,6 +907,7 @@ def sidebar(data: Loaded | None) -> None:
         st.session_state["_w_annotator"] = st.session_state["annotator"]
         st.text_input("Annotator name", key="_w_annotator", on_change=_sync,
                       args=("_w_annotator", "annotator"), placeholder="your name (recorded with each override)")
+        st.html(KEYS_SCRIPT, unsafe_allow_javascript=True)
 
 
 #: The favicon: an image served by the app itself (a ``:material/...:`` icon would make the browser fetch it

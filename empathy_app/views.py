@@ -509,20 +509,6 @@ KEYS: dict[str, tuple[tuple[str, str], ...]] = {
                 ("S", "skip this output (it stays in the queue)"),
                 ("U", "undo your last decision")),
 }
-_KEYS_SCRIPT = """<script>
-(() => {
-  // One listener per browser tab: "?" (outside a text field) clicks the page's keys-help button.
-  if (window.__empathyKeysHelp) { return; }
-  window.__empathyKeysHelp = true;
-  document.addEventListener("keydown", (event) => {
-    if (event.key !== "?" || event.ctrlKey || event.metaKey || event.altKey) { return; }
-    const target = event.target;
-    if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) { return; }
-    const button = document.querySelector("[class*='st-key-keys_help'] button");
-    if (button) { event.preventDefault(); button.click(); }
-  });
-})();
-</script>"""
 
 
 @st.dialog("Keyboard keys", width="medium")
@@ -536,10 +522,10 @@ def _keys_dialog(page: str) -> None:
 def keys_help(page: str) -> None:
     """A small "Keys (?)" button that opens the page's key list in a dialog; typing ``?`` opens it too.
 
-    ``page``: a key of :data:`KEYS`. The script is static (no data in it) and only clicks this button.
+    ``page``: a key of :data:`KEYS`. The ``?`` key is listened for by :data:`state.KEYS_SCRIPT` (in the sidebar
+    of every page, so that it is mounted with the page, not only when this button first appears).
     """
     if page not in KEYS:
         raise ValueError(f"no key list for page {page!r}; pages with keys: {sorted(KEYS)}")
     if st.button("⌨ Keys (?)", key="keys_help", help="The keyboard keys of this page (press ? to open)"):
         _keys_dialog(page)
-    st.html(_KEYS_SCRIPT, unsafe_allow_javascript=True)
