@@ -16,7 +16,14 @@ from empathy_app import markup, state, views  # noqa: E402
 data = state.page_setup("Overview")
 data = state.require_data(data)
 views.mode_caption(data)
-report = state.report(data)
+LD_READINGS = {"separate": "Eq. 4: each side standardised on its own (the paper)",
+               "reference": "both sides with the reference's mean and sd (shows a uniform shift too)"}
+ld_reading = st.radio("LD standardisation", list(LD_READINGS), format_func=LD_READINGS.get, horizontal=True,
+                      key="overview_ld_standardization",
+                      help="The command line's --ld-standardization. Eq. 4 compares the *pattern* of distancing: "
+                           "a model that distances everywhere alike is not penalised. The reference reading "
+                           "measures the level shift as well; the signature names it.")
+report = state.report(data, ld_standardization=ld_reading)
 table = report.table
 paper_dimensions = sorted({d for dims in METRIC_DIMENSIONS.values() for d in dims})
 if not set(paper_dimensions) & set(data.dataset.dimensions):
@@ -32,7 +39,20 @@ if table.empty or table["value"].notna().sum() == 0:
 
 st.subheader("Metrics per model")
 st.caption(" · ".join(f"**{k}**: {v}" for k, v in views.METRIC_HELP.items()) + ". Lower is better for all four.")
-st.dataframe(metric_pivot(table).round(3), hide_index=True, key="overview_pivot")
+pivot = metric_pivot(table)
+values = [c for c in pivot.columns if c != "model" and not c.startswith("n ")]
+# Only the values here, so that every metric fits the page's width (the n's doubled the columns and pushed CA
+# and LD out of sight at 1400 px); how many outputs each value rests on is in the expander below.
+st.dataframe(pivot[["model", *values]].round(3), hide_index=True, key="overview_pivot",
+             column_config={column: st.column_config.NumberColumn(
+                 # LD has one scorer, the distancing analyser: its long name cut off the last column's header
+                 "LD" if column.startswith("LD (") else column, format="%.3f", width="small",
+                 help=(views.METRIC_HELP.get(column.split(" ")[0], "") + f" · column {column}"))
+                 for column in values})
+with st.expander("How many outputs each value rests on (n)"):
+    counts = pivot[["model", *(c for c in pivot.columns if c.startswith("n "))]]
+    st.dataframe(counts.rename(columns=lambda c: c.removeprefix("n ")), hide_index=True, key="overview_counts")
+st.caption(views.HOW_TO_READ["metrics"])
 task_name = state.task_label(data.task)
 download = table.assign(task=task_name) if data.filtered else table  # the engine calls its one group "all"
 download = download.assign(signature=str(report.signature))  # the file carries what it depends on
@@ -49,12 +69,15 @@ else:
     wide = ranked.pivot_table(index="model", columns="column", values="rank", aggfunc="first")
     order = [c for c in metric_pivot(table).columns if c in wide.columns]
     st.dataframe(wide[order].astype("Int64").reset_index(), hide_index=True, key="overview_ranks")
+    st.caption(views.HOW_TO_READ["rankings"])
 
 st.subheader("Charts")
 metrics_present = [m for m in ("SA", "EGM", "CA", "LD") if table.loc[table["metric"] == m, "value"].notna().any()]
 columns = st.columns(2)
 for position, metric in enumerate(metrics_present):
-    columns[position % 2].plotly_chart(views.metric_bars(table, metric), key=f"overview_chart_{metric}")
+    with columns[position % 2]:
+        st.plotly_chart(views.metric_bars(table, metric), key=f"overview_chart_{metric}")
+        st.caption(views.HOW_TO_READ[f"chart_{metric}"])
 
 standard = views.standard_scatter(data, table)
 if standard is not None:

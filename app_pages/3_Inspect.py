@@ -9,6 +9,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
+from empathy.mechanisms import note_fields, output_scores  # noqa: E402
 from empathy.overrides import ALL_JUDGES, make_changes, override_targets  # noqa: E402
 from empathy.review import disagreement, inspect_filter  # noqa: E402
 from empathy.store import StoreError  # noqa: E402
@@ -61,11 +62,13 @@ def _step(offset: int) -> None:
     st.session_state["_w_inspect_pick"] = labels[(position + offset) % len(labels)]
 
 
-nav = st.columns([1, 6, 1])
+nav = st.columns([1, 5, 1, 1])
 nav[0].button("◀ Previous", key="inspect_prev", on_click=_step, args=(-1,), shortcut="Left",
               width="stretch")
 pick = nav[1].selectbox(f"Output ({len(labels)} match)", labels, key="_w_inspect_pick", label_visibility="collapsed")
 nav[2].button("Next ▶", key="inspect_next", on_click=_step, args=(1,), shortcut="Right", width="stretch")
+with nav[3]:
+    views.keys_help("inspect")
 position = labels.index(pick)
 item_id, model_name = keys.iloc[position]["item_id"], keys.iloc[position]["model"]
 row = outputs[(outputs["item_id"] == item_id) & (outputs["model"] == model_name)].iloc[0]
@@ -76,7 +79,8 @@ exhibit_views.pin_control(data, item_id, model_name, "inspect_exhibit")
 if views.has_text(row):
     texts = (row["reference"], row["generation"])
     analysis = state.densities_for(texts)
-    views.side_by_side(texts)
+    views.side_by_side(texts, key="inspect", scores=output_scores(ratings, item_id, model_name, analysis[0][0],
+                                                                  analysis[1][0]), notes=note_fields(row), data=data)
     views.conversation(row, "inspect_conversation")
 
     density = pd.DataFrame({
@@ -88,6 +92,8 @@ if views.has_text(row):
     st.markdown("**Distancing densities** (spans per sentence)")
     st.dataframe(pd.concat([counts.astype(float), density]).round(3), key="inspect_densities")
 else:
+    for column, text in note_fields(row):
+        st.caption(f"**{md(column)}**: {md(text)}")
     views.no_text_note(row, "No highlights or distancing densities; the labels are below.")
 
 st.subheader("Judges' labels for this output")

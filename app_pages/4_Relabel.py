@@ -237,6 +237,7 @@ keys = ("0 / 1" if dimension in BINARY_DIMENSIONS else f"{scale[0]}-{min(scale[1
 st.caption(f"Keys: {keys} decide, S skip, U undo. One decision per output shown: a key pressed again before the "
            f"next output appears is refused, never applied to another output. Decisions are saved as "
            f"{views.code(annotator)} for {', '.join(map(views.code, targets)) or '(nobody)'}.")
+views.keys_help("relabel")  # "?" opens the key list
 
 with st.expander("Several annotators: agreement and adjudication"):
     agreement = human_agreement(ledger.status.fresh)

@@ -55,6 +55,7 @@ else:
     pairs["spearman"] = pairs["spearman"].astype(float).round(3)
     st.dataframe(pairs, hide_index=True, key="agreement_pairs")
     views.signature_caption(report.signature)
+    st.caption(views.HOW_TO_READ["table6"])
 
 st.subheader("Instance-level agreement between judges")
 effective = state.effective_ratings(data, with_overrides=judge_view_with_overrides)
@@ -63,6 +64,7 @@ if effective["rater"].nunique() >= 2 and len(alpha):
     alpha = alpha.assign(alpha=alpha["alpha"].astype(float).round(3))
     st.dataframe(alpha, hide_index=True, key="agreement_alpha")
     views.signature_caption(report.signature)
+    st.caption(views.HOW_TO_READ["alpha"])
 else:
     st.caption("Krippendorff's alpha needs at least two raters.")
 

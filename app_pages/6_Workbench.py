@@ -143,14 +143,20 @@ if result is not None:
     st.dataframe(result.wide(), hide_index=True, key="wb_stability_table")
     st.plotly_chart(wb.stability_figure(result, title), key="wb_stability_chart")
     if len(result.full) < 3:
-        st.caption("A rank correlation needs at least three groups; with fewer it is blank.")
-    ranks = st.columns(2)
-    with ranks[0]:
-        st.markdown("**Spearman of the mean columns across sizes** (the paper's reading of Table 7)")
-        wb.show(result.rank_spearman.astype({"size_a": str, "size_b": str}), "wb_stability_ranks")
-    with ranks[1]:
-        st.markdown("**Per subset: Spearman with the full-data ranking**")
-        wb.show(result.resample_rank, "wb_stability_resample_ranks")
-    st.caption("Averaging over many subsets recovers the full-data values, so the left table is close to 1 at "
-               "every size by construction; the right one shows how far a single subset of that size can "
-               "move the ranking (*same_ranking* = share of subsets giving exactly the full ranking).")
+        # With two groups every rank correlation is undefined: the tables would be all None, which reads as a
+        # failure of the tool rather than of the question.
+        st.info(f"The rank tables (Spearman of the rankings across sizes) are not shown: there are only "
+                f"{len(result.full)} group(s) here, and a rank correlation needs at least three (two groups have "
+                "one order or the other, so Spearman is undefined). The mean ± sd table above is the answer for "
+                "two raters; add raters (or choose *models under a metric*) to compare rankings.")
+    else:
+        ranks = st.columns(2)
+        with ranks[0]:
+            st.markdown("**Spearman of the mean columns across sizes** (the paper's reading of Table 7)")
+            wb.show(result.rank_spearman.astype({"size_a": str, "size_b": str}), "wb_stability_ranks")
+        with ranks[1]:
+            st.markdown("**Per subset: Spearman with the full-data ranking**")
+            wb.show(result.resample_rank, "wb_stability_resample_ranks")
+        st.caption("Averaging over many subsets recovers the full-data values, so the left table is close to 1 at "
+                   "every size by construction; the right one shows how far a single subset of that size can "
+                   "move the ranking (*same_ranking* = share of subsets giving exactly the full ranking).")

@@ -20,6 +20,7 @@ from empathy.items import (  # noqa: E402
     term_columns,
     worst_first,
 )
+from empathy.mechanisms import note_fields, output_scores  # noqa: E402
 from empathy_app import state, views  # noqa: E402
 
 data = state.page_setup("Items")
@@ -123,6 +124,10 @@ st.session_state["items_table_selection"] = selected
 if st.session_state.get("items_pick") not in labels:
     st.session_state["items_pick"] = labels[0]
 
+def _sentences(value: float) -> float | None:
+    return None if pd.isna(value) else float(value)
+
+
 st.subheader("One output")
 pick = st.selectbox("Output (in the table's order)", labels, key="items_pick")
 row = shown.iloc[labels.index(pick)]
@@ -132,7 +137,9 @@ st.caption(f"Task {views.code(row['task'] or '-')} · item {views.code(row['item
                                             if row["overrides"] else ""))
 if views.has_text(source):
     texts = (row["reference"], row["generation"])
-    views.side_by_side(texts)
+    views.side_by_side(texts, key="items", notes=note_fields(source), data=data,
+                       scores=output_scores(ratings, row["item_id"], row["model"], _sentences(row["sentences_ref"]),
+                                            _sentences(row["sentences_gen"])))
     views.conversation(source, "items_conversation")
 else:
     views.no_text_note(source, "Its judge terms are in the table above.")

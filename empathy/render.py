@@ -25,6 +25,16 @@ LABELS: dict[str, tuple[str, str, str]] = {
     "agentless": ("ld-agentless", "#fbcfe8", "Agentless clause"),
 }
 OTHER_LABEL: tuple[str, str, str] = ("ld-other", "#e5e7eb", "Other")
+#: Disturbing content (EGM, Eq. 2): labels ``disturbing:<category>`` of :mod:`empathy.mechanisms`, drawn as a
+#: red underline rather than a background so that they stay visible inside or around a distancing highlight.
+DISTURBING_PREFIX = "disturbing:"
+DISTURBING_COLOUR = "#dc2626"
+#: Sentences in which an LLM judge counted disturbing content (labels ``judged:<judge>``): a dotted purple
+#: underline, below the lexicon's red one.
+JUDGED_PREFIX = "judged:"
+JUDGED_COLOUR = "#7c3aed"
+DISTURBING_CATEGORIES: dict[str, str] = {"death": "death", "violence": "violence", "injury": "injury",
+                                         "graphic": "graphic detail", "abuse": "abuse or torture"}
 _LABEL_ORDER = {label: position for position, label in enumerate(LABELS)}
 # Characters Markdown (or Streamlit's $...$ LaTeX) could act on, written as numeric references instead.
 _MARKDOWN_SPECIAL = frozenset("*_[]()`#~$\\|!{}:")
@@ -89,7 +99,28 @@ def _style(label: str) -> tuple[str, str, str]:
     return LABELS.get(label, OTHER_LABEL)
 
 
+def _open_disturbing(span: Span) -> str:
+    category = span.label.removeprefix(DISTURBING_PREFIX)
+    name = DISTURBING_CATEGORIES.get(category, category or "other")
+    title = f"Disturbing content: {name} ({span.rule})" if span.rule else f"Disturbing content: {name}"
+    css = f"egm-{category}" if category in DISTURBING_CATEGORIES else "egm-other"
+    return (f'<mark class="egm-disturbing {css}" style="background-color:transparent;color:inherit;'
+            f'border-bottom:3px solid {DISTURBING_COLOUR};padding:0 1px" title="{_attribute(title)}">')
+
+
+def _open_judged(span: Span) -> str:
+    judge = span.label.removeprefix(JUDGED_PREFIX)
+    title = f"Judge {judge}: {span.rule}" if span.rule else f"Judge {judge}"
+    return (f'<mark class="egm-judged" style="background-color:transparent;color:inherit;text-decoration:underline '
+            f'dotted {JUDGED_COLOUR};text-decoration-thickness:2px;text-underline-offset:7px" '
+            f'title="{_attribute(title)}">')
+
+
 def _open_mark(span: Span) -> str:
+    if span.label.startswith(DISTURBING_PREFIX):
+        return _open_disturbing(span)
+    if span.label.startswith(JUDGED_PREFIX):
+        return _open_judged(span)
     css, colour, name = _style(span.label)
     label_name = name if span.label in LABELS else span.label or name
     title = f"rule: {span.rule} ({label_name})" if span.rule else label_name
@@ -130,13 +161,30 @@ def highlight_html(text: str, spans: Iterable[object] = ()) -> str:
     return "".join(parts)
 
 
-def legend_html() -> str:
-    """A one-line HTML legend of the three highlight colours (static markup, no data)."""
+def legend_html(*, disturbing: bool = False, judged: bool = False) -> str:
+    """A one-line HTML legend of the highlights (static markup, no data).
+
+    The three distancing colours (LD, Eq. 4) and, with ``disturbing``, the red underline of disturbing content
+    (EGM, Eq. 2), with ``judged`` also the dotted underline of the sentences an LLM judge counted disturbing
+    content in; hovering a highlight in the text names its rule, checklist phrase or judge and count.
+    """
     items = []
     for css, colour, name in LABELS.values():
         items.append(f'<mark class="{css}" style="background-color:{colour};padding:0 4px;border-radius:2px">'
                      f"{html.escape(name)}</mark>")
-    return '<div class="ld-legend">' + " &nbsp; ".join(items) + "</div>"
+    distancing = "LD (distancing): " + " &nbsp; ".join(items)
+    if not disturbing:
+        return '<div class="ld-legend">' + distancing + "</div>"
+    underline = (f'<mark class="egm-disturbing" style="background-color:transparent;color:inherit;'
+                 f'border-bottom:3px solid {DISTURBING_COLOUR};padding:0 4px">'
+                 + html.escape("death, violence, injury, graphic detail, abuse") + "</mark>")
+    dotted = ("" if not judged else
+              " &nbsp; " + f'<mark class="egm-judged" style="background-color:transparent;color:inherit;'
+              f'text-decoration:underline dotted {JUDGED_COLOUR};text-decoration-thickness:2px;'
+              f'text-underline-offset:7px">' + html.escape("sentences an LLM judge counted") + "</mark>")
+    return ('<div class="ld-legend">' + distancing + " &nbsp;&nbsp;|&nbsp;&nbsp; EGM (disturbing content, "
+            "lexicon checklist): " + underline + dotted + " &nbsp;&nbsp;|&nbsp;&nbsp; hover a highlight for its "
+            "rule</div>")
 
 
 #: Speakers whose name is shown in bold at the start of a conversation turn.

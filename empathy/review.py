@@ -65,13 +65,21 @@ class Recompute:
 
 
 def judge_labels(ratings: pd.DataFrame, dimension: str) -> pd.DataFrame:
-    """One row per (item_id, model) with each judge's value of ``dimension`` as a column (NaN where absent)."""
+    """One row per rated (item_id, model) with each judge's value of ``dimension`` as a column (NaN where absent).
+
+    Only outputs with at least one rating row of ``dimension`` have a row (a missing rating, NaN, counts as a
+    row): not the full item x model grid, which would count outputs that do not exist (a model that lacks an
+    item) in every denominator built on this table.
+    """
     subset = ratings[ratings["dimension"] == dimension]
     if subset.empty:
         return pd.DataFrame(columns=["item_id", "model"])
-    wide = subset.pivot_table(index=["item_id", "model"], columns="rater", values="value", aggfunc="first",
-                              dropna=False)
+    # groupby keeps only the (item, model, rater) combinations present; pivot_table(dropna=False) built the
+    # product of the levels
+    wide = (subset.assign(value=subset["value"].astype(float))
+            .groupby(["item_id", "model", "rater"], sort=True)["value"].first().unstack("rater"))
     wide.columns = [str(c) for c in wide.columns]
+    wide.columns.name = None
     return wide.reset_index()
 
 

@@ -620,13 +620,18 @@ def features(data: Loaded) -> TextFeatures:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _engine(key: str, _outputs: pd.DataFrame, _ratings: pd.DataFrame, _features: TextFeatures) -> Recompute:
-    return Recompute(_outputs, _ratings, _features)
+def _engine(key: str, ld_standardization: str, _outputs: pd.DataFrame, _ratings: pd.DataFrame,
+            _features: TextFeatures) -> Recompute:
+    return Recompute(_outputs, _ratings, _features, ld_standardization=ld_standardization)
 
 
-def engine(data: Loaded) -> Recompute:
-    """The fast recompute engine of this data set (built once per data set and shared)."""
-    return _engine(data.content_key, data.dataset.outputs, data.dataset.ratings, features(data))
+def engine(data: Loaded, *, ld_standardization: str = "separate") -> Recompute:
+    """The fast recompute engine of this data set (built once per data set and LD reading, and shared).
+
+    ``ld_standardization``: ``"separate"`` (Eq. 4, the default everywhere) or ``"reference"`` (the CLI's
+    ``--ld-standardization reference``, offered on the Overview).
+    """
+    return _engine(data.content_key, ld_standardization, data.dataset.outputs, data.dataset.ratings, features(data))
 
 
 def overrides(data: Loaded) -> pd.DataFrame:
@@ -668,13 +673,16 @@ def _report(key: str, okey: str, _engine: Recompute, _overrides: pd.DataFrame | 
     return _engine.report(_overrides)
 
 
-def report(data: Loaded, *, with_overrides: bool | None = None) -> MetricsReport:
+def report(data: Loaded, *, with_overrides: bool | None = None, ld_standardization: str = "separate"
+           ) -> MetricsReport:
     """Metrics under the global toggle (or as asked): judge-only or with the human overrides applied.
 
-    Cached per (data set, overrides): a rerun with no new override recomputes nothing.
+    Cached per (data set, LD reading, overrides): a rerun with no new override recomputes nothing.
+    ``ld_standardization``: as for :func:`engine`; the signature names it when it is not the default.
     """
     current = overrides(data) if _use_overrides(with_overrides) else None
-    result = _report(data.content_key, overrides_key(current), engine(data), current)
+    result = _report(f"{data.content_key}|ld:{ld_standardization}", overrides_key(current),
+                     engine(data, ld_standardization=ld_standardization), current)
     if current is None:
         return result
     # which human labels the table rests on (label rule and a digest of the applied overrides), not only
@@ -777,6 +785,58 @@ def spans_for(texts: tuple[str, ...]) -> list[list[dict[str, object]]]:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+def disturbing_for(texts: tuple[str, ...]) -> list[list[dict[str, object]]]:
+    """Disturbing-content spans of each text (:func:`empathy.mechanisms.disturbing_highlights`), found on the
+    sentences the judges count on (:func:`empathy.judges.segment.sentence_spans`, memoised per process)."""
+    from empathy.judges.segment import sentence_spans
+    from empathy.mechanisms import disturbing_highlights
+
+    return [disturbing_highlights(text, spans) for text, spans in zip(texts, sentence_spans(texts), strict=True)]
+
+
+def judged_for(data: Loaded, texts: tuple[str, ...]) -> tuple[list[list[dict[str, object]]], list[str]]:
+    """The sentences each LLM judge of the data set counted disturbing content in, per text, and those judges.
+
+    A rater counts when its ``rater_kind`` is ``llm``, it rated ``u_ref``/``u_gen``, and the judges config (the
+    Judge page's, else ``$EMPATHY_JUDGES_CONFIG`` or ``./judges.toml``) defines a judge of that name; the counts
+    come from the answer cache (:func:`empathy.judges.run.cached_sentence_counts`; never a call). Without a
+    config, a cache file or such a rater: nothing (the lexicon underlines and every judge's ``u`` still show).
+    """
+    empty: list[list[dict[str, object]]] = [[] for _ in texts]
+    ratings = data.dataset.ratings
+    if "rater_kind" not in ratings.columns:
+        return empty, []
+    rated = ratings[(ratings["dimension"].isin(["u_ref", "u_gen"])) & (ratings["rater_kind"].astype(str) == "llm")]
+    if rated.empty:
+        return empty, []
+    from empathy.judges import JudgeCache, JudgeConfigError, available_judges, default_cache_path, load_config
+    from empathy.judges.run import cached_sentence_counts
+    from empathy.mechanisms import judged_highlights
+
+    path_text = str(st.session_state.get("_kept_judge_config_path") or "").strip()
+    try:
+        from empathy.judges.config import default_config_path
+
+        path = Path(path_text).expanduser() if path_text else default_config_path()
+        cache_path = default_cache_path()
+        if path is None or not path.is_file() or not cache_path.is_file():
+            return empty, []
+        judges = available_judges(load_config(path))
+    except (JudgeConfigError, OSError):
+        return empty, []
+    names = [name for name in sorted(rated["rater"].astype(str).unique())
+             if name in judges and judges[name].kind == "llm"]
+    if not names:
+        return empty, []
+    out = [list(spans) for spans in empty]
+    with JudgeCache(cache_path) as cache:
+        for name in names:
+            for position, text in enumerate(texts):
+                out[position].extend(judged_highlights(cached_sentence_counts(text, judges[name], cache), name))
+    return out, names
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
 def densities_for(texts: tuple[str, ...]) -> list[tuple[int, dict[str, int], tuple[float, float, float]]]:
     """(sentences, counts, densities) of each text."""
     return [(int(r.sentences), dict(r.counts), tuple(float(x) for x in r.densities())) for r in _analyze(texts)]
@@ -805,6 +865,25 @@ def _sync_task() -> None:
     st.session_state["task"] = st.session_state["_w_task"]
 
 
+#: Static script (no data in it): "?" typed outside a text field clicks the page's "Keys (?)" button
+#: (:func:`empathy_app.views.keys_help`), if the page has one. In the sidebar of every page so that it runs when
+#: the app loads: an ``st.html`` script first drawn by a later rerun did not always run.
+KEYS_SCRIPT = """<script>
+(() => {
+  // One listener per browser tab: "?" (outside a text field) clicks the page's keys-help button.
+  if (window.__empathyKeysHelp) { return; }
+  window.__empathyKeysHelp = true;
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "?" || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    const target = event.target;
+    if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) { return; }
+    const button = document.querySelector("[class*='st-key-keys_help'] button");
+    if (button) { event.preventDefault(); button.click(); }
+  });
+})();
+</script>"""
+
+
 def sidebar(data: Loaded | None) -> None:
     """Data-set name, the task filter, the with-overrides toggle and the annotator name, on every page."""
     with st.sidebar:
@@ -831,6 +910,7 @@ def sidebar(data: Loaded | None) -> None:
         st.session_state["_w_annotator"] = st.session_state["annotator"]
         st.text_input("Annotator name", key="_w_annotator", on_change=_sync,
                       args=("_w_annotator", "annotator"), placeholder="your name (recorded with each override)")
+        st.html(KEYS_SCRIPT, unsafe_allow_javascript=True)
 
 
 #: The favicon: an image served by the app itself (a ``:material/...:`` icon would make the browser fetch it

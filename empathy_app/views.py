@@ -51,6 +51,36 @@ METRIC_HELP = {
     "CA": "Conflict Avoidance (Eq. 3): share of outputs that avoid the tension",
     "LD": "Linguistic Distancing (Eq. 4): 0 no difference, larger = more abstract and depersonalised",
 }
+#: "How to read this" under the Overview's and Agreement's tables and charts (static text, no data).
+HOW_TO_READ = {
+    "metrics": "**How to read this.** Each cell is the mean of one model's per-output terms under one judge (the "
+               "**Items** page lists the terms). A **negative SA** is not an error: Eq. 1 ranges over (-inf, 1] "
+               "and SA < 0 means that judge finds the generations *more* intense than their references "
+               "(over-dramatised), SA > 0 that it finds them flattened; judges can disagree on the sign, so "
+               "compare the columns and the **Agreement** page. EGM counts a mismatch of disturbing detail in "
+               "either direction. None = no output had a computable term.",
+    "rankings": "**How to read this.** 1 = least failure within one column (metric and judge). **LD ranks the "
+                "pattern of distancing, not the number of highlights**: Eq. 4 standardises each side on its "
+                "own, so a model whose texts are distanced everywhere alike can rank well although its texts are "
+                "full of highlights. Choose the reference standardisation above to rank that level shift too.",
+    "chart_SA": "Above 0: affect flattened; below 0: the generations are more intense than the references. Two "
+                "judges' bars of opposite sign disagree about the direction, not only the size.",
+    "chart_EGM": "0: the same density of disturbing detail per sentence on both sides; 1: one side has it and "
+                 "the other none. Added and removed detail both count.",
+    "chart_CA": "The share of outputs a judge labels as avoiding the conflict (solutions or closure before "
+                "exploring it); only the outputs the judge labelled count.",
+    "chart_LD": "The mean distance between the standardised distancing densities of generation and reference "
+                "(Eq. 4): how far the pattern departs, not how much the model distances (see the rankings note).",
+    "table6": "**How to read this.** Spearman's rho compares two judges' *rankings* of the models on a metric: "
+              "1 = same order, even if one judge's values are all lower (or negative); -1 = reversed. With five "
+              "models rho moves in steps of 0.1 (one swapped neighbouring pair gives 0.9). It is blank when a "
+              "judge gives every model the same value.",
+    "alpha": "**How to read this.** Krippendorff's alpha compares the raters output by output: 1 = they agree, "
+             "0 = no better than chance, **below 0 = they disagree more than chance would**, systematically: "
+             "for example one judge scores every text far lower than the other (interval alpha counts an offset "
+             "as disagreement) or they react to different features. A negative alpha beside a high Table-6 rho "
+             "means the judges order the models alike but score single texts differently.",
+}
 DIMENSION_HELP = {
     "e_ref": "affect intensity of the reference (0-1)", "e_gen": "affect intensity of the generation (0-1)",
     "u_ref": "disturbing-content count of the reference", "u_gen": "disturbing-content count of the generation",
@@ -95,16 +125,82 @@ def _short(paths: list[str]) -> list[str]:
     return shown
 
 
-def side_by_side(texts: tuple[str, str]) -> None:
-    """Reference and generation in two columns with the distancing spans highlighted, under the legend."""
+def _number(value: float, digits: int = 2) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _count(value: float) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:g}"
+
+
+def _side_scores(scores: pd.DataFrame, side: str, underlined: dict[str, int]) -> str:
+    """One Markdown line of a side's affect (SA's input) and disturbing counts (EGM's input) per judge."""
+    e, u, n = ("e_ref", "u_ref", "d") if side == "ref" else ("e_gen", "u_gen", "q")
+    parts = []
+    rated_e = scores[scores[e].notna()]
+    if len(rated_e):
+        parts.append(f"**{e}** (affect) " + " · ".join(f"{md(r.judge)} {_number(getattr(r, e))}"
+                                                     for r in rated_e.itertuples()))
+    rated_u = scores[scores[u].notna()]
+    if len(rated_u):
+        parts.append(f"**{u}** (disturbing) " + " · ".join(f"{md(r.judge)} {_count(getattr(r, u))}"
+                                                          for r in rated_u.itertuples()))
+    if len(scores):
+        parts.append(f"{n} = {_count(scores[n].iloc[0])} sentences")
+    total = sum(underlined.values())
+    parts.append(f"underlined {total}" + (" (" + ", ".join(f"{k} {v}" for k, v in underlined.items()) + ")"
+                                          if total else ""))
+    return " · ".join(parts)
+
+
+def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | None = None,
+                 notes: list[tuple[str, str]] | tuple = (), data: state.Loaded | None = None) -> None:
+    """Reference and generation side by side, showing the four mechanisms in the text.
+
+    Distancing spans (LD) as coloured backgrounds and the lexicon checklist's disturbing content (EGM) as red
+    underlines, each with its rule or phrase in a tooltip; above each side its affect intensity (SA's input)
+    and disturbing count (EGM's input) per judge; under both the output's SA and EGM terms and CA label per
+    judge (``scores``, :func:`empathy.mechanisms.output_scores`). ``notes``: the row's ``demo_note`` and
+    ``source`` (:func:`empathy.mechanisms.note_fields`). ``data``: the loaded data set, whose LLM judges' cached
+    per-sentence counts mark the sentences they counted disturbing content in (:func:`state.judged_for`).
+    Widgets are keyed ``{key}_...``.
+    """
+    from empathy.mechanisms import category_counts
+
+    for column, text in notes:
+        st.caption(f"**{md(column)}**: {md(text)}")
     spans = state.spans_for(texts)
-    st.markdown(legend_html(), unsafe_allow_html=True)
+    disturbing = state.disturbing_for(texts)
+    judged, judges = state.judged_for(data, texts) if data is not None else ([[], []], [])
+    st.markdown(legend_html(disturbing=True, judged=bool(judges)), unsafe_allow_html=True)
+    if judges:
+        st.caption(f"Dotted: sentences in which {', '.join(code(j) for j in judges)} counted disturbing content "
+                   "(from the judge answer cache; hover for the count).")
     sides = st.columns(2)
-    for column, title, text, text_spans in zip(sides, ("Reference", "Generation"), texts, spans, strict=True):
+    for column, title, side, text, text_spans, marks, sentences in zip(
+            sides, ("Reference", "Generation"), ("ref", "gen"), texts, spans, disturbing, judged, strict=True):
         with column:
             st.markdown(f"**{title}**")
-            with st.container(border=True):
-                st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
+            st.caption(_side_scores(scores if scores is not None else pd.DataFrame(
+                columns=["judge", "e_ref", "e_gen", "u_ref", "u_gen", "d", "q"]), side, category_counts(marks)))
+            with st.container(border=True, key=f"{key}_{side}_text"):
+                st.markdown(highlight_html(text, [*text_spans, *marks, *sentences]), unsafe_allow_html=True)
+    if scores is not None and len(scores):
+        st.markdown("**This output under each judge**: SA = (e_ref - e_gen) / e_ref (Eq. 1; < 0: the generation "
+                    "is more intense); EGM = |a - b| / (a + b) with a = u_ref / d, b = u_gen / q (Eq. 2); CA = the "
+                    "judge's label (Eq. 3). Hover a column name for more.")
+        # a dimension no judge gave for this output (ca of a news item) would be a column of None
+        scores = scores.drop(columns=[c for c in ("ca",) if scores[c].isna().all()])
+        st.dataframe(scores, hide_index=True, key=f"{key}_scores", column_config={
+            "e_ref": st.column_config.NumberColumn(format="%.2f", help=DIMENSION_HELP["e_ref"]),
+            "e_gen": st.column_config.NumberColumn(format="%.2f", help=DIMENSION_HELP["e_gen"]),
+            "SA": st.column_config.NumberColumn(format="%.3f", help=METRIC_HELP["SA"]),
+            "EGM": st.column_config.NumberColumn(format="%.3f", help=METRIC_HELP["EGM"]),
+            "u_ref": st.column_config.NumberColumn(help=DIMENSION_HELP["u_ref"]),
+            "u_gen": st.column_config.NumberColumn(help=DIMENSION_HELP["u_gen"]),
+            "d": st.column_config.NumberColumn(help="sentences of the reference"),
+            "q": st.column_config.NumberColumn(help="sentences of the generation"),
+            "ca": st.column_config.NumberColumn(help=DIMENSION_HELP["ca"])})
 
 
 def signature_caption(signature: object) -> None:
@@ -407,3 +503,34 @@ def home() -> None:
     st.subheader("Pages")
     for path, label, text, icon in PAGES:
         st.page_link(path, label=f"**{label}** - {text}", icon=icon)
+
+
+#: The keys of each page that has them (the buttons' ``shortcut=`` on Inspect and Relabel), for the ``?`` help.
+KEYS: dict[str, tuple[tuple[str, str], ...]] = {
+    "inspect": (("← / →", "previous / next output of the filtered list"),),
+    "relabel": (("0 / 1", "label a binary dimension (ca: 0 engages, 1 avoids the conflict) and go to the next"),
+                ("0-9", "choose that level on a whole-number scale (e.g. 1-5) and go to the next"),
+                ("Enter", "save the typed value of a continuous dimension (e_ref, u_gen, ...)"),
+                ("S", "skip this output (it stays in the queue)"),
+                ("U", "undo your last decision")),
+}
+
+
+@st.dialog("Keyboard keys", width="medium")
+def _keys_dialog(page: str) -> None:
+    rows = KEYS[page]
+    st.markdown("| key | what it does |\n| --- | --- |\n" + "\n".join(f"| **{key}** | {text} |" for key, text in rows))
+    st.caption("Keys act when the focus is not in a text field: after typing (the annotator name, a search, a "
+               "reason) press **Tab** or click on the page first. **?** opens this help.")
+
+
+def keys_help(page: str) -> None:
+    """A small "Keys (?)" button that opens the page's key list in a dialog; typing ``?`` opens it too.
+
+    ``page``: a key of :data:`KEYS`. The ``?`` key is listened for by :data:`state.KEYS_SCRIPT` (in the sidebar
+    of every page, so that it is mounted with the page, not only when this button first appears).
+    """
+    if page not in KEYS:
+        raise ValueError(f"no key list for page {page!r}; pages with keys: {sorted(KEYS)}")
+    if st.button("⌨ Keys (?)", key="keys_help", help="The keyboard keys of this page (press ? to open)"):
+        _keys_dialog(page)

@@ -196,9 +196,27 @@ def number_config(frame: pd.DataFrame) -> dict[str, object]:
             if pd.api.types.is_float_dtype(frame[c])}
 
 
+#: Why a statistic column can be empty for every row (said when :func:`show` hides it).
+EMPTY_REASONS = {
+    "kappa": "Cohen's kappa needs whole-number labels",
+    "kappa_quadratic": "Cohen's kappa needs whole-number labels",
+    "kappa_quadratic_rounded": "rounding to a scale needs a whole-number scale",
+    "kappa_quadratic_before": "Cohen's kappa needs whole-number labels",
+    "kappa_quadratic_after": "Cohen's kappa needs whole-number labels",
+    "spearman_low": "no bootstrap (0 resamples) or too few items",
+    "spearman_high": "no bootstrap (0 resamples) or too few items",
+}
+
+
 def show(frame: pd.DataFrame, key: str) -> None:
-    """A data frame with three-decimal statistics and no index."""
-    st.dataframe(frame, hide_index=True, key=key, column_config=number_config(frame))
+    """A data frame with three-decimal statistics and no index; columns empty in every row are hidden and named
+    with the reason (a table full of None reads as a broken tool)."""
+    empty = [c for c in frame.columns if len(frame) and frame[c].isna().all()]
+    shown = frame.drop(columns=empty)
+    st.dataframe(shown, hide_index=True, key=key, column_config=number_config(shown))
+    if empty:
+        reasons = sorted({EMPTY_REASONS.get(str(c), "undefined for these raters") for c in empty})
+        st.caption(f"Not shown, empty for every row: {', '.join(map(str, empty))} ({'; '.join(reasons)}).")
 
 
 def finite(value: object) -> bool:

@@ -69,6 +69,14 @@ def _pivot(at: AppTest) -> pd.DataFrame:
     raise AssertionError("no metrics pivot on the page")
 
 
+def _counts(at: AppTest) -> pd.DataFrame:
+    """The n of each Overview value (the table after the values' one, in an expander since issue 16)."""
+    frames = [f.value for f in at.dataframe if "model" in f.value.columns
+              and any(c.startswith("CA (") for c in f.value.columns)]
+    assert len(frames) >= 2 and list(frames[1].columns) == list(frames[0].columns)
+    return frames[1].set_index("model")
+
+
 def _fixture(folder: Path) -> dict:
     """3 models x 4 counseling items with one judge's CA labels (as tests/test_app.py)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -169,7 +177,7 @@ def test_lexicon_judge_on_the_demo_data_adds_a_new_scorer_everywhere():
     # the share of 1s over all of a model's outputs
     ca = expected.ratings[expected.ratings["dimension"] == "ca"].groupby("model")["value"].mean()
     assert pivot["CA (lexicon-2)"].tolist() == pytest.approx(ca.loc[pivot.index].round(3).tolist(), abs=1e-9)
-    assert pivot["n CA (lexicon-2)"].tolist() == outputs.groupby("model").size().loc[pivot.index].tolist()
+    assert _counts(at)["CA (lexicon-2)"].tolist() == outputs.groupby("model").size().loc[pivot.index].tolist()
     assert any("lexicon-2" in c for c in _texts(at.sidebar.caption))
 
     at.switch_page("app_pages/5_Agreement.py").run()

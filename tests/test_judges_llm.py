@@ -425,6 +425,31 @@ def test_disturbing_requests_use_the_sentences_of_eq2(server):
     assert value(run.ratings, "1", "u_gen") == 2 and "split=spacy:" in run.signature
 
 
+@pytest.mark.parametrize("segmentation", ["spacy", "regex"])
+def test_cached_sentence_counts_locate_the_judges_answers(server, tmp_path, segmentation):
+    from empathy.judges.run import SentenceCount, cached_sentence_counts
+
+    # the fake judge counts "dead", "killed", "blood" per sentence: 1, 0 (spaCy: 0, 0), 2
+    text = "He was killed. Maybe he's right and I have\nlost my  sense of humour. Blood, blood everywhere."
+    config = judge(server, segmentation=segmentation)
+    with JudgeCache(tmp_path / "judges.sqlite") as cache:
+        assert all(c.count is None for c in cached_sentence_counts(text, config, cache))  # nothing cached: no call
+        assert server.requests == []
+        run = run_judge(outputs([("1", "m1", "A calm day.", text)]), config, protocols="disturbing", cache=cache)
+        calls = len(server.requests)
+        counts = cached_sentence_counts(text, config, cache)
+        assert len(server.requests) == calls  # read from the cache only
+    pieces = [text[c.start:c.end] for c in counts]
+    middle = (["Maybe he's right", "and I have\nlost my  sense of humour."] if segmentation == "spacy"
+              else ["Maybe he's right and I have\nlost my  sense of humour."])
+    assert pieces == ["He was killed.", *middle, "Blood, blood everywhere."]
+    assert [c.count for c in counts] == [1.0, *[0.0] * len(middle), 2.0]
+    assert sum(c.count for c in counts) == value(run.ratings, "1", "u_gen") == 3
+    assert counts[0] == SentenceCount(0, 14, 1.0)
+    with pytest.raises(ValueError, match="lexicon"):
+        cached_sentence_counts(text, JudgeConfig(name="lexicon", kind="lexicon"), JudgeCache(":memory:"))
+
+
 def test_runs_without_the_disturbing_protocol_parse_nothing(server, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("no text should be segmented")

@@ -134,6 +134,23 @@ def test_disagreement_flags_and_spread():
     assert disagreement(_labels(), "e_ref").empty
 
 
+def test_disagreement_counts_only_outputs_that_exist():
+    # Two items, two models; model B has no output for i2. The item x model grid has 4 cells, the data 3 outputs.
+    rows = [("i1", "A", "j1", 1), ("i1", "A", "j2", 0), ("i1", "B", "j1", 1), ("i1", "B", "j2", 1),
+            ("i2", "A", "j1", 0), ("i2", "A", "j2", np.nan)]
+    frame = pd.DataFrame(rows, columns=["item_id", "model", "rater", "value"]).assign(
+        dimension="ca", rater_kind="llm", reason="", signature="")
+    table = disagreement(frame.assign(value=frame["value"].astype(float)), "ca")
+    assert sorted(zip(table["item_id"], table["model"], strict=True)) == [("i1", "A"), ("i1", "B"), ("i2", "A")]
+    assert len(table) == 3 and int(table["disagree"].sum()) == 1  # "disagree on 1 of 3", not "of 4"
+    by_key = table.set_index(["item_id", "model"])
+    assert by_key["n_judges"].to_dict() == {("i1", "A"): 2, ("i1", "B"): 2, ("i2", "A"): 1}
+    assert by_key.loc[("i2", "A"), "spread"] == 0.0
+    assert np.isnan(by_key.loc[("i2", "A"), "j2"])  # a missing rating keeps its output's row
+    # and the relabel queue built on it, without outputs, has the same three
+    assert len(relabel_queue(frame.assign(value=frame["value"].astype(float)), "ca")) == 3
+
+
 def test_relabel_queue_disagreements_first_and_done_marked():
     outputs = pd.DataFrame({"item_id": ["i1", "i2", "i3", "i4", "i5"], "model": ["A"] * 5})
     done = pd.DataFrame({"item_id": ["i4"], "model": ["A"], "rater": ["j1"], "dimension": ["ca"], "value": [1.0]})

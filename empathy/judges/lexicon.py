@@ -171,15 +171,68 @@ def checklist_hash() -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
+def _normalised(sentence: str) -> tuple[str, list[int]]:
+    """The sentence as the checklist reads it, with the offset in ``sentence`` of each of its characters.
+
+    Lower case, curly apostrophes straight, whitespace runs as one space (the judges see sentences so
+    collapsed), "no one" as "nobody" (same length) and "n't" split off as " n't" (the inserted space maps to
+    the "n"). Positions let :func:`disturbing_spans` point at the very characters a match was read from.
+    """
+    chars: list[str] = []
+    where: list[int] = []
+    space = True  # drop leading whitespace and collapse runs
+    for position, character in enumerate(sentence):
+        if character.isspace():
+            if not space:
+                chars.append(" ")
+                where.append(position)
+                space = True
+            continue
+        space = False
+        for lowered in character.lower().replace("\u2019", "'"):
+            chars.append(lowered)
+            where.append(position)
+    text = "".join(chars).replace("no one", "nobody")  # same length: positions unchanged
+    if "n't" not in text:
+        return text, where
+    out: list[str] = []
+    out_where: list[int] = []
+    start = 0
+    for match in re.finditer("n't", text):
+        out.append(text[start:match.start()] + " ")
+        out_where.extend(where[start:match.start()])
+        out_where.append(where[match.start()])
+        start = match.start()
+    out.append(text[start:])
+    out_where.extend(where[start:])
+    return "".join(out), out_where
+
+
+def _located_tokens(sentence: str) -> list[tuple[str, int, int]]:
+    """``(token, start, end)`` of the checklist's tokens, with character offsets into ``sentence``."""
+    text, where = _normalised(sentence)
+    return [(match.group(), where[match.start()], where[match.end() - 1] + 1) for match in _TOKEN.finditer(text)]
+
+
 def _tokens(sentence: str) -> list[str]:
-    text = sentence.lower().replace("’", "'").replace("no one", "nobody")
-    return _TOKEN.findall(text.replace("n't", " n't"))
+    return [token for token, _, _ in _located_tokens(sentence)]
 
 
-def disturbing_matches(sentence: str) -> list[tuple[str, str]]:
-    """The counted ``(category, phrase)`` matches of one sentence, in order."""
-    tokens = _tokens(sentence)
-    found: list[tuple[str, str]] = []
+@dataclass(frozen=True)
+class DisturbingMatch:
+    """One counted checklist element: characters ``[start, end)`` of the text, its category and phrase."""
+
+    start: int
+    end: int
+    category: str
+    phrase: str
+
+
+def _matches(sentence: str) -> list[DisturbingMatch]:
+    """The counted matches of one sentence with offsets into it (the one implementation of the counting rules)."""
+    located = _located_tokens(sentence)
+    tokens = [token for token, _, _ in located]
+    found: list[DisturbingMatch] = []
     i = 0
     while i < len(tokens):
         for pattern in _candidates(tokens[i]):
@@ -188,12 +241,62 @@ def disturbing_matches(sentence: str) -> list[tuple[str, str]]:
                                                                               strict=True)):
                 negated = any(t in _NEGATORS for t in tokens[max(0, i - 3):i])
                 if pattern.category is not None and not negated:
-                    found.append((pattern.category, " ".join(tokens[i:i + n])))
+                    found.append(DisturbingMatch(located[i][1], located[i + n - 1][2], pattern.category,
+                                                 " ".join(tokens[i:i + n])))
                 i += n
                 break
         else:
             i += 1
     return found
+
+
+def disturbing_matches(sentence: str) -> list[tuple[str, str]]:
+    """The counted ``(category, phrase)`` matches of one sentence, in order."""
+    return [(match.category, match.phrase) for match in _matches(sentence)]
+
+
+def disturbing_spans(text: str, sentence_spans: Sequence[tuple[int, int]] | None = None) -> list[DisturbingMatch]:
+    """Every counted checklist element of ``text`` with its character offsets in ``text``.
+
+    ``sentence_spans`` are the ``(start, end)`` offsets of the sentences the count was made on (the judges'
+    default, :func:`empathy.judges.segment.sentence_spans`); by default the regex splitter's sentences, located
+    in the text. The number of matches is :func:`disturbing_count` of the same sentences, by construction: both
+    read :func:`_matches`. Raises TypeError for a text that is not a string and ValueError for a sentence span
+    outside the text.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if sentence_spans is None:
+        sentence_spans = locate_sentences(text, split_sentences(text))
+    found: list[DisturbingMatch] = []
+    for start, end in sentence_spans:
+        if not 0 <= start <= end <= len(text):
+            raise ValueError(f"sentence span ({start}, {end}) is outside the text of length {len(text)}")
+        found.extend(DisturbingMatch(start + m.start, start + m.end, m.category, m.phrase)
+                     for m in _matches(text[start:end]))
+    return found
+
+
+def locate_sentences(text: str, sentences: Sequence[str]) -> list[tuple[int, int]]:
+    """Offsets in ``text`` of whitespace-collapsed ``sentences`` taken from it in order (the regex splitter's).
+
+    Each sentence is matched character by character from where the previous one ended, any run of whitespace
+    in the text matching one space of the sentence: linear in the text's length. Raises ValueError when a
+    sentence is not found there (the sentences are not this text's).
+    """
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for sentence in sentences:
+        words = sentence.split()
+        if not words:
+            continue
+        pattern = r"\s+".join(re.escape(word) for word in words)
+        match = re.compile(pattern).search(text, position)
+        if match is None:
+            raise ValueError(f"sentence {sentence[:60]!r} is not in the text after offset {position}")
+        spans.append((match.start(), match.end()))
+        position = match.end()
+    return spans
 
 
 def sentence_count(sentence: str) -> int:

@@ -394,3 +394,46 @@ def run_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
     # Already inside an event loop (Jupyter, some app servers): run ours in a worker thread.
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
+
+
+@dataclass(frozen=True)
+class SentenceCount:
+    """One sentence of a text as an LLM judge's disturbing-content protocol rated it.
+
+    ``start``, ``end``: character offsets of the sentence in the text; ``count``: the judge's aversive count
+    of the sentence from the answer cache, or ``None`` when the cache has no answer for it.
+    """
+
+    start: int
+    end: int
+    count: float | None
+
+
+def cached_sentence_counts(text: str, judge: JudgeConfig, cache: JudgeCache) -> list[SentenceCount]:
+    """The per-sentence disturbing counts an LLM judge gave ``text``, read from its answer cache (no call).
+
+    The sentences are those :func:`run_judge` sends (the judge's ``segmentation``: the Eq. 2 parse of
+    :mod:`empathy.judges.segment` or the regex splitter), each with the cache key of the very request the run
+    made, so where the run succeeded the counts add up to the judge's ``u`` of the text. A sentence without a
+    cached answer (the run failed there, or the cache was cleared) has ``count`` ``None``. Raises TypeError for a
+    text that is not a string and ValueError for the offline lexicon judge (it has no per-sentence answers:
+    its elements are located by :func:`empathy.judges.lexicon.disturbing_spans`).
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if judge.kind == "lexicon":
+        raise ValueError("the lexicon judge caches no answers; use empathy.judges.lexicon.disturbing_spans")
+    if judge.segmentation == "regex":
+        sentences = split_sentences(text)
+        spans = lexicon.locate_sentences(text, sentences)
+    else:
+        from .segment import sentence_spans
+
+        spans = sentence_spans([text])[0]
+        sentences = [" ".join(text[a:b].split()) for a, b in spans]
+    out = []
+    for (start, end), sentence in zip(spans, sentences, strict=True):
+        answer = cache.get(make_request(judge, PROTOCOLS["disturbing"], sentence=sentence).key)
+        count = None if answer is None or "u" not in answer.values else float(answer.values["u"])
+        out.append(SentenceCount(start, end, count))
+    return out

@@ -1,0 +1,138 @@
+"""Screenshots of the four mechanisms in the text (issue 16), on the demo data.
+
+Serves ``streamlit run app.py`` on a free port with a temporary ``EMPATHY_STORE`` and, in headless Debian
+chromium (Playwright), opens Inspect on one output per mechanism and saves the side-by-side view (note, legend,
+both texts with their highlights and scores, the per-judge table) clipped from the page:
+
+* ``mechanism_egm.png``: news-07 / gorse, disturbing detail sanitised away (u_ref 4-5 vs u_gen 0);
+* ``mechanism_egm_added.png``: news-05 / gorse, graphic detail added (author u 3 vs 6, lexicon 2 vs 5);
+* ``mechanism_sa.png``: news-01 / fennel, affect flattened (author e 0.80 vs 0.15);
+* ``mechanism_ld.png``: news-01 / larch, nominalisations and agentless passives;
+* ``mechanism_ca.png``: co-01 / fennel, solution-giving (ca = 1);
+* ``items_mechanisms.png``: the Items page's row view of news-05 / gorse (the same side by side);
+* ``overview_1400.png``: the Overview at 1400 px wide (every metric column visible);
+* ``keys_help.png``: the keyboard help opened with ``?`` on Inspect.
+
+Usage: ``python scripts/screenshots_mechanisms.py [OUT_DIR]`` (default ``docs/screenshots``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = (("mechanism_egm.png", "news", "gorse", "news-07 · gorse"),
+         ("mechanism_egm_added.png", "news", "gorse", "news-05 · gorse"),
+         ("mechanism_sa.png", "news", "fennel", "news-01 · fennel"),
+         ("mechanism_ld.png", "news", "larch", "news-01 · larch"),
+         ("mechanism_ca.png", "counseling", "fennel", "co-01 · fennel"))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _settle(page, text: str, timeout: float = 120_000) -> None:
+    page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=timeout)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.includes('Running')",
+        timeout=timeout)
+    page.wait_for_timeout(1200)
+
+
+def _choose(page, key: str, value: str) -> None:
+    page.locator(f".st-key-{key}").get_by_role("combobox").click()
+    page.keyboard.type(value)
+    page.keyboard.press("Enter")
+    _settle(page, "Judges' labels for this output")
+
+
+def _clip_mechanisms(page, path: Path) -> None:
+    """The part of the page from the row's note to the per-judge table under the texts."""
+    page.wait_for_timeout(2500)  # the data grids draw (and grow to their rows) after the script has finished
+    # Streamlit scrolls its main section, not the window: bring the view to the top of the viewport first
+    page.evaluate("() => document.querySelector('.ld-legend').scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(800)
+    box = page.evaluate("""() => {
+        const legend = document.querySelector('.ld-legend').getBoundingClientRect();
+        const frames = [...document.querySelectorAll('[data-testid="stDataFrame"]')];
+        const below = frames.map(f => f.getBoundingClientRect()).filter(r => r.top > legend.top)[0];
+        return {top: Math.max(0, legend.top - 70), bottom: below.bottom + 10};
+    }""")
+    page.screenshot(path=str(path), clip={"x": 0, "y": box["top"], "width": 1440, "height": box["bottom"] - box["top"]})
+
+
+def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="empathy-mechanism-shots-"))
+    port = _free_port()
+    with (folder / "streamlit.log").open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+             str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env={**os.environ, "EMPATHY_STORE": str(folder / "overrides.sqlite")}, stdout=log,
+            stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(180):
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.read().strip() == b"ok":
+                        break
+            except OSError:
+                time.sleep(0.5)
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path="/usr/bin/chromium",
+                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            page = browser.new_context(viewport={"width": 1440, "height": 1800}).new_page()
+            page.goto(f"{url}/Inspect")
+            _settle(page, "Judges' labels for this output")
+            for name, task, model, output in SHOTS:
+                _choose(page, "inspect_task", task)
+                _choose(page, "inspect_model", model)
+                _choose(page, "_w_inspect_pick", output)
+                page.mouse.move(5, 5)
+                _clip_mechanisms(page, out / name)
+            page.get_by_role("heading", name="Inspect").first.click()  # focus on the page, not a field
+            page.keyboard.press("?")
+            page.get_by_text("what it does").wait_for(state="visible", timeout=30_000)
+            page.wait_for_timeout(800)
+            page.screenshot(path=str(out / "keys_help.png"))
+            page.keyboard.press("Escape")
+
+            page.goto(f"{url}/Items")
+            _settle(page, "One output")
+            page.locator(".st-key-items_pick").get_by_role("combobox").click()
+            page.keyboard.type("news-05 · gorse")
+            page.keyboard.press("Enter")
+            _settle(page, "One output")
+            page.mouse.move(5, 5)
+            _clip_mechanisms(page, out / "items_mechanisms.png")
+
+            wide = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
+            wide.goto(f"{url}/Overview")
+            _settle(wide, "Reproducibility signature")
+            wide.locator("[data-testid='stDataFrame'] canvas").first.wait_for(state="visible", timeout=60_000)
+            wide.wait_for_timeout(4000)  # the data grids draw after the script has finished
+            wide.screenshot(path=str(out / "overview_1400.png"))
+            browser.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "screenshots")
