@@ -77,8 +77,9 @@ def open_client(spec: SchedulerSpec | str, *, timeout: float = 10.0) -> Iterator
     # Dask logs every worker start and stop at INFO on stderr; the CLI's stderr is one line per problem.
     logging.getLogger("distributed").setLevel(logging.ERROR)
     if spec.kind == "local":
-        # One thread per worker: the parse holds the GIL, so threads would only contend.
-        with LocalCluster(n_workers=spec.workers, threads_per_worker=1, processes=True, dashboard_address=None,
+        # One thread per worker: the parse holds the GIL, so threads would only contend. The scheduler's HTTP
+        # server on a free port, not 8787 (taken by another cluster, it warns on stderr).
+        with LocalCluster(n_workers=spec.workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                           silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
             yield client
         return

@@ -38,13 +38,14 @@ def parse_scheduler(text: str) -> SchedulerSpec:
     if value.startswith("local:"):
         count = value[len("local:"):]
         if not (count.isascii() and count.isdigit()) or not 1 <= int(count) <= MAX_LOCAL_WORKERS:
-            raise ValueError(f"{text!r}: N of local:N must be a whole number from 1 to {MAX_LOCAL_WORKERS}")
+            raise ValueError(f"{text!r}: N of local:N must be a whole number from 1 to {MAX_LOCAL_WORKERS} "
+                             "(N worker processes on this machine)")
         return SchedulerSpec("local", workers=int(count))
     found = _SCHEDULER_TCP.match(value)
     if found is None:
         raise ValueError(f"{text!r} is not a scheduler address: {expected}")
     if not 1 <= int(found.group(2)) <= 65535:
-        raise ValueError(f"{text!r}: port {found.group(2)} is out of range 1-65535")
+        raise ValueError(f"{text!r}: port {found.group(2)} is out of range 1-65535 ({expected})")
     return SchedulerSpec("tcp", address=value)
 
 
