@@ -13,7 +13,8 @@ fake OpenAI server (``tests/fake_openai_server.py``, in its own process, no late
 With ``--transport mock`` the answers come from an in-process ``httpx.MockTransport`` (same client, same
 request bodies, no socket): the HTTP fake serves about 100 requests/s on this loaded machine.
 
-Run: ``python bench/bench_judge_memory.py [--sizes 10000 100000] [--concurrency 64] [--transport mock]``; prints a Markdown table.
+Run: ``python bench/bench_judge_memory.py [--sizes 10000 100000] [--concurrency 64] [--transport mock]``;
+prints a Markdown table.
 """
 
 from __future__ import annotations
