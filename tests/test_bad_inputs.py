@@ -260,6 +260,8 @@ OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
      ["--scheduler needs --output-dir"]),
     ("output-dir-without-scheduler", {"t.txt": "A text.\n"}, ["distancing", "{tmp}/t.txt", "--output-dir", "{tmp}/o"],
      ["--output-dir needs --scheduler"]),
+    ("features-dir-without-scheduler", {"out.csv": GOOD_OUTPUTS},
+     ["metrics", "{tmp}/out.csv", "--features-dir", "{tmp}/f"], ["--features-dir needs --scheduler"]),
     ("output-dir-not-ours", {"t.txt": "A text.\n", "o/mine.csv": "a\n1\n"},
      ["distancing", "{tmp}/t.txt", "--scheduler", "local:1", "--output-dir", "{tmp}/o"],
      ["o: not empty and not an empathy partition folder", "mine.csv"]),

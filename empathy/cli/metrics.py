@@ -65,6 +65,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Handler of ``metrics``: print the results table, agreement and signature; return the exit code."""
     check_inputs(args.outputs, *(args.ratings or []))
+    if args.features_dir is not None and args.scheduler is None:
+        raise ValueError("--features-dir needs --scheduler (the single-process run keeps its parses in the cache)")
     from empathy.io import DataError, load_dataset
 
     dataset = load_dataset(args.outputs, args.ratings or [])
