@@ -231,10 +231,10 @@ class PartitionStore:
         except (OSError, ValueError) as exc:
             raise ValueError(f"{self.directory}: no finished partition run ({exc})") from None
 
-    def frames(self) -> Iterator[pd.DataFrame]:
-        """The partition tables of the finished run, in input order (one in memory at a time)."""
+    def frames(self, columns: Sequence[str] | None = None) -> Iterator[pd.DataFrame]:
+        """The partition tables (or their ``columns``) of the finished run, in input order, one at a time."""
         for index in range(int(self.manifest()["partitions"])):
-            yield pd.read_parquet(self.part(index))
+            yield pd.read_parquet(self.part(index), columns=list(columns) if columns is not None else None)
 
 
 def _fsync(path: Path) -> None:
@@ -365,7 +365,7 @@ def parse_to_partitions(
 
 def read_results(output_dir: str | os.PathLike[str]) -> Iterator[DistancingResult]:
     """The :class:`~empathy.distancing.DistancingResult` of every text of a finished run, in input order."""
-    for frame in PartitionStore(output_dir).frames():
+    for frame in PartitionStore(output_dir).frames(["result"]):
         for payload in frame["result"]:
             yield DistancingResult.from_json(json.loads(payload))
 
@@ -375,7 +375,7 @@ def read_features(output_dir: str | os.PathLike[str]) -> tuple[NDArray[np.float6
 
     The densities are :meth:`DistancingResult.densities` of the stored counts (NaN without sentences).
     """
-    frames = list(PartitionStore(output_dir).frames())
+    frames = list(PartitionStore(output_dir).frames(["sentences", *LABELS]))
     if not frames:
         return np.empty(0), np.empty((0, len(LABELS)))
     table = pd.concat(frames, ignore_index=True)
