@@ -13,8 +13,10 @@ rotated) because other processes share this machine's cores:
   single-threaded worker processes, started once before the rounds (start-up and model load reported apart).
 
 Reported per configuration: median wall time, texts/s, words/s (whitespace-separated words), ratio to the
-single-process time of the same round (median over rounds), and the per-worker rate behind the plan for
-32 and more workers.
+single-process time of the same round (median over rounds), and CPU seconds: of this process for ``single``;
+of the worker processes (``psutil``, read on each worker before and after) plus the driver for ``dask-N``.
+Wall times on a shared machine mostly measure the other processes; words per worker CPU-second is the rate a
+dedicated core would deliver, and it is the rate behind the plan for 32 and more workers.
 
 Run: ``python bench/bench_distributed.py [--texts 300] [--partition-size 25] [--repeats 3]``.
 """
@@ -43,6 +45,14 @@ def texts(n: int) -> list[str]:
     demo = pd.read_csv(DATA / "outputs.csv", dtype=str, keep_default_na=False)
     base = list(pd.unique(pd.concat([demo["generation"], demo["reference"]])))
     return [base[i % len(base)] + variant_sentence(i // len(base)) for i in range(n)]
+
+
+def _worker_cpu() -> float:
+    """User + system CPU seconds of the calling process (run on each worker with ``client.run``)."""
+    import psutil
+
+    times = psutil.Process().cpu_times()
+    return times.user + times.system
 
 
 def main() -> None:
@@ -74,6 +84,7 @@ def main() -> None:
         clusters[f"dask-{workers}"] = (cluster, client, time.perf_counter() - start)
     names = ["single", "dask-1", "dask-2"]
     walls: dict[str, list[float]] = {name: [] for name in names}
+    cpus: dict[str, list[float]] = {name: [] for name in names}
     ratios: dict[str, list[float]] = {name: [] for name in names}
     loads = []
     for round_ in range(args.repeats):
@@ -81,7 +92,8 @@ def main() -> None:
         loads.append(os.getloadavg()[0])
         this: dict[str, float] = {}
         for name in order:
-            start = time.perf_counter()
+            before = sum(clusters[name][1].run(_worker_cpu).values()) if name in clusters else 0.0
+            start, cpu_start = time.perf_counter(), time.process_time()
             if name == "single":
                 results = list(analyze(corpus, cache=False))
                 assert len(results) == len(corpus)
@@ -91,6 +103,8 @@ def main() -> None:
                                                 partition_size=args.partition_size, cache_dir=False)
                     assert stats.computed == stats.partitions
             this[name] = time.perf_counter() - start
+            after = sum(clusters[name][1].run(_worker_cpu).values()) if name in clusters else 0.0
+            cpus[name].append(time.process_time() - cpu_start + after - before)
         for name in names:
             walls[name].append(this[name])
             ratios[name].append(this["single"] / this[name])
@@ -102,21 +116,22 @@ def main() -> None:
           f"{', '.join(f'{x:.2f}' for x in loads)} ({load()} at the end)\n")
     print(f"{len(corpus):,} distinct texts, {words:,} words; partitions of {args.partition_size}; "
           f"{args.repeats} interleaved rounds\n")
-    print("| configuration | cluster start + model loads (s) | median wall (s) | texts/s | words/s | "
-          "speed-up vs single (median of rounds) | words/s per worker |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| configuration | cluster start + model loads (s) | wall per round (s) | median wall (s) | texts/s | "
+          "words/s | speed-up vs single (median of rounds) | CPU (s, median) | words per CPU-second |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     rate = {}
     for name in names:
         wall = statistics.median(walls[name])
-        workers = 1 if name == "single" else int(name.split("-")[1])
+        cpu = statistics.median(cpus[name])
         start = f"{clusters[name][2]:.1f}" if name in clusters else "-"
-        rate[name] = words / wall / workers
-        print(f"| {name} | {start} | {wall:.1f} | {len(corpus) / wall:.1f} | {words / wall:,.0f} | "
-              f"{statistics.median(ratios[name]):.2f} | {rate[name]:,.0f} |")
-    per_worker = rate["dask-1"]
+        rate[name] = words / cpu
+        print(f"| {name} | {start} | {', '.join(f'{w:.1f}' for w in walls[name])} | {wall:.1f} | "
+              f"{len(corpus) / wall:.1f} | {words / wall:,.0f} | {statistics.median(ratios[name]):.2f} | {cpu:.1f} | "
+              f"{rate[name]:,.0f} |")
+    per_worker = rate["dask-2"]
     total_words = 4e8  # 10^6 outputs x (200 words of generation + 200 of reference), references not shared
-    print(f"\nplan at {per_worker:,.0f} words/s per worker (dask-1, this loaded machine) for 10^6 outputs of "
-          f"~200 words a side (4 x 10^8 words), assuming linear scaling:")
+    print(f"\nplan at {per_worker:,.0f} words per worker CPU-second (dask-2, driver included) for 10^6 outputs of "
+          f"~200 words a side (4 x 10^8 words), one dedicated core per worker, scaling linearly:")
     for workers in (1, 32, 64, 128):
         print(f"- {workers} workers: {total_words / per_worker / workers / 3600:,.1f} h")
 
