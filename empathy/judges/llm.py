@@ -72,16 +72,26 @@ class JudgeStats:
                 f"{self.completion_tokens} completion; {self.seconds:.1f} s")
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Request:
-    """One protocol request: its cache key, protocol and rendered messages."""
+    """One protocol request: its cache key, protocol and the texts it rates.
+
+    The chat messages are rendered when the request is sent (:attr:`messages`), not kept: a rendered prompt
+    (instructions plus texts) is 1-3 KB, and a run of 10^6 requests held them all before the first call.
+    The texts are the caller's own strings, shared, not copied.
+    """
 
     key: str
     protocol: Protocol
-    messages: list[dict[str, str]]
+    texts: tuple[tuple[str, str], ...]
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        """The rendered chat messages (the same every time: rendering is deterministic)."""
+        return self.protocol.render(**dict(self.texts))
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     """A request's result: validated values by dimension, or ``None`` with the reason."""
 
@@ -96,7 +106,7 @@ def make_request(config: JudgeConfig, protocol: Protocol, **texts: str) -> Reque
     messages = protocol.render(**texts)
     temperature = config.temperature if config.send_temperature else -1.0  # -1: the endpoint's default
     key = cache_key(config.endpoint, config.model, protocol.hash, messages, temperature)
-    return Request(key=key, protocol=protocol, messages=messages)
+    return Request(key=key, protocol=protocol, texts=tuple(texts.items()))
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
