@@ -14,7 +14,8 @@ rotated) because other processes share this machine's cores:
 
 Reported per configuration: median wall time, texts/s, words/s (whitespace-separated words), ratio to the
 single-process time of the same round (median over rounds), and CPU seconds: of this process for ``single``;
-of the worker processes (``psutil``, read on each worker before and after) plus the driver for ``dask-N``.
+of the worker processes (``psutil``, read on each worker before and after) and, apart, of the driver (this
+process: reading, submitting, collecting, Parquet writes) for ``dask-N``.
 Wall times on a shared machine mostly measure the other processes; words per worker CPU-second is the rate a
 dedicated core would deliver, and it is the rate behind the plan for 32 and more workers.
 
@@ -85,6 +86,7 @@ def main() -> None:
     names = ["single", "dask-1", "dask-2"]
     walls: dict[str, list[float]] = {name: [] for name in names}
     cpus: dict[str, list[float]] = {name: [] for name in names}
+    drivers: dict[str, list[float]] = {name: [] for name in names}
     ratios: dict[str, list[float]] = {name: [] for name in names}
     loads = []
     for round_ in range(args.repeats):
@@ -104,7 +106,8 @@ def main() -> None:
                     assert stats.computed == stats.partitions
             this[name] = time.perf_counter() - start
             after = sum(clusters[name][1].run(_worker_cpu).values()) if name in clusters else 0.0
-            cpus[name].append(time.process_time() - cpu_start + after - before)
+            drivers[name].append(time.process_time() - cpu_start)
+            cpus[name].append(after - before if name in clusters else drivers[name][-1])
         for name in names:
             walls[name].append(this[name])
             ratios[name].append(this["single"] / this[name])
@@ -117,8 +120,9 @@ def main() -> None:
     print(f"{len(corpus):,} distinct texts, {words:,} words; partitions of {args.partition_size}; "
           f"{args.repeats} interleaved rounds\n")
     print("| configuration | cluster start + model loads (s) | wall per round (s) | median wall (s) | texts/s | "
-          "words/s | speed-up vs single (median of rounds) | CPU (s, median) | words per CPU-second |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+          "words/s | speed-up vs single (median of rounds) | parse CPU (s, median) | driver CPU (s, median) | "
+          "words per parse CPU-second |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     rate = {}
     for name in names:
         wall = statistics.median(walls[name])
@@ -127,13 +131,22 @@ def main() -> None:
         rate[name] = words / cpu
         print(f"| {name} | {start} | {', '.join(f'{w:.1f}' for w in walls[name])} | {wall:.1f} | "
               f"{len(corpus) / wall:.1f} | {words / wall:,.0f} | {statistics.median(ratios[name]):.2f} | {cpu:.1f} | "
-              f"{rate[name]:,.0f} |")
+              f"{statistics.median(drivers[name]) if name in clusters else 0:.1f} | {rate[name]:,.0f} |")
     per_worker = rate["dask-2"]
+    driver_per_text = statistics.median(drivers["dask-2"]) / len(corpus)
     total_words = 4e8  # 10^6 outputs x (200 words of generation + 200 of reference), references not shared
     print(f"\nplan at {per_worker:,.0f} words per worker CPU-second (dask-2, driver included) for 10^6 outputs of "
           f"~200 words a side (4 x 10^8 words), one dedicated core per worker, scaling linearly:")
+    texts_total = 2e6
+    driver_hours = driver_per_text * texts_total / 3600
     for workers in (1, 32, 64, 128):
-        print(f"- {workers} workers: {total_words / per_worker / workers / 3600:,.1f} h")
+        print(f"- {workers} workers: {total_words / per_worker / workers / 3600:,.2f} h of parsing")
+    partitions = -(-len(corpus) // args.partition_size)
+    print(f"- the driver (one process: reading, hashing, submitting, collecting, Parquet writes): "
+          f"{driver_per_text * 1000:.2f} ms CPU per text at {args.partition_size} texts per partition "
+          f"({driver_per_text * len(corpus) / partitions * 1000:.0f} ms per partition); as a per-text cost that is "
+          f"{driver_hours:.2f} h for 2 x 10^6 texts, the floor of the run whatever the number of workers "
+          f"(compare runs with different --partition-size to split it into per-text and per-partition parts)")
 
 
 if __name__ == "__main__":
