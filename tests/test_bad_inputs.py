@@ -259,6 +259,20 @@ JUDGED: dict[str, str | bytes] = {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings(
 
 # --- options and other commands: (id, {file: content}, args, expected fragments) ----------------------------
 OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
+    # --scheduler (issue 13): checked while parsing the options, or before a cluster starts
+    ("scheduler-bad-address", {"out.csv": GOOD_OUTPUTS}, ["metrics", "{tmp}/out.csv", "--scheduler", "yarn://x"],
+     ["--scheduler", "yarn://x", "tcp://HOST:PORT or local:N"]),
+    ("scheduler-local-zero", {"t.txt": "A text.\n"},
+     ["distancing", "{tmp}/t.txt", "--scheduler", "local:0", "--output-dir", "{tmp}/o"], ["local:0", "from 1 to 256"]),
+    ("scheduler-without-output-dir", {"t.txt": "A text.\n"}, ["distancing", "{tmp}/t.txt", "--scheduler", "local:1"],
+     ["--scheduler needs --output-dir"]),
+    ("output-dir-without-scheduler", {"t.txt": "A text.\n"}, ["distancing", "{tmp}/t.txt", "--output-dir", "{tmp}/o"],
+     ["--output-dir needs --scheduler"]),
+    ("features-dir-without-scheduler", {"out.csv": GOOD_OUTPUTS},
+     ["metrics", "{tmp}/out.csv", "--features-dir", "{tmp}/f"], ["--features-dir needs --scheduler"]),
+    ("output-dir-not-ours", {"t.txt": "A text.\n", "o/mine.csv": "a\n1\n"},
+     ["distancing", "{tmp}/t.txt", "--scheduler", "local:1", "--output-dir", "{tmp}/o"],
+     ["o: not empty and not an empathy partition folder", "mine.csv"]),
     ("rating-unknown-item", {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings("1,a,j,ca,1,llm", "9,a,j,ca,0,llm")},
      ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv"], ["r.csv", "row 3", "column 'item_id'", "(9, a)"]),
     ("rating-unknown-model-jsonl", {"out.csv": GOOD_OUTPUTS, "r.jsonl": _jsonl(_rating(), _rating(model="z"))},

@@ -246,6 +246,37 @@ def test_progress_reports_every_request(server):
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
+def test_engine_tasks_are_bounded_by_concurrency_not_requests(server):
+    """300 requests at concurrency 2: at most 4 x 2 worker coroutines exist at any time (issue 13: a task per
+    request grew memory by about 3 KB per request, bench/bench_judge_memory.py), and every request is answered."""
+    from empathy.judges.llm import LLMEngine, make_request
+
+    config = judge(server, concurrency=2)
+    protocol = CONFLICT_VARIANTS[config.conflict_protocol]
+    requests = [make_request(config, protocol, reference="R.", generation=f"You should {i}.") for i in range(300)]
+    most = [0]
+
+    def progress(done: int, total: int) -> None:
+        most[0] = max(most[0], len(asyncio.all_tasks()))
+
+    outcomes = asyncio.run(LLMEngine(config, api_key=None, cache=None).run(requests, progress))
+    assert len(outcomes) == 300 and all(o.values == {"ca": 1.0} for o in outcomes.values())
+    assert 2 <= most[0] <= 4 * 2 + 3  # the workers, the run itself and the HTTP client's connection tasks
+
+
+def test_request_renders_its_messages_when_sent():
+    """A request keeps the texts it rates (shared strings), not its 1-3 KB rendered prompt."""
+    from empathy.judges.llm import make_request
+
+    config = JudgeConfig(name="j", base_url="http://127.0.0.1:9/v1", model="m")
+    protocol = CONFLICT_VARIANTS[config.conflict_protocol]
+    generation = "You should call them."
+    request = make_request(config, protocol, reference="I am scared.", generation=generation)
+    assert request.messages == protocol.render(reference="I am scared.", generation=generation)
+    assert dict(request.texts)["generation"] is generation
+    assert not hasattr(request, "__dict__")  # slots: no per-request dict
+
+
 def test_run_judge_inside_a_running_event_loop(server):
     async def call():
         return run_judge(outputs([("1", "m1", "R.", "You should.")]), judge(server), protocols="conflict",

@@ -66,6 +66,28 @@ def bounded_int(low: int, high: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+def scheduler_option(text: str) -> object:
+    """An argparse ``type`` for ``--scheduler``: a :class:`empathy.scheduler.SchedulerSpec`, else a usage error."""
+    from empathy.scheduler import parse_scheduler
+
+    try:
+        return parse_scheduler(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_cluster_options(parser: argparse.ArgumentParser) -> None:
+    """``--scheduler``, ``--partition-size`` and ``--retries``: the options of a run on a Dask cluster."""
+    group = parser.add_argument_group("distributed parsing (Dask)")
+    group.add_argument("--scheduler", type=scheduler_option, default=None, metavar="ADDRESS",
+                       help="parse on a Dask cluster: tcp://HOST:PORT of a running scheduler, or local:N for N "
+                       "worker processes on this machine")
+    group.add_argument("--partition-size", type=bounded_int(1), default=1000, metavar="N",
+                       help="texts per partition (one task, one Parquet file) with --scheduler (default 1000)")
+    group.add_argument("--retries", type=bounded_int(0, 100), default=2, metavar="N",
+                       help="times a failed partition is retried with --scheduler (default 2)")
+
+
 def parse_sizes(text: str, *, option: str = "--sizes") -> list[int]:
     """``"50, 100;150"`` -> ``[50, 100, 150]``: positive whole numbers in ASCII digits.
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from empathy.cli.common import Parser, bounded_int, set_handler
+from empathy.cli.common import CommandFailed, Parser, add_cluster_options, bounded_int, set_handler
 
 
 class InputError(ValueError):
@@ -39,6 +39,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--batch-size", type=bounded_int(1), default=256, help="nlp.pipe batch size (default 256)")
     parser.add_argument("--n-process", type=bounded_int(1), default=1,
                         help="parser worker processes (default 1)")
+    add_cluster_options(parser)
+    parser.add_argument("--output-dir", default=None, metavar="DIR",
+                        help="with --scheduler: folder of the Parquet partitions and their completion markers (a "
+                        "re-run resumes from it); the JSON lines are then printed from it in input order")
     set_handler(parser, run)
 
 
@@ -97,6 +101,10 @@ def run(args: argparse.Namespace) -> int:
         path = Path(args.file)
         _check_file(path)
         lines = _read_lines(path)
+    if args.scheduler is not None:
+        return _run_distributed(args, lines)
+    if args.output_dir is not None:
+        raise InputError("--output-dir needs --scheduler (the single-process run prints to stdout)")
     from empathy.distancing import DistancingCache, analyze  # spaCy: only once the input is known good
 
     cache: DistancingCache | bool = False
@@ -114,6 +122,34 @@ def run(args: argparse.Namespace) -> int:
         found = re.match(r"text #(\d+) (.*)", str(exc))
         where = f"{args.file}:{int(found.group(1)) + 1}: text {found.group(2)}" if found else f"{args.file}: {exc}"
         raise InputError(where) from None
+    out.flush()
+    return 0
+
+
+def _run_distributed(args: argparse.Namespace, lines: Iterator[str]) -> int:
+    """``--scheduler``: parse on the cluster into ``--output-dir``, then print the JSON lines from it."""
+    if args.output_dir is None:
+        raise InputError("--scheduler needs --output-dir DIR (the Parquet partitions, reused by a re-run)")
+    from empathy.cluster import PartitionFailed, PartitionStore, open_client, parse_to_partitions, read_results
+
+    PartitionStore(args.output_dir)  # a folder that is not ours fails here, before a cluster starts
+    cache_dir: str | bool | None = False if args.no_cache else args.cache_dir
+    try:
+        with open_client(args.scheduler) as client:
+            stats = parse_to_partitions(lines, args.output_dir, client, partition_size=args.partition_size,
+                                        cache_dir=cache_dir, batch_size=args.batch_size, retries=args.retries)
+    except PartitionFailed as exc:
+        raise CommandFailed(str(exc)) from None
+    except ValueError as exc:
+        found = re.match(r"text #(\d+) (.*)", str(exc))
+        if found is None:
+            raise
+        raise InputError(f"{args.file}:{int(found.group(1)) + 1}: text {found.group(2)}") from None
+    print(f"empathy: {stats.summary()} in {args.output_dir}", file=sys.stderr)
+    out = sys.stdout
+    for result in read_results(args.output_dir):
+        out.write(json.dumps(result.to_json(), ensure_ascii=False))
+        out.write("\n")
     out.flush()
     return 0
 

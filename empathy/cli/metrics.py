@@ -9,10 +9,21 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from empathy.cli.common import FORMATS, check_inputs, emit, print_json, print_table, set_handler
+from empathy.cli.common import (
+    FORMATS,
+    CommandFailed,
+    add_cluster_options,
+    check_inputs,
+    emit,
+    print_json,
+    print_table,
+    set_handler,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from empathy.evaluate import TextFeatures
 
 # The parser's message for a text longer than spaCy's limit names the text by its position in the analysed
 # list; the command finds the cell of that length to name its file, row and column instead.
@@ -46,12 +57,18 @@ def register(commands: argparse._SubParsersAction) -> None:
                          help="Eq. 4 as written (each side its own mean and sd) or both sides with the "
                          "reference's statistics")
     metrics.add_argument("--format", choices=FORMATS, default="table")
+    add_cluster_options(metrics)
+    metrics.add_argument("--features-dir", default=None, metavar="DIR",
+                         help="with --scheduler: keep the parse partitions in DIR so a re-run resumes from them "
+                         "(default: a temporary folder, removed afterwards)")
     set_handler(metrics, run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``metrics``: print the results table, agreement and signature; return the exit code."""
     check_inputs(args.outputs, *(args.ratings or []))
+    if args.features_dir is not None and args.scheduler is None:
+        raise ValueError("--features-dir needs --scheduler (the single-process run keeps its parses in the cache)")
     from empathy.io import DataError, load_dataset
 
     dataset = load_dataset(args.outputs, args.ratings or [])
@@ -81,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
     pooled_tasks = not by_task and dataset.outputs["task"].nunique() > 1
 
     try:
-        report = compute_metrics(dataset.outputs, ratings, by_task=by_task, include_ld=not args.no_ld,
+        features = _cluster_features(args, dataset.outputs) if args.scheduler is not None else None
+        report = compute_metrics(dataset.outputs, ratings, features=features, by_task=by_task,
+                                 include_ld=not args.no_ld,
                                  ld_standardization=args.ld_standardization, egm_both_zero=args.egm_both_zero,
                                  n_overrides=n_overrides)
     except ValueError as exc:
@@ -100,6 +119,25 @@ def run(args: argparse.Namespace) -> int:
         print("\ninter-judge Spearman over models:")
         print_table(report.agreement if by_task else report.agreement.drop(columns="task"))
     return 0
+
+
+def _cluster_features(args: argparse.Namespace, outputs: pd.DataFrame) -> TextFeatures:
+    """The text features (sentence counts, distancing densities) parsed on the ``--scheduler`` cluster."""
+    import tempfile
+
+    from empathy.cluster import PartitionFailed, cluster_analyser, open_client
+    from empathy.distancing import detector_signature
+    from empathy.evaluate import text_features
+
+    with tempfile.TemporaryDirectory(prefix="empathy-features-") as scratch:
+        folder = args.features_dir or scratch
+        try:
+            with open_client(args.scheduler) as client:
+                analyser = cluster_analyser(client, folder, partition_size=args.partition_size,
+                                            retries=args.retries)
+                return text_features(outputs, analyser, signature=detector_signature())
+        except PartitionFailed as exc:
+            raise CommandFailed(str(exc)) from None
 
 
 def _located(exc: ValueError, outputs: pd.DataFrame, path: str) -> ValueError:
