@@ -53,7 +53,7 @@ def _fresh(server):
 
 def judge(server: FakeOpenAIServer, **changes) -> JudgeConfig:
     settings = {"name": "fake-judge", "base_url": server.base_url, "model": "fake-model", "backoff": 0.005,
-                "backoff_max": 0.05, "timeout": 0.4, "max_retries": 2, "concurrency": 8}
+                "backoff_max": 0.05, "timeout": 5.0, "max_retries": 2, "concurrency": 8}
     settings.update(changes)
     return JudgeConfig(**settings)
 
@@ -130,7 +130,9 @@ def test_requests_use_paper_temperature_structured_output_and_delimiters(server)
     ("FAIL:httpjunk*99", None, 3, "malformed HTTP response"),
 ])
 def test_retries_then_missing_with_reason(server, marker, rated, calls, why):
-    run = run_judge(outputs([("1", "m1", f"Client text {marker}", "You should call them.")]), judge(server),
+    # a short timeout only where the server is told to hang; elsewhere 5 s, so a loaded machine causes no retry
+    config = judge(server, timeout=0.4) if "timeout" in marker else judge(server)
+    run = run_judge(outputs([("1", "m1", f"Client text {marker}", "You should call them.")]), config,
                     protocols="conflict", cache=None)
     got = value(run.ratings, "1", "ca")
     assert run.stats.calls == calls and server.calls == calls
