@@ -11,7 +11,7 @@ import streamlit as st  # noqa: E402
 
 from empathy.io import DataError  # noqa: E402
 from empathy.store import output_hashes  # noqa: E402
-from empathy_app import state, views  # noqa: E402
+from empathy_app import memory, state, views  # noqa: E402
 from empathy_app.markup import code, md  # noqa: E402
 
 data = state.page_setup("Data")
@@ -33,11 +33,12 @@ if kind == "demo":
     st.caption("The bundled demo data set (`data/outputs.csv` and every `data/ratings*.csv`): fictional texts "
                "written for demonstration; see `data/README.md`.")
     if current_kind != "demo" and st.button("Use the demo data", key="data_use_demo", type="primary"):
-        st.session_state["source"] = {"kind": "demo"}
+        memory.choose({"kind": "demo"})
         st.session_state["flash"] = "Loaded the demo data."
         st.rerun()
 elif kind == "upload":
-    st.caption("Outputs: one row per (item_id, model) with `reference` and `generation` (optional `task`; "
+    st.caption("Uploaded files are kept in the app's cache folder (readable by you only) so that a reload or a "
+               "later visit can reopen them. Outputs: one row per (item_id, model) with `reference` and `generation` (optional `task`; "
                "columns `<rater>:<dimension>` are ratings). Ratings: long form `item_id, model, rater, "
                "dimension, value`. CSV, JSONL or Parquet.")
     outputs_file = st.file_uploader("Outputs file", type=["csv", "jsonl", "json", "parquet"],
@@ -45,14 +46,21 @@ elif kind == "upload":
     ratings_files = st.file_uploader("Ratings files (any number)", type=["csv", "jsonl", "json", "parquet"],
                                      accept_multiple_files=True, key="data_upload_ratings")
     if st.button("Load the uploaded files", key="data_load_upload", type="primary", disabled=outputs_file is None):
+        uploaded = (outputs_file.name, outputs_file.getvalue())
+        uploaded_ratings = [(f.name, f.getvalue()) for f in ratings_files or []]
         try:
-            dataset = state.load_from_uploads((outputs_file.name, outputs_file.getvalue()),
-                                              [(f.name, f.getvalue()) for f in ratings_files or []])
+            dataset = state.load_from_uploads(uploaded, uploaded_ratings)
         except DataError as error:
             st.error(f"**Not loaded.** {md(error)}")
         else:
             st.session_state["uploaded_dataset"] = dataset
-            st.session_state["source"] = {"kind": "upload", "name": outputs_file.name}
+            # kept in the app's cache folder (0600) so a reload or a later visit can reopen it
+            digest = memory.save_uploaded(uploaded, uploaded_ratings)
+            source = {"kind": "upload", "name": outputs_file.name}
+            if digest is None:
+                st.session_state["source"] = source
+            else:
+                memory.choose({**source, "saved": digest})
             st.session_state["flash"] = (f"Loaded {md(outputs_file.name)} with {len(ratings_files or [])} ratings "
                                          "file(s).")
             st.rerun()
@@ -68,7 +76,7 @@ elif kind == "kumar2025":
         except DataError as error:
             st.error(f"**Not loaded.** {md(error)}")
         else:
-            st.session_state["source"] = {"kind": "kumar2025", "directory": str(kumar_dir)}
+            memory.choose({"kind": "kumar2025", "directory": str(kumar_dir)})
             st.session_state["flash"] = "Loaded the Kumar et al. (2025) annotations."
             st.rerun()
 else:
@@ -83,8 +91,8 @@ else:
         except DataError as error:
             st.error(f"**Not loaded.** {md(error)}")
         else:
-            st.session_state["source"] = {"kind": "path", "outputs": str(outputs_path),
-                                          "ratings": [str(p) for p in ratings_paths]}
+            memory.choose({"kind": "path", "outputs": str(outputs_path),
+                           "ratings": [str(p) for p in ratings_paths]})
             st.session_state["flash"] = f"Loaded {md(outputs_path)} with {len(ratings_paths)} ratings file(s)."
             st.rerun()
 

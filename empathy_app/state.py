@@ -67,9 +67,14 @@ def init_state() -> None:
     """Put the app's keys into ``st.session_state`` once per session."""
     if st.session_state.get("_initialised"):
         return
+    chosen = "source" in st.session_state  # set before the first run (tests, a caller): never replaced
     for key, value in _DEFAULTS.items():
         st.session_state.setdefault(key, copy.deepcopy(value))  # no mutable default shared between sessions
     st.session_state["_initialised"] = True
+    if not chosen:
+        from empathy_app import memory  # it imports this module
+
+        memory.restore()  # a reload is a new session: reopen the data set the URL names
 
 
 @dataclass(frozen=True)
@@ -319,6 +324,10 @@ def get_store(path: str) -> OverrideStore:
 def _current_source_dataset() -> tuple[Dataset, str, Path | None]:
     source = st.session_state["source"]
     if source["kind"] == "upload":
+        if "uploaded_dataset" not in st.session_state and source.get("saved"):
+            from empathy_app import memory
+
+            memory.load_saved_upload(source["saved"])
         return st.session_state["uploaded_dataset"], source["name"], None
     if source["kind"] == "path":
         outputs, ratings = Path(source["outputs"]), [Path(p) for p in source["ratings"]]
@@ -873,6 +882,10 @@ def sidebar(data: Loaded | None) -> None:
         st.session_state["_w_annotator"] = st.session_state["annotator"]
         st.text_input("Annotator name", key="_w_annotator", on_change=_sync,
                       args=("_w_annotator", "annotator"), placeholder="your name (recorded with each override)")
+        from empathy_app import memory
+
+        memory.sidebar()
+        memory.sync_url()
 
 
 #: The favicon: an image served by the app itself (a ``:material/...:`` icon would make the browser fetch it
