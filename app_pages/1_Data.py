@@ -1,5 +1,6 @@
 """Data page: choose the data set (demo, upload, path or the Kumar et al. 2025 import); export or import the ledger."""
 
+import hashlib
 import re
 import sys
 import tempfile
@@ -80,13 +81,34 @@ elif kind == "kumar2025":
             st.session_state["flash"] = "Loaded the Kumar et al. (2025) annotations."
             st.rerun()
 else:
-    st.caption("A folder holding `outputs.csv|jsonl|parquet` and `ratings*` files, or an outputs file (the "
-               "`ratings*` files beside it are loaded too). Overrides are stored next to the data.")
+    st.caption("A folder holding `outputs.csv|jsonl|parquet`, or an outputs file; then choose its ratings files "
+               "(the `ratings*` files beside it at first). Overrides are stored next to the data.")
     typed = st.text_input("Folder or outputs file", key="data_path_text",
                           value=st.session_state["source"].get("outputs", ""))
+    try:
+        found_outputs, found_ratings = state.resolve_path(typed) if typed.strip() else (None, [])
+    except DataError:
+        found_outputs, found_ratings = None, []  # reported when "Load from path" is pressed
+    chosen_ratings: list[str] = []
+    extra_ratings = ""
+    if found_outputs is not None:
+        source = st.session_state["source"]
+        same = source.get("kind") == "path" and source.get("outputs") == str(found_outputs)
+        candidates = [str(p) for p in state.ratings_candidates(found_outputs)]
+        default = [r for r in (source["ratings"] if same else map(str, found_ratings)) if r in candidates]
+        chosen_ratings = st.multiselect(
+            "Ratings files", candidates, default=default, format_func=lambda p: Path(p).name,
+            key=f"data_path_ratings_{hashlib.sha1(str(found_outputs).encode()).hexdigest()[:8]}",
+            help="Every CSV, JSONL or Parquet file beside the outputs file; the `ratings*` ones are chosen at first.")
+        extra_ratings = st.text_area("Other ratings files (one path per line)", key="data_path_extra",
+                                     height=68, placeholder="/elsewhere/ratings_gpt.jsonl")
+        st.caption("No ratings file: only LD is computed (it needs only the texts); a judge can rate the outputs "
+                   "on the **Judge** page.")
     if st.button("Load from path", key="data_load_path", type="primary"):
         try:
-            outputs_path, ratings_paths = state.resolve_path(typed)
+            outputs_path, _ = state.resolve_path(typed)
+            ratings_paths = [Path(p) for p in chosen_ratings] + [
+                Path(line.strip()).expanduser() for line in extra_ratings.splitlines() if line.strip()]
             state.load_from_paths(outputs_path, ratings_paths)
         except DataError as error:
             st.error(f"**Not loaded.** {md(error)}")

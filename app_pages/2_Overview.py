@@ -14,12 +14,16 @@ from empathy.review import metric_pivot  # noqa: E402
 from empathy_app import markup, state, views  # noqa: E402
 
 data = state.page_setup("Overview")
-data = state.require_data(data)
+data = state.require_data(data, ratings=False)  # without ratings LD is still computed: it needs only the texts
 views.mode_caption(data)
 report = state.report(data)
 table = report.table
 paper_dimensions = sorted({d for dims in METRIC_DIMENSIONS.values() for d in dims})
-if not set(paper_dimensions) & set(data.dataset.dimensions):
+if data.dataset.ratings.empty:
+    st.info("This data set has no ratings yet: only **LD** is computed here, from the texts themselves. Add "
+            "ratings files on the **Data** page, or rate the outputs with a judge on the **Judge** page, for SA, "
+            "EGM and CA.")
+elif not set(paper_dimensions) & set(data.dataset.dimensions):
     no_text = int((~views.has_texts(data.dataset.outputs)).sum())
     st.info("These ratings have none of the paper's judge dimensions (" + ", ".join(map(views.code, paper_dimensions))
             + "), so SA, EGM and CA cannot be computed here; only LD, which comes from the texts themselves"

@@ -263,6 +263,18 @@ def resolve_path(text: str) -> tuple[Path, list[Path]]:
     return path, sorted(p for p in path.parent.glob("ratings*") if p.suffix.lower() in SUPPORTED_SUFFIXES)
 
 
+def ratings_candidates(outputs: Path) -> list[Path]:
+    """Files that may hold ratings of ``outputs``: every supported file beside it but itself (hidden ones and
+    the override store aside), sorted by name, so the Data page can offer more than the ``ratings*`` ones."""
+    folder = outputs.parent
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [p for p in entries if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES
+            and not p.name.startswith(".") and p.resolve() != outputs.resolve()]
+
+
 def content_key(dataset: Dataset) -> str:
     """Hash of the outputs and ratings contents (cache key of everything derived from the data)."""
     digest = hashlib.sha256()
