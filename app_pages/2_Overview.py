@@ -9,6 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import streamlit as st  # noqa: E402
 
 from empathy.evaluate import rankings  # noqa: E402
+from empathy.exports import table6_csv  # noqa: E402
 from empathy.metrics import METRIC_DIMENSIONS  # noqa: E402
 from empathy.review import metric_pivot  # noqa: E402
 from empathy_app import markup, state, views  # noqa: E402
@@ -41,8 +42,14 @@ task_name = state.task_label(data.task)
 download = table.assign(task=task_name) if data.filtered else table  # the engine calls its one group "all"
 download = download.assign(signature=str(report.signature))  # the file carries what it depends on
 suffix = "-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", task_name) if data.filtered else ""
-st.download_button("Download the results table (CSV)", markup.people_csv(download),
-                   file_name=f"empathy-metrics{suffix}.csv", mime="text/csv", key="overview_download")
+buttons = st.columns([1, 1, 2])
+buttons[0].download_button("Download the results table (CSV)", markup.people_csv(download),
+                           file_name=f"empathy-metrics{suffix}.csv", mime="text/csv", key="overview_download")
+buttons[1].download_button("Download as the paper's Table 6 (CSV)",
+                           table6_csv(download, report.signature).encode(),
+                           file_name=f"empathy-table6{suffix}.csv", mime="text/csv", key="overview_download_table6",
+                           help="One row per model, a column group per judge with its metrics (two header rows, "
+                                "as the paper's Table 6), and the signature; spreadsheet-safe.")
 
 st.subheader("Rankings (1 = least failure)")
 ranked = rankings(table)
