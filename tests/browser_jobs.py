@@ -116,9 +116,12 @@ def settle(page, text: str | None = None, timeout: float = WAIT_MS) -> None:
     """Wait until ``text`` (if given) is visible and Streamlit's script runner is idle."""
     if text is not None:
         page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=timeout)
+    # Idle, and no element left over from before the last rerun (Streamlit marks those data-stale until the
+    # rerun redraws or drops them): a button clicked then would be the previous output's.
     page.wait_for_function(
         "() => { const s = document.querySelector('[data-testid=\"stStatusWidget\"]');"
-        " return !s || !s.innerText.includes('Running'); }", timeout=timeout)
+        " return (!s || !s.innerText.includes('Running'))"
+        " && !document.querySelector('[data-stale=\"true\"]'); }", timeout=timeout)
 
 
 def _wait_until(condition: Callable[[], bool], what: str, timeout_s: float = WAIT_MS / 1000) -> None:
@@ -235,10 +238,13 @@ def job_relabel(page, url: str, count: int = 20) -> JobResult:
         before = _decided(page)
         tick = time.monotonic()
         value = position % 2  # alternate, so the store holds both labels
-        for _attempt in range(3):
+        for attempt in range(3):
             settle(page)  # the buttons on screen are the current output's (a stale one would be refused)
+            clicked = time.monotonic()
             page.get_by_role("button", name=re.compile(rf"^ca\s*=\s*{value}\b")).first.click(timeout=WAIT_MS)
-            _wait_until(lambda before=before: (_decided(page) or -1) > before or _refused(page),
+            # a refusal message left from an earlier attempt stays until this click's rerun replaces it
+            _wait_until(lambda before=before, clicked=clicked, attempt=attempt: (_decided(page) or -1) > before
+                        or (_refused(page) and (attempt == 0 or time.monotonic() - clicked > 5)),
                         f"decision {position + 1} counted")
             if (_decided(page) or -1) > before:
                 break
