@@ -20,7 +20,11 @@ views.mode_caption(data)
 report = state.report(data)
 table = report.table
 paper_dimensions = sorted({d for dims in METRIC_DIMENSIONS.values() for d in dims})
-if data.dataset.ratings.empty:
+if data.dataset.ratings.empty and data.filtered and not data.all_data.ratings.empty:
+    st.info(f"No rating of the task **{markup.md(state.task_label(data.task))}** in this data set: only **LD** is "
+            "computed here, from the texts themselves. Choose another task (or *All tasks*) in the sidebar for SA, "
+            "EGM and CA.")
+elif data.dataset.ratings.empty:
     st.info("This data set has no ratings yet: only **LD** is computed here, from the texts themselves. Add "
             "ratings files on the **Data** page, or rate the outputs with a judge on the **Judge** page, for SA, "
             "EGM and CA.")
