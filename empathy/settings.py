@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,11 +116,17 @@ class Settings:
     def save(self) -> None:
         """Write the file (created 0600, its folder 0700 when created here), replacing it atomically."""
         ensure_private_directory(self.path.parent)
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        ensure_private_file(temporary)
-        temporary.write_text(json.dumps({"version": 1, "recent": self.recent}, indent=1), encoding="utf-8")
-        os.replace(temporary, self.path)
-        os.chmod(self.path, FILE_MODE)
+        # A temporary file of its own per call (mkstemp creates it 0600): two sessions of one app process
+        # saving at once never write into the same file; the last replace wins.
+        descriptor, name = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps({"version": 1, "recent": self.recent}, indent=1))
+            os.chmod(name, FILE_MODE)
+            os.replace(name, self.path)
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
 
     def remember(self, source: dict) -> None:
         """Put ``source`` first (once: an earlier entry with the same key is dropped) and save."""

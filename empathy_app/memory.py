@@ -37,10 +37,13 @@ def settings() -> Settings:
 
 
 def _remember(source: dict) -> None:
+    if st.session_state.get("_memory_unwritable"):
+        return  # said once this session; not retried on every rerun
     try:
         settings().remember(source)
     except (OSError, ValueError) as error:
         # Remembering is a convenience: the data set is loaded whatever happens here.
+        st.session_state["_memory_unwritable"] = True
         st.session_state["_memory_notice"] = f"The data set is loaded but could not be remembered: {md(error)}"
 
 

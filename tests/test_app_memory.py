@@ -147,3 +147,20 @@ def test_the_settings_file_is_never_world_readable(folder, tmp_path):
     os.umask(0o022)
     test_the_sidebar_offers_the_last_data_set(folder, tmp_path)
     assert stat.S_IMODE((tmp_path / "settings" / "app-settings.json").stat().st_mode) == 0o600
+
+
+def test_a_settings_file_that_cannot_be_written_loses_nothing(folder, tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv("EMPATHY_SETTINGS", str(blocker / "app-settings.json"))
+    at = _new_session()
+    at.switch_page("app_pages/1_Data.py").run()
+    at.radio(key="data_source_kind").set_value("path").run()
+    at.text_input(key="data_path_text").set_value(str(folder)).run()
+    at.button(key="data_load_path").click().run()
+    _ok(at)
+    assert at.session_state["source"]["outputs"] == str(folder / "outputs.csv")  # loaded all the same
+    assert at.query_params["data"] == str(folder / "outputs.csv")  # and still named in the URL
+    assert sum("could not be remembered" in w.value for w in at.sidebar.warning) == 1
+    at.run()
+    assert not any("could not be remembered" in w.value for w in at.sidebar.warning)  # said once, not retried

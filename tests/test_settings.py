@@ -143,3 +143,21 @@ def test_resolve_key(tmp_path):
     assert unknown.source is None and unknown.unconfirmed == "/etc/passwd"
     for bad in ("", "a\nb", "x\x00", "y" * 5000):
         assert resolve(bad).error == "the link's data set is not a valid name"
+
+
+def test_save_leaves_no_temporary_file_and_replaces_atomically(tmp_path):
+    path = tmp_path / "app-settings.json"
+    first, second = Settings.load(path), Settings.load(path)
+    first.remember(PATH_SOURCE)
+    second.remember({"kind": "demo"})  # a second session writing its own list: the last write wins whole
+    assert Settings.load(path).recent == [{"kind": "demo"}]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app-settings.json"]
+    assert _mode(path) == 0o600
+
+
+def test_an_unwritable_place_raises_oserror(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")  # a file where the settings folder should be: fails even as root
+    with pytest.raises(OSError):
+        Settings.load(blocker / "app-settings.json").remember(PATH_SOURCE)
+    assert Settings.load(blocker / "app-settings.json").recent == []
