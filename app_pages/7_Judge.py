@@ -20,7 +20,7 @@ from empathy.judges import (  # noqa: E402
     run_judge,
 )
 from empathy.judges.config import api_key, default_config_path  # noqa: E402
-from empathy.progress import Progress, Tracker  # noqa: E402
+from empathy.progress import Tracker  # noqa: E402
 from empathy_app import state, views  # noqa: E402
 from empathy_app.markup import code, md, people_csv  # noqa: E402
 from empathy_app.progress import ProgressBar  # noqa: E402
@@ -146,7 +146,7 @@ if textless:
 if st.button("Run the judge", key="judge_run", type="primary", disabled=bool(problems) or not key_ok):
     bar = ProgressBar("Judging")
     unit = "requests" if is_llm else "outputs"  # what run_judge counts
-    bar(Progress(0, 1, 0.0, unit))  # shown at once; the judge reports its total with its first call
+    bar.waiting()  # shown at once; the judge reports its total with its first call
     trackers: list[Tracker] = []
 
     def _progress(done: int, total: int) -> None:

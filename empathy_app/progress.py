@@ -42,6 +42,10 @@ class ProgressBar:
         self.last = progress
         self._slot.progress(progress.fraction, text=f"{self.label}: {progress.describe()}")
 
+    def waiting(self, note: str = "starting") -> None:
+        """Show the empty bar before the work knows its total (``"Judging: starting"``)."""
+        self._slot.progress(0.0, text=f"{self.label}: {note}")
+
     def tracker(self, total: int, stage: str, *, min_interval: float = MIN_INTERVAL) -> Tracker:
         """A started :class:`Tracker` drawing on this bar."""
         tracker = Tracker(total, self, stage=stage, min_interval=min_interval)

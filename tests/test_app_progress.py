@@ -67,3 +67,16 @@ def test_overview_reports_the_first_analysis_once():
     assert not at.exception
     assert not [c.value for c in at.caption if c.value.startswith("Analysed ")]
     assert not at.get("progress")
+
+
+def _waiting_script() -> None:
+    from empathy_app.progress import ProgressBar
+
+    ProgressBar("Judging").waiting()
+
+
+def test_the_bar_waits_for_a_total_without_inventing_one():
+    at = AppTest.from_function(_waiting_script, default_timeout=30).run()
+    assert not at.exception
+    proto = at.get("progress")[0].proto
+    assert (proto.value, proto.text) == (0, "Judging: starting")
