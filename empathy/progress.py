@@ -56,6 +56,7 @@ class Progress:
     total: int
     elapsed: float
     stage: str = "items"
+    skipped: int = 0  # of ``done``, units that needed no work (cache hits): left out of the rate
 
     @property
     def fraction(self) -> float:
@@ -64,17 +65,20 @@ class Progress:
 
     @property
     def rate(self) -> float | None:
-        """Units per second so far, ``None`` before any unit is done or any time has passed."""
-        if self.done <= 0 or self.elapsed <= 0:
+        """Worked units per second so far (``skipped`` ones aside), ``None`` before any unit was worked on or
+        any time has passed."""
+        worked = self.done - self.skipped
+        if worked <= 0 or self.elapsed <= 0:
             return None
-        return self.done / self.elapsed
+        return worked / self.elapsed
 
     @property
     def eta(self) -> float | None:
         """Seconds left at the rate so far (``0`` when finished; ``None`` when there is no rate yet).
 
-        The rate is the average since the start: units served from a cache early on make it optimistic,
-        which the estimate corrects as the slower units are done.
+        The rate is the average since the start over the units that needed work: units served from a cache
+        (``skipped``) are not in it, so a run resumed after a partial one does not promise the rest at the
+        speed of the cache.
         """
         if self.done >= self.total:
             return 0.0
@@ -123,6 +127,7 @@ class Tracker:
             raise ValueError(f"min_interval must be non-negative, got {min_interval!r}")
         self.total = total
         self.done = 0
+        self.skipped = 0
         self.stage = stage
         self._callback = callback
         self._clock = clock
@@ -132,7 +137,7 @@ class Tracker:
 
     def snapshot(self) -> Progress:
         """The progress now."""
-        return Progress(self.done, self.total, max(0.0, self._clock() - self._start), self.stage)
+        return Progress(self.done, self.total, max(0.0, self._clock() - self._start), self.stage, self.skipped)
 
     def _report(self, *, force: bool = False) -> None:
         if self._callback is None:
@@ -143,14 +148,14 @@ class Tracker:
                 and now - self._last_report < self._min_interval:
             return
         self._last_report = now
-        self._callback(Progress(self.done, self.total, max(0.0, now - self._start), self.stage))
+        self._callback(Progress(self.done, self.total, max(0.0, now - self._start), self.stage, self.skipped))
 
     def start(self) -> None:
         """Report 0 done (so a display appears before the first unit finishes)."""
         self._report(force=True)
 
-    def advance(self, n: int = 1) -> None:
-        """Count ``n`` more finished units and report.
+    def advance(self, n: int = 1, skipped: bool = False) -> None:
+        """Count ``n`` more finished units and report; ``skipped``: they needed no work (cache hits).
 
         Raises
         ------
@@ -162,6 +167,8 @@ class Tracker:
         if self.done + n > self.total:
             raise ValueError(f"advanced past the total: {self.done} + {n} > {self.total} {self.stage}")
         self.done += n
+        if skipped:
+            self.skipped += n
         self._report()
 
     def set_done(self, done: int) -> None:

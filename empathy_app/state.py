@@ -612,7 +612,7 @@ def require_data(data: Loaded | None | object = _UNSET, *, ratings: bool = True)
 
 # ----------------------------------------------------------------------------------------------- analysis
 
-def _analyze(texts: Sequence[str], progress: Callable[[int], None] | None = None) -> list:
+def _analyze(texts: Sequence[str], progress: Callable[..., None] | None = None) -> list:
     """:func:`empathy.distancing.analyze` over ``texts`` (its on-disk cache is safe across Streamlit's threads)."""
     from empathy.distancing import analyze
 

@@ -102,16 +102,26 @@ def test_analyze_reports_every_text_once_parsed_or_cached(tmp_path):
     texts = ["I lost my job today.", "The decision was announced.", "", "It is known that mistakes were made.",
              "I lost my job today."]
     cache = DistancingCache(tmp_path / "cache.sqlite")
-    calls: list[int] = []
-    first = list(analyze(texts, cache=cache, batch_size=2, progress=calls.append))
-    assert sum(calls) == len(texts)
-    # parsed texts report one by one, so there are at least as many calls as rounds
-    assert len(calls) >= 2
-    again: list[int] = []
-    second = list(analyze(texts, cache=cache, batch_size=2, progress=again.append))
-    # all cached: one call per round (rounds of batch_size * 4 = 8 texts: one round), with the round's size
-    assert again == [len(texts)]
+    calls: list[tuple] = []
+    first = list(analyze(texts, cache=cache, batch_size=2, progress=lambda *a: calls.append(a)))
+    # one round of 8; the repeated text is parsed once per round but reported for each of its places
+    assert sum(c[0] for c in calls) == len(texts)
+    assert all(c == (1,) for c in calls)  # nothing was cached: every text reported as parsed, one by one
+    again: list[tuple] = []
+    second = list(analyze(texts, cache=cache, batch_size=2, progress=lambda *a: again.append(a)))
+    # all cached: one call per round (rounds of batch_size * 4 = 8 texts: one round), marked as cache hits
+    assert again == [(len(texts), True)]
     assert [r.counts for r in first] == [r.counts for r in second]
+
+
+def test_a_resumed_run_estimates_from_the_parsed_texts_only():
+    seen: list[Progress] = []
+    tracker = Tracker(100, seen.append, stage="texts", clock=Clock(0.0, 0.0, 10.0))
+    tracker.advance(50, skipped=True)   # half came from the cache at once (t=0)
+    tracker.advance(10)                 # 10 parsed in 10 s: 1 per second
+    assert seen[-1].rate == 1.0 and seen[-1].eta == 40.0  # not 60 per 10 s, which would promise 6.7 s
+    assert seen[-1].describe() == "60 of 100 texts (60%) · 10 s elapsed · about 40 s left"
+    assert seen[0].rate is None and seen[0].eta is None  # only cache hits so far: no rate to promise from
 
 
 def test_load_dataset_reports_each_file():

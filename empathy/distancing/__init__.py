@@ -149,7 +149,7 @@ def analyze(
     batch_size: int = 256,
     n_process: int = 1,
     model: str | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[..., None] | None = None,
 ) -> Iterator[DistancingResult]:
     """Stream distancing results for ``texts``, in input order.
 
@@ -171,9 +171,10 @@ def analyze(
     model
         spaCy model package; ``None`` for the default (see :func:`load_model`).
     progress
-        Called with the number of texts finished since its last call: once per round for the cache hits,
-        then once per parsed text (a long text when its last piece is parsed), before the round's results
-        are yielded. Pass :meth:`empathy.progress.Tracker.advance` for counts and an ETA.
+        Called with the number of texts finished since its last call: once per round for the cache hits
+        (with ``True`` as a second argument: they took no parsing), then once per parsed text (a long text
+        when its last piece is parsed), before the round's results are yielded. Pass
+        :meth:`empathy.progress.Tracker.advance` for counts and an ETA.
 
     Notes
     -----
@@ -214,7 +215,7 @@ def analyze(
         missing = [i for i in range(len(chunk)) if store is None or keys[i] not in cached]
         fresh: dict[int, DistancingResult] = {}
         if progress is not None and len(chunk) > len(missing):
-            progress(len(chunk) - len(missing))
+            progress(len(chunk) - len(missing), True)
         if missing:
             limit = min(MAX_PIECE_CHARS, nlp.max_length)
             short = [i for i in missing if len(chunk[i]) <= limit]
