@@ -1,5 +1,6 @@
 """Data page: choose the data set (demo, upload, path or the Kumar et al. 2025 import); export or import the ledger."""
 
+import hashlib
 import re
 import sys
 import tempfile
@@ -11,7 +12,7 @@ import streamlit as st  # noqa: E402
 
 from empathy.io import DataError  # noqa: E402
 from empathy.store import mask_location, output_hashes  # noqa: E402
-from empathy_app import state, views  # noqa: E402
+from empathy_app import memory, state, views  # noqa: E402
 from empathy_app.markup import code, md  # noqa: E402
 
 data = state.page_setup("Data")
@@ -33,11 +34,13 @@ if kind == "demo":
     st.caption("The bundled demo data set (`data/outputs.csv` and every `data/ratings*.csv`): fictional texts "
                "written for demonstration; see `data/README.md`.")
     if current_kind != "demo" and st.button("Use the demo data", key="data_use_demo", type="primary"):
-        st.session_state["source"] = {"kind": "demo"}
+        memory.choose({"kind": "demo"})
         st.session_state["flash"] = "Loaded the demo data."
         st.rerun()
 elif kind == "upload":
-    st.caption("Outputs: one row per (item_id, model) with `reference` and `generation` (optional `task`; "
+    st.caption("Uploaded files are kept in the app's cache folder (readable by you only) so that a reload or a "
+               "later visit can reopen them. Outputs: one row per (item_id, model) with `reference` and "
+               "`generation` (optional `task`; "
                "columns `<rater>:<dimension>` are ratings). Ratings: long form `item_id, model, rater, "
                "dimension, value`. CSV, JSONL or Parquet.")
     outputs_file = st.file_uploader("Outputs file", type=["csv", "jsonl", "json", "parquet"],
@@ -45,14 +48,21 @@ elif kind == "upload":
     ratings_files = st.file_uploader("Ratings files (any number)", type=["csv", "jsonl", "json", "parquet"],
                                      accept_multiple_files=True, key="data_upload_ratings")
     if st.button("Load the uploaded files", key="data_load_upload", type="primary", disabled=outputs_file is None):
+        uploaded = (outputs_file.name, outputs_file.getvalue())
+        uploaded_ratings = [(f.name, f.getvalue()) for f in ratings_files or []]
         try:
-            dataset = state.load_from_uploads((outputs_file.name, outputs_file.getvalue()),
-                                              [(f.name, f.getvalue()) for f in ratings_files or []])
+            dataset = state.load_from_uploads(uploaded, uploaded_ratings)
         except DataError as error:
             st.error(f"**Not loaded.** {md(error)}")
         else:
             st.session_state["uploaded_dataset"] = dataset
-            st.session_state["source"] = {"kind": "upload", "name": outputs_file.name}
+            # kept in the app's cache folder (0600) so a reload or a later visit can reopen it
+            digest = memory.save_uploaded(uploaded, uploaded_ratings)
+            source = {"kind": "upload", "name": outputs_file.name}
+            if digest is None:
+                st.session_state["source"] = source
+            else:
+                memory.choose({**source, "saved": digest})
             st.session_state["flash"] = (f"Loaded {md(outputs_file.name)} with {len(ratings_files or [])} ratings "
                                          "file(s).")
             st.rerun()
@@ -68,23 +78,44 @@ elif kind == "kumar2025":
         except DataError as error:
             st.error(f"**Not loaded.** {md(error)}")
         else:
-            st.session_state["source"] = {"kind": "kumar2025", "directory": str(kumar_dir)}
+            memory.choose({"kind": "kumar2025", "directory": str(kumar_dir)})
             st.session_state["flash"] = "Loaded the Kumar et al. (2025) annotations."
             st.rerun()
 else:
-    st.caption("A folder holding `outputs.csv|jsonl|parquet` and `ratings*` files, or an outputs file (the "
-               "`ratings*` files beside it are loaded too). Overrides are stored next to the data.")
+    st.caption("A folder holding `outputs.csv|jsonl|parquet`, or an outputs file; then choose its ratings files "
+               "(the `ratings*` files beside it at first). Overrides are stored next to the data.")
     typed = st.text_input("Folder or outputs file", key="data_path_text",
                           value=st.session_state["source"].get("outputs", ""))
+    try:
+        found_outputs, found_ratings = state.resolve_path(typed) if typed.strip() else (None, [])
+    except DataError:
+        found_outputs, found_ratings = None, []  # reported when "Load from path" is pressed
+    chosen_ratings: list[str] = []
+    extra_ratings = ""
+    if found_outputs is not None:
+        source = st.session_state["source"]
+        same = source.get("kind") == "path" and source.get("outputs") == str(found_outputs)
+        candidates = [str(p) for p in state.ratings_candidates(found_outputs)]
+        default = [r for r in (source["ratings"] if same else map(str, found_ratings)) if r in candidates]
+        chosen_ratings = st.multiselect(
+            "Ratings files", candidates, default=default, format_func=lambda p: Path(p).name,
+            key=f"data_path_ratings_{hashlib.sha1(str(found_outputs).encode()).hexdigest()[:8]}",
+            help="Every CSV, JSONL or Parquet file beside the outputs file; the `ratings*` ones are chosen at first.")
+        extra_ratings = st.text_area("Other ratings files (one path per line)", key="data_path_extra",
+                                     height=68, placeholder="/elsewhere/ratings_gpt.jsonl")
+        st.caption("No ratings file: only LD is computed (it needs only the texts); a judge can rate the outputs "
+                   "on the **Judge** page.")
     if st.button("Load from path", key="data_load_path", type="primary"):
         try:
-            outputs_path, ratings_paths = state.resolve_path(typed)
+            outputs_path, _ = state.resolve_path(typed)
+            ratings_paths = [Path(p) for p in chosen_ratings] + [
+                Path(line.strip()).expanduser() for line in extra_ratings.splitlines() if line.strip()]
             state.load_from_paths(outputs_path, ratings_paths)
         except DataError as error:
             st.error(f"**Not loaded.** {md(error)}")
         else:
-            st.session_state["source"] = {"kind": "path", "outputs": str(outputs_path),
-                                          "ratings": [str(p) for p in ratings_paths]}
+            memory.choose({"kind": "path", "outputs": str(outputs_path),
+                           "ratings": [str(p) for p in ratings_paths]})
             st.session_state["flash"] = f"Loaded {md(outputs_path)} with {len(ratings_paths)} ratings file(s)."
             st.rerun()
 

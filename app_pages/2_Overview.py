@@ -9,12 +9,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import streamlit as st  # noqa: E402
 
 from empathy.evaluate import rankings  # noqa: E402
+from empathy.exports import table6_csv  # noqa: E402
 from empathy.metrics import METRIC_DIMENSIONS  # noqa: E402
 from empathy.review import metric_pivot  # noqa: E402
 from empathy_app import markup, state, views  # noqa: E402
 
 data = state.page_setup("Overview")
-data = state.require_data(data)
+data = state.require_data(data, ratings=False)  # without ratings LD is still computed: it needs only the texts
 views.mode_caption(data)
 LD_READINGS = {"separate": "Eq. 4: each side standardised on its own (the paper)",
                "reference": "both sides with the reference's mean and sd (shows a uniform shift too)"}
@@ -26,7 +27,15 @@ ld_reading = st.radio("LD standardisation", list(LD_READINGS), format_func=LD_RE
 report = state.report(data, ld_standardization=ld_reading)
 table = report.table
 paper_dimensions = sorted({d for dims in METRIC_DIMENSIONS.values() for d in dims})
-if not set(paper_dimensions) & set(data.dataset.dimensions):
+if data.dataset.ratings.empty and data.filtered and not data.all_data.ratings.empty:
+    st.info(f"No rating of the task **{markup.md(state.task_label(data.task))}** in this data set: only **LD** is "
+            "computed here, from the texts themselves. Choose another task (or *All tasks*) in the sidebar for SA, "
+            "EGM and CA.")
+elif data.dataset.ratings.empty:
+    st.info("This data set has no ratings yet: only **LD** is computed here, from the texts themselves. Add "
+            "ratings files on the **Data** page, or rate the outputs with a judge on the **Judge** page, for SA, "
+            "EGM and CA.")
+elif not set(paper_dimensions) & set(data.dataset.dimensions):
     no_text = int((~views.has_texts(data.dataset.outputs)).sum())
     st.info("These ratings have none of the paper's judge dimensions (" + ", ".join(map(views.code, paper_dimensions))
             + "), so SA, EGM and CA cannot be computed here; only LD, which comes from the texts themselves"
@@ -57,8 +66,14 @@ task_name = state.task_label(data.task)
 download = table.assign(task=task_name) if data.filtered else table  # the engine calls its one group "all"
 download = download.assign(signature=str(report.signature))  # the file carries what it depends on
 suffix = "-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", task_name) if data.filtered else ""
-st.download_button("Download the results table (CSV)", markup.people_csv(download),
-                   file_name=f"empathy-metrics{suffix}.csv", mime="text/csv", key="overview_download")
+buttons = st.columns([1, 1, 2])
+buttons[0].download_button("Download the results table (CSV)", markup.people_csv(download),
+                           file_name=f"empathy-metrics{suffix}.csv", mime="text/csv", key="overview_download")
+buttons[1].download_button("Download as the paper's Table 6 (CSV)",
+                           table6_csv(download, report.signature).encode(),
+                           file_name=f"empathy-table6{suffix}.csv", mime="text/csv", key="overview_download_table6",
+                           help="One row per model, a column group per judge with its metrics (two header rows, "
+                                "as the paper's Table 6), and the signature; spreadsheet-safe.")
 
 st.subheader("Rankings (1 = least failure)")
 ranked = rankings(table)

@@ -7,6 +7,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import streamlit as st  # noqa: E402
 
+from empathy.exports import agreement_csv  # noqa: E402
 from empathy.review import ranking_shift  # noqa: E402
 from empathy_app import state, views  # noqa: E402
 from empathy_app.markup import codes  # noqa: E402
@@ -56,6 +57,11 @@ else:
     st.dataframe(pairs, hide_index=True, key="agreement_pairs")
     views.signature_caption(report.signature)
     st.caption(views.HOW_TO_READ["table6"])
+
+    st.download_button("Download the agreement table (CSV)", agreement_csv(agreement, report.signature).encode(),
+                       file_name="empathy-agreement.csv", mime="text/csv", key="agreement_download",
+                       help="Spearman per metric and judge pair with the number of models, and the signature; "
+                            "spreadsheet-safe.")
 
 st.subheader("Instance-level agreement between judges")
 effective = state.effective_ratings(data, with_overrides=judge_view_with_overrides)

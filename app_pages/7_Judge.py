@@ -1,14 +1,11 @@
 """Judge page: run the offline lexicon judge or a configured LLM judge over the loaded data; add it as a rater."""
 
 import sys
-import threading
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import streamlit as st  # noqa: E402
-from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx  # noqa: E402
 
 from empathy.judges import (  # noqa: E402
     LEXICON_JUDGE,
@@ -23,8 +20,10 @@ from empathy.judges import (  # noqa: E402
     run_judge,
 )
 from empathy.judges.config import api_key, default_config_path  # noqa: E402
+from empathy.progress import Tracker  # noqa: E402
 from empathy_app import state, views  # noqa: E402
 from empathy_app.markup import code, md, people_csv  # noqa: E402
+from empathy_app.progress import ProgressBar  # noqa: E402
 
 data = state.page_setup("Judge")
 data = state.require_data(data, ratings=False)
@@ -145,20 +144,17 @@ if textless:
 
 # -------------------------------------------------------------------------------------------------- run
 if st.button("Run the judge", key="judge_run", type="primary", disabled=bool(problems) or not key_ok):
-    bar = st.progress(0.0, text="Starting...")
-    context = get_script_run_ctx()
-    last = {"percent": -1, "time": 0.0}
+    bar = ProgressBar("Judging")
+    unit = "requests" if is_llm else "outputs"  # what run_judge counts
+    bar.waiting()  # shown at once; the judge reports its total with its first call
+    trackers: list[Tracker] = []
 
     def _progress(done: int, total: int) -> None:
-        percent = int(100 * done / total) if total else 100
-        now = time.monotonic()
-        # At most ~100 updates, and no more than 10 a second, however many requests the run makes.
-        if done not in (0, total) and (percent == last["percent"] or now - last["time"] < 0.1):
-            return
-        last.update(percent=percent, time=now)
-        if get_script_run_ctx() is None and context is not None:  # run_judge's worker thread, if any
-            add_script_run_ctx(threading.current_thread(), context)
-        bar.progress(min(percent, 100) / 100, text=f"{done} of {total} requests")
+        # run_judge reports (done, total); the tracker adds the elapsed time and the ETA and draws at most
+        # four times a second however many requests the run makes (from its worker threads too).
+        if not trackers or trackers[0].total != total:
+            trackers[:] = [bar.tracker(total, unit)]
+        trackers[0].set_done(min(done, total))
 
     task_protocols = dict(PAPER_TASK_PROTOCOLS) if paper_tasks else None
     try:
@@ -167,7 +163,7 @@ if st.button("Run the judge", key="judge_run", type="primary", disabled=bool(pro
                         cache=bool(use_cache) if is_llm else None, secrets=st.secrets,
                         task_protocols=task_protocols)
     except Exception as error:  # noqa: BLE001 - any failure is shown in place, redacted, never as a traceback
-        bar.empty()
+        bar.clear()
         st.error(f"**The judge did not run.** {md(redact(error))}")
     else:
         ratings = run.ratings.assign(rater=rater)

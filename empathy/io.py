@@ -33,7 +33,7 @@ import csv
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -524,14 +524,23 @@ def build_dataset(outputs: pd.DataFrame, wide_ratings: pd.DataFrame,
     return Dataset(outputs=outputs, ratings=ratings.reset_index(drop=True), sources=list(sources))
 
 
-def load_dataset(outputs_path: str | Path, ratings_paths: Iterable[str | Path] = ()) -> Dataset:
-    """Load an outputs file and any number of long-form ratings files into a :class:`Dataset`."""
+def load_dataset(outputs_path: str | Path, ratings_paths: Iterable[str | Path] = (), *,
+                 progress: Callable[[int], None] | None = None) -> Dataset:
+    """Load an outputs file and any number of long-form ratings files into a :class:`Dataset`.
+
+    ``progress`` is called with ``1`` after each file is read (the outputs file first), so a caller can show
+    ``k of n files`` (:class:`empathy.progress.Tracker` with ``total = 1 + len(ratings_paths)``).
+    """
     outputs, wide = load_outputs(outputs_path)
+    if progress is not None:
+        progress(1)
     tables = []
     sources = [str(outputs_path)]
     for path in ratings_paths:
         tables.append((str(path), load_ratings(path)))
         sources.append(str(path))
+        if progress is not None:
+            progress(1)
     return build_dataset(outputs, wide, tables, sources=sources)
 
 

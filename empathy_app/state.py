@@ -13,7 +13,7 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +34,7 @@ from empathy.io import (
 )
 from empathy.overrides import Ledger, open_ledger
 from empathy.paths import DEMO_DIR, PROJECT_ROOT, shared_dataset, shared_dir
+from empathy.progress import format_duration
 from empathy.review import Recompute
 from empathy.store import (
     STORE_ENV,
@@ -46,6 +47,7 @@ from empathy.store import (
 )
 from empathy.store import dataset_id as legacy_dataset_id
 from empathy_app.markup import code, codes, md
+from empathy_app.progress import ProgressBar
 
 _DEFAULTS: dict[str, object] = {
     "source": {"kind": "demo"},          # how the current data set was chosen
@@ -65,9 +67,14 @@ def init_state() -> None:
     """Put the app's keys into ``st.session_state`` once per session."""
     if st.session_state.get("_initialised"):
         return
+    chosen = "source" in st.session_state  # set before the first run (tests, a caller): never replaced
     for key, value in _DEFAULTS.items():
         st.session_state.setdefault(key, copy.deepcopy(value))  # no mutable default shared between sessions
     st.session_state["_initialised"] = True
+    if not chosen:
+        from empathy_app import memory  # it imports this module
+
+        memory.restore()  # a reload is a new session: reopen the data set the URL names
 
 
 @dataclass(frozen=True)
@@ -194,26 +201,43 @@ def _tree_mtimes(directory: Path) -> tuple[tuple[str, float], ...]:
                         if p.is_file()))
 
 
-@st.cache_data(show_spinner=False, max_entries=2)
+@st.cache_resource(show_spinner=False)
+def _imports_held() -> dict[tuple, tuple[Dataset, ImportReport]]:
+    return {}
+
+
 def _import_kumar(directory: str, mtimes_key: tuple[tuple[str, float], ...]) -> tuple[Dataset, ImportReport]:
-    result = import_kumar2025(directory)
+    # Held by hand, not ``st.cache_data``: the import reports to a progress bar of the page, which a cached
+    # function would record and replay.
+    held = _imports_held()
+    key = (directory, mtimes_key)
+    if key in held:
+        return held[key]
+    from empathy.datasets.kumar2025 import import_steps
+
+    with ProgressBar("Importing the Kumar et al. (2025) annotations") as bar:
+        tracker = bar.tracker(import_steps(), "files")
+        result = import_kumar2025(directory, progress=tracker.advance)
     outputs, wide = validate_outputs(result.outputs, name="kumar2025 outputs")
     dataset = build_dataset(outputs, wide, [("kumar2025 ratings", result.ratings)],
                             sources=[f"{directory} (empathy.datasets.kumar2025)"])
+    held[key] = (dataset, result.report)
+    while len(held) > 2:
+        held.pop(next(iter(held)))
     return dataset, result.report
 
 
 def load_kumar(directory: str | Path) -> tuple[Dataset, ImportReport]:
     """Import the Kumar et al. (2025) folder (cached on its path and its files' modification times).
 
-    Returns the :class:`Dataset` and the importer's :class:`empathy.datasets.kumar2025.ImportReport`.
-    Raises :class:`DataError` naming the first expected file that is missing.
+    The first import shows a progress bar (files read of all, ETA). Returns the :class:`Dataset` and the
+    importer's :class:`empathy.datasets.kumar2025.ImportReport`. Raises :class:`DataError` naming the first
+    expected file that is missing.
     """
     path = Path(directory)
     if not path.is_dir():
         raise DataError(str(path), "data set directory not found")
-    with st.spinner("Importing the Kumar et al. (2025) annotations..."):
-        return _import_kumar(str(path), _tree_mtimes(path))
+    return _import_kumar(str(path), _tree_mtimes(path))
 
 
 def store_path_for(source: dict, data_dir: Path | None) -> Path | str:
@@ -240,6 +264,18 @@ def resolve_path(text: str) -> tuple[Path, list[Path]]:
     if not path.exists():
         raise DataError(str(path), "file not found")
     return path, sorted(p for p in path.parent.glob("ratings*") if p.suffix.lower() in SUPPORTED_SUFFIXES)
+
+
+def ratings_candidates(outputs: Path) -> list[Path]:
+    """Files that may hold ratings of ``outputs``: every supported file beside it but itself (hidden ones and
+    the override store aside), sorted by name, so the Data page can offer more than the ``ratings*`` ones."""
+    folder = outputs.parent
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [p for p in entries if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES
+            and not p.name.startswith(".") and p.resolve() != outputs.resolve()]
 
 
 def content_key(dataset: Dataset) -> str:
@@ -303,6 +339,10 @@ def get_store(path: str) -> OverrideStore:
 def _current_source_dataset() -> tuple[Dataset, str, Path | None]:
     source = st.session_state["source"]
     if source["kind"] == "upload":
+        if "uploaded_dataset" not in st.session_state and source.get("saved"):
+            from empathy_app import memory
+
+            memory.load_saved_upload(source["saved"])
         return st.session_state["uploaded_dataset"], source["name"], None
     if source["kind"] == "path":
         outputs, ratings = Path(source["outputs"]), [Path(p) for p in source["ratings"]]
@@ -575,41 +615,67 @@ def require_data(data: Loaded | None | object = _UNSET, *, ratings: bool = True)
 
 # ----------------------------------------------------------------------------------------------- analysis
 
-def _analyze(texts: Sequence[str]) -> list:
+def _analyze(texts: Sequence[str], progress: Callable[..., None] | None = None) -> list:
     """:func:`empathy.distancing.analyze` over ``texts`` (its on-disk cache is safe across Streamlit's threads)."""
     from empathy.distancing import analyze
 
-    return list(analyze(list(texts)))
+    if progress is None:
+        return list(analyze(list(texts)))
+    # Small rounds: each is stored in the disk cache before the next starts, so a run stopped by a click
+    # elsewhere (the bar's next update raises Streamlit's stop) loses at most one round of parsing.
+    return list(analyze(list(texts), batch_size=32, progress=progress))
 
 
-def _spacy_analyser(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    results = _analyze(texts)
+def _spacy_analyser(texts: Sequence[str], bar: ProgressBar | None = None) -> tuple[np.ndarray, np.ndarray]:
+    tracker = bar.tracker(len(texts), "texts") if bar is not None else None
+    results = _analyze(texts, tracker.advance if tracker is not None else None)
     sentences = np.array([r.sentences for r in results], dtype=float)
     densities = np.array([r.densities() for r in results], dtype=float).reshape(len(results), 3)
     return sentences, densities
 
 
-# Keyed on the content key alone: hashing every text on each rerun (what Streamlit does with hashed
-# arguments) cost seconds per rerun at scale, and the content key already covers the texts.
-@st.cache_data(show_spinner=False, max_entries=4)
-def _features(key: str, _references: tuple[str, ...], _generations: tuple[str, ...]) -> TextFeatures:
-    frame = pd.DataFrame({"item_id": range(len(_references)), "model": "", "task": "",
-                          "reference": list(_references), "generation": list(_generations)})
+#: Text features by content key, shared by every session (the newest few). Not ``st.cache_data``: the
+#: analysis reports to a progress bar of the calling page, which a cached function would record and replay.
+_FEATURES_KEPT = 4
+
+
+@st.cache_resource(show_spinner=False)
+def _features_held() -> dict[str, TextFeatures]:
+    return {}
+
+
+def _features(key: str, outputs: pd.DataFrame) -> TextFeatures:
+    held = _features_held()
+    found = held.get(key)
+    if found is not None:
+        return found
     from empathy.evaluate import spacy_analyser_signature
 
-    return text_features(frame, _spacy_analyser, signature=spacy_analyser_signature())
+    frame = pd.DataFrame({"item_id": range(len(outputs)), "model": "", "task": "",
+                          "reference": outputs["reference"].tolist(), "generation": outputs["generation"].tolist()})
+    with ProgressBar("Analysing the texts (sentences and distancing)") as bar:
+        result = text_features(frame, lambda texts: _spacy_analyser(texts, bar),
+                               signature=spacy_analyser_signature())
+        if bar.last is not None:
+            done = bar.last
+            bar.finish(f"Analysed {done.total:,} distinct texts in {format_duration(done.elapsed)} (kept for the "
+                       "next visit).")
+    held[key] = result
+    while len(held) > _FEATURES_KEPT:
+        held.pop(next(iter(held)))  # dicts keep insertion order: the oldest goes first
+    return result
 
 
 def features(data: Loaded) -> TextFeatures:
-    """Sentence counts and distancing densities of every text (cached; a spinner on first use).
+    """Sentence counts and distancing densities of every text (cached; a progress bar on first use).
 
     The texts of the whole data set are analysed once (keyed by the files' content); a task filter takes
-    its rows from that, so switching tasks or adding a judge's ratings analyses nothing again.
+    its rows from that, so switching tasks or adding a judge's ratings analyses nothing again. The first
+    analysis shows counts and an ETA; it is stored in rounds (the distancing disk cache), so leaving the page
+    midway keeps the finished texts.
     """
     outputs = data.all_data.outputs
-    with st.spinner("Analysing the texts (sentences and distancing)..."):
-        every = _features(data.base_key or data.content_key, tuple(outputs["reference"]),
-                          tuple(outputs["generation"]))  # tuples are built but not hashed: cheap
+    every = _features(data.base_key or data.content_key, outputs)
     if not data.filtered:
         return every
     position = pd.MultiIndex.from_frame(outputs[["item_id", "model"]]).get_indexer(
@@ -911,6 +977,11 @@ def sidebar(data: Loaded | None) -> None:
         st.text_input("Annotator name", key="_w_annotator", on_change=_sync,
                       args=("_w_annotator", "annotator"), placeholder="your name (recorded with each override)")
         st.html(KEYS_SCRIPT, unsafe_allow_javascript=True)
+
+        from empathy_app import memory
+
+        memory.sidebar()
+        memory.sync_url()
 
 
 #: The favicon: an image served by the app itself (a ``:material/...:`` icon would make the browser fetch it

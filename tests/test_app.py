@@ -143,6 +143,11 @@ def test_no_ratings_gives_a_clear_message_not_a_traceback(tmp_path, page):
         assert "No judge rated this output." in _texts(at.info)
     elif page == "app_pages/8_Items.py":  # Items still lists LD terms and counts, which need no rating
         assert any("has no ratings, so there are no judge terms" in i for i in _texts(at.info)), _texts(at.info)
+    elif page == "app_pages/2_Overview.py":  # LD needs only the texts: computed without any rating
+        assert any("no ratings yet: only **LD** is computed" in i for i in _texts(at.info)), _texts(at.info)
+        pivot = next(f.value for f in at.dataframe if "n LD (spacy-distancing)" in f.value.columns)
+        assert list(pivot.columns) == ["model", "LD (spacy-distancing)", "n LD (spacy-distancing)"]
+        assert pivot["LD (spacy-distancing)"].notna().all()
     else:
         assert any("no ratings yet" in i for i in _texts(at.info)), _texts(at.info)
 

@@ -26,7 +26,7 @@ import csv
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -727,8 +727,14 @@ def check_directory(directory: str | Path) -> Path:
     return root
 
 
-def import_kumar2025(directory: str | Path, *, runs: RunPolicy = "mean", include_seeker: bool = False
-                     ) -> ImportResult:
+def import_steps() -> int:
+    """How many times :func:`import_kumar2025` calls its ``progress`` hook: the texts, then one per
+    (corpus, rater) ratings file."""
+    return 1 + len(CORPORA) * len(RATERS)
+
+
+def import_kumar2025(directory: str | Path, *, runs: RunPolicy = "mean", include_seeker: bool = False,
+                     progress: Callable[[int], None] | None = None) -> ImportResult:
     """Import the Kumar et al. (2025) annotations from ``directory`` (the folder holding ``annotations/``).
 
     Parameters
@@ -743,6 +749,9 @@ def import_kumar2025(directory: str | Path, *, runs: RunPolicy = "mean", include
         Also import the support seekers' own ratings of the Perceived Empathy responses
         (``original_data/perceived_empathy_self_ratings.csv``) as rater ``seeker`` (rater_kind ``human``) on
         the six dimensions they share with the third-party raters (:data:`SEEKER_DIMENSIONS`).
+    progress
+        Called with ``1`` after the texts are read and after each (corpus, rater) ratings file: in all
+        :func:`import_steps` calls (feed :meth:`empathy.progress.Tracker.advance`).
 
     Returns
     -------
@@ -760,6 +769,8 @@ def import_kumar2025(directory: str | Path, *, runs: RunPolicy = "mean", include
     root = check_directory(directory)
     report = ImportReport(directory=str(root), run_policy=runs, include_seeker=include_seeker)
     texts = _load_texts(root, report)
+    if progress is not None:
+        progress(1)
 
     output_parts = []
     rating_parts = []
@@ -768,6 +779,8 @@ def import_kumar2025(directory: str | Path, *, runs: RunPolicy = "mean", include
         per_rater = {}
         for rater in RATERS:
             per_rater[rater] = _read_ratings_file(root, spec, rater, runs, report, corpus_texts)
+            if progress is not None:
+                progress(1)
         crowd_n = _check_crowd(root, spec, per_rater["crowd"], report)
 
         rated_ids = pd.Index(sorted(set().union(*(set(p["source_id"]) for p in per_rater.values()))))

@@ -16,7 +16,7 @@ import collections
 import itertools
 import re
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -149,6 +149,7 @@ def analyze(
     batch_size: int = 256,
     n_process: int = 1,
     model: str | None = None,
+    progress: Callable[..., None] | None = None,
 ) -> Iterator[DistancingResult]:
     """Stream distancing results for ``texts``, in input order.
 
@@ -169,6 +170,11 @@ def analyze(
         ``nlp.pipe`` worker processes (more than 1 pays a start-up cost per round; use for long inputs).
     model
         spaCy model package; ``None`` for the default (see :func:`load_model`).
+    progress
+        Called with the number of texts finished since its last call: once per round for the cache hits
+        (with ``True`` as a second argument: they took no parsing), then once per parsed text (a long text
+        when its last piece is parsed), before the round's results are yielded. Pass
+        :meth:`empathy.progress.Tracker.advance` for counts and an ETA.
 
     Notes
     -----
@@ -208,12 +214,16 @@ def analyze(
         cached = store.get_many(info["model"], info["version"], info["rules"], keys) if store is not None else {}
         missing = [i for i in range(len(chunk)) if store is None or keys[i] not in cached]
         fresh: dict[int, DistancingResult] = {}
+        if progress is not None and len(chunk) > len(missing):
+            progress(len(chunk) - len(missing), True)
         if missing:
             limit = min(MAX_PIECE_CHARS, nlp.max_length)
             short = [i for i in missing if len(chunk[i]) <= limit]
             docs = nlp.pipe((parse_text(chunk[i]) for i in short), batch_size=batch_size, n_process=n_process)
             for i, doc in zip(short, docs, strict=True):
                 fresh[i] = analyze_doc(doc, verbs, adjectives, memo, chunk[i])
+                if progress is not None:
+                    progress(1)
             pieces = [(i, start, end) for i in missing if len(chunk[i]) > limit
                       for start, end in split_long_text(chunk[i], limit)]
             if pieces:
@@ -225,6 +235,8 @@ def analyze(
                         (start, analyze_doc(doc, verbs, adjectives, memo, chunk[i][start:end])))
                 for i, joined in parts.items():
                     fresh[i] = _join(joined)
+                if progress is not None:
+                    progress(len(parts))
             if store is not None:
                 store.put_many(info["model"], info["version"], info["rules"],
                                ((keys[i], fresh[i]) for i in missing))

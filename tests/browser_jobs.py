@@ -1,0 +1,297 @@
+"""Driving the app in Chromium through the three jobs the tool is for (issue 16), shared by
+``tests/test_browser_jobs.py`` (which checks the answers) and ``bench/bench_browser_jobs.py`` (which times them).
+
+The jobs, on the bundled demo data, as a researcher does them with the visible controls only:
+
+(a) *worst SA item of the worst model*: download the results in Table 6 layout on Overview, take the model
+    with the largest SA under the Items page's default judge, filter the Items page to that model and read
+    the first row (worst SA first);
+(b) *relabel 20 CA items*: commit an annotator name on Relabel, then 20 times press the visible ``ca = 0`` or
+    ``ca = 1`` button and wait until the progress line counts the decision (whatever the keyboard handling);
+(c) *one example of each mechanism*: on Items, sort worst first by SA, EGM, CA and LD in turn and wait for the
+    open output to be that mechanism's worst, with its texts side by side.
+
+Every wait is on a condition (text, the script runner's status) with generous timeouts, never a fixed long
+sleep, so a loaded machine makes it slower, not flaky. Timings are wall-clock seconds per job.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+#: Milliseconds any one condition may take: generous, for a machine shared by many processes.
+WAIT_MS = 240_000
+ANNOTATOR = "jobs-script"
+
+
+@dataclass
+class JobResult:
+    """One job's answer and how long it took."""
+
+    name: str
+    seconds: float
+    answer: dict = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------------------------ server
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def app_server(folder: Path, *, timeout_s: float = 180.0) -> Iterator[str]:
+    """``streamlit run app.py`` on a free port with its store, caches and settings in ``folder``; yields the URL.
+
+    The process (started here) is terminated on exit, by its own id.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    env = {**os.environ, "EMPATHY_STORE": str(folder / "overrides.sqlite"),
+           "EMPATHY_CACHE_DIR": os.environ.get("EMPATHY_CACHE_DIR", str(folder / "cache")),
+           "EMPATHY_SETTINGS": str(folder / "settings" / "app-settings.json"), "PYTHONUNBUFFERED": "1"}
+    log = (folder / "streamlit.log").open("a")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {process.returncode}; see {folder / 'streamlit.log'}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.read().strip() == b"ok":
+                        break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"streamlit did not become healthy; see {folder / 'streamlit.log'}") from None
+                time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
+
+
+@contextmanager
+def chromium() -> Iterator[object]:
+    """A headless Chromium (Debian's, at /usr/bin/chromium) through Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+# ------------------------------------------------------------------------------------------------ waits
+
+def settle(page, text: str | None = None, timeout: float = WAIT_MS) -> None:
+    """Wait until ``text`` (if given) is visible and Streamlit's script runner is idle."""
+    if text is not None:
+        page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=timeout)
+    # Idle, and no element left over from before the last rerun (Streamlit marks those data-stale until the
+    # rerun redraws or drops them): a button clicked then would be the previous output's.
+    page.wait_for_function(
+        "() => { const s = document.querySelector('[data-testid=\"stStatusWidget\"]');"
+        " return (!s || !s.innerText.includes('Running'))"
+        " && !document.querySelector('[data-stale=\"true\"]'); }", timeout=timeout)
+
+
+def _wait_until(condition: Callable[[], bool], what: str, timeout_s: float = WAIT_MS / 1000) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def selected(page, label: str) -> str:
+    """The value a selectbox labelled ``label`` shows."""
+    return page.get_by_label(label, exact=True).first.input_value().strip()
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick ``option`` in the selectbox or multiselect labelled ``label`` (click, type, click the option)."""
+    field_ = page.get_by_label(label, exact=True)
+    field_.click()
+    field_.fill(option)
+    page.get_by_role("option", name=option, exact=True).first.click(timeout=WAIT_MS)
+
+
+OUTPUT_PICK = "Output (in the table's order)"
+
+
+def open_first(page) -> tuple[str, str]:
+    """Open the table's first row on the Items page (the first entry of its output list); its (item, model)."""
+    field_ = page.get_by_label(OUTPUT_PICK, exact=True)
+    option = page.get_by_role("option").first
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while not option.is_visible():  # a click can land while a list from before is closing: open it again
+        if time.monotonic() > deadline:
+            raise TimeoutError("the output list did not open")
+        page.keyboard.press("Escape")
+        field_.click()
+        try:
+            option.wait_for(state="visible", timeout=5_000)
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError: try again until the deadline
+            continue
+    wanted = option.inner_text().strip()
+    option.click()
+    _wait_until(lambda: selected(page, OUTPUT_PICK) == wanted, f"the output {wanted} to open")
+    settle(page)
+    return _open_output(page)
+
+
+def _open_output(page) -> tuple[str, str]:
+    """(item_id, model) of the output open on the Items page."""
+    value = selected(page, OUTPUT_PICK)
+    item, _, model = value.partition(" · ")
+    return item.strip(), model.strip()
+
+
+# ------------------------------------------------------------------------------------------------ jobs
+
+def job_worst_sa(page, url: str) -> JobResult:
+    """(a) The worst SA item of the worst model, via the Table 6 download and the Items page."""
+    page.set_default_timeout(WAIT_MS)
+    start = time.monotonic()
+    page.goto(f"{url}/Overview")
+    settle(page, "Download as the paper's Table 6")
+    with page.expect_download(timeout=WAIT_MS) as info:
+        page.get_by_role("button", name="Download as the paper's Table 6 (CSV)").click()
+    rows = list(csv.reader(io.StringIO(Path(info.value.path()).read_text(encoding="utf-8"))))
+    page.goto(f"{url}/Items")
+    settle(page, "One output")
+    sort_label = selected(page, "Worst first by")  # the page's default: SA under its first judge
+    judge = sort_label.split("judge", 1)[1].strip()
+    column = next(i for i, (scorer, metric) in enumerate(zip(rows[0], rows[1], strict=True))
+                  if scorer == judge and metric == "SA")
+    values = {row[0]: float(row[column]) for row in rows[2:] if row[column] != ""}
+    worst_model = max(values, key=values.get)
+    choose(page, "Models", worst_model)
+    page.keyboard.press("Escape")
+    _wait_until(lambda: _open_output(page)[1] == worst_model, f"the Items page filtered to {worst_model}")
+    settle(page)
+    item, model = open_first(page)
+    return JobResult("a: worst SA item of the worst model", time.monotonic() - start,
+                     {"judge": judge, "model": model, "item_id": item, "sa_of_model": values[worst_model],
+                      "table6_header": rows[:2]})
+
+
+def _decided(page) -> int | None:
+    """The Relabel progress line's count of decisions, or ``None`` while it is not shown."""
+    for text in page.get_by_text(re.compile(r"\d+ of \d+ decided by you")).all_inner_texts():
+        found = re.search(r"(\d+) of \d+ decided by you", text)
+        if found:
+            return int(found.group(1))
+    return None
+
+
+def _refused(page) -> bool:
+    """Whether the Relabel page refused the last key or click (it was for an output no longer on screen)."""
+    return page.get_by_text("Refused:", exact=False).count() > 0
+
+
+def job_relabel(page, url: str, count: int = 20) -> JobResult:
+    """(b) Relabel ``count`` CA items with the visible decision buttons, waiting for each to be counted."""
+    page.set_default_timeout(WAIT_MS)
+    start = time.monotonic()
+    page.goto(f"{url}/Relabel")
+    settle(page, "Annotator name")
+    # the form's box (the sidebar has another): typing there never decides, the button commits it
+    name_box = page.locator("[data-testid=stForm]").get_by_label("Annotator name", exact=True)
+    name_box.fill(ANNOTATOR)
+    page.get_by_role("button", name="Start as this annotator").click()
+    settle(page, "decided by you")
+    _wait_until(lambda: _decided(page) is not None, "the Relabel progress line")
+    first = _decided(page)
+    decided: list[str] = []
+    per_decision = []
+    for position in range(count):
+        before = _decided(page)
+        tick = time.monotonic()
+        value = position % 2  # alternate, so the store holds both labels
+        for attempt in range(3):
+            settle(page)  # the buttons on screen are the current output's (a stale one would be refused)
+            clicked = time.monotonic()
+            page.get_by_role("button", name=re.compile(rf"^ca\s*=\s*{value}\b")).first.click(timeout=WAIT_MS)
+            # a refusal message left from an earlier attempt stays until this click's rerun replaces it
+            _wait_until(lambda before=before, clicked=clicked, attempt=attempt: (_decided(page) or -1) > before
+                        or (_refused(page) and (attempt == 0 or time.monotonic() - clicked > 5)),
+                        f"decision {position + 1} counted")
+            if (_decided(page) or -1) > before:
+                break
+        else:
+            raise AssertionError(f"decision {position + 1} was refused three times")
+        per_decision.append(time.monotonic() - tick)
+        decided.append(str(value))
+    settle(page)
+    return JobResult(f"b: relabel {count} CA items", time.monotonic() - start,
+                     {"first_count": first, "last_count": _decided(page), "values": decided,
+                      "median_decision_s": sorted(per_decision)[len(per_decision) // 2],
+                      "max_decision_s": max(per_decision)})
+
+
+#: The mechanisms of job (c), in the paper's order.
+MECHANISMS = ("SA", "EGM", "CA", "LD")
+
+
+def job_mechanisms(page, url: str) -> JobResult:
+    """(c) One example of each mechanism: its worst output on Items, texts side by side."""
+    page.set_default_timeout(WAIT_MS)
+    start = time.monotonic()
+    page.goto(f"{url}/Items")
+    settle(page, "One output")
+    judge = selected(page, "Worst first by").split("judge", 1)[1].strip()
+    seen = {}
+    for metric in MECHANISMS:
+        option = "LD" if metric == "LD" else f"{metric} · judge {judge}"
+        before = _open_output(page)
+        if selected(page, "Worst first by") != option:
+            choose(page, "Worst first by", option)
+            _wait_until(lambda option=option: selected(page, "Worst first by") == option, f"sorting by {option}")
+        settle(page, "One output")
+        item, model = open_first(page)  # the worst row under this sort
+        # The reference and generation side by side: both headings are on the page with the open output.
+        page.get_by_text("Generation", exact=False).first.wait_for(state="visible", timeout=WAIT_MS)
+        seen[metric] = {"item_id": item, "model": model, "before": before}
+    return JobResult("c: one example of each mechanism", time.monotonic() - start, {"judge": judge, "examples": seen})
+
+
+def run_jobs(browser, url: str, *, relabel: int = 20) -> list[JobResult]:
+    """Run (a), (c), then (b) (relabelling changes CA, so it comes last) in one fresh browser context each."""
+    results = []
+    for job in (job_worst_sa, job_mechanisms, lambda page, url: job_relabel(page, url, relabel)):
+        context = browser.new_context(viewport={"width": 1440, "height": 1600})
+        try:
+            results.append(job(context.new_page(), url))
+        finally:
+            context.close()
+    return sorted(results, key=lambda r: r.name)
