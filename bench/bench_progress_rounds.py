@@ -56,8 +56,8 @@ def main() -> None:
                     list(analyze(texts, cache=cache))
                 else:
                     calls: list[int] = []
-                    tracker = Tracker(len(texts), lambda progress: calls.append(progress.done), stage="texts",
-                                      min_interval=0.25)
+                    tracker = Tracker(len(texts), lambda progress, calls=calls: calls.append(progress.done),
+                                      stage="texts", min_interval=0.25)
                     tracker.start()
                     list(analyze(texts, cache=cache, batch_size=32, progress=tracker.advance))
                     reports.append(len(calls))
