@@ -146,7 +146,8 @@ def test_no_ratings_gives_a_clear_message_not_a_traceback(tmp_path, page):
     elif page == "app_pages/2_Overview.py":  # LD needs only the texts: computed without any rating
         assert any("no ratings yet: only **LD** is computed" in i for i in _texts(at.info)), _texts(at.info)
         # the values table, then the n's in the expander (AppTest does not expose a dataframe's key)
-        pivot, counts = [f.value for f in at.dataframe if list(f.value.columns) == ["model", "LD (spacy-distancing)"]][:2]
+        ld_only = ["model", "LD (spacy-distancing)"]
+        pivot, counts = [f.value for f in at.dataframe if list(f.value.columns) == ld_only][:2]
         assert pivot["LD (spacy-distancing)"].notna().all()
         assert (counts["LD (spacy-distancing)"] > 0).all()
     else:
