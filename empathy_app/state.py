@@ -22,7 +22,7 @@ import pandas as pd
 import streamlit as st
 
 from empathy.datasets.kumar2025 import ImportReport, import_kumar2025
-from empathy.evaluate import MetricsReport, TextFeatures, text_features
+from empathy.evaluate import MetricsReport, TextFeatures, default_by_task, text_features
 from empathy.io import (
     SUPPORTED_SUFFIXES,
     DataError,
@@ -55,6 +55,7 @@ _DEFAULTS: dict[str, object] = {
                                          # data parts escaped by whoever composes it (empathy_app.markup.md)
     "relabel_skipped": [],               # (item_id, model) pairs skipped in the Relabel queue this session
     "task": "",                          # the sidebar's task filter ("" = all tasks)
+    "pooled_tasks": False,               # all tasks: per task (the paper's reading) unless pooled explicitly
     "extra_ratings": {},                 # base content key -> {rater: ExtraRatings} added this session (Judge)
 }
 ALL_TASKS = ""
@@ -616,14 +617,32 @@ def features(data: Loaded) -> TextFeatures:
                         signature=every.signature)
 
 
+def by_task(data: Loaded) -> bool:
+    """Whether the numbers are computed within each task: whenever the shown outputs hold several tasks, unless
+    the sidebar pools them (an explicit choice, named ``tasks:pooled`` in the signature). The paper reports per
+    task, and pooled LD standardises across genres (:func:`empathy.evaluate.default_by_task`)."""
+    return default_by_task(data.dataset.outputs) and not st.session_state.get("pooled_tasks", False)
+
+
+def pooled(data: Loaded) -> bool:
+    """Whether the numbers pool several tasks (the sidebar's explicit choice)."""
+    return default_by_task(data.dataset.outputs) and not by_task(data)
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _engine(key: str, _outputs: pd.DataFrame, _ratings: pd.DataFrame, _features: TextFeatures) -> Recompute:
-    return Recompute(_outputs, _ratings, _features)
+def _engine(key: str, by_task: bool, egm_both_zero: str, _outputs: pd.DataFrame, _ratings: pd.DataFrame,
+            _features: TextFeatures) -> Recompute:
+    return Recompute(_outputs, _ratings, _features, by_task=by_task, egm_both_zero=egm_both_zero)
 
 
-def engine(data: Loaded) -> Recompute:
-    """The fast recompute engine of this data set (built once per data set and shared)."""
-    return _engine(data.content_key, data.dataset.outputs, data.dataset.ratings, features(data))
+def engine(data: Loaded, *, egm_both_zero: str = "zero") -> Recompute:
+    """The fast recompute engine of this data set (built once per data set, task scope and EGM reading; shared).
+
+    ``egm_both_zero``: the reading of an EGM item with a + b = 0 (``"zero"``, the paper's Eq. 2, or
+    ``"exclude"``; :class:`empathy.metrics.MetricOptions`).
+    """
+    return _engine(data.content_key, by_task(data), egm_both_zero, data.dataset.outputs, data.dataset.ratings,
+                   features(data))
 
 
 def overrides(data: Loaded) -> pd.DataFrame:
@@ -661,17 +680,21 @@ def _use_overrides(with_overrides: bool | None) -> bool:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _report(key: str, okey: str, _engine: Recompute, _overrides: pd.DataFrame | None) -> MetricsReport:
+def _report(key: str, okey: str, scope: str, _engine: Recompute, _overrides: pd.DataFrame | None
+            ) -> MetricsReport:
     return _engine.report(_overrides)
 
 
-def report(data: Loaded, *, with_overrides: bool | None = None) -> MetricsReport:
+def report(data: Loaded, *, with_overrides: bool | None = None, egm_both_zero: str = "zero") -> MetricsReport:
     """Metrics under the global toggle (or as asked): judge-only or with the human overrides applied.
 
-    Cached per (data set, overrides): a rerun with no new override recomputes nothing.
+    Per task wherever the data hold several tasks (:func:`by_task`). Cached per (data set, overrides, task
+    scope, EGM reading): a rerun with no new override recomputes nothing.
     """
     current = overrides(data) if _use_overrides(with_overrides) else None
-    result = _report(data.content_key, overrides_key(current), engine(data), current)
+    scope = f"by_task={by_task(data)}|egm={egm_both_zero}"
+    result = _report(data.content_key, overrides_key(current), scope, engine(data, egm_both_zero=egm_both_zero),
+                     current)
     if current is None:
         return result
     # which human labels the table rests on (label rule and a digest of the applied overrides), not only
@@ -780,16 +803,18 @@ def densities_for(texts: tuple[str, ...]) -> list[tuple[int, dict[str, int], tup
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _standard(key: str, _outputs: pd.DataFrame) -> pd.DataFrame:
+def _standard(key: str, per_task: bool, _outputs: pd.DataFrame) -> pd.DataFrame:
     from empathy.standard import STANDARD_METRICS, compute_standard
 
     per_item = compute_standard(_outputs).per_item
-    return per_item.groupby("model", sort=True)[list(STANDARD_METRICS)].mean().reset_index()
+    keys = ["task", "model"] if per_task else ["model"]
+    return per_item.groupby(keys, sort=True)[list(STANDARD_METRICS)].mean().reset_index()
 
 
 def standard_per_model(data: Loaded) -> pd.DataFrame:
-    """Mean ROUGE-L, chrF, CIDEr-D and Sem-Sim (offline TF-IDF) per model over all items (cached)."""
-    return _standard(data.content_key, data.dataset.outputs)
+    """Mean ROUGE-L, chrF, CIDEr-D and Sem-Sim (offline TF-IDF) per model over its items, per (task, model)
+    when the metrics are per task (:func:`by_task`); cached."""
+    return _standard(data.content_key, by_task(data), data.dataset.outputs)
 
 
 # ----------------------------------------------------------------------------------------------- layout
@@ -800,6 +825,12 @@ def _sync(widget_key: str, state_key: str) -> None:
 
 def _sync_task() -> None:
     st.session_state["task"] = st.session_state["_w_task"]
+
+
+#: What the sidebar's pooling toggle says it does.
+POOL_HELP = ("Off (the default, as in the paper's Tables 3-5): every number is computed within each task, and "
+             "tables have a task column. On: one value per model over all tasks; LD is then standardised across "
+             "genres, and the signature says tasks:pooled.")
 
 
 def sidebar(data: Loaded | None) -> None:
@@ -819,6 +850,10 @@ def sidebar(data: Loaded | None) -> None:
                              on_change=_sync_task,
                              help="Every page computes on this task's outputs and their ratings only (the "
                                   "paper reports per task, Tables 3-5).")
+                if data.task == ALL_TASKS:
+                    st.session_state["_w_pooled"] = st.session_state["pooled_tasks"]
+                    st.toggle("Pool the tasks", key="_w_pooled", on_change=_sync,
+                              args=("_w_pooled", "pooled_tasks"), help=POOL_HELP)
             elif choices:
                 st.caption(f"Task: **{md(task_label(choices[0]))}** (the only one)")
         st.session_state["_w_with_overrides"] = st.session_state["with_overrides"]

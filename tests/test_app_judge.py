@@ -160,6 +160,7 @@ def test_lexicon_judge_on_the_demo_data_adds_a_new_scorer_everywhere():
     assert "No missing rating." in _texts(at.success)
 
     at.switch_page("app_pages/2_Overview.py").run()
+    at.sidebar.toggle(key="_w_pooled").set_value(True).run()  # one value per model over the demo's three tasks
     _ok(at)
     pivot = _pivot(at)
     for metric in ("SA", "EGM"):
