@@ -11,7 +11,7 @@ measurement runs in a fresh subprocess, so its peak resident memory (``ru_maxrss
 * ``standard``: ``compute_standard`` (ROUGE-L, chrF, CIDEr-D, tfidf-cosine) on the demo outputs with the
   first generation replaced by the long text;
 * ``metrics``: the Python API of ``python -m empathy metrics``: ``load_dataset`` of that outputs file (CSV)
-  with the demo ratings, then ``evaluate_dataset`` with an empty distancing cache;
+  with the demo ratings, then ``compute_metrics`` with an empty distancing cache;
 * ``rouge-both``: ROUGE-L of a pair where *both* texts are long (the quadratic-time case; bounded memory).
 
 Baselines from the same run: each command on the unchanged demo data (size 0), subtracted to give the cost
@@ -80,7 +80,7 @@ def _child(case: str, size: int) -> dict[str, float]:
         from empathy.distancing import analyze, load_model
 
         load_model()
-    from empathy.evaluate import evaluate_dataset
+    from empathy.evaluate import compute_metrics
     from empathy.io import load_dataset
     from empathy.standard import compute_standard, rouge_l
 
@@ -95,7 +95,8 @@ def _child(case: str, size: int) -> dict[str, float]:
         elif case == "standard":
             detail = float(compute_standard(outputs).per_item["rouge_l"].iloc[0])
         elif case == "metrics":
-            report = evaluate_dataset(load_dataset(path, [ROOT / "data" / "ratings_author.csv"]))
+            dataset = load_dataset(path, [ROOT / "data" / "ratings_author.csv"])
+            report = compute_metrics(dataset.outputs, dataset.ratings)
             detail = len(report.table)
         elif case == "rouge-both":
             detail = float(rouge_l([long_text(size, seed=1) if size else ""], [text])[0])

@@ -6,7 +6,6 @@ module caches them per (data content, overrides) and draws them. ``app_pages/6_W
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -199,7 +198,3 @@ def number_config(frame: pd.DataFrame) -> dict[str, object]:
 def show(frame: pd.DataFrame, key: str) -> None:
     """A data frame with three-decimal statistics and no index."""
     st.dataframe(frame, hide_index=True, key=key, column_config=number_config(frame))
-
-
-def finite(value: object) -> bool:
-    return isinstance(value, int | float | np.floating) and not np.isnan(value)
