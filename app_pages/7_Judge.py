@@ -8,7 +8,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import streamlit as st  # noqa: E402
-from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx  # noqa: E402
 
 from empathy.judges import (  # noqa: E402
     LEXICON_JUDGE,
@@ -146,7 +145,10 @@ if textless:
 # -------------------------------------------------------------------------------------------------- run
 if st.button("Run the judge", key="judge_run", type="primary", disabled=bool(problems) or not key_ok):
     bar = st.progress(0.0, text="Starting...")
-    context = get_script_run_ctx()
+    # Streamlit elements may be updated from the script's own thread only (attaching its context to another
+    # thread needs private streamlit.runtime helpers). run_judge calls ``progress`` in this thread unless an
+    # event loop already runs here, which Streamlit's script thread has not; otherwise the bar waits for the end.
+    script_thread = threading.current_thread()
     last = {"percent": -1, "time": 0.0}
 
     def _progress(done: int, total: int) -> None:
@@ -155,9 +157,9 @@ if st.button("Run the judge", key="judge_run", type="primary", disabled=bool(pro
         # At most ~100 updates, and no more than 10 a second, however many requests the run makes.
         if done not in (0, total) and (percent == last["percent"] or now - last["time"] < 0.1):
             return
+        if threading.current_thread() is not script_thread:
+            return
         last.update(percent=percent, time=now)
-        if get_script_run_ctx() is None and context is not None:  # run_judge's worker thread, if any
-            add_script_run_ctx(threading.current_thread(), context)
         bar.progress(min(percent, 100) / 100, text=f"{done} of {total} requests")
 
     task_protocols = dict(PAPER_TASK_PROTOCOLS) if paper_tasks else None

@@ -329,3 +329,17 @@ def test_overrides_of_a_removed_session_rater_do_not_come_back_as_a_phantom_rate
     assert any("with 0 human override(s)" in c for c in _texts(at.caption))
     at.switch_page("app_pages/1_Data.py").run()  # the ledger itself keeps it
     assert len(next(f.value for f in at.dataframe if "annotator" in f.value.columns)) == 1
+
+
+def test_the_app_imports_no_private_streamlit_module():
+    """Issue 10: pages and helpers use Streamlit's public API only (no ``streamlit.runtime.*`` helpers)."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    found = []
+    for path in [root / "app.py", *sorted((root / "app_pages").glob("*.py")), *sorted((root / "empathy_app").glob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [(path.name, n) for n in names if n.startswith("streamlit.") and n != "streamlit.testing.v1"]
+    assert found == []
