@@ -337,7 +337,9 @@ def test_the_app_imports_no_private_streamlit_module():
 
     root = Path(__file__).resolve().parent.parent
     found = []
-    for path in [root / "app.py", *sorted((root / "app_pages").glob("*.py")), *sorted((root / "empathy_app").glob("*.py"))]:
+    sources = [root / "app.py", *sorted((root / "app_pages").glob("*.py")),
+               *sorted((root / "empathy_app").glob("*.py"))]
+    for path in sources:
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
