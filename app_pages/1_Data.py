@@ -1,11 +1,8 @@
 """Data page: choose the data set (demo, upload, path or the Kumar et al. 2025 import); export or import the ledger."""
 
 import re
-import sys
 import tempfile
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import streamlit as st  # noqa: E402
 

@@ -1,10 +1,6 @@
 """Overview page: SA, EGM, CA and LD per model under each judge, with n, rankings, charts and the signature."""
 
 import re
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import streamlit as st  # noqa: E402
 

@@ -1,10 +1,5 @@
 """Agreement page: inter-judge Spearman per metric (Table 6), human vs judges, and how overrides moved ranks."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import streamlit as st  # noqa: E402
 
 from empathy.review import per_task, ranking_shift  # noqa: E402

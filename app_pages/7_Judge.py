@@ -1,11 +1,8 @@
 """Judge page: run the offline lexicon judge or a configured LLM judge over the loaded data; add it as a rater."""
 
-import sys
 import threading
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import streamlit as st  # noqa: E402
 

@@ -1,10 +1,5 @@
 """Items page: every output with its per-item SA, EGM, CA and LD terms, worst first; search, filters, one row's text."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
@@ -31,7 +26,6 @@ if data.dataset.ratings.empty:
     st.info("This data set has no ratings, so there are no judge terms (SA, EGM, CA) or disagreements to list; "
             "the table shows each output's LD term and distancing counts, which come from the texts. Add "
             "ratings on the **Data** page.")
-
 
 
 @st.cache_data(show_spinner=False, max_entries=4)

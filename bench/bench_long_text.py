@@ -34,7 +34,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 MB = 1_000_000
 CASES = ("distancing", "standard", "metrics", "rouge-both")
 

@@ -4,17 +4,14 @@ fake endpoint (key from the environment or st.secrets, never shown; cache), name
 from __future__ import annotations
 
 import html
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_openai_server import FakeOpenAIServer  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.io import load_dataset, load_outputs  # noqa: E402
 from empathy.judges import run_judge  # noqa: E402

@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from fake_openai_server import FakeOpenAIServer
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fake_openai_server import FakeOpenAIServer  # noqa: E402
-
-from empathy.cli import main  # noqa: E402
-from empathy.io import load_ratings  # noqa: E402
+from empathy.cli import main
+from empathy.io import load_ratings
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-cli-SECRETKEY-42424242"
