@@ -25,9 +25,9 @@ exactly like expert-expert agreement):
 from __future__ import annotations
 
 import itertools
+import sys
 from pathlib import Path
 
-import docblock
 import krippendorff
 import numpy as np
 import pandas as pd
@@ -35,6 +35,11 @@ from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score
 
 from empathy.datasets import CORPORA, import_kumar2025
+
+# the shared docblock helper beside this file: tests load this script by its path, so its folder is not
+# on sys.path then
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import docblock  # noqa: E402
 
 EXPERTS = ("expert1", "expert2", "expert3")
 OTHERS = ("gpt", "claude", "gemini", "crowd")

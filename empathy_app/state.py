@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from empathy.datasets.kumar2025 import ImportReport, import_kumar2025
+from empathy.datasets import IMPORTERS, Importer
+from empathy.datasets.report import ImportReport
 from empathy.evaluate import MetricsReport, TextFeatures, default_by_task, text_features
 from empathy.io import (
     SUPPORTED_SUFFIXES,
@@ -33,7 +34,7 @@ from empathy.io import (
     validate_outputs,
 )
 from empathy.overrides import Ledger, open_ledger
-from empathy.paths import DEMO_DIR, PROJECT_ROOT, shared_dataset, shared_dir
+from empathy.paths import DEMO_DIR
 from empathy.review import Recompute
 from empathy.store import (
     STORE_ENV,
@@ -163,25 +164,33 @@ def load_from_uploads(outputs: tuple[str, bytes], ratings: Sequence[tuple[str, b
     return _load_uploads(outputs, tuple(ratings))
 
 
-# ------------------------------------------------------------------------------- Kumar et al. (2025)
+# ------------------------------------------------------------------------------- imported data sets
+# Every importer of the registry (empathy.datasets.IMPORTERS) is a source whose kind is its name.
 
+#: The Kumar et al. (2025) importer (the Data page and tests name it directly).
+KUMAR2025_IMPORTER: Importer = IMPORTERS["kumar2025"]
 #: The folder name of the Kumar et al. (2025) annotations under ``shared/datasets``.
-KUMAR2025 = "kumar2025-empathic-communication"
+KUMAR2025 = KUMAR2025_IMPORTER.folder
 #: How the Data page names this source.
-KUMAR2025_LABEL = "Kumar et al. 2025 (expert / crowd / LLM annotations)"
+KUMAR2025_LABEL = KUMAR2025_IMPORTER.label
 #: The override store of the import when ``$EMPATHY_STORE`` is unset (``../shared`` is read-only).
-KUMAR2025_STORE = "overrides-kumar2025.sqlite"
+KUMAR2025_STORE = KUMAR2025_IMPORTER.store_file
+
+
+def import_directory(name: str) -> Path | None:
+    """The folder of the importer ``name`` under ``shared/datasets``, or ``None`` when absent (the Data page
+    offers the source only when present)."""
+    return IMPORTERS[name].directory()
 
 
 def kumar_directory() -> Path | None:
     """The Kumar et al. (2025) data folder (``shared/datasets/<KUMAR2025>``), or ``None`` when absent."""
-    return shared_dataset(KUMAR2025)
+    return import_directory(KUMAR2025_IMPORTER.name)
 
 
 def kumar_expected_location() -> str:
     """Where the Kumar et al. (2025) folder would be found (for the Data page's note when it is absent)."""
-    root = shared_dir() or PROJECT_ROOT.parent / "shared"
-    return str(root / "datasets" / KUMAR2025)
+    return KUMAR2025_IMPORTER.expected_location()
 
 
 def user_cache_dir() -> Path:
@@ -196,32 +205,40 @@ def _tree_mtimes(directory: Path) -> tuple[tuple[str, float], ...]:
 
 
 @st.cache_data(show_spinner=False, max_entries=2)
-def _import_kumar(directory: str, mtimes_key: tuple[tuple[str, float], ...]) -> tuple[Dataset, ImportReport]:
-    result = import_kumar2025(directory)
-    outputs, wide = validate_outputs(result.outputs, name="kumar2025 outputs")
-    dataset = build_dataset(outputs, wide, [("kumar2025 ratings", result.ratings)],
-                            sources=[f"{directory} (empathy.datasets.kumar2025)"])
+def _import(name: str, directory: str, mtimes_key: tuple[tuple[str, float], ...]) -> tuple[Dataset, ImportReport]:
+    importer = IMPORTERS[name]
+    result = importer(directory)
+    outputs, wide = validate_outputs(result.outputs, name=f"{name} outputs")
+    dataset = build_dataset(outputs, wide, [(f"{name} ratings", result.ratings)],
+                            sources=[f"{directory} ({importer.module})"])
     return dataset, result.report
 
 
-def load_kumar(directory: str | Path) -> tuple[Dataset, ImportReport]:
-    """Import the Kumar et al. (2025) folder (cached on its path and its files' modification times).
+def load_import(name: str, directory: str | Path) -> tuple[Dataset, ImportReport]:
+    """Run the importer ``name`` of :data:`empathy.datasets.IMPORTERS` on ``directory`` with its defaults
+    (cached on the path and its files' modification times).
 
-    Returns the :class:`Dataset` and the importer's :class:`empathy.datasets.kumar2025.ImportReport`.
-    Raises :class:`DataError` naming the first expected file that is missing.
+    Returns the :class:`Dataset` and the importer's :class:`empathy.datasets.report.ImportReport`.
+    Raises :class:`DataError` naming the folder or the first expected file that is missing.
     """
     path = Path(directory)
     if not path.is_dir():
         raise DataError(str(path), "data set directory not found")
-    with st.spinner("Importing the Kumar et al. (2025) annotations..."):
-        return _import_kumar(str(path), _tree_mtimes(path))
+    with st.spinner(f"Importing the {IMPORTERS[name].title} annotations..."):
+        return _import(name, str(path), _tree_mtimes(path))
+
+
+def load_kumar(directory: str | Path) -> tuple[Dataset, ImportReport]:
+    """:func:`load_import` of the Kumar et al. (2025) importer."""
+    return load_import(KUMAR2025_IMPORTER.name, directory)
 
 
 def store_path_for(source: dict, data_dir: Path | None) -> Path:
-    """The override store of a source: ``$EMPATHY_STORE``, else beside the data (the Kumar import, whose
-    folder is read-only third-party data: ``<user cache dir>/overrides-kumar2025.sqlite``)."""
-    if source.get("kind") == "kumar2025" and not os.environ.get(STORE_ENV, "").strip():
-        return user_cache_dir() / KUMAR2025_STORE
+    """The override store of a source: ``$EMPATHY_STORE``, else beside the data (an imported data set, whose
+    folder is read-only third-party data: ``<user cache dir>/overrides-<importer>.sqlite``)."""
+    importer = IMPORTERS.get(source.get("kind", ""))
+    if importer is not None and not os.environ.get(STORE_ENV, "").strip():
+        return user_cache_dir() / importer.store_file
     return default_store_path(data_dir)
 
 
@@ -253,16 +270,16 @@ def store_dataset_name(source: dict, store_path: Path) -> str:
     """The stable name a data set's overrides are kept under (:func:`empathy.store.dataset_name`).
 
     Its outputs file (relative to the store's folder when inside it) for a path and the demo data, the file
-    name for an upload, ``kumar2025`` for the Kumar import: never a hash of the outputs, so adding or removing
-    outputs keeps every other override.
+    name for an upload, the importer's name (``kumar2025``) for an import: never a hash of the outputs, so adding
+    or removing outputs keeps every other override.
     """
     kind = source.get("kind")
     if kind == "path":
         return dataset_name(source["outputs"], store_path=store_path)
     if kind == "upload":
         return dataset_name(explicit=f"upload:{source.get('name', 'upload')}")
-    if kind == "kumar2025":
-        return dataset_name(explicit="kumar2025")
+    if kind in IMPORTERS:
+        return dataset_name(explicit=kind)
     outputs, _ = demo_files(DEMO_DIR)
     return dataset_name(outputs if outputs is not None else DEMO_DIR / "outputs.csv", store_path=store_path)
 
@@ -305,9 +322,9 @@ def _current_source_dataset() -> tuple[Dataset, str, Path | None]:
     if source["kind"] == "path":
         outputs, ratings = Path(source["outputs"]), [Path(p) for p in source["ratings"]]
         return load_from_paths(outputs, ratings), str(outputs), outputs.parent
-    if source["kind"] == "kumar2025":
-        dataset, _ = load_kumar(source["directory"])
-        return dataset, "Kumar et al. 2025", None
+    if source["kind"] in IMPORTERS:
+        dataset, _ = load_import(source["kind"], source["directory"])
+        return dataset, IMPORTERS[source["kind"]].title, None
     outputs, ratings = demo_files(DEMO_DIR)
     if outputs is None:
         raise DataError(str(DEMO_DIR), "the bundled demo data (outputs.csv) is missing")
@@ -458,9 +475,9 @@ def source_token(source: dict) -> tuple:
         return ("upload", id(st.session_state.get("uploaded_dataset")))
     if kind == "path":
         return ("path", _file_stamps([Path(source["outputs"]), *(Path(p) for p in source["ratings"])]))
-    if kind == "kumar2025":
+    if kind in IMPORTERS:
         directory = Path(source["directory"])
-        return ("kumar2025", str(directory), _tree_mtimes(directory) if directory.is_dir() else ())
+        return (kind, str(directory), _tree_mtimes(directory) if directory.is_dir() else ())
     outputs, ratings = demo_files(DEMO_DIR)
     return ("demo", _file_stamps([p for p in (outputs, *ratings) if p is not None]))
 

@@ -348,10 +348,10 @@ def _event_lines(events: pd.DataFrame) -> list[str]:
 
 
 def import_report(report: object) -> None:
-    """The Kumar et al. (2025) importer's report in an expander: counts, and what was dropped or merged and why.
+    """An importer's report in an expander: counts, and what was dropped or merged and why.
 
-    ``report`` is an :class:`empathy.datasets.kumar2025.ImportReport`; its counts are rows, cells or columns as
-    each reason says.
+    ``report`` is an :class:`empathy.datasets.report.ImportReport` (every importer of
+    :data:`empathy.datasets.IMPORTERS` returns one); its counts are rows, cells or columns as each reason says.
     """
     import json
     from dataclasses import asdict
@@ -364,9 +364,10 @@ def import_report(report: object) -> None:
              f"{sum(i['items'] for i in report.items.values())} outputs · what was dropped, merged, ignored or "
              f"changed, and why · {len(checks)} cross-checks, {mismatches} mismatch(es)")
     with st.expander(title, expanded=False):
-        st.caption(f"From {code(report.directory)} · repeated LLM runs: **{report.run_policy}** of the runs · seeker "
-                   f"self-ratings {'imported' if report.include_seeker else 'not imported'}. Every quirk of the "
-                   "files and how it is handled is described in `docs/kumar2025.md`.")
+        runs = f" · repeated LLM runs: **{report.run_policy}** of the runs" if report.run_policy else ""
+        st.caption(f"From {code(report.directory)}{runs} · seeker self-ratings "
+                   f"{'imported' if report.include_seeker else 'not imported'}. Every quirk of the files and how it "
+                   "is handled is described in the importer's document (`docs/`).")
         items = pd.DataFrame([{"corpus": corpus, **info} for corpus, info in report.items.items()])
         left, right = st.columns([2, 3])
         with left:

@@ -65,7 +65,7 @@ def _kumar_app(annotator: str | None = None) -> AppTest:
     at.switch_page("app_pages/1_Data.py").run()
     _ok(at)
     at.radio(key="data_source_kind").set_value("kumar2025").run()
-    at.button(key="data_load_kumar").click().run()
+    at.button(key="data_load_kumar2025").click().run()
     _ok(at)
     return at
 
@@ -89,7 +89,7 @@ def _frame(at: AppTest, column: str) -> pd.DataFrame:
 def test_choosing_the_kumar_source_loads_it(kumar_dir, _store):
     at = _kumar_app()
     assert at.session_state["source"] == {"kind": "kumar2025", "directory": str(kumar_dir)}
-    assert any("Loaded the Kumar et al. (2025) annotations" in s.value for s in at.success)
+    assert any("Loaded the Kumar et al. 2025 annotations" in s.value for s in at.success)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Items"] == "200" and metrics["Raters"] == "7" and metrics["Models"] == "4"
     assert any("**Outputs:** 200" in m.value for m in at.markdown)
@@ -123,7 +123,7 @@ def test_default_override_store_is_in_the_user_cache_dir(tmp_path, monkeypatch):
 def test_source_not_offered_when_the_folder_is_absent(monkeypatch):
     from empathy_app import state
 
-    monkeypatch.setattr(state, "kumar_directory", lambda: None)
+    monkeypatch.setattr(state, "import_directory", lambda name: None)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("app_pages/1_Data.py").run()
     _ok(at)
