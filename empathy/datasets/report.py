@@ -98,43 +98,9 @@ class ImportReport:
             lines.append(f"  {corpus:<20} {info['items']:>4} items, {info['with_text']:>3} with text")
         lines.append("")
         lines.append("Rows read per file:")
-        for f in self.files:
-            extras = []
-            if f.index_columns_dropped:
-                extras.append("index column " + ", ".join(f.index_columns_dropped) + " dropped")
-            if f.fractional_values:
-                extras.append(f"{f.fractional_values} fractional values")
-            if f.repeated_run_rows_merged:
-                extras.append(f"{f.repeated_run_rows_merged} repeated-run rows merged")
-            if f.exact_duplicates_dropped:
-                extras.append(f"{f.exact_duplicates_dropped} exact duplicates dropped")
-            if f.missing_values:
-                extras.append(f"{f.missing_values} empty cells")
-            if f.out_of_scale:
-                extras.append(f"{f.out_of_scale} out-of-scale values set missing")
-            if f.line_endings != "LF":
-                extras.append(f.line_endings)
-            note = f"  ({'; '.join(extras)})" if extras else ""
-            lines.append(f"  {f.path:<50} {f.rows_read:>4} rows, key {f.key_column!r}, "
-                         f"{f.items:>3} items, {f.ratings:>4} ratings{note}")
+        lines += [_file_line(f) for f in self.files]
         lines.append("")
-        lines.append("Ratings per dimension and rater (missing ratings in brackets when any):")
-        if not self.counts.empty:
-            raters = list(dict.fromkeys(self.counts["rater"]))
-            lines.append(f"  {'corpus':<20} {'dimension':<28} " + " ".join(f"{r:>8}" for r in raters))
-            for (corpus, dimension), part in self.counts.groupby(["corpus", "dimension"], sort=False):
-                by_rater = part.set_index("rater")
-                cells = []
-                for rater in raters:
-                    if rater not in by_rater.index:
-                        cells.append(f"{'-':>8}")
-                        continue
-                    n, missing = int(by_rater.at[rater, "ratings"]), int(by_rater.at[rater, "missing"])
-                    cells.append(f"{n}({missing})".rjust(8) if missing else f"{n:>8}")
-                lines.append(f"  {corpus:<20} {dimension:<28} " + " ".join(cells))
-            lines.append(f"  total: {int(self.counts['ratings'].sum())} ratings "
-                         f"({int(self.counts['missing'].sum())} missing) over "
-                         f"{self.counts['dimension'].nunique()} dimensions and {len(raters)} raters")
+        lines += self._count_lines()
         lines.append("")
         lines.append("Dropped / merged / ignored / changed:")
         for e in self.events:
@@ -144,6 +110,28 @@ class ImportReport:
         for c in self.checks:
             lines.append(f"  {c.action:<8} {c.count:>4}  {c.file}: {c.why}")
         return "\n".join(lines)
+
+    def _count_lines(self) -> list[str]:
+        """The ratings per (corpus, dimension) and rater, with the missing ones in brackets."""
+        lines = ["Ratings per dimension and rater (missing ratings in brackets when any):"]
+        if self.counts.empty:
+            return lines
+        raters = list(dict.fromkeys(self.counts["rater"]))
+        lines.append(f"  {'corpus':<20} {'dimension':<28} " + " ".join(f"{r:>8}" for r in raters))
+        for (corpus, dimension), part in self.counts.groupby(["corpus", "dimension"], sort=False):
+            by_rater = part.set_index("rater")
+            cells = []
+            for rater in raters:
+                if rater not in by_rater.index:
+                    cells.append(f"{'-':>8}")
+                    continue
+                n, missing = int(by_rater.at[rater, "ratings"]), int(by_rater.at[rater, "missing"])
+                cells.append(f"{n}({missing})".rjust(8) if missing else f"{n:>8}")
+            lines.append(f"  {corpus:<20} {dimension:<28} " + " ".join(cells))
+        lines.append(f"  total: {int(self.counts['ratings'].sum())} ratings "
+                     f"({int(self.counts['missing'].sum())} missing) over "
+                     f"{self.counts['dimension'].nunique()} dimensions and {len(raters)} raters")
+        return lines
 
 
 @dataclass
@@ -167,3 +155,25 @@ class ImportResult:
         self.ratings.to_csv(paths["ratings"], index=False)
         paths["report"].write_text(json.dumps(self.report.to_dict(), indent=2) + "\n", encoding="utf-8")
         return paths
+
+
+def _file_line(f: FileStats) -> str:
+    """One line of the report per file read: rows, key, items, ratings and what was dropped or merged."""
+    extras = []
+    if f.index_columns_dropped:
+        extras.append("index column " + ", ".join(f.index_columns_dropped) + " dropped")
+    if f.fractional_values:
+        extras.append(f"{f.fractional_values} fractional values")
+    if f.repeated_run_rows_merged:
+        extras.append(f"{f.repeated_run_rows_merged} repeated-run rows merged")
+    if f.exact_duplicates_dropped:
+        extras.append(f"{f.exact_duplicates_dropped} exact duplicates dropped")
+    if f.missing_values:
+        extras.append(f"{f.missing_values} empty cells")
+    if f.out_of_scale:
+        extras.append(f"{f.out_of_scale} out-of-scale values set missing")
+    if f.line_endings != "LF":
+        extras.append(f.line_endings)
+    note = f"  ({'; '.join(extras)})" if extras else ""
+    return (f"  {f.path:<50} {f.rows_read:>4} rows, key {f.key_column!r}, "
+            f"{f.items:>3} items, {f.ratings:>4} ratings{note}")
