@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import resource
 import subprocess
@@ -32,6 +31,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from machine import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 MB = 1_000_000
@@ -115,18 +116,6 @@ def run_case(case: str, size: int, timeout: float) -> dict[str, float]:
     return json.loads(out.stdout)
 
 
-def machine() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} logical CPUs (shared), Python {platform.python_version()}"
-
-
 def markdown(result: dict) -> str:
     lines = [f"Machine: {result['machine']}; load average before / after: "
              f"{' / '.join(f'{x:.1f}' for x in result['load_before'])} -> "
@@ -169,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     sizes = [int(float(s) * MB) for s in args.sizes.split(",") if s.strip()]
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
-    result: dict = {"machine": machine(), "load_before": os.getloadavg(), "cases": {}}
+    result: dict = {"machine": machine(system=False), "load_before": os.getloadavg(), "cases": {}}
     for case in cases:
         result["cases"][case] = {}
         for size in [0, *sizes]:
