@@ -106,12 +106,7 @@ class MetricsReport:
 
     def to_json(self) -> dict[str, object]:
         """The CLI's JSON contract: ``metrics``, ``agreement`` and ``signature``."""
-        def clean(value: object) -> object:
-            if isinstance(value, float | np.floating):
-                return None if np.isnan(value) else float(value)
-            if isinstance(value, np.integer):
-                return int(value)
-            return value
+        from empathy.io import json_value as clean  # the one JSON cleaner (NaN -> null, numpy -> Python)
 
         keys = ["model", "scorer", "metric", "value", "n", "n_missing", "n_undefined"]
         if self.by_task:
