@@ -3,13 +3,14 @@ fake endpoint (key from the environment or st.secrets, never shown; cache), name
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import app_ok as _ok  # noqa: E402
+from conftest import app_texts as _texts
 from fake_openai_server import FakeOpenAIServer  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
@@ -44,15 +45,6 @@ def _judge_page(source: dict | None = None, secrets: dict | None = None) -> AppT
     at.switch_page(PAGE).run()
     _ok(at)
     return at
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def _texts(elements) -> list[str]:
-    """What the user reads: Streamlit shows the character references of escaped data as characters."""
-    return [html.unescape(str(e.value)) for e in elements]
 
 
 def _metrics(at: AppTest) -> dict[str, str]:

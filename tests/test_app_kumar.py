@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import app_ok as _ok  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.paths import shared_dataset  # noqa: E402
@@ -25,12 +26,7 @@ PAGES = ["app_pages/1_Data.py", "app_pages/2_Overview.py", "app_pages/3_Inspect.
          "app_pages/5_Agreement.py", "app_pages/6_Workbench.py", "app_pages/7_Judge.py"]
 DIMENSION = "level_emotional_reactions"  # EPITOME, scale 0-2
 
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    path = tmp_path / "overrides.sqlite"
-    monkeypatch.setenv("EMPATHY_STORE", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
 
 @pytest.fixture()
@@ -49,10 +45,6 @@ def imported():
     from empathy.datasets.kumar2025 import import_kumar2025
 
     return import_kumar2025(directory)
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
 
 
 def _kumar_app(annotator: str | None = None) -> AppTest:

@@ -3,13 +3,14 @@ a task without ratings, data without tasks, and overrides of other tasks kept ou
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import app_ok as _ok  # noqa: E402
+from conftest import app_texts as _texts
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.evaluate import compute_metrics  # noqa: E402
@@ -23,12 +24,7 @@ TIMEOUT = 90
 PAGES = ["app_pages/2_Overview.py", "app_pages/3_Inspect.py", "app_pages/4_Relabel.py", "app_pages/5_Agreement.py",
          "app_pages/7_Judge.py", "app_pages/1_Data.py"]
 
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    path = tmp_path / "overrides.sqlite"
-    monkeypatch.setenv("EMPATHY_STORE", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
 
 def _app(source: dict | None = None) -> AppTest:
@@ -38,15 +34,6 @@ def _app(source: dict | None = None) -> AppTest:
     at.session_state["annotator"] = "tester"
     at.session_state["relabel_annotator"] = "tester"  # the name committed on the Relabel page
     return at.run()
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def _texts(elements) -> list[str]:
-    """What the user reads: Streamlit shows the character references of escaped data as characters."""
-    return [html.unescape(str(e.value)) for e in elements]
 
 
 def _pivot(at: AppTest) -> pd.DataFrame:
