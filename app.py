@@ -5,15 +5,13 @@ gives them their titles and URLs (``/Data``, ``/Overview``, ``/Inspect``, ``/Rel
 Any other ``app_pages/N_Name.py`` is added after them as ``/Name``.
 """
 
-import sys
 from pathlib import Path
 
+import streamlit as st
+
+from empathy_app import views
+
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT))  # so that ``empathy_app`` imports from any cwd
-
-import streamlit as st  # noqa: E402
-
-from empathy_app import views  # noqa: E402
 
 # No page icons: the current page's icon becomes the favicon, and a Material icon's image is fetched from
 # fonts.gstatic.com (fails offline); the favicon is the app's own image (empathy_app.state.page_setup).

@@ -2,14 +2,12 @@
 
 import hashlib
 import re
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import streamlit as st  # noqa: E402
 
+from empathy.datasets import IMPORTERS  # noqa: E402
 from empathy.io import DataError  # noqa: E402
 from empathy.store import mask_location, output_hashes  # noqa: E402
 from empathy_app import memory, state, views  # noqa: E402
@@ -19,16 +17,17 @@ data = state.page_setup("Data")
 views.show_flash_error()
 
 SOURCES = {"demo": "Demo data", "upload": "Upload files", "path": "Path on this machine"}
-kumar_dir = state.kumar_directory()
-if kumar_dir is not None:
-    SOURCES["kumar2025"] = state.KUMAR2025_LABEL
+# Every importer of the registry whose folder is present is a source (empathy.datasets.IMPORTERS).
+import_dirs = {name: state.import_directory(name) for name in IMPORTERS}
+SOURCES.update({name: IMPORTERS[name].label for name, folder in import_dirs.items() if folder is not None})
 current_kind = st.session_state["source"]["kind"]
 kind = st.radio("Source", list(SOURCES), format_func=SOURCES.get,
                 index=list(SOURCES).index(current_kind) if current_kind in SOURCES else 0,
                 horizontal=True, key="data_source_kind")
-if kumar_dir is None:
-    st.caption(f"The Kumar et al. 2025 annotations are offered here when {code(state.kumar_expected_location())} "
-               "exists (`EMPATHY_SHARED` names another `shared` folder; see `docs/kumar2025.md`).")
+for name in [name for name, folder in import_dirs.items() if folder is None]:
+    st.caption(f"The {IMPORTERS[name].title} annotations are offered here when "
+               f"{code(IMPORTERS[name].expected_location())} exists (`EMPATHY_SHARED` names another `shared` "
+               f"folder; see `{IMPORTERS[name].doc}`).")
 
 if kind == "demo":
     st.caption("The bundled demo data set (`data/outputs.csv` and every `data/ratings*.csv`): fictional texts "
@@ -66,20 +65,19 @@ elif kind == "upload":
             st.session_state["flash"] = (f"Loaded {md(outputs_file.name)} with {len(ratings_files or [])} ratings "
                                          "file(s).")
             st.rerun()
-elif kind == "kumar2025":
-    st.caption(f"The expert, crowd and LLM annotations of Kumar et al. (2025) from {code(kumar_dir)}, imported with "
-               "`empathy.datasets.kumar2025` (see `docs/kumar2025.md`): 200 conversations of four corpora (the "
-               "*models*), each rated on its corpus' own dimensions by `expert1..3`, `crowd`, `gpt`, `claude` and "
-               "`gemini`. The folder is read-only: overrides go to "
-               f"{code(mask_location(state.store_path_for({'kind': 'kumar2025'}, None)))}.")
-    if current_kind != "kumar2025" and st.button("Import and load", key="data_load_kumar", type="primary"):
+elif kind in IMPORTERS:
+    importer = IMPORTERS[kind]
+    st.caption(f"{importer.description} From {code(import_dirs[kind])}, imported with `{importer.module}` (see "
+               f"`{importer.doc}`). The folder is read-only: overrides go to "
+               f"{code(mask_location(state.store_path_for({'kind': kind}, None)))}.")
+    if current_kind != kind and st.button("Import and load", key=f"data_load_{kind}", type="primary"):
         try:
-            state.load_kumar(kumar_dir)
+            state.load_import(kind, import_dirs[kind])
         except DataError as error:
             st.error(f"**Not loaded.** {md(error)}")
         else:
-            memory.choose({"kind": "kumar2025", "directory": str(kumar_dir)})
-            st.session_state["flash"] = "Loaded the Kumar et al. (2025) annotations."
+            memory.choose({"kind": kind, "directory": str(import_dirs[kind])})
+            st.session_state["flash"] = f"Loaded the {importer.title} annotations."  # a registry constant, not data
             st.rerun()
 else:
     st.caption("A folder holding `outputs.csv|jsonl|parquet`, or an outputs file; then choose its ratings files "
@@ -132,8 +130,8 @@ if data.filtered:
 if data.all_data.ratings.empty:
     st.info("This data set has no ratings yet: the other pages need judge ratings. Add ratings files, or run "
             "a judge on the **Judge** page.")
-if st.session_state["source"]["kind"] == "kumar2025":
-    _, import_report = state.load_kumar(st.session_state["source"]["directory"])
+if st.session_state["source"]["kind"] in IMPORTERS:
+    _, import_report = state.load_import(st.session_state["source"]["kind"], st.session_state["source"]["directory"])
     views.import_report(import_report)
 with st.expander("Outputs table", expanded=False):
     st.dataframe(data.all_data.outputs, hide_index=True, key="data_outputs_table")

@@ -1,17 +1,13 @@
 """Overview page: SA, EGM, CA and LD per model under each judge, with n, rankings, charts and the signature."""
 
 import re
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import streamlit as st  # noqa: E402
 
 from empathy.evaluate import rankings  # noqa: E402
 from empathy.exports import table6_csv  # noqa: E402
 from empathy.metrics import METRIC_DIMENSIONS  # noqa: E402
-from empathy.review import metric_pivot  # noqa: E402
+from empathy.review import egm_readings, metric_pivot, per_task  # noqa: E402
 from empathy_app import markup, state, views  # noqa: E402
 
 data = state.page_setup("Overview")
@@ -75,13 +71,27 @@ buttons[1].download_button("Download as the paper's Table 6 (CSV)",
                            help="One row per model, a column group per judge with its metrics (two header rows, "
                                 "as the paper's Table 6), and the signature; spreadsheet-safe.")
 
+if table.loc[table["metric"] == "EGM", "value"].notna().any():
+    # Eq. 2 leaves an item with a + b = 0 open: the default counts it as 0 (as written); leaving it out can move
+    # values and rankings a lot (issue 15), so both readings are shown wherever they differ.
+    left_out = state.report(data, egm_both_zero="exclude")
+    readings = egm_readings(table, left_out.table)
+    if len(readings):
+        st.subheader("EGM under both readings of a + b = 0")
+        st.caption("An item whose reference and generation both have no disturbing sentence (a + b = 0) counts "
+                   "as EGM 0 in the table above (Eq. 2 as written); left out as undefined, these models' EGM "
+                   "differs as below (`--egm-both-zero exclude` on the command line).")
+        st.dataframe(readings.round(3), hide_index=True, key="overview_egm_readings")
+        views.signature_caption(left_out.signature)
+
 st.subheader("Rankings (1 = least failure)")
 ranked = rankings(table)
 if ranked.empty:
     st.info("No ranking: every metric value is undefined.")
 else:
     ranked["column"] = ranked["metric"] + " (" + ranked["scorer"] + ")"
-    wide = ranked.pivot_table(index="model", columns="column", values="rank", aggfunc="first")
+    wide = ranked.pivot_table(index=["task", "model"] if per_task(table) else "model", columns="column",
+                              values="rank", aggfunc="first")
     order = [c for c in metric_pivot(table).columns if c in wide.columns]
     st.dataframe(wide[order].astype("Int64").reset_index(), hide_index=True, key="overview_ranks")
     st.caption(views.HOW_TO_READ["rankings"])

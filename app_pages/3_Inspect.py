@@ -1,10 +1,5 @@
 """Inspect page: one output beside its reference, distancing highlighted, every judge's labels, overrides."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402

@@ -6,11 +6,7 @@ and is bound to the text it was made on. A blind switch hides every judge label;
 dimension stands beside each item.
 """
 
-import sys
 from datetime import datetime, timezone
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402

@@ -1,16 +1,11 @@
 """Agreement page: inter-judge Spearman per metric (Table 6), human vs judges, and how overrides moved ranks."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import streamlit as st  # noqa: E402
 
 from empathy.exports import agreement_csv  # noqa: E402
-from empathy.review import ranking_shift  # noqa: E402
+from empathy.review import per_task, ranking_shift  # noqa: E402
 from empathy_app import state, views  # noqa: E402
-from empathy_app.markup import codes  # noqa: E402
+from empathy_app.markup import codes, md  # noqa: E402
 
 data = state.page_setup("Agreement")
 data = state.require_data(data)
@@ -45,14 +40,18 @@ elif len(judges) < 2:
     st.info(f"Only one judge ({codes(judges) or 'none'}) rated this data set: inter-judge agreement needs "
             "at least two. Add another judge's ratings on the **Data** page.")
 else:
-    columns = st.columns(3)
-    shown = 0
-    for metric in ("SA", "EGM", "CA"):
-        figure = views.spearman_heatmap(agreement, metric)
-        if figure is not None:
-            columns[shown % 3].plotly_chart(figure, key=f"agreement_heatmap_{metric}")
-            shown += 1
-    pairs = agreement.drop(columns=["task"], errors="ignore").copy()
+    split = per_task(report.table)  # per task: the judges are compared within each task
+    for number, task in enumerate(sorted(set(agreement["task"]), key=str)):
+        if split:
+            st.markdown(f"**Task {md(task)}**")
+        columns = st.columns(3)
+        shown = 0
+        for metric in ("SA", "EGM", "CA"):
+            figure = views.spearman_heatmap(agreement[agreement["task"] == task], metric)
+            if figure is not None:
+                columns[shown % 3].plotly_chart(figure, key=f"agreement_heatmap_{metric}" + (f"_{number}" * split))
+                shown += 1
+    pairs = (agreement if split else agreement.drop(columns=["task"], errors="ignore")).copy()
     pairs["spearman"] = pairs["spearman"].astype(float).round(3)
     st.dataframe(pairs, hide_index=True, key="agreement_pairs")
     views.signature_caption(report.signature)

@@ -1,10 +1,5 @@
 """Agreement workbench: every rater pair, panels vs crowd, LLM vs experts with the overrides, sample-size stability."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import streamlit as st  # noqa: E402
 
 from empathy.panels import is_panel  # noqa: E402

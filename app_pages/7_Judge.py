@@ -1,9 +1,6 @@
 """Judge page: run the offline lexicon judge or a configured LLM judge over the loaded data; add it as a rater."""
 
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import streamlit as st  # noqa: E402
 

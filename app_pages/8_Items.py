@@ -1,10 +1,5 @@
 """Items page: every output with its per-item SA, EGM, CA and LD terms, worst first; search, filters, one row's text."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
@@ -34,19 +29,19 @@ if data.dataset.ratings.empty:
             "ratings on the **Data** page.")
 
 
-
 @st.cache_data(show_spinner=False, max_entries=4)
-def _item_table(key: str, overrides_key: str, with_overrides: bool, _outputs: pd.DataFrame,
+def _item_table(key: str, overrides_key: str, with_overrides: bool, by_task: bool, _outputs: pd.DataFrame,
                 _ratings: pd.DataFrame, _features: TextFeatures, _overrides: pd.DataFrame) -> pd.DataFrame:
-    # Keyed by the data's content, the overrides' content and the sidebar toggle: searching, filtering and
-    # sorting rerun the page without recomputing the table.
-    return item_table(_outputs, _ratings, _features, overrides=_overrides)
+    # Keyed by the data's content, the overrides' content, the sidebar toggle and the task scope: searching,
+    # filtering and sorting rerun the page without recomputing the table.
+    return item_table(_outputs, _ratings, _features, overrides=_overrides, by_task=by_task)
 
 
 ratings = state.effective_ratings(data)
 current = state.overrides(data)
 table = _item_table(data.content_key, state.ratings_key(current) if len(current) else "",
-                    bool(st.session_state["with_overrides"]), outputs, ratings, state.features(data), current)
+                    bool(st.session_state["with_overrides"]), state.by_task(data), outputs, ratings,
+                    state.features(data), current)
 terms = term_columns(table)
 ranges = [c for c in table.columns if str(c).startswith("range:")]
 status_columns = [c for c in table.columns if str(c).endswith(" status")]

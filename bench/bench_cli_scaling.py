@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from machine import cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
@@ -116,14 +117,7 @@ def run_child(command: list[str], env: dict[str, str]) -> dict[str, object]:
 
 def machine() -> str:
     """CPU model, cores, memory and Python / library versions, for the results section."""
-    model = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    model = cpu_model()
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     import numpy
 

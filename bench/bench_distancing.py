@@ -36,6 +36,7 @@ import time
 from collections.abc import Iterator
 
 import spacy
+from machine import cpu_model
 
 SUBJECTS = ["My sister", "The neighbour", "Our manager", "My best friend", "The doctor", "My father", "Anna",
             "The new teacher", "My flatmate", "Tom", "The landlord", "My grandmother"]
@@ -195,17 +196,6 @@ def large_cache(before: str | None) -> dict[str, dict[str, dict[str, float]]]:
                 for name, path in versions.items()}
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def run(n_texts: int, before: str | None = None) -> dict:
     """Every measurement of the module docstring, on ``n_texts`` generated texts."""
     from empathy.distancing import DistancingCache, analyze, base_vocabularies, load_model, model_info
@@ -253,7 +243,7 @@ def run(n_texts: int, before: str | None = None) -> dict:
         "texts": n_texts,
         "sentences_approx": n_sentences_hint,
         "detector": info,
-        "machine": {"cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version()},
+        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version()},
         "seconds": {"full_pipeline": t_full, "parse_same_components": t_parse, "analyze_no_cache": t_ours,
                     "decomposed_pass": t_pass, "decomposed_rules": in_rules, "cache_first_run": t_first,
                     "cache_rerun": t_cached},

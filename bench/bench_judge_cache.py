@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 RAW = json.dumps({"reasoning": "The response acknowledges the feeling but moves quickly to advice " * 4,
                   "label": 1})

@@ -15,14 +15,14 @@ import importlib.util
 import json
 import multiprocessing
 import os
-import platform
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from machine import machine
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def _load_server_class():
@@ -39,19 +39,6 @@ def _serve(latency: float, ports: multiprocessing.Queue, stop: multiprocessing.E
     ports.put(server.port)
     stop.wait(600)  # bounded: the benchmark never leaves a server behind for long
     server.stop()
-
-
-def machine() -> str:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (f"{cpu or 'unknown CPU'}, {os.cpu_count()} logical CPUs (shared), Python "
-            f"{platform.python_version()}, {platform.system()} {platform.release()}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,7 +11,7 @@ measurement runs in a fresh subprocess, so its peak resident memory (``ru_maxrss
 * ``standard``: ``compute_standard`` (ROUGE-L, chrF, CIDEr-D, tfidf-cosine) on the demo outputs with the
   first generation replaced by the long text;
 * ``metrics``: the Python API of ``python -m empathy metrics``: ``load_dataset`` of that outputs file (CSV)
-  with the demo ratings, then ``evaluate_dataset`` with an empty distancing cache;
+  with the demo ratings, then ``compute_metrics`` with an empty distancing cache;
 * ``rouge-both``: ROUGE-L of a pair where *both* texts are long (the quadratic-time case; bounded memory).
 
 Baselines from the same run: each command on the unchanged demo data (size 0), subtracted to give the cost
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import resource
 import subprocess
@@ -33,8 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import machine
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 MB = 1_000_000
 CASES = ("distancing", "standard", "metrics", "rouge-both")
 
@@ -80,7 +80,7 @@ def _child(case: str, size: int) -> dict[str, float]:
         from empathy.distancing import analyze, load_model
 
         load_model()
-    from empathy.evaluate import evaluate_dataset
+    from empathy.evaluate import compute_metrics
     from empathy.io import load_dataset
     from empathy.standard import compute_standard, rouge_l
 
@@ -95,7 +95,8 @@ def _child(case: str, size: int) -> dict[str, float]:
         elif case == "standard":
             detail = float(compute_standard(outputs).per_item["rouge_l"].iloc[0])
         elif case == "metrics":
-            report = evaluate_dataset(load_dataset(path, [ROOT / "data" / "ratings_author.csv"]))
+            dataset = load_dataset(path, [ROOT / "data" / "ratings_author.csv"])
+            report = compute_metrics(dataset.outputs, dataset.ratings)
             detail = len(report.table)
         elif case == "rouge-both":
             detail = float(rouge_l([long_text(size, seed=1) if size else ""], [text])[0])
@@ -113,18 +114,6 @@ def run_case(case: str, size: int, timeout: float) -> dict[str, float]:
     if out.returncode != 0:
         return {"error": (out.stderr.strip().splitlines() or ["?"])[-1]}
     return json.loads(out.stdout)
-
-
-def machine() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} logical CPUs (shared), Python {platform.python_version()}"
 
 
 def markdown(result: dict) -> str:
@@ -169,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     sizes = [int(float(s) * MB) for s in args.sizes.split(",") if s.strip()]
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
-    result: dict = {"machine": machine(), "load_before": os.getloadavg(), "cases": {}}
+    result: dict = {"machine": machine(system=False), "load_before": os.getloadavg(), "cases": {}}
     for case in cases:
         result["cases"][case] = {}
         for size in [0, *sizes]:

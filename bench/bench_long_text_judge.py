@@ -27,13 +27,10 @@ import argparse
 import json
 import os
 import re
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 MB = 1_000_000
 WORD = re.compile(r"\S+")
@@ -49,7 +46,7 @@ def _text(size: int) -> str:
     return (unit + " ") * (size // (len(unit) + 1)) + unit[: size % (len(unit) + 1)]
 
 
-def _timed(function, *args, repeat: int = 1, **kwargs) -> tuple[float, object]:  # noqa: ANN001, ANN002, ANN003
+def _timed(function, *args, repeat: int = 1, **kwargs) -> tuple[float, object]:
     """Best of ``repeat`` wall times (the machine is shared: the minimum is the least disturbed run)."""
     best, result = float("inf"), None
     for _ in range(repeat):

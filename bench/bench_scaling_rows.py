@@ -45,9 +45,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_cli_scaling import DATA, ROOT, load, machine, run_child, variant_sentence  # noqa: E402
+from bench_cli_scaling import DATA, ROOT, load, machine, run_child, variant_sentence
 
 DEMO_ROWS = 121
 

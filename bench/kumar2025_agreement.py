@@ -36,7 +36,9 @@ from sklearn.metrics import cohen_kappa_score
 
 from empathy.datasets import CORPORA, import_kumar2025
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared docblock helper beside this file
+# the shared docblock helper beside this file: tests load this script by its path, so its folder is not
+# on sys.path then
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import docblock  # noqa: E402
 
 EXPERTS = ("expert1", "expert2", "expert3")

@@ -106,12 +106,7 @@ class MetricsReport:
 
     def to_json(self) -> dict[str, object]:
         """The CLI's JSON contract: ``metrics``, ``agreement`` and ``signature``."""
-        def clean(value: object) -> object:
-            if isinstance(value, float | np.floating):
-                return None if np.isnan(value) else float(value)
-            if isinstance(value, np.integer):
-                return int(value)
-            return value
+        from empathy.io import json_value as clean  # the one JSON cleaner (NaN -> null, numpy -> Python)
 
         keys = ["model", "scorer", "metric", "value", "n", "n_missing", "n_undefined"]
         if self.by_task:
@@ -352,8 +347,11 @@ class MetricPlan:
         self._slices = slices
         self._skeleton, self._order = _skeleton([part.groups for part in slices])
         self._agreement = _agreement_plan(slices)
+        extra = self.options.signature_fields()
+        if not by_task and pooled_tasks(outputs):
+            extra["tasks"] = "pooled"  # the paper reports per task: pooling several is a labelled choice
         self._signature = Signature(distancing=features.signature if include_ld or len(ratings) else None,
-                                    judges=judge_signatures(ratings), extra=self.options.signature_fields())
+                                    judges=judge_signatures(ratings), extra=extra)
         # name -> code dictionaries: a handful of overrides are looked up far faster than by Index.get_indexer
         self._lookup = tuple({str(name): code for code, name in enumerate(index)}
                              for index in (layout.items, layout.models, layout.raters, layout.dimensions))
@@ -489,15 +487,20 @@ def _agreement_plan(slices: list[_Slice]) -> list[_AgreementCell]:
     return cells
 
 
+def pooled_tasks(outputs: pd.DataFrame) -> bool:
+    """Whether ``outputs`` hold more than one task, so that values over all of them pool tasks."""
+    return "task" in outputs.columns and outputs["task"].nunique(dropna=False) > 1
+
+
 def default_by_task(outputs: pd.DataFrame) -> bool:
     """Whether results should be per task by default: when the outputs hold more than one task.
 
     The paper reports every metric within a task; pooling tasks standardises LD across genres and mixes
     scopes, so pooled values are the explicit choice (issue 15). :func:`compute_metrics` keeps
     ``by_task=False`` as its parameter default for compatibility; callers choosing a default (CLI, app)
-    should use this rule.
+    should use this rule. A pooled plan of such outputs carries ``tasks:pooled`` in its signature.
     """
-    return "task" in outputs.columns and outputs["task"].nunique(dropna=False) > 1
+    return pooled_tasks(outputs)
 
 
 def plan_metrics(outputs: pd.DataFrame, ratings: pd.DataFrame, *, features: TextFeatures | None = None,

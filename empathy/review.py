@@ -155,31 +155,63 @@ def ranking_shift(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     """How each model's rank moved per (scorer, metric) between two results tables (1 = least failure).
 
     Columns: scorer, metric, model, value_before, value_after, rank_before, rank_after, moved (before - after;
-    positive means the model moved up the ranking).
+    positive means the model moved up the ranking); first ``task`` for per-task tables (ranks within a task).
     """
+    tasks = ["task"] if per_task(before) or per_task(after) else []
+
     def ranked(table: pd.DataFrame) -> pd.DataFrame:
-        frame = table.dropna(subset=["value"])[["scorer", "metric", "model", "value"]].copy()
-        frame["rank"] = frame.groupby(["scorer", "metric"])["value"].rank(method="min")
+        frame = table.dropna(subset=["value"])[[*tasks, "scorer", "metric", "model", "value"]].copy()
+        frame["rank"] = frame.groupby([*tasks, "scorer", "metric"])["value"].rank(method="min")
         return frame
 
-    merged = ranked(before).merge(ranked(after), on=["scorer", "metric", "model"], how="outer",
+    merged = ranked(before).merge(ranked(after), on=[*tasks, "scorer", "metric", "model"], how="outer",
                                   suffixes=("_before", "_after"))
     merged["moved"] = merged["rank_before"] - merged["rank_after"]
     merged["metric_order"] = merged["metric"].map(_METRIC_ORDER)
-    merged = merged.sort_values(["metric_order", "scorer", "rank_after", "model"]).drop(columns="metric_order")
+    merged = merged.sort_values([*tasks, "metric_order", "scorer", "rank_after", "model"]).drop(columns="metric_order")
     return merged.reset_index(drop=True)
 
 
+def egm_readings(zero: pd.DataFrame, exclude: pd.DataFrame) -> pd.DataFrame:
+    """EGM per (model, judge) under both readings of an item with a + b = 0, where they differ.
+
+    ``zero`` and ``exclude`` are results tables computed with ``egm_both_zero="zero"`` (Eq. 2 as written: the
+    item counts as 0, the default) and ``"exclude"`` (the item is left out as undefined). Columns: ``task``
+    (per-task tables only), ``model``, ``scorer``, ``EGM (a+b=0 as 0)``, ``n (as 0)``, ``EGM (a+b=0 left out)``,
+    ``n (left out)``; only rows whose values differ (beyond 1e-12, or defined under one reading only).
+    """
+    tasks = ["task"] if per_task(zero) else []
+    keys = [*tasks, "model", "scorer"]
+    columns = [*keys, "EGM (a+b=0 as 0)", "n (as 0)", "EGM (a+b=0 left out)", "n (left out)"]
+
+    def egm(table: pd.DataFrame) -> pd.DataFrame:
+        return table.loc[table["metric"] == "EGM", [*keys, "value", "n"]]
+
+    merged = egm(zero).merge(egm(exclude), on=keys, how="outer", suffixes=("_zero", "_exclude"))
+    a, b = merged["value_zero"].to_numpy(dtype=float), merged["value_exclude"].to_numpy(dtype=float)
+    differ = np.where(np.isnan(a) | np.isnan(b), np.isnan(a) != np.isnan(b), np.abs(a - b) > 1e-12)
+    merged = merged[differ].rename(columns={"value_zero": columns[-4], "n_zero": columns[-3],
+                                            "value_exclude": columns[-2], "n_exclude": columns[-1]})
+    return merged[columns].reset_index(drop=True)
+
+
+def per_task(table: pd.DataFrame) -> bool:
+    """Whether a results table was computed per task (its ``task`` column names tasks, not the one group ``all``)."""
+    return "task" in table.columns and len(table) > 0 and set(table["task"]) != {"all"}
+
+
 def metric_pivot(table: pd.DataFrame) -> pd.DataFrame:
-    """Wide view of a results table: one row per model, one column per ``METRIC (scorer)`` and its n."""
+    """Wide view of a results table: one row per model (per task and model for a per-task table), one column
+    per ``METRIC (scorer)`` and its n."""
     if table.empty:
         return pd.DataFrame(columns=["model"])
     frame = table.copy()
     frame["column"] = frame["metric"] + " (" + frame["scorer"] + ")"
     order = (frame[["metric", "scorer", "column"]].drop_duplicates()
              .assign(o=lambda f: f["metric"].map(_METRIC_ORDER)).sort_values(["o", "scorer"])["column"].tolist())
-    values = frame.pivot_table(index="model", columns="column", values="value", aggfunc="first")
-    counts = frame.pivot_table(index="model", columns="column", values="n", aggfunc="first")
+    index = ["task", "model"] if per_task(table) else "model"
+    values = frame.pivot_table(index=index, columns="column", values="value", aggfunc="first")
+    counts = frame.pivot_table(index=index, columns="column", values="n", aggfunc="first")
     out = pd.DataFrame(index=values.index)
     for column in order:
         out[column] = values[column] if column in values.columns else np.nan

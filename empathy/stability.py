@@ -58,6 +58,33 @@ FULL = "all"
 Statistic = str | Callable[[NDArray[np.float64]], float | None]
 
 
+def parse_sizes(text: str, *, option: str = "", n_units: int | None = None) -> list[int]:
+    """``"50, 100;150"`` -> ``[50, 100, 150]``: positive whole numbers in ASCII digits (the sizes of
+    :func:`sample_size_stability`, as the CLI's ``--sizes`` and the Workbench's text field give them).
+
+    Raises ValueError naming the bad entry (``1_000``, ``١٠`` and ``2.5`` are not sizes), or when there is
+    none; messages start with ``option`` (``--sizes``) when given. ``n_units``: also refuse a size larger
+    than the data (otherwise :func:`sample_size_stability`'s check).
+    """
+    prefix, example = (f"{option}: ", f" (use e.g. {option} 50,100,150,200)") if option else ("", "")
+    sizes = []
+    for part in text.replace(";", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not (part.isascii() and part.isdigit()):
+            raise ValueError(f"{prefix}{part!r} is not a whole number{example}")
+        if int(part) < 1:
+            raise ValueError(f"{prefix}{part!r} is not a positive size")
+        sizes.append(int(part))
+    if not sizes:
+        raise ValueError(f"{prefix}give at least one size" + (f" (e.g. {option} 50,100,150,200)" if option else ""))
+    too_big = [s for s in sizes if n_units is not None and s > n_units]
+    if too_big:
+        raise ValueError(f"{prefix}size {too_big[0]} is larger than the data ({n_units} units)")
+    return sizes
+
+
 @dataclass(frozen=True)
 class StabilityResult:
     """Mean +- sd of a statistic per group and sample size, and the rank stability across sizes."""
@@ -105,16 +132,10 @@ class StabilityResult:
         }
 
 
-def _clean(value: object) -> object:
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        return None if np.isnan(value) else float(value)
-    return value
-
-
 def _records(frame: pd.DataFrame) -> list[dict[str, object]]:
-    return [{k: _clean(v) for k, v in row.items()} for row in frame.to_dict("records")]
+    from empathy.io import json_records  # the one JSON cleaner (NaN -> null, numpy -> Python)
+
+    return json_records(frame)
 
 
 def _cell(mean: object, sd: object, digits: int) -> str:

@@ -324,11 +324,9 @@ class StandardResult:
 
     def to_json(self) -> dict[str, Any]:
         """``{"per_model": [...], "signature": ..., "sem_sim_method": ...}`` with NaN as null."""
-        def clean(frame: pd.DataFrame) -> list[dict[str, Any]]:
-            records = frame.astype(object).where(frame.notna(), None).to_dict("records")
-            return [{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for r in records]
+        from empathy.io import json_records  # the one JSON cleaner (NaN -> null, numpy -> Python)
 
-        return {"per_model": clean(self.per_model), "signature": self.signature,
+        return {"per_model": json_records(self.per_model), "signature": self.signature,
                 "sem_sim_method": self.sem_sim_method}
 
 

@@ -11,7 +11,6 @@ import threading
 from types import TracebackType
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from empathy.progress import Progress, Tracker
 
@@ -31,15 +30,17 @@ class ProgressBar:
     def __init__(self, label: str) -> None:
         self.label = label
         self._slot = st.empty()
-        self._context = get_script_run_ctx()
+        self._script_thread = threading.current_thread()
         self.last: Progress | None = None
         self._finished = False
 
     def __call__(self, progress: Progress) -> None:
-        # The judge's worker threads report too: they need the script's context to draw.
-        if get_script_run_ctx() is None and self._context is not None:
-            add_script_run_ctx(threading.current_thread(), self._context)
         self.last = progress
+        # Streamlit elements may be drawn from the script's own thread only (attaching its context to another
+        # thread needs private streamlit.runtime helpers): a report from another thread is kept, drawn by the next
+        # report from the script thread. run_judge reports from the script thread (it has no event loop running).
+        if threading.current_thread() is not self._script_thread:
+            return
         self._slot.progress(progress.fraction, text=f"{self.label}: {progress.describe()}")
 
     def waiting(self, note: str = "starting") -> None:

@@ -21,8 +21,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from empathy.datasets.kumar2025 import ImportReport, import_kumar2025
-from empathy.evaluate import MetricsReport, TextFeatures, text_features
+from empathy.datasets import IMPORTERS, Importer
+from empathy.datasets.report import ImportReport
+from empathy.evaluate import MetricsReport, TextFeatures, default_by_task, text_features
 from empathy.io import (
     SUPPORTED_SUFFIXES,
     DataError,
@@ -33,7 +34,7 @@ from empathy.io import (
     validate_outputs,
 )
 from empathy.overrides import Ledger, open_ledger
-from empathy.paths import DEMO_DIR, PROJECT_ROOT, shared_dataset, shared_dir
+from empathy.paths import DEMO_DIR
 from empathy.progress import format_duration
 from empathy.review import Recompute
 from empathy.store import (
@@ -57,6 +58,7 @@ _DEFAULTS: dict[str, object] = {
                                          # data parts escaped by whoever composes it (empathy_app.markup.md)
     "relabel_skipped": [],               # (item_id, model) pairs skipped in the Relabel queue this session
     "task": "",                          # the sidebar's task filter ("" = all tasks)
+    "pooled_tasks": False,               # all tasks: per task (the paper's reading) unless pooled explicitly
     "extra_ratings": {},                 # base content key -> {rater: ExtraRatings} added this session (Judge)
 }
 ALL_TASKS = ""
@@ -169,25 +171,33 @@ def load_from_uploads(outputs: tuple[str, bytes], ratings: Sequence[tuple[str, b
     return _load_uploads(outputs, tuple(ratings))
 
 
-# ------------------------------------------------------------------------------- Kumar et al. (2025)
+# ------------------------------------------------------------------------------- imported data sets
+# Every importer of the registry (empathy.datasets.IMPORTERS) is a source whose kind is its name.
 
+#: The Kumar et al. (2025) importer (the Data page and tests name it directly).
+KUMAR2025_IMPORTER: Importer = IMPORTERS["kumar2025"]
 #: The folder name of the Kumar et al. (2025) annotations under ``shared/datasets``.
-KUMAR2025 = "kumar2025-empathic-communication"
+KUMAR2025 = KUMAR2025_IMPORTER.folder
 #: How the Data page names this source.
-KUMAR2025_LABEL = "Kumar et al. 2025 (expert / crowd / LLM annotations)"
+KUMAR2025_LABEL = KUMAR2025_IMPORTER.label
 #: The override store of the import when ``$EMPATHY_STORE`` is unset (``../shared`` is read-only).
-KUMAR2025_STORE = "overrides-kumar2025.sqlite"
+KUMAR2025_STORE = KUMAR2025_IMPORTER.store_file
+
+
+def import_directory(name: str) -> Path | None:
+    """The folder of the importer ``name`` under ``shared/datasets``, or ``None`` when absent (the Data page
+    offers the source only when present)."""
+    return IMPORTERS[name].directory()
 
 
 def kumar_directory() -> Path | None:
     """The Kumar et al. (2025) data folder (``shared/datasets/<KUMAR2025>``), or ``None`` when absent."""
-    return shared_dataset(KUMAR2025)
+    return import_directory(KUMAR2025_IMPORTER.name)
 
 
 def kumar_expected_location() -> str:
     """Where the Kumar et al. (2025) folder would be found (for the Data page's note when it is absent)."""
-    root = shared_dir() or PROJECT_ROOT.parent / "shared"
-    return str(root / "datasets" / KUMAR2025)
+    return KUMAR2025_IMPORTER.expected_location()
 
 
 def user_cache_dir() -> Path:
@@ -206,48 +216,58 @@ def _imports_held() -> dict[tuple, tuple[Dataset, ImportReport]]:
     return {}
 
 
-def _import_kumar(directory: str, mtimes_key: tuple[tuple[str, float], ...]) -> tuple[Dataset, ImportReport]:
+def _import(name: str, directory: str, mtimes_key: tuple[tuple[str, float], ...]) -> tuple[Dataset, ImportReport]:
     # Held by hand, not ``st.cache_data``: the import reports to a progress bar of the page, which a cached
     # function would record and replay.
     held = _imports_held()
-    key = (directory, mtimes_key)
+    key = (name, directory, mtimes_key)
     if key in held:
         return held[key]
-    from empathy.datasets.kumar2025 import import_steps
-
-    with ProgressBar("Importing the Kumar et al. (2025) annotations") as bar:
-        tracker = bar.tracker(import_steps(), "files")
-        result = import_kumar2025(directory, progress=tracker.advance)
-    outputs, wide = validate_outputs(result.outputs, name="kumar2025 outputs")
-    dataset = build_dataset(outputs, wide, [("kumar2025 ratings", result.ratings)],
-                            sources=[f"{directory} (empathy.datasets.kumar2025)"])
+    importer = IMPORTERS[name]
+    steps = importer.progress_steps()
+    with ProgressBar(f"Importing the {importer.title} annotations") as bar:
+        if steps is None:
+            bar.waiting("importing")
+            result = importer(directory)
+        else:
+            result = importer(directory, progress=bar.tracker(steps, "files").advance)
+    outputs, wide = validate_outputs(result.outputs, name=f"{name} outputs")
+    dataset = build_dataset(outputs, wide, [(f"{name} ratings", result.ratings)],
+                            sources=[f"{directory} ({importer.module})"])
     held[key] = (dataset, result.report)
     while len(held) > 2:
         held.pop(next(iter(held)))
     return dataset, result.report
 
 
-def load_kumar(directory: str | Path) -> tuple[Dataset, ImportReport]:
-    """Import the Kumar et al. (2025) folder (cached on its path and its files' modification times).
+def load_import(name: str, directory: str | Path) -> tuple[Dataset, ImportReport]:
+    """Run the importer ``name`` of :data:`empathy.datasets.IMPORTERS` on ``directory`` with its defaults
+    (cached on the path and its files' modification times).
 
-    The first import shows a progress bar (files read of all, ETA). Returns the :class:`Dataset` and the
-    importer's :class:`empathy.datasets.kumar2025.ImportReport`. Raises :class:`DataError` naming the first
-    expected file that is missing.
+    The first import shows a progress bar (steps done of all, ETA). Returns the :class:`Dataset` and the
+    importer's :class:`empathy.datasets.report.ImportReport`. Raises :class:`DataError` naming the folder or the
+    first expected file that is missing.
     """
     path = Path(directory)
     if not path.is_dir():
         raise DataError(str(path), "data set directory not found")
-    return _import_kumar(str(path), _tree_mtimes(path))
+    return _import(name, str(path), _tree_mtimes(path))
+
+
+def load_kumar(directory: str | Path) -> tuple[Dataset, ImportReport]:
+    """:func:`load_import` of the Kumar et al. (2025) importer."""
+    return load_import(KUMAR2025_IMPORTER.name, directory)
 
 
 def store_path_for(source: dict, data_dir: Path | None) -> Path | str:
-    """The override store of a source: ``$EMPATHY_STORE``, else beside the data (the Kumar import, whose
-    folder is read-only third-party data: ``<user cache dir>/overrides-kumar2025.sqlite``).
+    """The override store of a source: ``$EMPATHY_STORE``, else beside the data (an imported data set, whose
+    folder is read-only third-party data: ``<user cache dir>/overrides-<importer>.sqlite``).
 
     ``$EMPATHY_STORE`` may be a team's ``postgresql://`` URL (returned as a string; print it only through
     :func:`empathy.store.mask_location`)."""
-    if source.get("kind") == "kumar2025" and not os.environ.get(STORE_ENV, "").strip():
-        return user_cache_dir() / KUMAR2025_STORE
+    importer = IMPORTERS.get(source.get("kind", ""))
+    if importer is not None and not os.environ.get(STORE_ENV, "").strip():
+        return user_cache_dir() / importer.store_file
     return default_store_path(data_dir)
 
 
@@ -291,16 +311,16 @@ def store_dataset_name(source: dict, store_path: Path | str) -> str:
     """The stable name a data set's overrides are kept under (:func:`empathy.store.dataset_name`).
 
     Its outputs file (relative to the store's folder when inside it) for a path and the demo data, the file
-    name for an upload, ``kumar2025`` for the Kumar import: never a hash of the outputs, so adding or removing
-    outputs keeps every other override.
+    name for an upload, the importer's name (``kumar2025``) for an import: never a hash of the outputs, so adding
+    or removing outputs keeps every other override.
     """
     kind = source.get("kind")
     if kind == "path":
         return dataset_name(source["outputs"], store_path=store_path)
     if kind == "upload":
         return dataset_name(explicit=f"upload:{source.get('name', 'upload')}")
-    if kind == "kumar2025":
-        return dataset_name(explicit="kumar2025")
+    if kind in IMPORTERS:
+        return dataset_name(explicit=kind)
     outputs, _ = demo_files(DEMO_DIR)
     return dataset_name(outputs if outputs is not None else DEMO_DIR / "outputs.csv", store_path=store_path)
 
@@ -347,9 +367,9 @@ def _current_source_dataset() -> tuple[Dataset, str, Path | None]:
     if source["kind"] == "path":
         outputs, ratings = Path(source["outputs"]), [Path(p) for p in source["ratings"]]
         return load_from_paths(outputs, ratings), str(outputs), outputs.parent
-    if source["kind"] == "kumar2025":
-        dataset, _ = load_kumar(source["directory"])
-        return dataset, "Kumar et al. 2025", None
+    if source["kind"] in IMPORTERS:
+        dataset, _ = load_import(source["kind"], source["directory"])
+        return dataset, IMPORTERS[source["kind"]].title, None
     outputs, ratings = demo_files(DEMO_DIR)
     if outputs is None:
         raise DataError(str(DEMO_DIR), "the bundled demo data (outputs.csv) is missing")
@@ -500,9 +520,9 @@ def source_token(source: dict) -> tuple:
         return ("upload", id(st.session_state.get("uploaded_dataset")))
     if kind == "path":
         return ("path", _file_stamps([Path(source["outputs"]), *(Path(p) for p in source["ratings"])]))
-    if kind == "kumar2025":
+    if kind in IMPORTERS:
         directory = Path(source["directory"])
-        return ("kumar2025", str(directory), _tree_mtimes(directory) if directory.is_dir() else ())
+        return (kind, str(directory), _tree_mtimes(directory) if directory.is_dir() else ())
     outputs, ratings = demo_files(DEMO_DIR)
     return ("demo", _file_stamps([p for p in (outputs, *ratings) if p is not None]))
 
@@ -685,19 +705,36 @@ def features(data: Loaded) -> TextFeatures:
                         signature=every.signature)
 
 
+def by_task(data: Loaded) -> bool:
+    """Whether the numbers are computed within each task: whenever the shown outputs hold several tasks, unless
+    the sidebar pools them (an explicit choice, named ``tasks:pooled`` in the signature). The paper reports per
+    task, and pooled LD standardises across genres (:func:`empathy.evaluate.default_by_task`)."""
+    return default_by_task(data.dataset.outputs) and not st.session_state.get("pooled_tasks", False)
+
+
+def pooled(data: Loaded) -> bool:
+    """Whether the numbers pool several tasks (the sidebar's explicit choice)."""
+    return default_by_task(data.dataset.outputs) and not by_task(data)
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _engine(key: str, ld_standardization: str, _outputs: pd.DataFrame, _ratings: pd.DataFrame,
-            _features: TextFeatures) -> Recompute:
-    return Recompute(_outputs, _ratings, _features, ld_standardization=ld_standardization)
+def _engine(key: str, by_task: bool, egm_both_zero: str, ld_standardization: str, _outputs: pd.DataFrame,
+            _ratings: pd.DataFrame, _features: TextFeatures) -> Recompute:
+    return Recompute(_outputs, _ratings, _features, by_task=by_task, egm_both_zero=egm_both_zero,
+                     ld_standardization=ld_standardization)
 
 
-def engine(data: Loaded, *, ld_standardization: str = "separate") -> Recompute:
-    """The fast recompute engine of this data set (built once per data set and LD reading, and shared).
+def engine(data: Loaded, *, egm_both_zero: str = "zero", ld_standardization: str = "separate") -> Recompute:
+    """The fast recompute engine of this data set (built once per data set, task scope, EGM and LD reading;
+    shared).
 
-    ``ld_standardization``: ``"separate"`` (Eq. 4, the default everywhere) or ``"reference"`` (the CLI's
-    ``--ld-standardization reference``, offered on the Overview).
+    ``egm_both_zero``: the reading of an EGM item with a + b = 0 (``"zero"``, the paper's Eq. 2, or
+    ``"exclude"``; :class:`empathy.metrics.MetricOptions`). ``ld_standardization``: ``"separate"`` (Eq. 4, the
+    default everywhere) or ``"reference"`` (the CLI's ``--ld-standardization reference``, offered on the
+    Overview).
     """
-    return _engine(data.content_key, ld_standardization, data.dataset.outputs, data.dataset.ratings, features(data))
+    return _engine(data.content_key, by_task(data), egm_both_zero, ld_standardization, data.dataset.outputs,
+                   data.dataset.ratings, features(data))
 
 
 def overrides(data: Loaded) -> pd.DataFrame:
@@ -735,20 +772,23 @@ def _use_overrides(with_overrides: bool | None) -> bool:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _report(key: str, okey: str, _engine: Recompute, _overrides: pd.DataFrame | None) -> MetricsReport:
+def _report(key: str, okey: str, scope: str, _engine: Recompute, _overrides: pd.DataFrame | None
+            ) -> MetricsReport:
     return _engine.report(_overrides)
 
 
-def report(data: Loaded, *, with_overrides: bool | None = None, ld_standardization: str = "separate"
-           ) -> MetricsReport:
+def report(data: Loaded, *, with_overrides: bool | None = None, egm_both_zero: str = "zero",
+           ld_standardization: str = "separate") -> MetricsReport:
     """Metrics under the global toggle (or as asked): judge-only or with the human overrides applied.
 
-    Cached per (data set, LD reading, overrides): a rerun with no new override recomputes nothing.
-    ``ld_standardization``: as for :func:`engine`; the signature names it when it is not the default.
+    Per task wherever the data hold several tasks (:func:`by_task`). Cached per (data set, overrides, task
+    scope, EGM and LD reading): a rerun with no new override recomputes nothing. The signature names a
+    non-default reading.
     """
     current = overrides(data) if _use_overrides(with_overrides) else None
-    result = _report(f"{data.content_key}|ld:{ld_standardization}", overrides_key(current),
-                     engine(data, ld_standardization=ld_standardization), current)
+    scope = f"by_task={by_task(data)}|egm={egm_both_zero}|ld={ld_standardization}"
+    result = _report(data.content_key, overrides_key(current), scope,
+                     engine(data, egm_both_zero=egm_both_zero, ld_standardization=ld_standardization), current)
     if current is None:
         return result
     # which human labels the table rests on (label rule and a digest of the applied overrides), not only
@@ -909,16 +949,18 @@ def densities_for(texts: tuple[str, ...]) -> list[tuple[int, dict[str, int], tup
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _standard(key: str, _outputs: pd.DataFrame) -> pd.DataFrame:
+def _standard(key: str, per_task: bool, _outputs: pd.DataFrame) -> pd.DataFrame:
     from empathy.standard import STANDARD_METRICS, compute_standard
 
     per_item = compute_standard(_outputs).per_item
-    return per_item.groupby("model", sort=True)[list(STANDARD_METRICS)].mean().reset_index()
+    keys = ["task", "model"] if per_task else ["model"]
+    return per_item.groupby(keys, sort=True)[list(STANDARD_METRICS)].mean().reset_index()
 
 
 def standard_per_model(data: Loaded) -> pd.DataFrame:
-    """Mean ROUGE-L, chrF, CIDEr-D and Sem-Sim (offline TF-IDF) per model over all items (cached)."""
-    return _standard(data.content_key, data.dataset.outputs)
+    """Mean ROUGE-L, chrF, CIDEr-D and Sem-Sim (offline TF-IDF) per model over its items, per (task, model)
+    when the metrics are per task (:func:`by_task`); cached."""
+    return _standard(data.content_key, by_task(data), data.dataset.outputs)
 
 
 # ----------------------------------------------------------------------------------------------- layout
@@ -950,6 +992,12 @@ KEYS_SCRIPT = """<script>
 </script>"""
 
 
+#: What the sidebar's pooling toggle says it does.
+POOL_HELP = ("Off (the default, as in the paper's Tables 3-5): every number is computed within each task, and "
+             "tables have a task column. On: one value per model over all tasks; LD is then standardised across "
+             "genres, and the signature says tasks:pooled.")
+
+
 def sidebar(data: Loaded | None) -> None:
     """Data-set name, the task filter, the with-overrides toggle and the annotator name, on every page."""
     with st.sidebar:
@@ -967,6 +1015,10 @@ def sidebar(data: Loaded | None) -> None:
                              on_change=_sync_task,
                              help="Every page computes on this task's outputs and their ratings only (the "
                                   "paper reports per task, Tables 3-5).")
+                if data.task == ALL_TASKS:
+                    st.session_state["_w_pooled"] = st.session_state["pooled_tasks"]
+                    st.toggle("Pool the tasks", key="_w_pooled", on_change=_sync,
+                              args=("_w_pooled", "pooled_tasks"), help=POOL_HELP)
             elif choices:
                 st.caption(f"Task: **{md(task_label(choices[0]))}** (the only one)")
         st.session_state["_w_with_overrides"] = st.session_state["with_overrides"]

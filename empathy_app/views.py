@@ -213,6 +213,10 @@ def mode_caption(data: state.Loaded) -> None:
     count = len(state.overrides(data))
     scope = (f"Task **{md(state.task_label(data.task))}** ({len(data.dataset.outputs)} of "
              f"{len(data.all_data.outputs)} outputs) · " if data.filtered else "")
+    if state.by_task(data):
+        scope += "Computed **per task** (as in the paper; pool them in the sidebar) · "
+    elif state.pooled(data):
+        scope += "**Tasks pooled** (one value per model over all tasks; signature tasks:pooled) · "
     if st.session_state["with_overrides"]:
         st.caption(f"{scope}Showing judge labels **with {count} human override(s)** applied (toggle in the "
                    "sidebar).")
@@ -226,9 +230,11 @@ def mode_caption(data: state.Loaded) -> None:
 @st.cache_resource(show_spinner=False, max_entries=64)
 def metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
     """Bar chart of one metric by model, one bar per judge (scorer)."""
-    part = plot_frame(table[table["metric"] == metric].dropna(subset=["value"]), ["model", "scorer"])
+    part = plot_frame(table[table["metric"] == metric].dropna(subset=["value"]), ["model", "scorer", "task"])
+    per_task = part["task"].nunique() > 1  # one panel per task: values of different tasks are not comparable
     figure = px.bar(part, x="model", y="value", color="scorer", barmode="group", hover_data=["n", "n_missing"],
-                    title=f"{metric} by model and judge", labels={"value": metric})
+                    facet_col="task" if per_task else None, title=f"{metric} by model and judge",
+                    labels={"value": metric})
     figure.update_layout(height=340, margin={"t": 50, "b": 10, "l": 10, "r": 10}, legend_title_text="judge")
     return figure
 
@@ -412,8 +418,9 @@ def standard_scatter(data: state.Loaded, table: pd.DataFrame) -> go.Figure | Non
     with st.spinner("Computing ROUGE-L, chrF, CIDEr-D and Sem-Sim..."):
         standard = state.standard_per_model(data)
     chosen = choices.iloc[options.index(empathy_name)]
-    part = table[(table["metric"] == chosen["metric"]) & (table["scorer"] == chosen["scorer"])][["model", "value"]]
-    merged = standard[["model", standard_name]].merge(part, on="model", how="inner").dropna()
+    keys = ["task", "model"] if state.by_task(data) else ["model"]  # per task: a point per (task, model)
+    part = table[(table["metric"] == chosen["metric"]) & (table["scorer"] == chosen["scorer"])][[*keys, "value"]]
+    merged = standard[[*keys, standard_name]].merge(part, on=keys, how="inner").dropna()
     if merged.empty:
         st.info("No model has both values.")
         return None
@@ -442,10 +449,10 @@ def _event_lines(events: pd.DataFrame) -> list[str]:
 
 
 def import_report(report: object) -> None:
-    """The Kumar et al. (2025) importer's report in an expander: counts, and what was dropped or merged and why.
+    """An importer's report in an expander: counts, and what was dropped or merged and why.
 
-    ``report`` is an :class:`empathy.datasets.kumar2025.ImportReport`; its counts are rows, cells or columns as
-    each reason says.
+    ``report`` is an :class:`empathy.datasets.report.ImportReport` (every importer of
+    :data:`empathy.datasets.IMPORTERS` returns one); its counts are rows, cells or columns as each reason says.
     """
     import json
     from dataclasses import asdict
@@ -458,9 +465,10 @@ def import_report(report: object) -> None:
              f"{sum(i['items'] for i in report.items.values())} outputs · what was dropped, merged, ignored or "
              f"changed, and why · {len(checks)} cross-checks, {mismatches} mismatch(es)")
     with st.expander(title, expanded=False):
-        st.caption(f"From {code(report.directory)} · repeated LLM runs: **{report.run_policy}** of the runs · seeker "
-                   f"self-ratings {'imported' if report.include_seeker else 'not imported'}. Every quirk of the "
-                   "files and how it is handled is described in `docs/kumar2025.md`.")
+        runs = f" · repeated LLM runs: **{report.run_policy}** of the runs" if report.run_policy else ""
+        st.caption(f"From {code(report.directory)}{runs} · seeker self-ratings "
+                   f"{'imported' if report.include_seeker else 'not imported'}. Every quirk of the files and how it "
+                   "is handled is described in the importer's document (`docs/`).")
         items = pd.DataFrame([{"corpus": corpus, **info} for corpus, info in report.items.items()])
         left, right = st.columns([2, 3])
         with left:

@@ -6,7 +6,6 @@ module caches them per (data content, overrides) and draws them. ``app_pages/6_W
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -148,21 +147,10 @@ def metric_judges(ratings: pd.DataFrame, metric: str) -> list[str]:
 
 
 def parse_sizes(text: str, n_units: int) -> list[int]:
-    """``"50, 100, 150"`` -> [50, 100, 150]; raises ValueError naming a bad entry."""
-    sizes = []
-    for part in text.replace(";", ",").split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if not part.isdigit():
-            raise ValueError(f"{part!r} is not a whole number")
-        sizes.append(int(part))
-    if not sizes:
-        raise ValueError("enter at least one size")
-    too_big = [s for s in sizes if s > n_units]
-    if too_big:
-        raise ValueError(f"size {too_big[0]} is larger than the data ({n_units} units)")
-    return sizes
+    """``"50, 100, 150"`` -> [50, 100, 150] (:func:`empathy.stability.parse_sizes`, sizes up to ``n_units``)."""
+    from empathy.stability import parse_sizes as parse
+
+    return parse(text, n_units=n_units)
 
 
 def stability_figure(result: StabilityResult, title: str) -> go.Figure:
@@ -218,6 +206,3 @@ def show(frame: pd.DataFrame, key: str) -> None:
         reasons = sorted({EMPTY_REASONS.get(str(c), "undefined for these raters") for c in empty})
         st.caption(f"Not shown, empty for every row: {', '.join(map(str, empty))} ({'; '.join(reasons)}).")
 
-
-def finite(value: object) -> bool:
-    return isinstance(value, int | float | np.floating) and not np.isnan(value)

@@ -1,16 +1,21 @@
-"""Shared fixtures: a throwaway PostgreSQL server (``tests/postgres_server.py``) for the store's backends, and
-test-wide isolation of the app's settings file (empathy.settings): a test never reads or writes the developer's
-remembered data sets, and one test's choice is never another's start."""
+"""What the tests share.
+
+* a throwaway PostgreSQL server (``tests/postgres_server.py``) for the store's backends (``store_location``);
+* test-wide isolation of the app's settings file (empathy.settings): a test never reads or writes the
+  developer's remembered data sets, and one test's choice is never another's start;
+* for the app tests (``tests/test_app*.py``): an override store of their own and two AppTest helpers. pytest puts
+  this folder on ``sys.path``, so a test module takes the helpers with
+  ``from conftest import app_ok as _ok, app_texts as _texts`` and the store with
+  ``pytestmark = pytest.mark.usefixtures("_store")`` (a test that needs the path asks for ``_store``).
+"""
 
 from __future__ import annotations
 
-import sys
+import html
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from postgres_server import PostgresServer, unavailable_reason  # noqa: E402
+from postgres_server import PostgresServer, unavailable_reason
 
 
 @pytest.fixture(scope="session")
@@ -70,3 +75,22 @@ def _module_settings(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def _settings(tmp_path, monkeypatch):
     monkeypatch.setenv("EMPATHY_SETTINGS", str(tmp_path / "app-settings" / "app-settings.json"))
+
+
+@pytest.fixture()
+def _store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty override store for this test only (``$EMPATHY_STORE``), never the developer's."""
+    path = tmp_path / "overrides.sqlite"
+    monkeypatch.setenv("EMPATHY_STORE", str(path))
+    return path
+
+
+def app_ok(at: object) -> None:
+    """The app run raised nothing (the exceptions' messages otherwise)."""
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def app_texts(elements: object) -> list[str]:
+    """What the user reads: Streamlit shows the character references of escaped data as characters, and the
+    word joiners the app puts into long tokens are invisible."""
+    return [html.unescape(str(e.value)).replace("\u2060", "") for e in elements]

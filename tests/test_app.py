@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import math
 import os
 import time
@@ -12,6 +11,8 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import app_ok as _ok  # noqa: E402
+from conftest import app_texts as _texts
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.io import DataError  # noqa: E402
@@ -25,12 +26,7 @@ PAGES = ["app_pages/1_Data.py", "app_pages/2_Overview.py", "app_pages/3_Inspect.
          "app_pages/5_Agreement.py", "app_pages/8_Items.py"]
 TIMEOUT = 240
 
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    path = tmp_path / "overrides.sqlite"
-    monkeypatch.setenv("EMPATHY_STORE", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
 
 def _app(source: dict | None = None, annotator: str | None = None) -> AppTest:
@@ -40,15 +36,6 @@ def _app(source: dict | None = None, annotator: str | None = None) -> AppTest:
     if annotator is not None:
         at.session_state["annotator"] = annotator
     return at.run()
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def _texts(elements) -> list[str]:
-    """What the user reads: Streamlit shows the character references of escaped data as characters."""
-    return [html.unescape(str(e.value)).replace("\u2060", "") for e in elements]
 
 
 # ------------------------------------------------------------------------------------- small fixture data

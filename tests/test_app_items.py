@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import app_ok as _ok  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.paths import DEMO_DIR  # noqa: E402
@@ -21,12 +22,7 @@ APP = str(ROOT / "app.py")
 PAGE = "app_pages/8_Items.py"
 TIMEOUT = 240
 
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    path = tmp_path / "overrides.sqlite"
-    monkeypatch.setenv("EMPATHY_STORE", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
 
 def _page(source: dict | None = None) -> AppTest:
@@ -37,10 +33,6 @@ def _page(source: dict | None = None) -> AppTest:
     at.switch_page(PAGE).run()
     _ok(at)
     return at
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
 
 
 def _items(at: AppTest) -> pd.DataFrame:

@@ -3,18 +3,16 @@ fake endpoint (key from the environment or st.secrets, never shown; cache), name
 
 from __future__ import annotations
 
-import html
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import app_ok as _ok  # noqa: E402
+from conftest import app_texts as _texts
 from fake_openai_server import FakeOpenAIServer  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.io import load_dataset, load_outputs  # noqa: E402
 from empathy.judges import run_judge  # noqa: E402
@@ -47,15 +45,6 @@ def _judge_page(source: dict | None = None, secrets: dict | None = None) -> AppT
     at.switch_page(PAGE).run()
     _ok(at)
     return at
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def _texts(elements) -> list[str]:
-    """What the user reads: Streamlit shows the character references of escaped data as characters."""
-    return [html.unescape(str(e.value)) for e in elements]
 
 
 def _metrics(at: AppTest) -> dict[str, str]:
@@ -168,6 +157,7 @@ def test_lexicon_judge_on_the_demo_data_adds_a_new_scorer_everywhere():
     assert "No missing rating." in _texts(at.success)
 
     at.switch_page("app_pages/2_Overview.py").run()
+    at.sidebar.toggle(key="_w_pooled").set_value(True).run()  # one value per model over the demo's three tasks
     _ok(at)
     pivot = _pivot(at)
     for metric in ("SA", "EGM"):
@@ -336,3 +326,19 @@ def test_overrides_of_a_removed_session_rater_do_not_come_back_as_a_phantom_rate
     assert any("with 0 human override(s)" in c for c in _texts(at.caption))
     at.switch_page("app_pages/1_Data.py").run()  # the ledger itself keeps it
     assert len(next(f.value for f in at.dataframe if "annotator" in f.value.columns)) == 1
+
+
+def test_the_app_imports_no_private_streamlit_module():
+    """Issue 10: pages and helpers use Streamlit's public API only (no ``streamlit.runtime.*`` helpers)."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    found = []
+    sources = [root / "app.py", *sorted((root / "app_pages").glob("*.py")),
+               *sorted((root / "empathy_app").glob("*.py"))]
+    for path in sources:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [(path.name, n) for n in names if n.startswith("streamlit.") and n != "streamlit.testing.v1"]
+    assert found == []

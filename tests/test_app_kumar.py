@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import app_ok as _ok  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.paths import shared_dataset  # noqa: E402
@@ -25,12 +26,7 @@ PAGES = ["app_pages/1_Data.py", "app_pages/2_Overview.py", "app_pages/3_Inspect.
          "app_pages/5_Agreement.py", "app_pages/6_Workbench.py", "app_pages/7_Judge.py"]
 DIMENSION = "level_emotional_reactions"  # EPITOME, scale 0-2
 
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    path = tmp_path / "overrides.sqlite"
-    monkeypatch.setenv("EMPATHY_STORE", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
 
 @pytest.fixture()
@@ -51,10 +47,6 @@ def imported():
     return import_kumar2025(directory)
 
 
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
 def _kumar_app(annotator: str | None = None) -> AppTest:
     """The app with the Kumar source chosen and loaded on the Data page, as a user does it."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
@@ -65,7 +57,7 @@ def _kumar_app(annotator: str | None = None) -> AppTest:
     at.switch_page("app_pages/1_Data.py").run()
     _ok(at)
     at.radio(key="data_source_kind").set_value("kumar2025").run()
-    at.button(key="data_load_kumar").click().run()
+    at.button(key="data_load_kumar2025").click().run()
     _ok(at)
     return at
 
@@ -89,7 +81,7 @@ def _frame(at: AppTest, column: str) -> pd.DataFrame:
 def test_choosing_the_kumar_source_loads_it(kumar_dir, _store):
     at = _kumar_app()
     assert at.session_state["source"] == {"kind": "kumar2025", "directory": str(kumar_dir)}
-    assert any("Loaded the Kumar et al. (2025) annotations" in s.value for s in at.success)
+    assert any("Loaded the Kumar et al. 2025 annotations" in s.value for s in at.success)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Items"] == "200" and metrics["Raters"] == "7" and metrics["Models"] == "4"
     assert any("**Outputs:** 200" in m.value for m in at.markdown)
@@ -123,7 +115,7 @@ def test_default_override_store_is_in_the_user_cache_dir(tmp_path, monkeypatch):
 def test_source_not_offered_when_the_folder_is_absent(monkeypatch):
     from empathy_app import state
 
-    monkeypatch.setattr(state, "kumar_directory", lambda: None)
+    monkeypatch.setattr(state, "import_directory", lambda name: None)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("app_pages/1_Data.py").run()
     _ok(at)

@@ -4,7 +4,6 @@ orphaned counts, several annotators and adjudication, escaped messages. Failure 
 
 from __future__ import annotations
 
-import html
 import os
 from pathlib import Path
 
@@ -12,6 +11,8 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import app_ok as _ok  # noqa: E402
+from conftest import app_texts as _texts
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.escaping import markdown_literal  # noqa: E402
@@ -25,12 +26,7 @@ APP = str(ROOT / "app.py")
 TIMEOUT = 240
 ODD = "A_[b]*"  # a model name full of Markdown
 
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    path = tmp_path / "overrides.sqlite"
-    monkeypatch.setenv("EMPATHY_STORE", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
 
 def _fixture(folder: Path) -> dict:
@@ -57,15 +53,6 @@ def _app(source: dict | None = None, *, committed: str | None = None, annotator:
     if committed is not None:
         at.session_state["relabel_annotator"] = committed
     return at.run()
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def _texts(elements) -> list[str]:
-    """What the user reads: Streamlit shows the character references of escaped data as characters."""
-    return [html.unescape(str(e.value)).replace("\u2060", "") for e in elements]
 
 
 def _on_screen(at: AppTest) -> tuple[str, str]:

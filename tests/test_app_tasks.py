@@ -3,13 +3,14 @@ a task without ratings, data without tasks, and overrides of other tasks kept ou
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import app_ok as _ok  # noqa: E402
+from conftest import app_texts as _texts
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.evaluate import compute_metrics  # noqa: E402
@@ -23,12 +24,7 @@ TIMEOUT = 90
 PAGES = ["app_pages/2_Overview.py", "app_pages/3_Inspect.py", "app_pages/4_Relabel.py", "app_pages/5_Agreement.py",
          "app_pages/7_Judge.py", "app_pages/9_Disagreement.py", "app_pages/1_Data.py"]
 
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    path = tmp_path / "overrides.sqlite"
-    monkeypatch.setenv("EMPATHY_STORE", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
 
 def _app(source: dict | None = None) -> AppTest:
@@ -38,15 +34,6 @@ def _app(source: dict | None = None) -> AppTest:
     at.session_state["annotator"] = "tester"
     at.session_state["relabel_annotator"] = "tester"  # the name committed on the Relabel page
     return at.run()
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def _texts(elements) -> list[str]:
-    """What the user reads: Streamlit shows the character references of escaped data as characters."""
-    return [html.unescape(str(e.value)) for e in elements]
 
 
 def _pivot(at: AppTest) -> pd.DataFrame:
@@ -115,9 +102,52 @@ def test_overview_of_one_task_equals_compute_metrics_by_task(demo_by_task, task)
     assert any(f"Task **{task}**" in c for c in _texts(at.caption))
 
 
+def _signature(at: AppTest) -> str:
+    return next(str(c.value) for c in at.code if str(c.value).startswith("empathy:"))
+
+
+def test_all_tasks_are_per_task_by_default_and_pooling_is_an_explicit_labelled_choice(demo_by_task):
+    """Issue 15: with several tasks the app shows every value within its task (compute_metrics(by_task=True),
+    a (task, model) row each); the sidebar's "Pool the tasks" gives compute_metrics(by_task=False), named
+    tasks:pooled in the signature, on the Overview and in the Agreement page's Spearman table."""
+    at = _app()
+    at.switch_page("app_pages/2_Overview.py").run()
+    _ok(at)
+    pivot = next(f.value for f in at.dataframe if "task" in f.value.columns and "model" in f.value.columns
+                 and any(" (" in c for c in f.value.columns)).set_index(["task", "model"])
+    expected = demo_by_task[demo_by_task["value"].notna()]
+    assert len(expected) >= 40 and set(pivot.index.get_level_values("task")) == {"counseling", "news", "translation"}
+    for row in expected.itertuples():
+        column = f"{row.metric} ({row.scorer})"
+        assert abs(pivot.loc[(row.task, row.model), column] - row.value) <= 5e-4 + 1e-12, (row.task, column)
+        assert pivot.loc[(row.task, row.model), f"n {column}"] == row.n
+    assert "tasks:" not in _signature(at)
+    assert any("Computed **per task**" in c for c in _texts(at.caption))
+    at.switch_page("app_pages/5_Agreement.py").run()
+    _ok(at)
+    pairs = next(f.value for f in at.dataframe if "scorer_a" in f.value.columns)
+    assert set(pairs["task"]) <= {"counseling", "news", "translation"} and len(pairs) > 0
+
+    at.sidebar.toggle(key="_w_pooled").set_value(True).run()
+    _ok(at)
+    assert at.session_state["pooled_tasks"] is True
+    pairs = next(f.value for f in at.dataframe if "scorer_a" in f.value.columns)
+    assert "task" not in pairs.columns
+    at.switch_page("app_pages/2_Overview.py").run()
+    data = load_dataset(DEMO_DIR / "outputs.csv", sorted(DEMO_DIR.glob("ratings*.csv")))
+    pooled = compute_metrics(data.outputs, data.ratings, by_task=False)
+    shown = _pivot(at)
+    for row in pooled.table[pooled.table["value"].notna()].itertuples():
+        assert abs(shown.loc[row.model, f"{row.metric} ({row.scorer})"] - row.value) <= 5e-4 + 1e-12
+    fields = _signature(at).split("|")
+    assert "tasks:pooled" in fields and set(str(pooled.signature).split("|")) < set(fields)
+    assert any("**Tasks pooled**" in c for c in _texts(at.caption))
+
+
 def test_counseling_ca_of_one_model_and_the_choice_holds_on_every_page(demo_by_task):
     at = _app()
     at.switch_page("app_pages/2_Overview.py").run()
+    at.sidebar.toggle(key="_w_pooled").set_value(True).run()  # pooled: one value per model over all tasks
     all_tasks = float(_pivot(at).loc["hazel", "CA (author)"])
     sa_all = float(_pivot(at).loc["hazel", "SA (author)"])
     _choose_task(at, "counseling")
@@ -192,6 +222,7 @@ def test_overrides_of_other_tasks_stay_out_of_a_task(tmp_path, _store):
                                         annotator="someone")
     at = _app(source)
     at.switch_page("app_pages/2_Overview.py").run()
+    at.sidebar.toggle(key="_w_pooled").set_value(True).run()  # pooled: one value per model over both tasks
     assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": 0.75}  # n1 B and the override of n2 B
     _choose_task(at, "counseling")
     assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": 0.5}
@@ -201,3 +232,24 @@ def test_overrides_of_other_tasks_stay_out_of_a_task(tmp_path, _store):
     assert any("with 1 human override(s)" in c for c in _texts(at.caption))
     at.switch_page("app_pages/1_Data.py").run()
     assert len(next(f.value for f in at.dataframe if "annotator" in f.value.columns)) == 1
+
+
+def test_the_overview_shows_both_egm_readings_where_they_differ(demo_by_task):
+    """Issue 15: EGM with a + b = 0 counted as 0 (the default, Eq. 2 as written) and left out, side by side for
+    every (task, model, judge) where they differ, with the signature of the second reading."""
+    data = load_dataset(DEMO_DIR / "outputs.csv", sorted(DEMO_DIR.glob("ratings*.csv")))
+    left_out = compute_metrics(data.outputs, data.ratings, by_task=True, egm_both_zero="exclude").table
+    at = _app()
+    at.switch_page("app_pages/2_Overview.py").run()
+    _ok(at)
+    shown = next(f.value for f in at.dataframe if "EGM (a+b=0 left out)" in f.value.columns)
+    merged = demo_by_task[demo_by_task["metric"] == "EGM"].merge(
+        left_out[left_out["metric"] == "EGM"], on=["task", "model", "scorer"], suffixes=("", "_out"))
+    differ = merged[(merged["value"] - merged["value_out"]).abs() > 1e-12]
+    assert len(differ) == len(shown) >= 10  # 22 on the demo
+    for row in differ.itertuples():
+        line = shown[(shown["task"] == row.task) & (shown["model"] == row.model) & (shown["scorer"] == row.scorer)]
+        assert line["EGM (a+b=0 as 0)"].item() == pytest.approx(row.value, abs=5e-4 + 1e-12)
+        assert line["EGM (a+b=0 left out)"].item() == pytest.approx(row.value_out, abs=5e-4 + 1e-12)
+        assert line["n (as 0)"].item() == row.n and line["n (left out)"].item() == row.n_out
+    assert any("egm-both-zero:exclude" in str(c.value) for c in at.caption)

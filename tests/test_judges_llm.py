@@ -9,17 +9,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from fake_openai_server import FakeOpenAIServer
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fake_openai_server import FakeOpenAIServer  # noqa: E402
-
-from empathy.io import validate_ratings  # noqa: E402
-from empathy.judges import (  # noqa: E402
+from empathy.io import validate_ratings
+from empathy.judges import (
     PROTOCOLS,
     JudgeCache,
     JudgeConfig,
@@ -28,9 +24,9 @@ from empathy.judges import (  # noqa: E402
     run_judge,
     split_sentences,
 )
-from empathy.judges.prompts import AFFECT, AFFECT_GENERATION_FIRST, CONFLICT_VARIANTS  # noqa: E402
-from empathy.judges.run import _generation_first  # noqa: E402
-from empathy.judges.segment import spacy_sentences  # noqa: E402
+from empathy.judges.prompts import AFFECT, AFFECT_GENERATION_FIRST, CONFLICT_VARIANTS
+from empathy.judges.run import _generation_first
+from empathy.judges.segment import spacy_sentences
 
 KEY = "sk-test-SECRETKEY-0123456789abcdef"
 KEY_ENV = "EMPATHY_TEST_JUDGE_KEY"

@@ -484,3 +484,25 @@ def test_docs_agreement_tables_are_current():
     block = bench.build_block(DATA)
     docs = (root / "docs/kumar2025.md").read_text(encoding="utf-8")
     assert f"{bench.BEGIN}\n{block}\n{bench.END}" in docs
+
+
+def test_the_importer_registry_drives_the_cli_and_names_the_store():
+    """Issue 10: one registry of importers; the CLI's ``import`` choices, options and the store file come from it."""
+    from empathy.cli import build_parser
+    from empathy.datasets import IMPORTERS, get_importer
+    from empathy.datasets.report import ImportReport
+
+    importer = get_importer("kumar2025")
+    assert (importer.folder, importer.store_file, importer.module) == (
+        "kumar2025-empathic-communication", "overrides-kumar2025.sqlite", "empathy.datasets.kumar2025")
+    with pytest.raises(ValueError, match="unknown importer 'nope'; known: kumar2025"):
+        get_importer("nope")
+    parser = build_parser()
+    args = parser.parse_args(["import", "kumar2025", "DIR", "--out", "O", "--runs", "first", "--with-seeker"])
+    assert (args.dataset, args.directory, args.runs, args.include_seeker) == ("kumar2025", "DIR", "first", True)
+    defaults = parser.parse_args(["import", "kumar2025", "DIR", "--out", "O"])
+    assert {o.parameter: getattr(defaults, o.parameter) for o in importer.options} == {"runs": "mean",
+                                                                                       "include_seeker": False}
+    assert set(IMPORTERS) == {"kumar2025"}
+    # the general report (empathy/datasets/report.py) names its importer
+    assert ImportReport(directory="/d", title="X").format().startswith("X import from /d\nseeker self-ratings")

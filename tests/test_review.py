@@ -205,3 +205,25 @@ def test_metric_pivot_columns():
     assert list(pivot.columns) == ["model", "CA (j)", "n CA (j)", "LD (spacy)", "n LD (spacy)"]
     assert pivot["CA (j)"].tolist() == [0.5, 1.0]
     assert pd.isna(pivot["LD (spacy)"].iloc[1])
+
+
+def test_egm_readings_lists_the_models_whose_egm_differs_between_the_two_readings():
+    """Hand case: m1's EGM is 0.2 with the a+b=0 items counted as 0 (n 5) and 0.5 without them (n 2); m2's is
+    the same under both (no such item), so it is not listed; m3 has only a+b=0 items, undefined when left out."""
+    from empathy.review import egm_readings
+
+    def table(rows):
+        return pd.DataFrame([{"task": "all", "model": model, "scorer": "j", "metric": metric, "value": value,
+                              "n": n, "n_missing": 0, "n_undefined": 0} for model, metric, value, n in rows])
+
+    zero = table([("m1", "EGM", 0.2, 5), ("m2", "EGM", 0.4, 3), ("m3", "EGM", 0.0, 2), ("m1", "SA", 0.9, 5)])
+    exclude = table([("m1", "EGM", 0.5, 2), ("m2", "EGM", 0.4, 3), ("m3", "EGM", float("nan"), 0),
+                     ("m1", "SA", 0.9, 5)])
+    shown = egm_readings(zero, exclude)
+    assert list(shown.columns) == ["model", "scorer", "EGM (a+b=0 as 0)", "n (as 0)", "EGM (a+b=0 left out)",
+                                   "n (left out)"]
+    assert shown["model"].tolist() == ["m1", "m3"]
+    assert shown.iloc[0, 2:].tolist() == [0.2, 5, 0.5, 2]
+    assert shown.iloc[1, 2] == 0.0 and np.isnan(shown.iloc[1, 4])
+    per_task = egm_readings(zero.assign(task="news"), exclude.assign(task="news"))
+    assert per_task.columns[0] == "task" and per_task["task"].tolist() == ["news", "news"]

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from fake_openai_server import FakeOpenAIServer
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fake_openai_server import FakeOpenAIServer  # noqa: E402
-
-from empathy.judges import EmbeddingConfig, JudgeRunError  # noqa: E402
-from empathy.standard import (  # noqa: E402
+from empathy.judges import EmbeddingConfig, JudgeRunError
+from empathy.standard import (
     chrf,
     cider_d,
     cider_tokens,
@@ -42,7 +38,6 @@ def test_rouge_l_hand_worked_and_against_rouge_score():
     scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
     expected = [scorer.score(r, g)["rougeL"].fmeasure for r, g in PAIRS]
     np.testing.assert_allclose(rouge_l(*zip(*PAIRS, strict=True)), expected)
-
 
 
 def lcs_table(a: list[object], b: list[object]) -> int:

@@ -88,27 +88,6 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
                        help="times a failed partition is retried with --scheduler (default 2)")
 
 
-def parse_sizes(text: str, *, option: str = "--sizes") -> list[int]:
-    """``"50, 100;150"`` -> ``[50, 100, 150]``: positive whole numbers in ASCII digits.
-
-    Raises ValueError naming the bad entry (``1_000``, ``١٠`` and ``2.5`` are not sizes); whether a size fits
-    the data is :func:`empathy.stability.sample_size_stability`'s check.
-    """
-    sizes = []
-    for part in text.replace(";", ",").split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if not (part.isascii() and part.isdigit()):
-            raise ValueError(f"{option}: {part!r} is not a whole number (use e.g. {option} 50,100,150,200)")
-        if int(part) < 1:
-            raise ValueError(f"{option}: {part!r} is not a positive size")
-        sizes.append(int(part))
-    if not sizes:
-        raise ValueError(f"{option}: give at least one size (e.g. {option} 50,100,150,200)")
-    return sizes
-
-
 def error_message(exc: BaseException) -> str:
     """One terminal-safe line describing ``exc`` (an OSError names its file)."""
     if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):

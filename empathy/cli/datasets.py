@@ -1,4 +1,5 @@
-"""The data set importers: ``empathy import kumar2025 DIR --out OUT``.
+"""The data set importers: ``empathy import NAME DIR --out OUT`` for every importer of
+:data:`empathy.datasets.IMPORTERS`.
 
 Writes outputs.csv, ratings.csv and import_report.json to OUT and prints the report of what was read, dropped
 and merged; a bad input directory or file exits 2 with one line naming the file.
@@ -9,35 +10,40 @@ from __future__ import annotations
 import argparse
 
 from empathy.cli.common import set_handler
+from empathy.datasets import IMPORTERS, get_importer
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    """Add the ``import`` sub-command (with the data set as its own sub-choice)."""
+    """Add the ``import`` sub-command (with the data set as its own sub-choice, one per importer)."""
     parser = commands.add_parser(
         "import", help="import a published multi-annotator data set into outputs.csv + ratings.csv",
         description="Import a published data set into the empathy data model (outputs.csv, ratings.csv and "
                     "import_report.json in --out); the report of what was read, dropped and merged is printed.")
     datasets = parser.add_subparsers(dest="dataset", metavar="DATASET", parser_class=type(parser))
     datasets.required = True
-    kumar = datasets.add_parser(
-        "kumar2025", help="Kumar et al. (2025): expert, crowd and LLM ratings of 200 support conversations",
-        description="Import shared/datasets/kumar2025-empathic-communication (see docs/kumar2025.md).")
-    kumar.add_argument("directory", metavar="DIR", help="the data set folder (holding annotations/ and original_data/)")
-    kumar.add_argument("--out", required=True, metavar="OUT", help="output folder (created if needed)")
-    kumar.add_argument("--runs", choices=("mean", "first"), default="mean",
-                       help="repeated LLM runs of one conversation: keep their mean (default) or the first run")
-    kumar.add_argument("--with-seeker", action="store_true",
-                       help="also import the Perceived Empathy seekers' own ratings as rater 'seeker'")
-    kumar.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
-    set_handler(kumar, run_kumar2025)
+    for importer in IMPORTERS.values():
+        command = datasets.add_parser(
+            importer.name, help=importer.summary,
+            description=f"Import shared/datasets/{importer.folder}" + (f" (see {importer.doc})." if importer.doc
+                                                                          else "."))
+        command.add_argument("directory", metavar="DIR", help="the data set folder")
+        command.add_argument("--out", required=True, metavar="OUT", help="output folder (created if needed)")
+        for option in importer.options:
+            if option.switch:
+                command.add_argument(option.flag, dest=option.parameter, action="store_true", help=option.help)
+            else:
+                command.add_argument(option.flag, dest=option.parameter, choices=option.choices or None,
+                                     default=option.default, help=option.help)
+        command.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
+        set_handler(command, run_import)
 
 
-def run_kumar2025(args: argparse.Namespace) -> int:
-    """Run the Kumar et al. (2025) import for parsed ``args``; return the exit code."""
+def run_import(args: argparse.Namespace) -> int:
+    """Run the import ``args.dataset`` for parsed ``args``; return the exit code."""
     from empathy.cli.common import print_json
-    from empathy.datasets.kumar2025 import import_kumar2025
 
-    result = import_kumar2025(args.directory, runs=args.runs, include_seeker=args.with_seeker)
+    importer = get_importer(args.dataset)
+    result = importer(args.directory, **{o.parameter: getattr(args, o.parameter) for o in importer.options})
     try:
         paths = result.write(args.out)
     except OSError as exc:

@@ -11,11 +11,14 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from empathy.cli.common import EXIT_OK, CommandFailed, check_inputs, print_csv, print_json, print_table, set_handler
 from empathy.escaping import terminal_literal
 from empathy.files import RATINGS_SUFFIXES
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # The judges' protocol names, spelled out so the parser does not import the judges package (and openai);
 # tests/test_judges_cli.py checks they equal empathy.judges.prompts.PROTOCOLS.
@@ -68,6 +71,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--list", action="store_true", help="list the available judges and exit")
+    parser.add_argument("--overrides", metavar="SQLITE",
+                        help="override store whose decisions this run is classified against (confirmed, still "
+                        "disputed, stale, orphaned); default: $EMPATHY_STORE or the store beside OUTPUTS when it "
+                        "exists")
+    parser.add_argument("--store-name", metavar="NAME",
+                        help="the data set's name in the store (default: the outputs file, relative to the store)")
+    parser.add_argument("--rerun-of", metavar="RATER",
+                        help="the rater whose human decisions this run re-rates (default: the judge's own name)")
     set_handler(parser, run_judge)
 
     standard = commands.add_parser(
@@ -126,7 +137,49 @@ def run_judge(args: argparse.Namespace) -> int:
         reasons = result.missing["reason"].value_counts().head(3)
         for reason, count in reasons.items():
             print(f"  missing x{count}: {terminal_literal(reason)}", file=sys.stderr)
+    summary = _ledger_summary(args, outputs, result.ratings)
+    if summary:
+        print(terminal_literal(summary), file=sys.stderr)
     return EXIT_OK
+
+
+def _store_of(args: argparse.Namespace) -> Path | None:
+    """The override store a ``judge`` run meets: ``--overrides``, else the data set's default store if it exists
+    (a run never creates one)."""
+    if args.overrides:
+        path = Path(args.overrides)
+        if not path.is_file():
+            raise ValueError(f"{args.overrides}: override store not found")
+        return path
+    from empathy.store import default_store_path
+
+    path = default_store_path(Path(args.outputs).resolve().parent)
+    return path if path.is_file() else None
+
+
+def _ledger_summary(args: argparse.Namespace, outputs: pd.DataFrame, ratings: pd.DataFrame) -> str:
+    """The re-run against the human decisions (as ``metrics --overrides`` applies them), or ``""`` without a store.
+
+    Decisions of the rater ``--rerun-of`` (default: the rater this run wrote) are confirmed when the new judge
+    value equals the human's, still disputed when it differs, stale when the text changed since, orphaned when
+    the output is gone (:func:`empathy.overrides.rerun_against_ledger`).
+    """
+    path = _store_of(args)
+    if path is None:
+        return ""
+    import sqlite3
+
+    from empathy.io import DataError
+    from empathy.overrides import ledger_for_files, rerun_against_ledger
+
+    try:
+        ledger = ledger_for_files(path, args.outputs, outputs, name=args.store_name)
+    except sqlite3.Error as exc:  # a corrupt or foreign file given as the store
+        raise DataError(str(path), f"cannot read the override store ({exc})") from None
+    raters = sorted(set(ratings["rater"].astype(str)))
+    mapping = {args.rerun_of: raters[0]} if args.rerun_of and len(raters) == 1 else None
+    rerun = rerun_against_ledger(ledger, ratings, outputs, rater_map=mapping)
+    return f"{rerun.summary()} [store {path}]"
 
 
 def run_standard(args: argparse.Namespace) -> int:

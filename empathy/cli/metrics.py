@@ -94,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
 
     # The paper reports per task: with several tasks the default is per task, and pooling is an explicit,
     # labelled choice (pooled LD standardises across genres).
+    # The plan names pooled tasks in the signature ('tasks:pooled').
     by_task = args.by_task or (not args.pooled and default_by_task(dataset.outputs))
-    pooled_tasks = not by_task and dataset.outputs["task"].nunique() > 1
 
     try:
         features = _cluster_features(args, dataset.outputs) if args.scheduler is not None else None
@@ -106,8 +106,6 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise _located(exc, dataset.outputs, args.outputs) from None
     extra = dict(ledger.signature_fields()) if ledger is not None else {}
-    if pooled_tasks:
-        extra["tasks"] = "pooled"
     if extra:
         report = replace(report, signature=replace(report.signature, extra={**report.signature.extra, **extra}))
     if args.format == "json":

@@ -22,7 +22,6 @@ from empathy.cli.common import (
     check_inputs,
     json_rows,
     load_inputs,
-    parse_sizes,
     print_csv,
     print_json,
     print_table,
@@ -152,8 +151,10 @@ def _matrix(args: argparse.Namespace):  # noqa: ANN202 - (DataFrame, dict, DataF
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``stability``: mean +- sd per group and size, and the rank Spearman across sizes."""
-    sizes = parse_sizes(args.sizes) if args.sizes is not None else None
     check_inputs(args.input, *(args.ratings or []))
+    from empathy.stability import parse_sizes  # SciPy: only once the input files are known good
+
+    sizes = parse_sizes(args.sizes, option="--sizes") if args.sizes is not None else None
     if args.summary:
         return _summary(args)
     matrix, what, ratings = _matrix(args)

@@ -183,7 +183,10 @@ def _bare_small_clause(clause: Token) -> bool:
 def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
     """Every passive predicate of the document, with and without agent, in token order.
 
-    ``verbs`` is the set of verb base forms, used to recognise un-prefixed adjectival participles.
+    ``verbs`` is the set of verb base forms, used to recognise un-prefixed adjectival participles. A first
+    pass finds the passives the parser marks (``nsubjpass``/``auxpass``/``agent``) and those after an
+    apostrophe-less "be" (:func:`_marked_passive`, :func:`_apostropheless_passive`); a second pass judges the
+    remaining participles, whose status may depend on a passive found in the first (:func:`_participle_passive`).
     """
     found: dict[int, Passive] = {}
     participles: list[Token] = []
@@ -192,51 +195,14 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             head = token.head
             if head.i in found or head.lemma_ == "be":
                 continue  # "he's been away": "been" is no participle of a passive
-            aux = next((c for c in head.children if c.dep_ == "auxpass"), None)
-            if aux is not None and not (_be_form(aux) or _get_form(aux)):
-                continue  # "looks browned": a copular verb with a participle complement
-            if aux is not None and aux.lower_ in _S_CONTRACTIONS and _perfect_after_s(head):
-                continue  # "he's got a plan", "what's happened", "it's taken over my life": 's is "has"
-            if head.dep_ in ("amod", "compound") and not (aux is not None and aux.tag_ in ("VB", "VBG", "VBN")):
-                # "who's stated goals": an attributive participle is no predicate, unless a non-finite "be"
-                # makes it one wherever the parser hung it ("Being ignored hurts").
+            passive = _marked_passive(head, verbs)
+            if passive is None:
                 continue
-            if aux is None and any(c.dep_ == "aux" and c.lemma_ == "have" for c in head.children):
-                continue  # "everyone has it all figured out": with only "have" and no be/get it is a perfect
-            if aux is None and not any(c.dep_ == "aux" for c in head.children) and any(
-                    c.dep_ == "nsubjpass" and c.tag_ in ("WDT", "WP") for c in head.children):
-                continue  # "a test which ... discriminated": a relative pronoun needs a finite verb, no be
-            if (head.lower_ in ("done", "finished") and not _has_agent(head)
-                    and any(c.dep_ == "nsubjpass" and c.lower_ in _PERSONAL for c in head.children)):
-                continue  # "after they were done", "I'm finished": a person who is done has finished (adjective)
-            # Only a past participle can be passive ("I'm suppose to" is a misparse); after a passive
-            # auxiliary a form tagged as simple past ("were acted") is read as the participle, and so is an
-            # "experienced"-type word tagged as adjective when its verb reading holds ("anger was experienced").
-            if head.tag_ != "VBN" and not (aux is not None and head.tag_ == "VBD") and not (
-                    head.lower_ in PERSONAL_STATIVES and _personal_stative_is_verb(head)):
-                continue
-            agent = _has_agent(head)
-            get = aux is not None and _get_form(aux)
-            if not agent and (_adjectival(head, verbs) or (get and head.lower_ in GET_ADJECTIVAL)):
-                continue
-            rule = "get-passive" if get else "be-passive"
-            start = min(aux.i, head.i) if aux is not None else head.i
-            found[head.i] = Passive(head.i, start, head.i + 1, rule, agent)
-        if (token.tag_ in ("VBN", "VBD") and token.i > 0 and token.i not in found
-                and (doc[token.i - 1].lower_ in _BE_NEGATIVES
-                     or (doc[token.i - 1].head.i == token.i and (doc[token.i - 1].lower_ in APOSTROPHELESS_BE or (
-                         doc[token.i - 1].lower_ == "its" and token.dep_ not in ("amod", "compound")))))
-                and not any(c.dep_ in ("aux", "auxpass") for c in token.children)):
-            # "Sports isn cancelled yet", "I know its stolen": the parser reads neither the apostrophe-less
-            # "isn" nor "its" (for "it's") as an auxiliary; a possessive cannot modify a participle. "isn",
-            # "wasn" ... can only be "be", wherever the parser hung them; "s", "m", "its" only when they
-            # depend on the participle.
-            aux = doc[token.i - 1]
-            agent = _has_agent(token)
-            if aux.lower_ in _S_CONTRACTIONS and _perfect_after_s(token):
-                pass  # "thats happened": the apostrophe-less 's is "has"
-            elif agent or not _adjectival(token, verbs):
-                found[token.i] = Passive(token.i, aux.i, token.i + 1, "be-passive", agent)
+            found[head.i] = passive
+        if token.i not in found:
+            passive = _apostropheless_passive(token, verbs)
+            if passive is not None:
+                found[token.i] = passive
                 continue
         # A past form heading a subjectless relative ("letters sent last week") or coordinated with a passive
         # ("was swept away and found ...") is a participle the tagger read as a simple past. A token that is
@@ -245,60 +211,124 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             participles.append(token)
     # Second pass: participles whose status depends on a head found above (coordination) or on context.
     for token in participles:
-        if token.i in found:
-            continue
-        dep = token.dep_
-        head = token.head
-        own = {child.dep_ for child in token.children}
-        agent = "agent" in own
-        if token.tag_ == "VBD" and not (dep == "acl" or (
-                dep == "conj" and head.i in found and not own & {"dobj", "ccomp"} and not any(
-                    _infinitive(c) for c in token.children) and token.lemma_ not in ("be", "have", "do"))):
-            # A simple past counts only as a relative's or a passive's coordinated participle, and then only
-            # without an object or a clause that an active verb takes ("was caught and decided to lie").
-            continue
-        if dep in ("ROOT", "advcl") and any(c.dep_ == "conj" and c.tag_ == "VBD" for c in token.children):
-            # Coordinated with a simple past, a subjectless "participle" is one too, the subject left out
-            # ("Listened to my problem and gave advice.", "Walked in and was out in 10 minutes").
-            continue
-        if not agent and token.lemma_ in INTRANSITIVE_VERBS and dep != "conj":
-            continue  # "Just vanished.", "Listened to my problem.": no passive without a transitive verb
-        if dep == "ROOT" and token.tag_ == "VBN" and not own & _OWN_CLAUSE and "dobj" not in own:
-            # A root participle without subject or auxiliary is a fragment passive ("Highly recommended.").
-            # With a subject it is too often a simple past mis-tagged as a participle to count.
-            if agent or not _adjectival(token, verbs):
-                found[token.i] = Passive(token.i, token.i, token.i + 1, "participle-clause", agent)
-            continue
-        if own & _OWN_CLAUSE:
-            continue
-        if dep in ("acomp", "xcomp", "oprd", "ccomp", "advcl") and _get_form(head) and head.i < token.i:
-            if token.lower_ in GET_ADJECTIVAL and not agent:
-                continue
-            found[token.i] = Passive(token.i, head.i, token.i + 1, "get-passive", agent)
-        elif dep == "conj" and head.i in found:
-            if not agent and _adjectival(token, verbs):
-                continue
-            found[token.i] = Passive(token.i, token.i, token.i + 1, "coordinated-passive", agent)
-        elif dep == "acl" and head.pos_ in _NOMINAL_HEADS and head.i < token.i and not _clause_subject(head):
-            if not agent and _adjectival(token, verbs):
-                continue
-            copula = head.head
-            if (head.dep_ in ("nsubj", "dobj") and copula.lemma_ == "have" and copula.is_sent_start
-                    and doc[copula.sent.end - 1].text == "?"):
-                continue  # "Has something changed?": an inverted perfect question, not "have it done"
-            if (head.dep_ == "nsubj" and copula.lemma_ == "be" and copula.i < head.i
-                    and not any(c.dep_ in ("attr", "acomp") and c.lower_ not in _WH_WORDS
-                                for c in copula.children)):
-                # Subject-auxiliary inversion ("why is the city called X?"): the parser hangs the
-                # participle on the subject, but "is ... called" is a clausal be-passive.
-                found[token.i] = Passive(token.i, copula.i, token.i + 1, "be-passive", agent)
-            else:
-                found[token.i] = Passive(token.i, token.i, token.i + 1, "reduced-relative", agent)
-        elif dep == "advcl" and not any(child.dep_ == "mark" for child in token.children if child.i < token.i):
-            if not agent and _adjectival(token, verbs):
-                continue
-            found[token.i] = Passive(token.i, token.i, token.i + 1, "participle-clause", agent)
+        if token.i not in found:
+            passive = _participle_passive(token, found, verbs)
+            if passive is not None:
+                found[token.i] = passive
     return [found[i] for i in sorted(found)]
+
+
+def _marked_passive(head: Token, verbs: frozenset[str]) -> Passive | None:
+    """The passive headed by ``head``, a word the parser gave a passive dependent, or ``None`` when it is none."""
+    aux = next((c for c in head.children if c.dep_ == "auxpass"), None)
+    if aux is not None and not (_be_form(aux) or _get_form(aux)):
+        return None  # "looks browned": a copular verb with a participle complement
+    if aux is not None and aux.lower_ in _S_CONTRACTIONS and _perfect_after_s(head):
+        return None  # "he's got a plan", "what's happened", "it's taken over my life": 's is "has"
+    if head.dep_ in ("amod", "compound") and not (aux is not None and aux.tag_ in ("VB", "VBG", "VBN")):
+        # "who's stated goals": an attributive participle is no predicate, unless a non-finite "be"
+        # makes it one wherever the parser hung it ("Being ignored hurts").
+        return None
+    if aux is None and any(c.dep_ == "aux" and c.lemma_ == "have" for c in head.children):
+        return None  # "everyone has it all figured out": with only "have" and no be/get it is a perfect
+    if aux is None and not any(c.dep_ == "aux" for c in head.children) and any(
+            c.dep_ == "nsubjpass" and c.tag_ in ("WDT", "WP") for c in head.children):
+        return None  # "a test which ... discriminated": a relative pronoun needs a finite verb, no be
+    if (head.lower_ in ("done", "finished") and not _has_agent(head)
+            and any(c.dep_ == "nsubjpass" and c.lower_ in _PERSONAL for c in head.children)):
+        return None  # "after they were done", "I'm finished": a person who is done has finished (adjective)
+    # Only a past participle can be passive ("I'm suppose to" is a misparse); after a passive
+    # auxiliary a form tagged as simple past ("were acted") is read as the participle, and so is an
+    # "experienced"-type word tagged as adjective when its verb reading holds ("anger was experienced").
+    if head.tag_ != "VBN" and not (aux is not None and head.tag_ == "VBD") and not (
+            head.lower_ in PERSONAL_STATIVES and _personal_stative_is_verb(head)):
+        return None
+    agent = _has_agent(head)
+    get = aux is not None and _get_form(aux)
+    if not agent and (_adjectival(head, verbs) or (get and head.lower_ in GET_ADJECTIVAL)):
+        return None
+    start = min(aux.i, head.i) if aux is not None else head.i
+    return Passive(head.i, start, head.i + 1, "get-passive" if get else "be-passive", agent)
+
+
+def _apostropheless_passive(token: Token, verbs: frozenset[str]) -> Passive | None:
+    """A be-passive whose "be" the parser does not read as an auxiliary, or ``None``.
+
+    "Sports isn cancelled yet", "I know its stolen": the parser reads neither the apostrophe-less "isn" nor
+    "its" (for "it's") as an auxiliary; a possessive cannot modify a participle. "isn", "wasn" ... can only be
+    "be", wherever the parser hung them; "s", "m", "its" only when they depend on the participle.
+    """
+    doc = token.doc
+    if not (token.tag_ in ("VBN", "VBD") and token.i > 0
+            and (doc[token.i - 1].lower_ in _BE_NEGATIVES
+                 or (doc[token.i - 1].head.i == token.i and (doc[token.i - 1].lower_ in APOSTROPHELESS_BE or (
+                     doc[token.i - 1].lower_ == "its" and token.dep_ not in ("amod", "compound")))))
+            and not any(c.dep_ in ("aux", "auxpass") for c in token.children)):
+        return None
+    aux = doc[token.i - 1]
+    agent = _has_agent(token)
+    if aux.lower_ in _S_CONTRACTIONS and _perfect_after_s(token):
+        return None  # "thats happened": the apostrophe-less 's is "has"
+    if agent or not _adjectival(token, verbs):
+        return Passive(token.i, aux.i, token.i + 1, "be-passive", agent)
+    return None
+
+
+def _participle_passive(token: Token, found: dict[int, Passive], verbs: frozenset[str]) -> Passive | None:
+    """The passive a participle without passive dependents forms in its context (``found``: the passives found
+    so far), or ``None``: a fragment, get-, coordinated or participle-clause passive, or a reduced relative."""
+    dep = token.dep_
+    head = token.head
+    own = {child.dep_ for child in token.children}
+    agent = "agent" in own
+    if token.tag_ == "VBD" and not (dep == "acl" or (
+            dep == "conj" and head.i in found and not own & {"dobj", "ccomp"} and not any(
+                _infinitive(c) for c in token.children) and token.lemma_ not in ("be", "have", "do"))):
+        # A simple past counts only as a relative's or a passive's coordinated participle, and then only
+        # without an object or a clause that an active verb takes ("was caught and decided to lie").
+        return None
+    if dep in ("ROOT", "advcl") and any(c.dep_ == "conj" and c.tag_ == "VBD" for c in token.children):
+        # Coordinated with a simple past, a subjectless "participle" is one too, the subject left out
+        # ("Listened to my problem and gave advice.", "Walked in and was out in 10 minutes").
+        return None
+    if not agent and token.lemma_ in INTRANSITIVE_VERBS and dep != "conj":
+        return None  # "Just vanished.", "Listened to my problem.": no passive without a transitive verb
+    if dep == "ROOT" and token.tag_ == "VBN" and not own & _OWN_CLAUSE and "dobj" not in own:
+        # A root participle without subject or auxiliary is a fragment passive ("Highly recommended.").
+        # With a subject it is too often a simple past mis-tagged as a participle to count.
+        if agent or not _adjectival(token, verbs):
+            return Passive(token.i, token.i, token.i + 1, "participle-clause", agent)
+        return None
+    if own & _OWN_CLAUSE:
+        return None
+    if dep in ("acomp", "xcomp", "oprd", "ccomp", "advcl") and _get_form(head) and head.i < token.i:
+        if token.lower_ in GET_ADJECTIVAL and not agent:
+            return None
+        return Passive(token.i, head.i, token.i + 1, "get-passive", agent)
+    if not agent and _adjectival(token, verbs):
+        return None  # an adjectival participle, in each of the remaining contexts
+    if dep == "conj" and head.i in found:
+        return Passive(token.i, token.i, token.i + 1, "coordinated-passive", agent)
+    if dep == "acl" and head.pos_ in _NOMINAL_HEADS and head.i < token.i and not _clause_subject(head):
+        return _reduced_relative(token, head, agent)
+    if dep == "advcl" and not any(child.dep_ == "mark" for child in token.children if child.i < token.i):
+        return Passive(token.i, token.i, token.i + 1, "participle-clause", agent)
+    return None
+
+
+def _reduced_relative(token: Token, head: Token, agent: bool) -> Passive | None:
+    """A participle hung on a noun (``acl``): a reduced relative ("letters sent last week"), a clausal
+    be-passive under subject-auxiliary inversion, or ``None`` for an inverted perfect question."""
+    copula = head.head
+    if (head.dep_ in ("nsubj", "dobj") and copula.lemma_ == "have" and copula.is_sent_start
+            and token.doc[copula.sent.end - 1].text == "?"):
+        return None  # "Has something changed?": an inverted perfect question, not "have it done"
+    if (head.dep_ == "nsubj" and copula.lemma_ == "be" and copula.i < head.i
+            and not any(c.dep_ in ("attr", "acomp") and c.lower_ not in _WH_WORDS for c in copula.children)):
+        # Subject-auxiliary inversion ("why is the city called X?"): the parser hangs the participle on the
+        # subject, but "is ... called" is a clausal be-passive.
+        return Passive(token.i, copula.i, token.i + 1, "be-passive", agent)
+    return Passive(token.i, token.i, token.i + 1, "reduced-relative", agent)
 
 
 #: Words that introduce only a finite clause (never a noun phrase), so the noun after them is a subject.

@@ -170,6 +170,15 @@ class JudgeConfig:
                 raise JudgeConfigError(f"judge {self.name!r}: base_url must be an http(s) URL")
             if not self.model:
                 raise JudgeConfigError(f"judge {self.name!r}: model is required")
+        self._check_choices()
+        self._check_numbers()
+        if self.api_key_env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", self.api_key_env):
+            # Catches the commonest mistake: pasting the key itself where its variable name belongs.
+            raise JudgeConfigError(f"judge {self.name!r}: api_key_env must be the NAME of an environment "
+                                   "variable, not a key")
+
+    def _check_choices(self) -> None:
+        """The options that take one of a few names."""
         if self.structured_output not in STRUCTURED_MODES:
             raise JudgeConfigError(f"judge {self.name!r}: structured_output must be one of "
                                    f"{', '.join(STRUCTURED_MODES)}, got {self.structured_output!r}")
@@ -188,6 +197,9 @@ class JudgeConfig:
         if self.segmentation not in SEGMENTATIONS:
             raise JudgeConfigError(f"judge {self.name!r}: segmentation must be one of {', '.join(SEGMENTATIONS)}, "
                                    f"got {self.segmentation!r}")
+
+    def _check_numbers(self) -> None:
+        """The numeric options and ``extra_body``."""
         if not isinstance(self.extra_body, Mapping):
             raise JudgeConfigError(f"judge {self.name!r}: extra_body must be a table of request fields")
         if not isinstance(self.concurrency, int) or self.concurrency < 1:
@@ -200,10 +212,6 @@ class JudgeConfig:
             value = getattr(self, attr)
             if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
                 raise JudgeConfigError(f"judge {self.name!r}: {attr} must be a non-negative number")
-        if self.api_key_env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", self.api_key_env):
-            # Catches the commonest mistake: pasting the key itself where its variable name belongs.
-            raise JudgeConfigError(f"judge {self.name!r}: api_key_env must be the NAME of an environment "
-                                   "variable, not a key")
 
     @property
     def endpoint(self) -> str:

@@ -124,6 +124,16 @@ def _int(value: object) -> int:
         return 0
 
 
+@dataclass(frozen=True)
+class _Failure:
+    """What a failed call means for its request: ``retry`` (spends an attempt), ``again`` (the same attempt in
+    another mode), ``stop`` (not worth retrying) or ``fatal`` (the judge is refused for the whole run)."""
+
+    action: str
+    reason: str = ""
+    retry_after: float | None = None
+
+
 class LLMEngine:
     """Runs protocol requests against one judge endpoint; see the module docstring."""
 
@@ -194,6 +204,8 @@ class LLMEngine:
 
     async def _resolve(self, client: openai.AsyncOpenAI, semaphore: asyncio.Semaphore,
                        request: Request) -> Outcome:
+        """One request's answer: calls (at most ``max_retries`` + 1 attempts, with jittered exponential
+        back-off) until a valid answer, a fatal refusal of the judge, or a failure not worth retrying."""
         config = self.config
         reason = "no attempt made"
         retry_after: float | None = None
@@ -203,97 +215,114 @@ class LLMEngine:
             if self._fatal is not None:
                 return Outcome(values=None, reason=self._fatal)
             if attempt:
-                self.stats.retries += 1
-                cap = min(config.backoff_max, config.backoff * 2 ** (attempt - 1))
-                delay = random.uniform(0, cap)
-                if retry_after is not None:
-                    delay = max(delay, min(retry_after, config.backoff_max))
-                await asyncio.sleep(delay)
+                await self._back_off(attempt, retry_after)
             retry_after = None
             async with semaphore:
                 if self._fatal is not None:
                     return Outcome(values=None, reason=self._fatal)
                 self.stats.calls += 1
                 made += 1
-                sent_mode = self._mode
-                try:
-                    # The client's generic POST skips the SDK's per-request TypedDict transform of the
-                    # body (~3 ms of CPU per call, which capped throughput at high concurrency); auth,
-                    # timeouts and the mapping of HTTP errors to exceptions are the same as create().
-                    response = await client.post("/chat/completions", body=self._arguments(request),
-                                                 cast_to=object)
-                except openai.APITimeoutError:
-                    reason = f"timeout after {config.timeout:g} s"
-                    attempt += 1
-                    continue
-                except openai.APIConnectionError as exc:
-                    reason = f"connection error: {self._redact(exc)[:160]}"
-                    attempt += 1
-                    continue
-                except openai.APIStatusError as exc:
-                    status = exc.status_code
-                    message = self._redact(getattr(exc, "message", exc))[:200]
-                    # Compare with the mode this request was sent with: with requests in flight, another one
-                    # may already have switched the run to plain text.
-                    if status == 400 and sent_mode != "none" and config.structured_output == "auto" and any(
-                            hint in message.lower() for hint in _SCHEMA_HINTS):
-                        # The endpoint rejects structured output: fall back to tolerant parsing of plain
-                        # text for the rest of the run, without spending a retry.
-                        if self._mode != "none":
-                            logger.info("judge %s: endpoint rejected structured output; using plain text",
-                                        config.name)
-                        self._mode = "none"
-                        continue
-                    if status in (401, 403, 404):
-                        self._fatal = (f"judge {config.name!r}: HTTP {status} from {config.endpoint} "
-                                       f"({message}); check base_url, model and {config.api_key_env or 'key'}")
-                        return Outcome(values=None, reason=self._fatal)
-                    reason = f"HTTP {status}: {message}"
-                    if status in _RETRYABLE_STATUS or status >= 500:
-                        retry_after = _retry_after(exc)
-                        attempt += 1
-                        continue
+                response, failure = await self._post(client, request)
+            if failure is not None:
+                if failure.action == "fatal":
+                    return Outcome(values=None, reason=self._fatal or failure.reason)
+                if failure.action == "again":
+                    continue  # the same attempt in plain-text mode: no retry spent
+                reason, retry_after = failure.reason, failure.retry_after
+                if failure.action == "stop":
                     break
-                except openai.OpenAIError as exc:
-                    reason = f"client error: {self._redact(exc)[:160]}"
-                    attempt += 1
-                    continue
-                except ValueError as exc:
-                    # A 200 whose body is not JSON (a proxy's HTML page, a truncated body).
-                    reason = f"malformed HTTP response: {type(exc).__name__}"
-                    attempt += 1
-                    continue
-                except Exception as exc:  # noqa: BLE001 - one odd response must not sink the whole run
-                    reason = f"unexpected error: {type(exc).__name__}: {self._redact(exc)[:160]}"
-                    attempt += 1
-                    continue
-            if not isinstance(response, dict):
-                reason = "malformed HTTP response: body is not a JSON object"
                 attempt += 1
                 continue
-            usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-            prompt_tokens = _int(usage.get("prompt_tokens"))
-            completion_tokens = _int(usage.get("completion_tokens"))
-            self.stats.prompt_tokens += prompt_tokens
-            self.stats.completion_tokens += completion_tokens
-            try:
-                text = response["choices"][0]["message"]["content"]
-            except (KeyError, IndexError, TypeError):
-                text = None
-            try:
-                values = request.protocol.parse(text)
-            except ValueError as exc:
-                reason = f"invalid answer: {self._redact(exc)}"
-                attempt += 1
-                continue
-            if self.cache is not None:
-                self.cache.put(request.key, CachedAnswer(values, text or "", prompt_tokens, completion_tokens),
-                               endpoint=config.endpoint, model=config.model, protocol=request.protocol.tag)
-            return Outcome(values=values, raw=text or "")
+            answer = self._answer(request, response)
+            if isinstance(answer, Outcome):
+                return answer
+            reason = answer
+            attempt += 1
         self.stats.failures += 1
         final = f"{reason} (after {made} attempt{'s' if made != 1 else ''})"
         logger.warning("judge %s: rating missing: %s", config.name, final)
         return Outcome(values=None, reason=final)
+
+    async def _back_off(self, attempt: int, retry_after: float | None) -> None:
+        """Wait before retry ``attempt``: full jitter up to the exponential cap, at least the server's
+        ``Retry-After`` (itself capped)."""
+        config = self.config
+        self.stats.retries += 1
+        cap = min(config.backoff_max, config.backoff * 2 ** (attempt - 1))
+        delay = random.uniform(0, cap)
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, config.backoff_max))
+        await asyncio.sleep(delay)
+
+    async def _post(self, client: openai.AsyncOpenAI, request: Request) -> tuple[object, _Failure | None]:
+        """One call: the response body, or ``None`` and what the failure means for the request."""
+        config = self.config
+        sent_mode = self._mode
+        try:
+            # The client's generic POST skips the SDK's per-request TypedDict transform of the
+            # body (~3 ms of CPU per call, which capped throughput at high concurrency); auth,
+            # timeouts and the mapping of HTTP errors to exceptions are the same as create().
+            return await client.post("/chat/completions", body=self._arguments(request), cast_to=object), None
+        except openai.APITimeoutError:
+            return None, _Failure("retry", f"timeout after {config.timeout:g} s")
+        except openai.APIConnectionError as exc:
+            return None, _Failure("retry", f"connection error: {self._redact(exc)[:160]}")
+        except openai.APIStatusError as exc:
+            return None, self._status_failure(exc, sent_mode)
+        except openai.OpenAIError as exc:
+            return None, _Failure("retry", f"client error: {self._redact(exc)[:160]}")
+        except ValueError as exc:
+            # A 200 whose body is not JSON (a proxy's HTML page, a truncated body).
+            return None, _Failure("retry", f"malformed HTTP response: {type(exc).__name__}")
+        except Exception as exc:  # noqa: BLE001 - one odd response must not sink the whole run
+            return None, _Failure("retry", f"unexpected error: {type(exc).__name__}: {self._redact(exc)[:160]}")
+
+    def _status_failure(self, exc: openai.APIStatusError, sent_mode: str) -> _Failure:
+        """What an HTTP error status means: plain text instead of structured output, the judge refused for the
+        whole run, a retry (429, 5xx, ...), or a failure of this request only."""
+        config = self.config
+        status = exc.status_code
+        message = self._redact(getattr(exc, "message", exc))[:200]
+        # Compare with the mode this request was sent with: with requests in flight, another one
+        # may already have switched the run to plain text.
+        if status == 400 and sent_mode != "none" and config.structured_output == "auto" and any(
+                hint in message.lower() for hint in _SCHEMA_HINTS):
+            # The endpoint rejects structured output: fall back to tolerant parsing of plain
+            # text for the rest of the run, without spending a retry.
+            if self._mode != "none":
+                logger.info("judge %s: endpoint rejected structured output; using plain text", config.name)
+            self._mode = "none"
+            return _Failure("again")
+        if status in (401, 403, 404):
+            self._fatal = (f"judge {config.name!r}: HTTP {status} from {config.endpoint} "
+                           f"({message}); check base_url, model and {config.api_key_env or 'key'}")
+            return _Failure("fatal", self._fatal)
+        if status in _RETRYABLE_STATUS or status >= 500:
+            return _Failure("retry", f"HTTP {status}: {message}", _retry_after(exc))
+        return _Failure("stop", f"HTTP {status}: {message}")
+
+    def _answer(self, request: Request, response: object) -> Outcome | str:
+        """The outcome of a response body (counted and cached), or why it is no valid answer (to retry)."""
+        config = self.config
+        if not isinstance(response, dict):
+            return "malformed HTTP response: body is not a JSON object"
+        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+        prompt_tokens = _int(usage.get("prompt_tokens"))
+        completion_tokens = _int(usage.get("completion_tokens"))
+        self.stats.prompt_tokens += prompt_tokens
+        self.stats.completion_tokens += completion_tokens
+        try:
+            text = response["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            text = None
+        try:
+            values = request.protocol.parse(text)
+        except ValueError as exc:
+            return f"invalid answer: {self._redact(exc)}"
+        if self.cache is not None:
+            self.cache.put(request.key, CachedAnswer(values, text or "", prompt_tokens, completion_tokens),
+                           endpoint=config.endpoint, model=config.model, protocol=request.protocol.tag)
+        return Outcome(values=values, raw=text or "")
 
     def _arguments(self, request: Request) -> dict[str, object]:
         """The request body for the current structured-output mode."""

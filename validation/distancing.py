@@ -1,4 +1,4 @@
-"""Validation of the distancing detectors against external gold data (run: ``python -m empathy.distancing.validate``).
+"""Validation of the distancing detectors against external gold data (run: ``python -m validation.distancing``).
 
 * UD English EWT dev (gold trees): sentence-level precision / recall / F1 of *passive*, *agentless passive*
   and *expletive*, for our rules and for plain spaCy dependency labels, on the same parses.
@@ -36,10 +36,9 @@ from spacy.language import Language
 from spacy.matcher import Matcher
 from spacy.tokens import Doc
 
+from empathy.distancing.model import base_vocabularies, load_model
+from empathy.distancing.rules import find_impersonal, find_nominalizations, find_passives, parse_text
 from empathy.paths import PROJECT_ROOT, shared_dataset
-
-from .model import base_vocabularies, load_model
-from .rules import find_impersonal, find_nominalizations, find_passives, parse_text
 
 #: Our clause-level passive rules (what the UD ``aux:pass``/``nsubj:pass`` gold annotates).
 CLAUSAL_RULES = frozenset({"be-passive", "get-passive", "coordinated-passive"})
