@@ -45,17 +45,18 @@ if table.empty or table["value"].notna().sum() == 0:
 st.subheader("Metrics per model")
 st.caption(" · ".join(f"**{k}**: {v}" for k, v in views.METRIC_HELP.items()) + ". Lower is better for all four.")
 pivot = metric_pivot(table)
-values = [c for c in pivot.columns if c != "model" and not c.startswith("n ")]
+rows = [c for c in ("task", "model") if c in pivot.columns]  # per task: a (task, model) row each
+values = [c for c in pivot.columns if c not in rows and not c.startswith("n ")]
 # Only the values here, so that every metric fits the page's width (the n's doubled the columns and pushed CA
 # and LD out of sight at 1400 px); how many outputs each value rests on is in the expander below.
-st.dataframe(pivot[["model", *values]].round(3), hide_index=True, key="overview_pivot",
+st.dataframe(pivot[[*rows, *values]].round(3), hide_index=True, key="overview_pivot",
              column_config={column: st.column_config.NumberColumn(
                  # LD has one scorer, the distancing analyser: its long name cut off the last column's header
                  "LD" if column.startswith("LD (") else column, format="%.3f", width="small",
                  help=(views.METRIC_HELP.get(column.split(" ")[0], "") + f" · column {column}"))
                  for column in values})
 with st.expander("How many outputs each value rests on (n)"):
-    counts = pivot[["model", *(c for c in pivot.columns if c.startswith("n "))]]
+    counts = pivot[[*rows, *(c for c in pivot.columns if c.startswith("n "))]]
     st.dataframe(counts.rename(columns=lambda c: c.removeprefix("n ")), hide_index=True, key="overview_counts")
 st.caption(views.HOW_TO_READ["metrics"])
 task_name = state.task_label(data.task)

@@ -1197,7 +1197,7 @@ escape_cell = spreadsheet_cell
 unescape_cell = unspreadsheet_cell
 
 
-def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int, dict[str, object]]]:
+def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int, dict[str, object]]]:  # noqa: C901 - one branch per file format and per malformed-row case, each naming the file and row
     """Read a JSONL or CSV ledger into ``(file row, record)`` pairs, unescaping CSV cells.
 
     Raises :class:`empathy.io.DataError` for an unreadable file, a missing column or an empty key cell.

@@ -143,7 +143,7 @@ def test_the_page_runs_on_the_kumar_import() -> None:
     at.run()
     at.switch_page("app_pages/1_Data.py").run()
     at.radio(key="data_source_kind").set_value("kumar2025").run()
-    at.button(key="data_load_kumar").click().run()
+    at.button(key="data_load_kumar2025").click().run()
     _ok(at)
     at.switch_page(PAGE).run()
     _ok(at)

@@ -113,14 +113,15 @@ def test_all_tasks_are_per_task_by_default_and_pooling_is_an_explicit_labelled_c
     at = _app()
     at.switch_page("app_pages/2_Overview.py").run()
     _ok(at)
-    pivot = next(f.value for f in at.dataframe if "task" in f.value.columns and "model" in f.value.columns
-                 and any(" (" in c for c in f.value.columns)).set_index(["task", "model"])
+    # the values table, then the n's (same columns, in the expander)
+    pivot, counts = [f.value.set_index(["task", "model"]) for f in at.dataframe if "task" in f.value.columns
+                     and "model" in f.value.columns and any(" (" in c for c in f.value.columns)][:2]
     expected = demo_by_task[demo_by_task["value"].notna()]
     assert len(expected) >= 40 and set(pivot.index.get_level_values("task")) == {"counseling", "news", "translation"}
     for row in expected.itertuples():
         column = f"{row.metric} ({row.scorer})"
         assert abs(pivot.loc[(row.task, row.model), column] - row.value) <= 5e-4 + 1e-12, (row.task, column)
-        assert pivot.loc[(row.task, row.model), f"n {column}"] == row.n
+        assert counts.loc[(row.task, row.model), column] == row.n
     assert "tasks:" not in _signature(at)
     assert any("Computed **per task**" in c for c in _texts(at.caption))
     at.switch_page("app_pages/5_Agreement.py").run()

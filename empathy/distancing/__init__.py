@@ -142,7 +142,7 @@ def _default_cache() -> DistancingCache:
     return _DEFAULT_CACHES[directory]
 
 
-def analyze(
+def analyze(  # noqa: C901 - one streaming loop (cache lookup, parse, progress, input order) kept whole
     texts: Iterable[str],
     *,
     cache: DistancingCache | None | bool = True,
