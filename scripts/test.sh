@@ -27,4 +27,6 @@ if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev
     echo "note: PostgreSQL (initdb) is absent and cannot be installed here; the PostgreSQL store tests will skip" >&2
   fi
 fi
-exec python -m pytest "$@"
+# Two worker processes (the machines have 2 cores), a test file per worker at a time so that a module's fixtures
+# (an app server, a Dask cluster) start once; EMPATHY_TEST_WORKERS=0 runs everything in this one process.
+exec python -m pytest -n "${EMPATHY_TEST_WORKERS:-2}" --dist loadfile "$@"
