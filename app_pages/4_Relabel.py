@@ -27,9 +27,8 @@ from empathy.overrides import (  # noqa: E402
     rubric,
 )
 from empathy.render import highlight_html, legend_html  # noqa: E402
-from empathy.review import relabel_queue  # noqa: E402
 from empathy.store import StoreError  # noqa: E402
-from empathy_app import decisions, state, views  # noqa: E402
+from empathy_app import decisions, keyqueue, state, views  # noqa: E402
 from empathy_app.decisions import md, output_key  # noqa: E402
 
 SHOWN = "relabel_shown"  # (dimension, item_id, model, shown at) of the output on screen; None once decided
@@ -75,24 +74,12 @@ outputs = data.dataset.outputs if task == "(all)" else data.dataset.outputs[data
 rated = judge_ratings[judge_ratings["dimension"] == dimension]
 rated_keys = pd.MultiIndex.from_frame(rated[["item_id", "model"]])
 outputs = outputs[pd.MultiIndex.from_frame(outputs[["item_id", "model"]]).isin(rated_keys)]
-# The queue is this annotator's: what others decided does not take an item out of it (each keeps their own).
-mine = ledger.status.fresh
-mine = mine[(mine["annotator"] == annotator) & (mine["role"] == "annotator")] if len(mine) else mine
-if apply_to != ALL_JUDGES and len(mine):
-    mine = mine[mine["rater"] == apply_to]  # relabelling one rater: the queue counts its decisions
-queue = relabel_queue(judge_ratings, dimension, outputs, done=mine)
 scale = views.rating_scale(data, dimension)
-if queue.empty:
-    st.info(f"No output has a judge rating of {md(dimension)} here.")
-    st.stop()
-done = int(queue["done"].sum())
-st.progress(done / len(queue), text=f"{done} of {len(queue)} decided by you" + (
-    "" if blind else f" · {int(queue['disagree'].sum())} with judge disagreement (shown first)"))
-skipped = set(map(tuple, st.session_state["relabel_skipped"]))
-pending = queue[~queue["done"]]
-pending = pd.concat([pending[[(i, m) not in skipped for i, m in zip(pending["item_id"], pending["model"],
-                                                                     strict=True)]],
-                     pending[[(i, m) in skipped for i, m in zip(pending["item_id"], pending["model"], strict=True)]]])
+keyed = dimension in BINARY_DIMENSIONS or scale is not None  # decided by a key: the browser's queue
+
+
+def _scale_of(dim: str) -> tuple[int, int] | None:
+    return (0, 1) if dim in BINARY_DIMENSIONS else views.rating_scale(data, dim)
 
 
 def _undo() -> None:
@@ -100,23 +87,9 @@ def _undo() -> None:
     st.session_state[SHOWN] = None
 
 
-if pending.empty:
-    st.success(f"Every output in this queue has your {md(dimension)} decision. Change the filters or undo.")
-    st.button("Undo my last decision", key="relabel_undo_done", shortcut="U", on_click=_undo)
-    st.stop()
-
-current = pending.iloc[0]
-item_id, model_name = str(current["item_id"]), str(current["model"])
-row = all_outputs[(all_outputs["item_id"] == item_id) & (all_outputs["model"] == model_name)].iloc[0]
-targets = override_targets(judge_ratings, item_id, model_name, dimension, apply_to)
-shown_now = (dimension, item_id, model_name)
-previous = st.session_state.get(SHOWN)
-if previous is None or tuple(previous[:3]) != shown_now:
-    st.session_state[SHOWN] = (*shown_now, datetime.now(timezone.utc).isoformat(timespec="microseconds"))
-
-
 def _decide(value: float, dim: str, item: str, model: str, choice: str) -> None:
-    """Record ``value`` for the output the pressed button belonged to, if it is still the one on screen."""
+    """Record ``value`` for the output the pressed button belonged to, if it is still the one on screen
+    (dimensions without levels, decided with a value box and a button: one output at a time)."""
     shown = st.session_state.get(SHOWN)
     if shown is None or tuple(shown[:3]) != (dim, item, model):
         st.session_state["flash_error"] = (f"Refused: that key was for {md(item)} / {md(model)}, which is no "
@@ -148,23 +121,96 @@ def _skip(item: str, model: str) -> None:
     st.session_state[SHOWN] = None
 
 
-labels = current[[c for c in current.index if c in raters_with]]
-judge_labels = labels[[r for r in labels.index if r in targets or r == apply_to]]
-header = f"{views.code(item_id)} · {views.code(model_name)} (task {views.code(row['task'] or '-')})"
-if blind:
-    st.markdown(header + " — judge labels hidden (blind)")
-else:
-    label_text = ", ".join(views.code(f"{j}: {'-' if pd.isna(v) else f'{v:g}'}") for j, v in labels.items())
-    st.markdown(f"{header} — raters say {label_text}" + (" — **judges disagree**" if current["disagree"] else ""))
-others_here = ledger.decisions
-if len(others_here):
-    others_here = others_here[(others_here["item_id"] == item_id) & (others_here["model"] == model_name)
-                              & (others_here["dimension"] == dimension) & (others_here["annotator"] != annotator)]
-    if len(others_here):
-        st.caption("Also decided by " + ", ".join(sorted(map(md, set(others_here["annotator"]))))
-                   + " (their labels are kept apart from yours).")
-text_side, rubric_side = st.columns([3, 1])
-with text_side:
+def _show_outcomes() -> None:
+    """What the last keys did: the last saved decision, every refusal, and decisions made meanwhile elsewhere."""
+    outcomes = st.session_state.get(keyqueue.OUTCOMES) or []
+    saved = [o for o in outcomes if o.kind in ("saved", "meanwhile", "undone", "skipped")]
+    if saved:
+        more = f" ({len(saved)} keys applied in this update)" if len(saved) > 1 else ""
+        st.success(saved[-1].text + more)
+    meanwhile = [o for o in outcomes if o.kind == "meanwhile"]
+    if meanwhile:
+        st.warning(f"**Another session decided {len(meanwhile)} of these outputs in the meantime** (after they "
+                   "were shown to you); both decisions are kept, see the adjudication list below. "
+                   + meanwhile[-1].text)
+    refused = [o for o in outcomes if o.kind == "refused"]
+    for outcome in refused[:5]:
+        st.error(outcome.text)
+    if len(refused) > 5:
+        st.error(f"... and {len(refused) - 5} more refused key(s).")
+
+
+@st.fragment
+def _queue_area() -> None:
+    """The queue (progress, the output on screen, the decision keys): rerun alone after each decision."""
+    who = decisions.committed_annotator()
+    applied = keyqueue.apply_events(data, st.session_state.get(keyqueue.KEY), annotator=who, scale_of=_scale_of)
+    if applied.outcomes:
+        st.session_state[keyqueue.OUTCOMES] = applied.outcomes
+    try:
+        now = state.ledger(data)
+    except StoreError as error:
+        st.error(f"The override store cannot be used: {md(error)}")
+        return
+    mine = now.status.fresh
+    mine = mine[(mine["annotator"] == who) & (mine["role"] == "annotator")] if len(mine) else mine
+    if apply_to != ALL_JUDGES and len(mine):
+        mine = mine[mine["rater"] == apply_to]  # relabelling one rater: the queue counts its decisions
+    # the queue is this annotator's: what others decided does not take an output out of it (each keeps theirs)
+    queue = keyqueue.queue_for(data, dimension, task, outputs, mine)
+    done = int(queue["done"].sum())
+    st.progress(done / len(queue), text=f"{done} of {len(queue)} decided by you" + (
+        "" if blind else f" · {int(queue['disagree'].sum())} with judge disagreement (shown first)"))
+    _show_outcomes()
+    skipped = set(map(tuple, st.session_state["relabel_skipped"]))
+    pending = queue[~queue["done"]]
+    is_skipped = [(i, m) in skipped for i, m in zip(pending["item_id"], pending["model"], strict=True)]
+    pending = pd.concat([pending[[not s for s in is_skipped]], pending[is_skipped]])
+    done_text = f"Every output in this queue has your {dimension} decision. Change the filters or undo (U)."
+    if keyed:
+        everyone = now.decisions
+        others: dict[tuple[str, str], list[str]] = {}
+        if len(everyone):
+            here = everyone[(everyone["dimension"] == dimension) & (everyone["annotator"] != who)]
+            for (item, model), names in here.groupby(["item_id", "model"])["annotator"]:
+                others[(str(item), str(model))] = sorted(set(map(str, names)))
+        st.markdown(legend_html(), unsafe_allow_html=True)
+        state.features(data)  # every text analysed once (a spinner the first time): the window's spans are cached
+        items = keyqueue.window_items(data, pending, dimension=dimension, apply_to=apply_to, blind=blind,
+                                      raters=raters_with, others=others)
+        keyqueue.show(items=items, dimension=dimension, apply_to=apply_to, annotator=who, scale=scale,
+                      remaining=len(pending), done_text=done_text)
+        keys = "0 / 1" if dimension in BINARY_DIMENSIONS else f"{scale[0]}-{min(scale[1], 9)}"
+        st.caption(f"Keys: {keys} decide, S skip, U undo. Each key is recorded for the output on screen when it "
+                   "went down: the next output shows at once and the keys are saved in order, none dropped; a key "
+                   "for an output that is no longer to decide is refused, never applied to another one. If the "
+                   "server falls more than a window of outputs behind, or while an undo is on its way, keys are "
+                   "paused and the page says so.")
+        return
+    if pending.empty:
+        st.success(md(done_text))
+        st.button("Undo my last decision", key="relabel_undo_done", shortcut="U", on_click=_undo)
+        return
+    _one_output(pending.iloc[0], now)
+
+
+def _one_output(current: pd.Series, now) -> None:
+    """Dimensions without levels: one output at a time, a value box and Save (its key refused once decided)."""
+    item_id, model_name = str(current["item_id"]), str(current["model"])
+    row = all_outputs[(all_outputs["item_id"] == item_id) & (all_outputs["model"] == model_name)].iloc[0]
+    targets = override_targets(judge_ratings, item_id, model_name, dimension, apply_to)
+    shown_now = (dimension, item_id, model_name)
+    previous = st.session_state.get(SHOWN)
+    if previous is None or tuple(previous[:3]) != shown_now:
+        st.session_state[SHOWN] = (*shown_now, datetime.now(timezone.utc).isoformat(timespec="microseconds"))
+    labels = current[[c for c in current.index if c in raters_with]]
+    judge_labels = labels[[r for r in labels.index if r in targets or r == apply_to]]
+    header = f"{views.code(item_id)} · {views.code(model_name)} (task {views.code(row['task'] or '-')})"
+    if blind:
+        st.markdown(header + " — judge labels hidden (blind)")
+    else:
+        label_text = ", ".join(views.code(f"{j}: {'-' if pd.isna(v) else f'{v:g}'}") for j, v in labels.items())
+        st.markdown(f"{header} — raters say {label_text}" + (" — **judges disagree**" if current["disagree"] else ""))
     if views.has_text(row):
         texts = (row["reference"], row["generation"])
         spans = state.spans_for(texts)
@@ -179,6 +225,36 @@ with text_side:
         views.conversation(row, "relabel_conversation")
     else:
         views.no_text_note(row, "Decide from the other raters' labels, or skip it.")
+    if not targets:
+        st.warning(f"No LLM or lexicon judge rated {md(dimension)} of this output, so '(all judges)' has nothing "
+                   "to replace. Choose a rater by name in **Apply each decision to**, or skip it.")
+    buttons = st.columns(4)
+    with buttons[0]:
+        start = None if blind else (float(judge_labels.dropna().mean()) if judge_labels.notna().any() else None)
+        value = views.value_widget(dimension, output_key("relabel_value", dimension, item_id, model_name, apply_to),
+                                   start)
+    buttons[1].button("Save", key=output_key("relabel_save", dimension, item_id, model_name), on_click=_decide,
+                      args=(value, dimension, item_id, model_name, apply_to), shortcut="Enter", type="primary",
+                      width="stretch", disabled=not targets)
+    buttons[2].button("Skip", key="relabel_skip", on_click=_skip, args=(item_id, model_name), shortcut="S",
+                      width="stretch")
+    buttons[3].button("Undo", key="relabel_undo", on_click=_undo, shortcut="U", width="stretch")
+    st.caption(f"Keys: Enter saves, S skip, U undo. One decision per output shown: a key pressed again before the "
+               f"next output appears is refused, never applied to another output. Decisions are saved as "
+               f"{views.code(decisions.committed_annotator())} for "
+               f"{', '.join(map(views.code, targets)) or '(nobody)'}.")
+
+
+if outputs.empty:
+    st.info(f"No output has a judge rating of {md(dimension)} here.")
+    st.stop()
+used = st.session_state.get(keyqueue.REASON_USED)
+if used and st.session_state.get("relabel_reason") == used:
+    st.session_state["relabel_reason"] = ""  # recorded with a decision: the next one starts without it
+    st.session_state.pop(keyqueue.REASON_USED, None)
+text_side, rubric_side = st.columns([3, 1])
+with text_side:
+    _queue_area()
 with rubric_side, st.container(border=True, key="relabel_rubric"):
     definition = rubric(dimension)
     if definition is None:
@@ -187,54 +263,15 @@ with rubric_side, st.container(border=True, key="relabel_rubric"):
         st.markdown(f"**Rubric of {md(dimension)}** ({RUBRIC_SOURCE})")
         for level in sorted(definition, reverse=True):
             st.markdown(f"**{level:g}** — {definition[level]}")
-
-st.text_input("Reason (optional, kept in the audit trail)", key="relabel_reason")
-if not targets:
-    st.warning(f"No LLM or lexicon judge rated {md(dimension)} of this output, so '(all judges)' has nothing to "
-               "replace. Choose a rater by name in **Apply each decision to**, or skip it.")
-args_for = (dimension, item_id, model_name, apply_to)
-enabled = bool(targets)
-if scale is not None and dimension not in BINARY_DIMENSIONS:
-    low, high = scale
-    # Relabelling one rater: its current label is the highlighted button (never in blind mode).
-    now = ({float(labels[apply_to])} if not blind and apply_to in labels.index and pd.notna(labels[apply_to])
-           else set())
-    st.markdown(f"**{md(dimension)}** on the scale {low}-{high}" + (
-        f" ({views.code(apply_to)} says {next(iter(now)):g})" if now else ""))
-    levels = st.columns(high - low + 1)
-    for cell, level in zip(levels, range(low, high + 1), strict=True):
-        cell.button(f"Level {level}", key=output_key(f"relabel_level_{level}", dimension, item_id, model_name),
-                    on_click=_decide, args=(float(level), *args_for), disabled=not enabled,
-                    shortcut=str(level) if 0 <= level <= 9 else None, width="stretch",
-                    type="primary" if float(level) in now else "secondary",
-                    help=f"{dimension} = {level}" + (" (the current label)" if float(level) in now else ""))
-buttons = st.columns(4)
-if dimension in BINARY_DIMENSIONS:
-    buttons[0].button(f"{dimension} = 0", key=output_key("relabel_zero", dimension, item_id, model_name),
-                      on_click=_decide, args=(0.0, *args_for), shortcut="0", disabled=not enabled,
-                      type="primary", width="stretch", help="Engages with the tension (no conflict avoidance)")
-    buttons[1].button(f"{dimension} = 1", key=output_key("relabel_one", dimension, item_id, model_name),
-                      on_click=_decide, args=(1.0, *args_for), shortcut="1", disabled=not enabled,
-                      type="primary", width="stretch", help="Avoids the conflict (premature solution/harmony)")
-elif scale is None:
-    with buttons[0]:
-        start = None if blind else (float(judge_labels.dropna().mean()) if judge_labels.notna().any() else None)
-        value = views.value_widget(dimension, output_key("relabel_value", dimension, item_id, model_name, apply_to),
-                                   start)
-    buttons[1].button("Save", key=output_key("relabel_save", dimension, item_id, model_name), on_click=_decide,
-                      args=(value, *args_for), shortcut="Enter", type="primary", width="stretch",
-                      disabled=not enabled)
-skip_at, undo_at = (2, 3) if scale is None or dimension in BINARY_DIMENSIONS else (0, 1)
-buttons[skip_at].button("Skip", key="relabel_skip", on_click=_skip, args=(item_id, model_name), shortcut="S",
-                        width="stretch")
-buttons[undo_at].button("Undo", key="relabel_undo", on_click=_undo, shortcut="U", width="stretch")
-keys = ("0 / 1" if dimension in BINARY_DIMENSIONS else f"{scale[0]}-{min(scale[1], 9)}" if scale is not None
-        else "Enter")
-st.caption(f"Keys: {keys} decide, S skip, U undo. One decision per output shown: a key pressed again before the "
-           f"next output appears is refused, never applied to another output. Decisions are saved as "
-           f"{views.code(annotator)} for {', '.join(map(views.code, targets)) or '(nobody)'}.")
+st.text_input("Reason (optional, kept in the audit trail with your next decision)", key="relabel_reason")
+try:
+    ledger = state.ledger(data)  # again: the queue above may have saved decisions in this run
+except StoreError as error:
+    st.error(f"The override store cannot be used: {md(error)}")
+    st.stop()
 
 with st.expander("Several annotators: agreement and adjudication"):
+    st.caption("Updated when the page reruns (any control above, or a reload), not after each key.")
     agreement = human_agreement(ledger.status.fresh)
     if agreement.n_items == 0:
         st.caption("No output has been decided by two or more annotators yet.")
