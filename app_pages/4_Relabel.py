@@ -18,6 +18,7 @@ import streamlit as st  # noqa: E402
 from empathy.io import BINARY_DIMENSIONS  # noqa: E402
 from empathy.overrides import (  # noqa: E402
     ALL_JUDGES,
+    JUDGE_KINDS,
     RUBRIC_SOURCE,
     adjudication_list,
     classify_rerun,
@@ -121,6 +122,69 @@ def _skip(item: str, model: str) -> None:
     st.session_state[SHOWN] = None
 
 
+LIVE = "relabel_live_previous"  # (metric, judge, task) -> {model: (value, rank)} as last shown
+
+
+def _live_metrics(last: tuple[str, str] | None) -> None:
+    """The metric this dimension feeds (CA for ``ca``), per model and ranked, for one judge, with the human
+    decisions applied: recomputed by the app's live engine (:class:`empathy.review.Recompute`, the plan of
+    :func:`empathy.evaluate.plan_metrics` evaluated on the patched values) after every decision, in this
+    fragment. What the last decision changed is marked: the model decided, its value before and after, and
+    every rank that moved."""
+    from empathy.metrics import METRIC_SPECS
+
+    metric = next((spec.name for spec in METRIC_SPECS.values() if dimension in spec.dimensions), None)
+    if metric is None or not raters_with:
+        return
+    if blind:
+        st.caption(f"Live {md(metric)} per model: hidden in blind mode (its change after a decision would tell "
+                   "you the judges' label).")
+        return
+    kinds = rated.drop_duplicates("rater").set_index("rater")["rater_kind"].astype(str) if (
+        "rater_kind" in rated.columns) else pd.Series(dtype=str)
+    judges = [r for r in raters_with if kinds.get(r, "") in JUDGE_KINDS] or list(raters_with)
+    default = apply_to if apply_to in raters_with else judges[0]
+    judge = st.selectbox("Live metric for judge", raters_with, index=raters_with.index(default),
+                         key="relabel_live_judge", help="The judge whose metric per model is shown, with your "
+                         "and the other annotators' decisions applied (label rule above).")
+    report = state.report(data, with_overrides=True)
+    table = report.table
+    table = table[(table["metric"] == metric) & (table["scorer"] == judge)]
+    if "task" in table.columns and table["task"].nunique() > 1:
+        table = table[table["task"] == (task if task != "(all)" else table["task"].iloc[0])]
+    if table.empty:
+        st.caption(f"No {md(metric)} for {md(judge)} here.")
+        return
+    table = table.sort_values(["value", "model"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    table["rank"] = range(1, len(table) + 1)
+    scope = (metric, judge, str(table["task"].iloc[0]) if "task" in table.columns else "")
+    previous = st.session_state.setdefault(LIVE, {}).get(scope, {})
+    before = [previous.get(m, (float("nan"), 0)) for m in table["model"]]
+    shown = pd.DataFrame({
+        "rank": table["rank"],
+        "model": table["model"].astype(str),
+        f"{metric} ({judge})": table["value"].round(4),
+        "change": [round(v - b[0], 4) if previous and b[1] else float("nan")
+                   for v, b in zip(table["value"], before, strict=True)],
+        "rank before": [b[1] or None for b in before] if previous else [None] * len(table),
+        "n": table["n"].astype(int),
+        "last decision": ["◀" if last is not None and m == last[1] else "" for m in table["model"]],
+    })
+    st.markdown(f"**Live {md(metric)} per model ({md(judge)})**, with the human decisions (ranked, highest "
+                f"{md(metric)} first)")
+    st.dataframe(shown, hide_index=True, key="relabel_live_table")
+    if last is not None and previous:
+        row = table[table["model"].astype(str) == last[1]]
+        if len(row):
+            old = previous.get(last[1], (float("nan"), 0))
+            moved = int((shown["rank before"].notna() & (shown["rank before"] != shown["rank"])).sum())
+            st.caption(f"Last decision {md(last[0])} / {md(last[1])}: {md(metric)} ({md(judge)}) of "
+                       f"{md(last[1])} {old[0]:.4f} → {float(row['value'].iloc[0]):.4f}, rank {old[1]} → "
+                       f"{int(row['rank'].iloc[0])}; {moved} model(s) changed rank.")
+    st.session_state[LIVE][scope] = {str(m): (float(v), int(r)) for m, v, r in
+                                     zip(table["model"], table["value"], table["rank"], strict=True)}
+
+
 def _show_outcomes() -> None:
     """What the last keys did: the last saved decision, every refusal, and decisions made meanwhile elsewhere."""
     outcomes = st.session_state.get(keyqueue.OUTCOMES) or []
@@ -186,6 +250,10 @@ def _queue_area() -> None:
                    "for an output that is no longer to decide is refused, never applied to another one. If the "
                    "server falls more than a window of outputs behind, or while an undo is on its way, keys are "
                    "paused and the page says so.")
+    saved = [o for o in applied.outcomes if o.kind in ("saved", "meanwhile") and o.item is not None]
+    if keyed or not pending.empty:
+        _live_metrics(saved[-1].item if saved else None)
+    if keyed:
         return
     if pending.empty:
         st.success(md(done_text))

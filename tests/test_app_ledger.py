@@ -337,3 +337,26 @@ def test_a_judge_rerun_meets_the_ledger(tmp_path, _store):
     confirmed, disputed = frames[0], frames[1]
     assert confirmed[["item_id", "value", "new_value"]].values.tolist() == [["i1", 0.0, 0.0]]
     assert disputed[["item_id", "value", "new_value"]].values.tolist() == [["i2", 1.0, 0.0]]
+
+
+def test_live_metric_beside_the_queue_follows_each_decision(tmp_path, _store):
+    # gpt says CA 1, 1, 0 on i1-i3 for both models: 2/3 each, the tie ranked by model name (A_[b]* first)
+    at = _app(_fixture(tmp_path / "data"), committed="ann")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    _ok(at)
+    assert at.selectbox(key="relabel_live_judge").value == "gpt"  # the first LLM judge, never the expert
+    live = next(f.value for f in at.dataframe if "CA (gpt)" in f.value.columns)
+    assert live[["rank", "model", "CA (gpt)"]].values.tolist() == [[1, ODD, 0.6667], [2, "B", 0.6667]]
+    assert _on_screen(at) == ("i1", ODD)
+    press(at, 0.0)  # i1 of A_[b]* is not conflict avoidance: its CA (gpt) drops to 1/3 and it falls to rank 2
+    _ok(at)
+    live = next(f.value for f in at.dataframe if "CA (gpt)" in f.value.columns)
+    assert live[["rank", "model", "CA (gpt)", "change", "rank before", "last decision"]].values.tolist() == [
+        [1, "B", 0.6667, 0.0, 2, ""], [2, ODD, 0.3333, -0.3333, 1, "◀"]]
+    last = next(c for c in _texts(at.caption) if c.startswith("Last decision"))
+    assert last == (f"Last decision i1 / {ODD}: CA (gpt) of {ODD} 0.6667 → 0.3333, rank 1 → 2; 2 model(s) changed "
+                    "rank.")
+    # another judge on request: lex says 0, 1, 0 (1/3 each); the human 0 on i1 leaves it at 1/3
+    at.selectbox(key="relabel_live_judge").set_value("lex").run()
+    live = next(f.value for f in at.dataframe if "CA (lex)" in f.value.columns)
+    assert live[["model", "CA (lex)"]].values.tolist() == [[ODD, 0.3333], ["B", 0.3333]]
