@@ -50,7 +50,7 @@ OUTCOMES = "relabel_outcomes"
 #: Session key: the reason text already recorded with a decision (not attached to the next one).
 REASON_USED = "relabel_reason_used"
 #: How many upcoming outputs the browser holds: keys pressed faster than the server answers run ahead this far.
-WINDOW = 40
+WINDOW = 100
 
 _HTML = """<div class="rq-root" data-testid="relabel-queue"><div class="rq-status" data-testid="relabel-queue-status">
 </div><div class="rq-body"></div></div>"""
@@ -157,8 +157,9 @@ function render(q) {
     `${d.enabled && cur.decidable ? '' : ' disabled'}>${escapeText(b.label)}</button>`).join('');
   const navigation = d.navigation ? '<button type="button" data-action="skip">Skip (S)</button>' +
     '<button type="button" data-action="undo">Undo (U)</button>' : '';
+  const reference = (d.refs || {})[cur.ref] || '';
   const texts = cur.notext ? `<div class="rq-note">${cur.notext}</div>` :
-    `<div class="rq-texts"><div><b>Reference / prompt</b><div class="rq-box">${cur.ref}</div></div>` +
+    `<div class="rq-texts"><div><b>Reference / prompt</b><div class="rq-box">${reference}</div></div>` +
     `<div><b>Generation</b><div class="rq-box">${cur.gen}</div></div></div>${cur.conv || ''}`;
   body.innerHTML = `<div class="rq-item" data-testid="relabel-item"><div class="rq-head">${cur.head}</div>${texts}` +
     `<div class="rq-buttons">${buttons}${navigation}</div><div class="rq-note">${cur.note}</div></div>`;
@@ -481,7 +482,7 @@ def window_items(data: state.Loaded, pending: pd.DataFrame, *, dimension: str, a
                           "choose a rater by name in <b>Apply each decision to</b>, or skip it (S).")}
         if views.has_text(pd.Series(row)):
             ref, gen, conv = _texts_html(memo, item, model, row)
-            entry.update(ref=ref, gen=gen, conv=conv)
+            entry.update(ref=ref, gen=gen, conv=conv)  # the same reference for many models: sent once (show)
         else:
             corpus = row.get("corpus") or row.get("model")
             entry["notext"] = (f"This output has no text: the conversations of <code>{html_literal(corpus)}</code> "
@@ -527,7 +528,15 @@ def show(*, items: list[dict], dimension: str, apply_to: str, annotator: str, sc
         buttons[0]["help"] = "Engages with the tension (no conflict avoidance) (key 0)"
         buttons[1]["help"] = "Avoids the conflict (premature solution/harmony) (key 1)"
     keys = {str(level): float(level) for level in levels if 0 <= level <= 9}
-    payload = {"session": session_id(), "acked": dict(st.session_state.get(ACKED, {})), "dimension": dimension,
+    # an item's reference is shared by all its models: send each highlighted reference once
+    refs: dict[str, str] = {}
+    slim = []
+    for entry in items:
+        ref = entry.get("ref", "")
+        ref_id = refs.setdefault(ref, str(len(refs))) if ref else ""
+        slim.append({**entry, "ref": ref_id})
+    payload = {"refs": {number: text for text, number in refs.items()},
+               "session": session_id(), "acked": dict(st.session_state.get(ACKED, {})), "dimension": dimension,
                "apply_to": apply_to, "annotator": annotator, "enabled": True, "navigation": True, "keys": keys,
-               "buttons": buttons, "items": items, "remaining": int(remaining), "done_text": done_text}
+               "buttons": buttons, "items": slim, "remaining": int(remaining), "done_text": done_text}
     _component(key=KEY, data=payload, default={"events": None}, on_events_change=_noop)

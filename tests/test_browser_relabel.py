@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_browser import CHROMIUM, _set_annotator, _settle, _start, _stop
+from test_browser import CHROMIUM, _settle, _start, _stop
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium")]
@@ -84,8 +84,10 @@ def _open_relabel(context, url: str, folder: Path, annotator: str):
     _settle(tab, "Loaded")
     # the sidebar link keeps the session (a new URL would start a new one, with the demo data)
     tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
-    _settle(tab, "Annotator")
-    _set_annotator(tab, annotator)
+    box = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
+    box.wait_for(state="visible", timeout=120_000)
+    box.fill(annotator)
+    tab.get_by_role("button", name="Start as this annotator").click()
     tab.locator('[data-testid="relabel-item"]').wait_for(state="visible", timeout=120_000)
     return tab
 
@@ -149,4 +151,60 @@ def test_200_keys_150ms_apart_each_recorded_for_the_output_on_screen(tmp_path, b
         assert not tab.get_by_text(re.compile("^Refused")).count()
     finally:
         context.close()
+        _stop(process)
+
+
+def _press_all(tab, keys: list[str]) -> list[dict]:
+    """Press ``keys`` 150 ms apart; wait until all are saved; return what the recorder saw on screen."""
+    tab.evaluate("() => { window.__keys = []; document.activeElement && document.activeElement.blur(); }")
+    start = time.perf_counter()
+    for k, key in enumerate(keys):
+        delay = start + k * GAP_S - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        tab.keyboard.press(key)
+    _wait_saved(tab)
+    return tab.evaluate("() => window.__keys")
+
+
+def test_two_sessions_decide_the_same_20_outputs_differently(tmp_path, browser):
+    folder = generated_data(tmp_path / "data", models=2, items=10)
+    store = tmp_path / "overrides.sqlite"
+    process, url = _start(store, tmp_path / "two.log")
+    contexts = [browser.new_context(viewport={"width": 1440, "height": 1400}) for _ in range(2)]
+    try:
+        for context in contexts:
+            context.add_init_script(RECORDER)
+        # both sessions show their queue before either decides anything
+        ann, bob = (_open_relabel(c, url, folder, name) for c, name in zip(contexts, ("ann", "bob"), strict=True))
+        seen_ann = _press_all(ann, ["1"] * 20)
+        seen_bob = _press_all(bob, ["0"] * 20)
+        outputs = {(p["item"], p["model"]) for p in seen_ann}
+        assert len(outputs) == 20 and {(p["item"], p["model"]) for p in seen_bob} == outputs
+        decided = _decisions(store)
+        people = decided.drop_duplicates(["item_id", "model", "annotator"])
+        assert len(people) == 40  # 40 human decisions kept: nobody overwrote the other
+        assert sorted(people.groupby("annotator")["value"].agg(lambda v: sorted(set(v))).items()) == [
+            ("ann", [1.0]), ("bob", [0.0])]
+        from empathy.overrides import human_agreement
+        from empathy.store import OverrideStore
+
+        pairs = human_agreement(OverrideStore(store).decisions()).pairs  # what the page's table shows
+        assert pairs[["rater_a", "rater_b", "n", "percent_agreement"]].values.tolist() == [["ann", "bob", 20, 0.0]]
+        # bob is told that ann decided these outputs after they were shown to him
+        bob.get_by_text("in the meantime", exact=False).first.wait_for(state="visible", timeout=120_000)
+        # a full run of the page (via the sidebar, same session) lists agreement and conflicts
+        nav = bob.locator('[data-testid="stSidebarNav"]')
+        nav.get_by_text("Data", exact=True).click()
+        _settle(bob, "Human overrides ledger")
+        nav.get_by_text("Relabel", exact=True).click()
+        _settle(bob, "Several annotators")
+        bob.get_by_text("Several annotators: agreement and adjudication", exact=True).click()
+        bob.get_by_text("Human-human agreement on the 20 outputs decided by two or more annotators",
+                        exact=False).first.wait_for(state="visible", timeout=120_000)
+        assert bob.get_by_text("20 outputs where annotators disagree on ca", exact=False).first.is_visible()
+        assert not bob.locator("[data-testid='stException']").count()
+    finally:
+        for context in contexts:
+            context.close()
         _stop(process)
