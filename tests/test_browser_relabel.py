@@ -81,7 +81,7 @@ def _open_relabel(context, url: str, folder: Path, annotator: str):
     box.fill(str(folder))
     box.press("Tab")
     tab.get_by_role("button", name="Load from path").click()
-    _settle(tab, "Loaded")
+    _settle(tab, "ratings file(s)")
     # the sidebar link keeps the session (a new URL would start a new one, with the demo data)
     tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
     box = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
