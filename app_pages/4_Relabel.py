@@ -1,9 +1,13 @@
 """Relabel page: a queue of outputs, judge disagreements first, one keystroke or click per decision.
 
-Each decision carries the output it was made on (the buttons are keyed by output and their callback checks
-that this output is still the one on screen), is recorded under the annotator name committed with a button,
-and is bound to the text it was made on. A blind switch hides every judge label; the paper's rubric of the
-dimension stands beside each item.
+Dimensions with levels (CA's 0/1, a 1-5 scale) are decided in the browser's key queue
+(:mod:`empathy_app.keyqueue`): each key or click carries the output that was on screen when it went down, the
+next output shows at once, the keys are saved in order and never applied to another output; refused ones are
+said so. Dimensions without levels are decided one output at a time with a value box (its Save refused once the
+output was decided). The queue, and beside it the live metric of the dimension per model for a chosen judge,
+run in one ``st.fragment``: a decision reruns that, not the page. Decisions are recorded under the annotator
+name committed with a button and bound to the text they were made on. A blind switch hides every judge label
+(and the live metric); the paper's rubric of the dimension stands beside each item.
 """
 
 import sys
@@ -206,7 +210,25 @@ def _show_outcomes() -> None:
 
 @st.fragment
 def _queue_area() -> None:
-    """The queue (progress, the output on screen, the decision keys): rerun alone after each decision."""
+    """The queue (progress, the output on screen, the decision keys) and beside it the live metric and the
+    rubric: rerun alone after each decision."""
+    left, right = st.columns([5, 2])
+    with left:
+        _queue_body(right)
+
+
+def _rubric() -> None:
+    with st.container(border=True, key="relabel_rubric"):
+        definition = rubric(dimension)
+        if definition is None:
+            st.markdown(f"**{md(views.dimension_label(dimension))}**: no rubric in the paper for this dimension.")
+        else:
+            st.markdown(f"**Rubric of {md(dimension)}** ({RUBRIC_SOURCE})")
+            for level in sorted(definition, reverse=True):
+                st.markdown(f"**{level:g}** — {definition[level]}")
+
+
+def _queue_body(right) -> None:
     who = decisions.committed_annotator()
     applied = keyqueue.apply_events(data, st.session_state.get(keyqueue.KEY), annotator=who, scale_of=_scale_of)
     if applied.outcomes:
@@ -251,8 +273,10 @@ def _queue_area() -> None:
                    "server falls more than a window of outputs behind, or while an undo is on its way, keys are "
                    "paused and the page says so.")
     saved = [o for o in applied.outcomes if o.kind in ("saved", "meanwhile") and o.item is not None]
-    if keyed or not pending.empty:
-        _live_metrics(saved[-1].item if saved else None)
+    with right:
+        if keyed or not pending.empty:
+            _live_metrics(saved[-1].item if saved else None)
+        _rubric()
     if keyed:
         return
     if pending.empty:
@@ -320,17 +344,7 @@ used = st.session_state.get(keyqueue.REASON_USED)
 if used and st.session_state.get("relabel_reason") == used:
     st.session_state["relabel_reason"] = ""  # recorded with a decision: the next one starts without it
     st.session_state.pop(keyqueue.REASON_USED, None)
-text_side, rubric_side = st.columns([3, 1])
-with text_side:
-    _queue_area()
-with rubric_side, st.container(border=True, key="relabel_rubric"):
-    definition = rubric(dimension)
-    if definition is None:
-        st.markdown(f"**{md(views.dimension_label(dimension))}**: no rubric in the paper for this dimension.")
-    else:
-        st.markdown(f"**Rubric of {md(dimension)}** ({RUBRIC_SOURCE})")
-        for level in sorted(definition, reverse=True):
-            st.markdown(f"**{level:g}** — {definition[level]}")
+_queue_area()
 st.text_input("Reason (optional, kept in the audit trail with your next decision)", key="relabel_reason")
 try:
     ledger = state.ledger(data)  # again: the queue above may have saved decisions in this run
