@@ -220,7 +220,7 @@ def test_all_judges_never_overwrites_the_experts_or_the_crowd(kumar_dir, _store)
     at.switch_page("app_pages/4_Relabel.py").run()
     at.selectbox(key="relabel_dimension").set_value(DIMENSION).run()
     assert at.selectbox(key="relabel_apply_to").value == "(all judges)"
-    _by_prefix(at.button, "relabel_level_2")[0].click().run()
+    press(at, 2.0)
     _ok(at)
     with sqlite3.connect(_store) as connection:
         raters = {row[0] for row in connection.execute("SELECT rater FROM overrides")}
