@@ -1,9 +1,13 @@
 """Relabel page: a queue of outputs, judge disagreements first, one keystroke or click per decision.
 
-Each decision carries the output it was made on (the buttons are keyed by output and their callback checks
-that this output is still the one on screen), is recorded under the annotator name committed with a button,
-and is bound to the text it was made on. A blind switch hides every judge label; the paper's rubric of the
-dimension stands beside each item.
+Dimensions with levels (CA's 0/1, a 1-5 scale) are decided in the browser's key queue
+(:mod:`empathy_app.keyqueue`): each key or click carries the output that was on screen when it went down, the
+next output shows at once, the keys are saved in order and never applied to another output; refused ones are
+said so. Dimensions without levels are decided one output at a time with a value box (its Save refused once the
+output was decided). The queue, and beside it the live metric of the dimension per model for a chosen judge,
+run in one ``st.fragment``: a decision reruns that, not the page. Decisions are recorded under the annotator
+name committed with a button and bound to the text they were made on. A blind switch hides every judge label
+(and the live metric); the paper's rubric of the dimension stands beside each item.
 """
 
 from datetime import datetime, timezone
@@ -14,6 +18,7 @@ import streamlit as st  # noqa: E402
 from empathy.io import BINARY_DIMENSIONS  # noqa: E402
 from empathy.overrides import (  # noqa: E402
     ALL_JUDGES,
+    JUDGE_KINDS,
     RUBRIC_SOURCE,
     adjudication_list,
     classify_rerun,
@@ -23,9 +28,8 @@ from empathy.overrides import (  # noqa: E402
     rubric,
 )
 from empathy.render import highlight_html, legend_html  # noqa: E402
-from empathy.review import relabel_queue  # noqa: E402
 from empathy.store import StoreError  # noqa: E402
-from empathy_app import decisions, exhibit_views, state, views  # noqa: E402
+from empathy_app import decisions, exhibit_views, keyqueue, state, views  # noqa: E402
 from empathy_app.decisions import md, output_key  # noqa: E402
 
 SHOWN = "relabel_shown"  # (dimension, item_id, model, shown at) of the output on screen; None once decided
@@ -71,28 +75,12 @@ outputs = data.dataset.outputs if task == "(all)" else data.dataset.outputs[data
 rated = judge_ratings[judge_ratings["dimension"] == dimension]
 rated_keys = pd.MultiIndex.from_frame(rated[["item_id", "model"]])
 outputs = outputs[pd.MultiIndex.from_frame(outputs[["item_id", "model"]]).isin(rated_keys)]
-# The queue is this annotator's: what others decided does not take an item out of it (each keeps their own).
-mine = ledger.status.fresh
-mine = mine[(mine["annotator"] == annotator) & (mine["role"] == "annotator")] if len(mine) else mine
-if apply_to != ALL_JUDGES and len(mine):
-    mine = mine[mine["rater"] == apply_to]  # relabelling one rater: the queue counts its decisions
-queue = relabel_queue(judge_ratings, dimension, outputs, done=mine)
-if st.radio("Order", ["judge disagreement", "by influence"], horizontal=True, key="relabel_order",
-            help="By influence: first the outputs whose one label accounts for most of the margin between their "
-                 "model and the nearest rival (ranking fragility)") == "by influence" and len(queue):
-    queue = exhibit_views.relabel_by_influence(data, queue, dimension)
 scale = views.rating_scale(data, dimension)
-if queue.empty:
-    st.info(f"No output has a judge rating of {md(dimension)} here.")
-    st.stop()
-done = int(queue["done"].sum())
-st.progress(done / len(queue), text=f"{done} of {len(queue)} decided by you" + (
-    "" if blind else f" · {int(queue['disagree'].sum())} with judge disagreement (shown first)"))
-skipped = set(map(tuple, st.session_state["relabel_skipped"]))
-pending = queue[~queue["done"]]
-pending = pd.concat([pending[[(i, m) not in skipped for i, m in zip(pending["item_id"], pending["model"],
-                                                                     strict=True)]],
-                     pending[[(i, m) in skipped for i, m in zip(pending["item_id"], pending["model"], strict=True)]]])
+keyed = dimension in BINARY_DIMENSIONS or scale is not None  # decided by a key: the browser's queue
+
+
+def _scale_of(dim: str) -> tuple[int, int] | None:
+    return (0, 1) if dim in BINARY_DIMENSIONS else views.rating_scale(data, dim)
 
 
 def _undo() -> None:
@@ -100,23 +88,9 @@ def _undo() -> None:
     st.session_state[SHOWN] = None
 
 
-if pending.empty:
-    st.success(f"Every output in this queue has your {md(dimension)} decision. Change the filters or undo.")
-    st.button("Undo my last decision", key="relabel_undo_done", shortcut="U", on_click=_undo)
-    st.stop()
-
-current = pending.iloc[0]
-item_id, model_name = str(current["item_id"]), str(current["model"])
-row = all_outputs[(all_outputs["item_id"] == item_id) & (all_outputs["model"] == model_name)].iloc[0]
-targets = override_targets(judge_ratings, item_id, model_name, dimension, apply_to)
-shown_now = (dimension, item_id, model_name)
-previous = st.session_state.get(SHOWN)
-if previous is None or tuple(previous[:3]) != shown_now:
-    st.session_state[SHOWN] = (*shown_now, datetime.now(timezone.utc).isoformat(timespec="microseconds"))
-
-
 def _decide(value: float, dim: str, item: str, model: str, choice: str) -> None:
-    """Record ``value`` for the output the pressed button belonged to, if it is still the one on screen."""
+    """Record ``value`` for the output the pressed button belonged to, if it is still the one on screen
+    (dimensions without levels, decided with a value box and a button: one output at a time)."""
     shown = st.session_state.get(SHOWN)
     if shown is None or tuple(shown[:3]) != (dim, item, model):
         st.session_state["flash_error"] = (f"Refused: that key was for {md(item)} / {md(model)}, which is no "
@@ -148,23 +122,188 @@ def _skip(item: str, model: str) -> None:
     st.session_state[SHOWN] = None
 
 
-labels = current[[c for c in current.index if c in raters_with]]
-judge_labels = labels[[r for r in labels.index if r in targets or r == apply_to]]
-header = f"{views.code(item_id)} · {views.code(model_name)} (task {views.code(row['task'] or '-')})"
-if blind:
-    st.markdown(header + " — judge labels hidden (blind)")
-else:
-    label_text = ", ".join(views.code(f"{j}: {'-' if pd.isna(v) else f'{v:g}'}") for j, v in labels.items())
-    st.markdown(f"{header} — raters say {label_text}" + (" — **judges disagree**" if current["disagree"] else ""))
-others_here = ledger.decisions
-if len(others_here):
-    others_here = others_here[(others_here["item_id"] == item_id) & (others_here["model"] == model_name)
-                              & (others_here["dimension"] == dimension) & (others_here["annotator"] != annotator)]
-    if len(others_here):
-        st.caption("Also decided by " + ", ".join(sorted(map(md, set(others_here["annotator"]))))
-                   + " (their labels are kept apart from yours).")
-text_side, rubric_side = st.columns([3, 1])
-with text_side:
+LIVE = "relabel_live_previous"  # (metric, judge, task) -> {model: (value, rank)} as last shown
+
+
+def _live_metrics(last: tuple[str, str] | None) -> None:
+    """The metric this dimension feeds (CA for ``ca``), per model and ranked, for one judge, with the human
+    decisions applied: recomputed by the app's live engine (:class:`empathy.review.Recompute`, the plan of
+    :func:`empathy.evaluate.plan_metrics` evaluated on the patched values) after every decision, in this
+    fragment. What the last decision changed is marked: the model decided, its value before and after, and
+    every rank that moved."""
+    from empathy.metrics import METRIC_SPECS
+
+    metric = next((spec.name for spec in METRIC_SPECS.values() if dimension in spec.dimensions), None)
+    if metric is None or not raters_with:
+        return
+    if blind:
+        st.caption(f"Live {md(metric)} per model: hidden in blind mode (its change after a decision would tell "
+                   "you the judges' label).")
+        return
+    kinds = rated.drop_duplicates("rater").set_index("rater")["rater_kind"].astype(str) if (
+        "rater_kind" in rated.columns) else pd.Series(dtype=str)
+    judges = [r for r in raters_with if kinds.get(r, "") in JUDGE_KINDS] or list(raters_with)
+    default = apply_to if apply_to in raters_with else judges[0]
+    judge = st.selectbox("Live metric for judge", raters_with, index=raters_with.index(default),
+                         key="relabel_live_judge", help="The judge whose metric per model is shown, with your "
+                         "and the other annotators' decisions applied (label rule above).")
+    report = state.report(data, with_overrides=True)
+    table = report.table
+    table = table[(table["metric"] == metric) & (table["scorer"] == judge)]
+    if "task" in table.columns and table["task"].nunique() > 1:
+        table = table[table["task"] == (task if task != "(all)" else table["task"].iloc[0])]
+    if table.empty:
+        st.caption(f"No {md(metric)} for {md(judge)} here.")
+        return
+    table = table.sort_values(["value", "model"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    table["rank"] = range(1, len(table) + 1)
+    scope = (metric, judge, str(table["task"].iloc[0]) if "task" in table.columns else "")
+    previous = st.session_state.setdefault(LIVE, {}).get(scope, {})
+    before = [previous.get(m, (float("nan"), 0)) for m in table["model"]]
+    shown = pd.DataFrame({
+        "rank": table["rank"],
+        "model": table["model"].astype(str),
+        f"{metric} ({judge})": table["value"].round(4),
+        "change": [round(v - b[0], 4) if previous and b[1] else float("nan")
+                   for v, b in zip(table["value"], before, strict=True)],
+        "rank before": [b[1] or None for b in before] if previous else [None] * len(table),
+        "n": table["n"].astype(int),
+        "last decision": ["◀" if last is not None and m == last[1] else "" for m in table["model"]],
+    })
+    st.markdown(f"**Live {md(metric)} per model ({md(judge)})**, with the human decisions (ranked, highest "
+                f"{md(metric)} first)")
+    st.dataframe(shown, hide_index=True, key="relabel_live_table")
+    if last is not None and previous:
+        row = table[table["model"].astype(str) == last[1]]
+        if len(row):
+            old = previous.get(last[1], (float("nan"), 0))
+            moved = int((shown["rank before"].notna() & (shown["rank before"] != shown["rank"])).sum())
+            st.caption(f"Last decision {md(last[0])} / {md(last[1])}: {md(metric)} ({md(judge)}) of "
+                       f"{md(last[1])} {old[0]:.4f} → {float(row['value'].iloc[0]):.4f}, rank {old[1]} → "
+                       f"{int(row['rank'].iloc[0])}; {moved} model(s) changed rank.")
+    st.session_state[LIVE][scope] = {str(m): (float(v), int(r)) for m, v, r in
+                                     zip(table["model"], table["value"], table["rank"], strict=True)}
+
+
+def _show_outcomes() -> None:
+    """What the last keys did: the last saved decision, every refusal, and decisions made meanwhile elsewhere."""
+    outcomes = st.session_state.get(keyqueue.OUTCOMES) or []
+    saved = [o for o in outcomes if o.kind in ("saved", "meanwhile", "undone", "skipped")]
+    if saved:
+        more = f" ({len(saved)} keys applied in this update)" if len(saved) > 1 else ""
+        st.success(saved[-1].text + more)
+    meanwhile = [o for o in outcomes if o.kind == "meanwhile"]
+    if meanwhile:
+        st.warning(f"**Another session decided {len(meanwhile)} of these outputs in the meantime** (after they "
+                   "were shown to you); both decisions are kept, see the adjudication list below. "
+                   + meanwhile[-1].text)
+    refused = [o for o in outcomes if o.kind == "refused"]
+    for outcome in refused[:5]:
+        st.error(outcome.text)
+    if len(refused) > 5:
+        st.error(f"... and {len(refused) - 5} more refused key(s).")
+
+
+@st.fragment
+def _queue_area() -> None:
+    """The queue (progress, the output on screen, the decision keys) and beside it the live metric and the
+    rubric: rerun alone after each decision."""
+    left, right = st.columns([5, 2])
+    with left:
+        _queue_body(right)
+
+
+def _rubric() -> None:
+    with st.container(border=True, key="relabel_rubric"):
+        definition = rubric(dimension)
+        if definition is None:
+            st.markdown(f"**{md(views.dimension_label(dimension))}**: no rubric in the paper for this dimension.")
+        else:
+            st.markdown(f"**Rubric of {md(dimension)}** ({RUBRIC_SOURCE})")
+            for level in sorted(definition, reverse=True):
+                st.markdown(f"**{level:g}** — {definition[level]}")
+
+
+def _queue_body(right) -> None:
+    who = decisions.committed_annotator()
+    applied = keyqueue.apply_events(data, st.session_state.get(keyqueue.KEY), annotator=who, scale_of=_scale_of)
+    if applied.outcomes:
+        st.session_state[keyqueue.OUTCOMES] = applied.outcomes
+    try:
+        now = state.ledger(data)
+    except StoreError as error:
+        st.error(f"The override store cannot be used: {md(error)}")
+        return
+    mine = now.status.fresh
+    mine = mine[(mine["annotator"] == who) & (mine["role"] == "annotator")] if len(mine) else mine
+    if apply_to != ALL_JUDGES and len(mine):
+        mine = mine[mine["rater"] == apply_to]  # relabelling one rater: the queue counts its decisions
+    # the queue is this annotator's: what others decided does not take an output out of it (each keeps theirs)
+    queue = keyqueue.queue_for(data, dimension, task, outputs, mine)
+    by_influence = st.session_state.get("relabel_order") == "by influence"
+    if by_influence and len(queue):
+        queue = exhibit_views.relabel_by_influence(data, queue, dimension)
+    done = int(queue["done"].sum())
+    st.progress(done / len(queue), text=f"{done} of {len(queue)} decided by you" + (
+        "" if blind else f" · {int(queue['disagree'].sum())} with judge disagreement"
+        + (" (most influential first)" if by_influence else " (shown first)")))
+    _show_outcomes()
+    skipped = set(map(tuple, st.session_state["relabel_skipped"]))
+    pending = queue[~queue["done"]]
+    is_skipped = [(i, m) in skipped for i, m in zip(pending["item_id"], pending["model"], strict=True)]
+    pending = pd.concat([pending[[not s for s in is_skipped]], pending[is_skipped]])
+    done_text = f"Every output in this queue has your {dimension} decision. Change the filters or undo (U)."
+    if keyed:
+        everyone = now.decisions
+        others: dict[tuple[str, str], list[str]] = {}
+        if len(everyone):
+            here = everyone[(everyone["dimension"] == dimension) & (everyone["annotator"] != who)]
+            for (item, model), names in here.groupby(["item_id", "model"])["annotator"]:
+                others[(str(item), str(model))] = sorted(set(map(str, names)))
+        st.markdown(legend_html(), unsafe_allow_html=True)
+        state.features(data)  # every text analysed once (a spinner the first time): the window's spans are cached
+        items = keyqueue.window_items(data, pending, dimension=dimension, apply_to=apply_to, blind=blind,
+                                      raters=raters_with, others=others)
+        keyqueue.show(items=items, dimension=dimension, apply_to=apply_to, annotator=who, scale=scale,
+                      remaining=len(pending), done_text=done_text)
+        keys = "0 / 1" if dimension in BINARY_DIMENSIONS else f"{scale[0]}-{min(scale[1], 9)}"
+        st.caption(f"Keys: {keys} decide, S skip, U undo. Each key is recorded for the output on screen when it "
+                   "went down: the next output shows at once and the keys are saved in order, none dropped; a key "
+                   "for an output that is no longer to decide is refused, never applied to another one. If the "
+                   "server falls more than a window of outputs behind, or while an undo is on its way, keys are "
+                   "paused and the page says so.")
+        views.keys_help("relabel")  # "?" opens the key list
+    saved = [o for o in applied.outcomes if o.kind in ("saved", "meanwhile") and o.item is not None]
+    with right:
+        if keyed or not pending.empty:
+            _live_metrics(saved[-1].item if saved else None)
+        _rubric()
+    if keyed:
+        return
+    if pending.empty:
+        st.success(md(done_text))
+        st.button("Undo my last decision", key="relabel_undo_done", shortcut="U", on_click=_undo)
+        return
+    _one_output(pending.iloc[0], now)
+
+
+def _one_output(current: pd.Series, now) -> None:
+    """Dimensions without levels: one output at a time, a value box and Save (its key refused once decided)."""
+    item_id, model_name = str(current["item_id"]), str(current["model"])
+    row = all_outputs[(all_outputs["item_id"] == item_id) & (all_outputs["model"] == model_name)].iloc[0]
+    targets = override_targets(judge_ratings, item_id, model_name, dimension, apply_to)
+    shown_now = (dimension, item_id, model_name)
+    previous = st.session_state.get(SHOWN)
+    if previous is None or tuple(previous[:3]) != shown_now:
+        st.session_state[SHOWN] = (*shown_now, datetime.now(timezone.utc).isoformat(timespec="microseconds"))
+    labels = current[[c for c in current.index if c in raters_with]]
+    judge_labels = labels[[r for r in labels.index if r in targets or r == apply_to]]
+    header = f"{views.code(item_id)} · {views.code(model_name)} (task {views.code(row['task'] or '-')})"
+    if blind:
+        st.markdown(header + " — judge labels hidden (blind)")
+    else:
+        label_text = ", ".join(views.code(f"{j}: {'-' if pd.isna(v) else f'{v:g}'}") for j, v in labels.items())
+        st.markdown(f"{header} — raters say {label_text}" + (" — **judges disagree**" if current["disagree"] else ""))
     if views.has_text(row):
         texts = (row["reference"], row["generation"])
         spans = state.spans_for(texts)
@@ -179,63 +318,46 @@ with text_side:
         views.conversation(row, "relabel_conversation")
     else:
         views.no_text_note(row, "Decide from the other raters' labels, or skip it.")
-with rubric_side, st.container(border=True, key="relabel_rubric"):
-    definition = rubric(dimension)
-    if definition is None:
-        st.markdown(f"**{md(views.dimension_label(dimension))}**: no rubric in the paper for this dimension.")
-    else:
-        st.markdown(f"**Rubric of {md(dimension)}** ({RUBRIC_SOURCE})")
-        for level in sorted(definition, reverse=True):
-            st.markdown(f"**{level:g}** — {definition[level]}")
-
-st.text_input("Reason (optional, kept in the audit trail)", key="relabel_reason")
-if not targets:
-    st.warning(f"No LLM or lexicon judge rated {md(dimension)} of this output, so '(all judges)' has nothing to "
-               "replace. Choose a rater by name in **Apply each decision to**, or skip it.")
-args_for = (dimension, item_id, model_name, apply_to)
-enabled = bool(targets)
-if scale is not None and dimension not in BINARY_DIMENSIONS:
-    low, high = scale
-    # Relabelling one rater: its current label is the highlighted button (never in blind mode).
-    now = ({float(labels[apply_to])} if not blind and apply_to in labels.index and pd.notna(labels[apply_to])
-           else set())
-    st.markdown(f"**{md(dimension)}** on the scale {low}-{high}" + (
-        f" ({views.code(apply_to)} says {next(iter(now)):g})" if now else ""))
-    levels = st.columns(high - low + 1)
-    for cell, level in zip(levels, range(low, high + 1), strict=True):
-        cell.button(f"Level {level}", key=output_key(f"relabel_level_{level}", dimension, item_id, model_name),
-                    on_click=_decide, args=(float(level), *args_for), disabled=not enabled,
-                    shortcut=str(level) if 0 <= level <= 9 else None, width="stretch",
-                    type="primary" if float(level) in now else "secondary",
-                    help=f"{dimension} = {level}" + (" (the current label)" if float(level) in now else ""))
-buttons = st.columns(4)
-if dimension in BINARY_DIMENSIONS:
-    buttons[0].button(f"{dimension} = 0", key=output_key("relabel_zero", dimension, item_id, model_name),
-                      on_click=_decide, args=(0.0, *args_for), shortcut="0", disabled=not enabled,
-                      type="primary", width="stretch", help="Engages with the tension (no conflict avoidance)")
-    buttons[1].button(f"{dimension} = 1", key=output_key("relabel_one", dimension, item_id, model_name),
-                      on_click=_decide, args=(1.0, *args_for), shortcut="1", disabled=not enabled,
-                      type="primary", width="stretch", help="Avoids the conflict (premature solution/harmony)")
-elif scale is None:
+    if not targets:
+        st.warning(f"No LLM or lexicon judge rated {md(dimension)} of this output, so '(all judges)' has nothing "
+                   "to replace. Choose a rater by name in **Apply each decision to**, or skip it.")
+    buttons = st.columns(4)
     with buttons[0]:
         start = None if blind else (float(judge_labels.dropna().mean()) if judge_labels.notna().any() else None)
         value = views.value_widget(dimension, output_key("relabel_value", dimension, item_id, model_name, apply_to),
                                    start)
     buttons[1].button("Save", key=output_key("relabel_save", dimension, item_id, model_name), on_click=_decide,
-                      args=(value, *args_for), shortcut="Enter", type="primary", width="stretch",
-                      disabled=not enabled)
-skip_at, undo_at = (2, 3) if scale is None or dimension in BINARY_DIMENSIONS else (0, 1)
-buttons[skip_at].button("Skip", key="relabel_skip", on_click=_skip, args=(item_id, model_name), shortcut="S",
-                        width="stretch")
-buttons[undo_at].button("Undo", key="relabel_undo", on_click=_undo, shortcut="U", width="stretch")
-keys = ("0 / 1" if dimension in BINARY_DIMENSIONS else f"{scale[0]}-{min(scale[1], 9)}" if scale is not None
-        else "Enter")
-st.caption(f"Keys: {keys} decide, S skip, U undo. One decision per output shown: a key pressed again before the "
-           f"next output appears is refused, never applied to another output. Decisions are saved as "
-           f"{views.code(annotator)} for {', '.join(map(views.code, targets)) or '(nobody)'}.")
-views.keys_help("relabel")  # "?" opens the key list
+                      args=(value, dimension, item_id, model_name, apply_to), shortcut="Enter", type="primary",
+                      width="stretch", disabled=not targets)
+    buttons[2].button("Skip", key="relabel_skip", on_click=_skip, args=(item_id, model_name), shortcut="S",
+                      width="stretch")
+    buttons[3].button("Undo", key="relabel_undo", on_click=_undo, shortcut="U", width="stretch")
+    st.caption(f"Keys: Enter saves, S skip, U undo. One decision per output shown: a key pressed again before the "
+               f"next output appears is refused, never applied to another output. Decisions are saved as "
+               f"{views.code(decisions.committed_annotator())} for "
+               f"{', '.join(map(views.code, targets)) or '(nobody)'}.")
+
+
+if outputs.empty:
+    st.info(f"No output has a judge rating of {md(dimension)} here.")
+    st.stop()
+used = st.session_state.get(keyqueue.REASON_USED)
+if used and st.session_state.get("relabel_reason") == used:
+    st.session_state["relabel_reason"] = ""  # recorded with a decision: the next one starts without it
+    st.session_state.pop(keyqueue.REASON_USED, None)
+st.radio("Order", ["judge disagreement", "by influence"], horizontal=True, key="relabel_order",
+         help="By influence: first the outputs whose one label accounts for most of the margin between their "
+              "model and the nearest rival (ranking fragility)")
+_queue_area()
+st.text_input("Reason (optional, kept in the audit trail with your next decision)", key="relabel_reason")
+try:
+    ledger = state.ledger(data)  # again: the queue above may have saved decisions in this run
+except StoreError as error:
+    st.error(f"The override store cannot be used: {md(error)}")
+    st.stop()
 
 with st.expander("Several annotators: agreement and adjudication"):
+    st.caption("Updated when the page reruns (any control above, or a reload), not after each key.")
     agreement = human_agreement(ledger.status.fresh)
     if agreement.n_items == 0:
         st.caption("No output has been decided by two or more annotators yet.")

@@ -337,6 +337,11 @@ def _ledger(path: str, name: str, rule: str, key: str, version: int, _store: Ove
     return open_ledger(_store, name, _outputs, rule, hashes=hashes, legacy_id=legacy)
 
 
+def output_hash_map(data: Loaded) -> dict[tuple[str, str], str]:
+    """:func:`empathy.store.output_hashes` of the loaded outputs (computed once per data set, shared)."""
+    return _output_hashes(data.base_key or data.content_key, data.all_data.outputs)[0]
+
+
 def ledger(data: Loaded) -> Ledger:
     """The data set's decisions sorted against its outputs: applied, stale, orphaned, unresolved.
 

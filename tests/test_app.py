@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("streamlit")
 from conftest import app_ok as _ok  # noqa: E402
 from conftest import app_texts as _texts
+from relabel_keys import on_screen, press, window  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.io import DataError  # noqa: E402
@@ -253,24 +254,23 @@ def test_relabel_queue_decision_undo_and_restart(tmp_path, _store):
     at.button(key="relabel_commit_annotator").click().run()
     _ok(at)
     # disagreements first: (i1, B) is the first item where j1 = 1 and j2 = 0 (items sorted by id within ties)
-    first = [m for m in _texts(at.markdown) if "raters say" in m][0]
-    assert "`i1`" in first and "`B`" in first and "judges disagree" in first
-    at.button(key=output_key("relabel_zero", "ca", "i1", "B")).click().run()
+    first = window(at)["items"][0]
+    assert (first["item"], first["model"]) == ("i1", "B") and "judges disagree" in first["head"]
+    press(at, 0.0)
     _ok(at)
     store = OverrideStore(_store)
     decided = store.overrides()
     assert decided[["item_id", "model", "rater", "value"]].values.tolist() == [["i1", "B", "j1", 0.0],
                                                                              ["i1", "B", "j2", 0.0]]
     assert decided["annotator"].tolist() == ["rel", "rel"]
-    nxt = [m for m in _texts(at.markdown) if "raters say" in m][0]
-    assert "`i3`" in nxt and "`A`" in nxt
+    assert on_screen(at) == ("i3", "A")
     assert "1 of 12 decided" in at.get("progress")[0].proto.text
-    at.button(key="relabel_undo").click().run()
+    press(at, action="undo")
     assert store.overrides().empty
     assert len(store.audit()) == 4  # two sets + two undos
 
     # a restarted app (new session, same store file) shows a saved override
-    at.button(key=output_key("relabel_one", "ca", "i1", "B")).click().run()
+    press(at, 1.0)
     restarted = _app(_path_source(folder))
     restarted.switch_page("app_pages/2_Overview.py").run()
     assert _ca(restarted)["B"] == 0.25

@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 from conftest import app_ok as _ok  # noqa: E402
+from relabel_keys import on_screen, press, window  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.paths import shared_dataset  # noqa: E402
@@ -68,7 +69,8 @@ def _by_prefix(widgets, prefix: str) -> list:
 
 
 def _level_prefixes(at: AppTest) -> list[str]:
-    return sorted({b.key.split("|")[0] for b in at.button if b.key and b.key.startswith("relabel_level_")})
+    """The decision levels the Relabel queue offers (its buttons and keys), as ``relabel_level_<v>``."""
+    return [f"relabel_level_{b['value']:g}" for b in window(at)["buttons"]]
 
 
 def _frame(at: AppTest, column: str) -> pd.DataFrame:
@@ -168,9 +170,8 @@ def test_relabel_gpt_on_real_data_changes_its_agreement_with_the_experts(kumar_d
 
     decided = []
     for level in (2, 0, 2):
-        shown = next(m.value for m in at.markdown if "raters say" in m.value)
-        decided.append((shown.split("`")[1], float(level)))
-        _by_prefix(at.button, f"relabel_level_{level}")[0].click().run()
+        decided.append((on_screen(at)[0], float(level)))
+        press(at, float(level))
         _ok(at)
         assert any("Saved (change #" in s.value for s in at.success)
 
@@ -211,7 +212,7 @@ def test_all_judges_never_overwrites_the_experts_or_the_crowd(kumar_dir, _store)
     at.switch_page("app_pages/4_Relabel.py").run()
     at.selectbox(key="relabel_dimension").set_value(DIMENSION).run()
     assert at.selectbox(key="relabel_apply_to").value == "(all judges)"
-    _by_prefix(at.button, "relabel_level_2")[0].click().run()
+    press(at, 2.0)
     _ok(at)
     with sqlite3.connect(_store) as connection:
         raters = {row[0] for row in connection.execute("SELECT rater FROM overrides")}

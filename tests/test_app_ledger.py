@@ -4,6 +4,7 @@ orphaned counts, several annotators and adjudication, escaped messages. Failure 
 
 from __future__ import annotations
 
+import html
 import os
 from pathlib import Path
 
@@ -13,6 +14,8 @@ import pytest
 pytest.importorskip("streamlit")
 from conftest import app_ok as _ok  # noqa: E402
 from conftest import app_texts as _texts
+from relabel_keys import on_screen as _on_screen  # noqa: E402
+from relabel_keys import press, window  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.escaping import markdown_literal  # noqa: E402
@@ -55,14 +58,6 @@ def _app(source: dict | None = None, *, committed: str | None = None, annotator:
     return at.run()
 
 
-def _on_screen(at: AppTest) -> tuple[str, str]:
-    """(item_id, model) of the output on the Relabel page, read from its decision buttons' keys."""
-    for button in at.button:
-        if button.key and button.key.startswith("relabel_zero|"):
-            parts = button.key.split("|")[1:]
-            dimension, item, model = (p.split(":", 1)[1] for p in parts)
-            return item, model
-    raise AssertionError("no decision button on the page")
 
 
 # ------------------------------------------------------------------------------------ damaged stores
@@ -97,18 +92,54 @@ def test_decision_for_an_output_no_longer_on_screen_is_refused(tmp_path, _store)
     at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
     item, model = _on_screen(at)
-    # The page now shows another output (as after a decision): the key of the old output must not land anywhere.
-    at.session_state["relabel_shown"] = ("ca", "i3", "B", "2000-01-01T00:00:00+00:00")
-    at.button(key=output_key("relabel_one", "ca", item, model)).click().run()
-    _ok(at)
-    assert any(e.startswith("Refused") for e in _texts(at.error)), _texts(at.error)
-    assert OverrideStore(_store).decisions().empty
-    # once the output is on screen again, the same key decides it, and only it
-    at.button(key=output_key("relabel_one", "ca", item, model)).click().run()
+    first = window(at)["items"][0]
+    press(at, 1.0)
     _ok(at)
     saved = OverrideStore(_store).decisions()
     assert set(zip(saved["item_id"], saved["model"], strict=True)) == {(item, model)}
     assert _on_screen(at) != (item, model)
+    # a late key still naming the decided output: refused, never applied to the output now on screen
+    shown = _on_screen(at)
+    press(at, 0.0, item=(item, model), hash=first["hash"], issued=first["issued"])
+    _ok(at)
+    assert any(e.startswith("Refused") and "already has your ca decision" in e for e in _texts(at.error))
+    after = OverrideStore(_store).decisions()
+    assert after[["item_id", "model", "value"]].values.tolist() == saved[["item_id", "model", "value"]].values.tolist()
+    assert len(OverrideStore(_store).audit()) == len(saved)  # nothing written for the refused key
+    assert _on_screen(at) == shown
+    # a key for a text that changed after it was shown, and a value that is no level: refused
+    press(at, 1.0, hash="0123456789abcdef")
+    assert any("changed after it was shown" in e for e in _texts(at.error))
+    press(at, 7.0)
+    assert any("is not a level of ca" in e for e in _texts(at.error))
+    assert len(OverrideStore(_store).decisions()) == len(saved)
+    # the same event sent again (two updates merged by Streamlit resend it) is applied once
+    press(at, 0.0, run=False)
+    at.run()
+    at.run()
+    assert len(OverrideStore(_store).decisions()) == 2 * len(saved)
+
+
+def test_keys_queued_in_one_update_land_each_on_its_own_output(tmp_path, _store):
+    from empathy_app.keyqueue import KEY
+
+    at = _app(_fixture(tmp_path / "data"), committed="ann")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    items = [(e["item"], e["model"], e["hash"], e["issued"]) for e in
+             window(at)["items"]]
+    values = [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+    events = [{"seq": k + 1, "action": "decide", "item": i, "model": m, "hash": h, "issued": t, "dimension": "ca",
+               "apply_to": "(all judges)", "annotator": "ann", "value": v}
+              for k, ((i, m, h, t), v) in enumerate(zip(items, values, strict=True))]
+    at.session_state[KEY] = {"events": {"client": "tab", "events": events}}
+    at.run()
+    _ok(at)
+    saved = OverrideStore(_store).decisions()
+    got = saved.groupby(["item_id", "model"])["value"].agg(["min", "max"])
+    assert {k: row["min"] for k, row in got.iterrows()} == {(i, m): v for (i, m, _, _), v in
+                                                          zip(items, values, strict=True)}
+    assert (got["min"] == got["max"]).all()
+    assert "6 of 6 decided by you" in at.get("progress")[0].proto.text
 
 
 def test_typing_a_name_commits_nothing_until_the_button(tmp_path, _store):
@@ -116,7 +147,7 @@ def test_typing_a_name_commits_nothing_until_the_button(tmp_path, _store):
     at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
     assert any("Commit your annotator name" in i for i in _texts(at.info))
-    assert not [b for b in at.button if b.key and b.key.startswith("relabel_zero|")]
+    assert not at.get("bidi_component")
     at.text_input(key="_w_relabel_annotator_name").input("name0").run()  # typed, e.g. then the key 0
     assert any("Commit your annotator name" in i for i in _texts(at.info))
     assert OverrideStore(_store).decisions().empty
@@ -124,8 +155,7 @@ def test_typing_a_name_commits_nothing_until_the_button(tmp_path, _store):
     at.button(key="relabel_commit_annotator").click().run()
     _ok(at)
     assert any("Deciding as **name0**" in m for m in _texts(at.markdown))
-    item, model = _on_screen(at)
-    at.button(key=output_key("relabel_zero", "ca", item, model)).click().run()
+    press(at, 0.0)
     assert OverrideStore(_store).decisions()["annotator"].unique().tolist() == ["name0"]
 
 
@@ -134,7 +164,7 @@ def test_all_judges_on_relabel_is_llm_and_lexicon_only_and_flash_is_escaped(tmp_
     at.switch_page("app_pages/4_Relabel.py").run()
     assert at.selectbox(key="relabel_apply_to").value == "(all judges)"
     item, model = _on_screen(at)
-    at.button(key=output_key("relabel_one", "ca", item, model)).click().run()
+    press(at, 1.0)
     _ok(at)
     saved = OverrideStore(_store).decisions()
     assert sorted(saved["rater"]) == ["gpt", "lex"]  # never the expert
@@ -150,12 +180,14 @@ def test_all_judges_on_relabel_is_llm_and_lexicon_only_and_flash_is_escaped(tmp_
 def test_blind_mode_hides_judge_labels_and_the_rubric_stands_beside(tmp_path, _store):
     at = _app(_fixture(tmp_path / "data"), committed="ann")
     at.switch_page("app_pages/4_Relabel.py").run()
-    assert any("raters say" in m and "gpt: 1" in m for m in _texts(at.markdown))
+    head = html.unescape(window(at)["items"][0]["head"])
+    assert "raters say" in head and "gpt: 1" in head
     rubric = " ".join(_texts(at.markdown))
     assert "Appendix D" in rubric and "open-ended questions" in rubric and "positive closure" in rubric
     at.toggle(key="_w_relabel_blind").set_value(True).run()
     _ok(at)
-    shown = " ".join(_texts(at.markdown)) + " ".join(str(p.proto.text) for p in at.get("progress"))
+    shown = (" ".join(_texts(at.markdown)) + " ".join(str(p.proto.text) for p in at.get("progress"))
+             + " ".join(html.unescape(e["head"]) for e in window(at)["items"]))
     assert "judge labels hidden" in shown
     assert "raters say" not in shown and "gpt: 1" not in shown and "disagree" not in shown
     assert "Appendix D" in shown  # the rubric stays
@@ -166,12 +198,12 @@ def test_two_annotators_keep_both_decisions_agreement_and_adjudication(tmp_path,
     first = _app(source, committed="ann")
     first.switch_page("app_pages/4_Relabel.py").run()
     item, model = _on_screen(first)
-    first.button(key=output_key("relabel_zero", "ca", item, model)).click().run()
+    press(first, 0.0)
     second = _app(source, committed="bob")
     second.switch_page("app_pages/4_Relabel.py").run()
     assert _on_screen(second) == (item, model)  # ann's decision does not take it out of bob's queue
-    assert any("Also decided by ann" in c for c in _texts(second.caption))
-    second.button(key=output_key("relabel_one", "ca", item, model)).click().run()
+    assert "Also decided by ann" in window(second)["items"][0]["head"]
+    press(second, 1.0)
     _ok(second)
     decisions = OverrideStore(_store).decisions()
     assert sorted(zip(decisions["annotator"], decisions["value"], strict=True)) == [
@@ -259,8 +291,7 @@ def test_store_damaged_while_the_app_runs_is_a_message(tmp_path, _store):
     at = _app(_fixture(tmp_path / "data"), committed="ann")
     at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
-    item, model = _on_screen(at)
-    at.button(key=output_key("relabel_zero", "ca", item, model)).click().run()
+    press(at, 0.0)
     for suffix in ("-wal", "-shm"):
         Path(f"{_store}{suffix}").unlink(missing_ok=True)
     _store.write_bytes(b"\x00garbage" * 512)
@@ -296,3 +327,26 @@ def test_a_judge_rerun_meets_the_ledger(tmp_path, _store):
     confirmed, disputed = frames[0], frames[1]
     assert confirmed[["item_id", "value", "new_value"]].values.tolist() == [["i1", 0.0, 0.0]]
     assert disputed[["item_id", "value", "new_value"]].values.tolist() == [["i2", 1.0, 0.0]]
+
+
+def test_live_metric_beside_the_queue_follows_each_decision(tmp_path, _store):
+    # gpt says CA 1, 1, 0 on i1-i3 for both models: 2/3 each, the tie ranked by model name (A_[b]* first)
+    at = _app(_fixture(tmp_path / "data"), committed="ann")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    _ok(at)
+    assert at.selectbox(key="relabel_live_judge").value == "gpt"  # the first LLM judge, never the expert
+    live = next(f.value for f in at.dataframe if "CA (gpt)" in f.value.columns)
+    assert live[["rank", "model", "CA (gpt)"]].values.tolist() == [[1, ODD, 0.6667], [2, "B", 0.6667]]
+    assert _on_screen(at) == ("i1", ODD)
+    press(at, 0.0)  # i1 of A_[b]* is not conflict avoidance: its CA (gpt) drops to 1/3 and it falls to rank 2
+    _ok(at)
+    live = next(f.value for f in at.dataframe if "CA (gpt)" in f.value.columns)
+    assert live[["rank", "model", "CA (gpt)", "change", "rank before", "last decision"]].values.tolist() == [
+        [1, "B", 0.6667, 0.0, 2, ""], [2, ODD, 0.3333, -0.3333, 1, "◀"]]
+    last = next(c for c in _texts(at.caption) if c.startswith("Last decision"))
+    assert last == (f"Last decision i1 / {ODD}: CA (gpt) of {ODD} 0.6667 → 0.3333, rank 1 → 2; 2 model(s) changed "
+                    "rank.")
+    # another judge on request: lex says 0, 1, 0 (1/3 each); the human 0 on i1 leaves it at 1/3
+    at.selectbox(key="relabel_live_judge").set_value("lex").run()
+    live = next(f.value for f in at.dataframe if "CA (lex)" in f.value.columns)
+    assert live[["model", "CA (lex)"]].values.tolist() == [[ODD, 0.3333], ["B", 0.3333]]

@@ -1,0 +1,251 @@
+"""Benchmark: from a keypress on Relabel to the next output visible *with the CA value on the page updated*.
+
+Measured in a real browser (Debian's chromium driven by Playwright) against ``streamlit run app.py``:
+
+* ``keydown``: the event's own timestamp (``event.timeStamp``), taken by a listener installed before the page's
+  scripts (window, capture phase), which also records the output on screen when the key went down;
+* ``next item``: the first animation frame after the key at which another output is on screen;
+* ``next item + CA``: the moment (polled every animation frame) at which another output is on screen **and**
+  the live metric beside the queue says ``Last decision <item> / <model>: CA (<judge>) of <model> <before> →
+  <after>``: the metric recomputed with this decision is on the page.
+
+Each key is the opposite of the live judge's label of the output on screen, so CA really changes. Keys are
+pressed one at a time (the next one after the page has acknowledged the previous one and drawn its metric), so
+this is the latency of one decision, not of a burst (the browser tests cover bursts). A few decisions are made
+first and not counted (spaCy model load, first window).
+
+Data: ``paper:K`` = 10 models x 3 LLM judges x (200 K) items rated on CA (texts from a pool of 200 distinct
+references and 200 distinct generations, so the first visit's text analysis is not the subject);
+``demo:K`` = the demo data replicated K times (``bench_app_rerun.replicate``: item ids ``<id>~<copy>``).
+
+Run: ``python bench/bench_relabel_keypress.py [--scales paper:1,paper:10,demo:1,demo:10,demo:100] [--keys 25]``;
+prints one Markdown row per scale, the machine and the load averages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+CHROMIUM = Path("/usr/bin/chromium")
+TARGET_MS = 250.0
+
+RECORDER = """
+window.__keys = [];
+window.addEventListener('keydown', (ev) => {
+  const shown = document.querySelector('[data-testid="relabel-item"]');
+  const entry = {key: ev.key, down: ev.timeStamp, item: shown ? shown.getAttribute('data-item') : null,
+                 model: shown ? shown.getAttribute('data-model') : null, frame: null};
+  window.__keys.push(entry);
+  const check = () => {
+    const now = document.querySelector('[data-testid="relabel-item"]');
+    if (now && (now.getAttribute('data-item') !== entry.item || now.getAttribute('data-model') !== entry.model)) {
+      entry.frame = performance.now();
+    } else { requestAnimationFrame(check); }
+  };
+  requestAnimationFrame(check);
+}, true);
+"""
+
+
+def paper_data(folder: Path, scale: int, *, models: int = 10, judges: int = 3, items: int = 200, seed: int = 3
+               ) -> tuple[Path, str]:
+    """10 models x 3 LLM judges x ``items * scale`` items on CA; returns the folder and the live judge."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    n_items = items * scale
+    item_ids = np.array([f"p{i:06d}" for i in range(n_items)])
+    names = [f"model{k:02d}" for k in range(models)]
+    item_col = np.tile(item_ids, models)
+    model_col = np.repeat(names, n_items)
+    pool = np.arange(len(item_col)) % 200
+    outputs = pd.DataFrame({
+        "item_id": item_col, "model": model_col, "task": "counseling",
+        "reference": [f"Case {k}: I lost my job last month and I cannot tell my family; I feel ashamed."
+                      for k in np.tile(np.arange(n_items), models) % 200],
+        "generation": [f"Reply {k}: that is a heavy thing to carry alone; what would you want them to know?"
+                       for k in pool]})
+    outputs.to_csv(folder / "outputs.csv", index=False)
+    frames = []
+    base = rng.integers(0, 2, len(outputs))
+    for j in range(judges):
+        flip = rng.random(len(outputs)) < 0.2  # judges agree on about 80 % of the outputs
+        frames.append(pd.DataFrame({"item_id": item_col, "model": model_col, "rater": f"judge{j}", "dimension": "ca",
+                                    "value": np.where(flip, 1 - base, base), "rater_kind": "llm", "reason": "",
+                                    "signature": f"judge{j}-v1"}))
+    pd.concat(frames).to_csv(folder / "ratings.csv", index=False)
+    return folder, "judge0"
+
+
+def demo_data(folder: Path, scale: int) -> tuple[Path, str]:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_app_rerun import replicate
+
+    return replicate(folder, scale), "lexicon"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(store: Path, log: Path) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    env = {**os.environ, "EMPATHY_STORE": str(store), "PYTHONUNBUFFERED": "1"}
+    with log.open("a") as handle:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+             str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited; see {log}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.read().strip() == b"ok":
+                    return process, url
+        except OSError:
+            time.sleep(0.5)
+    process.kill()
+    raise RuntimeError(f"streamlit did not start; see {log}")
+
+
+def _idle(tab, timeout: float) -> None:
+    tab.wait_for_function(
+        "() => { const s = document.querySelector('[data-testid=\"relabel-queue-status\"]');"
+        " const w = document.querySelector('[data-testid=\"stStatusWidget\"]');"
+        " return s && s.getAttribute('data-pending') === '0' && !(w && w.innerText.includes('Running')); }",
+        timeout=timeout)
+
+
+def measure(folder: Path, judge: str, keys: int, warmup: int, workdir: Path) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    process, url = start_server(workdir / "overrides.sqlite", workdir / "streamlit.log")
+    timeout = float(os.environ.get("BENCH_TIMEOUT_MS", "1800000"))
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                                 args=["--no-sandbox", "--disable-gpu"])
+            context = browser.new_context(viewport={"width": 1440, "height": 1400})
+            context.add_init_script(RECORDER)
+            tab = context.new_page()
+            tab.set_default_timeout(timeout)
+            try:
+                return _drive(tab, url, folder, judge, keys, warmup, timeout)
+            except Exception:
+                tab.screenshot(path=str(workdir / "failure.png"), full_page=True)
+                raise
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _drive(tab, url: str, folder: Path, judge: str, keys: int, warmup: int, timeout: float) -> dict:
+    if True:
+        if True:
+            started = time.perf_counter()
+            tab.goto(f"{url}/Data")
+            tab.get_by_text("Path on this machine", exact=True).click()
+            box = tab.get_by_label("Folder or outputs file")
+            box.fill(str(folder))
+            box.press("Tab")
+            tab.get_by_role("button", name="Load from path").click()
+            tab.get_by_text("ratings file(s)", exact=False).first.wait_for()
+            tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
+            form = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
+            form.fill("bench")
+            tab.get_by_role("button", name="Start as this annotator").click()
+            tab.locator('[data-testid="relabel-item"]').wait_for()
+            tab.get_by_text(f"Live CA per model ({judge})", exact=False).first.wait_for()
+            first_visit = time.perf_counter() - started
+            label = re.compile(re.escape(judge) + r": ([01])")
+            samples, frames = [], []
+            for k in range(warmup + keys):
+                _idle(tab, timeout)
+                head = tab.locator('[data-testid="relabel-item"] .rq-head').inner_text()
+                found = label.search(head)
+                key = "1" if found is None or found.group(1) == "0" else "0"  # flip the judge: CA changes
+                count = tab.evaluate("() => window.__keys.length")
+                tab.keyboard.press(key)
+                done = tab.wait_for_function(
+                    """([count, judge]) => {
+                      const k = window.__keys[count];
+                      if (!k || k.frame === null) return false;
+                      const want = `Last decision ${k.item} / ${k.model}: CA (${judge}) of ${k.model} `;
+                      for (const c of document.querySelectorAll('[data-testid="stCaptionContainer"]')) {
+                        if (c.textContent.includes(want)) return performance.now();
+                      }
+                      return false;
+                    }""", arg=[count, judge], polling="raf", timeout=timeout).json_value()
+                entry = tab.evaluate("(count) => window.__keys[count]", count)
+                if k >= warmup:
+                    samples.append(done - entry["down"])
+                    frames.append(entry["frame"] - entry["down"])
+    return {"samples": samples, "frames": frames, "first_visit": first_visit}
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scales", default="paper:1,paper:10")
+    parser.add_argument("--keys", type=int, default=25)
+    parser.add_argument("--warmup", type=int, default=3)
+    args = parser.parse_args()
+    if not CHROMIUM.exists():
+        raise SystemExit(f"needs {CHROMIUM}")
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    print(f"Machine: {cpu}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.machine()}, Python "
+          f"{platform.python_version()}")
+    print("| data | outputs | CA rating rows | first visit (s) | next item: median / p90 (ms) | next item + CA "
+          "updated: median / p90 (ms) | max (ms) | n | load avg before | load avg after |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    for spec in args.scales.split(","):
+        kind, _, factor = spec.partition(":")
+        scale = int(factor or 1)
+        with tempfile.TemporaryDirectory(prefix="bench-relabel-") as tmp:
+            work = Path(tmp)
+            folder, judge = (paper_data if kind == "paper" else demo_data)(work / "data", scale)
+            import pandas as pd
+
+            n_outputs = len(pd.read_csv(folder / "outputs.csv", usecols=["item_id"]))
+            ratings = pd.concat(pd.read_csv(p, usecols=["dimension"]) for p in sorted(folder.glob("ratings*")))
+            n_ca = int((ratings["dimension"] == "ca").sum())
+            before = ", ".join(f"{v:.2f}" for v in os.getloadavg())
+            result = measure(folder, judge, args.keys, args.warmup, work)
+            after = ", ".join(f"{v:.2f}" for v in os.getloadavg())
+        samples, frames = result["samples"], result["frames"]
+        print(f"| {spec} | {n_outputs:,} | {n_ca:,} | {result['first_visit']:.1f} | "
+              f"{statistics.median(frames):.0f} / {_quantile(frames, 0.9):.0f} | "
+              f"**{statistics.median(samples):.0f}** / {_quantile(samples, 0.9):.0f} | {max(samples):.0f} | "
+              f"{len(samples)} | {before} | {after} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

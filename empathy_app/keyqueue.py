@@ -1,0 +1,542 @@
+"""The Relabel page's decision queue: every keystroke or click names the output it was made on, none is lost.
+
+Why a component: a Streamlit button's callback runs on the server after the keystroke, with whatever output the
+last *finished* rerun drew; pressed faster than a rerun, keys land on the wrong output, repeat on the same one
+or vanish (issue 14). Here the browser owns the item on screen:
+
+* the page sends a *window* of the next outputs of the annotator's queue (texts already highlighted and
+  escaped) to a small ``st.components.v2`` component; the component shows the first one not yet decided in
+  this browser and, on a key (or a click of its buttons), records an *event* naming that output
+  ``(item_id, model)``, its dimension, its text hash, the decision target and the annotator, then shows the
+  next output of the window at once, without waiting for the server;
+* the component sends every event not yet acknowledged (the whole list, numbered), so when Streamlit merges
+  two quick updates into one rerun nothing is dropped; the page applies the events it has not applied yet,
+  in order, each to the output it names, and acknowledges them by number (:func:`apply_events`);
+* an event whose output is no longer to decide (already decided by this annotator, text changed since it was
+  shown, output gone, annotator changed) is refused and said so, never applied to another output;
+* when the window is used up before the server answers, or while an undo is on its way, the component stops
+  taking decisions and says so on the page, counting the keys it did not take.
+
+The component lives in an ``st.fragment`` of the page: a decision reruns the fragment (queued, never
+interrupting a run in progress), not the whole page.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import pandas as pd
+import streamlit as st
+
+from empathy.escaping import html_literal, markdown_literal
+from empathy.overrides import ALL_JUDGES, make_changes, override_targets
+from empathy.render import conversation_html, conversation_turns, highlight_html
+from empathy.review import relabel_queue
+from empathy.store import StoreError
+from empathy_app import state
+
+#: Session key of the component (its state holds ``{"events": {"client": ..., "events": [...]}}``).
+KEY = "relabel_keyqueue"
+#: Session key: per browser client, the number of the last event applied or refused.
+ACKED = "relabel_acked"
+#: Session key: when each output was first sent to this session (server clock), for "decided meanwhile".
+ISSUED = "relabel_issued"
+#: Session key: what the last batch of events did (list of :class:`Outcome`).
+OUTCOMES = "relabel_outcomes"
+#: Session key: the reason text already recorded with a decision (not attached to the next one).
+REASON_USED = "relabel_reason_used"
+#: How many upcoming outputs the browser holds: keys pressed faster than the server answers run ahead this far.
+WINDOW = 100
+
+_HTML = """<div class="rq-root" data-testid="relabel-queue"><div class="rq-status" data-testid="relabel-queue-status">
+</div><div class="rq-body"></div></div>"""
+
+_CSS = """
+.rq-root { font-size: 0.95rem; }
+.rq-status { font-size: 0.85rem; opacity: 0.85; margin-bottom: 0.4rem; min-height: 1.2em; }
+.rq-status .rq-paused { color: var(--st-red-color, #c00); font-weight: 600; }
+.rq-head { margin-bottom: 0.5rem; }
+.rq-head code { font-size: 0.9em; }
+.rq-texts { display: grid; grid-template-columns: 1fr 1fr; gap: 0.8rem; }
+.rq-box { border: 1px solid var(--st-border-color, #ddd); border-radius: 0.5rem; padding: 0.5rem 0.7rem;
+          height: 320px; overflow-y: auto; white-space: pre-wrap; }
+.rq-buttons { display: flex; gap: 0.5rem; margin-top: 0.7rem; flex-wrap: wrap; }
+.rq-buttons button { flex: 1 1 0; min-width: 6rem; padding: 0.45rem 0.8rem; border-radius: 0.5rem;
+                     cursor: pointer; border: 1px solid var(--st-border-color, #ccc);
+                     background: var(--st-secondary-background-color, #f0f2f6); color: inherit; font: inherit; }
+.rq-buttons button.rq-decide { background: var(--st-primary-color, #ff4b4b); color: white; border-color: transparent; }
+.rq-buttons button:disabled { opacity: 0.4; cursor: not-allowed; }
+.rq-note { font-size: 0.85rem; opacity: 0.85; margin-top: 0.4rem; }
+"""
+
+# The browser side. Its state lives on ``globalThis`` (per browser tab), keyed by the Streamlit session, so a
+# re-render of the component (each fragment run) keeps the queue of events not yet acknowledged. One keydown
+# listener is installed once and never removed: a key pressed while the component re-renders is still taken.
+_JS = r"""
+const G = globalThis.__empathyRelabelQueue
+  || (globalThis.__empathyRelabelQueue = {queues: {}, active: null, listening: false});
+const pairKey = (item, model) => JSON.stringify([item, model]);
+const ENTITIES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'};
+const escapeText = (s) => String(s).replace(/[&<>"']/g, (c) => ENTITIES[c]);
+
+function current(q) {
+  const gone = new Set(q.events.filter((e) => e.item !== undefined).map((e) => pairKey(e.item, e.model)));
+  return (q.data.items || []).find((it) => !gone.has(pairKey(it.item, it.model))) || null;
+}
+
+function send(q) {
+  q.send('events', {client: q.client, events: q.events});
+}
+
+function act(q, a) {
+  const d = q.data;
+  if (a.action === 'undo') {
+    if (q.undoSeq) { q.ignored += 1; render(q); return; }
+    const e = {seq: ++q.seq, action: 'undo', annotator: d.annotator, t: Date.now()};
+    q.events.push(e);
+    q.undoSeq = e.seq;
+    render(q); send(q); return;
+  }
+  const cur = current(q);
+  if (!cur || q.undoSeq || (a.action !== 'skip' && (!d.enabled || !cur.decidable))) {
+    q.ignored += 1; render(q); return;
+  }
+  const e = {seq: ++q.seq, item: cur.item, model: cur.model, hash: cur.hash, issued: cur.issued,
+             dimension: d.dimension, apply_to: d.apply_to, annotator: d.annotator, t: Date.now()};
+  if (a.action === 'skip') { e.action = 'skip'; } else { e.action = 'decide'; e.value = a.value; }
+  q.events.push(e);
+  render(q); send(q);
+}
+
+function onKey(ev) {
+  const q = G.active;
+  if (!q || !q.root || !q.root.isConnected) return;
+  if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
+  const t = ev.target;
+  // keys typed into a text box, a select or an editable element are never decisions
+  if (t && t.closest && t.closest('input, textarea, select, [contenteditable=""], [contenteditable="true"]')) return;
+  const k = ev.key && ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
+  const d = q.data;
+  let a = null;
+  if (d.keys && Object.prototype.hasOwnProperty.call(d.keys, k)) a = {value: d.keys[k]};
+  else if (k === 's' && d.navigation) a = {action: 'skip'};
+  else if (k === 'u' && d.navigation) a = {action: 'undo'};
+  if (!a) return;
+  ev.preventDefault();
+  ev.stopImmediatePropagation();
+  if (ev.repeat) return;  // a held key decides once
+  act(q, a);
+}
+
+function render(q) {
+  const d = q.data;
+  const cur = current(q);
+  const waiting = q.events.length;
+  const status = q.root.querySelector('.rq-status');
+  const body = q.root.querySelector('.rq-body');
+  let text = waiting ? `Saving ${waiting} key(s)…` : 'Every key saved.';
+  if (q.undoSeq) {
+    text += ' <span class="rq-paused">Undo on its way: keys are paused (not recorded) until it is done.</span>';
+  } else if (!cur && d.remaining > 0) {
+    text += ' <span class="rq-paused">Waiting for the next outputs from the server: keys are paused (not '
+      + 'recorded) until one is shown.</span>';
+  }
+  if (q.ignored) text += ` · ${q.ignored} key(s) not taken (paused or nothing to decide).`;
+  status.innerHTML = text;
+  status.setAttribute('data-pending', String(waiting));
+  if (!cur) {
+    body.innerHTML = d.remaining > 0 ? '' : `<div class="rq-note">${escapeText(d.done_text || '')}</div>`;
+    return;
+  }
+  const buttons = (d.buttons || []).map((b, i) =>
+    `<button type="button" class="rq-decide" data-index="${i}" title="${escapeText(b.help || '')}"` +
+    `${d.enabled && cur.decidable ? '' : ' disabled'}>${escapeText(b.label)}</button>`).join('');
+  const navigation = d.navigation ? '<button type="button" data-action="skip">Skip (S)</button>' +
+    '<button type="button" data-action="undo">Undo (U)</button>' : '';
+  const reference = (d.refs || {})[cur.ref] || '';
+  const texts = cur.notext ? `<div class="rq-note">${cur.notext}</div>` :
+    `<div class="rq-texts"><div><b>Reference / prompt</b><div class="rq-box">${reference}</div></div>` +
+    `<div><b>Generation</b><div class="rq-box">${cur.gen}</div></div></div>${cur.conv || ''}`;
+  body.innerHTML = `<div class="rq-item" data-testid="relabel-item"><div class="rq-head">${cur.head}</div>${texts}` +
+    `<div class="rq-buttons">${buttons}${navigation}</div><div class="rq-note">${cur.note}</div></div>`;
+  const item = body.querySelector('.rq-item');
+  item.setAttribute('data-item', cur.item);
+  item.setAttribute('data-model', cur.model);
+}
+
+export default function (component) {
+  const {data, setStateValue, parentElement} = component;
+  let q = G.queues[data.session];
+  if (!q) {
+    q = {client: `${data.session}:${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`,
+         seq: 0, events: [], ignored: 0, undoSeq: 0};
+    G.queues[data.session] = q;
+  }
+  const acked = (data.acked || {})[q.client] || 0;
+  q.events = q.events.filter((e) => e.seq > acked);
+  if (q.undoSeq && q.undoSeq <= acked) q.undoSeq = 0;
+  q.data = data;
+  q.root = parentElement.querySelector('.rq-root') || parentElement;
+  q.send = setStateValue;
+  G.active = q;
+  if (!G.listening) {
+    window.addEventListener('keydown', onKey, true);
+    G.listening = true;
+  }
+  q.root.onclick = (ev) => {
+    const button = ev.target.closest && ev.target.closest('button');
+    if (!button || button.disabled || !q.root.contains(button)) return;
+    if (button.dataset.action) act(q, {action: button.dataset.action});
+    else if (button.dataset.index !== undefined) act(q, {value: d_value(q, button.dataset.index)});
+  };
+  render(q);
+  return () => {};
+}
+
+function d_value(q, index) {
+  return q.data.buttons[Number(index)].value;
+}
+"""
+
+_component = st.components.v2.component("empathy_relabel_queue", html=_HTML, css=_CSS, js=_JS, isolate_styles=False)
+
+
+def _noop() -> None:
+    """The component's state needs a callback to be kept; the events are applied by :func:`apply_events`."""
+
+
+def session_id() -> str:
+    """A random id of this Streamlit session (the browser keeps one event queue per session)."""
+    if "relabel_session" not in st.session_state:
+        st.session_state["relabel_session"] = uuid.uuid4().hex[:12]
+    return str(st.session_state["relabel_session"])
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one event did: ``kind`` is ``saved``, ``refused``, ``meanwhile`` (saved; another annotator decided
+    the output after it was shown here), ``skipped`` or ``undone``; ``text`` is escaped Markdown."""
+
+    kind: str
+    text: str
+    item: tuple[str, str] | None = None
+    seq: int = 0
+    value: float | None = None
+
+
+@dataclass
+class Applied:
+    """The events applied by one call of :func:`apply_events` (in order)."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def saved(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.kind in ("saved", "meanwhile")]
+
+
+def pending_events(raw: object) -> tuple[str, list[dict]]:
+    """The browser client id and its events from the component's state (``({}, [])`` when none or malformed)."""
+    if raw is None:
+        return "", []
+    try:
+        payload = raw["events"]  # the component state behaves as a mapping
+    except (KeyError, TypeError):
+        return "", []
+    if not isinstance(payload, Mapping):
+        return "", []
+    client, events = payload.get("client"), payload.get("events")
+    if not isinstance(client, str) or not isinstance(events, list):
+        return "", []
+    good = [e for e in events if isinstance(e, Mapping) and isinstance(e.get("seq"), int)]
+    return client, sorted((dict(e) for e in good), key=lambda e: e["seq"])
+
+
+def _label(value: float) -> str:
+    return f"{value:g}"
+
+
+def _valid_value(value: object, scale: tuple[int, int] | None) -> float | None:
+    """The decision value if it is a whole level of the dimension's scale (binary: 0 or 1); ``None`` otherwise
+    (also for a dimension without levels: the component never decides those)."""
+    if scale is None or isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
+            float(value)):
+        return None
+    low, high = scale
+    number = float(value)
+    return number if number.is_integer() and low <= number <= high else None
+
+
+def apply_events(data: state.Loaded, raw: object, *, annotator: str,
+                 scale_of: Callable[[str], tuple[int, int] | None]) -> Applied:
+    """Apply, in order, the events of the component's state that this session has not applied yet.
+
+    Each decision is recorded for the output it names (never for the output the server now shows first),
+    bound to the text hash the browser showed. Refused, with a message, never applied elsewhere: a decision
+    for an output this annotator already decided for that dimension and target (the same key twice), whose
+    text changed since it was shown, that is gone, whose annotator is no longer the committed one, or whose
+    value is not one of the dimension's levels. Every event, applied or refused, is acknowledged by its
+    number in :data:`ACKED` right after its write (no Streamlit call in between, so a run stopped midway never
+    applies an event twice).
+    """
+    client, events = pending_events(raw)
+    acked: dict[str, int] = st.session_state.setdefault(ACKED, {})
+    last = int(acked.get(client, 0))
+    fresh = [e for e in events if e["seq"] > last]
+    result = Applied()
+    if not fresh:
+        return result
+    ratings = data.dataset.ratings
+    outputs = data.all_data.outputs
+    hashes = state.output_hash_map(data)
+    try:
+        everyone = data.store.decisions(data.dataset_id)
+    except StoreError as error:
+        result.outcomes.append(Outcome("refused", "Not saved: the override store cannot be used: "
+                                                  + markdown_literal(str(error))))
+        return result  # nothing acknowledged: the browser keeps the events and they are tried again
+    mine = everyone[(everyone["annotator"] == annotator) & (everyone["role"] == "annotator")] if len(
+        everyone) else everyone
+    decided = set(zip(mine["item_id"], mine["model"], mine["dimension"], mine["rater"], strict=True)) if len(
+        mine) else set()
+    for event in fresh:
+        outcome = _apply_one(data, event, annotator=annotator, scale_of=scale_of, ratings=ratings, outputs=outputs,
+                             hashes=hashes, decided=decided, everyone=everyone)
+        acked[client] = int(event["seq"])
+        result.outcomes.append(outcome)
+    return result
+
+
+def _apply_one(data: state.Loaded, event: dict, *, annotator: str,  # noqa: C901 - one refusal check a line, in the order they are reported
+               scale_of: Callable[[str], tuple[int, int] | None],
+               ratings: pd.DataFrame, outputs: pd.DataFrame, hashes: Mapping[tuple[str, str], str],
+               decided: set, everyone: pd.DataFrame) -> Outcome:
+    from empathy_app.decisions import md
+
+    seq = int(event["seq"])
+    action = event.get("action")
+    if action == "undo":
+        if str(event.get("annotator", "")) != annotator:
+            return Outcome("refused", "Refused an undo typed under another annotator name.", seq=seq)
+        try:
+            undone = data.store.undo_last(annotator, dataset_id=data.dataset_id)
+        except StoreError as error:
+            return Outcome("refused", f"Not undone: the override store cannot be used: {md(error)}", seq=seq)
+        if undone.empty:
+            return Outcome("refused", "Nothing to undo.", seq=seq)
+        for row in undone.itertuples():
+            decided.discard((row.item_id, row.model, row.dimension, row.rater))
+        first = undone.iloc[0]
+        return Outcome("undone", f"Undone: {md(first['dimension'])} of {md(first['item_id'])} / "
+                                 f"{md(first['model'])} ({len(undone)} label(s)).", seq=seq)
+    item, model, dimension = event.get("item"), event.get("model"), event.get("dimension")
+    if not all(isinstance(v, str) for v in (item, model, dimension)):
+        return Outcome("refused", f"Refused key #{seq}: it does not name an output.", seq=seq)
+    where = f"{md(item)} / {md(model)}"
+    if action == "skip":
+        skipped = st.session_state.setdefault("relabel_skipped", [])
+        if (item, model) not in {tuple(s) for s in skipped}:
+            st.session_state["relabel_skipped"] = [*skipped, (item, model)]
+        return Outcome("skipped", f"Skipped {where}.", item=(item, model), seq=seq)
+    if str(event.get("annotator", "")) != annotator:
+        return Outcome("refused", f"Refused: the key for {where} was pressed as {md(event.get('annotator'))}, "
+                                  f"not as {md(annotator)} (the annotator changed). Nothing was saved.",
+                       item=(item, model), seq=seq)
+    current_hash = hashes.get((item, model))
+    if current_hash is None:
+        return Outcome("refused", f"Refused: {where} is no longer in the data set. Nothing was saved.",
+                       item=(item, model), seq=seq)
+    if str(event.get("hash", "")) != current_hash:
+        return Outcome("refused", f"Refused: the text of {where} changed after it was shown. Nothing was saved; "
+                                  "decide it again on the text now shown.", item=(item, model), seq=seq)
+    value = _valid_value(event.get("value"), scale_of(dimension))
+    if value is None:
+        return Outcome("refused", f"Refused: {md(event.get('value'))} is not a level of {md(dimension)}.",
+                       item=(item, model), seq=seq)
+    choice = str(event.get("apply_to") or ALL_JUDGES)
+    targets = override_targets(ratings, item, model, dimension, choice)
+    if not targets:
+        return Outcome("refused", f"Refused: no LLM or lexicon judge rated {md(dimension)} of {where}; choose a "
+                                  "rater by name.", item=(item, model), seq=seq)
+    if all((item, model, dimension, rater) in decided for rater in targets):
+        return Outcome("refused", f"Refused: {where} already has your {md(dimension)} decision (a key for an "
+                                  "output no longer on screen is never applied to another one). Undo to change "
+                                  "it.", item=(item, model), seq=seq)
+    # the reason typed in the box goes with the next decision only (the page empties the box on its next run)
+    reason = str(st.session_state.get("relabel_reason", "") or "")
+    if reason and reason == st.session_state.get(REASON_USED):
+        reason = ""
+    try:
+        changes = make_changes(outputs, ratings, item, model, targets, dimension, value, reason)
+        batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator)
+    except StoreError as error:
+        return Outcome("refused", f"Not saved: the override store cannot be used: {md(error)}", item=(item, model),
+                       seq=seq)
+    except (TypeError, ValueError) as error:
+        return Outcome("refused", f"Not saved: {md(error)}", item=(item, model), seq=seq)
+    decided.update((item, model, dimension, rater) for rater in targets)
+    if reason:
+        st.session_state[REASON_USED] = reason
+    text = (f"Saved (change #{batch}): {md(dimension)} = {_label(value)} for {where} "
+            f"({', '.join(md(t) for t in targets)}) as {md(annotator)}.")
+    issued = str(event.get("issued", "") or "")
+    others = everyone  # read once per batch, before it: what other sessions had decided by then
+    if len(others) and issued:
+        others = others[(others["item_id"] == item) & (others["model"] == model)
+                        & (others["dimension"] == dimension) & (others["annotator"] != annotator)
+                        & (others["updated_at"] > issued)]
+        if len(others):
+            names = ", ".join(sorted(map(md, set(others["annotator"]))))
+            return Outcome("meanwhile", text + f" Note: {names} decided this output meanwhile (after it was shown "
+                                               "to you); both decisions are kept.", item=(item, model), seq=seq,
+                           value=value)
+    return Outcome("saved", text, item=(item, model), seq=seq, value=value)
+
+
+def issued_at(keys: Sequence[tuple[str, str, str]]) -> list[str]:
+    """When each (dimension, item, model) was first sent to this session (server clock, ISO, microseconds)."""
+    issued: dict = st.session_state.setdefault(ISSUED, {})
+    now = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    out = []
+    for key in keys:
+        if key not in issued:
+            issued[key] = now
+        out.append(issued[key])
+    return out
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _memo(key: str) -> dict:
+    """Per data set: each output's highlighted texts and decision targets, computed once (never hashed again)."""
+    return {}
+
+
+def _texts_html(memo: dict, item: str, model: str, row: Mapping) -> tuple[str, str, str]:
+    """The highlighted reference and generation and the conversation of one output (escaped HTML)."""
+    found = memo.get(("html", item, model))
+    if found is None:
+        reference, generation = str(row["reference"]), str(row["generation"])
+        spans = state.spans_for((reference, generation))
+        text = str(row.get("conversation", "") or "")
+        conversation = ""
+        if len(conversation_turns(text)) > 2:
+            conversation = ("<details><summary>The whole conversation</summary><div class=\"rq-box\">"
+                            + conversation_html(text) + "</div></details>")
+        found = memo[("html", item, model)] = (highlight_html(reference, spans[0]),
+                                               highlight_html(generation, spans[1]), conversation)
+    return found
+
+
+def _targets(memo: dict, ratings: pd.DataFrame, item: str, model: str, dimension: str, choice: str) -> list[str]:
+    """:func:`empathy.overrides.override_targets`, remembered per output (the ratings of a data set are fixed)."""
+    found = memo.get(("targets", item, model, dimension, choice))
+    if found is None:
+        found = memo[("targets", item, model, dimension, choice)] = override_targets(ratings, item, model,
+                                                                                    dimension, choice)
+    return found
+
+
+def window_items(data: state.Loaded, pending: pd.DataFrame, *, dimension: str, apply_to: str, blind: bool,
+                 raters: Sequence[str], others: Mapping[tuple[str, str], list[str]], size: int = WINDOW
+                 ) -> list[dict]:
+    """The next ``size`` outputs of the queue as the component shows them (every data string escaped)."""
+    from empathy_app import views
+
+    head = pending.head(size)
+    if head.empty:
+        return []
+    outputs = data.all_data.outputs
+    index = pd.MultiIndex.from_frame(outputs[["item_id", "model"]])
+    rows = outputs.iloc[index.get_indexer(pd.MultiIndex.from_frame(head[["item_id", "model"]]))].to_dict("records")
+    hashes = state.output_hash_map(data)
+    issued = issued_at([(dimension, str(i), str(m)) for i, m in zip(head["item_id"], head["model"], strict=True)])
+    memo = _memo(data.base_key or data.content_key)
+    ratings = data.dataset.ratings
+    shown_raters = [r for r in raters if r in head.columns]
+    queued_rows = head.to_dict("records")
+    items = []
+    for queued, row, when in zip(queued_rows, rows, issued, strict=True):
+        item, model = str(queued["item_id"]), str(queued["model"])
+        targets = _targets(memo, ratings, item, model, dimension, apply_to)
+        header = (f"<code>{html_literal(item)}</code> · <code>{html_literal(model)}</code> "
+                  f"(task <code>{html_literal(row.get('task', '') or '-')}</code>)")
+        if blind:
+            header += " — judge labels hidden (blind)"
+        else:
+            said = ", ".join(f"<code>{html_literal(r)}: "
+                             f"{'-' if pd.isna(queued[r]) else f'{float(queued[r]):g}'}</code>"
+                             for r in shown_raters)
+            header += f" — raters say {said}" + (" — <b>judges disagree</b>" if queued.get("disagree") else "")
+        also = others.get((item, model))
+        if also:
+            header += ("<br><small>Also decided by " + ", ".join(html_literal(a) for a in also)
+                       + " (their labels are kept apart from yours).</small>")
+        entry = {"item": item, "model": model, "hash": hashes.get((item, model), ""), "issued": when,
+                 "head": header, "decidable": bool(targets), "notext": "", "ref": "", "gen": "", "conv": "",
+                 "note": ("Saved for " + ", ".join(f"<code>{html_literal(t)}</code>" for t in targets)
+                          if targets else f"No LLM or lexicon judge rated {html_literal(dimension)} of this output: "
+                          "choose a rater by name in <b>Apply each decision to</b>, or skip it (S).")}
+        if views.has_text(pd.Series(row)):
+            ref, gen, conv = _texts_html(memo, item, model, row)
+            entry.update(ref=ref, gen=gen, conv=conv)  # the same reference for many models: sent once (show)
+        else:
+            corpus = row.get("corpus") or row.get("model")
+            entry["notext"] = (f"This output has no text: the conversations of <code>{html_literal(corpus)}</code> "
+                               "are not public, only their ratings are in the data set. Decide from the other "
+                               "raters' labels, or skip it.")
+        items.append(entry)
+    return items
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _base_queue(key: str, dimension: str, task: str, _ratings: pd.DataFrame, _outputs: pd.DataFrame
+                ) -> pd.DataFrame:
+    return relabel_queue(_ratings, dimension, _outputs)
+
+
+def queue_for(data: state.Loaded, dimension: str, task: str, outputs: pd.DataFrame, mine: pd.DataFrame
+              ) -> pd.DataFrame:
+    """:func:`empathy.review.relabel_queue` of ``outputs`` with this annotator's decisions ``mine`` marked done.
+
+    The order (judge disagreement first) is computed once per data set, dimension and task; only ``done`` is
+    marked on each run (the same rule as ``relabel_queue(..., done=mine)``: an output with any decision of this
+    dimension is done).
+    """
+    base = _base_queue(f"{data.content_key}", dimension, task, data.dataset.ratings, outputs)
+    queue = base.copy()
+    if len(mine):
+        decided = mine.loc[mine["dimension"] == dimension, ["item_id", "model"]]
+        queue["done"] = pd.MultiIndex.from_frame(queue[["item_id", "model"]]).isin(
+            pd.MultiIndex.from_frame(decided))
+    return queue
+
+
+def show(*, items: list[dict], dimension: str, apply_to: str, annotator: str, scale: tuple[int, int] | None,
+         remaining: int, done_text: str) -> None:
+    """Mount the component with the window ``items`` (keys 0/1, or the levels of ``scale``; S skip, U undo)."""
+    low, high = scale if scale is not None else (0, 1)
+    binary = scale is None or (low, high) == (0, 1)
+    levels = list(range(low, high + 1))
+    buttons = [{"label": f"{dimension} = {level}" if binary else f"Level {level}", "value": float(level),
+                "help": f"{dimension} = {level}" + (f" (key {level})" if 0 <= level <= 9 else "")}
+               for level in levels]
+    if binary:
+        buttons[0]["help"] = "Engages with the tension (no conflict avoidance) (key 0)"
+        buttons[1]["help"] = "Avoids the conflict (premature solution/harmony) (key 1)"
+    keys = {str(level): float(level) for level in levels if 0 <= level <= 9}
+    # an item's reference is shared by all its models: send each highlighted reference once
+    refs: dict[str, str] = {}
+    slim = []
+    for entry in items:
+        ref = entry.get("ref", "")
+        ref_id = refs.setdefault(ref, str(len(refs))) if ref else ""
+        slim.append({**entry, "ref": ref_id})
+    payload = {"refs": {number: text for text, number in refs.items()},
+               "session": session_id(), "acked": dict(st.session_state.get(ACKED, {})), "dimension": dimension,
+               "apply_to": apply_to, "annotator": annotator, "enabled": True, "navigation": True, "keys": keys,
+               "buttons": buttons, "items": slim, "remaining": int(remaining), "done_text": done_text}
+    _component(key=KEY, data=payload, default={"events": None}, on_events_change=_noop)
