@@ -23,9 +23,11 @@ def _store(tmp_path, monkeypatch):
     monkeypatch.setenv("EMPATHY_STORE", str(tmp_path / "overrides.sqlite"))
 
 
-def _page(page: str) -> AppTest:
+def _page(page: str, *, pooled: bool = False) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
+    if pooled:  # one row per model over the demo's three tasks (the hand values below are pooled)
+        at.sidebar.toggle(key="_w_pooled").set_value(True).run()
     at.switch_page(page).run()
     _ok(at)
     return at
@@ -48,7 +50,7 @@ def _frame(at: AppTest, first_column: str, contains: str) -> pd.DataFrame:
 
 
 def test_overview_table_has_values_only_and_counts_apart():
-    at = _page("app_pages/2_Overview.py")
+    at = _page("app_pages/2_Overview.py", pooled=True)
     pivot = _frame(at, "model", "SA (")
     # every metric visible, no n column beside them (they doubled the width and hid CA and LD at 1400 px)
     assert [c for c in pivot.columns if c != "model"] == [
@@ -74,7 +76,7 @@ def test_overview_how_to_read_captions():
 
 
 def test_overview_reference_standardised_ld():
-    at = _page("app_pages/2_Overview.py")
+    at = _page("app_pages/2_Overview.py", pooled=True)
     separate = _frame(at, "model", "LD (").set_index("model")["LD (spacy-distancing)"]
     signature = at.code[-1].value
     assert "ld-std" not in signature
