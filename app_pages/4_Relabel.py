@@ -25,7 +25,7 @@ from empathy.overrides import (  # noqa: E402
 from empathy.render import highlight_html, legend_html  # noqa: E402
 from empathy.review import relabel_queue  # noqa: E402
 from empathy.store import StoreError  # noqa: E402
-from empathy_app import decisions, exhibit_views, state, views  # noqa: E402
+from empathy_app import decisions, exhibit_views, relabel_focus, state, views  # noqa: E402
 from empathy_app.decisions import md, output_key  # noqa: E402
 
 SHOWN = "relabel_shown"  # (dimension, item_id, model, shown at) of the output on screen; None once decided
@@ -77,6 +77,7 @@ mine = mine[(mine["annotator"] == annotator) & (mine["role"] == "annotator")] if
 if apply_to != ALL_JUDGES and len(mine):
     mine = mine[mine["rater"] == apply_to]  # relabelling one rater: the queue counts its decisions
 queue = relabel_queue(judge_ratings, dimension, outputs, done=mine)
+queue = relabel_focus.apply(queue, dimension)  # one confusion cell's outputs, from Disagreement
 if st.radio("Order", ["judge disagreement", "by influence"], horizontal=True, key="relabel_order",
             help="By influence: first the outputs whose one label accounts for most of the margin between their "
                  "model and the nearest rival (ranking fragility)") == "by influence" and len(queue):
