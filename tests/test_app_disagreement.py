@@ -199,6 +199,13 @@ def test_relabel_these_outputs_opens_relabel_on_exactly_the_cell() -> None:
     # AppTest reruns the page it last switched to, not the one st.switch_page opened: follow it by hand
     at.switch_page("app_pages/4_Relabel.py")
     assert sorted(_relabel_pending(at)) == sorted(wanted)
+    # another dimension pauses the filter (the cell is a CA cell); back on CA it holds again
+    at.selectbox(key="relabel_dimension").set_value("e_gen").run()
+    _ok(at)
+    assert any("it is paused while you relabel" in m.value for m in at.markdown)
+    assert not at.get("progress")[0].proto.text.startswith(f"0 of {len(wanted)} ")
+    at.selectbox(key="relabel_dimension").set_value("ca").run()
+    assert f"of {len(wanted)} decided by you" in at.get("progress")[0].proto.text
     # clearing the filter gives back the whole queue: every output with a CA rating
     at.button(key="relabel_focus_clear").click().run()
     _ok(at)
