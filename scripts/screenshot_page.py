@@ -1,9 +1,9 @@
 """Screenshot one page of the app in headless chromium (Playwright), on the demo data.
 
 Serves ``streamlit run app.py`` on a free port with a temporary ``EMPATHY_STORE``, opens ``/PAGE``, waits until
-the text ``--wait-for`` is visible and the script has stopped running, and saves the part of the page from the
-first element matching ``--from`` (a CSS selector, default the page's first heading) down to the ``--through``
-heading's next table (or the whole viewport when neither is given).
+the text ``--wait-for`` is visible and the script has stopped running, and saves the page's main column from
+the ``--from-heading`` heading to just above the ``--to-heading`` one (or the whole viewport, sidebar included,
+when no heading is given).
 
 Usage::
 
@@ -79,7 +79,9 @@ def _clip(page, from_heading: str | None, to_heading: str | None) -> dict | None
         bottom = page.get_by_role("heading", name=to_heading).first.bounding_box()["y"] - 10
     else:
         bottom = page.viewport_size["height"]
-    return {"x": 0, "y": max(0.0, top), "width": WIDTH, "height": bottom - max(0.0, top)}
+    # the main column only: the sidebar holds this machine's paths (the data set, the store), not the page
+    left = page.locator('[data-testid="stMain"]').first.bounding_box()["x"]
+    return {"x": left, "y": max(0.0, top), "width": WIDTH - left, "height": bottom - max(0.0, top)}
 
 
 def main(argv: list[str] | None = None) -> None:
