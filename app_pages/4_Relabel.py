@@ -29,7 +29,7 @@ from empathy.overrides import (  # noqa: E402
 )
 from empathy.render import highlight_html, legend_html  # noqa: E402
 from empathy.store import StoreError  # noqa: E402
-from empathy_app import decisions, exhibit_views, keyqueue, state, views  # noqa: E402
+from empathy_app import decisions, exhibit_views, keyqueue, relabel_focus, state, views  # noqa: E402
 from empathy_app.decisions import md, output_key  # noqa: E402
 
 SHOWN = "relabel_shown"  # (dimension, item_id, model, shown at) of the output on screen; None once decided
@@ -240,6 +240,10 @@ def _queue_body(right) -> None:
         mine = mine[mine["rater"] == apply_to]  # relabelling one rater: the queue counts its decisions
     # the queue is this annotator's: what others decided does not take an output out of it (each keeps theirs)
     queue = keyqueue.queue_for(data, dimension, task, outputs, mine)
+    queue = relabel_focus.apply(queue, dimension)  # one confusion cell's outputs, from Disagreement
+    if queue.empty:
+        st.info("None of these outputs is in this queue (check the task filter in the sidebar).")
+        return
     by_influence = st.session_state.get("relabel_order") == "by influence"
     if by_influence and len(queue):
         queue = exhibit_views.relabel_by_influence(data, queue, dimension)

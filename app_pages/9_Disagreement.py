@@ -10,10 +10,11 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from empathy.calibration import confusion_matrix  # noqa: E402
+from empathy.overrides import rubric  # noqa: E402
 from empathy.signature import Signature, judge_signatures  # noqa: E402
 from empathy.slices import ALL_JUDGES, describe, ranked_slices  # noqa: E402
 from empathy_app import disagreement as dg  # noqa: E402
-from empathy_app import state, views  # noqa: E402
+from empathy_app import relabel_focus, state, views  # noqa: E402
 from empathy_app.markup import code, md, people_csv  # noqa: E402
 
 data = state.page_setup("Disagreement")
@@ -150,6 +151,16 @@ if cells is not None and not cells.empty:
         st.dataframe(pd.DataFrame(chosen["outputs"], columns=["item_id", "model"]), hide_index=True,
                      key="dis_cell_items")
         views.signature_caption(calibration_signature)
+        definition = rubric(dimension)
+        if definition is not None:  # what the two labels of the cell mean, in the paper's words
+            st.caption(" · ".join(f"**{side} {value:g}** — {md(definition.get(value, '(not in the rubric)'))}"
+                                  for side, value in (("human", chosen["human_label"]),
+                                                      ("judge", chosen["judge_label"]))))
+        count = len(chosen["outputs"])
+        if st.button(f"Relabel these {count} outputs", key="dis_relabel_cell", type="primary",
+                     help="the Relabel queue kept to this cell's outputs, with the rubric of "
+                          f"{dimension} beside each"):
+            relabel_focus.open_relabel(chosen["outputs"], dimension, f"{model} · {judge}: {cell}")
 elif cells is None:
     st.caption(f"{code(dimension)} is a score, not a label: its calibration is below.")
 else:

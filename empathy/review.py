@@ -249,3 +249,26 @@ def inspect_filter(outputs: pd.DataFrame, ratings: pd.DataFrame, *, task: str | 
         allowed = pd.MultiIndex.from_frame(table[["item_id", "model"]])
         keys = keys[pd.MultiIndex.from_frame(keys[["item_id", "model"]]).isin(allowed)]
     return keys.sort_values(["task", "item_id", "model"]).reset_index(drop=True)
+
+
+def focus_queue(queue: pd.DataFrame, keys: Sequence[tuple[str, str]]) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+    """The Relabel ``queue`` kept to the outputs ``keys`` (e.g. one confusion cell's), in the queue's own order.
+
+    Returns the kept rows (index reset) and the keys the queue does not hold (outputs of another task, or
+    without a judge rating of the queue's dimension), in the order given, so the caller can say why fewer rows
+    than keys are shown. Duplicate keys count once. Raises TypeError when a key is not an (item_id, model) pair
+    of strings, and ValueError when the queue lacks its item_id or model column.
+    """
+    missing_columns = [c for c in ("item_id", "model") if c not in queue.columns]
+    if missing_columns:
+        raise ValueError(f"focus_queue: the queue has no {', '.join(missing_columns)} column")
+    wanted: dict[tuple[str, str], None] = {}
+    for position, key in enumerate(keys):
+        if (not isinstance(key, (tuple, list)) or len(key) != 2
+                or not all(isinstance(part, str) for part in key)):
+            raise TypeError(f"focus_queue: key {position} is {key!r}, not an (item_id, model) pair of strings")
+        wanted[(key[0], key[1])] = None
+    held = list(zip(queue["item_id"].astype(str), queue["model"].astype(str), strict=True))
+    kept = queue[[pair in wanted for pair in held]].reset_index(drop=True)
+    present = set(held)
+    return kept, [pair for pair in wanted if pair not in present]

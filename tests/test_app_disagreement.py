@@ -155,3 +155,61 @@ def test_the_page_runs_on_the_kumar_import() -> None:
     # three LLM judges against the experts' mean on 50 conversations: 150 units
     assert any(" of 150 units disagree" in c.value for c in at.caption)
     assert _frame(at, "dis_matrix").shape[0] >= 2
+
+
+def _relabel_pending(at: AppTest) -> list[tuple[str, str]]:
+    """Every output of the Relabel queue, read by skipping through it (S) from the one on screen."""
+    seen: list[tuple[str, str]] = []
+    for _ in range(50):
+        key = next(b.key for b in at.button if b.key and b.key.startswith("relabel_zero|"))
+        item, model = (p.split(":", 1)[1] for p in key.split("|")[2:4])
+        if (item, model) in seen:
+            return seen
+        seen.append((item, model))
+        at.button(key="relabel_skip").click().run()
+        _ok(at)
+    raise AssertionError("the queue did not come round")
+
+
+def test_relabel_these_outputs_opens_relabel_on_exactly_the_cell() -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["annotator"] = "ann"
+    at.session_state["relabel_annotator"] = "ann"  # committed: the queue is shown
+    at.run()
+    at.switch_page(PAGE).run()
+    _ok(at)
+    at.selectbox(key="dis_pair").set_value("fennel · lexicon").run()
+    target = next(o for o in at.selectbox(key="dis_cell").options if o.startswith("human 1 → judge 0"))
+    at.selectbox(key="dis_cell").set_value(target).run()
+    _ok(at)
+    cells = confusion_cells(_demo_ratings(), "ca")
+    wanted = cells[(cells["model"] == "fennel") & (cells["judge"] == "lexicon") & (cells["human_label"] == 1)
+                   & (cells["judge_label"] == 0)]["outputs"].iloc[0]
+    assert len(wanted) >= 2  # a cell of several outputs, so the filter is seen to keep more than one
+    # the cell's labels in the paper's words beside it
+    assert any("human 1" in c.value and "Conflict avoidance" in c.value for c in at.caption)
+    button = at.button(key="dis_relabel_cell")
+    assert button.label == f"Relabel these {len(wanted)} outputs"
+    button.click().run()
+    _ok(at)
+    assert at.selectbox(key="relabel_dimension").value == "ca"
+    assert any(f"Filtered to {len(wanted)} output(s)" in m.value for m in at.markdown)
+    assert any("Rubric of ca" in m.value for m in at.markdown)
+    assert f"0 of {len(wanted)} decided by you" in at.get("progress")[0].proto.text
+    # AppTest reruns the page it last switched to, not the one st.switch_page opened: follow it by hand
+    at.switch_page("app_pages/4_Relabel.py")
+    assert sorted(_relabel_pending(at)) == sorted(wanted)
+    # another dimension pauses the filter (the cell is a CA cell); back on CA it holds again
+    at.selectbox(key="relabel_dimension").set_value("e_gen").run()
+    _ok(at)
+    assert any("it is paused while you relabel" in m.value for m in at.markdown)
+    assert not at.get("progress")[0].proto.text.startswith(f"0 of {len(wanted)} ")
+    at.selectbox(key="relabel_dimension").set_value("ca").run()
+    assert f"of {len(wanted)} decided by you" in at.get("progress")[0].proto.text
+    # clearing the filter gives back the whole queue: every output with a CA rating
+    at.button(key="relabel_focus_clear").click().run()
+    _ok(at)
+    assert not any("Filtered to" in m.value for m in at.markdown)
+    ratings = _demo_ratings()
+    rated = len(ratings.loc[ratings["dimension"] == "ca", ["item_id", "model"]].drop_duplicates())
+    assert f"0 of {rated} decided by you" in at.get("progress")[0].proto.text

@@ -11,6 +11,7 @@ from empathy.evaluate import TextFeatures, compute_metrics
 from empathy.review import (
     Recompute,
     disagreement,
+    focus_queue,
     human_vs_judges,
     inspect_filter,
     metric_pivot,
@@ -227,3 +228,42 @@ def test_egm_readings_lists_the_models_whose_egm_differs_between_the_two_reading
     assert shown.iloc[1, 2] == 0.0 and np.isnan(shown.iloc[1, 4])
     per_task = egm_readings(zero.assign(task="news"), exclude.assign(task="news"))
     assert per_task.columns[0] == "task" and per_task["task"].tolist() == ["news", "news"]
+
+
+# ------------------------------------------------------------------ focus_queue: one confusion cell's outputs
+
+def _focus_fixture() -> pd.DataFrame:
+    # judges: i1/A split (1 vs 0), i2/A split, i3/B agree; i4/B rated by one judge only
+    rows = [("i1", "A", "gpt", 1.0), ("i1", "A", "lex", 0.0), ("i2", "A", "gpt", 0.0), ("i2", "A", "lex", 1.0),
+            ("i3", "B", "gpt", 1.0), ("i3", "B", "lex", 1.0), ("i4", "B", "gpt", 0.0)]
+    ratings = pd.DataFrame(rows, columns=["item_id", "model", "rater", "value"]).assign(dimension="ca")
+    return relabel_queue(ratings, "ca")
+
+
+@pytest.mark.parametrize(("keys", "kept", "missing"), [
+    # the queue's order (disagreements first, then by item), not the keys' order
+    ([("i3", "B"), ("i1", "A")], [("i1", "A"), ("i3", "B")], []),
+    ([("i4", "B"), ("i2", "A"), ("i2", "A")], [("i2", "A"), ("i4", "B")], []),  # a duplicate counts once
+    ([("i9", "A"), ("i1", "A"), ("i1", "Z")], [("i1", "A")], [("i9", "A"), ("i1", "Z")]),
+    ([], [], []),
+])
+def test_focus_queue_keeps_exactly_the_keys_in_queue_order(keys, kept, missing) -> None:
+    queue = _focus_fixture()
+    assert list(zip(queue["item_id"], queue["model"], strict=True)) == [("i1", "A"), ("i2", "A"), ("i3", "B"),
+                                                                         ("i4", "B")]
+    result, absent = focus_queue(queue, keys)
+    assert list(zip(result["item_id"], result["model"], strict=True)) == kept
+    assert list(result.index) == list(range(len(kept)))
+    assert absent == missing
+    assert list(result.columns) == list(queue.columns)  # disagree, spread, done travel with the rows
+
+
+@pytest.mark.parametrize("keys", [[("i1",)], [("i1", 3)], ["i1A"], [None]])
+def test_focus_queue_refuses_a_key_that_is_not_a_pair(keys) -> None:
+    with pytest.raises(TypeError, match="key 0"):
+        focus_queue(_focus_fixture(), keys)
+
+
+def test_focus_queue_needs_the_key_columns() -> None:
+    with pytest.raises(ValueError, match="model"):
+        focus_queue(pd.DataFrame({"item_id": ["i1"]}), [("i1", "A")])
