@@ -358,7 +358,8 @@ def _apply_one(data: state.Loaded, event: dict, *, annotator: str,  # noqa: C901
         return Outcome("refused", f"Refused: {md(event.get('value'))} is not a level of {md(dimension)}.",
                        item=(item, model), seq=seq)
     choice = str(event.get("apply_to") or ALL_JUDGES)
-    targets = override_targets(ratings, item, model, dimension, choice)
+    # remembered per output (the window computed it when it sent this output)
+    targets = _targets(_memo(data.base_key or data.content_key), ratings, item, model, dimension, choice)
     if not targets:
         return Outcome("refused", f"Refused: no LLM or lexicon judge rated {md(dimension)} of {where}; choose a "
                                   "rater by name.", item=(item, model), seq=seq)
