@@ -358,7 +358,8 @@ def _apply_one(data: state.Loaded, event: dict, *, annotator: str,  # noqa: C901
         return Outcome("refused", f"Refused: {md(event.get('value'))} is not a level of {md(dimension)}.",
                        item=(item, model), seq=seq)
     choice = str(event.get("apply_to") or ALL_JUDGES)
-    targets = override_targets(ratings, item, model, dimension, choice)
+    # remembered per output (the window computed it when it sent this output)
+    targets = _targets(_memo(data.base_key or data.content_key), ratings, item, model, dimension, choice)
     if not targets:
         return Outcome("refused", f"Refused: no LLM or lexicon judge rated {md(dimension)} of {where}; choose a "
                                   "rater by name.", item=(item, model), seq=seq)
@@ -444,26 +445,23 @@ def window_items(data: state.Loaded, pending: pd.DataFrame, *, dimension: str, a
                  raters: Sequence[str], others: Mapping[tuple[str, str], list[str]], size: int = WINDOW
                  ) -> list[dict]:
     """The next ``size`` outputs of the queue as the component shows them (every data string escaped)."""
-    from empathy_app import views
 
     head = pending.head(size)
     if head.empty:
         return []
-    outputs = data.all_data.outputs
-    index = pd.MultiIndex.from_frame(outputs[["item_id", "model"]])
-    rows = outputs.iloc[index.get_indexer(pd.MultiIndex.from_frame(head[["item_id", "model"]]))].to_dict("records")
     hashes = state.output_hash_map(data)
     issued = issued_at([(dimension, str(i), str(m)) for i, m in zip(head["item_id"], head["model"], strict=True)])
     memo = _memo(data.base_key or data.content_key)
-    ratings = data.dataset.ratings
     shown_raters = [r for r in raters if r in head.columns]
     queued_rows = head.to_dict("records")
     items = []
-    for queued, row, when in zip(queued_rows, rows, issued, strict=True):
+    for queued, when in zip(queued_rows, issued, strict=True):
         item, model = str(queued["item_id"]), str(queued["model"])
-        targets = _targets(memo, ratings, item, model, dimension, apply_to)
+        # what depends only on the output and the decision's target is built once per data set (the window
+        # mostly moves by one output per key: 99 of its 100 entries were built by an earlier run)
+        task, decidable, note, ref, gen, conv, notext = _static_entry(data, memo, item, model, dimension, apply_to)
         header = (f"<code>{html_literal(item)}</code> · <code>{html_literal(model)}</code> "
-                  f"(task <code>{html_literal(row.get('task', '') or '-')}</code>)")
+                  f"(task <code>{task}</code>)")
         if blind:
             header += " — judge labels hidden (blind)"
         else:
@@ -475,21 +473,43 @@ def window_items(data: state.Loaded, pending: pd.DataFrame, *, dimension: str, a
         if also:
             header += ("<br><small>Also decided by " + ", ".join(html_literal(a) for a in also)
                        + " (their labels are kept apart from yours).</small>")
+        # the same reference for many models: sent once (show)
         entry = {"item": item, "model": model, "hash": hashes.get((item, model), ""), "issued": when,
-                 "head": header, "decidable": bool(targets), "notext": "", "ref": "", "gen": "", "conv": "",
-                 "note": ("Saved for " + ", ".join(f"<code>{html_literal(t)}</code>" for t in targets)
-                          if targets else f"No LLM or lexicon judge rated {html_literal(dimension)} of this output: "
-                          "choose a rater by name in <b>Apply each decision to</b>, or skip it (S).")}
-        if views.has_text(pd.Series(row)):
-            ref, gen, conv = _texts_html(memo, item, model, row)
-            entry.update(ref=ref, gen=gen, conv=conv)  # the same reference for many models: sent once (show)
-        else:
-            corpus = row.get("corpus") or row.get("model")
-            entry["notext"] = (f"This output has no text: the conversations of <code>{html_literal(corpus)}</code> "
-                               "are not public, only their ratings are in the data set. Decide from the other "
-                               "raters' labels, or skip it.")
+                 "head": header, "decidable": decidable, "notext": notext, "ref": ref, "gen": gen, "conv": conv,
+                 "note": note}
         items.append(entry)
     return items
+
+
+def _static_entry(data: state.Loaded, memo: dict, item: str, model: str, dimension: str, apply_to: str
+                  ) -> tuple[str, bool, str, str, str, str, str]:
+    """The parts of one window entry fixed by the data set and the decision's target (escaped HTML): the task,
+    whether the output is decidable, the note on whom a decision is saved for, the highlighted reference,
+    generation and conversation, or the note that the output has no text. Remembered per data set."""
+    key = ("entry", item, model, dimension, apply_to)
+    found = memo.get(key)
+    if found is not None:
+        return found
+    positions = memo.get("positions")
+    if positions is None:  # (item, model) -> row of the outputs, instead of a MultiIndex lookup on every run
+        outputs = data.all_data.outputs
+        positions = memo["positions"] = {(str(i), str(m)): k for k, (i, m) in enumerate(
+            zip(outputs["item_id"], outputs["model"], strict=True))}
+    row = data.all_data.outputs.iloc[positions[(item, model)]].to_dict()
+    targets = _targets(memo, data.dataset.ratings, item, model, dimension, apply_to)
+    note = ("Saved for " + ", ".join(f"<code>{html_literal(t)}</code>" for t in targets) if targets
+            else f"No LLM or lexicon judge rated {html_literal(dimension)} of this output: choose a rater by name "
+            "in <b>Apply each decision to</b>, or skip it (S).")
+    ref = gen = conv = notext = ""
+    # views.has_text on the row's values (the same test, without building a Series per output)
+    if str(row.get("reference", "")).strip() or str(row.get("generation", "")).strip():
+        ref, gen, conv = _texts_html(memo, item, model, row)
+    else:
+        corpus = row.get("corpus") or row.get("model")
+        notext = (f"This output has no text: the conversations of <code>{html_literal(corpus)}</code> are not "
+                  "public, only their ratings are in the data set. Decide from the other raters' labels, or skip it.")
+    found = memo[key] = (html_literal(row.get("task", "") or "-"), bool(targets), note, ref, gen, conv, notext)
+    return found
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
