@@ -139,6 +139,15 @@ def open_page(page: str, source: dict | None = None, *, session: dict | None = N
     return at
 
 
+def load_path(at: object, path: str | Path) -> object:
+    """On ``at``'s Data page: the "path" source, ``path`` typed into its box and Load pressed; returns ``at``."""
+    at.switch_page("app_pages/1_Data.py").run()
+    at.radio(key="data_source_kind").set_value("path").run()
+    at.text_input(key="data_path_text").input(str(path)).run()
+    at.button(key="data_load_path").click().run()
+    return at
+
+
 def app_ok(at: object) -> None:
     """The app run raised nothing (the exceptions' messages otherwise)."""
     assert not at.exception, [e.value for e in at.exception]
