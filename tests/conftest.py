@@ -85,6 +85,14 @@ def _store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+@pytest.fixture()
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty cache folder for this test only (``$EMPATHY_CACHE_DIR``): nothing computed earlier is reused."""
+    path = tmp_path / "cache"
+    monkeypatch.setenv("EMPATHY_CACHE_DIR", str(path))
+    return path
+
+
 @pytest.fixture(scope="module")
 def browser():
     """Debian's headless Chromium through Playwright, one per module of the browser tests (skips without Playwright)."""
