@@ -131,9 +131,11 @@ def demo_app(tmp_path_factory):
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def open_page(page: str, source: dict | None = None, *, session: dict | None = None, timeout: float = 240) -> object:
-    """An AppTest of ``app.py`` run once (``source`` and ``session`` put in its state first), then switched to
-    ``page`` (e.g. ``"app_pages/8_Items.py"``) and run; asserts that no exception was raised."""
+def open_page(page: str, source: dict | None = None, *, session: dict | None = None, secrets: dict | None = None,
+              timeout: float = 240) -> object:
+    """An AppTest of ``app.py`` run once (``source`` and ``session`` put in its state and ``secrets`` in its
+    secrets first), then switched to ``page`` (e.g. ``"app_pages/8_Items.py"``) and run; asserts that no exception
+    was raised."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
@@ -141,6 +143,8 @@ def open_page(page: str, source: dict | None = None, *, session: dict | None = N
         at.session_state["source"] = source
     for key, value in (session or {}).items():
         at.session_state[key] = value
+    for name, value in (secrets or {}).items():
+        at.secrets[name] = value
     at.run()
     at.switch_page(page).run()
     app_ok(at)
