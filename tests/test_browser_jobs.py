@@ -11,20 +11,16 @@ Timings are not asserted here (see bench/bench_browser_jobs.py and docs/benchmar
 from __future__ import annotations
 
 import sqlite3
-import sys
-from pathlib import Path
 
+import browser_jobs
+import browser_support
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import browser_jobs  # noqa: E402
-import browser_support  # noqa: E402
-
-from empathy.evaluate import compute_metrics, text_features  # noqa: E402
-from empathy.exports import table6_csv  # noqa: E402
-from empathy.io import load_dataset  # noqa: E402
-from empathy.items import item_table, term_column, worst_first  # noqa: E402
-from empathy.paths import DEMO_DIR  # noqa: E402
+from empathy.evaluate import compute_metrics, text_features
+from empathy.exports import table6_csv
+from empathy.io import load_dataset
+from empathy.items import item_table, term_column, worst_first
+from empathy.paths import DEMO_DIR
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not browser_support.CHROMIUM.exists(),

@@ -3,15 +3,10 @@ it, and a link to a path never opened on this machine is asked about before anyt
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+import browser_support
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import browser_support  # noqa: E402
-
-from empathy.paths import DEMO_DIR  # noqa: E402
+from empathy.paths import DEMO_DIR
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not browser_support.CHROMIUM.exists(),
