@@ -112,12 +112,7 @@ st.download_button("Download these rows (CSV)", items_csv(shown, str(state.repor
 
 # The selectbox is the one source of truth for the open row; a newly selected table row moves it.
 labels = [f"{i} · {m}" for i, m in zip(shown["item_id"], shown["model"], strict=True)]
-selected = list(event.selection.rows) if event is not None else []
-if selected and selected != st.session_state.get("items_table_selection") and selected[0] < len(labels):
-    st.session_state["items_pick"] = labels[selected[0]]
-st.session_state["items_table_selection"] = selected
-if st.session_state.get("items_pick") not in labels:
-    st.session_state["items_pick"] = labels[0]
+state.follow_table_selection(event, labels, "items_pick", "items_table_selection")
 
 def _sentences(value: float) -> float | None:
     return None if pd.isna(value) else float(value)

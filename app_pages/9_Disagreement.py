@@ -92,12 +92,7 @@ else:
         views.signature_caption(signature)
         names = [f"{f} · {s} ({n} units)" for f, s, n in zip(ranked["feature"], ranked["slice"], ranked["n_units"],
                                                                strict=True)]
-        selected = list(event.selection.rows) if event is not None else []
-        if selected and selected != st.session_state.get("dis_ranked_selection") and selected[0] < len(names):
-            st.session_state["dis_slice"] = names[selected[0]]
-        st.session_state["dis_ranked_selection"] = selected
-        if st.session_state.get("dis_slice") not in names:
-            st.session_state["dis_slice"] = names[0]
+        state.follow_table_selection(event, names, "dis_slice", "dis_ranked_selection")
         pick = st.selectbox("Open a slice's items (or select a row above)", names, key="dis_slice")
         row = ranked.iloc[names.index(pick)]
         items = dg.slice_items(events, row["outputs"], shown_judge)

@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
 
 import numpy as np
 import pandas as pd
+from machine import best_of
 
 from empathy.slices import slice_map
 
@@ -40,13 +40,8 @@ def _data(n_outputs: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _best(repeat: int, features: pd.DataFrame, events: pd.DataFrame, permutations: int) -> float:
     names = [f"f{k}" for k in range(N_FEATURES)] + ["task"]
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        slice_map(features, events, outcome="judge_human", dimension="ca", feature_names=names,
-                  n_permutations=permutations, seed=0)
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return best_of(repeat, slice_map, features, events, outcome="judge_human", dimension="ca", feature_names=names,
+                   n_permutations=permutations, seed=0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,10 +12,10 @@ Prints the best of ``--repeat`` runs in seconds. Kept short: the machine is shar
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import pandas as pd
+from machine import best_of
 
 from empathy.stability import sample_size_stability
 
@@ -25,15 +25,6 @@ def _terms(n_items: int, n_models: int, seed: int = 0) -> pd.DataFrame:
     data = {f"model{k}": rng.normal(0.3 + 0.02 * k, 0.3, n_items) for k in range(n_models)}
     data["reference"] = rng.normal(0.4, 0.3, n_items)
     return pd.DataFrame(data)
-
-
-def _best(repeat: int, **kwargs: object) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        sample_size_stability(**kwargs)  # type: ignore[arg-type]
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         data = _terms(n_items, 10)
         if statistic == "mean":
             data = data.drop(columns="reference")
-        seconds = _best(args.repeat, values_by_unit=data, sizes=sizes, n_resamples=200, seed=0,
+        seconds = best_of(args.repeat, sample_size_stability, values_by_unit=data, sizes=sizes, n_resamples=200, seed=0,
                         statistic=statistic, reference="reference" if statistic == "spearman" else None)
         print(f"| {label} | {n_items} x 10 | {','.join(map(str, sizes))} | 200 | {seconds:.3f} |")
     return 0

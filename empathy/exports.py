@@ -24,12 +24,12 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from empathy.escaping import spreadsheet_cell
+from empathy.io import require_frame
 from empathy.metrics import METRICS
 
 __all__ = ["agreement_csv", "agreement_table", "table6", "table6_csv"]
@@ -40,14 +40,6 @@ _AGREEMENT_COLUMNS = ("metric", "scorer_a", "scorer_b", "spearman", "n_models")
 
 def _metric_order(metric: str) -> tuple[int, str]:
     return (METRICS.index(metric) if metric in METRICS else len(METRICS), metric)
-
-
-def _check_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} lacks the column(s) {', '.join(missing)}")
 
 
 def _by_task(table: pd.DataFrame) -> bool:
@@ -62,7 +54,7 @@ def table6(table: pd.DataFrame) -> pd.DataFrame:
     paper's order (SA, EGM, CA, LD) within a scorer; a (scorer, metric) pair without any value is left out.
     A duplicated (task, model, scorer, metric) raises ``ValueError`` (which value would be shown?).
     """
-    _check_columns(table, _RESULT_COLUMNS, "the results table")
+    require_frame(table, _RESULT_COLUMNS, "the results table")
     keys = ["task", "model"] if _by_task(table) else ["model"]
     frame = table[[*keys, "scorer", "metric", "value"]].copy()
     frame["value"] = pd.to_numeric(frame["value"], errors="coerce").astype(float)
@@ -124,7 +116,7 @@ def agreement_table(agreement: pd.DataFrame) -> pd.DataFrame:
     """Inter-judge Spearman pairs (:func:`empathy.agreement.spearman_pairs`) for people: one row per metric
     and judge pair, metrics in the paper's order, then by task (when there are several) and judges; ``spearman`` as a
     float (NaN when undefined) and ``n_models`` as an integer."""
-    _check_columns(agreement, _AGREEMENT_COLUMNS, "the agreement table")
+    require_frame(agreement, _AGREEMENT_COLUMNS, "the agreement table")
     keys = ["task"] if _by_task(agreement) else []
     out = agreement[[*keys, *_AGREEMENT_COLUMNS]].copy()
     out["spearman"] = pd.to_numeric(out["spearman"], errors="coerce").astype(float)

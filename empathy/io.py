@@ -236,6 +236,32 @@ def _check_required(frame: pd.DataFrame, required: Iterable[str], label: str) ->
             raise DataError(label, "missing key in this record", row=absent[column], column=column)
 
 
+def require_frame(frame: object, columns: Iterable[str], what: str) -> None:
+    """Check that an argument is a DataFrame with ``columns`` (for functions handed a table, not a file).
+
+    Parameters
+    ----------
+    frame : object
+        The argument.
+    columns : Iterable[str]
+        The columns it must have.
+    what : str
+        How the message names it (e.g. ``"ratings"``, ``"the results table"``).
+
+    Raises
+    ------
+    TypeError
+        When ``frame`` is not a pandas DataFrame.
+    ValueError
+        Naming every one of ``columns`` it lacks.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [str(c) for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what} lacks the column(s) {', '.join(missing)}")
+
+
 def _type_names(values: pd.Series) -> pd.Series:
     return values.map(lambda v: type(v).__name__)
 

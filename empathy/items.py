@@ -39,7 +39,7 @@ from empathy import metrics as m
 from empathy.distancing.result import LABELS
 from empathy.escaping import spreadsheet_cell
 from empathy.evaluate import TextFeatures
-from empathy.io import DIMENSION_RANGES, RATING_REQUIRED
+from empathy.io import DIMENSION_RANGES, RATING_REQUIRED, require_frame
 from empathy.stability import metric_terms
 from empathy.store import KEY_COLUMNS
 
@@ -78,14 +78,6 @@ def status_column(metric: str, judge: str | None = None) -> str:
 def range_column(dimension: str) -> str:
     """Column of the judges' disagreement on a rating dimension: ``"range:<dimension>"``."""
     return f"range:{dimension}"
-
-
-def _require(frame: pd.DataFrame, columns: Sequence[str], name: str) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"{name} must be a DataFrame, got {type(frame).__name__}")
-    absent = [c for c in columns if c not in frame.columns]
-    if absent:
-        raise ValueError(f"{name} lack the column(s) {absent}")
 
 
 def _check_features(features: TextFeatures, n: int) -> None:
@@ -178,7 +170,7 @@ def _override_state(keys: pd.MultiIndex, overrides: pd.DataFrame | None) -> tupl
     dimensions = np.full(len(keys), "", dtype=object)
     if overrides is None or len(overrides) == 0:
         return count, dimensions
-    _require(overrides, KEY_COLUMNS, "overrides")
+    require_frame(overrides, KEY_COLUMNS, "overrides")
     table = overrides.drop_duplicates(list(KEY_COLUMNS), keep="last")
     position = keys.get_indexer(pd.MultiIndex.from_frame(table[["item_id", "model"]].astype(str)))
     table = table.assign(_row=position)[position >= 0]
@@ -225,8 +217,8 @@ def item_table(outputs: pd.DataFrame, ratings: pd.DataFrame, features: TextFeatu
         For a missing column, features of other outputs, duplicate outputs, or an invalid rating value
         (the message of :mod:`empathy.metrics` names the argument and position).
     """
-    _require(outputs, ("item_id", "model", *TEXT_COLUMNS), "outputs")
-    _require(ratings, RATING_REQUIRED, "ratings")
+    require_frame(outputs, ("item_id", "model", *TEXT_COLUMNS), "outputs")
+    require_frame(ratings, RATING_REQUIRED, "ratings")
     if ld_standardization not in m.LD_STANDARDIZATIONS:
         raise ValueError(f"ld_standardization must be one of {m.LD_STANDARDIZATIONS}, got {ld_standardization!r}")
     outputs = outputs.reset_index(drop=True)
@@ -277,7 +269,7 @@ def search_items(table: pd.DataFrame, query: str) -> pd.DataFrame:
     """
     if not isinstance(query, str):
         raise TypeError(f"query must be a string, got {type(query).__name__}")
-    _require(table, ("item_id", *TEXT_COLUMNS), "the item table")
+    require_frame(table, ("item_id", *TEXT_COLUMNS), "the item table")
     needle = query.strip().casefold()
     if not needle:
         return table
@@ -295,7 +287,7 @@ def filter_items(table: pd.DataFrame, *, min_counts: Mapping[str, float] | None 
     minimum; a NaN never passes. ``models``: keep these models only (``None``: all). ``overridden``: ``True``
     keeps outputs with at least one override, ``False`` those without, ``None`` both.
     """
-    _require(table, ("model",), "the item table")
+    require_frame(table, ("model",), "the item table")
     keep = np.ones(len(table), dtype=bool)
     for column, minimum in (min_counts or {}).items():
         if column not in table.columns or not pd.api.types.is_numeric_dtype(table[column]):
@@ -311,7 +303,7 @@ def filter_items(table: pd.DataFrame, *, min_counts: Mapping[str, float] | None 
             raise TypeError("models must be a sequence of model names, not one string")
         keep &= table["model"].isin(list(models)).to_numpy(dtype=bool)
     if overridden is not None:
-        _require(table, ("overrides",), "the item table")
+        require_frame(table, ("overrides",), "the item table")
         has = table["overrides"].to_numpy() > 0
         keep &= has if overridden else ~has
     return table[keep]

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from empathy import metrics as m
-from empathy.io import RATING_REQUIRED
+from empathy.io import RATING_REQUIRED, require_frame
 from empathy.render import DISTURBING_PREFIX, JUDGED_PREFIX
 
 #: Optional columns of an outputs table that describe a row for a reader (the demo data has both).
@@ -126,11 +126,7 @@ def output_scores(ratings: pd.DataFrame, item_id: str, model: str, sentences_ref
         For ratings without the long-form columns, a negative or non-numeric sentence count, or a label out of
         its range (the message of :mod:`empathy.metrics`).
     """
-    if not isinstance(ratings, pd.DataFrame):
-        raise TypeError(f"ratings must be a DataFrame, got {type(ratings).__name__}")
-    absent = [c for c in RATING_REQUIRED if c not in ratings.columns]
-    if absent:
-        raise ValueError(f"ratings lack the column(s) {absent}")
+    require_frame(ratings, RATING_REQUIRED, "ratings")
     d = _count(sentences_ref, "sentences_ref")
     q = _count(sentences_gen, "sentences_gen")
     mine = ratings[(ratings["item_id"].astype(str) == str(item_id)) & (ratings["model"].astype(str) == str(model))

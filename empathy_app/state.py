@@ -1072,3 +1072,19 @@ def store_path_note(data: Loaded) -> str:
     if data.store.backend == "postgresql":
         where = f"the team's PostgreSQL store {where}"
     return where + (" (from EMPATHY_STORE)" if env else "")
+
+
+def follow_table_selection(event: object, labels: Sequence[str], pick_key: str, selection_key: str) -> None:
+    """Keep the selectbox ``pick_key`` (over ``labels``, one per table row) the one source of truth for the open row.
+
+    A newly selected row of the table (``event``, what ``st.dataframe(..., on_select="rerun")`` returned) moves
+    the pick; the same selection seen again on a later rerun does not, so a pick made in the selectbox since
+    stays. ``selection_key`` remembers the last selection seen. A pick no longer among ``labels`` (the table was
+    filtered) falls back to the first row. ``labels`` must not be empty.
+    """
+    selected = list(event.selection.rows) if event is not None else []  # type: ignore[attr-defined]
+    if selected and selected != st.session_state.get(selection_key) and selected[0] < len(labels):
+        st.session_state[pick_key] = labels[selected[0]]
+    st.session_state[selection_key] = selected
+    if st.session_state.get(pick_key) not in labels:
+        st.session_state[pick_key] = labels[0]

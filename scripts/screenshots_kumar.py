@@ -10,35 +10,18 @@ Needs ``../shared/datasets/kumar2025-empathic-communication``, Playwright and ``
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
 import sys
-import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from browser_support import ROOT, screenshot_session, settle  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 DIMENSION = "level_emotional_reactions"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _settle(page, text: str, timeout: float = 120_000) -> None:
-    page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=timeout)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.includes('Running')",
-        timeout=timeout)
-    page.wait_for_timeout(1500)
+    settle(page, text, timeout, fresh=False, pause_ms=1500)
 
 
 def _choose(page, label: str, value: str) -> None:
@@ -55,64 +38,39 @@ def _nav(page, name: str) -> None:
 
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="empathy-kumar-shots-"))
-    port = _free_port()
-    with (folder / "streamlit.log").open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-             str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env={**os.environ, "EMPATHY_STORE": str(folder / "overrides.sqlite")}, stdout=log,
-            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(180):
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.read().strip() == b"ok":
-                        break
-            except OSError:
-                time.sleep(0.5)
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path="/usr/bin/chromium",
-                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-            page = browser.new_context(viewport={"width": 1440, "height": 1900}).new_page()
-            page.goto(f"{url}/Data")
-            _settle(page, "Human overrides ledger")
-            page.get_by_text("Kumar et al. 2025 (expert").click()
-            _settle(page, "Import and load")
-            page.get_by_role("button", name="Import and load").click()
-            _settle(page, "Loaded the Kumar")
-            page.get_by_text("Import report:").click()
-            page.wait_for_timeout(1500)
-            page.screenshot(path=str(out / "8_kumar_data.png"), full_page=True)
+    with screenshot_session("empathy-kumar-shots-", width=1440, height=1900) as (url, _browser, page):
+        page.goto(f"{url}/Data")
+        _settle(page, "Human overrides ledger")
+        page.get_by_text("Kumar et al. 2025 (expert").click()
+        _settle(page, "Import and load")
+        page.get_by_role("button", name="Import and load").click()
+        _settle(page, "Loaded the Kumar")
+        page.get_by_text("Import report:").click()
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(out / "8_kumar_data.png"), full_page=True)
 
-            box = page.get_by_label("Annotator name")
-            box.fill("dana")
-            box.press("Enter")
-            page.wait_for_timeout(1000)
-            _nav(page, "Relabel")
-            _choose(page, "Dimension to relabel", DIMENSION)
-            _choose(page, "Apply each decision to", "gpt")
-            _settle(page, "judges say")
-            for _ in range(6):
-                said = page.get_by_text("judges say").first.inner_text()
-                experts = [float(v) for v in re.findall(r"expert\d: ([\d.]+)", said)]
-                level = int(sum(experts) / len(experts) + 0.5)  # the experts' consensus, rounded half up
-                page.get_by_role("button", name=re.compile(rf"^{level}\b")).first.click()
-                _settle(page, "Saved (change #")
+        box = page.get_by_label("Annotator name")
+        box.fill("dana")
+        box.press("Enter")
+        page.wait_for_timeout(1000)
+        _nav(page, "Relabel")
+        _choose(page, "Dimension to relabel", DIMENSION)
+        _choose(page, "Apply each decision to", "gpt")
+        _settle(page, "judges say")
+        for _ in range(6):
+            said = page.get_by_text("judges say").first.inner_text()
+            experts = [float(v) for v in re.findall(r"expert\d: ([\d.]+)", said)]
+            level = int(sum(experts) / len(experts) + 0.5)  # the experts' consensus, rounded half up
+            page.get_by_role("button", name=re.compile(rf"^{level}\b")).first.click()
+            _settle(page, "Saved (change #")
 
-            _nav(page, "Workbench")
-            _choose(page, "Dimension", DIMENSION)
-            _settle(page, "Agreement with a reference")
-            page.get_by_role("heading", name="Agreement workbench").click()  # no focus ring in the picture
-            page.mouse.move(1430, 1890)  # nor a hover anchor beside the title
-            page.wait_for_timeout(2000)
-            page.screenshot(path=str(out / "9_kumar_workbench.png"), full_page=True)
-            browser.close()
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+        _nav(page, "Workbench")
+        _choose(page, "Dimension", DIMENSION)
+        _settle(page, "Agreement with a reference")
+        page.get_by_role("heading", name="Agreement workbench").click()  # no focus ring in the picture
+        page.mouse.move(1430, 1890)  # nor a hover anchor beside the title
+        page.wait_for_timeout(2000)
+        page.screenshot(path=str(out / "9_kumar_workbench.png"), full_page=True)
 
 
 if __name__ == "__main__":

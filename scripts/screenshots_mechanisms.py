@@ -18,18 +18,12 @@ Usage: ``python scripts/screenshots_mechanisms.py [OUT_DIR]`` (default ``docs/sc
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
-import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from browser_support import ROOT, screenshot_session, settle  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 SHOTS = (("mechanism_egm.png", "news", "gorse", "news-07 · gorse"),
          ("mechanism_egm_added.png", "news", "gorse", "news-05 · gorse"),
          ("mechanism_sa.png", "news", "fennel", "news-01 · fennel"),
@@ -37,19 +31,8 @@ SHOTS = (("mechanism_egm.png", "news", "gorse", "news-07 · gorse"),
          ("mechanism_ca.png", "counseling", "fennel", "co-01 · fennel"))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _settle(page, text: str, timeout: float = 120_000) -> None:
-    page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=timeout)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.includes('Running')",
-        timeout=timeout)
-    page.wait_for_timeout(1200)
+    settle(page, text, timeout, fresh=False, pause_ms=1200)
 
 
 def _choose(page, key: str, value: str) -> None:
@@ -76,62 +59,37 @@ def _clip_mechanisms(page, path: Path) -> None:
 
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="empathy-mechanism-shots-"))
-    port = _free_port()
-    with (folder / "streamlit.log").open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-             str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env={**os.environ, "EMPATHY_STORE": str(folder / "overrides.sqlite")}, stdout=log,
-            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(180):
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.read().strip() == b"ok":
-                        break
-            except OSError:
-                time.sleep(0.5)
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path="/usr/bin/chromium",
-                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-            page = browser.new_context(viewport={"width": 1440, "height": 1800}).new_page()
-            page.goto(f"{url}/Inspect")
-            _settle(page, "Judges' labels for this output")
-            for name, task, model, output in SHOTS:
-                _choose(page, "inspect_task", task)
-                _choose(page, "inspect_model", model)
-                _choose(page, "_w_inspect_pick", output)
-                page.mouse.move(5, 5)
-                _clip_mechanisms(page, out / name)
-            page.get_by_role("heading", name="Inspect").first.click()  # focus on the page, not a field
-            page.keyboard.press("?")
-            page.get_by_text("what it does").wait_for(state="visible", timeout=30_000)
-            page.wait_for_timeout(800)
-            page.screenshot(path=str(out / "keys_help.png"))
-            page.keyboard.press("Escape")
-
-            page.goto(f"{url}/Items")
-            _settle(page, "One output")
-            page.locator(".st-key-items_pick").get_by_role("combobox").click()
-            page.keyboard.type("news-05 · gorse")
-            page.keyboard.press("Enter")
-            _settle(page, "One output")
+    with screenshot_session("empathy-mechanism-shots-", width=1440, height=1800) as (url, browser, page):
+        page.goto(f"{url}/Inspect")
+        _settle(page, "Judges' labels for this output")
+        for name, task, model, output in SHOTS:
+            _choose(page, "inspect_task", task)
+            _choose(page, "inspect_model", model)
+            _choose(page, "_w_inspect_pick", output)
             page.mouse.move(5, 5)
-            _clip_mechanisms(page, out / "items_mechanisms.png")
+            _clip_mechanisms(page, out / name)
+        page.get_by_role("heading", name="Inspect").first.click()  # focus on the page, not a field
+        page.keyboard.press("?")
+        page.get_by_text("what it does").wait_for(state="visible", timeout=30_000)
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(out / "keys_help.png"))
+        page.keyboard.press("Escape")
 
-            wide = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
-            wide.goto(f"{url}/Overview")
-            _settle(wide, "Reproducibility signature")
-            wide.locator("[data-testid='stDataFrame'] canvas").first.wait_for(state="visible", timeout=60_000)
-            wide.wait_for_timeout(4000)  # the data grids draw after the script has finished
-            wide.screenshot(path=str(out / "overview_1400.png"))
-            browser.close()
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+        page.goto(f"{url}/Items")
+        _settle(page, "One output")
+        page.locator(".st-key-items_pick").get_by_role("combobox").click()
+        page.keyboard.type("news-05 · gorse")
+        page.keyboard.press("Enter")
+        _settle(page, "One output")
+        page.mouse.move(5, 5)
+        _clip_mechanisms(page, out / "items_mechanisms.png")
+
+        wide = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
+        wide.goto(f"{url}/Overview")
+        _settle(wide, "Reproducibility signature")
+        wide.locator("[data-testid='stDataFrame'] canvas").first.wait_for(state="visible", timeout=60_000)
+        wide.wait_for_timeout(4000)  # the data grids draw after the script has finished
+        wide.screenshot(path=str(out / "overview_1400.png"))
 
 
 if __name__ == "__main__":

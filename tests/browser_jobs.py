@@ -21,20 +21,15 @@ import csv
 import io
 import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-#: Milliseconds any one condition may take: generous, for a machine shared by many processes.
-WAIT_MS = 240_000
+# CHROMIUM and chromium are re-exported: bench/bench_browser_jobs.py reaches them through this module.
+from browser_support import CHROMIUM, WAIT_MS, chromium, running_app, settle  # noqa: F401
+
 ANNOTATOR = "jobs-script"
 
 
@@ -49,12 +44,6 @@ class JobResult:
 
 # ------------------------------------------------------------------------------------------------ server
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def app_server(folder: Path, *, timeout_s: float = 180.0) -> Iterator[str]:
     """``streamlit run app.py`` on a free port with its store, caches and settings in ``folder``; yields the URL.
@@ -62,66 +51,11 @@ def app_server(folder: Path, *, timeout_s: float = 180.0) -> Iterator[str]:
     The process (started here) is terminated on exit, by its own id.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
-    env = {**os.environ, "EMPATHY_STORE": str(folder / "overrides.sqlite"),
+    env = {"EMPATHY_STORE": str(folder / "overrides.sqlite"),
            "EMPATHY_CACHE_DIR": os.environ.get("EMPATHY_CACHE_DIR", str(folder / "cache")),
-           "EMPATHY_SETTINGS": str(folder / "settings" / "app-settings.json"), "PYTHONUNBUFFERED": "1"}
-    log = (folder / "streamlit.log").open("a")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    log.close()
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {process.returncode}; see {folder / 'streamlit.log'}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.read().strip() == b"ok":
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"streamlit did not become healthy; see {folder / 'streamlit.log'}") from None
-                time.sleep(0.5)
+           "EMPATHY_SETTINGS": str(folder / "settings" / "app-settings.json")}
+    with running_app(env, folder / "streamlit.log", timeout_s=timeout_s) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
-
-
-@contextmanager
-def chromium() -> Iterator[object]:
-    """A headless Chromium (Debian's, at /usr/bin/chromium) through Playwright."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-# ------------------------------------------------------------------------------------------------ waits
-
-def settle(page, text: str | None = None, timeout: float = WAIT_MS) -> None:
-    """Wait until ``text`` (if given) is visible and Streamlit's script runner is idle."""
-    if text is not None:
-        page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=timeout)
-    # Idle, and no element left over from before the last rerun (Streamlit marks those data-stale until the
-    # rerun redraws or drops them): a button clicked then would be the previous output's.
-    page.wait_for_function(
-        "() => { const s = document.querySelector('[data-testid=\"stStatusWidget\"]');"
-        " return (!s || !s.innerText.includes('Running'))"
-        " && !document.querySelector('[data-stale=\"true\"]'); }", timeout=timeout)
 
 
 def _wait_until(condition: Callable[[], bool], what: str, timeout_s: float = WAIT_MS / 1000) -> None:

@@ -85,6 +85,81 @@ def _store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+@pytest.fixture()
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty cache folder for this test only (``$EMPATHY_CACHE_DIR``): nothing computed earlier is reused."""
+    path = tmp_path / "cache"
+    monkeypatch.setenv("EMPATHY_CACHE_DIR", str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's headless Chromium through Playwright, one per module of the browser tests (skips without Playwright)."""
+    pytest.importorskip("playwright.sync_api")
+    from browser_support import chromium
+
+    with chromium() as instance:
+        yield instance
+
+
+@pytest.fixture()
+def page(browser):
+    """A fresh 1440x1600 tab; the messages of the dialogs it dismisses are kept in ``page.dialogs``."""
+    context = browser.new_context(viewport={"width": 1440, "height": 1600})
+    tab = context.new_page()
+    tab.dialogs = []  # type: ignore[attr-defined]
+    tab.on("dialog", lambda dialog: (tab.dialogs.append(dialog.message), dialog.dismiss()))  # type: ignore[attr-defined]
+    yield tab
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def demo_app(tmp_path_factory):
+    """The app as ``tests/browser_jobs.py`` serves it, its store, caches and settings in a folder of this module's.
+
+    A dict: ``url`` and ``folder``.
+    """
+    pytest.importorskip("playwright.sync_api")
+    import browser_jobs
+
+    folder = tmp_path_factory.mktemp("app")
+    with browser_jobs.app_server(folder) as url:
+        yield {"url": url, "folder": folder}
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def open_page(page: str, source: dict | None = None, *, session: dict | None = None, secrets: dict | None = None,
+              timeout: float = 240) -> object:
+    """An AppTest of ``app.py`` run once (``source`` and ``session`` put in its state and ``secrets`` in its
+    secrets first), then switched to ``page`` (e.g. ``"app_pages/8_Items.py"``) and run; asserts that no exception
+    was raised."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    if source is not None:
+        at.session_state["source"] = source
+    for key, value in (session or {}).items():
+        at.session_state[key] = value
+    for name, value in (secrets or {}).items():
+        at.secrets[name] = value
+    at.run()
+    at.switch_page(page).run()
+    app_ok(at)
+    return at
+
+
+def load_path(at: object, path: str | Path) -> object:
+    """On ``at``'s Data page: the "path" source, ``path`` typed into its box and Load pressed; returns ``at``."""
+    at.switch_page("app_pages/1_Data.py").run()
+    at.radio(key="data_source_kind").set_value("path").run()
+    at.text_input(key="data_path_text").input(str(path)).run()
+    at.button(key="data_load_path").click().run()
+    return at
+
+
 def app_ok(at: object) -> None:
     """The app run raised nothing (the exceptions' messages otherwise)."""
     assert not at.exception, [e.value for e in at.exception]

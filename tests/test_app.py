@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("streamlit")
 from conftest import app_ok as _ok  # noqa: E402
 from conftest import app_texts as _texts
+from conftest import load_path  # noqa: E402
 from relabel_keys import on_screen, press, window  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
@@ -83,10 +84,7 @@ def test_bad_ratings_file_error_names_file_row_and_column(tmp_path):
     (folder / "ratings_j3.csv").write_text("item_id,model,rater,dimension,value\ni1,A,j3,ca,1\ni2,A,j3,ca,2\n",
                                            encoding="utf-8")
     at = _app()
-    at.switch_page("app_pages/1_Data.py").run()
-    at.radio(key="data_source_kind").set_value("path").run()
-    at.text_input(key="data_path_text").input(str(folder)).run()
-    at.button(key="data_load_path").click().run()
+    load_path(at, folder)
     _ok(at)
     errors = _texts(at.error)
     assert any("ratings_j3.csv, row 3, column 'value'" in e and "must be 0 or 1" in e for e in errors), errors
@@ -95,10 +93,7 @@ def test_bad_ratings_file_error_names_file_row_and_column(tmp_path):
 
 def test_missing_path_and_folder_without_outputs(tmp_path):
     at = _app()
-    at.switch_page("app_pages/1_Data.py").run()
-    at.radio(key="data_source_kind").set_value("path").run()
-    at.text_input(key="data_path_text").input(str(tmp_path / "nowhere.csv")).run()
-    at.button(key="data_load_path").click().run()
+    load_path(at, tmp_path / "nowhere.csv")
     _ok(at)
     assert any("nowhere.csv: file not found" in e for e in _texts(at.error))
     (tmp_path / "empty").mkdir()

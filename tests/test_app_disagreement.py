@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import app_ok as _ok  # noqa: E402
+from conftest import open_page  # noqa: E402
 from relabel_keys import window  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
@@ -20,22 +22,11 @@ APP = str(ROOT / "app.py")
 PAGE = "app_pages/9_Disagreement.py"
 TIMEOUT = 240
 
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    monkeypatch.setenv("EMPATHY_STORE", str(tmp_path / "overrides.sqlite"))
+pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    at.switch_page(PAGE).run()
-    _ok(at)
-    return at
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
+    return open_page(PAGE, timeout=TIMEOUT)
 
 
 # AppTest keeps the key only of a selectable table; the others are found by their columns.

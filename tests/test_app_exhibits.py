@@ -8,33 +8,21 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import open_page  # noqa: E402
 from relabel_keys import on_screen  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.store import OverrideStore  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 PAGE = "app_pages/10_Exhibits.py"
 TIMEOUT = 240
 
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    path = tmp_path / "overrides.sqlite"
-    monkeypatch.setenv("EMPATHY_STORE", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
 
 def _app(source: dict | None = None, page: str = PAGE) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if source is not None:
-        at.session_state["source"] = source
-    at.session_state["annotator"] = "ann"
-    at.session_state["relabel_annotator"] = "ann"
-    at.run()
-    at.switch_page(page).run()
-    _ok(at)
+    at = open_page(page, source, session={"annotator": "ann", "relabel_annotator": "ann"}, timeout=TIMEOUT)
+    _ok(at)  # nor an error shown
     return at
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,13 +11,12 @@ import pytest
 
 pytest.importorskip("streamlit")
 from conftest import app_ok as _ok  # noqa: E402
+from conftest import open_page  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.paths import DEMO_DIR  # noqa: E402
 from empathy.store import Change, OverrideStore, dataset_id  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 PAGE = "app_pages/8_Items.py"
 TIMEOUT = 240
 
@@ -26,13 +24,7 @@ pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test
 
 
 def _page(source: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if source is not None:
-        at.session_state["source"] = source
-    at.run()
-    at.switch_page(PAGE).run()
-    _ok(at)
-    return at
+    return open_page(PAGE, source, timeout=TIMEOUT)
 
 
 def _items(at: AppTest) -> pd.DataFrame:

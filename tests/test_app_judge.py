@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("streamlit")
 from conftest import app_ok as _ok  # noqa: E402
 from conftest import app_texts as _texts
+from conftest import open_page  # noqa: E402
 from fake_openai_server import FakeOpenAIServer  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
@@ -19,7 +20,6 @@ from empathy.judges import run_judge  # noqa: E402
 from empathy.paths import DEMO_DIR  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 PAGE = "app_pages/7_Judge.py"
 TIMEOUT = 90
 KEY = "sk-test-APPSECRET-0123456789abcdef"
@@ -36,15 +36,7 @@ def _isolated(tmp_path, monkeypatch):
 
 
 def _judge_page(source: dict | None = None, secrets: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if source is not None:
-        at.session_state["source"] = source
-    for name, value in (secrets or {}).items():
-        at.secrets[name] = value
-    at.run()
-    at.switch_page(PAGE).run()
-    _ok(at)
-    return at
+    return open_page(PAGE, source, secrets=secrets, timeout=TIMEOUT)
 
 
 def _metrics(at: AppTest) -> dict[str, str]:

@@ -10,30 +10,17 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import app_ok as _ok  # noqa: E402
+from conftest import open_page  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 TIMEOUT = 240
 
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    monkeypatch.setenv("EMPATHY_STORE", str(tmp_path / "overrides.sqlite"))
+pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
 
 def _page(page: str, source: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if source is not None:
-        at.session_state["source"] = source
-    at.run()
-    at.switch_page(page).run()
-    _ok(at)
-    return at
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
+    return open_page(page, source, timeout=TIMEOUT)
 
 
 def _scores(at: AppTest) -> pd.DataFrame:

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import app_ok as _ok  # noqa: E402
+from conftest import load_path  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.paths import DEMO_DIR  # noqa: E402
@@ -41,10 +43,6 @@ def folder(tmp_path) -> Path:
     return target
 
 
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
 def _data_name(at: AppTest) -> str:
     """The sidebar's data set caption as read (Streamlit shows escaped characters as characters)."""
     return html.unescape(next(c.value for c in at.sidebar.caption if c.value.startswith("Data: ")))
@@ -59,10 +57,7 @@ def _new_session(query: dict[str, str] | None = None) -> AppTest:
 
 def test_a_path_is_named_in_the_url_remembered_and_reopened_with_its_overrides(folder, tmp_path):
     at = _new_session()
-    at.switch_page("app_pages/1_Data.py").run()
-    at.radio(key="data_source_kind").set_value("path").run()
-    at.text_input(key="data_path_text").set_value(str(folder)).run()
-    at.button(key="data_load_path").click().run()
+    load_path(at, folder)
     _ok(at)
     outputs = str(folder / "outputs.csv")
     assert at.query_params["data"] == outputs
@@ -154,10 +149,7 @@ def test_a_settings_file_that_cannot_be_written_loses_nothing(folder, tmp_path, 
     blocker.write_text("", encoding="utf-8")
     monkeypatch.setenv("EMPATHY_SETTINGS", str(blocker / "app-settings.json"))
     at = _new_session()
-    at.switch_page("app_pages/1_Data.py").run()
-    at.radio(key="data_source_kind").set_value("path").run()
-    at.text_input(key="data_path_text").set_value(str(folder)).run()
-    at.button(key="data_load_path").click().run()
+    load_path(at, folder)
     _ok(at)
     assert at.session_state["source"]["outputs"] == str(folder / "outputs.csv")  # loaded all the same
     assert at.query_params["data"] == str(folder / "outputs.csv")  # and still named in the URL

@@ -3,38 +3,24 @@ the reference-standardised LD option, Workbench without tables of None, Inspect'
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from conftest import app_ok as _ok  # noqa: E402
+from conftest import open_page  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.paths import DEMO_DIR  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 TIMEOUT = 240
 
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    monkeypatch.setenv("EMPATHY_STORE", str(tmp_path / "overrides.sqlite"))
+pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
 
 def _page(page: str, *, pooled: bool = False) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    if pooled:  # one row per model over the demo's three tasks (the hand values below are pooled)
-        at.sidebar.toggle(key="_w_pooled").set_value(True).run()
-    at.switch_page(page).run()
-    _ok(at)
-    return at
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
+    # pooled: one row per model over the demo's three tasks (the hand values below are pooled)
+    return open_page(page, session={"pooled_tasks": True} if pooled else None, timeout=TIMEOUT)
 
 
 def _captions(at: AppTest) -> str:

@@ -19,11 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 TIMEOUT = 90
 
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("EMPATHY_STORE", str(tmp_path / "overrides.sqlite"))
-    monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("_store", "_cache")  # a store and caches of each test's own
 
 
 @pytest.fixture()

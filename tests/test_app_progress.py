@@ -17,12 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 TIMEOUT = 120
 
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("EMPATHY_STORE", str(tmp_path / "overrides.sqlite"))
-    monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("EMPATHY_SETTINGS", str(tmp_path / "settings.json"))
+pytestmark = pytest.mark.usefixtures("_store", "_cache")  # a store and caches of each test's own
 
 
 def _bar_script() -> None:

@@ -13,65 +13,23 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import sqlite3
 import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from browser_support import CHROMIUM, settle, start_app
+from browser_support import stop_app as _stop
 
-CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = Path(os.environ["EMPATHY_SCREENSHOTS"]).resolve() if os.environ.get("EMPATHY_SCREENSHOTS") else None
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium")]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _start(store: Path, log_path: Path) -> tuple[subprocess.Popen, str]:
     """``streamlit run app.py`` on a free port with ``EMPATHY_STORE=store``; returns once it is healthy."""
-    port = _free_port()
-    env = {**os.environ, "EMPATHY_STORE": str(store), "PYTHONUNBUFFERED": "1"}
-    log = log_path.open("a")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    log.close()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {process.returncode}; see {log_path}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.read().strip() == b"ok":
-                    return process, url
-        except OSError:
-            time.sleep(0.5)
-    _stop(process)
-    raise RuntimeError(f"streamlit did not become healthy on port {port}; see {log_path}")
-
-
-def _stop(process: subprocess.Popen, *, kill: bool = False) -> None:
-    if kill:
-        process.kill()  # SIGKILL: no chance to flush anything
-    else:
-        process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=20)
+    return start_app({"EMPATHY_STORE": str(store)}, log_path, timeout_s=90)
 
 
 @pytest.fixture(scope="module")
@@ -83,35 +41,9 @@ def server(tmp_path_factory):
     _stop(process)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        instance = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        yield instance
-        instance.close()
-
-
-@pytest.fixture()
-def page(browser):
-    context = browser.new_context(viewport={"width": 1440, "height": 1600})
-    tab = context.new_page()
-    tab.dialogs = []  # type: ignore[attr-defined]
-    tab.on("dialog", lambda dialog: (tab.dialogs.append(dialog.message), dialog.dismiss()))  # type: ignore[attr-defined]
-    yield tab
-    context.close()
-
-
 def _settle(page, text: str, timeout: float = 90_000) -> None:
     """Wait until ``text`` is visible and Streamlit has finished running the script."""
-    page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=timeout)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.includes('Running')",
-        timeout=timeout)
-    page.wait_for_timeout(800)  # let plotly finish drawing before a screenshot
+    settle(page, text, timeout, fresh=False, pause_ms=800)  # the pause lets plotly finish drawing before a screenshot
 
 
 _FALLBACK_SHOTS: list[Path] = []

@@ -11,45 +11,20 @@ Timings are not asserted here (see bench/bench_browser_jobs.py and docs/benchmar
 from __future__ import annotations
 
 import sqlite3
-import sys
-from pathlib import Path
 
+import browser_jobs
+import browser_support
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import browser_jobs  # noqa: E402
-
-from empathy.evaluate import compute_metrics, text_features  # noqa: E402
-from empathy.exports import table6_csv  # noqa: E402
-from empathy.io import load_dataset  # noqa: E402
-from empathy.items import item_table, term_column, worst_first  # noqa: E402
-from empathy.paths import DEMO_DIR  # noqa: E402
+from empathy.evaluate import compute_metrics, text_features
+from empathy.exports import table6_csv
+from empathy.io import load_dataset
+from empathy.items import item_table, term_column, worst_first
+from empathy.paths import DEMO_DIR
 
 pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not browser_jobs.CHROMIUM.exists(),
+              pytest.mark.skipif(not browser_support.CHROMIUM.exists(),
                                  reason="needs Debian chromium at /usr/bin/chromium")]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    pytest.importorskip("playwright.sync_api")
-    folder = tmp_path_factory.mktemp("jobs")
-    with browser_jobs.app_server(folder) as url:
-        yield {"url": url, "folder": folder}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    pytest.importorskip("playwright.sync_api")
-    with browser_jobs.chromium() as instance:
-        yield instance
-
-
-@pytest.fixture()
-def page(browser):
-    context = browser.new_context(viewport={"width": 1440, "height": 1600})
-    yield context.new_page()
-    context.close()
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +36,8 @@ def reference():
             "items": item_table(dataset.outputs, dataset.ratings, features)}
 
 
-def test_a_worst_sa_item_of_the_worst_model(server, page, reference):
-    result = browser_jobs.job_worst_sa(page, server["url"])
+def test_a_worst_sa_item_of_the_worst_model(demo_app, page, reference):
+    result = browser_jobs.job_worst_sa(page, demo_app["url"])
     judge = result.answer["judge"]
     table = reference["report"].table
     sa = table[(table["metric"] == "SA") & (table["scorer"] == judge)].set_index("model")["value"]
@@ -76,8 +51,8 @@ def test_a_worst_sa_item_of_the_worst_model(server, page, reference):
     assert [",".join(row) for row in result.answer["table6_header"]] == expected
 
 
-def test_c_one_example_of_each_mechanism(server, page, reference):
-    result = browser_jobs.job_mechanisms(page, server["url"])
+def test_c_one_example_of_each_mechanism(demo_app, page, reference):
+    result = browser_jobs.job_mechanisms(page, demo_app["url"])
     judge = result.answer["judge"]
     items = reference["items"]
     for metric in browser_jobs.MECHANISMS:
@@ -87,10 +62,10 @@ def test_c_one_example_of_each_mechanism(server, page, reference):
         assert result.answer["examples"][metric]["model"] == worst["model"], metric
 
 
-def test_b_relabel_20_ca_items(server, page):
-    result = browser_jobs.job_relabel(page, server["url"], 20)
+def test_b_relabel_20_ca_items(demo_app, page):
+    result = browser_jobs.job_relabel(page, demo_app["url"], 20)
     assert result.answer["last_count"] - result.answer["first_count"] == 20
-    with sqlite3.connect(server["folder"] / "overrides.sqlite") as connection:
+    with sqlite3.connect(demo_app["folder"] / "overrides.sqlite") as connection:
         # one decision per output, each applied to the judges that rated it: count distinct outputs
         decided = connection.execute(
             "SELECT COUNT(DISTINCT item_id || '|' || model) FROM overrides WHERE dimension = 'ca' AND annotator = ?",

@@ -3,87 +3,67 @@ it, and a link to a path never opened on this machine is asked about before anyt
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+import browser_support
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import browser_jobs  # noqa: E402
-
-from empathy.paths import DEMO_DIR  # noqa: E402
+from empathy.paths import DEMO_DIR
 
 pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not browser_jobs.CHROMIUM.exists(),
+              pytest.mark.skipif(not browser_support.CHROMIUM.exists(),
                                  reason="needs Debian chromium at /usr/bin/chromium")]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    pytest.importorskip("playwright.sync_api")
-    folder = tmp_path_factory.mktemp("memory")
-    with browser_jobs.app_server(folder) as url:
-        yield {"url": url, "folder": folder}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    pytest.importorskip("playwright.sync_api")
-    with browser_jobs.chromium() as instance:
-        yield instance
 
 
 def _sidebar(page) -> str:
     return page.locator("[data-testid=stSidebar]").inner_text()
 
 
-def test_an_upload_survives_a_reload_and_is_offered_in_a_new_tab(server, browser):
+def test_an_upload_survives_a_reload_and_is_offered_in_a_new_tab(demo_app, browser):
     context = browser.new_context(viewport={"width": 1440, "height": 1200})
     page = context.new_page()
-    page.set_default_timeout(browser_jobs.WAIT_MS)
-    page.goto(f"{server['url']}/Data")
-    browser_jobs.settle(page, "Human overrides ledger")
+    page.set_default_timeout(browser_support.WAIT_MS)
+    page.goto(f"{demo_app['url']}/Data")
+    browser_support.settle(page, "Human overrides ledger")
     page.get_by_text("Upload files", exact=True).click()
-    browser_jobs.settle(page, "Outputs file")
+    browser_support.settle(page, "Outputs file")
     inputs = page.locator("input[type='file']")
     inputs.nth(0).set_input_files(str(DEMO_DIR / "outputs.csv"))
     inputs.nth(1).set_input_files([str(p) for p in sorted(DEMO_DIR.glob("ratings*.csv"))])
     button = page.get_by_role("button", name="Load the uploaded files")
     page.wait_for_function("() => [...document.querySelectorAll('button')].some(b => "
                            "b.innerText.includes('Load the uploaded files') && !b.disabled)")
-    browser_jobs.settle(page)
+    browser_support.settle(page)
     button.click()
-    browser_jobs.settle(page, "Loaded outputs.csv with 2 ratings file(s)")
+    browser_support.settle(page, "Loaded outputs.csv with 2 ratings file(s)")
     assert "data=upload%3A" in page.url
-    saved = list((server["folder"] / "settings" / "uploads").glob("*/manifest.json"))
+    saved = list((demo_app["folder"] / "settings" / "uploads").glob("*/manifest.json"))
     assert len(saved) == 1
     page.reload()
-    browser_jobs.settle(page, "Human overrides ledger")
+    browser_support.settle(page, "Human overrides ledger")
     assert "Data: outputs.csv" in _sidebar(page) and "upload:outputs.csv" in _sidebar(page)
     context.close()
 
     fresh = browser.new_context(viewport={"width": 1440, "height": 1200})
     tab = fresh.new_page()
-    tab.set_default_timeout(browser_jobs.WAIT_MS)
-    tab.goto(server["url"])
-    browser_jobs.settle(tab, "Reopen the last data set")
+    tab.set_default_timeout(browser_support.WAIT_MS)
+    tab.goto(demo_app["url"])
+    browser_support.settle(tab, "Reopen the last data set")
     assert "Data: demo data" in _sidebar(tab)  # a new tab without a link starts on the demo
     tab.get_by_role("button", name="Reopen the last data set").click()
-    browser_jobs.settle(tab, "Reopened the upload")
+    browser_support.settle(tab, "Reopened the upload")
     assert "data=upload%3A" in tab.url and "upload:outputs.csv" in _sidebar(tab)
     fresh.close()
 
 
-def test_a_link_to_an_unknown_path_is_asked_about(server, browser, tmp_path):
+def test_a_link_to_an_unknown_path_is_asked_about(demo_app, browser, tmp_path):
     secret = tmp_path / "outputs.csv"
     secret.write_text((DEMO_DIR / "outputs.csv").read_text(encoding="utf-8"), encoding="utf-8")
     context = browser.new_context(viewport={"width": 1440, "height": 1200})
     page = context.new_page()
-    page.set_default_timeout(browser_jobs.WAIT_MS)
-    page.goto(f"{server['url']}/Overview?data={secret}")
-    browser_jobs.settle(page, "never opened on this machine")
+    page.set_default_timeout(browser_support.WAIT_MS)
+    page.goto(f"{demo_app['url']}/Overview?data={secret}")
+    browser_support.settle(page, "never opened on this machine")
     assert "Data: demo data" in _sidebar(page)  # nothing of the link was read yet
     page.get_by_role("button", name="Open it").click()
-    browser_jobs.settle(page, "Loaded")
+    browser_support.settle(page, "Loaded")
     assert str(secret) in _sidebar(page).replace("\n", "")
     context.close()

@@ -21,30 +21,19 @@ from __future__ import annotations
 import http.server
 import os
 import re
-import socket
-import subprocess
-import sys
 import threading
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from browser_support import CHROMIUM, IDLE_JS, settle, start_app, stop_app
 
-CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 240_000  # ms; the first visit of Overview parses every text with spaCy
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium")]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # ------------------------------------------------------------------------------------------ payload host
@@ -122,49 +111,14 @@ def write_payload_data(folder: Path, port: int) -> Path:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("payload-server")
-    port = _free_port()
-    env = {**os.environ, "EMPATHY_STORE": str(folder / "overrides.sqlite"),
-           "EMPATHY_CACHE_DIR": str(folder / "cache"), "PYTHONUNBUFFERED": "1"}
     log_path = folder / "streamlit.log"
-    with log_path.open("a") as log:
-        # No --server.address: the default of .streamlit/config.toml (127.0.0.1) is what is tested.
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
+    # No --server.address: the default of .streamlit/config.toml (127.0.0.1) is what is tested.
+    process, url = start_app({"EMPATHY_STORE": str(folder / "overrides.sqlite"),
+                              "EMPATHY_CACHE_DIR": str(folder / "cache")}, log_path, bind_address=False)
     try:
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {process.returncode}; see {log_path}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as response:
-                    if response.read().strip() == b"ok":
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"streamlit did not become healthy; see {log_path}") from None
-                time.sleep(0.5)  # polling interval of the health check, not a wait for a result
-        yield {"url": url, "folder": folder, "port": port, "log": log_path}
+        yield {"url": url, "folder": folder, "port": urllib.parse.urlsplit(url).port, "log": log_path}
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        instance = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        yield instance
-        instance.close()
+        stop_app(process)
 
 
 def _screenshots() -> Path:
@@ -178,14 +132,9 @@ def _screenshots() -> Path:
     return folder
 
 
-_IDLE = ("() => { const s = document.querySelector('[data-testid=\"stStatusWidget\"]');"
-         " return !s || !s.innerText.includes('Running'); }")
-
-
 def _settle(page, text: str) -> None:
     """Wait until ``text`` is visible and the script run has finished."""
-    page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=TIMEOUT)
-    page.wait_for_function(_IDLE, timeout=TIMEOUT)
+    settle(page, text, TIMEOUT, fresh=False)
 
 
 def _plots_drawn(page) -> None:
@@ -289,7 +238,7 @@ def test_payload_data_set_renders_inert_on_every_page(server, browser, payload_h
         # The scatter (its title "<empathy metric> vs rouge_l per model") is drawn once the metrics are computed.
         page.wait_for_function("() => [...document.querySelectorAll('svg.main-svg text')]"
                                ".some(t => t.textContent.includes(' per model'))", timeout=TIMEOUT)
-        page.wait_for_function(_IDLE, timeout=TIMEOUT)
+        page.wait_for_function(IDLE_JS, timeout=TIMEOUT)
         _plots_drawn(page)
         # Plotly drew the model names as text: the span's markup is visible as characters in the SVG.
         labels = page.locator("svg.main-svg text").all_text_contents()

@@ -8,7 +8,15 @@ import math
 import pandas as pd
 import pytest
 
-from empathy.io import DataError, build_dataset, load_dataset, load_outputs, load_ratings, validate_ratings
+from empathy.io import (
+    DataError,
+    build_dataset,
+    load_dataset,
+    load_outputs,
+    load_ratings,
+    require_frame,
+    validate_ratings,
+)
 
 OUTPUT_ROWS = [
     {"item_id": "1", "model": "a", "task": "news", "reference": "r1", "generation": "g1", "lang": "en"},
@@ -249,3 +257,18 @@ def test_a_carriage_return_in_an_id_survives_the_csv_round_trip(tmp_path):
                             "value": [1.0, 0.0]})
     write_ratings(ratings, tmp_path / "r.csv")
     assert load_ratings(tmp_path / "r.csv")["item_id"].tolist() == ["a\rb", "c"]
+
+
+@pytest.mark.parametrize(("frame", "error", "message"), [
+    ([{"item_id": "a"}], TypeError, "^ratings must be a pandas DataFrame, got list$"),
+    (pd.DataFrame({"item_id": ["a"]}), ValueError, "^ratings lacks the column\\(s\\) model, value$"),
+    (pd.DataFrame(columns=["model"]), ValueError, "^ratings lacks the column\\(s\\) item_id, value$"),
+])
+def test_require_frame_names_the_argument_and_every_missing_column(frame, error, message):
+    with pytest.raises(error, match=message):
+        require_frame(frame, ("item_id", "model", "value"), "ratings")
+
+
+def test_require_frame_accepts_a_frame_with_the_columns_and_more():
+    require_frame(pd.DataFrame(columns=["value", "item_id", "model", "extra"]), ("item_id", "model", "value"),
+                  "ratings")

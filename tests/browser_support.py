@@ -1,0 +1,149 @@
+"""What every real-browser test and screenshot script needs: the app served by ``streamlit run`` on a free port,
+Debian's Chromium through Playwright, and a wait until Streamlit has finished a script run.
+
+Imported by ``tests/test_browser*.py``, ``tests/browser_jobs.py`` and ``scripts/screenshots_*.py`` (which put
+``tests/`` on ``sys.path``). Every wait is on a condition with a timeout, never a fixed long sleep.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+#: Milliseconds any one condition may take: generous, for a machine shared by many processes.
+WAIT_MS = 240_000
+
+#: Streamlit's script runner is idle (its status widget, when there is one, does not say "Running").
+IDLE_JS = ("() => { const s = document.querySelector('[data-testid=\"stStatusWidget\"]');"
+           " return !s || !s.innerText.includes('Running'); }")
+#: Idle, and no element left over from before the last rerun (Streamlit marks those data-stale until the rerun
+#: redraws or drops them): a button clicked then would be the previous output's.
+IDLE_AND_FRESH_JS = ("() => { const s = document.querySelector('[data-testid=\"stStatusWidget\"]');"
+                     " return (!s || !s.innerText.includes('Running'))"
+                     " && !document.querySelector('[data-stale=\"true\"]'); }")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_app(env: Mapping[str, str], log_path: Path, *, bind_address: bool = True,
+              timeout_s: float = 180.0) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` on a free port with ``env`` added to this process's; returns once it is healthy.
+
+    Parameters
+    ----------
+    env : Mapping[str, str]
+        Variables set for the app on top of ``os.environ`` (e.g. ``EMPATHY_STORE``).
+    log_path : Path
+        The app's stdout and stderr are appended here.
+    bind_address : bool
+        Pass ``--server.address 127.0.0.1``; False leaves the address to ``.streamlit/config.toml``.
+    timeout_s : float
+        How long the health check may take.
+
+    Returns
+    -------
+    tuple[subprocess.Popen, str]
+        The process (stop it with :func:`stop_app`) and its URL.
+
+    Raises
+    ------
+    RuntimeError
+        When the app exits or is not healthy within ``timeout_s`` (it is stopped first); names the log.
+    """
+    port = free_port()
+    address = ["--server.address", "127.0.0.1"] if bind_address else []
+    with log_path.open("a") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.port", str(port), *address, "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env={**os.environ, **env, "PYTHONUNBUFFERED": "1"}, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {process.returncode}; see {log_path}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as response:
+                if response.read().strip() == b"ok":
+                    return process, url
+        except OSError:
+            if time.monotonic() > deadline:
+                stop_app(process)
+                raise RuntimeError(f"streamlit did not become healthy on port {port}; see {log_path}") from None
+            time.sleep(0.5)  # polling interval of the health check, not a wait for a result
+
+
+def stop_app(process: subprocess.Popen, *, kill: bool = False, timeout_s: float = 30.0) -> None:
+    """Stop an app started by :func:`start_app` (by its own id); ``kill`` sends SIGKILL (no chance to flush)."""
+    if kill:
+        process.kill()
+    else:
+        process.terminate()
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout_s)
+
+
+@contextmanager
+def running_app(env: Mapping[str, str], log_path: Path, **options: object) -> Iterator[str]:
+    """:func:`start_app` for the ``with`` block; yields the URL and stops the app on exit."""
+    process, url = start_app(env, log_path, **options)  # type: ignore[arg-type]
+    try:
+        yield url
+    finally:
+        stop_app(process)
+
+
+@contextmanager
+def chromium() -> Iterator[object]:
+    """A headless Chromium (Debian's, at /usr/bin/chromium) through Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextmanager
+def screenshot_session(prefix: str, *, width: int, height: int) -> Iterator[tuple[str, object, object]]:
+    """For the screenshot scripts: the app with its store in a new temporary folder (named with ``prefix``) and a
+    Chromium tab of ``width`` x ``height``; yields ``(url, browser, page)`` and stops both on exit."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    env = {"EMPATHY_STORE": str(folder / "overrides.sqlite")}
+    with running_app(env, folder / "streamlit.log") as url, chromium() as browser:
+        yield url, browser, browser.new_context(viewport={"width": width, "height": height}).new_page()
+
+
+def settle(page, text: str | None = None, timeout: float = WAIT_MS, *, fresh: bool = True,
+           pause_ms: float = 0) -> None:
+    """Wait until ``text`` (if given) is visible and Streamlit's script runner is idle.
+
+    ``fresh`` also waits for the elements of the previous run to be gone; ``pause_ms`` then waits that long
+    more (for Plotly or the data grids, which draw after the script has finished, before a screenshot).
+    """
+    if text is not None:
+        page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=timeout)
+    page.wait_for_function(IDLE_AND_FRESH_JS if fresh else IDLE_JS, timeout=timeout)
+    if pause_ms:
+        page.wait_for_timeout(pause_ms)
