@@ -28,13 +28,11 @@ import argparse
 import os
 import platform
 import re
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,33 +97,12 @@ def demo_data(folder: Path, scale: int) -> tuple[Path, str]:
     return replicate(folder, scale), "lexicon"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def start_server(store: Path, log: Path) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    env = {**os.environ, "EMPATHY_STORE": str(store), "PYTHONUNBUFFERED": "1"}
-    with log.open("a") as handle:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-             str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited; see {log}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.read().strip() == b"ok":
-                    return process, url
-        except OSError:
-            time.sleep(0.5)
-    process.kill()
-    raise RuntimeError(f"streamlit did not start; see {log}")
+    """The app on a free port with its own store (tests/browser_support.start_app)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from browser_support import start_app
+
+    return start_app({"EMPATHY_STORE": str(store), "PYTHONUNBUFFERED": "1"}, log)
 
 
 def _idle(tab, timeout: float) -> None:

@@ -17,25 +17,15 @@ The README's Disagreement screenshot is made with exactly that command.
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDTH = 1440
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _settle(page, text: str, timeout: float = 240_000) -> None:
@@ -48,23 +38,11 @@ def _settle(page, text: str, timeout: float = 240_000) -> None:
 
 
 def _serve(folder: Path) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    with (folder / "streamlit.log").open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-             str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env={**os.environ, "EMPATHY_STORE": str(folder / "overrides.sqlite")}, stdout=log,
-            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(240):
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.read().strip() == b"ok":
-                    return process, url
-        except OSError:
-            time.sleep(0.5)
-    process.terminate()
-    raise SystemExit(f"streamlit did not answer on {url}; see {folder / 'streamlit.log'}")
+    """The app on a free port with a store in ``folder`` (tests/browser_support.start_app)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from browser_support import start_app
+
+    return start_app({"EMPATHY_STORE": str(folder / "overrides.sqlite")}, folder / "streamlit.log")
 
 
 def _clip(page, from_heading: str | None, to_heading: str | None) -> dict | None:
