@@ -125,21 +125,27 @@ def _skip(item: str, model: str) -> None:
 LIVE = "relabel_live_previous"  # (metric, judge, task) -> {model: (value, rank)} as last shown
 
 
-def _live_metrics(last: tuple[str, str] | None) -> None:
+def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
+                  fresh: pd.DataFrame | None = None) -> dict | None:
     """The metric this dimension feeds (CA for ``ca``), per model and ranked, for one judge, with the human
     decisions applied: recomputed by the app's live engine (:class:`empathy.review.Recompute`, the plan of
     :func:`empathy.evaluate.plan_metrics` evaluated on the patched values) after every decision, in this
     fragment. What the last decision changed is marked: the model decided, its value before and after, and
-    every rank that moved."""
+    every rank that moved.
+
+    With the key queue's window ``items`` and a metric that is a mean of labels (CA), the table is drawn in the
+    browser (:func:`empathy_app.keyqueue.live_state`): each key updates it at once from the labels now and after
+    (``fx`` of each window entry, from the ``fresh`` decisions), and the server's recomputation replaces it when
+    the key is saved. Returns that state (``None`` when the table is drawn here)."""
     from empathy.metrics import METRIC_SPECS
 
     metric = next((spec.name for spec in METRIC_SPECS.values() if dimension in spec.dimensions), None)
     if metric is None or not raters_with:
-        return
+        return None
     if blind:
         st.caption(f"Live {md(metric)} per model: hidden in blind mode (its change after a decision would tell "
                    "you the judges' label).")
-        return
+        return None
     kinds = rated.drop_duplicates("rater").set_index("rater")["rater_kind"].astype(str) if (
         "rater_kind" in rated.columns) else pd.Series(dtype=str)
     judges = [r for r in raters_with if kinds.get(r, "") in JUDGE_KINDS] or list(raters_with)
@@ -150,13 +156,24 @@ def _live_metrics(last: tuple[str, str] | None) -> None:
     report = state.report(data, with_overrides=True)
     table = report.table
     table = table[(table["metric"] == metric) & (table["scorer"] == judge)]
+    shown_task = None
     if "task" in table.columns and table["task"].nunique() > 1:
-        table = table[table["task"] == (task if task != "(all)" else table["task"].iloc[0])]
+        shown_task = task if task != "(all)" else str(table["task"].iloc[0])
+        table = table[table["task"] == shown_task]
     if table.empty:
         st.caption(f"No {md(metric)} for {md(judge)} here.")
-        return
+        return None
     table = table.sort_values(["value", "model"], ascending=[False, True], kind="stable").reset_index(drop=True)
     table["rank"] = range(1, len(table) + 1)
+    if items is not None:
+        low, high = _scale_of(dimension) or (0, 1)
+        live = keyqueue.live_state(data, table, items, metric=metric, judge=judge, dimension=dimension,
+                                   apply_to=apply_to, annotator=decisions.committed_annotator(), decisions=fresh,
+                                   rule=st.session_state.get("label_rule", "latest"),
+                                   levels=[float(v) for v in range(low, high + 1)], task=shown_task)
+        if live is not None:
+            keyqueue.show_live()
+            return live
     scope = (metric, judge, str(table["task"].iloc[0]) if "task" in table.columns else "")
     previous = st.session_state.setdefault(LIVE, {}).get(scope, {})
     before = [previous.get(m, (float("nan"), 0)) for m in table["model"]]
@@ -183,6 +200,7 @@ def _live_metrics(last: tuple[str, str] | None) -> None:
                        f"{int(row['rank'].iloc[0])}; {moved} model(s) changed rank.")
     st.session_state[LIVE][scope] = {str(m): (float(v), int(r)) for m, v, r in
                                      zip(table["model"], table["value"], table["rank"], strict=True)}
+    return None
 
 
 def _show_outcomes() -> None:
@@ -268,8 +286,11 @@ def _queue_body(right) -> None:
         state.features(data)  # every text analysed once (a spinner the first time): the window's spans are cached
         items = keyqueue.window_items(data, pending, dimension=dimension, apply_to=apply_to, blind=blind,
                                       raters=raters_with, others=others)
+        with right:  # the live metric first: its state goes to the browser with the window
+            live = _live_metrics(None, items, now.status.fresh)
+            _rubric()
         keyqueue.show(items=items, dimension=dimension, apply_to=apply_to, annotator=who, scale=scale,
-                      remaining=len(pending), done_text=done_text)
+                      remaining=len(pending), done_text=done_text, live=live)
         keys = "0 / 1" if dimension in BINARY_DIMENSIONS else f"{scale[0]}-{min(scale[1], 9)}"
         st.caption(f"Keys: {keys} decide, S skip, U undo. Each key is recorded for the output on screen when it "
                    "went down: the next output shows at once and the keys are saved in order, none dropped; a key "
@@ -277,13 +298,13 @@ def _queue_body(right) -> None:
                    "server falls more than a window of outputs behind, or while an undo is on its way, keys are "
                    "paused and the page says so.")
         views.keys_help("relabel")  # "?" opens the key list
-    saved = [o for o in applied.outcomes if o.kind in ("saved", "meanwhile") and o.item is not None]
-    with right:
-        if keyed or not pending.empty:
-            _live_metrics(saved[-1].item if saved else None)
-        _rubric()
     if keyed:
         return
+    saved = [o for o in applied.outcomes if o.kind in ("saved", "meanwhile") and o.item is not None]
+    with right:
+        if not pending.empty:
+            _live_metrics(saved[-1].item if saved else None)
+        _rubric()
     if pending.empty:
         st.success(md(done_text))
         st.button("Undo my last decision", key="relabel_undo_done", shortcut="U", on_click=_undo)

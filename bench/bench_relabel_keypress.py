@@ -7,7 +7,10 @@ Measured in a real browser (Debian's chromium driven by Playwright) against ``st
 * ``next item``: the first animation frame after the key at which another output is on screen;
 * ``next item + CA``: the moment (polled every animation frame) at which another output is on screen **and**
   the live metric beside the queue says ``Last decision <item> / <model>: CA (<judge>) of <model> <before> →
-  <after>``: the metric recomputed with this decision is on the page.
+  <after>``: the metric with this decision is on the page (computed in the browser from the labels now and
+  after that the server sent with the window, ``empathy_app.keyqueue.live_state``);
+* ``saved + server's CA``: the moment the key is saved and the table on the page is the server's
+  recomputation (no key pending in the queue or in the live table): the round trip through Streamlit.
 
 Each key is the opposite of the live judge's label of the output on screen, so CA really changes. Keys are
 pressed one at a time (the next one after the page has acknowledged the previous one and drawn its metric), so
@@ -158,7 +161,7 @@ def _drive(tab, url: str, folder: Path, judge: str, keys: int, warmup: int, time
             tab.get_by_text(f"Live CA per model ({judge})", exact=False).first.wait_for()
             first_visit = time.perf_counter() - started
             label = re.compile(re.escape(judge) + r": ([01])")
-            samples, frames = [], []
+            samples, frames, confirmed = [], [], []
             for k in range(warmup + keys):
                 _idle(tab, timeout)
                 head = tab.locator('[data-testid="relabel-item"] .rq-head').inner_text()
@@ -171,16 +174,23 @@ def _drive(tab, url: str, folder: Path, judge: str, keys: int, warmup: int, time
                       const k = window.__keys[count];
                       if (!k || k.frame === null) return false;
                       const want = `Last decision ${k.item} / ${k.model}: CA (${judge}) of ${k.model} `;
-                      for (const c of document.querySelectorAll('[data-testid="stCaptionContainer"]')) {
-                        if (c.textContent.includes(want)) return performance.now();
-                      }
-                      return false;
+                      const line = document.querySelector('[data-testid="relabel-live-last"]');
+                      return line && line.textContent.includes(want) ? performance.now() : false;
                     }""", arg=[count, judge], polling="raf", timeout=timeout).json_value()
+                # the server's recomputation on the page: the key saved and the table from the server's values
+                saved = tab.wait_for_function(
+                    """() => {
+                      const s = document.querySelector('[data-testid="relabel-queue-status"]');
+                      const live = document.querySelector('[data-testid="relabel-live"]');
+                      return s && live && s.getAttribute('data-pending') === '0'
+                        && live.getAttribute('data-pending') === '0' ? performance.now() : false;
+                    }""", polling="raf", timeout=timeout).json_value()
                 entry = tab.evaluate("(count) => window.__keys[count]", count)
                 if k >= warmup:
                     samples.append(done - entry["down"])
                     frames.append(entry["frame"] - entry["down"])
-    return {"samples": samples, "frames": frames, "first_visit": first_visit}
+                    confirmed.append(saved - entry["down"])
+    return {"samples": samples, "frames": frames, "confirmed": confirmed, "first_visit": first_visit}
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -201,8 +211,9 @@ def main() -> None:
     print(f"Machine: {cpu}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.machine()}, Python "
           f"{platform.python_version()}")
     print("| data | outputs | CA rating rows | first visit (s) | next item: median / p90 (ms) | next item + CA "
-          "updated: median / p90 (ms) | max (ms) | n | load avg before | load avg after |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+          "updated: median / p90 (ms) | max (ms) | saved + server's CA on the page: median / p90 (ms) | n | "
+          "load avg before | load avg after |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for spec in args.scales.split(","):
         kind, _, factor = spec.partition(":")
         scale = int(factor or 1)
@@ -221,6 +232,7 @@ def main() -> None:
         print(f"| {spec} | {n_outputs:,} | {n_ca:,} | {result['first_visit']:.1f} | "
               f"{statistics.median(frames):.0f} / {_quantile(frames, 0.9):.0f} | "
               f"**{statistics.median(samples):.0f}** / {_quantile(samples, 0.9):.0f} | {max(samples):.0f} | "
+              f"{statistics.median(result['confirmed']):.0f} / {_quantile(result['confirmed'], 0.9):.0f} | "
               f"{len(samples)} | {before} | {after} |", flush=True)
 
 

@@ -516,3 +516,73 @@ def rerun_against_ledger(ledger: Ledger, new_ratings: pd.DataFrame, outputs: pd.
                          rater_map: Mapping[str, str] | None = None, tolerance: float = 0.0) -> RerunLedger:
     """:func:`classify_rerun` of every decision of ``ledger`` (for ``judge`` to print its :meth:`summary`)."""
     return classify_rerun(ledger.decisions, new_ratings, outputs, rater_map=rater_map, tolerance=tolerance)
+
+
+# ------------------------------------------------------------------------------------------ what a decision does
+
+@dataclass(frozen=True)
+class DecisionEffect:
+    """The label of one rating as metrics use it now, and what it would be after one more decision.
+
+    ``before``: the applied override if any, else the rater's own label (``None`` when missing). ``after``:
+    for each level, the label the rule would choose once the annotator decided that level (``None`` when the
+    rule leaves the rating unresolved and the rater had no label).
+    """
+
+    before: float | None
+    after: Mapping[float, float | None]
+
+
+def _label_or_none(value: object) -> float | None:
+    if value is None:
+        return None
+    number = float(value)  # type: ignore[arg-type]
+    return None if np.isnan(number) else number
+
+
+def decision_effects(own: Mapping[tuple[str, str], float], decisions: pd.DataFrame,
+                     outputs: Sequence[tuple[str, str]], *, rater: str, dimension: str, annotator: str,
+                     levels: Sequence[float], rule: str = "latest") -> dict[tuple[str, str], DecisionEffect]:
+    """For each output ``(item_id, model)``: the label of ``rater`` on ``dimension`` now and after ``annotator``
+    decides each of ``levels`` on it, under the label ``rule``.
+
+    What lets a page show the metric of a decision before the store has it: a per-model metric that is a mean
+    of labels (CA, Eq. 3) changes by ``after - before`` in its sum. ``own``: the rater's own labels by output;
+    ``decisions``: the fresh decisions of the data set (any rater and dimension; the others are ignored). The
+    annotator's new decision replaces their earlier one on the same rating (the store keeps one row per
+    annotator and rating) and is the latest; the label then follows :func:`effective_overrides` exactly, so an
+    adjudication keeps its value and a tie under ``majority`` leaves the rater's own label.
+    """
+    if rule not in LABEL_RULES:
+        raise ValueError(f"label rule must be one of {', '.join(LABEL_RULES)}, got {rule!r}")
+    wanted = {(str(item), str(model)) for item, model in outputs}
+    held: dict[tuple[str, str], pd.DataFrame] = {}
+    if decisions is not None and len(decisions):
+        mask = (decisions["rater"] == rater) & (decisions["dimension"] == dimension)
+        here = decisions[mask]
+        if len(here):
+            pairs = list(zip(here["item_id"].astype(str), here["model"].astype(str), strict=True))
+            here = here[[pair in wanted for pair in pairs]]
+            for pair, group in here.groupby([here["item_id"].astype(str), here["model"].astype(str)], sort=False):
+                held[(str(pair[0]), str(pair[1]))] = group
+    result: dict[tuple[str, str], DecisionEffect] = {}
+    for pair in wanted:
+        own_label = _label_or_none(own.get(pair))
+        existing = held.get(pair)
+        if existing is None:
+            result[pair] = DecisionEffect(own_label, {float(level): float(level) for level in levels})
+            continue
+        now = effective_overrides(existing, rule).effective
+        before = _label_or_none(now["value"].iloc[-1]) if len(now) else own_label
+        role = existing["role"] if "role" in existing.columns else pd.Series("annotator", index=existing.index)
+        kept = existing[~((existing["annotator"].astype(str) == annotator) & (role == "annotator"))]
+        latest = str(existing["updated_at"].astype(str).max()) if "updated_at" in existing.columns else ""
+        after: dict[float, float | None] = {}
+        for level in levels:
+            mine = pd.DataFrame([{"item_id": pair[0], "model": pair[1], "rater": rater, "dimension": dimension,
+                                  "value": float(level), "annotator": annotator, "role": "annotator",
+                                  "updated_at": latest + "~"}])  # sorts after every ISO time stored
+            chosen = effective_overrides(pd.concat([kept, mine], ignore_index=True), rule).effective
+            after[float(level)] = _label_or_none(chosen["value"].iloc[-1]) if len(chosen) else own_label
+        result[pair] = DecisionEffect(before, after)
+    return result

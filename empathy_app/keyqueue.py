@@ -33,7 +33,7 @@ import pandas as pd
 import streamlit as st
 
 from empathy.escaping import html_literal, markdown_literal
-from empathy.overrides import ALL_JUDGES, make_changes, override_targets
+from empathy.overrides import ALL_JUDGES, DecisionEffect, decision_effects, make_changes, override_targets
 from empathy.render import conversation_html, conversation_turns, highlight_html
 from empathy.review import relabel_queue
 from empathy.store import StoreError
@@ -51,6 +51,11 @@ OUTCOMES = "relabel_outcomes"
 REASON_USED = "relabel_reason_used"
 #: How many upcoming outputs the browser holds: keys pressed faster than the server answers run ahead this far.
 WINDOW = 100
+#: Session key of the live metric's component (beside the queue).
+LIVE_KEY = "relabel_live_metric"
+#: Metrics the browser updates itself after a key: a model's value is the mean of its usable labels (CA, Eq. 3),
+#: so one decision moves its sum by ``after - before`` and its count by which of the two is missing.
+LABEL_MEAN_METRICS = frozenset({"CA"})
 
 _HTML = """<div class="rq-root" data-testid="relabel-queue"><div class="rq-status" data-testid="relabel-queue-status">
 </div><div class="rq-body"></div></div>"""
@@ -71,6 +76,13 @@ _CSS = """
 .rq-buttons button.rq-decide { background: var(--st-primary-color, #ff4b4b); color: white; border-color: transparent; }
 .rq-buttons button:disabled { opacity: 0.4; cursor: not-allowed; }
 .rq-note { font-size: 0.85rem; opacity: 0.85; margin-top: 0.4rem; }
+.rq-live table { border-collapse: collapse; width: 100%; font-size: 0.8rem; margin: 0.3rem 0; }
+.rq-live th, .rq-live td { border-bottom: 1px solid var(--st-border-color, #ddd); padding: 0.15rem 0.3rem;
+                           text-align: right; white-space: nowrap; }
+.rq-live th:nth-child(2), .rq-live td:nth-child(2) { text-align: left; white-space: normal;
+                                                     overflow-wrap: anywhere; min-width: 5rem; }
+.rq-live tr.rq-moved td { font-weight: 600; }
+.rq-live .rq-last { font-size: 0.85rem; margin-top: 0.3rem; }
 """
 
 # The browser side. Its state lives on ``globalThis`` (per browser tab), keyed by the Streamlit session, so a
@@ -108,8 +120,86 @@ function act(q, a) {
   const e = {seq: ++q.seq, item: cur.item, model: cur.model, hash: cur.hash, issued: cur.issued,
              dimension: d.dimension, apply_to: d.apply_to, annotator: d.annotator, t: Date.now()};
   if (a.action === 'skip') { e.action = 'skip'; } else { e.action = 'decide'; e.value = a.value; }
+  const live = d.live;
+  if (e.action === 'decide' && live && cur.fx && Object.prototype.hasOwnProperty.call(cur.fx.a, String(a.value))) {
+    // the label the metric uses now and after this decision (the server computed both for each level)
+    const before = liveRows(q);
+    e.fx = {scope: live.scope, m: cur.fx.m, before: cur.fx.b, after: cur.fx.a[String(a.value)]};
+    q.last = {scope: live.scope, item: cur.item, model: cur.model,
+              prev: new Map(before.rows.map((r) => [r.model, r]))};
+  } else if (e.action === 'decide' && live) {
+    q.last = {scope: live.scope, item: cur.item, model: cur.model, prev: null};  // not in the table shown
+  }
   q.events.push(e);
+  if (e.action === 'undo') q.last = null;
   render(q); send(q);
+}
+
+// The live metric (CA of Eq. 3: per model, the mean of its usable labels) from the server's sums and counts
+// with every decision not yet acknowledged added, ranked as the server ranks (highest first, ties by model).
+function liveRows(q) {
+  const live = q.data && q.data.live;
+  if (!live) return null;
+  const sums = new Map(live.models.map((r) => [r.model, {sum: r.sum, n: r.n}]));
+  let pending = 0;
+  for (const e of q.events) {
+    if (e.action !== 'decide' || !e.fx || e.fx.scope !== live.scope || !sums.has(e.fx.m)) continue;
+    const s = sums.get(e.fx.m);
+    s.sum += (e.fx.after === null ? 0 : e.fx.after) - (e.fx.before === null ? 0 : e.fx.before);
+    s.n += (e.fx.after === null ? 0 : 1) - (e.fx.before === null ? 0 : 1);
+    pending += 1;
+  }
+  const rows = [...sums].map(([model, s]) => ({model, n: s.n, value: s.n > 0 ? s.sum / s.n : null}));
+  rows.sort((x, y) => ((x.value === null) - (y.value === null)) || (y.value - x.value)
+    || (x.model < y.model ? -1 : x.model > y.model ? 1 : 0));
+  rows.forEach((r, i) => { r.rank = i + 1; });
+  return {rows, pending};
+}
+
+const fixed4 = (v) => (v === null || v === undefined ? 'nan' : v.toFixed(4));
+
+function renderLive(q) {
+  const root = (G.live || {})[q.session];
+  if (!root || !root.isConnected || !q.data) return;
+  const live = q.data.live;
+  if (!live) { root.innerHTML = ''; return; }
+  const {rows, pending} = liveRows(q);
+  const last = q.last && q.last.scope === live.scope ? q.last : null;
+  const col = `${live.metric} (${live.judge})`;
+  const body = rows.map((r) => {
+    const p = last && last.prev ? last.prev.get(r.model) : null;
+    const change = p && r.value !== null && p.value !== null ? r.value - p.value : null;
+    const moved = p && p.rank !== r.rank;
+    const marked = p && r.model === last.model ? ' ◀' : '';
+    const delta = change === null ? '' : change === 0 ? '0' : (change > 0 ? '+' : '') + fixed4(change);
+    return `<tr${moved ? ' class="rq-moved"' : ''}><td>${r.rank}</td><td>${escapeText(r.model)}${marked}</td>` +
+      `<td>${fixed4(r.value)}</td><td>${delta}</td><td>${p ? p.rank : ''}</td><td>${r.n}</td></tr>`;
+  }).join('');
+  let lastLine = '';
+  if (last && !last.prev) {
+    lastLine = `Last decision ${escapeText(last.item)} / ${escapeText(last.model)}: leaves ${escapeText(col)} ` +
+      `here unchanged (another task than the one shown, or not saved for ${escapeText(live.judge)}).`;
+  } else if (last) {
+    const now = rows.find((r) => r.model === last.model);
+    const was = last.prev.get(last.model);
+    if (now && was) {
+      const moved = rows.filter((r) => last.prev.has(r.model) && last.prev.get(r.model).rank !== r.rank).length;
+      lastLine = `Last decision ${escapeText(last.item)} / ${escapeText(last.model)}: ${escapeText(col)} of ` +
+        `${escapeText(last.model)} ${fixed4(was.value)} → ${fixed4(now.value)}, rank ${was.rank} → ${now.rank}; ` +
+        `${moved} model(s) changed rank.`;
+    }
+  }
+  const status = pending ? `Includes ${pending} decision(s) not saved yet: computed in this browser from the ` +
+    'labels the server sent; the server\'s recomputation replaces them once saved.'
+    : 'Recomputed on the server with every saved decision.';
+  root.innerHTML = `<div class="rq-live" data-testid="relabel-live" data-pending="${pending}" ` +
+    `data-scope="${escapeText(live.scope)}"><div><b>Live ${escapeText(live.metric)} per model ` +
+    `(${escapeText(live.judge)})</b>, with the human decisions, highest first; ◀ the last decision's model` +
+    `</div><table><thead><tr><th>#</th><th>model</th><th>${escapeText(live.metric)}</th><th>change</th>` +
+    `<th title="rank before the last decision">was</th><th title="outputs with a label">n</th></tr></thead>` +
+    `<tbody>${body}</tbody></table>` +
+    `<div class="rq-last" data-testid="relabel-live-last">${lastLine}</div>` +
+    `<div class="rq-note">${status}</div></div>`;
 }
 
 function onKey(ev) {
@@ -148,6 +238,7 @@ function render(q) {
   if (q.ignored) text += ` · ${q.ignored} key(s) not taken (paused or nothing to decide).`;
   status.innerHTML = text;
   status.setAttribute('data-pending', String(waiting));
+  renderLive(q);
   if (!cur) {
     body.innerHTML = d.remaining > 0 ? '' : `<div class="rq-note">${escapeText(d.done_text || '')}</div>`;
     return;
@@ -170,6 +261,12 @@ function render(q) {
 
 export default function (component) {
   const {data, setStateValue, parentElement} = component;
+  if (data.mode === 'live') {
+    G.live = G.live || {};
+    G.live[data.session] = parentElement.querySelector('.rq-live-root') || parentElement;
+    if (G.queues[data.session]) renderLive(G.queues[data.session]);
+    return () => {};
+  }
   let q = G.queues[data.session];
   if (!q) {
     q = {client: `${data.session}:${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`,
@@ -180,6 +277,7 @@ export default function (component) {
   q.events = q.events.filter((e) => e.seq > acked);
   if (q.undoSeq && q.undoSeq <= acked) q.undoSeq = 0;
   q.data = data;
+  q.session = data.session;
   q.root = parentElement.querySelector('.rq-root') || parentElement;
   q.send = setStateValue;
   G.active = q;
@@ -203,6 +301,9 @@ function d_value(q, index) {
 """
 
 _component = st.components.v2.component("empathy_relabel_queue", html=_HTML, css=_CSS, js=_JS, isolate_styles=False)
+# The live metric beside the queue: the same script, drawn from the queue's state in this browser tab.
+_live_component = st.components.v2.component("empathy_relabel_live", html='<div class="rq-live-root"></div>',
+                                             css=_CSS, js=_JS, isolate_styles=False)
 
 
 def _noop() -> None:
@@ -536,8 +637,9 @@ def queue_for(data: state.Loaded, dimension: str, task: str, outputs: pd.DataFra
 
 
 def show(*, items: list[dict], dimension: str, apply_to: str, annotator: str, scale: tuple[int, int] | None,
-         remaining: int, done_text: str) -> None:
-    """Mount the component with the window ``items`` (keys 0/1, or the levels of ``scale``; S skip, U undo)."""
+         remaining: int, done_text: str, live: dict | None = None) -> None:
+    """Mount the component with the window ``items`` (keys 0/1, or the levels of ``scale``; S skip, U undo) and
+    ``live``, the live metric's state (:func:`live_state`) drawn by :func:`show_live`."""
     low, high = scale if scale is not None else (0, 1)
     binary = scale is None or (low, high) == (0, 1)
     levels = list(range(low, high + 1))
@@ -558,5 +660,86 @@ def show(*, items: list[dict], dimension: str, apply_to: str, annotator: str, sc
     payload = {"refs": {number: text for text, number in refs.items()},
                "session": session_id(), "acked": dict(st.session_state.get(ACKED, {})), "dimension": dimension,
                "apply_to": apply_to, "annotator": annotator, "enabled": True, "navigation": True, "keys": keys,
-               "buttons": buttons, "items": slim, "remaining": int(remaining), "done_text": done_text}
+               "buttons": buttons, "items": slim, "remaining": int(remaining), "done_text": done_text,
+               "live": live}
     _component(key=KEY, data=payload, default={"events": None}, on_events_change=_noop)
+
+
+def _own_labels(data: state.Loaded, memo: dict, rater: str, dimension: str) -> dict[tuple[str, str], float]:
+    """The rater's own labels of ``dimension`` by output (remembered per data set)."""
+    key = ("own", data.content_key, rater, dimension)
+    found = memo.get(key)
+    if found is None:
+        ratings = data.dataset.ratings
+        rows = ratings[(ratings["rater"] == rater) & (ratings["dimension"] == dimension)]
+        found = memo[key] = dict(zip(zip(rows["item_id"].astype(str), rows["model"].astype(str), strict=True),
+                                     rows["value"].astype(float), strict=True))
+    return found
+
+
+def _task_of(data: state.Loaded, memo: dict, item: str, model: str) -> str:
+    positions = memo.get("positions")
+    if positions is None:
+        outputs = data.all_data.outputs
+        positions = memo["positions"] = {(str(i), str(m)): k for k, (i, m) in enumerate(
+            zip(outputs["item_id"], outputs["model"], strict=True))}
+    return str(data.all_data.outputs["task"].iat[positions[(item, model)]] or "")
+
+
+def live_state(data: state.Loaded, table: pd.DataFrame, items: list[dict], *, metric: str, judge: str,
+               dimension: str, apply_to: str, annotator: str, decisions: pd.DataFrame, rule: str,
+               levels: Sequence[float], task: str | None) -> dict | None:
+    """What the browser needs to show the live metric of ``judge`` updated at the key, before the server answers.
+
+    ``table``: the server's metric per model (one task or pooled; ``task`` names it when the data hold several
+    tasks, so outputs of other tasks leave it unchanged), ranked. Returns the sums and counts per model
+    (``None`` for a metric that is not a mean of labels) and adds to each window entry whose decision changes
+    ``judge``'s label its ``fx``: the model and the label now and after each level
+    (:func:`empathy.overrides.decision_effects` under the session's label rule; remembered per output and the
+    decisions on it). The server's next run replaces what the browser computed.
+    """
+    if metric not in LABEL_MEAN_METRICS:
+        return None
+    models = []
+    for model, value, n in zip(table["model"].astype(str), table["value"], table["n"], strict=True):
+        count = int(n) if pd.notna(n) else 0
+        total = float(value) * count if count and pd.notna(value) else 0.0
+        models.append({"model": model, "sum": float(round(total)), "n": count})
+    memo = _memo(data.base_key or data.content_key)
+    own = _own_labels(data, memo, judge, dimension)
+    held: dict[tuple[str, str], list] = {}
+    if decisions is not None and len(decisions):
+        here = decisions[(decisions["rater"] == judge) & (decisions["dimension"] == dimension)]
+        for row in here.itertuples(index=False):
+            held.setdefault((str(row.item_id), str(row.model)), []).append(row)
+    scope = f"{metric}|{judge}|{task or ''}|{rule}"
+    for entry in items:
+        pair = (entry["item"], entry["model"])
+        if judge not in _targets(memo, data.dataset.ratings, *pair, dimension, apply_to):
+            continue  # this decision leaves the judge's label alone
+        if task is not None and _task_of(data, memo, *pair) != task:
+            continue  # another task's output: not in the table shown
+        rows = held.get(pair)
+        if rows is None:
+            effect = DecisionEffect(_label_value(own.get(pair)), {float(level): float(level) for level in levels})
+        else:
+            fingerprint = ("fx", judge, dimension, rule, annotator, *pair, tuple(levels),
+                           tuple((str(r.annotator), str(getattr(r, "role", "annotator")), float(r.value),
+                                  str(r.updated_at)) for r in rows))
+            effect = memo.get(fingerprint)
+            if effect is None:
+                effect = memo[fingerprint] = decision_effects(
+                    own, pd.DataFrame(rows), [pair], rater=judge, dimension=dimension, annotator=annotator,
+                    levels=levels, rule=rule)[pair]
+        entry["fx"] = {"m": pair[1], "b": effect.before,
+                       "a": {f"{level:g}": after for level, after in effect.after.items()}}
+    return {"metric": metric, "judge": judge, "scope": scope, "models": models}
+
+
+def _label_value(value: float | None) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def show_live() -> None:
+    """Mount the live metric beside the queue (drawn in the browser from the queue's state)."""
+    _live_component(key=LIVE_KEY, data={"mode": "live", "session": session_id()})

@@ -14,10 +14,31 @@ from empathy_app.keyqueue import ACKED, KEY
 
 def window(at) -> dict:
     """The data the Relabel page sent to its queue component (``items``: the outputs, first = on screen)."""
-    found = at.get("bidi_component")
+    found = [c for c in at.get("bidi_component") if c.proto.component_name.endswith("empathy_relabel_queue")]
     if not found:
         raise AssertionError("no key queue on the page")
     return json.loads(found[0].proto.json)
+
+
+def live(at) -> dict | None:
+    """The live metric's state the page sent with the window (``None`` when the page draws the table itself)."""
+    return window(at)["live"]
+
+
+def live_table(state: dict, events: list[dict] = ()) -> list[tuple[int, str, float | None, int]]:
+    """(rank, model, value, n) as the browser draws them: the server's sums and counts plus the effects of the
+    events not yet acknowledged, ranked highest first with ties by model (the component's ``liveRows``)."""
+    sums = {m["model"]: [m["sum"], m["n"]] for m in state["models"]}
+    for event in events:
+        fx = event.get("fx")
+        if event.get("action") != "decide" or not fx or fx["scope"] != state["scope"] or fx["m"] not in sums:
+            continue
+        after, before = fx["after"], fx["before"]
+        sums[fx["m"]][0] += (after or 0) - (before or 0)
+        sums[fx["m"]][1] += (after is not None) - (before is not None)
+    rows = [(model, total / n if n else None, n) for model, (total, n) in sums.items()]
+    rows.sort(key=lambda r: (r[1] is None, -(r[1] or 0), r[0]))
+    return [(rank, model, value, n) for rank, (model, value, n) in enumerate(rows, start=1)]
 
 
 def on_screen(at) -> tuple[str, str]:

@@ -14,8 +14,8 @@ import pytest
 pytest.importorskip("streamlit")
 from conftest import app_ok as _ok  # noqa: E402
 from conftest import app_texts as _texts
+from relabel_keys import live, live_table, press, window  # noqa: E402
 from relabel_keys import on_screen as _on_screen  # noqa: E402
-from relabel_keys import press, window  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.escaping import markdown_literal  # noqa: E402
@@ -335,18 +335,50 @@ def test_live_metric_beside_the_queue_follows_each_decision(tmp_path, _store):
     at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
     assert at.selectbox(key="relabel_live_judge").value == "gpt"  # the first LLM judge, never the expert
-    live = next(f.value for f in at.dataframe if "CA (gpt)" in f.value.columns)
-    assert live[["rank", "model", "CA (gpt)"]].values.tolist() == [[1, ODD, 0.6667], [2, "B", 0.6667]]
+    state = live(at)
+    assert (state["metric"], state["judge"]) == ("CA", "gpt")
+    assert live_table(state) == [(1, ODD, 2 / 3, 3), (2, "B", 2 / 3, 3)]
     assert _on_screen(at) == ("i1", ODD)
+    # what the browser draws at the key, before the server answers: gpt's label of i1 goes 1 -> 0
+    fx = window(at)["items"][0]["fx"]
+    assert fx == {"m": ODD, "b": 1.0, "a": {"0": 0.0, "1": 1.0}}
+    key = {"action": "decide", "fx": {"scope": state["scope"], "m": ODD, "before": fx["b"], "after": fx["a"]["0"]}}
+    predicted = live_table(state, [key])
+    assert predicted == [(1, "B", 2 / 3, 3), (2, ODD, 1 / 3, 3)]
     press(at, 0.0)  # i1 of A_[b]* is not conflict avoidance: its CA (gpt) drops to 1/3 and it falls to rank 2
     _ok(at)
-    live = next(f.value for f in at.dataframe if "CA (gpt)" in f.value.columns)
-    assert live[["rank", "model", "CA (gpt)", "change", "rank before", "last decision"]].values.tolist() == [
-        [1, "B", 0.6667, 0.0, 2, ""], [2, ODD, 0.3333, -0.3333, 1, "◀"]]
-    last = next(c for c in _texts(at.caption) if c.startswith("Last decision"))
-    assert last == (f"Last decision i1 / {ODD}: CA (gpt) of {ODD} 0.6667 → 0.3333, rank 1 → 2; 2 model(s) changed "
-                    "rank.")
+    assert live_table(live(at)) == predicted  # the server's recomputation (Recompute) says the same
+    assert not any(f.value is not None and "CA (gpt)" in f.value.columns for f in at.dataframe)  # drawn once
     # another judge on request: lex says 0, 1, 0 (1/3 each); the human 0 on i1 leaves it at 1/3
     at.selectbox(key="relabel_live_judge").set_value("lex").run()
-    live = next(f.value for f in at.dataframe if "CA (lex)" in f.value.columns)
-    assert live[["model", "CA (lex)"]].values.tolist() == [[ODD, 0.3333], ["B", 0.3333]]
+    assert live_table(live(at)) == [(1, ODD, 1 / 3, 3), (2, "B", 1 / 3, 3)]
+    assert _on_screen(at) == ("i1", "B")  # lex's label of it is 0
+    assert window(at)["items"][0]["fx"] == {"m": "B", "b": 0.0, "a": {"0": 0.0, "1": 1.0}}
+
+
+def test_live_metric_follows_the_label_rule_of_other_annotators(tmp_path, _store):
+    # another annotator agreed with gpt's 1 on i1 of B. Under "majority" (and "adjudicated") my 0 would make a
+    # tie, unresolved, so gpt's own 1 stays: the key must not move CA. Under "latest" my 0 is the label.
+    source = _fixture(tmp_path / "data")
+    name = dataset_name(source["outputs"], store_path=_store)
+    outputs, _ = load_outputs(source["outputs"])
+    ratings = pd.read_csv(source["ratings"][0], dtype={"item_id": str, "model": str})
+    OverrideStore(_store).set_overrides(name, make_changes(outputs, ratings, "i1", "B", ["gpt", "lex"], "ca", 1.0),
+                                        annotator="other")
+
+    def effect_on_i1_b(at) -> dict:
+        return {(e["item"], e["model"]): e for e in window(at)["items"]}[("i1", "B")]["fx"]
+
+    at = _app(source, committed="ann")
+    at.session_state["label_rule"] = "majority"
+    at.switch_page("app_pages/4_Relabel.py").run()
+    _ok(at)
+    assert live_table(live(at)) == [(1, ODD, 2 / 3, 3), (2, "B", 2 / 3, 3)]
+    assert effect_on_i1_b(at) == {"m": "B", "b": 1.0, "a": {"0": 1.0, "1": 1.0}}
+    at.session_state["label_rule"] = "adjudicated"
+    assert effect_on_i1_b(at.run()) == {"m": "B", "b": 1.0, "a": {"0": 1.0, "1": 1.0}}
+    at.session_state["label_rule"] = "latest"
+    assert effect_on_i1_b(at.run()) == {"m": "B", "b": 1.0, "a": {"0": 0.0, "1": 1.0}}
+    at.session_state["relabel_blind"] = True
+    at.run()
+    assert live(at) is None and all("fx" not in e for e in window(at)["items"])  # blind: no judge label sent

@@ -110,7 +110,6 @@ def test_override_through_relabel_is_saved_and_shown(server, page):
     _settle(page, "Annotator")
     _set_annotator(page, "browser-test")
     _settle(page, "raters say")
-    _shot(page, "4_relabel_queue")
     page.get_by_role("button", name=re.compile(r"^ca = 1")).click()
     _settle(page, "Saved (change #")
     with sqlite3.connect(server["store"]) as connection:
@@ -121,8 +120,26 @@ def test_override_through_relabel_is_saved_and_shown(server, page):
     _settle(page, "Undone")
     with sqlite3.connect(server["store"]) as connection:
         assert connection.execute("SELECT COUNT(*) FROM overrides").fetchone()[0] == 0
+    live = page.locator('[data-testid="relabel-live"]')
+    shown = page.locator('[data-testid="relabel-item"]')
+    item, model = shown.get_attribute("data-item"), shown.get_attribute("data-model")
+    head = shown.locator(".rq-head").inner_text()
     page.keyboard.press("1")  # decide by keystroke
+    # the live CA is updated in the browser at the key, then replaced by the server's recomputation
+    last = page.locator('[data-testid="relabel-live-last"]')
+    last.get_by_text(f"Last decision {item} / {model}: CA (", exact=False).wait_for(timeout=90_000)
+    predicted = (live.locator("tbody").inner_text(), last.inner_text())
     _settle(page, "Saved (change #")
+    page.wait_for_function("() => document.querySelector('[data-testid=\"relabel-live\"]')"
+                           ".getAttribute('data-pending') === '0'")
+    assert (live.locator("tbody").inner_text(), last.inner_text()) == predicted
+    # CA moves exactly when the key disagreed with the live judge's label of that output
+    values = re.search(r"of .* (\d\.\d{4}) → (\d\.\d{4}), rank", predicted[1])
+    assert values is not None, predicted[1]
+    judge_label = re.search(r"lexicon: (\d)", head)
+    assert judge_label is not None, head
+    assert (values.group(1) != values.group(2)) == (judge_label.group(1) == "0"), (head, predicted[1])
+    _shot(page, "4_relabel_queue")
     with sqlite3.connect(server["store"]) as connection:
         # one decision, applied to every judge that rated this output
         assert connection.execute("SELECT COUNT(DISTINCT item_id || '/' || model), MIN(value), MAX(value)"

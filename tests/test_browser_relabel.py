@@ -119,7 +119,8 @@ def test_200_keys_150ms_apart_each_recorded_for_the_output_on_screen(tmp_path, b
     try:
         tab = _open_relabel(context, url, folder, "speedy")
         pattern = [("1" if (k * 7) % 3 else "0") for k in range(KEYS)]  # both values, irregularly
-        pressed = _press_all(tab, pattern)
+        live: list = []
+        pressed = _press_all(tab, pattern, live)
         assert [p["key"] for p in pressed] == pattern
         missing = [k for k, p in enumerate(pressed) if not p["item"]]
         status = tab.locator("[data-testid='relabel-queue-status']").inner_text()
@@ -141,13 +142,32 @@ def test_200_keys_150ms_apart_each_recorded_for_the_output_on_screen(tmp_path, b
         assert len(sets) == 2 * KEYS  # no key applied twice (a repeat would add audit rows)
         assert not tab.locator("[data-testid='stException']").count()
         assert not tab.get_by_text(re.compile("^Refused")).count()
+        # the live CA (judge0) the browser drew at the last key, with the keys the server had not saved yet,
+        # is the server's recomputation once all are saved, and both are CA of the store's labels
+        (pending, drawn), (_, confirmed) = live
+        assert drawn == confirmed, (pending, drawn, confirmed)
+        labels = pd.read_csv(folder / "ratings.csv", dtype={"item_id": str, "model": str})
+        labels = labels[labels["rater"] == "judge0"].set_index(["item_id", "model"])["value"].astype(float)
+        for (item, model), value in got.items():
+            labels[(item, model)] = value
+        ca = labels.groupby(level="model").mean()
+        expected_rows = sorted(((round(v, 4), m) for m, v in ca.items()), key=lambda r: (-r[0], r[1]))
+        assert [(float(row[2]), row[1].replace(" ◀", "")) for row in confirmed] == expected_rows
     finally:
         context.close()
         _stop(process)
 
 
-def _press_all(tab, keys: list[str]) -> list[dict]:
-    """Press ``keys`` 150 ms apart; wait until all are saved; return what the recorder saw on screen."""
+LIVE_JS = """() => { const live = document.querySelector('[data-testid="relabel-live"]');
+  return live ? [Number(live.getAttribute('data-pending')),
+                 [...live.querySelectorAll('tbody tr')].map((r) => [...r.cells].map((c) => c.textContent))]
+              : null; }"""
+
+
+def _press_all(tab, keys: list[str], live: list | None = None) -> list[dict]:
+    """Press ``keys`` 150 ms apart; wait until all are saved; return what the recorder saw on screen.
+
+    ``live``: gets the live metric's table (pending keys, rows) right after the last key and once all are saved."""
     tab.evaluate("() => { window.__keys = []; document.activeElement && document.activeElement.blur(); }")
     start = time.perf_counter()
     for k, key in enumerate(keys):
@@ -155,7 +175,13 @@ def _press_all(tab, keys: list[str]) -> list[dict]:
         if delay > 0:
             time.sleep(delay)
         tab.keyboard.press(key)
+    if live is not None:
+        live.append(tab.evaluate(LIVE_JS))
     _wait_saved(tab)
+    if live is not None:
+        tab.wait_for_function("() => document.querySelector('[data-testid=\"relabel-live\"]')"
+                              ".getAttribute('data-pending') === '0'", timeout=300_000)
+        live.append(tab.evaluate(LIVE_JS))
     return tab.evaluate("() => window.__keys")
 
 

@@ -18,6 +18,7 @@ from empathy.overrides import (
     adjudication_list,
     annotator_ratings,
     classify_rerun,
+    decision_effects,
     effective_overrides,
     human_agreement,
     label_rule_field,
@@ -361,6 +362,52 @@ def test_label_rules(rule, expected, unresolved):
     if unresolved:
         assert result.unresolved["decisions"].iat[0] == "ann=1, bob=0"
     assert label_rule_field(rule) == ("labels", rule)
+
+
+_OWN = {("K1", "A"): 1.0, ("K2", "A"): 0.0, ("K3", "A"): 1.0, ("K4", "A"): 1.0, ("K5", "A"): 1.0,
+        ("K6", "A"): float("nan"), ("K7", "A"): 0.0}  # the judge's own labels (K6 missing; K6, K7 undecided)
+
+
+@pytest.mark.parametrize(("rule", "annotator", "expected"), [
+    # item: (label now, after annotator decides 0, after 1), worked by hand from _votes()
+    ("majority", "dan", {"K1": (1.0, 0.0, 1.0), "K2": (1.0, 0.0, 1.0), "K3": (0.0, 0.0, 1.0),
+                         "K4": (0.0, 0.0, 0.0), "K5": (0.0, 0.0, 0.0), "K6": (None, 0.0, 1.0),
+                         "K7": (0.0, 0.0, 1.0)}),
+    ("adjudicated", "dan", {"K1": (1.0, 1.0, 1.0), "K2": (0.0, 0.0, 0.0), "K3": (0.0, 0.0, 1.0),
+                            "K4": (0.0, 0.0, 0.0), "K5": (0.0, 0.0, 0.0), "K6": (None, 0.0, 1.0)}),
+    ("latest", "dan", {"K1": (0.0, 0.0, 1.0), "K2": (0.0, 0.0, 1.0), "K4": (0.0, 0.0, 1.0),
+                       "K5": (1.0, 0.0, 1.0)}),
+    # ann decides again: her new decision replaces her earlier one
+    ("majority", "ann", {"K1": (1.0, 0.0, 1.0), "K2": (1.0, 0.0, 1.0), "K3": (0.0, 0.0, 1.0)}),
+])
+def test_decision_effects(rule, annotator, expected):
+    outputs = [(item, "A") for item in expected]
+    effects = decision_effects(_OWN, _votes(), outputs, rater="judge", dimension="ca", annotator=annotator,
+                               levels=[0.0, 1.0], rule=rule)
+    got = {item: (effects[(item, "A")].before, effects[(item, "A")].after[0.0], effects[(item, "A")].after[1.0])
+           for item in expected}
+    assert got == expected
+    # the label after a decision is what the rule says once the decision is stored (the effect is exact)
+    for item, (_, *afters) in expected.items():
+        for level, after in zip((0.0, 1.0), afters, strict=True):
+            votes = _votes()
+            votes = votes[~((votes["item_id"] == item) & (votes["annotator"] == annotator))]
+            stored = pd.concat([votes, pd.DataFrame([{"item_id": item, "model": "A", "rater": "judge",
+                                                      "dimension": "ca", "value": level, "annotator": annotator,
+                                                      "role": "annotator", "updated_at": "2026-01-02T00:00:00"}])])
+            table = effective_overrides(stored, rule).effective
+            row = table[table["item_id"] == item]
+            assert (float(row["value"].iat[0]) if len(row) else _OWN[(item, "A")]) == after
+
+
+def test_decision_effects_ignore_other_raters_and_check_the_rule():
+    other = _votes().assign(rater="another")
+    effects = decision_effects(_OWN, other, [("K1", "A")], rater="judge", dimension="ca", annotator="dan",
+                               levels=[0.0, 1.0], rule="majority")
+    assert effects[("K1", "A")].before == 1.0 and dict(effects[("K1", "A")].after) == {0.0: 0.0, 1.0: 1.0}
+    with pytest.raises(ValueError, match="label rule"):
+        decision_effects(_OWN, _votes(), [], rater="judge", dimension="ca", annotator="dan", levels=[0.0],
+                         rule="loudest")
 
 
 def test_unknown_label_rule():
