@@ -1050,19 +1050,31 @@ class OverrideStore:
         audit = self._fetch(f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audit ORDER BY id")
         return decisions, audit
 
-    def restore(self, decisions: Sequence[Sequence[object]], audit: Sequence[Sequence[object]]) -> None:
-        """Write the rows of :meth:`rows` (of another store) into this one, which must be empty; one transaction.
+    def exhibit_rows(self) -> list[tuple]:
+        """Every pinned exhibit row (``dataset_id`` then :data:`EXHIBIT_COLUMNS`), as stored."""
+        return self._fetch(f"SELECT dataset_id, {', '.join(EXHIBIT_COLUMNS)} FROM exhibits ORDER BY dataset_id, "
+                           "position, item_id, model")
+
+    def restore(self, decisions: Sequence[Sequence[object]], audit: Sequence[Sequence[object]],
+                exhibits: Sequence[Sequence[object]] = ()) -> None:
+        """Write the rows of :meth:`rows` and :meth:`exhibit_rows` (of another store) into this one, which must be
+        empty; one transaction.
 
         Audit ids, batches and undo links are kept, so the copy's history, :meth:`undo_last` and
-        :meth:`version` continue where the source's stopped. Raises :class:`StoreError` when this store already
-        holds decisions or audit rows (nothing is written).
+        :meth:`version` continue where the source's stopped; exhibits keep their order and notes. Raises
+        :class:`StoreError` when this store already holds decisions, audit rows or exhibits (nothing is written).
         """
         with self._write() as connection:
-            held = connection.execute("SELECT (SELECT COUNT(*) FROM overrides) + (SELECT COUNT(*) FROM audit)"
-                                      ).fetchone()[0]
+            held = connection.execute("SELECT (SELECT COUNT(*) FROM overrides) + (SELECT COUNT(*) FROM audit) "
+                                      "+ (SELECT COUNT(*) FROM exhibits)").fetchone()[0]
             if held:
-                raise StoreError(self.label, f"already holds {held} decision and audit rows; migrate into an "
-                                 "empty store (nothing was written)")
+                raise StoreError(self.label, f"already holds {held} decision, audit and exhibit rows; migrate into "
+                                 "an empty store (nothing was written)")
+            if exhibits:
+                columns = ("dataset_id", *EXHIBIT_COLUMNS)
+                connection.executemany(
+                    f"INSERT INTO exhibits ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
+                    [tuple(row) for row in exhibits])
             if decisions:
                 connection.executemany(
                     f"INSERT INTO overrides ({', '.join(LEDGER_COLUMNS)}) VALUES "
@@ -1086,11 +1098,12 @@ class MigrationReport:
     decisions: int
     audit: int
     renamed: dict[str, str]
+    exhibits: int = 0
 
     def summary(self) -> str:
         """One line for the CLI (locations with passwords masked)."""
-        line = (f"migrated {self.decisions} decisions and {self.audit} audit rows from {self.source} to "
-                f"{self.target}")
+        line = (f"migrated {self.decisions} decisions, {self.audit} audit rows and {self.exhibits} exhibits from "
+                f"{self.source} to {self.target}")
         if self.renamed:
             line += "; data sets renamed: " + ", ".join(f"{old} -> {new}" for old, new in self.renamed.items())
         return line
@@ -1098,7 +1111,8 @@ class MigrationReport:
 
 def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str, str] | None = None,
                   translate_names: bool = True) -> MigrationReport:
-    """Copy every decision and the whole audit trail of one store into another, empty one (any two backends).
+    """Copy every decision, the whole audit trail and the pinned exhibits of one store into another, empty one
+    (any two backends).
 
     One transaction on the target: all or nothing, verified by reading the copy back. A data set is named by its
     outputs file *relative to the store* (:func:`dataset_name`), so with ``translate_names`` a SQLite source's
@@ -1116,7 +1130,9 @@ def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str
         raise StoreError(str(source), "no such store (nothing was written)")
     origin = open_store(source)
     decisions, audit = origin.rows()
-    names = sorted({str(row[0]) for row in decisions} | {str(row[2]) for row in audit})
+    exhibits = origin.exhibit_rows()
+    names = sorted({str(row[0]) for row in decisions} | {str(row[2]) for row in audit}
+                   | {str(row[0]) for row in exhibits})
     mapping: dict[str, str] = {}
     for name in names:
         new = name
@@ -1131,13 +1147,17 @@ def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str
             mapping[name] = new
     decisions = [(mapping.get(str(row[0]), row[0]), *row[1:]) for row in decisions]
     audit = [(*row[:2], mapping.get(str(row[2]), row[2]), *row[3:]) for row in audit]
+    exhibits = [(mapping.get(str(row[0]), row[0]), *row[1:]) for row in exhibits]
     copy = open_store(target)
-    copy.restore(decisions, audit)
+    copy.restore(decisions, audit, exhibits)
     copied_decisions, copied_audit = copy.rows()
-    if len(copied_decisions) != len(decisions) or len(copied_audit) != len(audit):
-        raise StoreError(copy.label, f"the copy holds {len(copied_decisions)} decisions and {len(copied_audit)} "
-                         f"audit rows, not {len(decisions)} and {len(audit)}")
-    return MigrationReport(origin.label, copy.label, len(decisions), len(audit), mapping)
+    copied_exhibits = copy.exhibit_rows()
+    if (len(copied_decisions), len(copied_audit), len(copied_exhibits)) != (len(decisions), len(audit),
+                                                                              len(exhibits)):
+        raise StoreError(copy.label, f"the copy holds {len(copied_decisions)} decisions, {len(copied_audit)} "
+                         f"audit rows and {len(copied_exhibits)} exhibits, not {len(decisions)}, {len(audit)} and "
+                         f"{len(exhibits)}")
+    return MigrationReport(origin.label, copy.label, len(decisions), len(audit), mapping, len(exhibits))
 
 
 #: How often and how long :meth:`OverrideStore._check_file` looks again at a file shorter than its header says.

@@ -69,8 +69,11 @@ def start_app(env: Mapping[str, str], log_path: Path, *, bind_address: bool = Tr
     address = ["--server.address", "127.0.0.1"] if bind_address else []
     with log_path.open("a") as log:
         process = subprocess.Popen(
+            # no file watcher: an edit of the checkout while a test or benchmark runs must not reload modules
+            # under the running app (classes held in caches would stop being the classes of the new modules)
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), *address, "--browser.gatherUsageStats", "false"],
+             "--server.port", str(port), *address, "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"],
             cwd=ROOT, env={**os.environ, **env, "PYTHONUNBUFFERED": "1"}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout_s

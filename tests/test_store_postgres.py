@@ -302,10 +302,12 @@ def _sqlite_ledger(folder: Path) -> Path:
     store.set_overrides(name, [Change("i1", "m", "j1", "ca", 0, "asks", "h1", 1.0, "sig-j1"),
                                Change("i1", "m", "j2", "ca", 0, "asks", "h1", 1.0, "sig-j2")], annotator="ann")
     store.set_override(name, "i1", "m", "j1", "ca", 1, annotator="bob", text_hash="h1")
+    store.pin_exhibit(name, "i1", "m", "SA at its worst: <b>'s note", annotator="ann")  # exhibits travel too
     store.set_override(name, "i2", "m", "j1", "ca", 1, annotator="bob", text_hash="h2")
     store.undo_last("bob")
     store.adjudicate(name, [Change("i1", "m", "j1", "ca", 0, "rubric", "h1")], annotator="chair")
     store.set_override("kumar2025", "c1", "corpus", "gpt", "ca", 1, annotator="ann")
+    store.pin_exhibit("kumar2025", "c1", "corpus")
     return path
 
 
@@ -313,7 +315,7 @@ def test_migrate_sqlite_into_postgresql_keeps_everything(tmp_path, postgres_url)
     source = _sqlite_ledger(tmp_path)
     before = OverrideStore(source)
     report = migrate_store(source, postgres_url)
-    assert report.decisions == 5 and report.audit == 7
+    assert report.decisions == 5 and report.audit == 7 and report.exhibits == 2
     assert report.renamed == {"outputs.csv": "demo/outputs.csv"}
     assert PASSWORD not in report.summary()
     after = OverrideStore(postgres_url)
@@ -325,6 +327,9 @@ def test_migrate_sqlite_into_postgresql_keeps_everything(tmp_path, postgres_url)
     expected_audit = before.audit().replace({"dataset_id": {"outputs.csv": "demo/outputs.csv"}})
     pd.testing.assert_frame_equal(after.audit()[list(AUDIT_COLUMNS)], expected_audit, check_dtype=False)
     assert after.version() == before.version() == 7
+    for name, renamed in (("outputs.csv", "demo/outputs.csv"), ("kumar2025", "kumar2025")):
+        pd.testing.assert_frame_equal(after.exhibits(renamed), before.exhibits(name))
+    assert after.exhibits("demo/outputs.csv")["note"].tolist() == ["SA at its worst: <b>'s note"]
     # the history continues on the server: ids go on, and undo takes back the SQLite store's last batch
     after.set_override("demo/outputs.csv", "i1", "m", "j2", "ca", 1, annotator="dan")
     assert after.version() == 8
@@ -341,8 +346,13 @@ def test_migrate_back_from_postgresql_into_sqlite(tmp_path, postgres_url):
     server = OverrideStore(postgres_url)
     server.set_override(DS, "i1", "m", "j1", "ca", 0, annotator="ann", judge_value=1.0)
     server.set_override(DS, "i1", "m", "j1", "ca", 1, annotator="bob")
+    server.pin_exhibit(DS, "i1", "m", "first")
+    server.pin_exhibit(DS, "i0", "m", "second")
     report = migrate_store(postgres_url, tmp_path / "copy.sqlite", rename={DS: "outputs.csv"})
-    assert (report.decisions, report.audit, report.renamed) == (2, 2, {DS: "outputs.csv"})
+    assert (report.decisions, report.audit, report.exhibits, report.renamed) == (2, 2, 2, {DS: "outputs.csv"})
+    assert OverrideStore(tmp_path / "copy.sqlite").exhibits("outputs.csv")[["item_id", "position", "note"]
+                                                                           ].values.tolist() == [
+        ["i1", 1, "first"], ["i0", 2, "second"]]
     copy = OverrideStore(tmp_path / "copy.sqlite")
     assert copy.decisions("outputs.csv")[["annotator", "value"]].values.tolist() == [["ann", 0.0], ["bob", 1.0]]
     assert copy.audit("outputs.csv")["old_value"].tolist() == [1.0, 0.0]
@@ -352,7 +362,7 @@ def test_store_migrate_and_info_on_the_command_line(tmp_path, postgres_url, caps
     source = _sqlite_ledger(tmp_path)
     assert main(["store", "migrate", str(source), postgres_url]) == 0
     out = capsys.readouterr().out
-    assert "migrated 5 decisions and 7 audit rows" in out and "outputs.csv -> demo/outputs.csv" in out
+    assert "migrated 5 decisions, 7 audit rows and 2 exhibits" in out and "outputs.csv -> demo/outputs.csv" in out
     assert PASSWORD not in out
     monkeypatch.setenv("EMPATHY_STORE", postgres_url)
     assert main(["store", "info", "--json"]) == 0
