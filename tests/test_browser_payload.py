@@ -265,6 +265,10 @@ def test_payload_data_set_renders_inert_on_every_page(server, browser, payload_h
         _settle(page, "Saved (change #")
         saved = page.get_by_text("Saved (change #", exact=False).first.inner_text()
         assert "ca = 1" in saved and ("$x^2$" in saved or "BIG</span>" in saved or ":blue[M]" in saved), saved
+        # the live CA table, drawn by the page's own script, shows every model name as characters
+        live = page.locator('[data-testid="relabel-live"]')
+        live.wait_for(state="visible", timeout=TIMEOUT)
+        assert '<span style="font-size:60px;color:red">BIG</span>' in live.inner_text(), live.inner_text()
         _check_inert(page, payload_host, "Relabel", requests)
         page.screenshot(path=str(shots / "payload_4_relabel.png"), full_page=True)
 
