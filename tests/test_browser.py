@@ -202,7 +202,7 @@ def test_bad_upload_shows_the_error_in_place(server, page, tmp_path):
 
 def test_ledger_csv_download_is_formula_safe(server, page):
     with sqlite3.connect(server["store"]) as connection:
-        dataset = connection.execute("SELECT dataset_id FROM overrides LIMIT 1").fetchone()
+        dataset = connection.execute("SELECT dataset_id, value FROM overrides LIMIT 1").fetchone()
     if dataset is None:
         pytest.skip("needs the override made by test_override_through_relabel_is_saved_and_shown")
     page.goto(f"{server['url']}/Data")
@@ -213,7 +213,7 @@ def test_ledger_csv_download_is_formula_safe(server, page):
     header, *rows = content.splitlines()
     assert header == ("dataset_id,item_id,model,rater,dimension,value,annotator,role,updated_at,reason,text_hash,"
                       "judge_value,judge_signature")
-    assert rows and all(",ca,1.0,browser-test," in row for row in rows)
+    assert rows and all(f",ca,{float(dataset[1])},browser-test," in row for row in rows)  # the key pressed there
 
 
 def test_ledger_import_through_the_data_page(server, page, tmp_path):
