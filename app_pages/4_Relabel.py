@@ -173,6 +173,8 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
                                    levels=[float(v) for v in range(low, high + 1)], task=shown_task)
         if live is not None:
             keyqueue.show_live()
+            # the server's: while keys are unsaved the table above runs ahead of it (and says so)
+            views.signature_caption(report.signature)
             return live
     scope = (metric, judge, str(table["task"].iloc[0]) if "task" in table.columns else "")
     previous = st.session_state.setdefault(LIVE, {}).get(scope, {})
@@ -200,6 +202,7 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
                        f"{int(row['rank'].iloc[0])}; {moved} model(s) changed rank.")
     st.session_state[LIVE][scope] = {str(m): (float(v), int(r)) for m, v, r in
                                      zip(table["model"], table["value"], table["rank"], strict=True)}
+    views.signature_caption(report.signature)
     return None
 
 
