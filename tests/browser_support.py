@@ -67,6 +67,9 @@ def start_app(env: Mapping[str, str], log_path: Path, *, bind_address: bool = Tr
     """
     port = free_port()
     address = ["--server.address", "127.0.0.1"] if bind_address else []
+    if "EMPATHY_SETTINGS" not in env and "EMPATHY_SETTINGS" not in os.environ:
+        # a benchmark's app remembers its data set beside its log, not in the user's settings file
+        env = {**env, "EMPATHY_SETTINGS": str(log_path.parent / "app-settings.json")}
     with log_path.open("a") as log:
         process = subprocess.Popen(
             # no file watcher: an edit of the checkout while a test or benchmark runs must not reload modules
