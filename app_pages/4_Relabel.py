@@ -5,7 +5,9 @@ Dimensions with levels (CA's 0/1, a 1-5 scale) are decided in the browser's key 
 next output shows at once, the keys are saved in order and never applied to another output; refused ones are
 said so. Dimensions without levels are decided one output at a time with a value box (its Save refused once the
 output was decided). The queue, and beside it the live metric of the dimension per model for a chosen judge,
-run in one ``st.fragment``: a decision reruns that, not the page. Decisions are recorded under the annotator
+run in one ``st.fragment``: a decision reruns that, not the page. For CA (a mean of labels) the browser updates
+the live table at the key from the labels now and after that the server sent with the window, and the
+fragment's recomputation replaces it once the key is saved. Decisions are recorded under the annotator
 name committed with a button and bound to the text they were made on. A blind switch hides every judge label
 (and the live metric); the paper's rubric of the dimension stands beside each item.
 """

@@ -19,6 +19,13 @@ or vanish (issue 14). Here the browser owns the item on screen:
 
 The component lives in an ``st.fragment`` of the page: a decision reruns the fragment (queued, never
 interrupting a run in progress), not the whole page.
+
+The live metric beside the queue (CA per model for one judge) is a second component drawn by the same script:
+CA is the mean of a model's usable labels (Eq. 3), so with the window the page sends the judge's label of each
+output now and after each key (:func:`live_state`, from :func:`empathy.overrides.decision_effects` under the
+session's label rule) and the sums and counts per model; the browser adds the effect of every key not yet
+acknowledged and ranks as the server does, so the table is updated in the frame of the key. Each fragment run
+sends the server's recomputation, which replaces it (the table says how many unsaved keys it holds).
 """
 
 from __future__ import annotations
