@@ -402,7 +402,9 @@ def apply_events(data: state.Loaded, raw: object, *, annotator: str,
     outputs = data.all_data.outputs
     hashes = state.output_hash_map(data)
     try:
-        everyone = data.store.decisions(data.dataset_id)
+        # the ledger of the store's current version: cached since the last write (this session's or another's),
+        # so a key does not read every decision again
+        everyone = state.ledger(data).decisions
     except StoreError as error:
         result.outcomes.append(Outcome("refused", "Not saved: the override store cannot be used: "
                                                   + markdown_literal(str(error))))
