@@ -116,10 +116,35 @@ def _idle(tab, timeout: float) -> None:
         timeout=timeout)
 
 
-def measure(folder: Path, judge: str, keys: int, warmup: int, workdir: Path) -> dict:
+def decided_by_another(folder: Path, store: Path, count: int) -> int:
+    """Store ``count`` outputs' CA decisions (every judge of each, the opposite of its label) by annotator
+    ``other``: a ledger of that size and, in the bench annotator's window, outputs another annotator decided.
+    Returns the number of decision rows."""
+    import pandas as pd
+
+    from empathy.overrides import make_changes
+    from empathy.store import OverrideStore, dataset_name
+
+    outputs = pd.read_csv(folder / "outputs.csv", dtype={"item_id": str, "model": str}, keep_default_na=False)
+    ratings = pd.read_csv(folder / "ratings.csv", dtype={"item_id": str, "model": str})
+    ratings = ratings[ratings["dimension"] == "ca"]
+    name = dataset_name(folder / "outputs.csv", store_path=store)
+    target = OverrideStore(store)
+    changes = []
+    for (item, model), group in list(ratings.groupby(["item_id", "model"], sort=True))[:count]:
+        value = 1.0 - float(group["value"].iloc[0])
+        changes.extend(make_changes(outputs, ratings, item, model, sorted(group["rater"]), "ca", value))
+    for start in range(0, len(changes), 500):
+        target.set_overrides(name, changes[start:start + 500], annotator="other")
+    return len(changes)
+
+
+def measure(folder: Path, judge: str, keys: int, warmup: int, workdir: Path, decided: int = 0) -> dict:
     from playwright.sync_api import sync_playwright
 
+    rows = decided_by_another(folder, workdir / "overrides.sqlite", decided) if decided else 0
     process, url = start_server(workdir / "overrides.sqlite", workdir / "streamlit.log")
+    result: dict = {"ledger_rows": rows}
     timeout = float(os.environ.get("BENCH_TIMEOUT_MS", "1800000"))
     try:
         with sync_playwright() as playwright:
@@ -130,7 +155,7 @@ def measure(folder: Path, judge: str, keys: int, warmup: int, workdir: Path) -> 
             tab = context.new_page()
             tab.set_default_timeout(timeout)
             try:
-                return _drive(tab, url, folder, judge, keys, warmup, timeout)
+                return {**result, **_drive(tab, url, folder, judge, keys, warmup, timeout)}
             except Exception:
                 tab.screenshot(path=str(workdir / "failure.png"), full_page=True)
                 raise
@@ -203,6 +228,8 @@ def main() -> None:
     parser.add_argument("--scales", default="paper:1,paper:10")
     parser.add_argument("--keys", type=int, default=25)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--decided", type=int, default=0,
+                        help="outputs decided by another annotator before the run (a ledger of that size)")
     args = parser.parse_args()
     if not CHROMIUM.exists():
         raise SystemExit(f"needs {CHROMIUM}")
@@ -226,10 +253,11 @@ def main() -> None:
             ratings = pd.concat(pd.read_csv(p, usecols=["dimension"]) for p in sorted(folder.glob("ratings*")))
             n_ca = int((ratings["dimension"] == "ca").sum())
             before = ", ".join(f"{v:.2f}" for v in os.getloadavg())
-            result = measure(folder, judge, args.keys, args.warmup, work)
+            result = measure(folder, judge, args.keys, args.warmup, work, args.decided)
             after = ", ".join(f"{v:.2f}" for v in os.getloadavg())
         samples, frames = result["samples"], result["frames"]
-        print(f"| {spec} | {n_outputs:,} | {n_ca:,} | {result['first_visit']:.1f} | "
+        label = f"{spec}, {result['ledger_rows']:,} decisions by another" if result["ledger_rows"] else spec
+        print(f"| {label} | {n_outputs:,} | {n_ca:,} | {result['first_visit']:.1f} | "
               f"{statistics.median(frames):.0f} / {_quantile(frames, 0.9):.0f} | "
               f"**{statistics.median(samples):.0f}** / {_quantile(samples, 0.9):.0f} | {max(samples):.0f} | "
               f"{statistics.median(result['confirmed']):.0f} / {_quantile(result['confirmed'], 0.9):.0f} | "
