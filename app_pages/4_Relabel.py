@@ -128,7 +128,7 @@ LIVE = "relabel_live_previous"  # (metric, judge, task) -> {model: (value, rank)
 
 
 def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
-                  fresh: pd.DataFrame | None = None) -> dict | None:
+                  fresh: pd.DataFrame | None = None, ahead: list[tuple[str, str]] | None = None) -> dict | None:
     """The metric this dimension feeds (CA for ``ca``), per model and ranked, for one judge, with the human
     decisions applied: recomputed by the app's live engine (:class:`empathy.review.Recompute`, the plan of
     :func:`empathy.evaluate.plan_metrics` evaluated on the patched values) after every decision, in this
@@ -172,7 +172,8 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
         live = keyqueue.live_state(data, table, items, metric=metric, judge=judge, dimension=dimension,
                                    apply_to=apply_to, annotator=decisions.committed_annotator(), decisions=fresh,
                                    rule=st.session_state.get("label_rule", "latest"),
-                                   levels=[float(v) for v in range(low, high + 1)], task=shown_task)
+                                   levels=[float(v) for v in range(low, high + 1)], task=shown_task,
+                                   ahead=ahead or ())
         if live is not None:
             keyqueue.show_live()
             # the server's: while keys are unsaved the table above runs ahead of it (and says so)
@@ -278,7 +279,8 @@ def _queue_body(right) -> None:
     skipped = set(map(tuple, st.session_state["relabel_skipped"]))
     pending = queue[~queue["done"]]
     is_skipped = [(i, m) in skipped for i, m in zip(pending["item_id"], pending["model"], strict=True)]
-    pending = pd.concat([pending[[not s for s in is_skipped]], pending[is_skipped]])
+    skipped_mask = pd.Series(is_skipped, index=pending.index, dtype=bool)  # rows, also when none is pending
+    pending = pd.concat([pending[~skipped_mask], pending[skipped_mask]])
     done_text = f"Every output in this queue has your {dimension} decision. Change the filters or undo (U)."
     if keyed:
         everyone = now.decisions
@@ -292,7 +294,10 @@ def _queue_body(right) -> None:
         items = keyqueue.window_items(data, pending, dimension=dimension, apply_to=apply_to, blind=blind,
                                       raters=raters_with, others=others)
         with right:  # the live metric first: its state goes to the browser with the window
-            live = _live_metrics(None, items, now.status.fresh)
+            after = pending.iloc[len(items):len(items) + keyqueue.WINDOW] if len(items) else pending.iloc[:0]
+            ahead = list(zip(after["item_id"].astype(str), after["model"].astype(str), strict=True)) if len(
+                after) else []
+            live = _live_metrics(None, items, now.status.fresh, ahead)
             _rubric()
         keyqueue.show(items=items, dimension=dimension, apply_to=apply_to, annotator=who, scale=scale,
                       remaining=len(pending), done_text=done_text, live=live)

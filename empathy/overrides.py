@@ -533,6 +533,9 @@ class DecisionEffect:
     after: Mapping[float, float | None]
 
 
+_EMPTY_FRAME = pd.DataFrame()
+
+
 def _label_or_none(value: object) -> float | None:
     if value is None:
         return None
@@ -551,38 +554,48 @@ def decision_effects(own: Mapping[tuple[str, str], float], decisions: pd.DataFra
     ``decisions``: the fresh decisions of the data set (any rater and dimension; the others are ignored). The
     annotator's new decision replaces their earlier one on the same rating (the store keeps one row per
     annotator and rating) and is the latest; the label then follows :func:`effective_overrides` exactly, so an
-    adjudication keeps its value and a tie under ``majority`` leaves the rater's own label.
+    adjudication keeps its value and a tie under ``majority`` leaves the rater's own label. All outputs are
+    resolved together: one :func:`effective_overrides` for the labels now and one per level.
     """
     if rule not in LABEL_RULES:
         raise ValueError(f"label rule must be one of {', '.join(LABEL_RULES)}, got {rule!r}")
-    wanted = {(str(item), str(model)) for item, model in outputs}
-    held: dict[tuple[str, str], pd.DataFrame] = {}
-    if decisions is not None and len(decisions):
-        mask = (decisions["rater"] == rater) & (decisions["dimension"] == dimension)
-        here = decisions[mask]
-        if len(here):
-            pairs = list(zip(here["item_id"].astype(str), here["model"].astype(str), strict=True))
-            here = here[[pair in wanted for pair in pairs]]
-            for pair, group in here.groupby([here["item_id"].astype(str), here["model"].astype(str)], sort=False):
-                held[(str(pair[0]), str(pair[1]))] = group
+    wanted = list(dict.fromkeys((str(item), str(model)) for item, model in outputs))
     result: dict[tuple[str, str], DecisionEffect] = {}
+    existing = _EMPTY_FRAME
+    if decisions is not None and len(decisions) and wanted:
+        here = decisions[(decisions["rater"] == rater) & (decisions["dimension"] == dimension)]
+        if len(here):
+            keys = pd.MultiIndex.from_arrays([here["item_id"].astype(str), here["model"].astype(str)])
+            existing = here[keys.isin(wanted)]
+    if existing.empty:
+        for pair in wanted:
+            result[pair] = DecisionEffect(_label_or_none(own.get(pair)), {float(level): float(level)
+                                                                         for level in levels})
+        return result
+    existing = existing.assign(item_id=existing["item_id"].astype(str), model=existing["model"].astype(str))
+    held = set(zip(existing["item_id"], existing["model"], strict=True))
+
+    def labels(frame: pd.DataFrame) -> dict[tuple[str, str], float | None]:
+        chosen = effective_overrides(frame, rule).effective
+        return {(str(i), str(m)): _label_or_none(v)
+                for i, m, v in zip(chosen["item_id"], chosen["model"], chosen["value"], strict=True)}
+
+    now = labels(existing)
+    role = existing["role"] if "role" in existing.columns else pd.Series("annotator", index=existing.index)
+    kept = existing[~((existing["annotator"].astype(str) == annotator) & (role == "annotator"))]
+    latest = str(existing["updated_at"].astype(str).max()) if "updated_at" in existing.columns else ""
+    pairs = sorted(held)
+    after: dict[float, dict[tuple[str, str], float | None]] = {}
+    for level in levels:
+        mine = pd.DataFrame({"item_id": [p[0] for p in pairs], "model": [p[1] for p in pairs], "rater": rater,
+                             "dimension": dimension, "value": float(level), "annotator": annotator,
+                             "role": "annotator", "updated_at": latest + "~"})  # sorts after every stored time
+        after[float(level)] = labels(pd.concat([kept, mine], ignore_index=True))
     for pair in wanted:
         own_label = _label_or_none(own.get(pair))
-        existing = held.get(pair)
-        if existing is None:
+        if pair not in held:
             result[pair] = DecisionEffect(own_label, {float(level): float(level) for level in levels})
             continue
-        now = effective_overrides(existing, rule).effective
-        before = _label_or_none(now["value"].iloc[-1]) if len(now) else own_label
-        role = existing["role"] if "role" in existing.columns else pd.Series("annotator", index=existing.index)
-        kept = existing[~((existing["annotator"].astype(str) == annotator) & (role == "annotator"))]
-        latest = str(existing["updated_at"].astype(str).max()) if "updated_at" in existing.columns else ""
-        after: dict[float, float | None] = {}
-        for level in levels:
-            mine = pd.DataFrame([{"item_id": pair[0], "model": pair[1], "rater": rater, "dimension": dimension,
-                                  "value": float(level), "annotator": annotator, "role": "annotator",
-                                  "updated_at": latest + "~"}])  # sorts after every ISO time stored
-            chosen = effective_overrides(pd.concat([kept, mine], ignore_index=True), rule).effective
-            after[float(level)] = _label_or_none(chosen["value"].iloc[-1]) if len(chosen) else own_label
-        result[pair] = DecisionEffect(before, after)
+        result[pair] = DecisionEffect(now.get(pair, own_label),
+                                      {level: chosen.get(pair, own_label) for level, chosen in after.items()})
     return result

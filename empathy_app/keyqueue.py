@@ -697,7 +697,7 @@ def _task_of(data: state.Loaded, memo: dict, item: str, model: str) -> str:
 
 def live_state(data: state.Loaded, table: pd.DataFrame, items: list[dict], *, metric: str, judge: str,
                dimension: str, apply_to: str, annotator: str, decisions: pd.DataFrame, rule: str,
-               levels: Sequence[float], task: str | None) -> dict | None:
+               levels: Sequence[float], task: str | None, ahead: Sequence[tuple[str, str]] = ()) -> dict | None:
     """What the browser needs to show the live metric of ``judge`` updated at the key, before the server answers.
 
     ``table``: the server's metric per model (one task or pooled; ``task`` names it when the data hold several
@@ -705,7 +705,9 @@ def live_state(data: state.Loaded, table: pd.DataFrame, items: list[dict], *, me
     (``None`` for a metric that is not a mean of labels) and adds to each window entry whose decision changes
     ``judge``'s label its ``fx``: the model and the label now and after each level
     (:func:`empathy.overrides.decision_effects` under the session's label rule; remembered per output and the
-    decisions on it). The server's next run replaces what the browser computed.
+    decisions on it). The server's next run replaces what the browser computed. ``ahead``: the outputs queued
+    after the window; when an output others decided enters the window unresolved, those are resolved in the same
+    batch (one :func:`~empathy.overrides.decision_effects` per window's worth of keys, not one per key).
     """
     if metric not in LABEL_MEAN_METRICS:
         return None
@@ -716,30 +718,47 @@ def live_state(data: state.Loaded, table: pd.DataFrame, items: list[dict], *, me
         models.append({"model": model, "sum": float(round(total)), "n": count})
     memo = _memo(data.base_key or data.content_key)
     own = _own_labels(data, memo, judge, dimension)
-    held: dict[tuple[str, str], list] = {}
-    if decisions is not None and len(decisions):
-        here = decisions[(decisions["rater"] == judge) & (decisions["dimension"] == dimension)]
-        for row in here.itertuples(index=False):
-            held.setdefault((str(row.item_id), str(row.model)), []).append(row)
-    scope = f"{metric}|{judge}|{task or ''}|{rule}"
+    feeding = []  # the window's outputs whose decision changes the table shown
     for entry in items:
         pair = (entry["item"], entry["model"])
         if judge not in _targets(memo, data.dataset.ratings, *pair, dimension, apply_to):
             continue  # this decision leaves the judge's label alone
         if task is not None and _task_of(data, memo, *pair) != task:
             continue  # another task's output: not in the table shown
-        rows = held.get(pair)
-        if rows is None:
-            effect = DecisionEffect(_label_value(own.get(pair)), {float(level): float(level) for level in levels})
-        else:
-            fingerprint = ("fx", judge, dimension, rule, annotator, *pair, tuple(levels),
-                           tuple((str(r.annotator), str(getattr(r, "role", "annotator")), float(r.value),
-                                  str(r.updated_at)) for r in rows))
-            effect = memo.get(fingerprint)
-            if effect is None:
-                effect = memo[fingerprint] = decision_effects(
-                    own, pd.DataFrame(rows), [pair], rater=judge, dimension=dimension, annotator=annotator,
-                    levels=levels, rule=rule)[pair]
+        feeding.append(entry)
+    # the decisions on those outputs, selected without walking the whole ledger row by row
+    shown = [(e["item"], e["model"]) for e in feeding]
+    later = [pair for pair in ahead
+             if judge in _targets(memo, data.dataset.ratings, *pair, dimension, apply_to)
+             and (task is None or _task_of(data, memo, *pair) == task)]
+    held: dict[tuple[str, str], list] = {}
+    if decisions is not None and len(decisions) and feeding:
+        here = decisions[(decisions["rater"] == judge) & (decisions["dimension"] == dimension)]
+        if len(here):
+            keys = pd.MultiIndex.from_arrays([here["item_id"].astype(str), here["model"].astype(str)])
+            here = here[keys.isin([*shown, *later])]
+            for row in here.itertuples(index=False):
+                held.setdefault((str(row.item_id), str(row.model)), []).append(row)
+    effects: dict[tuple[str, str], DecisionEffect] = {}
+    fingerprints: dict[tuple[str, str], tuple] = {}
+    for pair, rows in held.items():  # the window's and the next ones'
+        fingerprints[pair] = ("fx", judge, dimension, rule, annotator, *pair, tuple(levels),
+                              tuple((str(r.annotator), str(getattr(r, "role", "annotator")), float(r.value),
+                                     str(r.updated_at)) for r in rows))
+        if fingerprints[pair] in memo:
+            effects[pair] = memo[fingerprints[pair]]
+    missing = [pair for pair in shown if pair in held and pair not in effects]
+    if missing:  # outputs others decided that this window shows for the first time, and those after it
+        missing += [pair for pair in later if pair in held and pair not in effects and pair not in missing]
+        rows = pd.DataFrame([row for pair in missing for row in held[pair]])
+        for pair, effect in decision_effects(own, rows, missing, rater=judge, dimension=dimension,
+                                             annotator=annotator, levels=levels, rule=rule).items():
+            effects[pair] = memo[fingerprints[pair]] = effect
+    scope = f"{metric}|{judge}|{task or ''}|{rule}"
+    for entry in feeding:
+        pair = (entry["item"], entry["model"])
+        effect = effects.get(pair) or DecisionEffect(_label_value(own.get(pair)),
+                                                     {float(level): float(level) for level in levels})
         entry["fx"] = {"m": pair[1], "b": effect.before,
                        "a": {f"{level:g}": after for level, after in effect.after.items()}}
     return {"metric": metric, "judge": judge, "scope": scope, "models": models}
