@@ -85,7 +85,8 @@ OUTPUT_PICK = "Output (in the table's order)"
 def open_first(page) -> tuple[str, str]:
     """Open the table's first row on the Items page (the first entry of its output list); its (item, model)."""
     field_ = page.get_by_label(OUTPUT_PICK, exact=True)
-    option = page.get_by_role("option").first
+    # an output is "item · model"; another list's options (a multiselect's "Select all") never are
+    option = page.get_by_role("option").filter(has_text=" · ").first
     deadline = time.monotonic() + WAIT_MS / 1000
     while not option.is_visible():  # a click can land while a list from before is closing: open it again
         if time.monotonic() > deadline:
