@@ -543,7 +543,7 @@ def _label_or_none(value: object) -> float | None:
     return None if np.isnan(number) else number
 
 
-def decision_effects(own: Mapping[tuple[str, str], float], decisions: pd.DataFrame,
+def decision_effects(own: Mapping[tuple[str, str], float], decisions: pd.DataFrame | None,
                      outputs: Sequence[tuple[str, str]], *, rater: str, dimension: str, annotator: str,
                      levels: Sequence[float], rule: str = "latest") -> dict[tuple[str, str], DecisionEffect]:
     """For each output ``(item_id, model)``: the label of ``rater`` on ``dimension`` now and after ``annotator``

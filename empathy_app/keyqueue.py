@@ -600,12 +600,7 @@ def _static_entry(data: state.Loaded, memo: dict, item: str, model: str, dimensi
     found = memo.get(key)
     if found is not None:
         return found
-    positions = memo.get("positions")
-    if positions is None:  # (item, model) -> row of the outputs, instead of a MultiIndex lookup on every run
-        outputs = data.all_data.outputs
-        positions = memo["positions"] = {(str(i), str(m)): k for k, (i, m) in enumerate(
-            zip(outputs["item_id"], outputs["model"], strict=True))}
-    row = data.all_data.outputs.iloc[positions[(item, model)]].to_dict()
+    row = data.all_data.outputs.iloc[_position(data, memo, item, model)].to_dict()
     targets = _targets(memo, data.dataset.ratings, item, model, dimension, apply_to)
     note = ("Saved for " + ", ".join(f"<code>{html_literal(t)}</code>" for t in targets) if targets
             else f"No LLM or lexicon judge rated {html_literal(dimension)} of this output: choose a rater by name "
@@ -686,13 +681,18 @@ def _own_labels(data: state.Loaded, memo: dict, rater: str, dimension: str) -> d
     return found
 
 
-def _task_of(data: state.Loaded, memo: dict, item: str, model: str) -> str:
+def _position(data: state.Loaded, memo: dict, item: str, model: str) -> int:
+    """The row of ``(item, model)`` in the loaded outputs (a dict per data set, not a MultiIndex lookup per run)."""
     positions = memo.get("positions")
     if positions is None:
         outputs = data.all_data.outputs
         positions = memo["positions"] = {(str(i), str(m)): k for k, (i, m) in enumerate(
             zip(outputs["item_id"], outputs["model"], strict=True))}
-    return str(data.all_data.outputs["task"].iat[positions[(item, model)]] or "")
+    return positions[(item, model)]
+
+
+def _task_of(data: state.Loaded, memo: dict, item: str, model: str) -> str:
+    return str(data.all_data.outputs["task"].iat[_position(data, memo, item, model)] or "")
 
 
 def live_state(data: state.Loaded, table: pd.DataFrame, items: list[dict], *, metric: str, judge: str,
@@ -754,18 +754,16 @@ def live_state(data: state.Loaded, table: pd.DataFrame, items: list[dict], *, me
         for pair, effect in decision_effects(own, rows, missing, rater=judge, dimension=dimension,
                                              annotator=annotator, levels=levels, rule=rule).items():
             effects[pair] = memo[fingerprints[pair]] = effect
+    # nobody decided the others: the judge's own label now, the key's value after
+    effects.update(decision_effects(own, None, [pair for pair in shown if pair not in held], rater=judge,
+                                    dimension=dimension, annotator=annotator, levels=levels, rule=rule))
     scope = f"{metric}|{judge}|{task or ''}|{rule}"
     for entry in feeding:
         pair = (entry["item"], entry["model"])
-        effect = effects.get(pair) or DecisionEffect(_label_value(own.get(pair)),
-                                                     {float(level): float(level) for level in levels})
+        effect = effects[pair]
         entry["fx"] = {"m": pair[1], "b": effect.before,
                        "a": {f"{level:g}": after for level, after in effect.after.items()}}
     return {"metric": metric, "judge": judge, "scope": scope, "models": models}
-
-
-def _label_value(value: float | None) -> float | None:
-    return None if value is None or pd.isna(value) else float(value)
 
 
 def show_live() -> None:
