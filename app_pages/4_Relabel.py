@@ -294,10 +294,9 @@ def _queue_body(right) -> None:
         items = keyqueue.window_items(data, pending, dimension=dimension, apply_to=apply_to, blind=blind,
                                       raters=raters_with, others=others)
         with right:  # the live metric first: its state goes to the browser with the window
-            after = pending.iloc[len(items):len(items) + keyqueue.WINDOW] if len(items) else pending.iloc[:0]
-            ahead = list(zip(after["item_id"].astype(str), after["model"].astype(str), strict=True)) if len(
-                after) else []
-            live = _live_metrics(None, items, now.status.fresh, ahead)
+            after = pending.iloc[len(items):len(items) + keyqueue.WINDOW]
+            live = _live_metrics(None, items, now.status.fresh,
+                                 list(zip(after["item_id"].astype(str), after["model"].astype(str), strict=True)))
             _rubric()
         keyqueue.show(items=items, dimension=dimension, apply_to=apply_to, annotator=who, scale=scale,
                       remaining=len(pending), done_text=done_text, live=live)

@@ -533,7 +533,7 @@ class DecisionEffect:
     after: Mapping[float, float | None]
 
 
-_EMPTY_FRAME = pd.DataFrame()
+_EMPTY_DECISIONS = pd.DataFrame({"item_id": pd.Series(dtype=str), "model": pd.Series(dtype=str)})
 
 
 def _label_or_none(value: object) -> float | None:
@@ -561,17 +561,12 @@ def decision_effects(own: Mapping[tuple[str, str], float], decisions: pd.DataFra
         raise ValueError(f"label rule must be one of {', '.join(LABEL_RULES)}, got {rule!r}")
     wanted = list(dict.fromkeys((str(item), str(model)) for item, model in outputs))
     result: dict[tuple[str, str], DecisionEffect] = {}
-    existing = _EMPTY_FRAME
+    existing = _EMPTY_DECISIONS
     if decisions is not None and len(decisions) and wanted:
         here = decisions[(decisions["rater"] == rater) & (decisions["dimension"] == dimension)]
         if len(here):
             keys = pd.MultiIndex.from_arrays([here["item_id"].astype(str), here["model"].astype(str)])
             existing = here[keys.isin(wanted)]
-    if existing.empty:
-        for pair in wanted:
-            result[pair] = DecisionEffect(_label_or_none(own.get(pair)), {float(level): float(level)
-                                                                         for level in levels})
-        return result
     existing = existing.assign(item_id=existing["item_id"].astype(str), model=existing["model"].astype(str))
     held = set(zip(existing["item_id"], existing["model"], strict=True))
 
@@ -580,17 +575,20 @@ def decision_effects(own: Mapping[tuple[str, str], float], decisions: pd.DataFra
         return {(str(i), str(m)): _label_or_none(v)
                 for i, m, v in zip(chosen["item_id"], chosen["model"], chosen["value"], strict=True)}
 
-    now = labels(existing)
-    role = existing["role"] if "role" in existing.columns else pd.Series("annotator", index=existing.index)
-    kept = existing[~((existing["annotator"].astype(str) == annotator) & (role == "annotator"))]
-    latest = str(existing["updated_at"].astype(str).max()) if "updated_at" in existing.columns else ""
-    pairs = sorted(held)
+    now: dict[tuple[str, str], float | None] = {}
     after: dict[float, dict[tuple[str, str], float | None]] = {}
-    for level in levels:
-        mine = pd.DataFrame({"item_id": [p[0] for p in pairs], "model": [p[1] for p in pairs], "rater": rater,
-                             "dimension": dimension, "value": float(level), "annotator": annotator,
-                             "role": "annotator", "updated_at": latest + "~"})  # sorts after every stored time
-        after[float(level)] = labels(pd.concat([kept, mine], ignore_index=True))
+    if held:  # outputs nobody decided need no rule: the rater's own label now, the decided level after
+        now = labels(existing)
+        role = existing["role"] if "role" in existing.columns else pd.Series("annotator", index=existing.index)
+        kept = existing[~((existing["annotator"].astype(str) == annotator) & (role == "annotator"))]
+        latest = str(existing["updated_at"].astype(str).max()) if "updated_at" in existing.columns else ""
+        pairs = sorted(held)
+        for level in levels:
+            mine = pd.DataFrame({"item_id": [p[0] for p in pairs], "model": [p[1] for p in pairs],
+                                 "rater": rater, "dimension": dimension, "value": float(level),
+                                 "annotator": annotator, "role": "annotator",
+                                 "updated_at": latest + "~"})  # sorts after every stored time
+            after[float(level)] = labels(pd.concat([kept, mine], ignore_index=True))
     for pair in wanted:
         own_label = _label_or_none(own.get(pair))
         if pair not in held:

@@ -718,19 +718,16 @@ def live_state(data: state.Loaded, table: pd.DataFrame, items: list[dict], *, me
         models.append({"model": model, "sum": float(round(total)), "n": count})
     memo = _memo(data.base_key or data.content_key)
     own = _own_labels(data, memo, judge, dimension)
-    feeding = []  # the window's outputs whose decision changes the table shown
-    for entry in items:
-        pair = (entry["item"], entry["model"])
-        if judge not in _targets(memo, data.dataset.ratings, *pair, dimension, apply_to):
-            continue  # this decision leaves the judge's label alone
-        if task is not None and _task_of(data, memo, *pair) != task:
-            continue  # another task's output: not in the table shown
-        feeding.append(entry)
-    # the decisions on those outputs, selected without walking the whole ledger row by row
+    def feeds(pair: tuple[str, str]) -> bool:
+        """Whether deciding ``pair`` changes the table shown: the decision goes to ``judge`` (not only to other
+        raters) and the output is of the task shown."""
+        return (judge in _targets(memo, data.dataset.ratings, *pair, dimension, apply_to)
+                and (task is None or _task_of(data, memo, *pair) == task))
+
+    feeding = [entry for entry in items if feeds((entry["item"], entry["model"]))]
     shown = [(e["item"], e["model"]) for e in feeding]
-    later = [pair for pair in ahead
-             if judge in _targets(memo, data.dataset.ratings, *pair, dimension, apply_to)
-             and (task is None or _task_of(data, memo, *pair) == task)]
+    later = [pair for pair in ahead if feeds(pair)]
+    # the decisions on those outputs, selected without walking the whole ledger row by row
     held: dict[tuple[str, str], list] = {}
     if decisions is not None and len(decisions) and feeding:
         here = decisions[(decisions["rater"] == judge) & (decisions["dimension"] == dimension)]
