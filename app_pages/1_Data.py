@@ -46,6 +46,9 @@ elif kind == "upload":
                                     key="data_upload_outputs")
     ratings_files = st.file_uploader("Ratings files (any number)", type=["csv", "jsonl", "json", "parquet"],
                                      accept_multiple_files=True, key="data_upload_ratings")
+    if outputs_file is not None:
+        # What the server holds now: a click while a file is still uploading would load without it.
+        st.caption(f"Ready to load: {md(outputs_file.name)} with {len(ratings_files or [])} ratings file(s).")
     if st.button("Load the uploaded files", key="data_load_upload", type="primary", disabled=outputs_file is None):
         uploaded = (outputs_file.name, outputs_file.getvalue())
         uploaded_ratings = [(f.name, f.getvalue()) for f in ratings_files or []]
@@ -159,6 +162,8 @@ with left:
                                mime="text/csv", key="data_export_csv")
 with right:
     ledger = st.file_uploader("Import a ledger (JSONL or CSV)", type=["jsonl", "json", "csv"], key="data_import_ledger")
+    if ledger is not None:
+        st.caption(f"Ready to import: {md(ledger.name)}.")
     if st.button("Import into this data set", key="data_import_button", disabled=ledger is None):
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / f"ledger{Path(ledger.name).suffix.lower()}"

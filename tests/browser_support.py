@@ -148,8 +148,26 @@ def settle(page, text: str | None = None, timeout: float = WAIT_MS, *, fresh: bo
     ``fresh`` also waits for the elements of the previous run to be gone; ``pause_ms`` then waits that long
     more (for Plotly or the data grids, which draw after the script has finished, before a screenshot).
     """
-    if text is not None:
-        page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=timeout)
-    page.wait_for_function(IDLE_AND_FRESH_JS if fresh else IDLE_JS, timeout=timeout)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        if text is not None:
+            page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=timeout)
+        page.wait_for_function(IDLE_AND_FRESH_JS if fresh else IDLE_JS, timeout=timeout)
+    except PlaywrightTimeout as error:
+        # CI keeps only the test's output: say what the page showed instead
+        raise AssertionError(f"waited {timeout / 1000:.0f} s for {text!r} on {page.url}; the page shows:\n"
+                             f"{page_summary(page)}") from error
     if pause_ms:
         page.wait_for_timeout(pause_ms)
+
+
+def page_summary(page, limit: int = 2_000) -> str:
+    """The page's error boxes, alerts and the start of its main text, for a failure message."""
+    parts = []
+    for selector in ("[data-testid=stException]", "[data-testid=stAlert]"):
+        for box in page.locator(selector).all()[:5]:
+            parts.append(f"[{selector}] {box.inner_text(timeout=5_000)[:400]}")
+    main = page.locator("[data-testid=stMain]")
+    parts.append(main.inner_text(timeout=5_000)[:limit] if main.count() else page.content()[:limit])
+    return "\n".join(parts)

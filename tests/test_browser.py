@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from browser_support import CHROMIUM, settle, start_app
+from browser_support import CHROMIUM, WAIT_MS, settle, start_app
 from browser_support import stop_app as _stop
 
 SCREENSHOTS = Path(os.environ["EMPATHY_SCREENSHOTS"]).resolve() if os.environ.get("EMPATHY_SCREENSHOTS") else None
@@ -41,7 +41,7 @@ def server(tmp_path_factory):
     _stop(process)
 
 
-def _settle(page, text: str, timeout: float = 90_000) -> None:
+def _settle(page, text: str, timeout: float = WAIT_MS) -> None:
     """Wait until ``text`` is visible and Streamlit has finished running the script."""
     settle(page, text, timeout, fresh=False, pause_ms=800)  # the pause lets plotly finish drawing before a screenshot
 
@@ -190,8 +190,7 @@ def test_bad_upload_shows_the_error_in_place(server, page, tmp_path):
     page.get_by_text("Upload files", exact=True).click()
     _settle(page, "Outputs file")
     page.locator("input[type='file']").first.set_input_files(str(bad))
-    page.get_by_role("button", name="Load the uploaded files").wait_for(state="visible")
-    page.wait_for_timeout(1000)
+    _settle(page, "Ready to load: my_outputs.csv with 0 ratings file(s).")
     page.get_by_role("button", name="Load the uploaded files").click()
     _settle(page, "Not loaded.")
     message = page.get_by_text("my_outputs.csv, row 3, column 'item_id'", exact=False)
@@ -224,7 +223,7 @@ def test_ledger_import_through_the_data_page(server, page, tmp_path):
     page.goto(f"{server['url']}/Data")
     _settle(page, "Human overrides ledger")
     page.locator("input[type='file']").last.set_input_files(str(ledger))
-    page.wait_for_timeout(1000)
+    _settle(page, "Ready to import: ledger.jsonl.")
     page.get_by_role("button", name="Import into this data set").click()
     _settle(page, "Imported 1 override(s) from ledger.jsonl")
     with sqlite3.connect(server["store"]) as connection:

@@ -28,11 +28,9 @@ def test_an_upload_survives_a_reload_and_is_offered_in_a_new_tab(demo_app, brows
     inputs = page.locator("input[type='file']")
     inputs.nth(0).set_input_files(str(DEMO_DIR / "outputs.csv"))
     inputs.nth(1).set_input_files([str(p) for p in sorted(DEMO_DIR.glob("ratings*.csv"))])
-    button = page.get_by_role("button", name="Load the uploaded files")
-    page.wait_for_function("() => [...document.querySelectorAll('button')].some(b => "
-                           "b.innerText.includes('Load the uploaded files') && !b.disabled)")
-    browser_support.settle(page)
-    button.click()
+    # the server's own word that both uploads arrived: a click before would race the ratings' rerun
+    browser_support.settle(page, "Ready to load: outputs.csv with 2 ratings file(s).")
+    page.get_by_role("button", name="Load the uploaded files").click()
     browser_support.settle(page, "Loaded outputs.csv with 2 ratings file(s)")
     assert "data=upload%3A" in page.url
     saved = list((demo_app["folder"] / "settings" / "uploads").glob("*/manifest.json"))
