@@ -171,3 +171,28 @@ def page_summary(page, limit: int = 2_000) -> str:
     main = page.locator("[data-testid=stMain]")
     parts.append(main.inner_text(timeout=5_000)[:limit] if main.count() else page.content()[:limit])
     return "\n".join(parts)
+
+
+def upload(page, label: str, paths: list[Path], *, attempts: int = 3) -> None:
+    """Give ``paths`` to the file uploader labelled ``label`` and wait until the page lists each of them.
+
+    Given again when they are not listed within a minute: in a CI run, files set while a rerun redrew the page
+    went to an input element React then replaced, and the uploader never saw them (nothing of the app's runs
+    before the uploader has them, so giving them again changes nothing else).
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    widget = page.locator("[data-testid=stFileUploader]").filter(has_text=label)
+    for attempt in range(1, attempts + 1):
+        settle(page)
+        widget.locator("input[type='file']").set_input_files([str(path) for path in paths])
+        try:
+            for path in paths:
+                widget.get_by_text(path.name, exact=True).first.wait_for(
+                    state="visible", timeout=WAIT_MS if attempt == attempts else 60_000)
+        except PlaywrightTimeout:
+            if attempt == attempts:
+                raise
+            print(f"upload: {label!r} did not list its files, giving them again", file=sys.stderr)
+        else:
+            return

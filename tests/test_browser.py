@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from browser_support import CHROMIUM, WAIT_MS, settle, start_app
+from browser_support import CHROMIUM, WAIT_MS, settle, start_app, upload
 from browser_support import stop_app as _stop
 
 SCREENSHOTS = Path(os.environ["EMPATHY_SCREENSHOTS"]).resolve() if os.environ.get("EMPATHY_SCREENSHOTS") else None
@@ -129,7 +129,7 @@ def test_override_through_relabel_is_saved_and_shown(server, page):
     page.keyboard.press(key)  # decide by keystroke
     # the live CA is updated in the browser at the key, then replaced by the server's recomputation
     last = page.locator('[data-testid="relabel-live-last"]')
-    last.get_by_text(f"Last decision {item} / {model}: CA (", exact=False).wait_for(timeout=90_000)
+    last.get_by_text(f"Last decision {item} / {model}: CA (", exact=False).wait_for(timeout=WAIT_MS)
     predicted = (live.locator("tbody").inner_text(), last.inner_text())
     _settle(page, "Saved (change #")
     page.wait_for_function("() => document.querySelector('[data-testid=\"relabel-live\"]')"
@@ -146,7 +146,7 @@ def test_override_through_relabel_is_saved_and_shown(server, page):
     _settle(page, "Reproducibility signature")
     with sqlite3.connect(server["store"]) as connection:
         count = connection.execute("SELECT COUNT(*) FROM overrides").fetchone()[0]
-    page.get_by_text(f"overrides:{count}", exact=False).first.wait_for(state="visible", timeout=30_000)
+    page.get_by_text(f"overrides:{count}", exact=False).first.wait_for(state="visible", timeout=WAIT_MS)
     assert page.get_by_text(f"with {count} human override(s)", exact=False).first.is_visible()
     page.goto(f"{server['url']}/Agreement")
     _settle(page, "Human vs each judge")
@@ -175,7 +175,7 @@ def test_override_survives_a_killed_and_restarted_app(tmp_path, browser):
         with sqlite3.connect(store) as connection:
             count = connection.execute("SELECT COUNT(*) FROM overrides").fetchone()[0]
         assert count >= 1
-        tab.get_by_text(f"{count} override(s). Export the ledger", exact=False).first.wait_for(timeout=30_000)
+        tab.get_by_text(f"{count} override(s). Export the ledger", exact=False).first.wait_for(timeout=WAIT_MS)
         assert tab.get_by_text(f"Human overrides: {count}", exact=False).first.is_visible()
     finally:
         context.close()
@@ -189,7 +189,7 @@ def test_bad_upload_shows_the_error_in_place(server, page, tmp_path):
     _settle(page, "Human overrides ledger")
     page.get_by_text("Upload files", exact=True).click()
     _settle(page, "Outputs file")
-    page.locator("input[type='file']").first.set_input_files(str(bad))
+    upload(page, "Outputs file", [bad])
     _settle(page, "Ready to load: my_outputs.csv with 0 ratings file(s).")
     page.get_by_role("button", name="Load the uploaded files").click()
     _settle(page, "Not loaded.")
@@ -222,7 +222,7 @@ def test_ledger_import_through_the_data_page(server, page, tmp_path):
                       encoding="utf-8")
     page.goto(f"{server['url']}/Data")
     _settle(page, "Human overrides ledger")
-    page.locator("input[type='file']").last.set_input_files(str(ledger))
+    upload(page, "Import a ledger", [ledger])
     _settle(page, "Ready to import: ledger.jsonl.")
     page.get_by_role("button", name="Import into this data set").click()
     _settle(page, "Imported 1 override(s) from ledger.jsonl")

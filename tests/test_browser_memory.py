@@ -25,9 +25,11 @@ def test_an_upload_survives_a_reload_and_is_offered_in_a_new_tab(demo_app, brows
     browser_support.settle(page, "Human overrides ledger")
     page.get_by_text("Upload files", exact=True).click()
     browser_support.settle(page, "Outputs file")
-    inputs = page.locator("input[type='file']")
-    inputs.nth(0).set_input_files(str(DEMO_DIR / "outputs.csv"))
-    inputs.nth(1).set_input_files([str(p) for p in sorted(DEMO_DIR.glob("ratings*.csv"))])
+    # one uploader after the other, as a person would: files given to the second while the first one's rerun
+    # was still drawing were dropped in a CI run (the page then said "with 0 ratings file(s)")
+    browser_support.upload(page, "Outputs file", [DEMO_DIR / "outputs.csv"])
+    browser_support.settle(page, "Ready to load: outputs.csv with 0 ratings file(s).")
+    browser_support.upload(page, "Ratings files", sorted(DEMO_DIR.glob("ratings*.csv")))
     # the server's own word that both uploads arrived: a click before would race the ratings' rerun
     browser_support.settle(page, "Ready to load: outputs.csv with 2 ratings file(s).")
     page.get_by_role("button", name="Load the uploaded files").click()

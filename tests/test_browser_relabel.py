@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from browser_support import WAIT_MS
 from test_browser import CHROMIUM, _settle, _start, _stop
 
 pytestmark = [pytest.mark.browser,
@@ -77,7 +78,7 @@ def _open_relabel(context, url: str, folder: Path, annotator: str):
     _settle(tab, "Human overrides ledger")
     tab.get_by_text("Path on this machine", exact=True).click()
     box = tab.get_by_label("Folder or outputs file")
-    box.wait_for(state="visible", timeout=60_000)
+    box.wait_for(state="visible", timeout=WAIT_MS)
     box.fill(str(folder))
     box.press("Tab")
     tab.get_by_role("button", name="Load from path").click()
@@ -85,10 +86,10 @@ def _open_relabel(context, url: str, folder: Path, annotator: str):
     # the sidebar link keeps the session (a new URL would start a new one, with the demo data)
     tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
     box = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
-    box.wait_for(state="visible", timeout=120_000)
+    box.wait_for(state="visible", timeout=WAIT_MS)
     box.fill(annotator)
     tab.get_by_role("button", name="Start as this annotator").click()
-    tab.locator('[data-testid="relabel-item"]').wait_for(state="visible", timeout=120_000)
+    tab.locator('[data-testid="relabel-item"]').wait_for(state="visible", timeout=WAIT_MS)
     return tab
 
 
@@ -210,7 +211,7 @@ def test_two_sessions_decide_the_same_20_outputs_differently(tmp_path, browser):
         pairs = human_agreement(OverrideStore(store).decisions()).pairs  # what the page's table shows
         assert pairs[["rater_a", "rater_b", "n", "percent_agreement"]].values.tolist() == [["ann", "bob", 20, 0.0]]
         # bob is told that ann decided these outputs after they were shown to him
-        bob.get_by_text("in the meantime", exact=False).first.wait_for(state="visible", timeout=120_000)
+        bob.get_by_text("in the meantime", exact=False).first.wait_for(state="visible", timeout=WAIT_MS)
         # a full run of the page (via the sidebar, same session) lists agreement and conflicts
         nav = bob.locator('[data-testid="stSidebarNav"]')
         nav.get_by_text("Data", exact=True).click()
@@ -219,7 +220,7 @@ def test_two_sessions_decide_the_same_20_outputs_differently(tmp_path, browser):
         _settle(bob, "Several annotators")
         bob.get_by_text("Several annotators: agreement and adjudication", exact=True).click()
         bob.get_by_text("Human-human agreement on the 20 outputs decided by two or more annotators",
-                        exact=False).first.wait_for(state="visible", timeout=120_000)
+                        exact=False).first.wait_for(state="visible", timeout=WAIT_MS)
         assert bob.get_by_text("20 outputs where annotators disagree on ca", exact=False).first.is_visible()
         assert not bob.locator("[data-testid='stException']").count()
     finally:
