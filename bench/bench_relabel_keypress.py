@@ -100,12 +100,25 @@ def demo_data(folder: Path, scale: int) -> tuple[Path, str]:
     return replicate(folder, scale), "lexicon"
 
 
-def start_server(store: Path, log: Path) -> tuple[subprocess.Popen, str]:
-    """The app on a free port with its own store (tests/browser_support.start_app)."""
+def start_server(store: Path, log: Path, *, post_script_gc: bool = False) -> tuple[subprocess.Popen, str]:
+    """The app on a free port with its own store (tests/browser_support.start_app).
+
+    ``post_script_gc``: Streamlit's full garbage collection after every script run (its default, which the app's
+    ``.streamlit/config.toml`` turns off), for the comparison in docs/benchmarks.md.
+    """
     sys.path.insert(0, str(ROOT / "tests"))
     from browser_support import start_app
 
-    return start_app({"EMPATHY_STORE": str(store), "PYTHONUNBUFFERED": "1"}, log)
+    return start_app({"EMPATHY_STORE": str(store), "PYTHONUNBUFFERED": "1"}, log,
+                     options=["--runner.postScriptGC", "true"] if post_script_gc else [])
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The process's peak resident set size so far (``VmHWM`` of /proc/<pid>/status), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def _idle(tab, timeout: float) -> None:
@@ -139,11 +152,13 @@ def decided_by_another(folder: Path, store: Path, count: int) -> int:
     return len(changes)
 
 
-def measure(folder: Path, judge: str, keys: int, warmup: int, workdir: Path, decided: int = 0) -> dict:
+def measure(folder: Path, judge: str, keys: int, warmup: int, workdir: Path, decided: int = 0, *,
+            post_script_gc: bool = False) -> dict:
     from playwright.sync_api import sync_playwright
 
     rows = decided_by_another(folder, workdir / "overrides.sqlite", decided) if decided else 0
-    process, url = start_server(workdir / "overrides.sqlite", workdir / "streamlit.log")
+    process, url = start_server(workdir / "overrides.sqlite", workdir / "streamlit.log",
+                                post_script_gc=post_script_gc)
     result: dict = {"ledger_rows": rows}
     timeout = float(os.environ.get("BENCH_TIMEOUT_MS", "1800000"))
     try:
@@ -155,7 +170,8 @@ def measure(folder: Path, judge: str, keys: int, warmup: int, workdir: Path, dec
             tab = context.new_page()
             tab.set_default_timeout(timeout)
             try:
-                return {**result, **_drive(tab, url, folder, judge, keys, warmup, timeout)}
+                return {**result, **_drive(tab, url, folder, judge, keys, warmup, timeout),
+                        "peak_rss_mib": peak_rss_mib(process.pid)}
             except Exception:
                 tab.screenshot(path=str(workdir / "failure.png"), full_page=True)
                 raise
@@ -230,6 +246,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--decided", type=int, default=0,
                         help="outputs decided by another annotator before the run (a ledger of that size)")
+    parser.add_argument("--post-script-gc", action="store_true",
+                        help="run the server with Streamlit's garbage collection after every script run (its "
+                             "default; the app's config turns it off)")
     args = parser.parse_args()
     if not CHROMIUM.exists():
         raise SystemExit(f"needs {CHROMIUM}")
@@ -239,8 +258,8 @@ def main() -> None:
           f"{platform.python_version()}")
     print("| data | outputs | CA rating rows | first visit (s) | next item: median / p90 (ms) | next item + CA "
           "updated: median / p90 (ms) | max (ms) | saved + server's CA on the page: median / p90 (ms) | n | "
-          "load avg before | load avg after |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+          "server peak RSS (MiB) | load avg before | load avg after |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for spec in args.scales.split(","):
         kind, _, factor = spec.partition(":")
         scale = int(factor or 1)
@@ -253,15 +272,17 @@ def main() -> None:
             ratings = pd.concat(pd.read_csv(p, usecols=["dimension"]) for p in sorted(folder.glob("ratings*")))
             n_ca = int((ratings["dimension"] == "ca").sum())
             before = ", ".join(f"{v:.2f}" for v in os.getloadavg())
-            result = measure(folder, judge, args.keys, args.warmup, work, args.decided)
+            result = measure(folder, judge, args.keys, args.warmup, work, args.decided,
+                             post_script_gc=args.post_script_gc)
             after = ", ".join(f"{v:.2f}" for v in os.getloadavg())
         samples, frames = result["samples"], result["frames"]
         label = f"{spec}, {result['ledger_rows']:,} decisions by another" if result["ledger_rows"] else spec
+        label += ", gc after every run" if args.post_script_gc else ""
         print(f"| {label} | {n_outputs:,} | {n_ca:,} | {result['first_visit']:.1f} | "
               f"{statistics.median(frames):.0f} / {_quantile(frames, 0.9):.0f} | "
               f"**{statistics.median(samples):.0f}** / {_quantile(samples, 0.9):.0f} | {max(samples):.0f} | "
               f"{statistics.median(result['confirmed']):.0f} / {_quantile(result['confirmed'], 0.9):.0f} | "
-              f"{len(samples)} | {before} | {after} |", flush=True)
+              f"{len(samples)} | {result['peak_rss_mib']:.0f} | {before} | {after} |", flush=True)
 
 
 if __name__ == "__main__":

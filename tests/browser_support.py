@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -41,7 +41,7 @@ def free_port() -> int:
 
 
 def start_app(env: Mapping[str, str], log_path: Path, *, bind_address: bool = True,
-              timeout_s: float = 180.0) -> tuple[subprocess.Popen, str]:
+              timeout_s: float = 180.0, options: Sequence[str] = ()) -> tuple[subprocess.Popen, str]:
     """``streamlit run app.py`` on a free port with ``env`` added to this process's; returns once it is healthy.
 
     Parameters
@@ -54,6 +54,9 @@ def start_app(env: Mapping[str, str], log_path: Path, *, bind_address: bool = Tr
         Pass ``--server.address 127.0.0.1``; False leaves the address to ``.streamlit/config.toml``.
     timeout_s : float
         How long the health check may take.
+    options : Sequence[str]
+        More ``streamlit run`` options (e.g. ``["--runner.postScriptGC", "true"]``: these win over the app's
+        ``.streamlit/config.toml``, environment variables do not).
 
     Returns
     -------
@@ -76,7 +79,7 @@ def start_app(env: Mapping[str, str], log_path: Path, *, bind_address: bool = Tr
             # under the running app (classes held in caches would stop being the classes of the new modules)
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
              "--server.port", str(port), *address, "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
+             "--server.fileWatcherType", "none", *options],
             cwd=ROOT, env={**os.environ, **env, "PYTHONUNBUFFERED": "1"}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout_s

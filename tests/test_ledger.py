@@ -528,3 +528,30 @@ def test_ledger_digest_names_which_overrides_apply(store, tmp_path):
     store.set_overrides(NAME, make_changes(outputs, ratings, "i2", "A", ["judge"], "ca", 1.0), annotator="a")
     changed = open_ledger(store, NAME, outputs)
     assert len(changed.applied) == len(two.applied) == 2 and changed.digest != two.digest
+
+
+def _row_by_row_digest(applied: pd.DataFrame) -> str:
+    """The digest as documented, written out row by row (how it was computed before 2026-12-01)."""
+    import hashlib
+
+    columns = ["item_id", "model", "rater", "dimension", "value", "text_hash"]
+    rows = sorted("\x1f".join(repr(v) if isinstance(v, float) else str(v) for v in row)
+                  for row in applied[columns].itertuples(index=False))
+    return hashlib.sha256(b"".join(row.encode("utf-8") + b"\x1e" for row in rows)).hexdigest()[:12]
+
+
+@pytest.mark.parametrize(("rule", "expected"), [("latest", "2672c53c6d0b"), ("majority", "5cb2aeedd3f8")])
+def test_ledger_digest_is_the_published_value(store, rule, expected):
+    # pinned: digests in results tables published before must still name the same ledger (values from b3626cc)
+    outputs = pd.DataFrame({"item_id": ["i1", "i2", "i3"], "model": ["A", "A", "B|c"], "task": "",
+                            "reference": ["r1", "r2", "r3"], "generation": ["g1", "g2", "=g3"]})
+    ratings = pd.DataFrame({"item_id": list(outputs["item_id"]) * 2, "model": list(outputs["model"]) * 2,
+                            "rater": ["judge"] * 3 + ["other judge"] * 3, "dimension": "ca", "value": 1.0,
+                            "rater_kind": "llm", "reason": "", "signature": "s"})
+    store.set_overrides("d", make_changes(outputs, ratings, "i1", "A", ["judge", "other judge"], "ca", 0.0),
+                        annotator="a")
+    store.set_overrides("d", make_changes(outputs, ratings, "i3", "B|c", ["judge"], "ca", 0.0), annotator="b")
+    store.set_overrides("d", make_changes(outputs, ratings, "i3", "B|c", ["judge"], "ca", 1.0), annotator="a")
+    ledger = open_ledger(store, "d", outputs, rule)
+    assert ledger.digest == expected == _row_by_row_digest(ledger.applied)
+    assert len(ledger.applied) == (3 if rule == "latest" else 2)  # under majority the 1-1 tie on i3 is left out
