@@ -179,23 +179,25 @@ def page_summary(page, limit: int = 2_000) -> str:
 def upload(page, label: str, paths: list[Path], *, attempts: int = 3) -> None:
     """Give ``paths`` to the file uploader labelled ``label`` and wait until the page lists each of them.
 
-    Given again when they are not listed within a minute: in a CI run, files set while a rerun redrew the page
-    went to an input element React then replaced, and the uploader never saw them (nothing of the app's runs
-    before the uploader has them, so giving them again changes nothing else).
+    Given again (after a settle) when the uploader lists none of them within a minute, as a person would drop
+    them again: in a CI run the ratings uploader listed none of the files given to it while the page was still
+    redrawing after the outputs' upload (the cause was not pinned down). Never given again once one is listed
+    (a multi-file uploader would then hold them twice).
     """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     widget = page.locator("[data-testid=stFileUploader]").filter(has_text=label)
+    listed = [widget.get_by_text(path.name, exact=True).first for path in paths]
     for attempt in range(1, attempts + 1):
         settle(page)
         widget.locator("input[type='file']").set_input_files([str(path) for path in paths])
         try:
-            for path in paths:
-                widget.get_by_text(path.name, exact=True).first.wait_for(
-                    state="visible", timeout=WAIT_MS if attempt == attempts else 60_000)
+            listed[0].wait_for(state="visible", timeout=WAIT_MS if attempt == attempts else 60_000)
         except PlaywrightTimeout:
-            if attempt == attempts:
+            if attempt == attempts or any(name.is_visible() for name in listed):
                 raise
-            print(f"upload: {label!r} did not list its files, giving them again", file=sys.stderr)
+            print(f"upload: {label!r} listed none of its files, giving them again", file=sys.stderr)
         else:
-            return
+            break
+    for name in listed:
+        name.wait_for(state="visible", timeout=WAIT_MS)
