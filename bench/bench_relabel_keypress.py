@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -40,6 +39,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from machine import machine  # noqa: E402
+
 CHROMIUM = Path("/usr/bin/chromium")
 TARGET_MS = 250.0
 
@@ -252,10 +254,7 @@ def main() -> None:
     args = parser.parse_args()
     if not CHROMIUM.exists():
         raise SystemExit(f"needs {CHROMIUM}")
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
-    print(f"Machine: {cpu}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.machine()}, Python "
-          f"{platform.python_version()}")
+    print(f"Machine: {machine()}")
     print("| data | outputs | CA rating rows | first visit (s) | next item: median / p90 (ms) | next item + CA "
           "updated: median / p90 (ms) | max (ms) | saved + server's CA on the page: median / p90 (ms) | n | "
           "server peak RSS (MiB) | load avg before | load avg after |")
