@@ -72,6 +72,7 @@ import pandas as pd
 
 from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
 from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES, DataError, iter_jsonl
+from empathy.sqlite_wal import enable_wal
 
 #: Environment variable naming the store: a SQLite file or a ``postgresql://`` URL (wins over the default).
 STORE_ENV = "EMPATHY_STORE"
@@ -512,12 +513,12 @@ class OverrideStore:
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         columns = {row[1] for row in connection.execute("PRAGMA table_info(overrides)")}
         if version == SCHEMA_VERSION:
-            connection.execute("PRAGMA journal_mode=WAL")
+            enable_wal(connection, self.busy_timeout)
             return
         if "overrides" in tables and "role" not in columns:
             self._migrate_v1(connection)
             version = BASE_VERSION
-        connection.execute("PRAGMA journal_mode=WAL")
+        enable_wal(connection, self.busy_timeout)
         connection.execute("BEGIN IMMEDIATE")
         try:
             if version < BASE_VERSION:
@@ -541,7 +542,7 @@ class OverrideStore:
                 connection.backup(target)
             finally:
                 target.close()
-        connection.execute("PRAGMA journal_mode=WAL")
+        enable_wal(connection, self.busy_timeout)
         connection.execute("BEGIN IMMEDIATE")
         try:
             for statement in _split_sql(_MIGRATE_V1.format(schema=_SCHEMA)):

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sqlite3
 import stat
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +19,7 @@ import empathy.distancing as dist
 from empathy.cachefiles import ensure_private_file
 from empathy.distancing import DistancingCache, analyze
 from empathy.judges.cache import CachedAnswer, JudgeCache
+from empathy.sqlite_wal import enable_wal
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -150,3 +155,83 @@ def test_default_distancing_cache_is_shared_and_true(tmp_path: Path, monkeypatch
     list(analyze(["There is hope."]))
     assert mode(tmp_path / "distancing" / "distancing.sqlite3") == 0o600
     assert dist._default_cache() is dist._default_cache()
+
+
+# --- opening one new file from many processes at once (CI: a cluster worker's cache "database is locked") ---
+def _locked_in_another_connection(path: Path) -> sqlite3.Connection:
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")
+    return holder
+
+
+def test_enable_wal_waits_for_a_lock_the_busy_handler_does_not_wait_for(tmp_path: Path) -> None:
+    """``timeout=0`` stands for the case SQLite refuses at once; the switch is tried again until the lock goes."""
+    path = tmp_path / "new.sqlite3"
+    holder = _locked_in_another_connection(path)
+    opener = sqlite3.connect(path, timeout=0)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        opener.execute("PRAGMA journal_mode=WAL")
+    release = threading.Timer(0.3, holder.rollback)
+    release.start()
+    try:
+        enable_wal(opener, timeout=20.0)
+    finally:
+        release.join()
+    assert opener.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    holder.close()
+    opener.close()
+
+
+def test_enable_wal_gives_up_at_its_deadline(tmp_path: Path) -> None:
+    path = tmp_path / "held.sqlite3"
+    holder = _locked_in_another_connection(path)
+    opener = sqlite3.connect(path, timeout=0)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        enable_wal(opener, timeout=0.2)
+    holder.close()
+    assert opener.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    opener.close()
+
+
+def test_enable_wal_on_a_wal_file_needs_no_write_lock(tmp_path: Path) -> None:
+    """WAL persists in the file: a later open only reads the mode, so a writer holding the lock does not stop it."""
+    path = tmp_path / "wal.sqlite3"
+    first = sqlite3.connect(path)
+    enable_wal(first, timeout=1.0)
+    first.execute("CREATE TABLE t (x)")
+    first.commit()
+    holder = _locked_in_another_connection(path)
+    opener = sqlite3.connect(path, timeout=0)
+    enable_wal(opener, timeout=0.01)
+    assert opener.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    for connection in (holder, opener, first):
+        connection.close()
+
+
+@pytest.mark.parametrize("timeout", [0, -1.0])
+def test_enable_wal_timeout_is_validated(tmp_path: Path, timeout: float) -> None:
+    with sqlite3.connect(tmp_path / "x.sqlite3") as connection, pytest.raises(ValueError, match="timeout"):
+        enable_wal(connection, timeout=timeout)
+
+
+def _open_caches(directory: str, start: Any) -> str:
+    start.wait()
+    try:
+        DistancingCache(directory).close()
+        JudgeCache(Path(directory) / "judges.sqlite").close()
+    except (ValueError, sqlite3.Error) as exc:
+        return str(exc)
+    return ""
+
+
+def test_many_processes_open_one_new_cache_at_once(tmp_path: Path) -> None:
+    """Eight processes released together on fresh files, ten times over: none fails to open."""
+    # fork: the children need nothing but the already imported caches (spawn would import the package 8 times).
+    context = multiprocessing.get_context("fork")
+    processes = 8
+    with context.Manager() as manager, context.Pool(processes) as pool:
+        for round_ in range(10):
+            directory = tmp_path / f"round{round_}"
+            start = manager.Barrier(processes)
+            errors = [e for e in pool.starmap(_open_caches, [(str(directory), start)] * processes) if e]
+            assert errors == [], f"round {round_}: {errors[0]}"
