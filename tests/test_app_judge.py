@@ -21,7 +21,7 @@ from empathy.paths import DEMO_DIR  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "app_pages/7_Judge.py"
-TIMEOUT = 90
+TIMEOUT = 240  # s; a ceiling for a loaded machine, not an expectation
 KEY = "sk-test-APPSECRET-0123456789abcdef"
 KEY_ENV = "EMPATHY_TEST_APP_JUDGE_KEY"
 

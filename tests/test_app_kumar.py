@@ -21,7 +21,7 @@ from empathy.store import OverrideStore, apply_overrides  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-TIMEOUT = 120
+TIMEOUT = 240  # s; a ceiling for a loaded machine, not an expectation
 NAME = "kumar2025-empathic-communication"
 PAGES = ["app_pages/1_Data.py", "app_pages/2_Overview.py", "app_pages/3_Inspect.py", "app_pages/4_Relabel.py",
          "app_pages/5_Agreement.py", "app_pages/6_Workbench.py", "app_pages/7_Judge.py"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +16,7 @@ from empathy.paths import DEMO_DIR  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-TIMEOUT = 120
+TIMEOUT = 240  # s; a ceiling for a loaded machine, not an expectation
 
 pytestmark = pytest.mark.usefixtures("_store", "_cache")  # a store and caches of each test's own
 
@@ -41,8 +42,10 @@ def test_the_bar_shows_counts_and_an_eta():
     assert len(bars) == 1
     proto = bars[0].proto
     assert proto.value == 25  # 2 of 8
-    assert proto.text.startswith("Judging: 2 of 8 requests (25%) · 0 s elapsed · about ")
-    assert proto.text.endswith(" s left")
+    # The seconds are the test machine's (0 here, more on a loaded one): the format is what is checked.
+    duration = r"\d+ (s|min \d+ s|h \d+ min)"
+    assert re.fullmatch(rf"Judging: 2 of 8 requests \(25%\) · {duration} elapsed · about {duration} left",
+                        proto.text), proto.text
 
 
 def _distinct_texts() -> int:

@@ -20,7 +20,7 @@ from empathy.store import Change, OverrideStore, dataset_id  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-TIMEOUT = 90
+TIMEOUT = 240  # s; a ceiling for a loaded machine, not an expectation
 PAGES = ["app_pages/2_Overview.py", "app_pages/3_Inspect.py", "app_pages/4_Relabel.py", "app_pages/5_Agreement.py",
          "app_pages/7_Judge.py", "app_pages/9_Disagreement.py", "app_pages/1_Data.py"]
 
