@@ -68,8 +68,8 @@ try:
 except StoreError as error:  # the file was damaged after the store was opened
     st.error(f"The override store cannot be used: {md(error)}")
     st.stop()
-decisions.ledger_panel(data, ledger, annotator, "relabel_ledger")
 if not annotator:
+    decisions.ledger_panel(data, ledger, annotator, "relabel_ledger")
     st.info("Commit your annotator name above to start: it is recorded with every decision.")
     st.stop()
 
@@ -232,9 +232,10 @@ def _show_outcomes() -> None:
 def _queue_area() -> None:
     """The queue (progress, the output on screen, the decision keys) and beside it the live metric and the
     rubric: rerun alone after each decision."""
+    top = st.container()  # the ledger's line, drawn once this run's keys are saved (it counts them)
     left, right = st.columns([5, 2])
     with left:
-        _queue_body(right)
+        _queue_body(right, top)
 
 
 def _rubric() -> None:
@@ -248,7 +249,7 @@ def _rubric() -> None:
                 st.markdown(f"**{level:g}** — {definition[level]}")
 
 
-def _queue_body(right) -> None:
+def _queue_body(right, top) -> None:
     who = decisions.committed_annotator()
     applied = keyqueue.apply_events(data, st.session_state.get(keyqueue.KEY), annotator=who, scale_of=_scale_of)
     if applied.outcomes:
@@ -258,6 +259,8 @@ def _queue_body(right) -> None:
     except StoreError as error:
         st.error(f"The override store cannot be used: {md(error)}")
         return
+    with top:
+        decisions.ledger_panel(data, now, who, "relabel_ledger")
     mine = now.status.fresh
     mine = mine[(mine["annotator"] == who) & (mine["role"] == "annotator")] if len(mine) else mine
     if apply_to != ALL_JUDGES and len(mine):

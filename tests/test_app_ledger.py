@@ -87,6 +87,20 @@ def test_read_only_store_is_a_message(tmp_path, _store):
 
 # ------------------------------------------------------------------------------------ Relabel decisions
 
+def test_relabel_ledger_line_counts_the_key_just_saved(tmp_path, _store):
+    """The line is drawn with the queue, after the run's keys are saved: it once showed the count before them."""
+    at = _app(_fixture(tmp_path / "data"), committed="ann")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    _ok(at)
+    ledger_line = [c for c in _texts(at.caption) if c.startswith("Ledger")]
+    assert len(ledger_line) == 1 and "**0** overrides applied" in ledger_line[0]
+    press(at, 1.0)
+    _ok(at)
+    ledger_line = [c for c in _texts(at.caption) if c.startswith("Ledger")]
+    # one key under '(all judges)' overrides both judges of the output (gpt and lex, never the expert)
+    assert len(ledger_line) == 1 and "**2** overrides applied" in ledger_line[0]
+
+
 def test_decision_for_an_output_no_longer_on_screen_is_refused(tmp_path, _store):
     at = _app(_fixture(tmp_path / "data"), committed="ann")
     at.switch_page("app_pages/4_Relabel.py").run()
