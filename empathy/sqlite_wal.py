@@ -13,6 +13,9 @@ from __future__ import annotations
 import sqlite3
 import time
 
+#: How long a cache's open waits for other processes opening the same file (a cluster's workers start together,
+#: parallel runs share one judge cache). The override store has its own, configurable, ``busy_timeout``.
+CACHE_BUSY_TIMEOUT_S = 30.0
 #: First pause after a refused switch; doubled each time, up to :data:`_MAX_PAUSE_S`.
 _FIRST_PAUSE_S = 0.01
 _MAX_PAUSE_S = 0.5

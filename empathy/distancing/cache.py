@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ..cachefiles import ensure_private_directory, ensure_private_file
-from ..sqlite_wal import enable_wal
+from ..sqlite_wal import CACHE_BUSY_TIMEOUT_S, enable_wal
 from .result import DistancingResult
 
 #: Environment variable naming the cache folder.
@@ -20,8 +20,6 @@ CACHE_ENV = "EMPATHY_CACHE_DIR"
 CACHE_FILE = "distancing.sqlite3"
 # SQLite's default host-parameter limit is 32766 in current builds but 999 in old ones.
 _QUERY_CHUNK = 900
-# How long an open waits for other processes opening the same file (a cluster's workers start together).
-_BUSY_TIMEOUT_S = 30.0
 
 
 def default_cache_dir() -> Path:
@@ -66,8 +64,8 @@ class DistancingCache:
         # The app reruns scripts in worker threads: one connection shared under a lock.
         self._lock = threading.Lock()
         try:
-            self._conn = sqlite3.connect(str(self.path), timeout=_BUSY_TIMEOUT_S, check_same_thread=False)
-            enable_wal(self._conn, _BUSY_TIMEOUT_S)
+            self._conn = sqlite3.connect(str(self.path), timeout=CACHE_BUSY_TIMEOUT_S, check_same_thread=False)
+            enable_wal(self._conn, CACHE_BUSY_TIMEOUT_S)
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS results (model TEXT NOT NULL, version TEXT NOT NULL,"

@@ -28,11 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from empathy.cachefiles import ensure_private_directory, ensure_private_file
-from empathy.sqlite_wal import enable_wal
+from empathy.sqlite_wal import CACHE_BUSY_TIMEOUT_S, enable_wal
 
 CACHE_ENV = "EMPATHY_CACHE_DIR"
-# How long an open waits for other processes opening the same file (parallel runs share one cache).
-_BUSY_TIMEOUT_S = 30.0
 
 
 def default_cache_path() -> Path:
@@ -87,9 +85,9 @@ class JudgeCache:
             ensure_private_directory(Path(self.path).parent)
             ensure_private_file(Path(self.path))
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=_BUSY_TIMEOUT_S)
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=CACHE_BUSY_TIMEOUT_S)
         if self.path != ":memory:":
-            enable_wal(self._conn, _BUSY_TIMEOUT_S)
+            enable_wal(self._conn, CACHE_BUSY_TIMEOUT_S)
             # WAL + NORMAL: a commit is an append to the log, no fsync (module docstring: durability).
             self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(self._SCHEMA)
