@@ -51,19 +51,11 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from empathy.vocabulary import EGM_BOTH_ZERO, LD_DIMENSIONS, LD_STANDARDIZATIONS, SIDES
+
 OK = 0
 MISSING = 1
 UNDEFINED = 2
-
-#: Order of the distancing-density vector of Eq. 4.
-LD_DIMENSIONS: tuple[str, str, str] = ("nominalization", "impersonal", "agentless")
-#: ``"separate"`` is Eq. 4 as written: each side standardised with its own mean and sd.
-LD_STANDARDIZATIONS: tuple[str, ...] = ("separate", "reference")
-#: What an EGM item with a + b = 0 contributes: ``"zero"`` (the default: the term is 0) or ``"exclude"``.
-EGM_BOTH_ZERO: tuple[str, ...] = ("zero", "exclude")
-#: Whether a judge dimension is one judgement per reference text (shared by every model's output of an item)
-#: or one per generated output.
-SIDES: tuple[str, ...] = ("reference", "output")
 
 
 # ------------------------------------------------------------------------------------ the dimension table

@@ -40,20 +40,12 @@ from empathy.store import (
     dataset_name,
     output_hashes,
 )
+from empathy.vocabulary import LABEL_RULES
 
 #: The choice that applies a decision to every automatic judge of the output.
 ALL_JUDGES = "(all judges)"
 #: Rater kinds that "(all judges)" overwrites: automatic judges only.
 JUDGE_KINDS: frozenset[str] = frozenset({"llm", "lexicon"})
-#: How one label is chosen when several humans decided the same rating.
-LABEL_RULES: tuple[str, ...] = ("latest", "majority", "adjudicated")
-LABEL_RULE_HELP: dict[str, str] = {
-    "latest": "the most recent decision of anyone (an adjudication included)",
-    "majority": "an adjudication if there is one, else the value most annotators chose; a tie stays unresolved "
-                "(the judge's label is kept)",
-    "adjudicated": "an adjudication if there is one, else the annotators' value when they all agree; a "
-                   "disagreement stays unresolved (the judge's label is kept)",
-}
 _ITEM_KEY = ["item_id", "model", "dimension"]
 
 

@@ -11,8 +11,9 @@ import pandas as pd
 import streamlit as st
 
 from empathy.escaping import markdown_literal
-from empathy.overrides import LABEL_RULE_HELP, LABEL_RULES, Ledger
+from empathy.overrides import Ledger
 from empathy.store import Change, StoreError, output_hashes
+from empathy.vocabulary import LABEL_RULE_HELP, LABEL_RULES
 from empathy_app import state
 
 #: Session key of the annotator name committed on the Relabel page (typing alone never commits it).

@@ -7,6 +7,7 @@ import sqlite3
 import sys
 
 from empathy.cli.common import FORMATS, bounded_int, check_inputs, print_csv, print_json, print_table, set_handler
+from empathy.vocabulary import DEFAULT_LABEL_RULE, EGM_BOTH_ZERO, LABEL_RULES
 
 #: The judge metrics (LD reads no rating, so no label reorders it); kept literal so --help imports nothing.
 JUDGE_METRICS: tuple[str, ...] = ("SA", "EGM", "CA")
@@ -19,7 +20,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("outputs", help="outputs file (CSV, JSONL or Parquet)")
     parser.add_argument("--ratings", action="append", metavar="FILE", help="long-form ratings file (repeatable)")
     parser.add_argument("--overrides", metavar="SQLITE", help="apply the human overrides stored in this file")
-    parser.add_argument("--label-rule", choices=("latest", "majority", "adjudicated"), default="latest",
+    parser.add_argument("--label-rule", choices=LABEL_RULES, default=DEFAULT_LABEL_RULE,
                         help="which human label counts where several annotators decided one rating")
     parser.add_argument("--store-name", metavar="NAME",
                         help="the data set's name in the store (default: the outputs file, relative to the store)")
@@ -27,7 +28,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="examine only this metric (repeatable; default: SA, EGM and CA)")
     parser.add_argument("--top", type=bounded_int(1, 1000), default=5, metavar="N",
                         help="most influential items kept per model, metric and judge (default 5)")
-    parser.add_argument("--egm-both-zero", choices=("zero", "exclude"), default="zero",
+    parser.add_argument("--egm-both-zero", choices=EGM_BOTH_ZERO, default=EGM_BOTH_ZERO[0],
                         help="EGM of an item with a + b = 0: 0 (Eq. 2, default) or left out as undefined")
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--by-task", action="store_true",

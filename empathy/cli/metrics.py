@@ -19,6 +19,7 @@ from empathy.cli.common import (
     print_table,
     set_handler,
 )
+from empathy.vocabulary import DEFAULT_LABEL_RULE, EGM_BOTH_ZERO, LABEL_RULES, LD_STANDARDIZATIONS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,11 +40,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     metrics.add_argument("--overrides", "--store", dest="overrides", metavar="STORE", nargs="?", const="",
                          help="apply the human overrides of this store: a SQLite file or a postgresql:// URL "
                          "(without a value: $EMPATHY_STORE, else the store beside the outputs)")
-    metrics.add_argument("--label-rule", choices=("latest", "majority", "adjudicated"), default="latest",
+    metrics.add_argument("--label-rule", choices=LABEL_RULES, default=DEFAULT_LABEL_RULE,
                          help="which human label counts where several annotators decided one rating")
     metrics.add_argument("--store-name", metavar="NAME",
                          help="the data set's name in the store (default: the outputs file, relative to the store)")
-    metrics.add_argument("--egm-both-zero", choices=("zero", "exclude"), default="zero",
+    metrics.add_argument("--egm-both-zero", choices=EGM_BOTH_ZERO, default=EGM_BOTH_ZERO[0],
                          help="EGM of an item with a + b = 0: 0 as the paper's Eq. 2 reads (default), or left out "
                          "as undefined")
     scope = metrics.add_mutually_exclusive_group()
@@ -53,7 +54,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="pool all tasks into one value per model (LD then standardises across genres); "
                        "named 'tasks:pooled' in the signature")
     metrics.add_argument("--no-ld", action="store_true", help="skip Linguistic Distancing")
-    metrics.add_argument("--ld-standardization", choices=("separate", "reference"), default="separate",
+    metrics.add_argument("--ld-standardization", choices=LD_STANDARDIZATIONS, default=LD_STANDARDIZATIONS[0],
                          help="Eq. 4 as written (each side its own mean and sd) or both sides with the "
                          "reference's statistics")
     metrics.add_argument("--format", choices=FORMATS, default="table")

@@ -19,6 +19,7 @@ from empathy.cli.common import (
     print_table,
     set_handler,
 )
+from empathy.vocabulary import DEFAULT_LABEL_RULE, LABEL_RULES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,7 +54,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     slices.add_argument("--overrides", metavar="SQLITE",
                         help="the override store: its human decisions join the human side, and --outcome "
                              "override reads it")
-    slices.add_argument("--label-rule", choices=("latest", "majority", "adjudicated"), default="latest")
+    slices.add_argument("--label-rule", choices=LABEL_RULES, default=DEFAULT_LABEL_RULE)
     slices.add_argument("--store-name", metavar="NAME", help="the data set's name in the store")
     slices.add_argument("--feature", action="append", metavar="NAME", help="only this feature (repeatable)")
     slices.add_argument("--bins", type=bounded_int(2, 20), default=3, help="quantile bins per feature (default 3)")
