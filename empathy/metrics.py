@@ -13,9 +13,12 @@ Every metric has two layers:
 Two tables make the rest of the package generic: :data:`DIMENSIONS`, the one table of judge dimensions
 (range, binary or scale, judged per reference or per output), and :data:`METRIC_SPECS`, the registry of
 metrics (:class:`MetricSpec`: judge dimensions, whether the terms need sentence counts or distancing
-densities, the terms function, the aggregate). :mod:`empathy.evaluate` (and through it the live recompute),
-:mod:`empathy.stability` and the CLI read the registry; :func:`get_metric` raises ``ValueError`` for an
-unknown name. A new metric is one registry entry, its terms function and its tests (``docs/development.md``).
+densities, the terms function, the aggregate; and how it is shown: its direction, name, equation, range of
+Table 1, help, how-to-read note, whether it is charted). The engine (:mod:`empathy.evaluate` and through it the
+live recompute), :mod:`empathy.stability`, the item table, fragility, exports, the CLI and every page of the
+app read the registry, at call time; :func:`get_metric` raises ``ValueError`` for an unknown name. A new metric
+is one registry entry, its terms function and its tests (``docs/development.md``), or from outside the package
+:func:`register_metric`. Ranks read each entry's direction (:func:`empathy.evaluate.rank_by_direction`).
 
 Cases the paper leaves open, and what we do (also in the README):
 
