@@ -1,12 +1,13 @@
-"""Overview page: SA, EGM, CA and LD per model under each judge, with n, rankings, charts and the signature."""
+"""Overview page: every registered metric (SA, EGM, CA, LD) per model under each judge, with n, rankings, charts
+and the signature; names, help, charts and rank directions come from the metric registry."""
 
 import re
 
 import streamlit as st  # noqa: E402
 
+from empathy import metrics  # noqa: E402
 from empathy.evaluate import rankings  # noqa: E402
 from empathy.exports import table6_csv  # noqa: E402
-from empathy.metrics import METRIC_DIMENSIONS  # noqa: E402
 from empathy.review import egm_readings, metric_pivot, per_task  # noqa: E402
 from empathy_app import markup, state, views  # noqa: E402
 
@@ -22,19 +23,21 @@ ld_reading = st.radio("LD standardisation", list(LD_READINGS), format_func=LD_RE
                            "measures the level shift as well; the signature names it.")
 report = state.report(data, ld_standardization=ld_reading)
 table = report.table
-paper_dimensions = sorted({d for dims in METRIC_DIMENSIONS.values() for d in dims})
+paper_dimensions = sorted({d for name in metrics.judged_metrics() for d in metrics.get_metric(name).dimensions})
+judged = views.and_list(metrics.judged_metrics())
+from_texts = views.and_list(metrics.text_metrics())
 if data.dataset.ratings.empty and data.filtered and not data.all_data.ratings.empty:
-    st.info(f"No rating of the task **{markup.md(state.task_label(data.task))}** in this data set: only **LD** is "
-            "computed here, from the texts themselves. Choose another task (or *All tasks*) in the sidebar for SA, "
-            "EGM and CA.")
+    st.info(f"No rating of the task **{markup.md(state.task_label(data.task))}** in this data set: only "
+            f"**{from_texts}** is computed here, from the texts themselves. Choose another task (or *All tasks*) in "
+            f"the sidebar for {judged}.")
 elif data.dataset.ratings.empty:
-    st.info("This data set has no ratings yet: only **LD** is computed here, from the texts themselves. Add "
-            "ratings files on the **Data** page, or rate the outputs with a judge on the **Judge** page, for SA, "
-            "EGM and CA.")
+    st.info(f"This data set has no ratings yet: only **{from_texts}** is computed here, from the texts themselves. "
+            "Add ratings files on the **Data** page, or rate the outputs with a judge on the **Judge** page, for "
+            f"{judged}.")
 elif not set(paper_dimensions) & set(data.dataset.dimensions):
     no_text = int((~views.has_texts(data.dataset.outputs)).sum())
     st.info("These ratings have none of the paper's judge dimensions (" + ", ".join(map(views.code, paper_dimensions))
-            + "), so SA, EGM and CA cannot be computed here; only LD, which comes from the texts themselves"
+            + f"), so {judged} cannot be computed here; only {from_texts}, which comes from the texts themselves"
             + (f" ({no_text} output(s) without text are left out)" if no_text else "") + ". The raters' agreement "
             "on this data set's own dimensions is on the **Workbench** page.")
 if table.empty or table["value"].notna().sum() == 0:
@@ -43,17 +46,18 @@ if table.empty or table["value"].notna().sum() == 0:
     st.stop()
 
 st.subheader("Metrics per model")
-st.caption(" · ".join(f"**{k}**: {v}" for k, v in views.METRIC_HELP.items()) + ". Lower is better for all four.")
+st.caption(views.metrics_legend())
 pivot = metric_pivot(table)
 rows = [c for c in ("task", "model") if c in pivot.columns]  # per task: a (task, model) row each
 values = [c for c in pivot.columns if c not in rows and not c.startswith("n ")]
+# a text-only metric (LD) has one scorer, the distancing analyser: its long name cut off the last column's header
+fixed_scorer = {f"{name} ({metrics.get_metric(name).scorer})": name for name in metrics.text_metrics()}
 # Only the values here, so that every metric fits the page's width (the n's doubled the columns and pushed CA
 # and LD out of sight at 1400 px); how many outputs each value rests on is in the expander below.
 st.dataframe(pivot[[*rows, *values]].round(3), hide_index=True, key="overview_pivot",
              column_config={column: st.column_config.NumberColumn(
-                 # LD has one scorer, the distancing analyser: its long name cut off the last column's header
-                 "LD" if column.startswith("LD (") else column, format="%.3f", width="small",
-                 help=(views.METRIC_HELP.get(column.split(" ")[0], "") + f" · column {column}"))
+                 fixed_scorer.get(column, column), format="%.3f", width="small",
+                 help=views.metric_help(column.split(" ")[0]) + f" · column {column}")
                  for column in values})
 with st.expander("How many outputs each value rests on (n)"):
     counts = pivot[[*rows, *(c for c in pivot.columns if c.startswith("n "))]]
@@ -72,20 +76,22 @@ buttons[1].download_button("Download as the paper's Table 6 (CSV)",
                            help="One row per model, a column group per judge with its metrics (two header rows, "
                                 "as the paper's Table 6), and the signature; spreadsheet-safe.")
 
-if table.loc[table["metric"] == "EGM", "value"].notna().any():
+for metric in metrics.metrics_reading("egm_both_zero"):
+    if not table.loc[table["metric"] == metric, "value"].notna().any():
+        continue
     # Eq. 2 leaves an item with a + b = 0 open: the default counts it as 0 (as written); leaving it out can move
     # values and rankings a lot (issue 15), so both readings are shown wherever they differ.
     left_out = state.report(data, egm_both_zero="exclude")
-    readings = egm_readings(table, left_out.table)
+    readings = egm_readings(table, left_out.table, metric)
     if len(readings):
-        st.subheader("EGM under both readings of a + b = 0")
+        st.subheader(f"{metric} under both readings of a + b = 0")
         st.caption("An item whose reference and generation both have no disturbing sentence (a + b = 0) counts "
-                   "as EGM 0 in the table above (Eq. 2 as written); left out as undefined, these models' EGM "
-                   "differs as below (`--egm-both-zero exclude` on the command line).")
+                   f"as {metric} 0 in the table above (Eq. 2 as written); left out as undefined, these models' "
+                   f"{metric} differs as below (`--egm-both-zero exclude` on the command line).")
         st.dataframe(readings.round(3), hide_index=True, key="overview_egm_readings")
         views.signature_caption(left_out.signature)
 
-st.subheader("Rankings (1 = least failure)")
+st.subheader("Rankings (1 = the best in the metric's direction: the least failure)")
 ranked = rankings(table)
 if ranked.empty:
     st.info("No ranking: every metric value is undefined.")
@@ -98,12 +104,14 @@ else:
     st.caption(views.HOW_TO_READ["rankings"])
 
 st.subheader("Charts")
-metrics_present = [m for m in ("SA", "EGM", "CA", "LD") if table.loc[table["metric"] == m, "value"].notna().any()]
+charted = [name for name in metrics.charted_metrics()
+           if table.loc[table["metric"] == name, "value"].notna().any()]
 columns = st.columns(2)
-for position, metric in enumerate(metrics_present):
+for position, metric in enumerate(charted):
     with columns[position % 2]:
         st.plotly_chart(views.metric_bars(table, metric), key=f"overview_chart_{metric}")
-        st.caption(views.HOW_TO_READ[f"chart_{metric}"])
+        if metrics.get_metric(metric).how_to_read:
+            st.caption(metrics.get_metric(metric).how_to_read)
 
 standard = views.standard_scatter(data, table)
 if standard is not None:

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
+from empathy.evaluate import rank_by_direction  # noqa: E402
 from empathy.io import BINARY_DIMENSIONS  # noqa: E402
 from empathy.overrides import (  # noqa: E402
     ALL_JUDGES,
@@ -129,8 +130,10 @@ LIVE = "relabel_live_previous"  # (metric, judge, task) -> {model: (value, rank)
 
 def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
                   fresh: pd.DataFrame | None = None, ahead: list[tuple[str, str]] | None = None) -> dict | None:
-    """The metric this dimension feeds (CA for ``ca``), per model and ranked, for one judge, with the human
-    decisions applied: recomputed by the app's live engine (:class:`empathy.review.Recompute`, the plan of
+    """The metric this dimension feeds (CA for ``ca``), per model and ranked under the one rank convention
+    (:func:`empathy.evaluate.rank_by_direction`: 1 = the best value in the metric's direction, for CA the least
+    conflict avoidance; ties share the smaller rank), for one judge, with the human decisions applied:
+    recomputed by the app's live engine (:class:`empathy.review.Recompute`, the plan of
     :func:`empathy.evaluate.plan_metrics` evaluated on the patched values) after every decision, in this
     fragment. What the last decision changed is marked: the model decided, its value before and after, and
     every rank that moved.
@@ -165,8 +168,8 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
     if table.empty:
         st.caption(f"No {md(metric)} for {md(judge)} here.")
         return None
-    table = table.sort_values(["value", "model"], ascending=[False, True], kind="stable").reset_index(drop=True)
-    table["rank"] = range(1, len(table) + 1)
+    table = table.assign(rank=rank_by_direction(table, ()))  # one metric, judge and task here
+    table = table.sort_values(["rank", "model"], na_position="last", kind="stable").reset_index(drop=True)
     if items is not None:
         low, high = _scale_of(dimension) or (0, 1)
         live = keyqueue.live_state(data, table, items, metric=metric, judge=judge, dimension=dimension,
@@ -181,29 +184,31 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
             return live
     scope = (metric, judge, str(table["task"].iloc[0]) if "task" in table.columns else "")
     previous = st.session_state.setdefault(LIVE, {}).get(scope, {})
-    before = [previous.get(m, (float("nan"), 0)) for m in table["model"]]
+    before = [previous.get(m) for m in table["model"]]  # (value, rank) as last shown, None for a new model
     shown = pd.DataFrame({
         "rank": table["rank"],
         "model": table["model"].astype(str),
         f"{metric} ({judge})": table["value"].round(4),
-        "change": [round(v - b[0], 4) if previous and b[1] else float("nan")
+        "change": [round(v - b[0], 4) if b is not None else float("nan")
                    for v, b in zip(table["value"], before, strict=True)],
-        "rank before": [b[1] or None for b in before] if previous else [None] * len(table),
+        "rank before": pd.array([b[1] if b is not None else None for b in before], dtype="Int64"),
         "n": table["n"].astype(int),
         "last decision": ["◀" if last is not None and m == last[1] else "" for m in table["model"]],
     })
-    st.markdown(f"**Live {md(metric)} per model ({md(judge)})**, with the human decisions (ranked, highest "
-                f"{md(metric)} first)")
+    st.markdown(f"**Live {md(metric)} per model ({md(judge)})**, with the human decisions (ranked, "
+                f"{views.rank_heading(metric)})")
     st.dataframe(shown, hide_index=True, key="relabel_live_table")
     if last is not None and previous:
         row = table[table["model"].astype(str) == last[1]]
         if len(row):
-            old = previous.get(last[1], (float("nan"), 0))
-            moved = int((shown["rank before"].notna() & (shown["rank before"] != shown["rank"])).sum())
+            old = previous.get(last[1], (float("nan"), None))
+            moved = int((shown["rank before"].notna() & shown["rank"].notna()
+                         & (shown["rank before"] != shown["rank"])).fillna(False).sum())
+            now = row["rank"].iloc[0]
             st.caption(f"Last decision {md(last[0])} / {md(last[1])}: {md(metric)} ({md(judge)}) of "
-                       f"{md(last[1])} {old[0]:.4f} → {float(row['value'].iloc[0]):.4f}, rank {old[1]} → "
-                       f"{int(row['rank'].iloc[0])}; {moved} model(s) changed rank.")
-    st.session_state[LIVE][scope] = {str(m): (float(v), int(r)) for m, v, r in
+                       f"{md(last[1])} {old[0]:.4f} → {float(row['value'].iloc[0]):.4f}, rank {old[1] or '-'} → "
+                       f"{'-' if pd.isna(now) else int(now)}; {moved} model(s) changed rank.")
+    st.session_state[LIVE][scope] = {str(m): (float(v), None if pd.isna(r) else int(r)) for m, v, r in
                                      zip(table["model"], table["value"], table["rank"], strict=True)}
     views.signature_caption(report.signature)
     return None

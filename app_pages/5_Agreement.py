@@ -2,6 +2,7 @@
 
 import streamlit as st  # noqa: E402
 
+from empathy import metrics  # noqa: E402
 from empathy.exports import agreement_csv  # noqa: E402
 from empathy.review import per_task, ranking_shift  # noqa: E402
 from empathy_app import state, views  # noqa: E402
@@ -27,15 +28,16 @@ elif not current.empty:
                "compared with the judges in their own table below.")
 report = state.report(data, with_overrides=judge_view_with_overrides)
 agreement = report.agreement
-judges = sorted(set(report.table.loc[report.table["metric"] != "LD", "scorer"]))
+judges = sorted(set(report.table.loc[report.table["metric"].isin(metrics.judged_metrics()), "scorer"]))
 
 st.subheader("Inter-judge agreement on the per-model metrics (the paper's Table 6)")
 st.caption("Spearman correlation between two judges' per-model values of a metric, over the models both "
            "scored. The paper reports 0.835-0.948 for SA and 0.748-0.924 for CA.")
 if not judges:
     st.info("No judge rated the paper's dimensions here (e_ref/e_gen, u_ref/u_gen, ca), so there is no per-model "
-            "SA, EGM or CA to correlate. The raters' agreement on this data set's own dimensions is below "
-            "(Krippendorff's alpha) and, pair by pair and panel by panel, on the **Workbench** page.")
+            f"{views.and_list(metrics.judged_metrics(), 'or')} to correlate. The raters' agreement on this data set's "
+            "own dimensions is below (Krippendorff's alpha) and, pair by pair and panel by panel, on the **Workbench** "
+            "page.")
 elif len(judges) < 2:
     st.info(f"Only one judge ({codes(judges) or 'none'}) rated this data set: inter-judge agreement needs "
             "at least two. Add another judge's ratings on the **Data** page.")
@@ -46,7 +48,7 @@ else:
             st.markdown(f"**Task {md(task)}**")
         columns = st.columns(3)
         shown = 0
-        for metric in ("SA", "EGM", "CA"):
+        for metric in metrics.judged_metrics():
             figure = views.spearman_heatmap(agreement[agreement["task"] == task], metric)
             if figure is not None:
                 columns[shown % 3].plotly_chart(figure, key=f"agreement_heatmap_{metric}" + (f"_{number}" * split))
@@ -103,5 +105,6 @@ else:
     if changed.empty:
         st.success("The overrides changed no metric value and no rank.")
     else:
-        st.caption("rank 1 = least failure; *moved* > 0 means the model rose in the ranking.")
+        st.caption("rank 1 = the best value in the metric's direction (the least failure); *moved* > 0 means the "
+                   "model rose in the ranking.")
         st.dataframe(changed.round(3), hide_index=True, key="agreement_moves")

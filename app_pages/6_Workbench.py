@@ -2,6 +2,7 @@
 
 import streamlit as st  # noqa: E402
 
+from empathy import metrics  # noqa: E402
 from empathy.panels import is_panel  # noqa: E402
 from empathy.stability import STATISTICS, default_sizes  # noqa: E402
 from empathy_app import state, views  # noqa: E402
@@ -111,17 +112,16 @@ if source == "raters on the dimension":
         st.error(f"Sizes: {md(error)}")
 else:
     options = st.columns(2)
-    metric = options[0].selectbox("Metric", ["SA", "EGM", "CA"], key="wb_metric")
+    metric = options[0].selectbox("Metric", list(metrics.judged_metrics()), key="wb_metric")
     judges = wb.metric_judges(effective, metric)
     if not judges:
         st.info(f"No judge rated the dimensions of {metric} in this data set.")
     else:
         judge = options[1].selectbox("Judge", judges, key="wb_judge")
-        sentences = state.features(data).frame(dataset.outputs) if metric == "EGM" else None
-        from empathy.metrics import METRIC_DIMENSIONS
-
+        spec = metrics.get_metric(metric)
+        sentences = state.features(data).frame(dataset.outputs) if spec.needs_sentences else None
         matrix = wb.metric_stability_matrix(dataset.outputs, effective, sentences,
-                                            state.effective_key(data, METRIC_DIMENSIONS[metric]), metric, judge)
+                                            state.effective_key(data, spec.dimensions), metric, judge)
         n_units = len(matrix)
         sizes_text = settings[0].text_input("Sizes", ", ".join(map(str, default_sizes(n_units))),
                                             key="wb_sizes_metric")

@@ -3,6 +3,7 @@
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
+from empathy import metrics  # noqa: E402
 from empathy.distancing.result import LABELS  # noqa: E402
 from empathy.escaping import markdown_literal  # noqa: E402
 from empathy.evaluate import TextFeatures  # noqa: E402
@@ -24,24 +25,25 @@ views.show_flash_error()
 views.mode_caption(data)
 outputs = data.dataset.outputs
 if data.dataset.ratings.empty:
-    st.info("This data set has no ratings, so there are no judge terms (SA, EGM, CA) or disagreements to list; "
-            "the table shows each output's LD term and distancing counts, which come from the texts. Add "
-            "ratings on the **Data** page.")
+    st.info(f"This data set has no ratings, so there are no judge terms ({', '.join(metrics.judged_metrics())}) or "
+            f"disagreements to list; the table shows each output's {views.and_list(metrics.text_metrics())} term "
+            "and distancing counts, which come from the texts. Add ratings on the **Data** page.")
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _item_table(key: str, overrides_key: str, with_overrides: bool, by_task: bool, _outputs: pd.DataFrame,
-                _ratings: pd.DataFrame, _features: TextFeatures, _overrides: pd.DataFrame) -> pd.DataFrame:
-    # Keyed by the data's content, the overrides' content, the sidebar toggle and the task scope: searching,
-    # filtering and sorting rerun the page without recomputing the table.
+def _item_table(key: str, overrides_key: str, with_overrides: bool, by_task: bool, registry: str,
+                _outputs: pd.DataFrame, _ratings: pd.DataFrame, _features: TextFeatures, _overrides: pd.DataFrame
+                ) -> pd.DataFrame:
+    # Keyed by the data's content, the overrides' content, the sidebar toggle, the task scope and the metric
+    # registry: searching, filtering and sorting rerun the page without recomputing the table.
     return item_table(_outputs, _ratings, _features, overrides=_overrides, by_task=by_task)
 
 
 ratings = state.effective_ratings(data)
 current = state.overrides(data)
 table = _item_table(data.content_key, state.ratings_key(current) if len(current) else "",
-                    bool(st.session_state["with_overrides"]), state.by_task(data), outputs, ratings,
-                    state.features(data), current)
+                    bool(st.session_state["with_overrides"]), state.by_task(data), metrics.registry_token(), outputs,
+                    ratings, state.features(data), current)
 terms = term_columns(table)
 ranges = [c for c in table.columns if str(c).startswith("range:")]
 status_columns = [c for c in table.columns if str(c).endswith(" status")]
@@ -56,12 +58,16 @@ def _label(column: str) -> str:
     return f"{metric} · judge {judge}" if judge else metric
 
 
+larger_worse = [name for name, spec in metrics.METRIC_SPECS.items() if spec.lower_is_better]
+smaller_worse = [name for name, spec in metrics.METRIC_SPECS.items() if not spec.lower_is_better]
 st.caption("One row per output. Each judge's per-item term of Eq. 1-3 (the mean of a model's terms under a judge "
            "is its value on the Overview), the LD term of Eq. 4 (standardised within the model), how far the judges "
            "are apart on each label (max - min), the distancing counts of each side and whether a human override "
            "exists. A term that cannot be computed (missing rating, E(t) = 0, a text without sentences, or an "
-           "output the judge did not rate) shows as *None*, never 0; tick *Why None* to see which. Larger is "
-           "worse for every term.")
+           "output the judge did not rate) shows as *None*, never 0; tick *Why None* to see which. "
+           + ("Larger is worse for every term." if not smaller_worse else
+              f"Larger is worse for {views.and_list(larger_worse)}, smaller for {views.and_list(smaller_worse)}; "
+              "*Worst first* sorts each that way."))
 
 with st.container(border=True):
     top = st.columns([3, 2, 3, 1.3])
@@ -69,7 +75,7 @@ with st.container(border=True):
                               "an item id", help="Case-insensitive; the text as typed, not a pattern.")
     models = top[1].multiselect("Models", data.dataset.models, key="items_models", placeholder="all models")
     sortable = terms + ranges
-    default = next((c for c in terms if c.startswith("SA:")), sortable[0] if sortable else None)
+    default = sortable[0] if sortable else None  # the first judge metric's first judge (SA), else the first term
     if sortable and st.session_state.get("items_sort") not in sortable:
         st.session_state["items_sort"] = default
     sort_by = top[2].selectbox("Worst first by", sortable, key="items_sort", format_func=_label,

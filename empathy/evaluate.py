@@ -29,9 +29,11 @@ from numpy.typing import NDArray
 from empathy import metrics as m
 from empathy.agreement import spearman_pairs
 from empathy.signature import Signature, judge_signatures
+from empathy.vocabulary import RANK_TIES
 
-#: Name of the scorer of LD rows in results tables.
-LD_SCORER: str = m.get_metric("LD").scorer or ""
+#: Name of the scorer of the distancing metric's rows (LD) in results tables: the registry entry that reads the
+#: distancing densities.
+LD_SCORER: str = next((spec.scorer or "" for spec in m.METRIC_SPECS.values() if spec.needs_distancing), "")
 TABLE_COLUMNS: tuple[str, ...] = ("task", "model", "scorer", "metric", "value", "n", "n_missing", "n_undefined")
 
 #: A text analyser: texts -> (sentence counts of shape (n,), distancing densities of shape (n, 3)).
@@ -452,9 +454,8 @@ def _skeleton(parts: list[pd.DataFrame]) -> tuple[pd.DataFrame, NDArray[np.int64
         return pd.DataFrame(columns=["task", "model", "scorer", "metric"]), np.empty(0, dtype=np.int64)
     skeleton = pd.concat(parts, ignore_index=True)
     skeleton["_position"] = np.arange(len(skeleton))
-    order = {name: i for i, name in enumerate(m.METRICS)}
     skeleton = skeleton.sort_values(["task", "metric", "scorer", "model"],
-                                    key=lambda s: s.map(order) if s.name == "metric" else s)
+                                    key=lambda s: s.map(m.registry_position) if s.name == "metric" else s)
     return skeleton.drop(columns="_position").reset_index(drop=True), skeleton["_position"].to_numpy()
 
 
@@ -532,8 +533,36 @@ def compute_metrics(outputs: pd.DataFrame, ratings: pd.DataFrame, *, features: T
                         ).evaluate(seed=seed, n_overrides=n_overrides)
 
 
+def rank_by_direction(table: pd.DataFrame, by: Sequence[str] = ("task", "scorer", "metric"), *,
+                      value: str = "value") -> pd.Series:
+    """The one rank convention of every table, page, command and export (:data:`empathy.vocabulary.RANK_CONVENTION`).
+
+    Within each group of ``by`` (none: the whole table), rank 1 is the best ``value`` in the direction of the
+    row's metric (``table["metric"]``, :attr:`empathy.metrics.MetricSpec.better`): the smallest for a
+    lower-is-better metric (the paper's four, so rank 1 = the least failure), the largest otherwise. Tied values
+    share the smallest rank (:data:`empathy.vocabulary.RANK_TIES`, ``"min"``: 1, 1, 3); an undefined value
+    (NaN) has no rank (``<NA>``). An unknown metric name raises ``ValueError`` (:func:`empathy.metrics.get_metric`).
+
+    Returns
+    -------
+    Series
+        Nullable integer ranks (``Int64``), aligned with ``table``.
+    """
+    names = table["metric"]
+    lower = {name: m.get_metric(name).lower_is_better for name in pd.unique(names)}
+    sign = np.array([1.0 if lower[name] else -1.0 for name in names], dtype=float)
+    key = pd.Series(pd.to_numeric(table[value], errors="coerce").to_numpy(dtype=float) * sign, index=table.index)
+    if by:
+        ranks = key.groupby([table[column] for column in by], sort=False, dropna=False).rank(method=RANK_TIES)
+    else:
+        ranks = key.rank(method=RANK_TIES)
+    return ranks.astype("Int64")
+
+
 def rankings(table: pd.DataFrame) -> pd.DataFrame:
-    """Rank of each model within each (task, scorer, metric); 1 = least failure (all four metrics: lower is better)."""
+    """Rank of each model within each (task, scorer, metric) under :func:`rank_by_direction`: 1 = the best value
+    in the metric's direction (for all four of the paper's metrics: the least failure); ties share the lower rank.
+    Rows without a value are left out."""
     ranked = table.dropna(subset=["value"]).copy()
-    ranked["rank"] = ranked.groupby(["task", "scorer", "metric"])["value"].rank(method="min").astype(int)
+    ranked["rank"] = rank_by_direction(ranked).astype(int)
     return ranked

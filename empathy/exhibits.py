@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from empathy import metrics as m
 from empathy.escaping import html_literal
 from empathy.io import DataError, read_table
 from empathy.metrics import DIMENSIONS
@@ -38,7 +39,9 @@ from empathy.render import highlight_html, legend_html
 #: The curated exhibit list of the bundled demo.
 CURATED_FILENAME = "exhibits.csv"
 CURATED_COLUMNS: tuple[str, ...] = ("item_id", "model", "mechanism", "note")
-MECHANISMS: tuple[str, ...] = ("SA", "EGM", "CA", "LD")
+#: The mechanisms a curated exhibit can illustrate: the registry's metrics (the paper's four at import;
+#: :func:`read_curated` reads the registry when it runs, so a registered metric is a mechanism too).
+MECHANISMS: tuple[str, ...] = tuple(m.METRIC_SPECS)
 DELTA_COLUMNS: tuple[str, ...] = ("task", "metric", "scorer", "model", "without", "with", "delta")
 LABEL_COLUMNS: tuple[str, ...] = ("dimension", "rater", "judge", "label", "overridden")
 
@@ -306,9 +309,10 @@ def read_curated(path: str | Path, outputs: pd.DataFrame | None = None) -> pd.Da
     frame = frame[list(CURATED_COLUMNS)].fillna("").astype(str)
     keys = None if outputs is None else set(zip(outputs["item_id"].astype(str), outputs["model"].astype(str),
                                                 strict=True))
+    mechanisms = tuple(m.METRIC_SPECS)
     for position, record in enumerate(frame.itertuples(index=False)):
-        if record.mechanism not in MECHANISMS:
-            raise DataError(path, f"mechanism {record.mechanism!r} is not one of {', '.join(MECHANISMS)}",
+        if record.mechanism not in mechanisms:
+            raise DataError(path, f"mechanism {record.mechanism!r} is not one of {', '.join(mechanisms)}",
                             row=position + 2, column="mechanism")
         if keys is not None and (record.item_id, record.model) not in keys:
             raise DataError(path, f"output ({record.item_id}, {record.model}) is not in the data set",

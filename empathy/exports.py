@@ -28,9 +28,9 @@ import math
 import numpy as np
 import pandas as pd
 
+from empathy import metrics as m
 from empathy.escaping import spreadsheet_cell
 from empathy.io import require_frame
-from empathy.metrics import METRICS
 
 __all__ = ["agreement_csv", "agreement_table", "table6", "table6_csv"]
 
@@ -39,7 +39,7 @@ _AGREEMENT_COLUMNS = ("metric", "scorer_a", "scorer_b", "spearman", "n_models")
 
 
 def _metric_order(metric: str) -> tuple[int, str]:
-    return (METRICS.index(metric) if metric in METRICS else len(METRICS), metric)
+    return (m.registry_position(metric), metric)
 
 
 def _by_task(table: pd.DataFrame) -> bool:
@@ -65,8 +65,10 @@ def table6(table: pd.DataFrame) -> pd.DataFrame:
                          f"{row['scorer']!r}, metric {row['metric']!r}")
     wide = frame.pivot(index=keys, columns=["scorer", "metric"], values="value")
     present = [c for c in wide.columns if wide[c].notna().any()]
-    ld_scorers = set(frame.loc[frame["metric"] == "LD", "scorer"]) - set(frame.loc[frame["metric"] != "LD", "scorer"])
-    order = sorted(present, key=lambda c: (c[0] in ld_scorers, str(c[0]), _metric_order(str(c[1]))))
+    # a text-only metric's fixed scorer (LD's distancing analyser) goes after the judges
+    text_only = frame["metric"].isin(m.text_metrics())
+    fixed = set(frame.loc[text_only, "scorer"]) - set(frame.loc[~text_only, "scorer"])
+    order = sorted(present, key=lambda c: (c[0] in fixed, str(c[0]), _metric_order(str(c[1]))))
     out = wide[order] if order else wide.iloc[:, :0]
     out.columns = pd.MultiIndex.from_tuples(order, names=["scorer", "metric"]) if order else out.columns
     return out.sort_index()
@@ -121,7 +123,7 @@ def agreement_table(agreement: pd.DataFrame) -> pd.DataFrame:
     out = agreement[[*keys, *_AGREEMENT_COLUMNS]].copy()
     out["spearman"] = pd.to_numeric(out["spearman"], errors="coerce").astype(float)
     out["n_models"] = pd.to_numeric(out["n_models"], errors="coerce").astype("Int64")
-    out["_order"] = out["metric"].map(lambda m: _metric_order(str(m))[0])
+    out["_order"] = out["metric"].map(lambda name: _metric_order(str(name))[0])
     out = out.sort_values(["_order", *keys, "scorer_a", "scorer_b"], kind="stable").drop(columns="_order")
     return out.reset_index(drop=True)
 

@@ -3,10 +3,12 @@
 Everything here reads the per-item terms of the metric plan (:meth:`empathy.evaluate.MetricPlan.item_terms`):
 the same terms functions and the same scope as the results table, so a group's value here is its value there.
 All four equations are means of per-item terms, which is what makes the answers below exact and linear in the
-number of terms. Lower is better for every metric (:func:`empathy.evaluate.rankings`), so within each
-(task, metric, judge) the models are sorted by value, ties by model name, and each adjacent pair
-``better <= worse`` is examined. *Reordering* the pair means making ``better`` strictly worse than ``worse``
-(a tie is not a reversal).
+number of terms. The rankings follow the one rank convention (:func:`empathy.evaluate.rank_by_direction`): within
+each (task, metric, judge) the models are sorted from the best value in the metric's direction
+(:attr:`empathy.metrics.MetricSpec.better`; lower for all four of the paper's metrics) to the worst, ties by model
+name, and each adjacent pair ``better``, ``worse`` is examined (``rank``: the better model's rank under that
+convention). *Reordering* the pair means making ``better`` strictly worse than ``worse`` (a tie is not a reversal).
+The text below describes a lower-is-better metric; for a higher-is-better one every move is mirrored.
 
 * **Binary metrics (CA)**: the fewest label flips, exact. Flipping one of ``better``'s usable 0 labels to 1
   raises its share by ``1/n_better``; flipping one of ``worse``'s 1 labels to 0 lowers its share by
@@ -17,25 +19,27 @@ number of terms. Lower is better for every metric (:func:`empathy.evaluate.ranki
 * **Continuous metrics (SA, EGM)**: the smallest change of *one* item's term that reorders the pair. Raising a
   term of ``better`` by ``d`` raises its mean by ``d / n_better``, so the pair reorders when
   ``d > n_better * gap``; lowering one of ``worse``'s terms needs ``d > n_worse * gap``. A term can move only
-  within its range: SA's term ``1 - E(g)/E(t)`` lies in ``[1 - 1/E(t), 1]`` (E(g) in [0, 1], E(t) held fixed),
-  EGM's in ``[0, 1]``; a side on which no item has room is infeasible (``None``). ``shift_needed`` is the
-  smaller feasible side (an infimum: any larger change reorders). For SA the same answer is also given as the
-  smallest change of one *judge score* ``E(g)`` (``score_shift``; a term moves by ``dE(g)/E(t)``, so the item
-  with the smallest ``E(t)`` among those with room needs the smallest score change). Reference-side scores
-  (E(t), U(t)) are shared by every model's output of an item and are not moved. When no single item can,
-  ``items_needed`` (:func:`items_to_reverse`) is the fewest items that could, each moved to the end of its
-  range (exact: largest contributions first); for CA it equals ``flips_needed``.
+  within its range: a term of the form ``1 - x / y`` (:attr:`empathy.metrics.MetricSpec.ratio_of`; SA's
+  ``1 - E(g)/E(t)``) lies in ``[1 - high(x)/y, 1 - low(x)/y]`` with the reference-side ``y`` held fixed
+  (SA: ``[1 - 1/E(t), 1]``), any other within the metric's range of Table 1 (EGM: ``[0, 1]``); a side on which
+  no item has room is infeasible (``None``). ``shift_needed`` is the smaller feasible side (an infimum: any
+  larger change reorders). For a ``1 - x / y`` term the same answer is also given as the smallest change of
+  one *judge score* ``x`` (``score_shift``; SA's term moves by ``dE(g)/E(t)``, so the item with the smallest
+  ``E(t)`` among those with room needs the smallest score change). Reference-side scores (E(t), U(t)) are
+  shared by every model's output of an item and are not moved. When no single item can, ``items_needed``
+  (:func:`items_to_reverse`) is the fewest items that could, each moved to the end of its range (exact: largest
+  contributions first); for CA it equals ``flips_needed``.
 * **Leave-one-out influence**: for a group with ``n`` usable terms and mean ``v``, dropping item ``i`` gives
-  ``(n v - t_i) / (n - 1)``; its influence is ``v - LOO_i = (t_i - v) / (n - 1)`` (positive: the item makes
-  the model look worse). For SA the term ``t_i`` itself is reported too (one item reaches -2.68 on the demo).
-  ``None`` with a single usable item.
+  ``(n v - t_i) / (n - 1)``; its influence is ``v - LOO_i = (t_i - v) / (n - 1)`` (positive: the item raises
+  the model's value, which makes it look worse on a lower-is-better metric). For SA the term ``t_i`` itself is
+  reported too (one item reaches -2.68 on the demo). ``None`` with a single usable item.
 * **By-influence order** (:func:`influence_order`): per output, its largest ``|influence| / gap`` over the
   metrics reading a dimension and the judges, where ``gap`` is the distance of its model to the nearest
   adjacent model in that ranking (0 -> infinite): the share of the margin to the closest rival that this one
   item accounts for. Relabelling in this order checks first what can change the conclusion.
-* **Ratio of means for SA** (:func:`sa_ratio_of_means`): ``1 - sum E(g) / sum E(t)`` over the same usable
-  items as Eq. 1's mean of ratios, with both rankings side by side. Not in the paper; shown because the mean
-  of ratios lets a few items with a small E(t) dominate.
+* **Ratio of means for SA** (:func:`ratio_of_means`, for every metric with a ``1 - x / y`` term):
+  ``1 - sum E(g) / sum E(t)`` over the same usable items as Eq. 1's mean of ratios, with both rankings side by
+  side. Not in the paper; shown because the mean of ratios lets a few items with a small E(t) dominate.
 
 LD reads no judge rating (it is a function of the texts), so it has no flips and is left out.
 """
@@ -49,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from empathy import metrics as m
-from empathy.evaluate import MetricPlan
+from empathy.evaluate import MetricPlan, rank_by_direction
 
 GROUP: list[str] = ["task", "metric", "scorer"]
 PAIR_COLUMNS: tuple[str, ...] = (
@@ -58,8 +62,8 @@ PAIR_COLUMNS: tuple[str, ...] = (
     "shift_item", "score_shift", "score_item")
 INFLUENCE_COLUMNS: tuple[str, ...] = ("task", "metric", "scorer", "model", "item_id", "term", "value", "n",
                                       "loo_value", "influence")
-ROM_COLUMNS: tuple[str, ...] = ("task", "scorer", "model", "mean_of_ratios", "ratio_of_means", "rank_mean_of_ratios",
-                                "rank_ratio_of_means", "differs", "n")
+ROM_COLUMNS: tuple[str, ...] = ("task", "metric", "scorer", "model", "mean_of_ratios", "ratio_of_means",
+                                "rank_mean_of_ratios", "rank_ratio_of_means", "differs", "n")
 
 
 def flips_to_reverse(k_better: int, n_better: int, k_worse: int, n_worse: int) -> tuple[int, int, int] | None:
@@ -110,12 +114,14 @@ def _room(metric: str, side: pd.DataFrame, upward: bool) -> np.ndarray:
 
 def _term_bounds(metric: str, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """The range each usable term can move within when the output-side score changes (see module docstring)."""
+    spec = m.get_metric(metric)
     n = len(frame)
-    if metric == "SA":
-        return 1.0 - 1.0 / frame["e_ref"].to_numpy(dtype=float), np.ones(n)
-    if metric == "EGM":
-        return np.zeros(n), np.ones(n)
-    return np.full(n, -np.inf), np.full(n, np.inf)
+    if spec.ratio_of is not None:
+        x, y = spec.ratio_of
+        fixed = frame[y].to_numpy(dtype=float)
+        return 1.0 - m.DIMENSIONS[x].high / fixed, 1.0 - m.DIMENSIONS[x].low / fixed
+    low, high = spec.value_range
+    return np.full(n, float(low)), np.full(n, float(high))
 
 
 def _is_binary(metric: str) -> bool:
@@ -160,8 +166,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, object]]:
 
 def _usable(terms: pd.DataFrame) -> pd.DataFrame:
     """The usable terms of judge metrics, with each group's code (``_group``), n and mean beside every term."""
-    judged = [name for name, spec in m.METRIC_SPECS.items() if spec.judged]
-    usable = terms[(terms["status"] == m.OK) & terms["metric"].isin(judged)].copy()
+    usable = terms[(terms["status"] == m.OK) & terms["metric"].isin(m.judged_metrics())].copy()
     # one factorisation of the group names; every per-group figure after it is a bincount on the codes
     code = usable.groupby([*GROUP, "model"], sort=False).ngroup().to_numpy(dtype=np.int64)
     n = np.bincount(code)
@@ -173,29 +178,34 @@ def _usable(terms: pd.DataFrame) -> pd.DataFrame:
 
 
 def _values(usable: pd.DataFrame) -> pd.DataFrame:
-    """One row per (task, metric, judge, model): value, n, ones (the count of 1 terms); sorted into rankings."""
+    """One row per (task, metric, judge, model): value, n, ones (the count of 1 terms), rank (the one convention)
+    and ``_key`` (the value signed so that smaller is better); sorted into rankings, best first."""
     code = usable["_group"].to_numpy(dtype=np.int64)
     ones = np.bincount(code, weights=(usable["term"].to_numpy(dtype=float) == 1.0), minlength=int(code.max(
         initial=-1)) + 1)
     values = usable.drop_duplicates("_group")[[*GROUP, "model", "_group", "value", "n"]].copy()
     values["ones"] = ones[values["_group"].to_numpy()].astype(int)
-    return values.sort_values([*GROUP, "value", "model"], key=lambda s: s.astype(str) if s.name != "value" else s,
+    lower = values["metric"].map(lambda name: m.get_metric(name).lower_is_better).to_numpy(dtype=bool)
+    values["_key"] = np.where(lower, 1.0, -1.0) * values["value"].to_numpy(dtype=float)
+    values["rank"] = rank_by_direction(values, GROUP)
+    return values.sort_values([*GROUP, "_key", "model"], key=lambda s: s.astype(str) if s.name != "_key" else s,
                               kind="stable").reset_index(drop=True)
 
 
 def _continuous_shift(metric: str, side: pd.DataFrame, needed: float, upward: bool
                       ) -> tuple[bool, object, float | None, object]:
     """Whether one of ``side``'s terms can move by more than ``needed`` (raise if ``upward``), an item that can,
-    and for SA the smallest E(g) change with its item."""
+    and for a ``1 - x / y`` term (SA) the smallest change of the score ``x`` (E(g)) with its item."""
     room = _room(metric, side, upward)
     feasible = room > needed
     if not feasible.any():
         return False, None, None, None
     item = side["item_id"].to_numpy()[int(np.argmax(room))]
-    if metric != "SA":
+    ratio = m.get_metric(metric).ratio_of
+    if ratio is None:
         return True, item, None, None
-    # dE(g) = d * E(t): among items with room, the smallest E(t) needs the smallest score change
-    scale = np.where(feasible, side["e_ref"].to_numpy(dtype=float), np.inf)
+    # dx = d * y (SA: dE(g) = d * E(t)): among items with room, the smallest y needs the smallest score change
+    scale = np.where(feasible, side[ratio[1]].to_numpy(dtype=float), np.inf)
     best = int(np.argmin(scale))
     return True, item, float(needed * scale[best]), side["item_id"].to_numpy()[best]
 
@@ -207,28 +217,33 @@ def _pairs(usable: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
         task, metric, scorer = key
         ranking = ranking.reset_index(drop=True)
         binary = _is_binary(metric)
+        # lower is better: better's terms move up, worse's down, to reorder them (mirrored when higher is better)
+        up = m.get_metric(metric).lower_is_better
         for position in range(len(ranking) - 1):
             a, b = ranking.iloc[position], ranking.iloc[position + 1]
-            gap = float(b["value"] - a["value"])
+            gap = float(b["_key"] - a["_key"])
             row: dict[str, object] = {
-                "task": task, "metric": metric, "scorer": scorer, "rank": position + 1, "better": a["model"],
+                "task": task, "metric": metric, "scorer": scorer, "rank": int(a["rank"]), "better": a["model"],
                 "worse": b["model"], "value_better": float(a["value"]), "value_worse": float(b["value"]),
                 "gap": gap, "n_better": int(a["n"]), "n_worse": int(b["n"]),
                 "kind": "flips" if binary else "shift", "items_needed": None, "flips_needed": None,
                 "flips_better": None, "flips_worse": None, "shift_needed": None, "shift_model": None,
                 "shift_item": None, "score_shift": None, "score_item": None}
             if binary:
-                found = flips_to_reverse(int(a["ones"]), int(a["n"]), int(b["ones"]), int(b["n"]))
+                # on a higher-is-better binary metric the share of 0 labels is the lower-is-better one
+                k_a, k_b = ((int(a["ones"]), int(b["ones"])) if up
+                            else (int(a["n"] - a["ones"]), int(b["n"] - b["ones"])))
+                found = flips_to_reverse(k_a, int(a["n"]), k_b, int(b["n"]))
                 if found is not None:
                     row["flips_needed"], row["flips_better"], row["flips_worse"] = found
                     row["items_needed"] = found[0]
             else:
                 side_a, side_b = by_group[a["_group"]], by_group[b["_group"]]
-                row["items_needed"] = items_to_reverse(_room(metric, side_a, True), int(a["n"]),
-                                                       _room(metric, side_b, False), int(b["n"]), gap)
+                row["items_needed"] = items_to_reverse(_room(metric, side_a, up), int(a["n"]),
+                                                       _room(metric, side_b, not up), int(b["n"]), gap)
                 options = []
-                for model, side, n, upward in ((a["model"], side_a, int(a["n"]), True),
-                                               (b["model"], side_b, int(b["n"]), False)):
+                for model, side, n, upward in ((a["model"], side_a, int(a["n"]), up),
+                                               (b["model"], side_b, int(b["n"]), not up)):
                     needed = n * gap
                     ok, item, score, score_item = _continuous_shift(metric, side, needed, upward)
                     if ok:
@@ -260,9 +275,9 @@ def _with_influence(usable: pd.DataFrame) -> pd.DataFrame:
 def _nearest_gap(values: pd.DataFrame) -> pd.DataFrame:
     """Per (task, metric, judge, model): the distance to the nearest other model of its ranking (NaN if alone)."""
     out = values.copy()
-    grouped = out.groupby(GROUP, sort=False)["value"]
-    below = out["value"] - grouped.shift(1)
-    above = grouped.shift(-1) - out["value"]
+    grouped = out.groupby(GROUP, sort=False)["_key"]
+    below = out["_key"] - grouped.shift(1)
+    above = grouped.shift(-1) - out["_key"]
     out["gap"] = np.fmin(below.to_numpy(dtype=float), above.to_numpy(dtype=float))
     return out[[*GROUP, "model", "gap"]]
 
@@ -323,22 +338,37 @@ def order_queue(queue: pd.DataFrame, order: pd.DataFrame) -> pd.DataFrame:
     return keyed.drop(columns=["_position", "_known"]).reset_index(drop=True)
 
 
-def sa_ratio_of_means(terms: pd.DataFrame) -> pd.DataFrame:
+def ratio_of_means(terms: pd.DataFrame) -> pd.DataFrame:
     """SA per (task, judge, model) as Eq. 1's mean of ratios and as ``1 - sum E(g) / sum E(t)``, with both ranks
-    (1 = least attenuation; ties share the lower rank) and whether the two rankings place the model differently.
-    Both are over the same usable items (status OK)."""
-    sa = terms[(terms["metric"] == "SA") & (terms["status"] == m.OK)]
-    if sa.empty or "e_ref" not in sa.columns:
+    (:func:`empathy.evaluate.rank_by_direction`: 1 = least attenuation; ties share the lower rank) and whether
+    the two rankings place the model differently. Both are over the same usable items (status OK).
+
+    Computed for every metric whose terms are ``1 - x / y`` of two judge dimensions
+    (:attr:`empathy.metrics.MetricSpec.ratio_of`; SA: ``x = e_gen``, ``y = e_ref``), named in ``metric``.
+    """
+    parts = []
+    for name, spec in m.METRIC_SPECS.items():
+        if spec.ratio_of is None:
+            continue
+        x, y = spec.ratio_of
+        mine = terms[(terms["metric"] == name) & (terms["status"] == m.OK)]
+        if mine.empty or not {x, y} <= set(mine.columns):
+            continue
+        out = mine.groupby(["task", "scorer", "model"], sort=True).agg(
+            mean_of_ratios=("term", "mean"), x=(x, "sum"), y=(y, "sum"), n=("term", "size")).reset_index()
+        out["metric"] = name
+        out["ratio_of_means"] = 1.0 - out["x"] / out["y"]
+        for column in ("mean_of_ratios", "ratio_of_means"):
+            out[f"rank_{column}"] = rank_by_direction(out, ["task", "scorer"], value=column).astype(int)
+        out["differs"] = out["rank_mean_of_ratios"] != out["rank_ratio_of_means"]
+        parts.append(out[list(ROM_COLUMNS)])
+    if not parts:
         return pd.DataFrame(columns=list(ROM_COLUMNS))
-    out = sa.groupby(["task", "scorer", "model"], sort=True).agg(
-        mean_of_ratios=("term", "mean"), e_ref=("e_ref", "sum"), e_gen=("e_gen", "sum"),
-        n=("term", "size")).reset_index()
-    out["ratio_of_means"] = 1.0 - out["e_gen"] / out["e_ref"]
-    grouped = out.groupby(["task", "scorer"], sort=False)
-    out["rank_mean_of_ratios"] = grouped["mean_of_ratios"].rank(method="min").astype(int)
-    out["rank_ratio_of_means"] = grouped["ratio_of_means"].rank(method="min").astype(int)
-    out["differs"] = out["rank_mean_of_ratios"] != out["rank_ratio_of_means"]
-    return out[list(ROM_COLUMNS)]
+    return pd.concat(parts, ignore_index=True)
+
+
+#: The name under which the ratio-of-means reading was introduced (SA is the one ``1 - x / y`` metric of the paper).
+sa_ratio_of_means = ratio_of_means
 
 
 def fragility(plan: MetricPlan, values: np.ndarray | None = None, *, metrics: Sequence[str] | None = None,
@@ -363,8 +393,8 @@ def fragility(plan: MetricPlan, values: np.ndarray | None = None, *, metrics: Se
         for name in metrics:
             if not m.get_metric(name).judged:
                 raise ValueError(f"{name} reads no judge rating, so no label can reorder it; "
-                                 f"choose from {', '.join(m.METRIC_DIMENSIONS)}")
-    terms = plan.item_terms(values, metrics=metrics or list(m.METRIC_DIMENSIONS))
+                                 f"choose from {', '.join(m.judged_metrics())}")
+    terms = plan.item_terms(values, metrics=metrics or list(m.judged_metrics()))
     usable = _usable(terms)
     values_table = _values(usable)
     scored = _with_influence(usable)
@@ -377,7 +407,7 @@ def fragility(plan: MetricPlan, values: np.ndarray | None = None, *, metrics: Se
     influence = influence.sort_values([*GROUP, "model"], kind="stable")
     return FragilityReport(pairs=_pairs(usable, values_table),
                            influence=influence[list(INFLUENCE_COLUMNS)].reset_index(drop=True),
-                           ratio_of_means=sa_ratio_of_means(terms), order=order)
+                           ratio_of_means=ratio_of_means(terms), order=order)
 
 
 def by_influence(queue: pd.DataFrame, plan: MetricPlan, dimension: str, values: np.ndarray | None = None

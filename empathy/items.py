@@ -2,13 +2,14 @@
 
 :func:`item_table` lays out, for every output (``item_id``, ``model``, ``task``):
 
-* per judge, the per-item terms of Eq. 1-3 (SA term, EGM term, CA label), taken from
-  :func:`empathy.stability.metric_terms`, which runs the term functions of :mod:`empathy.metrics` with the
-  scopes of :func:`empathy.evaluate.compute_metrics`; so the mean of a (model, judge) group's non-NaN terms
-  *is* that group's metric value on the Overview (tested on the demo data);
-* the per-output LD term of Eq. 4 (``||z_t - z_g||_2``) from :func:`empathy.metrics.linguistic_distancing_terms`,
-  standardised within the same groups as :func:`empathy.evaluate.compute_metrics` (each model, or each
-  (task, model) with ``by_task``) and with the same ``ld_standardization``;
+* per judge, the per-item terms of every judge metric of the registry (:func:`empathy.metrics.judged_metrics`:
+  Eq. 1-3, SA term, EGM term, CA label), taken from :func:`empathy.stability.metric_terms`, which runs the term
+  functions of :mod:`empathy.metrics` with the scopes of :func:`empathy.evaluate.compute_metrics`; so the mean of
+  a (model, judge) group's non-NaN terms *is* that group's metric value on the Overview (tested on the demo data);
+* the per-output term of every text-only metric (:func:`empathy.metrics.text_metrics`: the LD term of Eq. 4,
+  ``||z_t - z_g||_2``), from its registry entry's terms function, run within the same groups as
+  :func:`empathy.evaluate.compute_metrics` (each model, or each (task, model) with ``by_task``) and with the same
+  ``ld_standardization``;
 * the distancing counts of each side (nominalizations, impersonal subjects, agentless clauses) and the
   sentence counts, from the same :class:`empathy.evaluate.TextFeatures` the metrics use;
 * the judges' disagreement per rating dimension: the range (max - min) of the judges' values;
@@ -45,8 +46,6 @@ from empathy.store import KEY_COLUMNS
 
 #: The key of a row of the item table.
 ITEM_KEYS: tuple[str, str, str] = ("item_id", "model", "task")
-#: The metrics with one term per judge (Eq. 1-3); LD (Eq. 4) has one term per output.
-JUDGE_METRICS: tuple[str, ...] = ("SA", "EGM", "CA")
 #: Status names of the status columns.
 STATUS_NAMES: dict[int, str] = {m.OK: "ok", m.MISSING: "missing", m.UNDEFINED: "undefined"}
 NOT_RATED = "not rated"
@@ -60,11 +59,11 @@ OVERRIDE_COLUMNS: tuple[str, str] = ("overrides", "override_dimensions")
 
 
 def term_column(metric: str, judge: str | None = None) -> str:
-    """Column of a term: ``"SA:<judge>"`` for a judge metric, ``"LD"`` for Linguistic Distancing."""
-    if metric == "LD":
-        return "LD"
-    if metric not in JUDGE_METRICS:
-        raise ValueError(f"metric must be one of {(*JUDGE_METRICS, 'LD')}, got {metric!r}")
+    """Column of a term: ``"SA:<judge>"`` for a judge metric, the metric's name (``"LD"``) for a text-only one."""
+    if metric not in m.METRIC_SPECS:
+        raise ValueError(f"metric must be one of {tuple(m.METRIC_SPECS)}, got {metric!r}")
+    if not m.METRIC_SPECS[metric].judged:
+        return metric
     if judge is None:
         raise ValueError(f"{metric} has one term per judge; pass the judge")
     return f"{metric}:{judge}"
@@ -111,8 +110,9 @@ def _judge_terms(keys: pd.MultiIndex, outputs: pd.DataFrame, ratings: pd.DataFra
                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     terms: dict[str, np.ndarray] = {}
     statuses: dict[str, np.ndarray] = {}
-    for metric in JUDGE_METRICS:
-        part = metric_terms(outputs, ratings, metric, sentences=sentences if metric == "EGM" else None)
+    for metric in m.judged_metrics():
+        needs = m.METRIC_SPECS[metric].needs_sentences
+        part = metric_terms(outputs, ratings, metric, sentences=sentences if needs else None)
         for judge, rows in part.groupby("judge", sort=True):
             position = keys.get_indexer(pd.MultiIndex.from_frame(rows[["item_id", "model"]]))
             column = term_column(metric, str(judge))
@@ -125,13 +125,20 @@ def _judge_terms(keys: pd.MultiIndex, outputs: pd.DataFrame, ratings: pd.DataFra
     return terms, statuses
 
 
-def _ld_terms(groups: pd.Series, features: TextFeatures, standardization: str
-              ) -> tuple[np.ndarray, np.ndarray]:
+def _text_terms(spec: m.MetricSpec, groups: pd.Series, features: TextFeatures, options: m.MetricOptions
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Per output, the term of a text-only metric and its status name, run per group when its terms depend on
+    the group (LD standardises within each model), as :meth:`empathy.evaluate.MetricPlan.evaluate` does."""
     terms = np.full(len(groups), np.nan)
     status = np.full(len(groups), STATUS_NAMES[m.UNDEFINED], dtype=object)
-    for index in groups.groupby(groups, sort=True).indices.values():
-        part, codes = m.linguistic_distancing_terms(features.densities_ref[index], features.densities_gen[index],
-                                                    standardization=standardization)
+    every = np.arange(len(groups))
+    for index in (groups.groupby(groups, sort=True).indices.values() if spec.grouped else [every]):
+        inputs = m.TermInputs(
+            sentences_ref=features.sentences_ref[index].astype(float) if spec.needs_sentences else None,
+            sentences_gen=features.sentences_gen[index].astype(float) if spec.needs_sentences else None,
+            densities_ref=features.densities_ref[index] if spec.needs_distancing else None,
+            densities_gen=features.densities_gen[index] if spec.needs_distancing else None, options=options)
+        part, codes = spec.terms(inputs)
         terms[index] = part
         status[index] = [STATUS_NAMES[int(c)] for c in codes]
     return terms, status
@@ -235,10 +242,14 @@ def item_table(outputs: pd.DataFrame, ratings: pd.DataFrame, features: TextFeatu
     terms, statuses = _judge_terms(keys, outputs, ratings, sentences) if len(ratings) else ({}, {})
     for column, values in terms.items():
         table[column] = values
-    if include_ld:
-        groups = (outputs["task"].astype(str) + "\x00" + outputs["model"].astype(str)) if by_task \
-            else outputs["model"].astype(str)
-        table["LD"], statuses[status_column("LD")] = _ld_terms(groups, features, ld_standardization)
+    groups = (outputs["task"].astype(str) + "\x00" + outputs["model"].astype(str)) if by_task \
+        else outputs["model"].astype(str)
+    options = m.MetricOptions(ld_standardization=ld_standardization)
+    for name in m.text_metrics():
+        spec = m.METRIC_SPECS[name]
+        if spec.needs_distancing and not include_ld:
+            continue
+        table[term_column(name)], statuses[status_column(name)] = _text_terms(spec, groups, features, options)
     for column, values in (_ranges(keys, ratings) if len(ratings) else {}).items():
         table[column] = values
     table["sentences_ref"] = features.sentences_ref.astype(float)
@@ -257,9 +268,21 @@ def item_table(outputs: pd.DataFrame, ratings: pd.DataFrame, features: TextFeatu
 
 
 def term_columns(table: pd.DataFrame) -> list[str]:
-    """The term columns of an item table (``SA:<judge>``... and ``LD``), in table order."""
-    prefixes = tuple(f"{metric}:" for metric in JUDGE_METRICS)
-    return [c for c in table.columns if (c == "LD" or str(c).startswith(prefixes)) and not str(c).endswith(" status")]
+    """The term columns of an item table (``SA:<judge>``... of the judge metrics and ``LD`` of the text-only
+    ones, as the registry names them), in table order."""
+    prefixes = tuple(f"{metric}:" for metric in m.judged_metrics())
+    text = set(m.text_metrics())
+    return [c for c in table.columns
+            if (c in text or str(c).startswith(prefixes)) and not str(c).endswith(" status")]
+
+
+def _metric_of(column: str) -> m.MetricSpec | None:
+    """The registry entry whose term a column holds (``SA:<judge>``, ``LD``), ``None`` for any other column."""
+    name, colon, _ = str(column).partition(":")
+    spec = m.METRIC_SPECS.get(name)
+    if spec is None or str(column).endswith(" status") or (colon != "") != spec.judged:
+        return None
+    return spec
 
 
 def search_items(table: pd.DataFrame, query: str) -> pd.DataFrame:
@@ -310,18 +333,22 @@ def filter_items(table: pd.DataFrame, *, min_counts: Mapping[str, float] | None 
 
 
 def worst_first(table: pd.DataFrame, column: str, *, absolute: bool = False) -> pd.DataFrame:
-    """The rows sorted by ``column`` from the worst down: largest value first, NaN last.
+    """The rows sorted by ``column`` from the worst down, NaN last.
 
-    All four metrics are failures that grow with the value (0 = none), and so do the disagreement ranges and
-    counts, so "worst" is "largest". ``absolute``: sort by magnitude, e.g. to bring an SA term that is far
-    below 0 (a generation more intense than its reference) up with the strongly attenuated ones. Ties keep
-    the table's order (stable sort).
+    "Worst" follows the direction of the column's metric in the registry (:attr:`empathy.metrics.MetricSpec.better`):
+    the largest term first for a lower-is-better metric (all four of the paper's are failures that grow with the
+    value, 0 = none), the smallest first for a higher-is-better one. Disagreement ranges and counts grow with
+    trouble too, so they sort largest first. ``absolute``: sort by magnitude, largest first, e.g. to bring an SA
+    term that is far below 0 (a generation more intense than its reference) up with the strongly attenuated
+    ones. Ties keep the table's order (stable sort).
     """
     if column not in table.columns or not pd.api.types.is_numeric_dtype(table[column]):
         raise ValueError(f"cannot sort by {column!r}: not a numeric column of the item table; numeric columns "
                          f"are {[c for c in table.columns if pd.api.types.is_numeric_dtype(table[c])]}")
     values = table[column].to_numpy(dtype=float)
-    key = -np.abs(values) if absolute else -values
+    spec = _metric_of(column)
+    largest_worst = spec is None or spec.lower_is_better
+    key = -np.abs(values) if absolute else (-values if largest_worst else values)
     order = np.argsort(np.where(np.isnan(key), np.inf, key), kind="stable")
     return table.iloc[order]
 

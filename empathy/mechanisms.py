@@ -17,9 +17,10 @@ function of the text: they are recomputed from the text (no lexicon rating is ne
 sentences the judges count on, so their number on a side *is* the lexicon judge's ``u`` of that side (tested
 on the demo data). An LLM judge's count can differ; its ``u`` is shown beside the text.
 
-The terms in :func:`output_scores` come from the term functions of :mod:`empathy.metrics` (the ones every
-metric is computed with), so the SA and EGM shown for an output are the terms the Items table lists; a term
-that cannot be computed is NaN with a status, never 0.
+The terms in :func:`output_scores` come from the terms functions of the metric registry
+(:data:`empathy.metrics.METRIC_SPECS`, the ones every metric is computed with), so the SA and EGM shown for an
+output are the terms the Items table lists, and a newly registered judge metric shows beside them; a term that
+cannot be computed is NaN with a status, never 0.
 """
 
 from __future__ import annotations
@@ -36,11 +37,36 @@ from empathy.render import DISTURBING_PREFIX, JUDGED_PREFIX
 
 #: Optional columns of an outputs table that describe a row for a reader (the demo data has both).
 NOTE_COLUMNS: tuple[str, ...] = ("demo_note", "source")
-#: The judge dimensions shown beside the texts, in the paper's order.
-SCORE_DIMENSIONS: tuple[str, ...] = ("e_ref", "e_gen", "u_ref", "u_gen", "ca")
-#: Columns of :func:`output_scores`.
-SCORE_COLUMNS: tuple[str, ...] = ("judge", "e_ref", "e_gen", "SA", "SA status", "u_ref", "d", "u_gen", "q", "EGM",
-                                  "EGM status", "ca")
+
+
+def score_layout() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The judge dimensions :func:`output_scores` reads and its columns, from the registry's judge metrics.
+
+    Per judge metric, in registry order: each of its dimensions not shown yet (followed by the sentence count
+    of its side, ``d`` or ``q``, when the metric reads sentence counts), then its term and the term's status,
+    except for a metric that is the mean of its one label (CA: the label *is* the term) and for one whose term
+    depends on the other outputs of its group.
+    """
+    dimensions: list[str] = []
+    columns: list[str] = ["judge"]
+    for name in m.judged_metrics():
+        spec = m.METRIC_SPECS[name]
+        for dimension in spec.dimensions:
+            if dimension in dimensions:
+                continue
+            dimensions.append(dimension)
+            columns.append(dimension)
+            count = "d" if m.DIMENSIONS[dimension].side == "reference" else "q"
+            if spec.needs_sentences and count not in columns:
+                columns.append(count)
+        if not (spec.label_mean or spec.grouped or spec.needs_distancing):
+            columns += [name, f"{name} status"]
+    return tuple(dimensions), tuple(columns)
+
+
+#: The judge dimensions shown beside the texts, in the paper's order (:func:`score_layout` of the paper's four).
+#: Columns of :func:`output_scores` (idem).
+SCORE_DIMENSIONS, SCORE_COLUMNS = score_layout()
 _STATUS = {m.OK: "ok", m.MISSING: "missing", m.UNDEFINED: "undefined"}
 
 
@@ -99,7 +125,7 @@ def _count(value: object, name: str) -> float:
 
 def output_scores(ratings: pd.DataFrame, item_id: str, model: str, sentences_ref: float | None,
                   sentences_gen: float | None, *, egm_both_zero: str = "zero") -> pd.DataFrame:
-    """Each judge's labels of one output and its SA and EGM terms: what Eq. 1-3 read and give for it.
+    """Each judge's labels of one output and its terms of every judge metric: what Eq. 1-3 read and give for it.
 
     Parameters
     ----------
@@ -115,10 +141,11 @@ def output_scores(ratings: pd.DataFrame, item_id: str, model: str, sentences_ref
     Returns
     -------
     DataFrame
-        :data:`SCORE_COLUMNS`, one row per rater that rated any of :data:`SCORE_DIMENSIONS` of this output,
-        sorted by name. A label the rater did not give is NaN; ``SA``/``EGM`` are the terms
-        ``(e_ref - e_gen) / e_ref`` and ``|a - b| / (a + b)`` with ``a = u_ref / d``, ``b = u_gen / q``, NaN when
-        not computable, with ``"SA status"``/``"EGM status"`` saying why (``ok``, ``missing``, ``undefined``).
+        The columns of :func:`score_layout` (:data:`SCORE_COLUMNS` for the paper's metrics), one row per rater
+        that rated any of its dimensions of this output, sorted by name. A label the rater did not give is NaN;
+        ``SA``/``EGM`` are the terms ``(e_ref - e_gen) / e_ref`` and ``|a - b| / (a + b)`` with
+        ``a = u_ref / d``, ``b = u_gen / q`` (from the registry's terms functions), NaN when not computable,
+        with ``"SA status"``/``"EGM status"`` saying why (``ok``, ``missing``, ``undefined``).
 
     Raises
     ------
@@ -129,22 +156,27 @@ def output_scores(ratings: pd.DataFrame, item_id: str, model: str, sentences_ref
     require_frame(ratings, RATING_REQUIRED, "ratings")
     d = _count(sentences_ref, "sentences_ref")
     q = _count(sentences_gen, "sentences_gen")
+    dimensions, columns = score_layout()
     mine = ratings[(ratings["item_id"].astype(str) == str(item_id)) & (ratings["model"].astype(str) == str(model))
-                   & ratings["dimension"].isin(SCORE_DIMENSIONS)]
+                   & ratings["dimension"].isin(dimensions)]
     if mine.empty:
-        return pd.DataFrame(columns=list(SCORE_COLUMNS))
+        return pd.DataFrame(columns=list(columns))
     wide = (mine.assign(value=mine["value"].astype(float)).groupby(["rater", "dimension"], sort=True)["value"]
-            .first().unstack("dimension").reindex(columns=list(SCORE_DIMENSIONS)))
+            .first().unstack("dimension").reindex(columns=list(dimensions)))
     n = len(wide)
-    sa, sa_status = m.sentiment_attenuation_terms(wide["e_ref"].to_numpy(float), wide["e_gen"].to_numpy(float))
-    egm, egm_status = m.granularity_mismatch_terms(wide["u_ref"].to_numpy(float), wide["u_gen"].to_numpy(float),
-                                                   np.full(n, d), np.full(n, q), both_zero=egm_both_zero)
-    table = pd.DataFrame({
-        "judge": wide.index.astype(str), "e_ref": wide["e_ref"].to_numpy(float), "e_gen": wide["e_gen"].to_numpy(float),
-        "SA": sa, "SA status": [_STATUS[int(s)] for s in sa_status], "u_ref": wide["u_ref"].to_numpy(float),
-        "d": d, "u_gen": wide["u_gen"].to_numpy(float), "q": q, "EGM": egm,
-        "EGM status": [_STATUS[int(s)] for s in egm_status], "ca": wide["ca"].to_numpy(float)})
-    return table.reset_index(drop=True)
+    values: dict[str, object] = {"judge": wide.index.astype(str), "d": d, "q": q}
+    values.update({dimension: wide[dimension].to_numpy(float) for dimension in dimensions})
+    options = m.MetricOptions(egm_both_zero=egm_both_zero)
+    for name in m.judged_metrics():
+        if name not in columns:
+            continue
+        spec = m.METRIC_SPECS[name]
+        counts = {"sentences_ref": np.full(n, d), "sentences_gen": np.full(n, q)} if spec.needs_sentences else {}
+        terms, status = spec.terms(m.TermInputs(ratings={k: values[k] for k in spec.dimensions}, options=options,
+                                                **counts))
+        values[name] = terms
+        values[f"{name} status"] = [_STATUS[int(s)] for s in status]
+    return pd.DataFrame({column: values[column] for column in columns}).reset_index(drop=True)
 
 
 def note_fields(row: Mapping[str, object]) -> list[tuple[str, str]]:

@@ -13,9 +13,12 @@ Every metric has two layers:
 Two tables make the rest of the package generic: :data:`DIMENSIONS`, the one table of judge dimensions
 (range, binary or scale, judged per reference or per output), and :data:`METRIC_SPECS`, the registry of
 metrics (:class:`MetricSpec`: judge dimensions, whether the terms need sentence counts or distancing
-densities, the terms function, the aggregate). :mod:`empathy.evaluate` (and through it the live recompute),
-:mod:`empathy.stability` and the CLI read the registry; :func:`get_metric` raises ``ValueError`` for an
-unknown name. A new metric is one registry entry, its terms function and its tests (``docs/development.md``).
+densities, the terms function, the aggregate; and how it is shown: its direction, name, equation, range of
+Table 1, help, how-to-read note, whether it is charted). The engine (:mod:`empathy.evaluate` and through it the
+live recompute), :mod:`empathy.stability`, the item table, fragility, exports, the CLI and every page of the
+app read the registry, at call time; :func:`get_metric` raises ``ValueError`` for an unknown name. A new metric
+is one registry entry, its terms function and its tests (``docs/development.md``), or from outside the package
+:func:`register_metric`. Ranks read each entry's direction (:func:`empathy.evaluate.rank_by_direction`).
 
 Cases the paper leaves open, and what we do (also in the README):
 
@@ -44,14 +47,22 @@ Cases the paper leaves open, and what we do (also in the README):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from empathy.vocabulary import EGM_BOTH_ZERO, LD_DIMENSIONS, LD_STANDARDIZATIONS, SIDES
+from empathy.vocabulary import (
+    DIRECTIONS,
+    EGM_BOTH_ZERO,
+    LD_DIMENSIONS,
+    LD_STANDARDIZATIONS,
+    LOWER_IS_BETTER,
+    SIDES,
+)
 
 OK = 0
 MISSING = 1
@@ -395,7 +406,12 @@ def mean_by_group(group: NDArray[np.int64], n_groups: int, terms: NDArray[np.flo
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """One metric of the registry: what it reads and how its per-item terms and value are computed.
+    """One metric of the registry: what it reads, how its per-item terms and value are computed, and how every
+    surface (command line, app pages, exports) names, explains, ranks and charts it.
+
+    Only ``name``, ``dimensions`` and ``terms`` are required; every other field has a default, so a new metric
+    can start as ``MetricSpec("GAIN", ("e_ref", "e_gen"), gain_terms)`` (lower is better, shown under its name,
+    charted on the Overview) and gain its texts later.
 
     Attributes
     ----------
@@ -416,6 +432,26 @@ class MetricSpec:
         terms, as all four equations) is vectorised over groups with :func:`mean_by_group`.
     scorer
         The scorer named in results tables for a text-only metric.
+    better
+        Its direction: :data:`~empathy.vocabulary.LOWER_IS_BETTER` (the default; the paper's four measure
+        failure and carry a down arrow) or :data:`~empathy.vocabulary.HIGHER_IS_BETTER`. Every ranking reads
+        it (:func:`empathy.evaluate.rank_by_direction`, :data:`~empathy.vocabulary.RANK_CONVENTION`).
+    display_name, equation, value_range
+        "Sentiment Attenuation", "Eq. 1" and the range of the value as in the paper's Table 1
+        (``(-inf, 1.0)`` for SA); ``display_name`` defaults to ``name``.
+    help
+        One line on how to read a value (the Overview's table and every column of the metric).
+    how_to_read
+        The note under the metric's chart on the Overview.
+    charted
+        Whether the Overview draws a bar chart of it (when it has a value).
+    reads_options
+        The :class:`MetricOptions` fields its terms read (``egm_both_zero`` for EGM), so that the pages that
+        show both readings of an open case find the metric it concerns.
+    ratio_of
+        ``(x, y)`` when each term is ``1 - x / y`` of two of its judge dimensions (SA: ``("e_gen", "e_ref")``):
+        :mod:`empathy.fragility` reads it for the range a term can move in when the output-side score ``x``
+        changes, the score change that moves a term, and the ratio-of-means reading ``1 - sum x / sum y``.
     """
 
     name: str
@@ -426,18 +462,72 @@ class MetricSpec:
     grouped: bool = False
     aggregate: Callable[[str, NDArray[np.float64], NDArray[np.int8]], MetricResult] = aggregate
     scorer: str | None = None
+    better: str = LOWER_IS_BETTER
+    display_name: str = ""
+    equation: str = ""
+    value_range: tuple[float, float] = (-math.inf, math.inf)
+    help: str = ""
+    how_to_read: str = ""
+    charted: bool = True
+    reads_options: tuple[str, ...] = ()
+    ratio_of: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"a metric's name must be a non-empty string, got {self.name!r}")
         unknown = [d for d in self.dimensions if d not in DIMENSIONS]
         if unknown:
             raise ValueError(f"metric {self.name!r} reads unknown dimension(s) {unknown}; add them to DIMENSIONS")
         if not self.dimensions and not self.scorer:
             raise ValueError(f"metric {self.name!r} reads no judge dimension, so it needs a fixed scorer name")
+        if self.better not in DIRECTIONS:
+            raise ValueError(f"metric {self.name!r}: better must be one of {DIRECTIONS}, got {self.better!r}")
+        low, high = self.value_range
+        if not low <= high:
+            raise ValueError(f"metric {self.name!r}: value_range {self.value_range} has low above high")
+        options = {f.name for f in fields(MetricOptions)}
+        if not set(self.reads_options) <= options:
+            raise ValueError(f"metric {self.name!r} reads unknown option(s) "
+                             f"{sorted(set(self.reads_options) - options)}; options are {sorted(options)}")
+        if self.ratio_of is not None and (len(self.ratio_of) != 2 or not set(self.ratio_of) <= set(self.dimensions)):
+            raise ValueError(f"metric {self.name!r}: ratio_of must name two of its dimensions {self.dimensions}, "
+                             f"got {self.ratio_of!r}")
+        if not self.display_name:
+            object.__setattr__(self, "display_name", self.name)
 
     @property
     def judged(self) -> bool:
         """True when the metric reads judge ratings (one value per judge)."""
         return bool(self.dimensions)
+
+    @property
+    def lower_is_better(self) -> bool:
+        """True when a smaller value is the better outcome (:attr:`better`)."""
+        return self.better == LOWER_IS_BETTER
+
+    @property
+    def description(self) -> str:
+        """One line for tooltips and captions: ``"Sentiment Attenuation (Eq. 1): 0 none, ..."``."""
+        title = f"{self.display_name} ({self.equation})" if self.equation else self.display_name
+        return f"{title}: {self.help}" if self.help else title
+
+    @property
+    def label_mean(self) -> bool:
+        """True when the value is the mean of one binary judge label per unit (CA, Eq. 3).
+
+        Then one human decision moves a model's sum of labels by ``after - before`` and its count by which of the
+        two is missing, which is what the Relabel page's browser script updates at the key. Decided from the
+        entry itself: one binary dimension, the default mean aggregate, no text input or grouping, and a terms
+        function that returns each label as its term (probed on the dimension's two values and a missing one).
+        """
+        if (len(self.dimensions) != 1 or self.aggregate is not aggregate or self.grouped or self.needs_sentences
+                or self.needs_distancing or not DIMENSIONS[self.dimensions[0]].binary):
+            return False
+        dimension = DIMENSIONS[self.dimensions[0]]
+        probe = np.array([dimension.low, dimension.high, np.nan])
+        terms, status = self.terms(TermInputs(ratings={dimension.name: probe}))
+        return (np.array_equal(np.asarray(terms, dtype=float)[:2], probe[:2])
+                and np.asarray(status).tolist() == [OK, OK, MISSING])
 
 
 def _sa_terms(x: TermInputs) -> Terms:
@@ -458,12 +548,36 @@ def _ld_terms(x: TermInputs) -> Terms:
                                        standardization=x.options.ld_standardization)
 
 
-#: The registry, in the paper's order. A new metric is one entry here, its terms function and its tests.
+#: The registry, in the paper's order (Section 2.2, Table 1). A new metric is one entry here, its terms function
+#: and its tests; every surface reads the entry (``docs/development.md``, *Adding a metric*). Read it at call
+#: time (``metrics.METRIC_SPECS``, :func:`get_metric`, :func:`judged_metrics`, ...), never bind it at import:
+#: :func:`register_metric` replaces it.
 METRIC_SPECS: Mapping[str, MetricSpec] = MappingProxyType({spec.name: spec for spec in (
-    MetricSpec("SA", ("e_ref", "e_gen"), _sa_terms),
-    MetricSpec("EGM", ("u_ref", "u_gen"), _egm_terms, needs_sentences=True),
-    MetricSpec("CA", ("ca",), _ca_terms),
-    MetricSpec("LD", (), _ld_terms, needs_distancing=True, grouped=True, scorer="spacy-distancing"),
+    MetricSpec(
+        "SA", ("e_ref", "e_gen"), _sa_terms, display_name="Sentiment Attenuation", equation="Eq. 1",
+        value_range=(-math.inf, 1.0), ratio_of=("e_gen", "e_ref"),
+        help="0 none, 1 affect flattened, < 0 more intense than the reference",
+        how_to_read="Above 0: affect flattened; below 0: the generations are more intense than the references. Two "
+                    "judges' bars of opposite sign disagree about the direction, not only the size."),
+    MetricSpec(
+        "EGM", ("u_ref", "u_gen"), _egm_terms, needs_sentences=True, display_name="Empathic Granularity Mismatch",
+        equation="Eq. 2", value_range=(0.0, 1.0), reads_options=("egm_both_zero",),
+        help="0 same density of disturbing detail, 1 severe mismatch",
+        how_to_read="0: the same density of disturbing detail per sentence on both sides; 1: one side has it and "
+                    "the other none. Added and removed detail both count."),
+    MetricSpec(
+        "CA", ("ca",), _ca_terms, display_name="Conflict Avoidance", equation="Eq. 3", value_range=(0.0, 1.0),
+        help="share of outputs that avoid the tension",
+        how_to_read="The share of outputs a judge labels as avoiding the conflict (solutions or closure before "
+                    "exploring it); only the outputs the judge labelled count."),
+    MetricSpec(
+        "LD", (), _ld_terms, needs_distancing=True, grouped=True, scorer="spacy-distancing",
+        display_name="Linguistic Distancing", equation="Eq. 4", value_range=(0.0, math.inf),
+        reads_options=("ld_standardization",),
+        help="0 no difference, larger = more abstract and depersonalised",
+        how_to_read="The mean distance between the standardised distancing densities of generation and reference "
+                    "(Eq. 4): how far the pattern departs, not how much the model distances (see the rankings "
+                    "note)."),
 )})
 METRICS: tuple[str, ...] = tuple(METRIC_SPECS)
 #: The judge dimensions each judge-based metric reads (Section 2.2).
@@ -476,4 +590,88 @@ def get_metric(name: str) -> MetricSpec:
     try:
         return METRIC_SPECS[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown metric {name!r}; metrics are {', '.join(METRICS)}") from None
+        raise ValueError(f"unknown metric {name!r}; metrics are {', '.join(METRIC_SPECS)}") from None
+
+
+def registry_position(name: str) -> int:
+    """Where ``name`` stands in the registry (the paper's order for the four), for sorting tables by metric; an
+    unknown name sorts after every registered metric."""
+    for position, registered_name in enumerate(METRIC_SPECS):
+        if registered_name == name:
+            return position
+    return len(METRIC_SPECS)
+
+
+def judged_metrics() -> tuple[str, ...]:
+    """The registered metrics that read judge ratings (one value per judge; SA, EGM, CA), in registry order."""
+    return tuple(name for name, spec in METRIC_SPECS.items() if spec.judged)
+
+
+def text_metrics() -> tuple[str, ...]:
+    """The registered metrics computed from the texts alone under a fixed scorer (LD), in registry order."""
+    return tuple(name for name, spec in METRIC_SPECS.items() if not spec.judged)
+
+
+def charted_metrics() -> tuple[str, ...]:
+    """The registered metrics the Overview draws a chart of, in registry order."""
+    return tuple(name for name, spec in METRIC_SPECS.items() if spec.charted)
+
+
+def metrics_reading(option: str) -> tuple[str, ...]:
+    """The registered metrics whose terms read the :class:`MetricOptions` field ``option``."""
+    return tuple(name for name, spec in METRIC_SPECS.items() if option in spec.reads_options)
+
+
+def label_mean_metrics() -> frozenset[str]:
+    """The registered metrics whose value is the mean of one binary label (:attr:`MetricSpec.label_mean`)."""
+    return frozenset(name for name, spec in METRIC_SPECS.items() if spec.label_mean)
+
+
+def registry_token() -> str:
+    """A short name of the registry's current content, for cache keys of results that depend on it."""
+    return ",".join(f"{name}@{id(spec):x}" for name, spec in METRIC_SPECS.items())
+
+
+def _install(specs: Mapping[str, MetricSpec]) -> None:
+    global METRIC_SPECS, METRICS, METRIC_DIMENSIONS
+    METRIC_SPECS = MappingProxyType(dict(specs))
+    METRICS = tuple(METRIC_SPECS)
+    METRIC_DIMENSIONS = MappingProxyType({name: s.dimensions for name, s in METRIC_SPECS.items() if s.judged})
+
+
+def register_metric(spec: MetricSpec) -> Callable[[], None]:
+    """Add ``spec`` to the registry (after the paper's four) and return a function that removes it again.
+
+    The public way to add a metric without editing this module: from then on the engine, the live recompute,
+    the command line and every page of the app read it (its column, chart, help and ranks follow from the
+    entry). ``TypeError`` for anything but a :class:`MetricSpec`; ``ValueError`` when its name is taken.
+
+    Examples
+    --------
+    >>> undo = register_metric(MetricSpec("GAIN", ("e_ref", "e_gen"), gain_terms))  # doctest: +SKIP
+    >>> undo()  # doctest: +SKIP
+
+    :func:`registered` is the same as a context manager (for tests).
+    """
+    if not isinstance(spec, MetricSpec):
+        raise TypeError(f"register_metric needs a MetricSpec, got {type(spec).__name__}")
+    if spec.name in METRIC_SPECS:
+        raise ValueError(f"metric {spec.name!r} is already registered; metrics are {', '.join(METRIC_SPECS)}")
+    _install({**METRIC_SPECS, spec.name: spec})
+
+    def undo() -> None:
+        """Remove the metric again (a no-op once removed)."""
+        if METRIC_SPECS.get(spec.name) is spec:
+            _install({name: s for name, s in METRIC_SPECS.items() if name != spec.name})
+
+    return undo
+
+
+@contextmanager
+def registered(spec: MetricSpec) -> Iterator[MetricSpec]:
+    """:func:`register_metric` for the duration of a ``with`` block (removed on exit, also after an error)."""
+    undo = register_metric(spec)
+    try:
+        yield spec
+    finally:
+        undo()

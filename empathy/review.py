@@ -16,12 +16,11 @@ import pandas as pd
 
 from empathy import metrics as m
 from empathy.agreement import pairwise_agreement
-from empathy.evaluate import MetricsReport, TextFeatures, compute_metrics, plan_metrics
+from empathy.evaluate import MetricsReport, TextFeatures, compute_metrics, plan_metrics, rank_by_direction
 from empathy.store import apply_overrides, human_ratings
 
 #: Name of the human rater in agreement tables built from overrides.
 HUMAN = "human"
-_METRIC_ORDER = {name: position for position, name in enumerate(m.METRICS)}
 
 
 class Recompute:
@@ -152,7 +151,8 @@ def human_vs_judges(judge_ratings: pd.DataFrame, overrides: pd.DataFrame | None,
 
 
 def ranking_shift(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
-    """How each model's rank moved per (scorer, metric) between two results tables (1 = least failure).
+    """How each model's rank moved per (scorer, metric) between two results tables, under the one rank convention
+    (:func:`empathy.evaluate.rank_by_direction`: 1 = the best value in the metric's direction, the least failure).
 
     Columns: scorer, metric, model, value_before, value_after, rank_before, rank_after, moved (before - after;
     positive means the model moved up the ranking); first ``task`` for per-task tables (ranks within a task).
@@ -161,33 +161,37 @@ def ranking_shift(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
 
     def ranked(table: pd.DataFrame) -> pd.DataFrame:
         frame = table.dropna(subset=["value"])[[*tasks, "scorer", "metric", "model", "value"]].copy()
-        frame["rank"] = frame.groupby([*tasks, "scorer", "metric"])["value"].rank(method="min")
+        frame["rank"] = rank_by_direction(frame, [*tasks, "scorer", "metric"]).astype(float)
         return frame
 
     merged = ranked(before).merge(ranked(after), on=[*tasks, "scorer", "metric", "model"], how="outer",
                                   suffixes=("_before", "_after"))
     merged["moved"] = merged["rank_before"] - merged["rank_after"]
-    merged["metric_order"] = merged["metric"].map(_METRIC_ORDER)
+    merged["metric_order"] = merged["metric"].map(m.registry_position)
     merged = merged.sort_values([*tasks, "metric_order", "scorer", "rank_after", "model"]).drop(columns="metric_order")
     return merged.reset_index(drop=True)
 
 
-def egm_readings(zero: pd.DataFrame, exclude: pd.DataFrame) -> pd.DataFrame:
+def egm_readings(zero: pd.DataFrame, exclude: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
     """EGM per (model, judge) under both readings of an item with a + b = 0, where they differ.
 
     ``zero`` and ``exclude`` are results tables computed with ``egm_both_zero="zero"`` (Eq. 2 as written: the
-    item counts as 0, the default) and ``"exclude"`` (the item is left out as undefined). Columns: ``task``
+    item counts as 0, the default) and ``"exclude"`` (the item is left out as undefined). ``metric``: the
+    metric compared (default: the registry's metric that reads ``egm_both_zero``, EGM). Columns: ``task``
     (per-task tables only), ``model``, ``scorer``, ``EGM (a+b=0 as 0)``, ``n (as 0)``, ``EGM (a+b=0 left out)``,
-    ``n (left out)``; only rows whose values differ (beyond 1e-12, or defined under one reading only).
+    ``n (left out)`` (named after ``metric``); only rows whose values differ (beyond 1e-12, or defined under one
+    reading only).
     """
+    if metric is None:
+        metric = next(iter(m.metrics_reading("egm_both_zero")), None)
     tasks = ["task"] if per_task(zero) else []
     keys = [*tasks, "model", "scorer"]
-    columns = [*keys, "EGM (a+b=0 as 0)", "n (as 0)", "EGM (a+b=0 left out)", "n (left out)"]
+    columns = [*keys, f"{metric} (a+b=0 as 0)", "n (as 0)", f"{metric} (a+b=0 left out)", "n (left out)"]
 
-    def egm(table: pd.DataFrame) -> pd.DataFrame:
-        return table.loc[table["metric"] == "EGM", [*keys, "value", "n"]]
+    def values(table: pd.DataFrame) -> pd.DataFrame:
+        return table.loc[table["metric"] == metric, [*keys, "value", "n"]]
 
-    merged = egm(zero).merge(egm(exclude), on=keys, how="outer", suffixes=("_zero", "_exclude"))
+    merged = values(zero).merge(values(exclude), on=keys, how="outer", suffixes=("_zero", "_exclude"))
     a, b = merged["value_zero"].to_numpy(dtype=float), merged["value_exclude"].to_numpy(dtype=float)
     differ = np.where(np.isnan(a) | np.isnan(b), np.isnan(a) != np.isnan(b), np.abs(a - b) > 1e-12)
     merged = merged[differ].rename(columns={"value_zero": columns[-4], "n_zero": columns[-3],
@@ -208,7 +212,7 @@ def metric_pivot(table: pd.DataFrame) -> pd.DataFrame:
     frame = table.copy()
     frame["column"] = frame["metric"] + " (" + frame["scorer"] + ")"
     order = (frame[["metric", "scorer", "column"]].drop_duplicates()
-             .assign(o=lambda f: f["metric"].map(_METRIC_ORDER)).sort_values(["o", "scorer"])["column"].tolist())
+             .assign(o=lambda f: f["metric"].map(m.registry_position)).sort_values(["o", "scorer"])["column"].tolist())
     index = ["task", "model"] if per_task(table) else "model"
     values = frame.pivot_table(index=index, columns="column", values="value", aggfunc="first")
     counts = frame.pivot_table(index=index, columns="column", values="n", aggfunc="first")

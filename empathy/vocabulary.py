@@ -45,6 +45,11 @@ LOWER_IS_BETTER = "lower"
 #: A metric where a larger value is the better outcome.
 HIGHER_IS_BETTER = "higher"
 DIRECTIONS: tuple[str, ...] = (LOWER_IS_BETTER, HIGHER_IS_BETTER)
-#: The one rank convention of every table, page, command and export: rank 1 is the best value in the
-#: metric's direction (for the paper's four metrics, the least failure).
-RANK_CONVENTION = "rank 1 = the best value in the metric's direction (for SA, EGM, CA and LD: the least failure)"
+#: How tied values rank: they share the smallest rank of the tie (competition ranking: 1, 1, 3), pandas'
+#: ``rank(method="min")``.
+RANK_TIES = "min"
+#: The one rank convention of every table, page, command and export, computed by one function
+#: (:func:`empathy.evaluate.rank_by_direction`): rank 1 is the best value in the metric's direction (for the
+#: paper's four metrics, all lower-is-better, the least failure); ties share the smallest rank.
+RANK_CONVENTION = ("rank 1 = the best value in the metric's direction (for SA, EGM, CA and LD, where lower is "
+                   "better: the least failure); tied values share the smallest rank (1, 1, 3)")

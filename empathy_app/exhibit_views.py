@@ -10,10 +10,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from empathy import metrics
 from empathy.exhibits import EXHIBIT_CSS, ExhibitView, exhibit_html, exhibit_view
 from empathy.fragility import FragilityReport, fragility, influence_order, order_queue
 from empathy.store import StoreError
-from empathy_app import state
+from empathy_app import state, views
 from empathy_app.markup import md
 
 
@@ -48,7 +49,7 @@ def _fragility(key: str, okey: str, _data: state.Loaded, top: int) -> FragilityR
 def fragility_report(data: state.Loaded, top: int = 5) -> FragilityReport:
     """Fragility of the data set's judge metrics under the global toggle (cached per data set and overrides)."""
     current = state.overrides(data) if st.session_state.get("with_overrides", True) else None
-    return _fragility(data.content_key, state.overrides_key(current), data, top)
+    return _fragility(f"{data.content_key}|{metrics.registry_token()}", state.overrides_key(current), data, top)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -92,34 +93,43 @@ def fragility_section(data: state.Loaded, key: str) -> None:
     if report.pairs.empty:
         st.info("No judge metric ranks two models here, so there is no ranking to be fragile.")
         return
-    metrics = list(dict.fromkeys(report.pairs["metric"]))
+    ranked = list(dict.fromkeys(report.pairs["metric"]))
     columns = st.columns(2)
-    metric = columns[0].selectbox("Metric", metrics, key=f"{key}_metric")
+    metric = columns[0].selectbox("Metric", ranked, key=f"{key}_metric")
     judges = sorted(set(report.pairs.loc[report.pairs["metric"] == metric, "scorer"]), key=str)
     judge = columns[1].selectbox("Judge", judges, key=f"{key}_judge")
     pairs = report.pairs[(report.pairs["metric"] == metric) & (report.pairs["scorer"] == judge)]
-    if metric == "CA":
+    spec = metrics.get_metric(metric)
+    # 0 -> 1 flips raise a share: they put the better model behind on a lower-is-better metric
+    raised, lowered = ("0", "1") if spec.lower_is_better else ("1", "0")
+    if (pairs["kind"] == "flips").all():
         shown = pairs[["task", "rank", "better", "worse", "value_better", "value_worse", "flips_needed",
                        "flips_better", "flips_worse"]]
-        st.caption("Fewest CA label flips that put the better-ranked model strictly behind the next one "
-                   "(flips_better: its 0 labels turned to 1; flips_worse: the other's 1 labels turned to 0).")
+        st.caption(f"Fewest {md(metric)} label flips that put the better-ranked model strictly behind the next one "
+                   f"(flips_better: its {raised} labels turned to {lowered}; flips_worse: the other's {lowered} "
+                   f"labels turned to {raised}). Ranks: {views.rank_heading(metric)}.")
     else:
         shown = pairs[["task", "rank", "better", "worse", "value_better", "value_worse", "items_needed",
                        "shift_needed", "shift_model", "shift_item", "score_shift", "score_item"]]
+        score = f", for {md(metric)}, the smallest change of one judge score {spec.ratio_of[0]} (score_shift)" if (
+            spec.ratio_of) else ""
         st.caption(f"Smallest change of one item's {md(metric)} term that reorders the pair (shift_needed; "
                    "empty when no single item can), the fewest items that could if each moved to the end of its "
-                   "range (items_needed) and, for SA, the smallest change of one judge score E(g) (score_shift).")
+                   f"range (items_needed){score}. Ranks: {views.rank_heading(metric)}.")
     st.dataframe(shown, hide_index=True, key=f"{key}_pairs")
     influence = report.influence[(report.influence["metric"] == metric) & (report.influence["scorer"] == judge)]
     st.markdown("**Most influential items** (leave-one-out: how much the model's value moves when the item is "
-                "left out; positive = the item makes the model look worse)")
+                "left out; positive = the item raises the value, which makes the model look "
+                f"{'worse' if spec.lower_is_better else 'better'})")
     st.dataframe(influence[["task", "model", "item_id", "term", "value", "loo_value", "influence"]],
                  hide_index=True, key=f"{key}_influence")
-    if metric == "SA" and len(report.ratio_of_means):
-        rom = report.ratio_of_means[report.ratio_of_means["scorer"] == judge]
+    rom = report.ratio_of_means[(report.ratio_of_means["metric"] == metric)
+                                & (report.ratio_of_means["scorer"] == judge)]
+    if spec.ratio_of is not None and len(report.ratio_of_means):
+        x, y = spec.ratio_of
+        reading = f"{md(metric)} as a ratio of means (1 - Σ{x} / Σ{y})"
         if rom["differs"].any():
-            st.markdown("**SA as a ratio of means** (1 - ΣE(g) / ΣE(t)) ranks these models differently from "
-                        "Eq. 1's mean of ratios:")
+            st.markdown(f"**{reading}** ranks these models differently from {spec.equation}'s mean of ratios:")
             st.dataframe(rom, hide_index=True, key=f"{key}_rom")
         else:
-            st.caption("SA as a ratio of means (1 - ΣE(g) / ΣE(t)) ranks the models as Eq. 1 does.")
+            st.caption(f"{reading} ranks the models as {spec.equation} does.")

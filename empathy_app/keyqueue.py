@@ -21,11 +21,14 @@ The component lives in an ``st.fragment`` of the page: a decision reruns the fra
 interrupting a run in progress), not the whole page.
 
 The live metric beside the queue (CA per model for one judge) is a second component drawn by the same script:
-CA is the mean of a model's usable labels (Eq. 3), so with the window the page sends the judge's label of each
-output now and after each key (:func:`live_state`, from :func:`empathy.overrides.decision_effects` under the
-session's label rule) and the sums and counts per model; the browser adds the effect of every key not yet
-acknowledged and ranks as the server does, so the table is updated in the frame of the key. Each fragment run
-sends the server's recomputation, which replaces it (the table says how many unsaved keys it holds).
+CA is the mean of a model's usable labels (Eq. 3; which metrics are such means comes from the registry,
+:func:`empathy.metrics.label_mean_metrics`), so with the window the page sends the judge's label of each output
+now and after each key (:func:`live_state`, from :func:`empathy.overrides.decision_effects` under the session's
+label rule), the sums and counts per model, and the metric's direction (``better``: ``"lower"`` or
+``"higher"``); the browser adds the effect of every key not yet acknowledged and ranks as the server does (the
+one rank convention, :func:`empathy.evaluate.rank_by_direction`), so the table is updated in the frame of the
+key. Each fragment run sends the server's recomputation, which replaces it (the table says how many unsaved keys
+it holds).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import pandas as pd
 import streamlit as st
 
 from empathy.escaping import html_literal, markdown_literal
+from empathy.metrics import get_metric, label_mean_metrics
 from empathy.overrides import ALL_JUDGES, DecisionEffect, decision_effects, make_changes, override_targets
 from empathy.render import conversation_html, conversation_turns, highlight_html
 from empathy.review import relabel_queue
@@ -60,9 +64,6 @@ REASON_USED = "relabel_reason_used"
 WINDOW = 100
 #: Session key of the live metric's component (beside the queue).
 LIVE_KEY = "relabel_live_metric"
-#: Metrics the browser updates itself after a key: a model's value is the mean of its usable labels (CA, Eq. 3),
-#: so one decision moves its sum by ``after - before`` and its count by which of the two is missing.
-LABEL_MEAN_METRICS = frozenset({"CA"})
 
 _HTML = """<div class="rq-root" data-testid="relabel-queue"><div class="rq-status" data-testid="relabel-queue-status">
 </div><div class="rq-body"></div></div>"""
@@ -701,15 +702,19 @@ def live_state(data: state.Loaded, table: pd.DataFrame, items: list[dict], *, me
     """What the browser needs to show the live metric of ``judge`` updated at the key, before the server answers.
 
     ``table``: the server's metric per model (one task or pooled; ``task`` names it when the data hold several
-    tasks, so outputs of other tasks leave it unchanged), ranked. Returns the sums and counts per model
-    (``None`` for a metric that is not a mean of labels) and adds to each window entry whose decision changes
+    tasks, so outputs of other tasks leave it unchanged), ranked. Returns the sums and counts per model and the
+    metric's direction (``better``: ``"lower"`` or ``"higher"``, :attr:`empathy.metrics.MetricSpec.better`, which
+    the browser ranks by: rank 1 = the best value in that direction, ties share the smaller rank), or ``None`` for
+    a metric that is not a mean of labels (:func:`empathy.metrics.label_mean_metrics`: the browser updates only
+    those itself, since one decision moves a model's sum by ``after - before`` and its count by which of the two
+    is missing), and adds to each window entry whose decision changes
     ``judge``'s label its ``fx``: the model and the label now and after each level
     (:func:`empathy.overrides.decision_effects` under the session's label rule; remembered per output and the
     decisions on it). The server's next run replaces what the browser computed. ``ahead``: the outputs queued
     after the window; when an output others decided enters the window unresolved, those are resolved in the same
     batch (one :func:`~empathy.overrides.decision_effects` per window's worth of keys, not one per key).
     """
-    if metric not in LABEL_MEAN_METRICS:
+    if metric not in label_mean_metrics():
         return None
     models = []
     for model, value, n in zip(table["model"].astype(str), table["value"], table["n"], strict=True):
@@ -760,7 +765,7 @@ def live_state(data: state.Loaded, table: pd.DataFrame, items: list[dict], *, me
         effect = effects[pair]
         entry["fx"] = {"m": pair[1], "b": effect.before,
                        "a": {f"{level:g}": after for level, after in effect.after.items()}}
-    return {"metric": metric, "judge": judge, "scope": scope, "models": models}
+    return {"metric": metric, "judge": judge, "scope": scope, "models": models, "better": get_metric(metric).better}
 
 
 def show_live() -> None:

@@ -33,6 +33,7 @@ from empathy.io import (
     load_ratings,
     validate_outputs,
 )
+from empathy.metrics import registry_token
 from empathy.overrides import Ledger, open_ledger
 from empathy.paths import DEMO_DIR
 from empathy.progress import format_duration
@@ -738,8 +739,9 @@ def engine(data: Loaded, *, egm_both_zero: str = "zero", ld_standardization: str
     default everywhere) or ``"reference"`` (the CLI's ``--ld-standardization reference``, offered on the
     Overview).
     """
-    return _engine(data.content_key, by_task(data), egm_both_zero, ld_standardization, data.dataset.outputs,
-                   data.dataset.ratings, features(data))
+    # the registry's token too: a metric registered since (empathy.metrics.register_metric) needs a new plan
+    return _engine(f"{data.content_key}|{registry_token()}", by_task(data), egm_both_zero, ld_standardization,
+                   data.dataset.outputs, data.dataset.ratings, features(data))
 
 
 def overrides(data: Loaded) -> pd.DataFrame:
@@ -791,7 +793,7 @@ def report(data: Loaded, *, with_overrides: bool | None = None, egm_both_zero: s
     non-default reading.
     """
     current = overrides(data) if _use_overrides(with_overrides) else None
-    scope = f"by_task={by_task(data)}|egm={egm_both_zero}|ld={ld_standardization}"
+    scope = f"by_task={by_task(data)}|egm={egm_both_zero}|ld={ld_standardization}|metrics={registry_token()}"
     result = _report(data.content_key, overrides_key(current), scope,
                      engine(data, egm_both_zero=egm_both_zero, ld_standardization=ld_standardization), current)
     if current is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +13,12 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
+from empathy import metrics as m
 from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES
 from empathy.paths import PROJECT_ROOT
 from empathy.render import conversation_html, conversation_turns, highlight_html, legend_html
 from empathy.store import Change
+from empathy.vocabulary import DIRECTIONS
 from empathy_app import state
 from empathy_app.markup import code, codes, html, md, plot_frame
 
@@ -45,13 +48,8 @@ PAGES: tuple[tuple[str, str, str, str], ...] = (
     ("app_pages/10_Exhibits.py", "Exhibits", "Pinned outputs with notes, a presentation mode, offline HTML; ranking "
      "fragility.", ":material/slideshow:"),
 )
-METRIC_HELP = {
-    "SA": "Sentiment Attenuation (Eq. 1): 0 none, 1 affect flattened, < 0 more intense than the reference",
-    "EGM": "Empathic Granularity Mismatch (Eq. 2): 0 same density of disturbing detail, 1 severe mismatch",
-    "CA": "Conflict Avoidance (Eq. 3): share of outputs that avoid the tension",
-    "LD": "Linguistic Distancing (Eq. 4): 0 no difference, larger = more abstract and depersonalised",
-}
-#: "How to read this" under the Overview's and Agreement's tables and charts (static text, no data).
+#: "How to read this" under the Overview's and Agreement's tables (static text, no data); the note under each
+#: metric's chart is its registry entry's ``how_to_read`` (:class:`empathy.metrics.MetricSpec`).
 HOW_TO_READ = {
     "metrics": "**How to read this.** Each cell is the mean of one model's per-output terms under one judge (the "
                "**Items** page lists the terms). A **negative SA** is not an error: Eq. 1 ranges over (-inf, 1] "
@@ -59,18 +57,12 @@ HOW_TO_READ = {
                "(over-dramatised), SA > 0 that it finds them flattened; judges can disagree on the sign, so "
                "compare the columns and the **Agreement** page. EGM counts a mismatch of disturbing detail in "
                "either direction. None = no output had a computable term.",
-    "rankings": "**How to read this.** 1 = least failure within one column (metric and judge). **LD ranks the "
+    "rankings": "**How to read this.** 1 = the best value in the metric's direction, for the paper's four metrics "
+                "the least failure, within one column (metric and judge); tied values share the smaller rank. "
+                "**LD ranks the "
                 "pattern of distancing, not the number of highlights**: Eq. 4 standardises each side on its "
                 "own, so a model whose texts are distanced everywhere alike can rank well although its texts are "
                 "full of highlights. Choose the reference standardisation above to rank that level shift too.",
-    "chart_SA": "Above 0: affect flattened; below 0: the generations are more intense than the references. Two "
-                "judges' bars of opposite sign disagree about the direction, not only the size.",
-    "chart_EGM": "0: the same density of disturbing detail per sentence on both sides; 1: one side has it and "
-                 "the other none. Added and removed detail both count.",
-    "chart_CA": "The share of outputs a judge labels as avoiding the conflict (solutions or closure before "
-                "exploring it); only the outputs the judge labelled count.",
-    "chart_LD": "The mean distance between the standardised distancing densities of generation and reference "
-                "(Eq. 4): how far the pattern departs, not how much the model distances (see the rankings note).",
     "table6": "**How to read this.** Spearman's rho compares two judges' *rankings* of the models on a metric: "
               "1 = same order, even if one judge's values are all lower (or negative); -1 = reversed. With five "
               "models rho moves in steps of 0.1 (one swapped neighbouring pair gives 0.9). It is blank when a "
@@ -191,16 +183,46 @@ def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | Non
                     "judge's label (Eq. 3). Hover a column name for more.")
         # a dimension no judge gave for this output (ca of a news item) would be a column of None
         scores = scores.drop(columns=[c for c in ("ca",) if scores[c].isna().all()])
-        st.dataframe(scores, hide_index=True, key=f"{key}_scores", column_config={
+        config = {
             "e_ref": st.column_config.NumberColumn(format="%.2f", help=DIMENSION_HELP["e_ref"]),
             "e_gen": st.column_config.NumberColumn(format="%.2f", help=DIMENSION_HELP["e_gen"]),
-            "SA": st.column_config.NumberColumn(format="%.3f", help=METRIC_HELP["SA"]),
-            "EGM": st.column_config.NumberColumn(format="%.3f", help=METRIC_HELP["EGM"]),
             "u_ref": st.column_config.NumberColumn(help=DIMENSION_HELP["u_ref"]),
             "u_gen": st.column_config.NumberColumn(help=DIMENSION_HELP["u_gen"]),
             "d": st.column_config.NumberColumn(help="sentences of the reference"),
             "q": st.column_config.NumberColumn(help="sentences of the generation"),
-            "ca": st.column_config.NumberColumn(help=DIMENSION_HELP["ca"])})
+            "ca": st.column_config.NumberColumn(help=DIMENSION_HELP["ca"])}
+        config.update({name: st.column_config.NumberColumn(format="%.3f", help=spec.description)
+                       for name, spec in m.METRIC_SPECS.items() if name in scores.columns})
+        st.dataframe(scores, hide_index=True, key=f"{key}_scores", column_config=config)
+
+
+def and_list(names: Sequence[str], conjunction: str = "and") -> str:
+    """``"SA, EGM and CA"``: names joined for a sentence (``conjunction="or"``: ``"SA, EGM or CA"``)."""
+    names = list(names)
+    return f"{', '.join(names[:-1])} {conjunction} {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def metric_help(name: str) -> str:
+    """The registry's one line on metric ``name`` (:attr:`empathy.metrics.MetricSpec.description`), ``""`` when
+    ``name`` is not a registered metric (a column of another kind)."""
+    spec = m.METRIC_SPECS.get(name)
+    return spec.description if spec is not None else ""
+
+
+def metrics_legend() -> str:
+    """One line naming every registered metric with its help, and which direction is better for which."""
+    names = {direction: [name for name, spec in m.METRIC_SPECS.items() if spec.better == direction]
+             for direction in DIRECTIONS}
+    directions = "; ".join(f"{direction.capitalize()} is better for {and_list(chosen)}"
+                           for direction, chosen in names.items() if chosen)
+    return " · ".join(f"**{name}**: {spec.description}" for name, spec in m.METRIC_SPECS.items()) + f". {directions}."
+
+
+def rank_heading(metric: str) -> str:
+    """How a ranking of ``metric`` reads under the one rank convention: ``"1 = lowest SA, the least failure"``."""
+    spec = m.get_metric(metric)
+    return f"1 = {'lowest' if spec.lower_is_better else 'highest'} {metric}" + (
+        ", the least failure" if spec.lower_is_better else "")
 
 
 def signature_caption(signature: object) -> None:

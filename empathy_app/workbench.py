@@ -133,16 +133,16 @@ def dimension_units(ratings: pd.DataFrame, dimension: str) -> int:
 @st.cache_data(show_spinner=False, max_entries=16)
 def metric_stability_matrix(_outputs: pd.DataFrame, _ratings: pd.DataFrame, _sentences: pd.DataFrame | None,
                             key: str, metric: str, judge: str) -> pd.DataFrame:
-    """Items x models of one judge's per-item terms of ``metric`` (SA, EGM, CA)."""
+    """Items x models of one judge's per-item terms of ``metric`` (a judge metric of the registry: SA, EGM, CA)."""
     terms = metric_terms(_outputs, _plain(_ratings), metric, sentences=_sentences)
     return metric_matrix(terms, judge)
 
 
 def metric_judges(ratings: pd.DataFrame, metric: str) -> list[str]:
     """Judges with at least one rating in the dimensions of ``metric``."""
-    from empathy.metrics import METRIC_DIMENSIONS
+    from empathy.metrics import get_metric
 
-    part = ratings[ratings["dimension"].isin(METRIC_DIMENSIONS[metric])]
+    part = ratings[ratings["dimension"].isin(get_metric(metric).dimensions)]
     return sorted(part["rater"].unique())
 
 

@@ -25,9 +25,12 @@ def live(at) -> dict | None:
     return window(at)["live"]
 
 
-def live_table(state: dict, events: list[dict] = ()) -> list[tuple[int, str, float | None, int]]:
-    """(rank, model, value, n) as the browser draws them: the server's sums and counts plus the effects of the
-    events not yet acknowledged, ranked highest first with ties by model (the component's ``liveRows``)."""
+def live_table(state: dict, events: list[dict] = ()) -> list[tuple[int | None, str, float | None, int]]:
+    """(rank, model, value, n) as the browser is to draw them: the server's sums and counts plus the effects of the
+    events not yet acknowledged, ranked by the one rank convention (``empathy.vocabulary.RANK_CONVENTION``): rank
+    1 = the best value in the payload's direction ``better`` ("lower": the smallest), tied values share the
+    smaller rank (1, 1, 3), a model without a value has none; rows by rank, then model. Written out by hand here,
+    not with ``empathy.evaluate.rank_by_direction``, so that the server's ranking is checked against it."""
     sums = {m["model"]: [m["sum"], m["n"]] for m in state["models"]}
     for event in events:
         fx = event.get("fx")
@@ -37,8 +40,15 @@ def live_table(state: dict, events: list[dict] = ()) -> list[tuple[int, str, flo
         sums[fx["m"]][0] += (after or 0) - (before or 0)
         sums[fx["m"]][1] += (after is not None) - (before is not None)
     rows = [(model, total / n if n else None, n) for model, (total, n) in sums.items()]
-    rows.sort(key=lambda r: (r[1] is None, -(r[1] or 0), r[0]))
-    return [(rank, model, value, n) for rank, (model, value, n) in enumerate(rows, start=1)]
+    sign = {"lower": 1.0, "higher": -1.0}[state["better"]]
+
+    def rank(value: float | None) -> int | None:
+        if value is None:
+            return None
+        return 1 + sum(1 for _, other, _ in rows if other is not None and sign * other < sign * value)
+
+    ranked = [(rank(value), model, value, n) for model, value, n in rows]
+    return sorted(ranked, key=lambda r: (r[0] is None, r[0] or 0, r[1]))
 
 
 def on_screen(at) -> tuple[str, str]:

@@ -344,22 +344,23 @@ def test_a_judge_rerun_meets_the_ledger(tmp_path, _store):
 
 
 def test_live_metric_beside_the_queue_follows_each_decision(tmp_path, _store):
-    # gpt says CA 1, 1, 0 on i1-i3 for both models: 2/3 each, the tie ranked by model name (A_[b]* first)
+    # gpt says CA 1, 1, 0 on i1-i3 for both models: 2/3 each, a tie: both rank 1 (the one rank convention; this
+    # asserted rank 1 = the highest CA, ties by model name, before issue 22), listed by model name (A_[b]* first)
     at = _app(_fixture(tmp_path / "data"), committed="ann")
     at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
     assert at.selectbox(key="relabel_live_judge").value == "gpt"  # the first LLM judge, never the expert
     state = live(at)
-    assert (state["metric"], state["judge"]) == ("CA", "gpt")
-    assert live_table(state) == [(1, ODD, 2 / 3, 3), (2, "B", 2 / 3, 3)]
+    assert (state["metric"], state["judge"], state["better"]) == ("CA", "gpt", "lower")
+    assert live_table(state) == [(1, ODD, 2 / 3, 3), (1, "B", 2 / 3, 3)]
     assert _on_screen(at) == ("i1", ODD)
     # what the browser draws at the key, before the server answers: gpt's label of i1 goes 1 -> 0
     fx = window(at)["items"][0]["fx"]
     assert fx == {"m": ODD, "b": 1.0, "a": {"0": 0.0, "1": 1.0}}
     key = {"action": "decide", "fx": {"scope": state["scope"], "m": ODD, "before": fx["b"], "after": fx["a"]["0"]}}
     predicted = live_table(state, [key])
-    assert predicted == [(1, "B", 2 / 3, 3), (2, ODD, 1 / 3, 3)]
-    press(at, 0.0)  # i1 of A_[b]* is not conflict avoidance: its CA (gpt) drops to 1/3 and it falls to rank 2
+    assert predicted == [(1, ODD, 1 / 3, 3), (2, "B", 2 / 3, 3)]
+    press(at, 0.0)  # i1 of A_[b]* is not conflict avoidance: its CA (gpt) drops to 1/3, the least failure: rank 1
     _ok(at)
     assert live_table(live(at)) == predicted  # the server's recomputation (Recompute) says the same
     assert not any(f.value is not None and "CA (gpt)" in f.value.columns for f in at.dataframe)  # drawn once
@@ -367,9 +368,25 @@ def test_live_metric_beside_the_queue_follows_each_decision(tmp_path, _store):
     assert "|labels:latest|" in signature and "|overrides:2" in signature, signature  # the human labels named
     # another judge on request: lex says 0, 1, 0 (1/3 each); the human 0 on i1 leaves it at 1/3
     at.selectbox(key="relabel_live_judge").set_value("lex").run()
-    assert live_table(live(at)) == [(1, ODD, 1 / 3, 3), (2, "B", 1 / 3, 3)]
+    assert live_table(live(at)) == [(1, ODD, 1 / 3, 3), (1, "B", 1 / 3, 3)]
     assert _on_screen(at) == ("i1", "B")  # lex's label of it is 0
     assert window(at)["items"][0]["fx"] == {"m": "B", "b": 0.0, "a": {"0": 0.0, "1": 1.0}}
+
+
+def test_server_drawn_live_table_ranks_by_the_one_convention():
+    # a continuous dimension (e_gen, decided with a value box) has its metric's live table (SA) drawn by the
+    # server: rank 1 = the lowest SA (the least failure), tied values share the smaller rank (issue 22: this
+    # table ranked the highest value first)
+    at = _app(committed="ann")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    at.selectbox(key="relabel_dimension").set_value("e_gen").run()
+    _ok(at)
+    table = next(f.value for f in at.dataframe if "rank before" in f.value.columns)
+    column = next(c for c in table.columns if c.startswith("SA ("))
+    values = table[column].tolist()
+    assert len(values) == 5 and values == sorted(values)
+    assert table["rank"].tolist() == [1 + sum(other < value for other in values) for value in values]
+    assert any("ranked, 1 = lowest SA, the least failure" in t for t in _texts(at.markdown))
 
 
 def test_live_metric_follows_the_label_rule_of_other_annotators(tmp_path, _store):
@@ -389,7 +406,7 @@ def test_live_metric_follows_the_label_rule_of_other_annotators(tmp_path, _store
     at.session_state["label_rule"] = "majority"
     at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
-    assert live_table(live(at)) == [(1, ODD, 2 / 3, 3), (2, "B", 2 / 3, 3)]
+    assert live_table(live(at)) == [(1, ODD, 2 / 3, 3), (1, "B", 2 / 3, 3)]
     assert effect_on_i1_b(at) == {"m": "B", "b": 1.0, "a": {"0": 1.0, "1": 1.0}}
     at.session_state["label_rule"] = "adjudicated"
     assert effect_on_i1_b(at.run()) == {"m": "B", "b": 1.0, "a": {"0": 1.0, "1": 1.0}}

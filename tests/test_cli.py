@@ -192,6 +192,18 @@ def test_building_the_parser_imports_no_heavy_library():
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("command", ["stability", "fragility"])
+def test_metric_commands_help_imports_neither_numpy_nor_pandas(command):
+    """``--metric`` is checked against the registry when the command runs (issue 22), not with ``choices=`` read
+    from the registry, so that ``--help`` stays instant: it must not import NumPy (the registry's module does)."""
+    code = (f"import sys\nfrom empathy.cli import main\ntry:\n    main([{command!r}, '--help'])\n"
+            "except SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('numpy', 'pandas', 'empathy.metrics') if m in sys.modules), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.startswith(f"usage: empathy {command}") and "--metric METRIC" in done.stdout
+    assert done.stderr.strip() == "[]", done.stderr
+
+
 def test_version_and_help():
     from empathy import __version__
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import json
 import subprocess
@@ -373,3 +375,40 @@ def test_vectorised_statistics_equal_the_per_subset_loop(size):
     assert _fast("spearman", column, reference, subsets) is None  # missing values: the loop handles them
     means = _fast("mean", column, None, subsets)
     assert means == pytest.approx([np.nanmean(column[s]) for s in subsets], abs=1e-12, nan_ok=True)
+
+
+# ------------------------------------------------------------- --metric reads the registry at run time (issue 22)
+
+@pytest.mark.parametrize(("command", "metric", "why"), [
+    ("stability", "LD", "LD reads no judge rating"), ("stability", "BLEU", "not a registered metric"),
+    ("stability", "sa", "not a registered metric"), ("fragility", "LD", "LD reads no judge rating"),
+])
+def test_cli_metric_outside_the_judged_metrics_is_one_line_exit_2(command, metric, why):
+    result = _run(command, str(DEMO_DIR / "outputs.csv"), "--ratings", str(DEMO_DIR / "ratings_author.csv"),
+                  "--metric", metric)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == (f"empathy: error: --metric: invalid choice {metric!r} ({why}); choose from SA, "
+                                     "EGM, CA")
+
+
+def test_cli_metric_accepts_a_registered_metric():
+    """A metric registered from Python (empathy.metrics.register_metric) is a --metric choice at once."""
+    from empathy import metrics as m
+    from empathy.cli import main
+
+    def gain(x: m.TermInputs) -> m.Terms:  # E(g) - E(t)
+        ref, gen = x.ratings["e_ref"], x.ratings["e_gen"]
+        return gen - ref, np.where(np.isnan(ref) | np.isnan(gen), m.MISSING, m.OK).astype(np.int8)
+
+    args = ["stability", str(DEMO_DIR / "outputs.csv"), "--ratings", str(DEMO_DIR / "ratings_author.csv"),
+            "--metric", "GAIN", "--sizes", "8", "--resamples", "3", "--format", "json"]
+    with m.registered(m.MetricSpec("GAIN", ("e_ref", "e_gen"), gain)), contextlib.redirect_stdout(io.StringIO()) as out:
+        assert main(args) == 0
+    payload = json.loads(out.getvalue())
+    dataset = _demo()
+    author = dataset.ratings[dataset.ratings["rater"] == "author"]
+    wide = author.pivot_table(index=["item_id", "model"], columns="dimension", values="value", aggfunc="first")
+    expected = (wide["e_gen"] - wide["e_ref"]).groupby(level="model").mean()
+    full = {row["group"]: row["value"] for row in payload["full"]}
+    assert payload["metric"] == "GAIN" and full == pytest.approx(expected.to_dict())
+    assert main(args) == 2  # unregistered again

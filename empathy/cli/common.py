@@ -66,6 +66,23 @@ def bounded_int(low: int, high: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+def judged_metrics_option(names: list[str] | None, option: str = "--metric") -> list[str]:
+    """The judge metrics an option names (repeats dropped), checked against the metric registry at run time.
+
+    The parser takes any name, so that building it imports nothing heavy (the registry lives beside NumPy);
+    this raises ``ValueError`` naming the option and the culprit (exit 2, one line) for an unknown metric or a
+    text-only one (LD reads no judge rating). ``None`` or empty: every judge metric of the registry.
+    """
+    from empathy import metrics
+
+    judged = metrics.judged_metrics()
+    for name in names or ():
+        if name not in judged:
+            why = (f"{name} reads no judge rating" if name in metrics.METRIC_SPECS else "not a registered metric")
+            raise ValueError(f"{option}: invalid choice {name!r} ({why}); choose from {', '.join(judged)}")
+    return list(dict.fromkeys(names or judged))
+
+
 def scheduler_option(text: str) -> object:
     """An argparse ``type`` for ``--scheduler``: a :class:`empathy.scheduler.SchedulerSpec`, else a usage error."""
     from empathy.scheduler import parse_scheduler

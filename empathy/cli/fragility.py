@@ -6,11 +6,17 @@ import argparse
 import sqlite3
 import sys
 
-from empathy.cli.common import FORMATS, bounded_int, check_inputs, print_csv, print_json, print_table, set_handler
+from empathy.cli.common import (
+    FORMATS,
+    bounded_int,
+    check_inputs,
+    judged_metrics_option,
+    print_csv,
+    print_json,
+    print_table,
+    set_handler,
+)
 from empathy.vocabulary import DEFAULT_LABEL_RULE, EGM_BOTH_ZERO, LABEL_RULES
-
-#: The judge metrics (LD reads no rating, so no label reorders it); kept literal so --help imports nothing.
-JUDGE_METRICS: tuple[str, ...] = ("SA", "EGM", "CA")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -24,8 +30,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="which human label counts where several annotators decided one rating")
     parser.add_argument("--store-name", metavar="NAME",
                         help="the data set's name in the store (default: the outputs file, relative to the store)")
-    parser.add_argument("--metric", action="append", choices=JUDGE_METRICS,
-                        help="examine only this metric (repeatable; default: SA, EGM and CA)")
+    # checked against the metric registry when the command runs, so that --help imports nothing heavy
+    parser.add_argument("--metric", action="append", metavar="METRIC",
+                        help="examine only this judge metric (repeatable; default: every metric of the registry "
+                             "that reads judge ratings; a text-only one like LD has no labels to flip)")
     parser.add_argument("--top", type=bounded_int(1, 1000), default=5, metavar="N",
                         help="most influential items kept per model, metric and judge (default 5)")
     parser.add_argument("--egm-both-zero", choices=EGM_BOTH_ZERO, default=EGM_BOTH_ZERO[0],
@@ -41,6 +49,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``fragility``: print the report; return the exit code."""
+    metrics = judged_metrics_option(args.metric)
     check_inputs(args.outputs, *(args.ratings or []))
     from empathy.io import DataError, load_dataset
 
@@ -65,21 +74,22 @@ def run(args: argparse.Namespace) -> int:
                         "<rater>:<dimension> columns)")
     from dataclasses import replace
 
+    from empathy import metrics as registry
     from empathy.evaluate import default_by_task, plan_metrics, text_features
     from empathy.fragility import fragility
 
-    metrics = list(dict.fromkeys(args.metric or JUDGE_METRICS))
     by_task = args.by_task or (not args.pooled and default_by_task(dataset.outputs))
     if not by_task and dataset.outputs["task"].nunique() > 1:
         extra["tasks"] = "pooled"
-    # Only EGM reads the texts (sentence counts); without it spaCy is not loaded at all.
-    features = text_features(dataset.outputs) if "EGM" in metrics else text_features(
+    # Only a metric that reads sentence counts (EGM) needs the texts; without one spaCy is not loaded at all.
+    reads_texts = any(registry.get_metric(name).needs_sentences for name in metrics)
+    features = text_features(dataset.outputs) if reads_texts else text_features(
         dataset.outputs, _no_text_features, signature="none")
     plan = plan_metrics(dataset.outputs, ratings, features=features, by_task=by_task, include_ld=False,
                         egm_both_zero=args.egm_both_zero)
     report = fragility(plan, metrics=metrics, top=args.top)
     signature = plan.evaluate(n_overrides=n_overrides).signature
-    if not {"EGM"} & set(metrics):
+    if not reads_texts:
         signature = replace(signature, distancing=None)
     signature = str(replace(signature, extra={**signature.extra, **extra}))
     pairs = report.pairs if by_task else report.pairs.drop(columns="task")
@@ -90,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_table(pairs)
         if len(report.ratio_of_means) and report.ratio_of_means["differs"].any():
-            print("\nSA rankings that differ as a ratio of means (1 - sum E(g) / sum E(t)):")
+            names = ", ".join(dict.fromkeys(report.ratio_of_means["metric"]))
+            print(f"\n{names} rankings that differ as a ratio of means (1 - sum E(g) / sum E(t)):")
             print_table(report.ratio_of_means[report.ratio_of_means["differs"]])
         print(f"\nsignature: {signature}")
     return 0

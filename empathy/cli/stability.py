@@ -4,7 +4,9 @@
 
 * ``--dimension D``: a long ratings file (or an outputs file with ``rater:dimension`` columns, or outputs
   plus ``--ratings``); groups are the raters (and the panels with ``--with-panels``);
-* ``--metric SA|EGM|CA``: an outputs file with ``--ratings``; groups are the models under one ``--judge``;
+* ``--metric NAME``: a judge metric of the registry (SA, EGM, CA, or one registered with
+  :func:`empathy.metrics.register_metric`), checked when the command runs; an outputs file with ``--ratings``;
+  groups are the models under one ``--judge``;
 * ``--per-item``: a wide per-item table, one row per item (``item_id`` or the first column) and one numeric
   column per group (a model's per-item terms computed elsewhere, say);
 * ``--summary``: a per-group summary table like the paper's Table 7 (first column the group, one column per
@@ -21,6 +23,7 @@ from empathy.cli.common import (
     bounded_int,
     check_inputs,
     json_rows,
+    judged_metrics_option,
     load_inputs,
     print_csv,
     print_json,
@@ -45,7 +48,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     stability.add_argument("--ratings", action="append", metavar="FILE", help="more ratings files (repeatable)")
     mode = stability.add_mutually_exclusive_group(required=True)
     mode.add_argument("--dimension", help="a rating dimension: groups are the raters")
-    mode.add_argument("--metric", choices=("SA", "EGM", "CA"), help="a judge metric: groups are the models")
+    # checked against the metric registry when the command runs (judged_metrics_option): --help stays light
+    mode.add_argument("--metric", metavar="METRIC",
+                      help="a judge metric of the registry (one that reads judge ratings): groups are the models")
     mode.add_argument("--per-item", action="store_true", help="INPUT is items x groups (numeric columns)")
     mode.add_argument("--summary", action="store_true",
                       help="INPUT is a per-group table of means per size (like Table 7): rank Spearman only")
@@ -132,8 +137,10 @@ def _matrix(args: argparse.Namespace):  # noqa: ANN202 - (DataFrame, dict, DataF
         return dimension_matrix(ratings, args.dimension), {"dimension": args.dimension}, ratings
     if outputs is None:
         raise DataError(args.input, "--metric needs an outputs file (with --ratings FILE ...), got a ratings file")
+    from empathy.metrics import get_metric
+
     sentences = None
-    if args.metric == "EGM":
+    if get_metric(args.metric).needs_sentences:
         from empathy.evaluate import text_features
 
         sentences = text_features(outputs).frame(outputs)
@@ -151,6 +158,8 @@ def _matrix(args: argparse.Namespace):  # noqa: ANN202 - (DataFrame, dict, DataF
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``stability``: mean +- sd per group and size, and the rank Spearman across sizes."""
+    if args.metric is not None:
+        judged_metrics_option([args.metric])
     check_inputs(args.input, *(args.ratings or []))
     from empathy.stability import parse_sizes  # SciPy: only once the input files are known good
 
