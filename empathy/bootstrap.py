@@ -36,6 +36,7 @@ are left out of its interval (``None`` if more than half are).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Iterator, Sequence
@@ -58,6 +59,7 @@ from empathy.agreement import (
     spearman,
 )
 from empathy.io import require_frame
+from empathy.metrics import _as_float_array
 from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
 
 INTERVAL = "expanded-percentile"
@@ -78,12 +80,10 @@ def _check_settings(n_resamples: int, confidence: float, seed: int) -> None:
 
 
 def _terms_array(terms: ArrayLike, name: str) -> NDArray[np.float64]:
-    try:
-        array = np.asarray(terms, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric (NaN = a term left out)") from None
-    if array.ndim != 2:
-        raise ValueError(f"{name} must be items x models, got shape {array.shape}")
+    shape = np.shape(terms)
+    if len(shape) != 2:
+        raise ValueError(f"{name} must be items x models, got shape {shape}")
+    array = _as_float_array(np.ravel(terms), name).reshape(shape)  # the metrics' check that values are numbers
     if np.isinf(array).any():
         row, column = (int(v) for v in np.argwhere(np.isinf(array))[0])
         raise ValueError(f"{name}[{row}, {column}] is infinite")
@@ -132,6 +132,12 @@ def expanded_levels(n: int, confidence: float = DEFAULT_CONFIDENCE) -> tuple[flo
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
         raise ValueError(f"the expanded percentile interval needs n >= 2, got {n!r}")
     _check_settings(1, confidence, 0)
+    return _expanded_levels(int(n), float(confidence))
+
+
+@functools.lru_cache(maxsize=1024)
+def _expanded_levels(n: int, confidence: float) -> tuple[float, float]:
+    # scipy's t quantile dominates an interval's cost; a table has few distinct n
     alpha = 1.0 - confidence
     low = float(stats.norm.cdf(math.sqrt(n / (n - 1.0)) * stats.t.ppf(alpha / 2.0, n - 1)))
     return low, 1.0 - low

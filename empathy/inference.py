@@ -68,6 +68,7 @@ The label budget (:func:`label_budget`) projects these variances to more decisio
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -99,17 +100,18 @@ def _z(confidence: float) -> float:
     """Two-sided normal quantile, computed as statsmodels' ``_zconfint_generic`` does (``1 - alpha/2``)."""
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    return _normal_quantile(float(confidence))
+
+
+@functools.lru_cache(maxsize=64)
+def _normal_quantile(confidence: float) -> float:
+    # scipy's ppf costs more than the rest of a small PPI estimate, which simulations call thousands of times
     alpha = 1.0 - confidence
     return float(stats.norm.ppf(1.0 - alpha / 2.0))
 
 
 def _vector(values: ArrayLike, name: str) -> NDArray[np.float64]:
-    try:
-        array = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric") from None
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+    array = m._as_float_array(values, name)  # the metrics' check: numeric, one-dimensional
     if not np.isfinite(array).all():
         position = int(np.flatnonzero(~np.isfinite(array))[0])
         raise ValueError(f"{name}[{position}] = {float(array[position])!r} is not a finite number")

@@ -45,7 +45,8 @@ Choices (also in the README):
   Wilson interval at the effective size ``n_eff = r (1 - r) / v``, with ``v`` the cluster-robust
   (linearisation) variance of the ratio ``r = events / units`` over the slice's items (Korn & Graubard 1998's
   effective sample size, design effect at least 1, with their degrees-of-freedom factor ``(z / t_{K-1})^2``);
-  when the rate is 0 or 1 (``v = 0``) the effective size is the number of items. :func:`wilson_interval` (units as independent) is what these replace.
+  when the rate is 0 or 1 (``v = 0``) the effective size is the number of items. They replace
+  :func:`wilson_interval`, which takes units as independent.
 * **Holm** (1979) over all slices of one table: a researcher who scans the map for the strongest slice has run
   every test in it.
 * **Ranking** (:func:`ranked_slices`): the slices whose rate departs most from the whole, by the Holm p-value,

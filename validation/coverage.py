@@ -22,6 +22,7 @@ tests/test_slices.py recompute the rows they assert on.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -61,6 +62,7 @@ def _skewed(rng: np.random.Generator, size: int | tuple[int, ...], skew: float) 
     return (rng.gamma(shape, 1.0, size) - shape) / math.sqrt(shape)
 
 
+@functools.cache  # deterministic (seeded): the tests ask for the same rows twice
 def ppi_coverage(kind: str, *, n: int = 80, big_n: int = 720, skew: float = 1.0, runs: int = 500,
                  seed: int = 2023) -> Coverage:
     """Coverage of the 95 % PPI++ interval (``coverage``) and the human-only one (``reference``)."""
@@ -100,8 +102,9 @@ def _bootstrap_terms(rng: np.random.Generator, kind: str, n_items: int, skew: fl
     return (rng.random((n_items, len(means))) < means + shift).astype(float)
 
 
+@functools.cache  # deterministic (seeded): the tests ask for the same rows twice
 def bootstrap_coverage(kind: str, *, n_items: int = 40, skew: float = 1.0, runs: int = 500,
-                       n_resamples: int = 1000, seed: int = 2024) -> list[Coverage]:
+                       n_resamples: int = 1000, seed: int = 2024) -> tuple[Coverage, ...]:
     """Coverage of the expanded percentile intervals of each model's mean and of the difference of models 2 and 1
     (``coverage``), beside the plain percentile interval's (``reference``; width ratio expanded / plain)."""
     if kind not in ("continuous", "binary"):
@@ -127,9 +130,10 @@ def bootstrap_coverage(kind: str, *, n_items: int = 40, skew: float = 1.0, runs:
         cases_n = runs * (len(means) if name == "model" else 1)
         label = f"bootstrap {name} ({kind}{f', skew {skew:g}' if kind == 'continuous' else ''})"
         result.append(Coverage(label, n_items, cases_n, expanded / cases_n, plain / cases_n, float(np.mean(ratios))))
-    return result
+    return tuple(result)
 
 
+@functools.cache  # deterministic (seeded): the tests ask for the same rows twice
 def cluster_rate_coverage(*, n_items: int = 40, runs: int = 1000, seed: int = 2025) -> Coverage:
     """Coverage of the cluster-aware slice-rate interval (``coverage``) and of Wilson over units (``reference``)."""
     rng = np.random.default_rng(seed)
@@ -157,8 +161,8 @@ def markdown() -> str:
     rows = [ppi_coverage("continuous"), ppi_coverage("binary")]
     rows += [ppi_coverage("continuous", n=n, big_n=9 * n, skew=skew) for skew, n in ((1.0, 30), (2.0, 30),
                                                                                       (2.0, 80), (2.0, 200))]
-    rows += bootstrap_coverage("continuous") + bootstrap_coverage("binary")
-    rows += bootstrap_coverage("continuous", n_items=15) + bootstrap_coverage("binary", n_items=15)
+    rows += [*bootstrap_coverage("continuous"), *bootstrap_coverage("binary")]
+    rows += [*bootstrap_coverage("continuous", n_items=15), *bootstrap_coverage("binary", n_items=15)]
     rows.append(cluster_rate_coverage())
     return "\n".join(lines + [row.row() for row in rows])
 
