@@ -95,7 +95,15 @@ def resample_counts(n_items: int, n_resamples: int, seed: int) -> Iterator[NDArr
 
     The draws are those of :func:`empathy.agreement.bootstrap_ci` (``rng.integers(0, n_items, size=(rows,
     n_items))`` per block of :func:`empathy.agreement._blocks`), so both bootstraps agree on the same data.
+
+    Raises
+    ------
+    ValueError
+        When ``n_items`` is below 1 or ``n_resamples`` / ``seed`` are invalid.
     """
+    _check_settings(n_resamples, 0.5, seed)
+    if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 1:
+        raise ValueError(f"n_items must be a positive whole number, got {n_items!r}")
     rng = np.random.default_rng(seed)
     for rows in _blocks(n_resamples, n_items):
         drawn = rng.integers(0, n_items, size=(rows, n_items))
@@ -112,6 +120,8 @@ def cluster_means(terms: ArrayLike, *, n_resamples: int = DEFAULT_BOOTSTRAP, see
     """
     _check_settings(n_resamples, 0.5, seed)
     array = _terms_array(terms, "terms")
+    if array.shape[0] == 0:
+        return np.full((int(n_resamples), array.shape[1]), np.nan)
     usable = ~np.isnan(array)
     filled = np.where(usable, array, 0.0)
     parts = []
@@ -228,7 +238,7 @@ def model_intervals(terms: pd.DataFrame, *, n_resamples: int = DEFAULT_BOOTSTRAP
     n = usable.sum(axis=0)
     with np.errstate(invalid="ignore"):
         values = np.where(n > 0, np.nansum(array, axis=0) / np.maximum(n, 1), np.nan)
-    replicates = cluster_means(array, n_resamples=n_resamples, seed=seed) if array.size else np.empty((0, 0))
+    replicates = cluster_means(array, n_resamples=n_resamples, seed=seed)
     ranks = _ranks(replicates, direction) if len(models) else replicates
     point_ranks = _ranks(values[None, :], direction)[0] if len(models) else values
     alpha = 1.0 - confidence
@@ -242,15 +252,15 @@ def model_intervals(terms: pd.DataFrame, *, n_resamples: int = DEFAULT_BOOTSTRAP
         rows.append({"model": model, "value": None if np.isnan(values[j]) else float(values[j]), "n": int(n[j]),
                      "low": low, "high": high, "rank": None if np.isnan(point_ranks[j]) else int(point_ranks[j]),
                      "rank_low": rank_low, "rank_high": rank_high})
-    table = pd.DataFrame(rows, columns=list(MODEL_COLUMNS))
-    ordered = table.dropna(subset=["value"]).sort_values(["value", "model"], ascending=[direction == LOWER_IS_BETTER,
-                                                                                        True], kind="stable")
+    sign = 1.0 if direction == LOWER_IS_BETTER else -1.0
+    rows.sort(key=lambda r: (r["value"] is None, sign * (r["value"] or 0.0), r["model"]))  # best first, unscored last
+    table = pd.DataFrame(rows, columns=list(MODEL_COLUMNS)).astype({c: "Int64" for c in ("rank", "rank_low",
+                                                                                        "rank_high")})
+    scored = [r["model"] for r in rows if r["value"] is not None]
     pairs = [_pair(better, worse, array, usable, replicates, models, confidence, direction)
-             for better, worse in itertools.pairwise(ordered["model"])]
-    missing = table[table["value"].isna()]
-    return ModelIntervals(pd.concat([ordered, missing]).reset_index(drop=True) if len(missing) else
-                          ordered.reset_index(drop=True), pd.DataFrame(pairs, columns=list(PAIR_COLUMNS)),
-                          int(array.shape[0]), int(n_resamples), int(seed), float(confidence), direction)
+             for better, worse in itertools.pairwise(scored)]
+    return ModelIntervals(table, pd.DataFrame(pairs, columns=list(PAIR_COLUMNS)), int(array.shape[0]),
+                          int(n_resamples), int(seed), float(confidence), direction)
 
 
 def _pair(better: str, worse: str, array: NDArray[np.float64], usable: NDArray[np.bool_],

@@ -130,6 +130,7 @@ class MeanEstimate:
 
     @property
     def width(self) -> float:
+        """The interval's width ``high - low``."""
         return self.high - self.low
 
 
@@ -162,7 +163,23 @@ class PPIMean:
 
 
 def optimal_lambda(n: int, n_unlabelled: int, cov: float, var_f_all: float) -> float:
-    """PPI++'s power-tuning weight ``clip(cov / ((1 + n/N) var_f_all), 0, 1)``; 0 when ``N = 0`` or ``var = 0``."""
+    """PPI++'s power-tuning weight ``clip(cov / ((1 + n/N) var_f_all), 0, 1)``; 0 when ``N = 0`` or ``var = 0``.
+
+    Parameters
+    ----------
+    n, n_unlabelled : int
+        Audited and unaudited outputs (``n >= 1``, ``N >= 0``).
+    cov, var_f_all : float
+        ``cov(Y, f)`` over the audited outputs (divisor ``n``) and the sample variance of the judge's terms on all.
+
+    Raises
+    ------
+    ValueError
+        For sizes out of range or a non-finite ``cov`` / ``var_f_all``.
+    """
+    if n < 1 or n_unlabelled < 0 or not (math.isfinite(cov) and math.isfinite(var_f_all)):
+        raise ValueError(f"optimal_lambda: need n >= 1, N >= 0 and finite moments, got n={n}, N={n_unlabelled}, "
+                         f"cov={cov}, var={var_f_all}")
     if n_unlabelled == 0 or var_f_all <= 0:
         return 0.0
     return float(np.clip(cov / ((1.0 + n / n_unlabelled) * var_f_all), 0.0, 1.0))
@@ -534,6 +551,7 @@ class LabelBudget:
     power: float
 
     def signature_fields(self) -> dict[str, str]:
+        """The criterion the budget answers: the z-test's level and the power."""
         return {"budget": f"z-test@{self.confidence:g},power={self.power:g}"}
 
 
