@@ -292,13 +292,19 @@ def _decisions(decisions: pd.DataFrame, design: AuditDesign) -> tuple[pd.DataFra
         part = part[part["dimension"].astype(str) == design.dimension]
     part = part.astype({"item_id": str, "model": str})
     part = part[part["value"].notna()]
+    numbers = pd.to_numeric(part["value"], errors="coerce")
+    if numbers.isna().any():
+        bad = part[numbers.isna()].iloc[0]
+        raise ValueError(f"decision on output ({bad['item_id']!r}, {bad['model']!r}): value {bad['value']!r} is not "
+                         "a number")
+    part = part.assign(value=numbers.astype(float))
     if part.duplicated(["item_id", "model"]).any():
         key = tuple(part.loc[part.duplicated(["item_id", "model"]), ["item_id", "model"]].iloc[0])
         raise ValueError(f"decisions hold output {key} twice on {design.dimension!r}: resolve them to one label "
                          "per output first (empathy.overrides.effective_overrides)")
     dimension = m.DIMENSIONS.get(design.dimension)
     if dimension is not None:
-        for item, model, value in zip(part["item_id"], part["model"], part["value"].astype(float), strict=True):
+        for item, model, value in zip(part["item_id"], part["model"], part["value"], strict=True):
             problem = dimension.problem(value)
             if problem:
                 raise ValueError(f"decision on output ({item!r}, {model!r}): {design.dimension} = {value!r} {problem}")

@@ -283,6 +283,8 @@ def test_bad_estimator_inputs_name_the_culprit() -> None:
     decisions = pd.DataFrame({"item_id": ["i1", "i2"], "model": "m", "value": [1.0, 0.0]})
     with pytest.raises(ValueError, match=r"decision on output \('i1', 'm'\): ca = 2.0 must be 0 or 1"):
         ppi_estimates(outputs, ratings, design, decisions.assign(value=[2.0, 0.0]))
+    with pytest.raises(ValueError, match=r"decision on output \('i2', 'm'\): value 'yes' is not a number"):
+        ppi_estimates(outputs, ratings, design, decisions.assign(value=[1.0, "yes"]))
     with pytest.raises(ValueError, match=r"decisions hold output \('i1', 'm'\) twice"):
         ppi_estimates(outputs, ratings, design, pd.concat([decisions, decisions.iloc[:1]]))
     with pytest.raises(ValueError, match="metric 'SA' cannot be corrected by an audit of 'ca'"):
