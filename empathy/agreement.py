@@ -24,10 +24,11 @@ when expected agreement is 1 otherwise.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import krippendorff
@@ -429,3 +430,204 @@ def inter_judge_spearman(metrics_table: pd.DataFrame, *, metrics: Sequence[str] 
         grid[model_codes, position[scorer_codes]] = part["value"].to_numpy(dtype=float)
         rows += [{"metric": metric, **row} for row in spearman_pairs(grid, [scorer_names[i] for i in order])]
     return pd.DataFrame(rows, columns=["metric", "scorer_a", "scorer_b", "spearman", "n_models"])
+
+
+# ------------------------------------------------------------------------ rank correlations over models: tests
+
+#: Largest number of models whose every ordering (n! of them) the permutation tests enumerate (10! = 3,628,800).
+MAX_EXACT_MODELS = 10
+#: Monte Carlo permutations beyond :data:`MAX_EXACT_MODELS`.
+DEFAULT_PERMUTATIONS = 10_000
+#: Most paired values a permutation test accepts: it is meant for per-model values (a handful to a few dozen),
+#: and a Monte Carlo ordering costs Kendall's statistic n^2 / 2 sign comparisons.
+MAX_PERMUTATION_PAIRS = 200
+RANK_STATISTICS: tuple[str, ...] = ("spearman", "kendall")
+ALTERNATIVES: tuple[str, ...] = ("two-sided", "greater", "less")
+# Every ordering of the last min(n, 8) positions is built once (8! rows); orderings of n models are that block
+# behind each choice of the first n - 8 positions, so no array holds more than 8! x n entries.
+_SUFFIX = 8
+
+
+def kendall_tau_b(x: ArrayLike, y: ArrayLike) -> float | None:
+    """Kendall's tau-b over the pairs where both values are present; ``None`` when undefined.
+
+    ``tau_b = (C - D) / sqrt((n0 - n1)(n0 - n2))`` with ``n0 = n(n-1)/2`` and ``n1``, ``n2`` the pairs tied in
+    ``x`` and in ``y`` (``scipy.stats.kendalltau``'s default variant, which computes it in O(n log n)). Like
+    :func:`spearman`, ``None`` with fewer than :data:`MIN_PAIRS` pairs or a constant side. Beside Spearman's rho
+    it reads better with many ties (CA's per-model shares take few distinct values).
+    """
+    a, b = _clean_pairs(x, y)
+    if len(a) < MIN_PAIRS or _constant(a) or _constant(b):
+        return None
+    return float(stats.kendalltau(a, b, variant="b").statistic)
+
+
+@dataclass(frozen=True)
+class PermutationTest:
+    """A permutation test of a rank correlation: the statistic, its p-value and how the p-value was obtained.
+
+    ``method`` is ``"exact"`` (every one of ``n_arrangements = n!`` orderings of one side; ``mc_se`` is
+    ``None``) or ``"monte-carlo"`` (``n_arrangements`` random orderings, ``p = (1 + b) / (1 + B)`` and its
+    Monte Carlo standard error ``sqrt(p (1 - p) / B)``). ``value`` and ``p_value`` are ``None`` when the
+    statistic is undefined (fewer than :data:`MIN_PAIRS` pairs, a constant side).
+    """
+
+    statistic: str
+    value: float | None
+    p_value: float | None
+    method: str
+    n_arrangements: int
+    alternative: str
+    mc_se: float | None = None
+    seed: int | None = None
+
+
+@functools.cache
+def _orderings(k: int) -> NDArray[np.int64]:
+    return np.array(list(itertools.permutations(range(k))), dtype=np.int64).reshape(-1, k)
+
+
+@functools.cache
+def _tail_indices(k: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Flat indices into k x k tables for every ordering of ``range(k)`` (as :func:`_orderings`), laid out with
+    orderings last: ``[j, o] = j * k + r`` where ordering ``o`` puts value ``r`` at position ``j``, and
+    ``[pair, o] = r_p * k + r_q`` for each position pair ``p < q``. One ``np.take`` then reads a table for every
+    ordering."""
+    tail = _orderings(k)
+    p, q = np.triu_indices(k, k=1)
+    return (np.ascontiguousarray((tail + np.arange(k) * k).T),
+            np.ascontiguousarray((tail[:, p] * k + tail[:, q]).T))
+
+
+def _all_orderings(n: int) -> Iterator[NDArray[np.int64]]:
+    """Every permutation of ``range(n)``, in blocks of at most 8! rows (each row once)."""
+    k = min(n, _SUFFIX)
+    tail = _orderings(k)
+    for prefix in itertools.permutations(range(n), n - k):
+        rest = np.array([i for i in range(n) if i not in prefix], dtype=np.int64)
+        block = np.empty((len(tail), n), dtype=np.int64)
+        block[:, :n - k] = prefix
+        block[:, n - k:] = rest[tail]
+        yield block
+
+
+def _random_orderings(n: int, count: int, rng: np.random.Generator, width: int) -> Iterator[NDArray[np.int64]]:
+    """``count`` uniformly random permutations of ``range(n)``, in blocks of at most BOOTSTRAP_BLOCK / width."""
+    per_block = max(1, BOOTSTRAP_BLOCK // max(width, 1))
+    left = count
+    while left > 0:
+        rows = min(per_block, left)
+        yield rng.permuted(np.tile(np.arange(n, dtype=np.int64), (rows, 1)), axis=1)
+        left -= rows
+
+
+def _spearman_numerator(a: NDArray[np.float64], b: NDArray[np.float64]
+                        ) -> Callable[[NDArray[np.int64]], NDArray[np.float64]]:
+    """``sum_i ra_i rb_perm(i)`` (centred average ranks of ``a``) for a block of orderings of ``b``: rho over a
+    constant, since the orderings permute ``b``'s ranks, ties included."""
+    ra = _average_ranks(a)
+    ra = ra - ra.mean()
+    rb = _average_ranks(b)
+    return lambda block: rb[block] @ ra
+
+
+def _kendall_numerator(a: NDArray[np.float64], b: NDArray[np.float64]
+                       ) -> Callable[[NDArray[np.int64]], NDArray[np.float64]]:
+    """``sum_{i<j} sign(a_i - a_j) sign(b_perm(i) - b_perm(j))`` for a block of orderings: tau-b over a constant."""
+    first, second = np.triu_indices(len(a), k=1)
+    sign_a = np.sign(a[first] - a[second])
+    return lambda block: np.sign(b[block[:, first]] - b[block[:, second]]) @ sign_a
+
+
+def _kendall_enumeration(a: NDArray[np.float64], b: NDArray[np.float64]) -> Iterator[NDArray[np.float64]]:
+    """Kendall's numerator for every ordering of ``b``, in blocks of 8!, without gathering n^2/2 pairs per ordering.
+
+    Position pairs split into prefix-prefix (one constant per prefix), prefix-suffix (a k x k table per prefix,
+    read once per suffix position) and suffix-suffix pairs. The last depend only on the tie pattern of the
+    values left for the suffix (sorted by value), so they are computed once per pattern.
+    """
+    n = len(a)
+    k = min(n, _SUFFIX)
+    head = n - k
+    sign_a = np.sign(a[:, None] - a[None, :])
+    p, q = np.triu_indices(k, k=1)
+    suffix_signs = sign_a[head + p, head + q]
+    within: dict[tuple[int, ...], NDArray[np.float64]] = {}
+    placed, paired = _tail_indices(k)
+    for prefix in itertools.permutations(range(n), head):
+        chosen = np.array(prefix, dtype=np.int64)
+        rest = np.array(sorted((i for i in range(n) if i not in prefix), key=lambda i: b[i]), dtype=np.int64)
+        pattern = tuple(np.unique(b[rest], return_inverse=True)[1].tolist())
+        if pattern not in within:
+            ranks = np.array(pattern, dtype=np.float64)
+            within[pattern] = suffix_signs @ np.take(np.sign(ranks[:, None] - ranks[None, :]).ravel(), paired)
+        i, j = np.triu_indices(head, k=1)
+        constant = float(sign_a[i, j] @ np.sign(b[chosen[i]] - b[chosen[j]])) if head > 1 else 0.0
+        cross = np.sign(b[chosen][:, None] - b[rest][None, :]).T @ sign_a[:head, head:]  # value r at position j
+        yield constant + np.take(cross.T.ravel(), placed).sum(axis=0) + within[pattern]
+
+
+def rank_correlation_test(x: ArrayLike, y: ArrayLike, *, statistic: str = "spearman",
+                          alternative: str = "two-sided", max_exact: int = MAX_EXACT_MODELS,
+                          n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED) -> PermutationTest:
+    """Permutation test of Spearman's rho or Kendall's tau-b between two sets of per-model values.
+
+    The null hypothesis: the pairing of ``x`` and ``y`` across models is arbitrary, so every ordering of ``y``
+    against ``x`` is equally likely. With ``n <= max_exact`` pairs every one of the ``n!`` orderings is
+    enumerated (in blocks of 8! orderings) and the p-value is exact; ties are handled exactly, since the
+    orderings permute the tied values with the rest (average ranks for rho, tau-b's ties for tau). Otherwise
+    ``n_permutations`` random orderings from ``np.random.default_rng(seed)`` give the Monte Carlo p-value
+    ``(1 + b) / (1 + B)`` with its standard error.
+
+    ``alternative``: ``"two-sided"`` counts orderings with ``|statistic| >= |observed|`` (both statistics have
+    mean 0 under the null); ``"greater"`` / ``"less"`` those at least as large / as small. With 5 models the
+    smallest two-sided p is 2/120 (rho = +-1), and no rho below 1 reaches p < 0.083.
+
+    Raises
+    ------
+    ValueError
+        For an unknown statistic or alternative, ``max_exact`` outside [1, 10], a non-positive
+        ``n_permutations``, or more than :data:`MAX_PERMUTATION_PAIRS` pairs.
+    """
+    if statistic not in RANK_STATISTICS:
+        raise ValueError(f"statistic must be one of {RANK_STATISTICS}, got {statistic!r}")
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+    if isinstance(max_exact, bool) or not isinstance(max_exact, int) or not 1 <= max_exact <= MAX_EXACT_MODELS:
+        raise ValueError(f"max_exact must be a whole number in [1, {MAX_EXACT_MODELS}], got {max_exact!r}")
+    if isinstance(n_permutations, bool) or not isinstance(n_permutations, int) or n_permutations < 1:
+        raise ValueError(f"n_permutations must be a positive whole number, got {n_permutations!r}")
+    a, b = _clean_pairs(x, y)
+    if len(a) > MAX_PERMUTATION_PAIRS:
+        raise ValueError(f"the permutation test is for per-model values: {len(a)} pairs is more than "
+                         f"{MAX_PERMUTATION_PAIRS}")
+    value = spearman(a, b) if statistic == "spearman" else kendall_tau_b(a, b)
+    n = len(a)
+    exact = n <= max_exact
+    if value is None:
+        return PermutationTest(statistic, None, None, "exact" if exact else "monte-carlo",
+                               math.factorial(n) if exact else n_permutations, alternative)
+    numerator = _spearman_numerator(a, b) if statistic == "spearman" else _kendall_numerator(a, b)
+    observed = float(numerator(np.arange(n, dtype=np.int64)[None, :])[0])
+    tolerance = 1e-9 * max(1.0, abs(observed))
+    if exact:
+        nulls = (_kendall_enumeration(a, b) if statistic == "kendall"
+                 else (numerator(block) for block in _all_orderings(n)))
+    else:
+        width = n * (n - 1) // 2 if statistic == "kendall" else n
+        nulls = (numerator(block) for block in _random_orderings(n, n_permutations, np.random.default_rng(seed),
+                                                                 width))
+    extreme = 0
+    for null in nulls:
+        if alternative == "two-sided":
+            extreme += int(np.count_nonzero(np.abs(null) >= abs(observed) - tolerance))
+        elif alternative == "greater":
+            extreme += int(np.count_nonzero(null >= observed - tolerance))
+        else:
+            extreme += int(np.count_nonzero(null <= observed + tolerance))
+    if exact:
+        total = math.factorial(n)
+        return PermutationTest(statistic, value, extreme / total, "exact", total, alternative)
+    p = (1.0 + extreme) / (1.0 + n_permutations)
+    return PermutationTest(statistic, value, p, "monte-carlo", n_permutations, alternative,
+                           mc_se=math.sqrt(p * (1.0 - p) / n_permutations), seed=seed)

@@ -34,6 +34,19 @@ Choices (also in the README):
   ``n_permutations``, every arrangement is enumerated and the p-value is exact (the share of arrangements at
   least as extreme); otherwise ``n_permutations`` random permutations from ``np.random.default_rng(seed)``
   give ``(1 + b) / (1 + B)`` (Phipson & Smyth 2010: never 0). Cost: outputs x permutations per feature.
+* **Exact where computable** (``exact=True``; the command line and the app turn it on): when every output
+  carries the same number ``u`` of units (every output rated by the same judges) the slice's rate depends on
+  its event total only, whose null distribution is computed exactly: hypergeometric for ``u = 1`` (Fisher's
+  exact conditional test, any size), a sequence of hypergeometric splits over the outputs grouped by their
+  event count for ``u >= 2`` (:func:`exact_sum_distribution`, while it stays small). Otherwise the enumeration
+  above or Monte Carlo, whose standard error ``sqrt(p (1 - p) / B)`` is the table's ``p_se`` (NaN when exact).
+* **Intervals** (``rate_low``, ``rate_high``): cluster-aware, the *item* (conversation) being the unit, since
+  several judges of one output, and the outputs of several models for one item, are not independent. A
+  Wilson interval at the effective size ``n_eff = r (1 - r) / v``, with ``v`` the cluster-robust
+  (linearisation) variance of the ratio ``r = events / units`` over the slice's items (Korn & Graubard 1998's
+  effective sample size, design effect at least 1, with their degrees-of-freedom factor ``(z / t_{K-1})^2``);
+  when the rate is 0 or 1 (``v = 0``) the effective size is the number of items. They replace
+  :func:`wilson_interval`, which takes units as independent.
 * **Holm** (1979) over all slices of one table: a researcher who scans the map for the strongest slice has run
   every test in it.
 * **Ranking** (:func:`ranked_slices`): the slices whose rate departs most from the whole, by the Holm p-value,
@@ -353,7 +366,7 @@ def _rates(codes: NDArray[np.int64], events: NDArray[np.float64], units: NDArray
 
 
 def permutation_p_values(codes: NDArray[np.int64], events: NDArray[np.float64], units: NDArray[np.float64],
-                         *, n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0
+                         *, n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, exact: bool = False
                          ) -> tuple[NDArray[np.float64], list[str]]:
     """Two-sided permutation p-value of each slice's rate against the whole's.
 
@@ -361,8 +374,9 @@ def permutation_p_values(codes: NDArray[np.int64], events: NDArray[np.float64], 
     statistic of slice ``s`` is ``|events(s)/units(s) - E/U|``; the null permutes which outputs are in which
     slice. Exact (every ``C(n, k)`` choice of the slice's ``k`` outputs) when that number is at most
     ``n_permutations``, else Monte Carlo with ``n_permutations`` shared permutations of the codes from
-    ``np.random.default_rng(seed)``, ``p = (1 + b) / (1 + B)``. Returns the p-values and each one's method
-    (``exact`` or ``monte-carlo``).
+    ``np.random.default_rng(seed)``, ``p = (1 + b) / (1 + B)``. With ``exact`` a slice is first tried with the
+    exact null distribution of its event total (:func:`exact_slice_p`: equal units per output), whatever its
+    size. Returns the p-values and each one's method (``exact`` or ``monte-carlo``).
     """
     if isinstance(n_permutations, bool) or not isinstance(n_permutations, int) or n_permutations < 1:
         raise ValueError(f"n_permutations must be a positive whole number, got {n_permutations!r}")
@@ -378,7 +392,11 @@ def permutation_p_values(codes: NDArray[np.int64], events: NDArray[np.float64], 
     methods = ["monte-carlo"] * k
     monte_carlo = []
     for s in range(k):
-        if math.comb(n, int(sizes[s])) <= n_permutations:
+        computed = exact_slice_p(events, units, int(sizes[s]), observed[s]) if exact else None
+        if computed is not None:
+            p[s] = computed
+            methods[s] = "exact"
+        elif math.comb(n, int(sizes[s])) <= n_permutations:
             p[s] = _exact_p(events, units, int(sizes[s]), whole, observed[s])
             methods[s] = "exact"
         else:
@@ -406,11 +424,154 @@ def _exact_p(events: NDArray[np.float64], units: NDArray[np.float64], size: int,
     return extreme / total
 
 
+#: Largest ``groups x (k + 1)^2 x (u k + 1)`` cost :func:`exact_sum_distribution` takes on (about a second).
+EXACT_SUM_BUDGET = 50_000_000
+
+
+def exact_sum_distribution(values: ArrayLike, size: int) -> NDArray[np.float64] | None:
+    """The exact distribution of the total of ``size`` of ``values`` drawn without replacement (whole numbers >= 0).
+
+    Index ``s`` of the result is ``P(total = s)``. The outputs are grouped by their value ``c`` (``m_c`` of
+    them); the number drawn from group ``c`` given what is left to draw is hypergeometric, so the total's
+    distribution follows group by group on the states (still to draw, total so far), all in probabilities
+    (no factorials to overflow). ``None`` when a value is not a whole number >= 0, or the work would exceed
+    :data:`EXACT_SUM_BUDGET`.
+    """
+    counts_of = np.asarray(values, dtype=float)
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 0 <= size <= len(counts_of):
+        raise ValueError(f"size must be a whole number in [0, {len(counts_of)}], got {size!r}")
+    if len(counts_of) == 0 or (counts_of < 0).any() or not np.allclose(counts_of, np.round(counts_of)):
+        return None
+    whole = np.round(counts_of).astype(np.int64)
+    groups = np.bincount(whole)
+    top = int(whole.max())
+    width = top * size + 1
+    if np.count_nonzero(groups) * (size + 1) ** 2 * width > EXACT_SUM_BUDGET:
+        return None
+    prob = np.zeros((size + 1, width))
+    prob[size, 0] = 1.0  # state: (outputs still to draw, total so far)
+    remaining = len(whole)
+    left = np.arange(size + 1)
+    for value, members in enumerate(groups):
+        if members == 0:
+            continue
+        step = np.zeros_like(prob)
+        for taken in range(min(int(members), size) + 1):
+            weight = stats.hypergeom.pmf(taken, remaining, members, left[taken:])
+            shift = value * taken
+            step[:size + 1 - taken, shift:] += prob[taken:, :width - shift] * weight[:, None]
+        prob = step
+        remaining -= int(members)
+    return prob[0]
+
+
+def exact_slice_p(events: ArrayLike, units: ArrayLike, size: int, observed: float) -> float | None:
+    """Exact permutation p-value of a slice of ``size`` outputs whose rate departs by ``observed`` from the whole.
+
+    Computable when every output has the same number ``u`` of units and a whole number of events: the slice's
+    rate is then its event total over ``size u``. ``u = 1``: the total is hypergeometric (Fisher's exact
+    conditional test); ``u >= 2``: :func:`exact_sum_distribution` (of the smaller of the slice and its
+    complement, whose totals add up to the whole's). ``None`` otherwise (the caller enumerates or samples).
+    """
+    e = np.asarray(events, dtype=float)
+    u = np.asarray(units, dtype=float)
+    n = len(e)
+    if n == 0 or not 0 < size <= n or not np.all(u == u[0]) or u[0] <= 0:
+        return None
+    if not np.allclose(e, np.round(e)):
+        return None
+    per_output = float(u[0])
+    total = float(np.round(e).sum())
+    whole = total / (n * per_output)
+    small = min(size, n - size)
+    if per_output == 1.0:
+        support = np.arange(small + 1)
+        distribution = stats.hypergeom.pmf(support, n, int(total), small)
+    else:
+        distribution = exact_sum_distribution(e, small)
+        if distribution is None:
+            return None
+    sums = np.arange(len(distribution), dtype=float)
+    slice_sums = sums if small == size else total - sums
+    extreme = np.abs(slice_sums / (size * per_output) - whole) >= observed - _EPS
+    return float(min(1.0, distribution[extreme].sum()))
+
+
+def monte_carlo_se(p_values: ArrayLike, methods: Sequence[str], n_permutations: int) -> NDArray[np.float64]:
+    """The Monte Carlo standard error ``sqrt(p (1 - p) / B)`` of each ``monte-carlo`` p-value; NaN for exact ones."""
+    p = np.asarray(p_values, dtype=float)
+    sampled = np.array([m == "monte-carlo" for m in methods], dtype=bool)
+    return np.where(sampled, np.sqrt(p * (1.0 - p) / n_permutations), np.nan)
+
+
+def cluster_rate_interval(codes: ArrayLike, events: ArrayLike, units: ArrayLike, clusters: ArrayLike, *,
+                          confidence: float = 0.95) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Cluster-aware interval of each slice's rate ``events / units``, the cluster (item) being the unit.
+
+    Per slice ``s`` with items ``c``: ``r = E / U``, the ratio's linearisation variance
+    ``v = K / (K - 1) sum_c (e_c - r u_c)^2 / U^2`` over its ``K`` items, the effective size
+    ``n_eff = r (1 - r) / v`` (at most ``U``: design effect >= 1; the number of items when ``r`` is 0 or 1 or
+    ``K = 1``) times ``(z / t_{K-1})^2`` (Korn & Graubard 1998: the variance rests on ``K`` items), and the
+    Wilson interval of ``r`` at that size. Coverage on clustered data: tests/test_slices.py.
+
+    Parameters
+    ----------
+    codes, events, units, clusters : array_like
+        Per output: its slice (0..k-1), disagreement events, units, and item (any hashable labels).
+    confidence : float
+        Nominal coverage.
+
+    Returns
+    -------
+    (low, high)
+        Arrays indexed by slice code (NaN for a slice without units).
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    slice_of = np.asarray(codes, dtype=np.int64)
+    e = np.asarray(events, dtype=float)
+    u = np.asarray(units, dtype=float)
+    labels = np.asarray(clusters, dtype=object)
+    if not len(slice_of) == len(e) == len(u) == len(labels):
+        raise ValueError(f"codes, events, units and clusters differ in length: {len(slice_of)}, {len(e)}, {len(u)}, "
+                         f"{len(labels)}")
+    k = int(slice_of.max()) + 1 if len(slice_of) else 0
+    item, _ = pd.factorize(pd.Series(labels))
+    pair, pair_index = np.unique(slice_of * (int(item.max()) + 1 if len(item) else 1) + item, return_inverse=True)
+    pair_slice = pair // (int(item.max()) + 1 if len(item) else 1)
+    e_c = np.bincount(pair_index, weights=e, minlength=len(pair))
+    u_c = np.bincount(pair_index, weights=u, minlength=len(pair))
+    big_e = np.bincount(pair_slice, weights=e_c, minlength=k)
+    big_u = np.bincount(pair_slice, weights=u_c, minlength=k)
+    n_items = np.bincount(pair_slice, minlength=k).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = big_e / big_u
+        residual = np.bincount(pair_slice, weights=(e_c - rate[pair_slice] * u_c) ** 2, minlength=k)
+        variance = n_items / (n_items - 1.0) * residual / big_u ** 2
+        n_eff = np.where((rate > 0) & (rate < 1) & (n_items > 1) & (variance > 0),
+                         np.minimum(rate * (1 - rate) / variance, big_u), n_items)
+        # Korn & Graubard's degrees-of-freedom adjustment: the variance rests on K items, not on n_eff units
+        z = float(stats.norm.ppf(0.5 + confidence / 2))
+        n_eff = n_eff * np.where(n_items > 1, (z / stats.t.ppf(0.5 + confidence / 2, np.maximum(n_items - 1, 1)))
+                                 ** 2, 1.0)
+    return _wilson(rate, n_eff, confidence)
+
+
+def _wilson(rate: NDArray[np.float64], n: NDArray[np.float64], confidence: float
+            ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return np.where(n > 0, centre - half, np.nan), np.where(n > 0, centre + half, np.nan)
+
+
 # ------------------------------------------------------------------------------------------ the map
 
 SLICE_COLUMNS: tuple[str, ...] = (
     "outcome", "dimension", "judge", "feature", "slice", "low", "high", "n_outputs", "n_units", "events", "rate",
-    "whole_rate", "rate_ratio", "difference", "p_value", "p_holm", "p_method", "outputs")
+    "whole_rate", "rate_ratio", "difference", "p_value", "p_holm", "p_method", "outputs", "rate_low", "rate_high",
+    "p_se")
 
 
 @dataclass(frozen=True)
@@ -425,6 +586,7 @@ class SliceMap:
     seed: int
     threshold: float | None
     fields: Mapping[str, str] = field(default_factory=dict)
+    exact: bool = False
 
     @property
     def holm_floor(self) -> float:
@@ -432,13 +594,17 @@ class SliceMap:
 
         A Monte Carlo p-value is at least ``1 / (B + 1)`` and Holm multiplies the smallest by ``m``; when this
         floor is above the level a reader uses, no slice can be significant whatever the data, and ``B`` must
-        grow (about ``m / alpha``). 0 for an empty map.
+        grow (about ``m / alpha``). 0 for an empty map, and for a map whose p-values are all exact.
         """
-        return len(self.table) / (self.n_permutations + 1) if len(self.table) else 0.0
+        if not len(self.table) or not (self.table["p_method"] == "monte-carlo").any():
+            return 0.0
+        return len(self.table) / (self.n_permutations + 1)
 
     def signature_fields(self) -> dict[str, str]:
         """What the p-values depend on, for the signature's ``extra``: permutations, threshold, test."""
         fields = {"permutations": str(self.n_permutations), "slices": "holm"}
+        if self.exact:
+            fields["p"] = "exact-where-computable"
         if self.threshold is not None:
             fields["disagree-at"] = f"{self.threshold:g}"
         return {**fields, **self.fields}
@@ -447,14 +613,20 @@ class SliceMap:
 def slice_map(features: pd.DataFrame, events: pd.DataFrame, *, outcome: str, dimension: str,
               feature_names: Sequence[str] | None = None, bins: int = DEFAULT_BINS,
               thresholds: Mapping[str, Sequence[float]] | None = None, n_permutations: int = DEFAULT_PERMUTATIONS,
-              seed: int = 0, per_judge: bool = False, threshold: float | None = None) -> SliceMap:
+              seed: int = 0, per_judge: bool = False, threshold: float | None = None, exact: bool = False,
+              confidence: float = 0.95) -> SliceMap:
     """Slice the disagreement ``events`` by every feature of ``features``.
 
     ``features`` is :func:`output_features` (one row per output); ``events`` one of the event tables (columns
     item_id, model, judge, event). Outputs without an event row are not part of the map. With ``per_judge``
     each judge is mapped on its own as well as all judges pooled. Slices are cut on the features of the outputs
-    that have events. Holm's correction runs over every row of the returned table.
+    that have events. Holm's correction runs over every row of the returned table. ``exact`` computes p-values
+    exactly wherever the slice's null distribution can be (:func:`exact_slice_p`); ``p_se`` is the Monte Carlo
+    standard error of the others. ``rate_low``/``rate_high``: :func:`cluster_rate_interval` at ``confidence``,
+    the item being the unit.
     """
+    if not isinstance(exact, bool):
+        raise TypeError(f"exact must be True or False, got {exact!r}")
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
     for column in (*_KEYS, "judge", "event"):
@@ -472,17 +644,27 @@ def slice_map(features: pd.DataFrame, events: pd.DataFrame, *, outcome: str, dim
     if per_judge:
         groups += [(str(j), part) for j, part in events.groupby("judge", sort=True) if j != ALL_JUDGES]
     rows: list[dict[str, object]] = []
+    tests = _Tests(n_permutations, seed, exact, confidence)
     for judge, part in groups:
-        rows += _map_rows(features, part, outcome, dimension, judge, chosen, bins, thresholds or {},
-                          n_permutations, seed)
+        rows += _map_rows(features, part, outcome, dimension, judge, chosen, bins, thresholds or {}, tests)
     table = pd.DataFrame(rows, columns=list(SLICE_COLUMNS))
     table["p_holm"] = holm(table["p_value"].to_numpy(float)) if len(table) else []
-    return SliceMap(table, n_permutations, seed, threshold)
+    return SliceMap(table, n_permutations, seed, threshold, exact=exact)
+
+
+@dataclass(frozen=True)
+class _Tests:
+    """How a map's slices are tested and bounded: permutations, seed, exactness, interval confidence."""
+
+    n_permutations: int
+    seed: int
+    exact: bool
+    confidence: float
 
 
 def _map_rows(features: pd.DataFrame, events: pd.DataFrame, outcome: str, dimension: str, judge: str,
-              chosen: Sequence[str], bins: int, thresholds: Mapping[str, Sequence[float]], n_permutations: int,
-              seed: int) -> list[dict[str, object]]:
+              chosen: Sequence[str], bins: int, thresholds: Mapping[str, Sequence[float]], tests: _Tests
+              ) -> list[dict[str, object]]:
     per_output = events.astype({"item_id": str, "model": str}).groupby(_KEYS)["event"].agg(["sum", "count"])
     frame = features.astype({"item_id": str, "model": str}).merge(per_output.reset_index(), on=_KEYS, how="inner")
     if frame.empty:
@@ -496,7 +678,11 @@ def _map_rows(features: pd.DataFrame, events: pd.DataFrame, outcome: str, dimens
         slicing = slice_feature(name, frame[name], bins=bins, thresholds=thresholds.get(name))
         if len(slicing.labels) < 2:
             continue  # one slice is the whole: nothing to compare
-        p, methods = permutation_p_values(slicing.codes, hits, size, n_permutations=n_permutations, seed=seed)
+        p, methods = permutation_p_values(slicing.codes, hits, size, n_permutations=tests.n_permutations,
+                                          seed=tests.seed, exact=tests.exact)
+        p_se = monte_carlo_se(p, methods, tests.n_permutations)
+        low, high = cluster_rate_interval(slicing.codes, hits, size, frame["item_id"].to_numpy(object),
+                                          confidence=tests.confidence)
         k = len(slicing.labels)
         n_outputs = np.bincount(slicing.codes, minlength=k)
         events_by = np.bincount(slicing.codes, weights=hits, minlength=k)
@@ -513,7 +699,8 @@ def _map_rows(features: pd.DataFrame, events: pd.DataFrame, outcome: str, dimens
                 "rate": float(rate), "whole_rate": float(whole),
                 "rate_ratio": float(rate / whole) if whole > 0 else math.nan,
                 "difference": float(rate - whole), "p_value": float(p[s]), "p_holm": math.nan,
-                "p_method": methods[s], "outputs": members[s]})
+                "p_method": methods[s], "outputs": members[s], "rate_low": float(low[s]),
+                "rate_high": float(high[s]), "p_se": float(p_se[s])})
     return rows
 
 
@@ -521,19 +708,16 @@ def wilson_interval(events: ArrayLike, units: ArrayLike, confidence: float = 0.9
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Wilson score intervals of the rates ``events / units`` (the error bars of the map's chart).
 
-    They treat units as independent, which several judges of one output are not, so they are a guide to each
-    rate's precision; the permutation p-values are the test. NaN where ``units`` is 0.
+    They treat units as independent, which several judges of one output (and several models' outputs of one
+    item) are not: :func:`cluster_rate_interval` (the map's ``rate_low``/``rate_high``) is the interval to
+    show. NaN where ``units`` is 0.
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     k = np.asarray(events, dtype=float)
     n = np.asarray(units, dtype=float)
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = k / n
-        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return np.where(n > 0, centre - half, np.nan), np.where(n > 0, centre + half, np.nan)
+        return _wilson(k / n, n, confidence)
 
 
 def ranked_slices(table: pd.DataFrame, *, top: int | None = 10, min_units: int = DEFAULT_MIN_UNITS

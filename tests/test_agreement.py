@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import krippendorff
 import numpy as np
@@ -276,3 +277,144 @@ def test_bootstrap_in_blocks_draws_as_many_resamples(monkeypatch):
     assert blocked.n_resamples == 400 and blocked.low < ag.spearman(x, y) < blocked.high
     # other draws, the same distribution: the interval ends agree to the bootstrap's own noise
     assert blocked.low == pytest.approx(whole.low, abs=0.08) and blocked.high == pytest.approx(whole.high, abs=0.08)
+
+
+# ------------------------------------------------------------------ Kendall's tau-b and exact permutation tests
+
+
+@pytest.mark.parametrize(("x", "y", "expected"), [
+    # no ties: 4 concordant, 2 discordant pairs of 6 -> (4 - 2) / 6
+    ([1, 2, 3, 4], [1, 3, 2, 4], 4 / 6),
+    # x ties one pair: n0 = 6, n1 = 1, n2 = 0; C = 5, D = 0 -> 5 / sqrt(5 * 6)
+    ([1, 1, 2, 3], [1, 2, 3, 4], 5 / np.sqrt(30)),
+    ([1, 2, 3], [3, 2, 1], -1.0),
+    ([1, 2, 3], [1, 1, 1], None),  # a constant side
+    ([1, 2], [1, 2], None),  # fewer than MIN_PAIRS
+])
+def test_kendall_tau_b_by_hand(x, y, expected) -> None:
+    value = ag.kendall_tau_b(x, y)
+    if expected is None:
+        assert value is None
+    else:
+        assert value == pytest.approx(expected)
+        assert value == pytest.approx(stats.kendalltau(x, y).statistic)
+
+
+def _brute_p(x, y, statistic):
+    """Every ordering of y, scipy's statistic on each, counted as the module documents, per alternative."""
+    f = (lambda a, b: stats.spearmanr(a, b).statistic) if statistic == "spearman" else \
+        (lambda a, b: stats.kendalltau(a, b).statistic)
+    observed = f(x, y)
+    null = np.array([f(x, np.array(p)) for p in itertools.permutations(y)])
+    return {"greater": np.mean(null >= observed - 1e-12), "less": np.mean(null <= observed + 1e-12),
+            "two-sided": np.mean(np.abs(null) >= abs(observed) - 1e-12)}
+
+
+PERMUTATION_CASES = [
+    ([1.0, 2, 3, 4, 5], [2.0, 1, 4, 3, 5]),
+    ([1.0, 2, 2, 3, 5], [2.0, 1, 3, 3, 4]),  # ties on both sides
+    ([0.9, 0.7, 0.8, 0.8, 1.0, 1.0], [0.97, 0.7, 0.8, 0.9, 1.0, 1.0]),  # CA-like: few distinct values
+    ([3.0, 1, 4, 1, 5, 9], [2.0, 7, 1, 8, 2, 8]),
+]
+
+
+@pytest.mark.parametrize(("x", "y"), PERMUTATION_CASES)
+@pytest.mark.parametrize("statistic", ["spearman", "kendall"])
+def test_exact_permutation_p_equals_brute_force(x, y, statistic) -> None:
+    brute = _brute_p(np.array(x), np.array(y), statistic)
+    for alternative, expected in brute.items():
+        result = ag.rank_correlation_test(x, y, statistic=statistic, alternative=alternative)
+        assert result.method == "exact" and result.mc_se is None
+        assert result.n_arrangements == math.factorial(len(x))
+        assert result.p_value == pytest.approx(expected, abs=1e-12), alternative
+
+
+@pytest.mark.parametrize(("x", "y"), PERMUTATION_CASES[:3])
+@pytest.mark.parametrize("statistic", ["spearman", "kendall"])
+def test_exact_permutation_p_equals_scipy_permutation_test(x, y, statistic) -> None:
+    f = stats.spearmanr if statistic == "spearman" else stats.kendalltau
+    for alternative in ("greater", "less"):  # scipy's two-sided p doubles the smaller tail: not |statistic|
+        reference = stats.permutation_test((np.array(x),), lambda a: f(a, np.array(y)).statistic,
+                                           permutation_type="pairings", alternative=alternative, n_resamples=np.inf)
+        result = ag.rank_correlation_test(x, y, statistic=statistic, alternative=alternative)
+        assert result.p_value == pytest.approx(reference.pvalue, abs=1e-12)
+
+
+def test_five_models_cannot_reach_p_below_0_083_with_rho_below_1() -> None:
+    # rho = 1 - sum d^2 / 20 for 5 untied models: rho >= 0.9 needs sum d^2 <= 2, i.e. the identity or one of 4
+    # adjacent swaps: 5 of 120 orderings per tail, two-sided 10/120. Perfect agreement: 2/120.
+    swapped = ag.rank_correlation_test([1, 2, 3, 4, 5], [1, 2, 3, 5, 4])
+    assert swapped.value == pytest.approx(0.9) and swapped.p_value == pytest.approx(10 / 120)
+    assert swapped.n_arrangements == 120
+    assert ag.rank_correlation_test([1, 2, 3, 4, 5], [1, 2, 3, 4, 5]).p_value == pytest.approx(2 / 120)
+
+
+@pytest.mark.parametrize(("n", "suffix"), [(9, 8), (6, 3), (7, 4)])
+def test_kendall_enumeration_by_blocks_equals_the_plain_numerator(n: int, suffix: int, monkeypatch) -> None:
+    # Beyond 8 models the orderings come as prefix x 8! blocks and Kendall's numerator is split into its
+    # prefix, cross and suffix parts: the same multiset of values as the plain n^2/2 form on every ordering.
+    # A smaller block (monkeypatched) takes prefixes of 3 and more positions at a fraction of the cost.
+    monkeypatch.setattr(ag, "_SUFFIX", suffix)
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 4, n).astype(float)
+    y = rng.integers(0, 3, n).astype(float)
+    fast = np.sort(np.concatenate(list(ag._kendall_enumeration(x, y))))
+    plain = ag._kendall_numerator(x, y)
+    slow = np.sort(np.concatenate([plain(block) for block in ag._all_orderings(n)]))
+    assert len(fast) == math.factorial(n)
+    assert np.array_equal(fast, slow)
+
+
+def test_monte_carlo_p_beyond_ten_models() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.random(12)
+    y = x + rng.normal(0, 0.3, 12)
+    result = ag.rank_correlation_test(x, y, n_permutations=4000, seed=5)
+    again = ag.rank_correlation_test(x, y, n_permutations=4000, seed=5)
+    assert result == again and result.method == "monte-carlo" and result.n_arrangements == 4000
+    assert result.mc_se == pytest.approx(np.sqrt(result.p_value * (1 - result.p_value) / 4000))
+    # the exact value of 12 models is out of reach; with max_exact lowered, 8 of them agree with enumeration
+    exact = ag.rank_correlation_test(x[:8], y[:8])
+    sampled = ag.rank_correlation_test(x[:8], y[:8], max_exact=7, n_permutations=20_000, seed=2)
+    assert sampled.method == "monte-carlo" and abs(sampled.p_value - exact.p_value) < 4 * sampled.mc_se + 1e-4
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"statistic": "pearson"}, "statistic must be one of"),
+    ({"alternative": "both"}, "alternative must be one of"),
+    ({"max_exact": 11}, r"max_exact must be a whole number in \[1, 10\]"),
+    ({"n_permutations": 0}, "n_permutations must be a positive whole number"),
+])
+def test_rank_test_bad_settings(kwargs, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        ag.rank_correlation_test([1, 2, 3], [1, 2, 3], **kwargs)
+    with pytest.raises(ValueError, match="is more than 200"):
+        ag.rank_correlation_test(np.arange(201.0), np.arange(201.0))
+
+
+def test_undefined_statistic_has_no_p_value() -> None:
+    result = ag.rank_correlation_test([1, 2, 3], [2, 2, 2])
+    assert result.value is None and result.p_value is None
+
+
+def _table6_tests() -> list[tuple[str, str, str, float, float, float, float]]:
+    """Per metric and judge pair of the paper's Table 6: rho, exact p, tau-b and its exact p (10 models)."""
+    rows = []
+    for offset, metric in ((0, "SA"), (1, "CA")):
+        columns = {judge: [values[2 * j + offset] for values in TABLE6.values()] for j, judge in enumerate(JUDGES)}
+        for a, b in itertools.combinations(JUDGES, 2):
+            rho = ag.rank_correlation_test(columns[a], columns[b])
+            tau = ag.rank_correlation_test(columns[a], columns[b], statistic="kendall")
+            rows.append((metric, a, b, rho.value, rho.p_value, tau.value, tau.p_value))
+    return rows
+
+
+def test_table6_exact_p_and_tau_b_quoted_in_the_docs() -> None:
+    """docs/statistics.md reads the paper's Table 6 with exact p-values and tau-b; recomputed here."""
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "statistics.md").read_text(encoding="utf-8")
+    for metric, a, b, rho, p_rho, tau, p_tau in _table6_tests():
+        assert p_rho < 0.02
+        line = f"| {metric} | {a} | {b} | {rho:.3f} | {p_rho:.2g} | {tau:.3f} | {p_tau:.2g} |"
+        assert line in docs, line

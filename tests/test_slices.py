@@ -21,8 +21,11 @@ from empathy.calibration import (
 )
 from empathy.slices import (
     ALL_JUDGES,
+    cluster_rate_interval,
     default_threshold,
     describe,
+    exact_slice_p,
+    exact_sum_distribution,
     holm,
     judge_human_events,
     judge_judge_events,
@@ -403,3 +406,119 @@ def test_kumar_docs_rates_and_biases_match_the_code() -> None:
     row = bias.loc["gpt"]
     assert (f"{row['bias']:+.2f} [{row['bias_low']:+.2f}, {row['bias_high']:+.2f}], slope {row['slope']:.2f}"
             in docs)
+
+
+# ------------------------------------------------------------------ exact p-values and cluster-aware intervals
+
+
+@pytest.mark.parametrize(("values", "size"), [
+    ([0, 1, 1, 2, 2, 2], 3), ([0, 0, 3, 1], 2), ([2, 2, 2], 2), ([1, 0, 2, 1, 0, 2, 1, 1], 5), ([0, 1], 0),
+])
+def test_exact_sum_distribution_equals_enumeration(values: list[int], size: int) -> None:
+    distribution = exact_sum_distribution(values, size)
+    brute = np.zeros(len(distribution))
+    chosen = list(combinations(values, size))
+    for c in chosen:
+        brute[sum(c)] += 1 / len(chosen)
+    assert distribution == pytest.approx(brute, abs=1e-12)
+    assert exact_sum_distribution([0.5, 1.0], 1) is None  # not whole numbers: the caller enumerates or samples
+
+
+def test_exact_sum_distribution_worked_by_hand() -> None:
+    # Values (0, 1, 1, 2), draw 2: the six pairs sum to 1, 1, 2, 2, 3, 3 -> P(0..4) = (0, 2, 2, 2, 0) / 6
+    assert exact_sum_distribution([0, 1, 1, 2], 2) == pytest.approx([0, 1 / 3, 1 / 3, 1 / 3, 0])
+
+
+@pytest.mark.parametrize("units", [1, 2, 3])
+def test_exact_slice_p_equals_the_enumeration(units: int) -> None:
+    rng = np.random.default_rng(units)
+    events = rng.integers(0, units + 1, 11).astype(float)
+    whole = events.sum() / (11 * units)
+    for size in (1, 4, 6, 10):
+        observed = abs(events[:size].sum() / (size * units) - whole)
+        exact = exact_slice_p(events, np.full(11, float(units)), size, observed)
+        brute = [abs(events[list(c)].sum() / (size * units) - whole) >= observed - 1e-9
+                 for c in combinations(range(11), size)]
+        assert exact == pytest.approx(np.mean(brute), abs=1e-12)
+    assert exact_slice_p(events, np.r_[np.full(10, 2.0), 1.0], 3, 0.1) is None  # unequal units
+
+
+def test_exact_p_by_default_where_computable_and_monte_carlo_se_otherwise() -> None:
+    # The hand-worked map above with 19 permutations: Monte Carlo by default (the library's historical
+    # behaviour), exact (0.4, hypergeometric: one unit per output) with exact=True, whatever the permutations.
+    features, ratings = _six()
+    events, _ = judge_human_events(ratings, "ca")
+    sampled = slice_map(features, events, outcome="judge_human", dimension="ca", feature_names=["agentless_gen"],
+                        bins=2, n_permutations=19, seed=3)
+    p = sampled.table["p_value"].to_numpy(float)
+    assert sampled.table["p_se"].tolist() == pytest.approx(list(np.sqrt(p * (1 - p) / 19)))
+    exact = slice_map(features, events, outcome="judge_human", dimension="ca", feature_names=["agentless_gen"],
+                      bins=2, n_permutations=19, exact=True)
+    assert exact.table["p_value"].tolist() == pytest.approx([0.4, 0.4])
+    assert exact.table["p_method"].tolist() == ["exact", "exact"]
+    assert exact.table["p_se"].isna().all() and exact.holm_floor == 0.0
+    assert exact.signature_fields() == {"permutations": "19", "slices": "holm", "p": "exact-where-computable"}
+    with pytest.raises(TypeError, match="exact must be True or False"):
+        slice_map(features, events, outcome="judge_human", dimension="ca", exact="yes")
+
+
+def test_exact_p_of_a_large_slice_is_the_hypergeometric_tail() -> None:
+    # 400 outputs, one judge each: C(400, 150) arrangements, out of reach of enumeration, exact by Fisher's test.
+    rng = np.random.default_rng(0)
+    events = (rng.random(400) < 0.3).astype(float)
+    codes = np.zeros(400, dtype=np.int64)
+    codes[:150] = 1
+    events[:150] = (rng.random(150) < 0.4).astype(float)
+    p, methods = permutation_p_values(codes, events, np.ones(400), n_permutations=1000, exact=True)
+    assert methods == ["exact", "exact"]
+    total, whole = int(events.sum()), events.sum() / 400
+    observed = abs(events[:150].sum() / 150 - whole)
+    x = np.arange(151)
+    tail = stats.hypergeom(400, total, 150).pmf(x)[np.abs(x / 150 - whole) >= observed - 1e-9].sum()
+    assert p[1] == pytest.approx(tail)
+
+
+def test_cluster_rate_interval_by_hand() -> None:
+    # One unit per item: the Wilson interval at n = items times (z / t_{K-1})^2.
+    events = np.array([1.0, 0, 0, 1, 0, 0, 0, 0, 1, 0])
+    low, high = cluster_rate_interval(np.zeros(10, dtype=np.int64), events, np.ones(10), np.arange(10))
+    z, t = stats.norm.ppf(0.975), stats.t.ppf(0.975, 9)
+    # r = 0.3; v = 10/9 * sum (e - 0.3)^2 / 100 = 10/9 * 2.1 / 100; n_eff = 0.21 / v = 9; times (z/t)^2
+    n_eff = 9 * (z / t) ** 2
+    centre = (0.3 + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
+    half = z * np.sqrt(0.3 * 0.7 / n_eff + z * z / (4 * n_eff ** 2)) / (1 + z * z / n_eff)
+    assert (low[0], high[0]) == pytest.approx((centre - half, centre + half))
+    # Two items of 3 outputs x 2 judges whose events all agree within the item (6/6 and 0/6): rate 0.5 but
+    # really 2 independent units -> n_eff 2 x (z / t_1)^2, far wider than Wilson's 12 units.
+    low, high = cluster_rate_interval(np.zeros(6, dtype=np.int64), np.array([2.0, 2, 2, 0, 0, 0]), np.full(6, 2.0),
+                                      ["a", "a", "a", "b", "b", "b"])
+    w_low, w_high = wilson_interval([6], [12])
+    assert high[0] - low[0] > 2 * (w_high[0] - w_low[0])
+    # rate 0: the effective size is the number of items (here 3 of 6 units)
+    low, high = cluster_rate_interval(np.zeros(6, dtype=np.int64), np.zeros(6), np.ones(6), [1, 1, 2, 2, 3, 3])
+    z_low, z_high = wilson_interval([0], [3 * (z / stats.t.ppf(0.975, 2)) ** 2])
+    assert (low[0], high[0]) == pytest.approx((z_low[0], z_high[0]))
+
+
+def test_map_rows_carry_cluster_aware_intervals() -> None:
+    features, ratings = _six()
+    events, _ = judge_human_events(ratings, "ca")
+    table = slice_map(features, events, outcome="judge_human", dimension="ca", feature_names=["task"],
+                      n_permutations=20).table.set_index("slice")
+    low, high = cluster_rate_interval(np.array([0, 0, 1, 1, 1, 1]), events.sort_values("item_id")["event"],
+                                      np.ones(6), [str(i) for i in range(1, 7)])
+    assert (table.loc["a", "rate_low"], table.loc["b", "rate_high"]) == pytest.approx((low[0], high[1]))
+
+
+def test_cluster_interval_covers_where_wilson_does_not() -> None:
+    # 1,000 seeded data sets of 40 items x 3 outputs x 2 judges with item-level rates: the numbers
+    # docs/statistics.md quotes
+    from pathlib import Path
+
+    from validation.coverage import cluster_rate_coverage
+
+    result = cluster_rate_coverage()
+    assert 0.93 <= result.coverage <= 0.97, result
+    assert result.reference < 0.9, result  # Wilson over units is too narrow on clustered events
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "statistics.md").read_text(encoding="utf-8")
+    assert result.row() in docs, result.row()

@@ -183,3 +183,36 @@ def test_default_by_task(tasks, expected):
     if tasks is not None:
         outputs["task"] = tasks
     assert default_by_task(outputs) is expected
+
+
+# ---------------------------------------------------------------------------- issue 23: docs/statistics.md
+
+
+def test_statistics_doc_worked_example_is_recomputed():
+    """Every row of docs/statistics.md's worked example on the demo data comes from the code, as it is now."""
+    from pathlib import Path
+
+    from validation.statistics_example import demo_tables
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "statistics.md").read_text(encoding="utf-8")
+    tables = demo_tables()
+    assert set(tables) == {"sa_author", "ca_counseling", "agreement", "audit", "budget", "digest"}
+    for name, lines in tables.items():
+        assert lines, name
+        for line in lines:
+            assert line in docs, (name, line)
+    # the example's claim: every PPI interval of the audit holds the full-data value
+    for line in tables["audit"]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        low, high = (float(v) for v in cells[4].split("[")[1].rstrip("]").split(","))
+        assert low <= float(cells[7]) <= high, line
+
+
+def test_statistics_doc_coverage_table_is_recomputed():
+    """docs/statistics.md's coverage table is validation.coverage.markdown(), every row recomputed (seeded)."""
+    from pathlib import Path
+
+    from validation.coverage import markdown
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "statistics.md").read_text(encoding="utf-8")
+    assert markdown() in docs
