@@ -73,14 +73,15 @@ buttons[1].download_button("Download as the paper's Table 6 (CSV)",
                                 "as the paper's Table 6), and the signature; spreadsheet-safe.")
 
 if table.loc[table["metric"] == "EGM", "value"].notna().any():
-    # Eq. 2 leaves an item with a + b = 0 open: the default counts it as 0 (as written); leaving it out can move
+    # Eq. 2 is 0/0 for an item with a + b = 0: the default counts it as 0 (our choice); leaving it out can move
     # values and rankings a lot (issue 15), so both readings are shown wherever they differ.
     left_out = state.report(data, egm_both_zero="exclude")
     readings = egm_readings(table, left_out.table)
     if len(readings):
         st.subheader("EGM under both readings of a + b = 0")
         st.caption("An item whose reference and generation both have no disturbing sentence (a + b = 0) counts "
-                   "as EGM 0 in the table above (Eq. 2 as written); left out as undefined, these models' EGM "
+                   "as EGM 0 in the table above (Eq. 2 is 0/0 there: counting 0 is this project's default choice, "
+                   "not the paper's); left out as undefined, these models' EGM "
                    "differs as below (`--egm-both-zero exclude` on the command line).")
         st.dataframe(readings.round(3), hide_index=True, key="overview_egm_readings")
         views.signature_caption(left_out.signature)

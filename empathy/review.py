@@ -175,10 +175,11 @@ def ranking_shift(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
 def egm_readings(zero: pd.DataFrame, exclude: pd.DataFrame) -> pd.DataFrame:
     """EGM per (model, judge) under both readings of an item with a + b = 0, where they differ.
 
-    ``zero`` and ``exclude`` are results tables computed with ``egm_both_zero="zero"`` (Eq. 2 as written: the
-    item counts as 0, the default) and ``"exclude"`` (the item is left out as undefined). Columns: ``task``
-    (per-task tables only), ``model``, ``scorer``, ``EGM (a+b=0 as 0)``, ``n (as 0)``, ``EGM (a+b=0 left out)``,
-    ``n (left out)``; only rows whose values differ (beyond 1e-12, or defined under one reading only).
+    ``zero`` and ``exclude`` are results tables computed with ``egm_both_zero="zero"`` (the item counts as 0,
+    the default: Eq. 2 is 0/0 there, so 0 is this project's choice) and ``"exclude"`` (the item is left out
+    as undefined). Columns: ``task`` (per-task tables only), ``model``, ``scorer``, ``EGM (a+b=0 as 0)``,
+    ``n (as 0)``, ``EGM (a+b=0 left out)``, ``n (left out)``; only rows whose values differ (beyond 1e-12, or
+    defined under one reading only).
     """
     tasks = ["task"] if per_task(zero) else []
     keys = [*tasks, "model", "scorer"]
