@@ -11,8 +11,8 @@
 * :func:`dilution_benchmark` — the slope one human gets on the mean of the other humans. A slope below 1 does
   not by itself mean that a judge compresses the humans' differences: the humans' mean is measured with
   noise, which pulls any slope on it towards 0 (regression dilution). One human on the others' mean shows how
-  far: on the Kumar et al. data 0.64-0.89 per dimension, with no compression at all. A judge compresses only
-  where its slope falls clearly below that benchmark (or its spread below the humans').
+  far, with no compression at all (on the Kumar et al. data: ``docs/kumar2025.md``). A judge compresses only
+  where its slope falls clearly below that benchmark and its ratings spread less than the humans' mean.
 * :func:`item_splits` — per unit (output, or item for a dimension judged once per reference), every rater's
   value and how far they are apart: which items all the raters split on.
 

@@ -176,6 +176,17 @@ def _sa_term_min(sources: Sources) -> str:
     return f"{value:.2f} on the demo, the {rater} judge's {item} / {model}"
 
 
+def _point_interval(sources: Sources) -> str:
+    """The first (model, judge) of the demo's CA calibration whose bias interval is a single point."""
+    from empathy.calibration import calibration_bias
+
+    _, ratings, _ = sources.demo
+    bias = calibration_bias(ratings, "ca")
+    row = bias[bias["bias_low"] == bias["bias_high"]].iloc[0]
+    return (f"{row['model']}, CA bias [{row['bias_low']:g}, {row['bias_high']:g}] and slope "
+            f"[{row['slope_low']:g}, {row['slope_high']:g}] on {row['n']} items")
+
+
 def _count(path: str, what: Callable[[pd.DataFrame], int]) -> Callable[[Sources], str]:
     def compute(_: Sources) -> str:
         return f"{what(pd.read_csv(DEMO_DIR / path, dtype=str, keep_default_na=False)):,}"
@@ -271,6 +282,11 @@ def _wider(sources: Sources) -> str:
     return _dimension_list(table[table["sd_ratio"] >= 1])
 
 
+def _dilution_range(sources: Sources) -> str:
+    table = sources.kumar_slopes
+    return f"{table['benchmark'].min():.2f}-{table['benchmark'].max():.2f}"
+
+
 def _ed_empathy(sources: Sources) -> str:
     table = sources.kumar_slopes.set_index("dimension")
     row = table.loc["empathy"]
@@ -347,6 +363,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("egm-both-zero", (README,), DEMO, _egm_both_zero),
     Figure("reference-units", (README,), DEMO, _reference_units),
     Figure("sa-term-min", (README,), DEMO, _sa_term_min),
+    Figure("demo-point-interval", (README,), DEMO, _point_interval),
     Figure("rows-outputs", (DATA_README,), DEMO, _count("outputs.csv", len)),
     Figure("rows-author", (DATA_README,), DEMO, _count("ratings_author.csv", len)),
     Figure("rows-lexicon", (DATA_README,), DEMO, _count("ratings_lexicon.csv", len)),
@@ -361,6 +378,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("crowd-beats-lexicon", (JUDGES,), KUMAR, _crowd_beats_lexicon),
     Figure("kumar-dilution-table", (KUMAR_DOC,), KUMAR, _dilution_table),
     Figure("kumar-dilution", (KUMAR_DOC,), KUMAR, _dilution_summary),
+    Figure("kumar-dilution-range", (README,), KUMAR, _dilution_range),
     Figure("kumar-ed-empathy", (KUMAR_DOC,), KUMAR, _ed_empathy),
     Figure("kumar-compression", (KUMAR_DOC,), KUMAR, _compression),
     Figure("kumar-wider", (KUMAR_DOC,), KUMAR, _wider),
