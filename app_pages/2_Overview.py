@@ -79,15 +79,16 @@ buttons[1].download_button("Download as the paper's Table 6 (CSV)",
 for metric in metrics.metrics_reading("egm_both_zero"):
     if not table.loc[table["metric"] == metric, "value"].notna().any():
         continue
-    # Eq. 2 leaves an item with a + b = 0 open: the default counts it as 0 (as written); leaving it out can move
+    # Eq. 2 is 0/0 for an item with a + b = 0: the default counts it as 0 (our choice); leaving it out can move
     # values and rankings a lot (issue 15), so both readings are shown wherever they differ.
     left_out = state.report(data, egm_both_zero="exclude")
     readings = egm_readings(table, left_out.table, metric)
     if len(readings):
         st.subheader(f"{metric} under both readings of a + b = 0")
         st.caption("An item whose reference and generation both have no disturbing sentence (a + b = 0) counts "
-                   f"as {metric} 0 in the table above (Eq. 2 as written); left out as undefined, these models' "
-                   f"{metric} differs as below (`--egm-both-zero exclude` on the command line).")
+                   f"as {metric} 0 in the table above (Eq. 2 is 0/0 there: counting 0 is this project's default "
+                   f"choice, not the paper's); left out as undefined, these models' {metric} differs as below "
+                   "(`--egm-both-zero exclude` on the command line).")
         st.dataframe(readings.round(3), hide_index=True, key="overview_egm_readings")
         views.signature_caption(left_out.signature)
 

@@ -6,7 +6,6 @@ import streamlit as st  # noqa: E402
 
 from empathy.judges import (  # noqa: E402
     LEXICON_JUDGE,
-    PAPER_TASK_PROTOCOLS,
     PROTOCOL_DIMENSIONS,
     PROTOCOLS,
     JudgeConfigError,
@@ -106,11 +105,13 @@ chosen = st.multiselect("Protocols", list(PROTOCOLS), key="judge_protocols", for
                         on_change=_keep, args=("judge_protocols",),
                         help="affect -> e_ref, e_gen (SA); disturbing -> u_ref, u_gen (EGM, one request per "
                              "sentence for LLM judges); conflict -> ca (CA).")
-_kept("judge_paper_tasks", False)
+_kept("judge_paper_tasks", True)
 paper_tasks = st.checkbox(
     "The paper's task mapping", key="judge_paper_tasks", on_change=_keep, args=("judge_paper_tasks",),
-    help="news: affect + disturbing; translation: affect; counseling: affect + conflict (Section 4). Outputs of "
-         "other tasks get the protocols above.")
+    help="On by default: news gets affect + disturbing, translation affect, counseling affect + conflict (Section "
+         "4), each among the protocols above; outputs of other tasks get the protocols above. Off: every chosen "
+         "protocol on every output, CA and EGM included where the paper does not score them. The signature says "
+         "which (tasks=paper or tasks=all).")
 
 taken = sorted(set(data.all_data.raters))
 suggested = state.free_rater_name(taken, judge.name)
@@ -153,7 +154,7 @@ if st.button("Run the judge", key="judge_run", type="primary", disabled=bool(pro
             trackers[:] = [bar.tracker(total, unit)]
         trackers[0].set_done(min(done, total))
 
-    task_protocols = dict(PAPER_TASK_PROTOCOLS) if paper_tasks else None
+    task_protocols = "paper" if paper_tasks else "all"
     try:
         run = run_judge(outputs, judge.replace(concurrency=concurrency) if is_llm else judge,
                         protocols=chosen or list(PROTOCOLS), progress=_progress,

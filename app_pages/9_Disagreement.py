@@ -165,9 +165,13 @@ bootstrap = int(st.number_input("Bootstrap resamples of items (bias and slope in
                                 max_value=5000, value=500, step=100, key="dis_bootstrap"))
 biases = dg.bias(key, dimension, bootstrap, seed, ratings)
 if not biases.empty:
-    st.caption("Bias = mean(judge - human); slope of the judge's score on the humans' (below 1: the judge "
-               "flattens the differences the humans see). Intervals resample items.")
+    st.caption("Bias = mean(judge - human); slope of the judge's score on the humans' mean. Intervals resample "
+               "items. A slope below 1 is not by itself a judge that flattens the humans' differences: the "
+               "humans' mean is noisy, which pulls every slope on it towards 0 (regression dilution). "
+               "human_slope, one human's slope on the mean of the other humans, is what that noise alone gives; "
+               "a judge compresses where its slope is clearly below it (empty with fewer than two humans).")
     st.dataframe(biases, hide_index=True, key="dis_bias")
+    views.interval_warnings(biases, ["model", "judge"])
     views.signature_caption(Signature(judges=judge_signatures(ratings), seed=seed,
                                       extra={"bootstrap": str(bootstrap), "items": "cluster",
                                              **ledger.signature_fields()}))

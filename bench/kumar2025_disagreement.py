@@ -21,7 +21,9 @@ text, so no text feature), runs :func:`empathy.slices.slice_map`:
   with B above 6,000);
 * the calibration of each judge against the experts' mean (:func:`empathy.calibration.calibration_bias`: bias
   and slope with 1,000 item-bootstrap resamples), which says whether the disagreement is a shift of the whole
-  scale rather than something a slice of the texts explains.
+  scale rather than something a slice of the texts explains, beside the slope one expert gets on the mean of
+  the other two (:func:`empathy.calibration.dilution_benchmark`): a slope below 1 is partly regression
+  dilution, the noise of the experts' mean.
 
 With ``--write`` it replaces the block between the ``kumar2025-disagreement`` markers of the file.
 """
@@ -33,7 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from empathy.calibration import calibration_bias
+from empathy.calibration import calibration_bias, dilution_benchmark
 from empathy.datasets import CORPORA, import_kumar2025
 from empathy.evaluate import text_features
 from empathy.slices import describe, holm, judge_human_events, output_features, ranked_slices, slice_map
@@ -77,9 +79,20 @@ def disagreement_map(directory: str | Path) -> tuple[pd.DataFrame, pd.DataFrame,
     return table, pd.DataFrame(rates), pd.concat(biases, ignore_index=True)
 
 
+def _dilution(directory: str | Path) -> pd.DataFrame:
+    """:func:`empathy.calibration.dilution_benchmark` of every text dimension, indexed by (corpus title, dimension)."""
+    ratings = import_kumar2025(directory).ratings
+    rows = [dilution_benchmark(ratings[ratings["model"] == corpus], dimension).assign(
+        corpus=CORPORA[corpus].title, dimension=dimension)
+        for corpus in TEXT_CORPORA for dimension in CORPORA[corpus].dimensions]
+    return pd.concat(rows, ignore_index=True).set_index(["corpus", "dimension"])
+
+
 def build_block(directory: str | Path) -> str:
-    """The Markdown block: disagreement rates, the map's tests, the strongest slices."""
+    """The Markdown block: disagreement rates, biases and slopes beside the dilution benchmark, the map's tests,
+    the strongest slices."""
     table, rates, biases = disagreement_map(directory)
+    dilution = _dilution(directory)
     lines = ["**Judge-expert disagreement** (share of (conversation, judge) units at least one scale point from "
              "the experts' mean):", "",
              "| corpus | dimension | units | disagree | gpt | claude | gemini |",
@@ -88,14 +101,20 @@ def build_block(directory: str | Path) -> str:
         lines.append(f"| {row.corpus} | `{row.dimension}` | {row.units} | {row.disagree / row.units:.0%} | "
                      f"{row.gpt:.0%} | {row.claude:.0%} | {row.gemini:.0%} |")
     lines += ["", "**Each judge's bias** (mean of judge - experts' mean, in scale points, with a 95 % item-bootstrap "
-              "interval) and slope of judge on experts:", "",
-              "| corpus | dimension | gpt | claude | gemini |", "| --- | --- | --- | --- | --- |"]
+              "interval) and slope of judge on experts; beside them the slope one expert gets on the mean of the "
+              "other two (mean over the three experts, their range in brackets), what regression dilution alone "
+              "gives a rater on the experts' scale:", "",
+              "| corpus | dimension | gpt | claude | gemini | one expert on the other two |",
+              "| --- | --- | --- | --- | --- | --- |"]
     for (corpus, dimension), part in biases.groupby(["corpus", "dimension"], sort=False):
         cells = []
         for judge in ("gpt", "claude", "gemini"):
             row = part[part["judge"] == judge].iloc[0]
             slope = "-" if row["slope"] is None or pd.isna(row["slope"]) else f"{row['slope']:.2f}"
             cells.append(f"{row['bias']:+.2f} [{row['bias_low']:+.2f}, {row['bias_high']:+.2f}], slope {slope}")
+        benchmark = dilution.loc[(corpus, dimension)]
+        cells.append(f"{benchmark['human_slope']:.2f} [{benchmark['human_slope_min']:.2f}, "
+                     f"{benchmark['human_slope_max']:.2f}]")
         lines.append(f"| {corpus} | `{dimension}` | " + " | ".join(cells) + " |")
     tested = table[table["slice"] != "missing"]
     n_raw = int((tested["p_value"] < 0.05).sum())

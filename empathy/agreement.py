@@ -28,7 +28,7 @@ import functools
 import itertools
 import math
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import krippendorff
@@ -48,6 +48,9 @@ DEFAULT_BOOTSTRAP = 1000
 BOOTSTRAP_BLOCK = 1 << 22
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_SEED = 0
+#: Fewest resampled units (items, or pairs without clusters) a percentile bootstrap interval is shown without a
+#: warning: below it the resamples repeat a handful of values and the interval understates the uncertainty.
+MIN_INTERVAL_UNITS = 10
 ALPHA_LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
 
 
@@ -209,13 +212,43 @@ def _rowwise_correlation(x: NDArray[np.float64], y: NDArray[np.float64], *, rank
 
 @dataclass(frozen=True)
 class ConfidenceInterval:
-    """A percentile bootstrap interval, with what it rests on."""
+    """A percentile bootstrap interval, with what it rests on (``n_units``: the items, or pairs, resampled)."""
 
     low: float | None
     high: float | None
     confidence: float
     n_resamples: int
     seed: int
+    n_units: int = 0
+
+    @property
+    def zero_width(self) -> bool:
+        """Whether the interval is a single point (every resample gave the same value)."""
+        return self.low is not None and self.high is not None and math.isclose(self.low, self.high, rel_tol=0,
+                                                                                 abs_tol=1e-12)
+
+
+def interval_warning(intervals: Mapping[str, ConfidenceInterval], unit: str = "items") -> str | None:
+    """A warning for intervals a reader should not take at face value, or ``None``.
+
+    Flags (issue 27) a zero-width interval (``[0, 0]``: every resample gave one value, which says nothing about
+    the uncertainty) and intervals resting on fewer than :data:`MIN_INTERVAL_UNITS` units. ``intervals`` names
+    each interval of one row (e.g. ``{"bias": ..., "slope": ...}``); intervals that are not shown (``None``)
+    are not flagged.
+    """
+    shown = {name: ci for name, ci in intervals.items() if ci.low is not None and ci.high is not None}
+    if not shown:
+        return None
+    problems = [f"{name} interval [{ci.low:.3g}, {ci.high:.3g}] has zero width" for name, ci in shown.items()
+                if ci.zero_width]
+    n_units = min(ci.n_units for ci in shown.values())
+    if n_units < MIN_INTERVAL_UNITS:
+        plural = len(shown) > 1
+        problems.append(f"{' and '.join(shown)} interval{'s rest' if plural else ' rests'} on {n_units} {unit} "
+                        f"(fewer than {MIN_INTERVAL_UNITS})")
+    if not problems:
+        return None
+    return "; ".join(problems) + ": the percentile bootstrap understates the uncertainty here"
 
 
 def bootstrap_ci(statistic: Callable[[NDArray[np.float64], NDArray[np.float64]], float | None],
@@ -241,6 +274,7 @@ def bootstrap_ci(statistic: Callable[[NDArray[np.float64], NDArray[np.float64]],
     rng = np.random.default_rng(seed)
     if len(a) == 0:
         return ConfidenceInterval(None, None, confidence, n_resamples, seed)
+    n_units = int(cluster_codes.max()) + 1 if cluster_codes is not None else len(a)
     if cluster_codes is not None and int(cluster_codes.max()) + 1 < len(a):
         defined = _cluster_resamples(statistic, a, b, cluster_codes, n_resamples, rng)
     else:
@@ -253,10 +287,10 @@ def bootstrap_ci(statistic: Callable[[NDArray[np.float64], NDArray[np.float64]],
                 parts.append(_defined([statistic(a[row], b[row]) for row in indices]))
         defined = np.concatenate(parts)
     if len(defined) < n_resamples / 2:
-        return ConfidenceInterval(None, None, confidence, n_resamples, seed)
+        return ConfidenceInterval(None, None, confidence, n_resamples, seed, n_units)
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(defined, [tail, 100 - tail])
-    return ConfidenceInterval(float(low), float(high), confidence, n_resamples, seed)
+    return ConfidenceInterval(float(low), float(high), confidence, n_resamples, seed, n_units)
 
 
 def _defined(values: list[float | None]) -> NDArray[np.float64]:
@@ -350,7 +384,8 @@ def pairwise_agreement(ratings: pd.DataFrame, *, dimensions: Sequence[str] | Non
     Columns: dimension, rater_a, rater_b, n (units both rated: (item, model) rows, or items for a dimension
     judged once per reference), spearman, pearson, kappa, kappa_quadratic, percent_agreement, and with
     ``bootstrap > 0`` also spearman_low / spearman_high (percentile CI; a cluster bootstrap over items when
-    several rows share an item).
+    several rows share an item) and warning (:func:`interval_warning`: a zero-width interval or fewer than
+    :data:`MIN_INTERVAL_UNITS` items; ``None`` otherwise).
     """
     rows = []
     chosen = dimensions if dimensions is not None else sorted(ratings["dimension"].unique())
@@ -370,9 +405,10 @@ def pairwise_agreement(ratings: pd.DataFrame, *, dimensions: Sequence[str] | Non
                                   n_resamples=bootstrap, seed=seed, confidence=confidence,
                                   clusters=_unit_items(matrix))
                 row["spearman_low"], row["spearman_high"] = ci.low, ci.high
+                row["warning"] = interval_warning({"spearman": ci})
             rows.append(row)
     columns = ["dimension", "rater_a", "rater_b", "n", "spearman", "pearson", "kappa", "kappa_quadratic",
-               "percent_agreement"] + (["spearman_low", "spearman_high"] if bootstrap else [])
+               "percent_agreement"] + (["spearman_low", "spearman_high", "warning"] if bootstrap else [])
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -6,8 +6,13 @@
 * :func:`calibration_bins` and :func:`calibration_bias` — for a score (affect intensity ``e_ref``/``e_gen``,
   disturbing counts ``u_ref``/``u_gen``): the mean judge score per bin of the human score, per model and
   judge, and the bias ``mean(judge - human)`` and slope of judge on human with cluster-bootstrap intervals
-  that resample items (:func:`empathy.agreement.bootstrap_ci`). A judge that flattens a model's affect has a
-  slope below 1 on that model (and a negative bias where the humans' scores are high).
+  that resample items (:func:`empathy.agreement.bootstrap_ci`), each row with a warning when an interval has
+  zero width or rests on fewer than 10 items.
+* :func:`dilution_benchmark` — the slope one human gets on the mean of the other humans. A slope below 1 does
+  not by itself mean that a judge compresses the humans' differences: the humans' mean is measured with
+  noise, which pulls any slope on it towards 0 (regression dilution). One human on the others' mean shows how
+  far, with no compression at all (on the Kumar et al. data: ``docs/kumar2025.md``). A judge compresses only
+  where its slope falls clearly below that benchmark and its ratings spread less than the humans' mean.
 * :func:`item_splits` — per unit (output, or item for a dimension judged once per reference), every rater's
   value and how far they are apart: which items all the raters split on.
 
@@ -40,6 +45,7 @@ from empathy.agreement import (
     MIN_PAIRS,
     _rater_matrix,
     bootstrap_ci,
+    interval_warning,
 )
 from empathy.metrics import BINARY_DIMENSIONS
 from empathy.slices import HUMAN_KINDS, JUDGE_KINDS, default_threshold
@@ -163,12 +169,17 @@ def calibration_bias(ratings: pd.DataFrame, dimension: str, *, human_kinds: Sequ
     """Per (model, judge): n, bias ``mean(judge - human)`` and slope of judge on human, with bootstrap intervals.
 
     The intervals (``bootstrap > 0``) are percentile intervals of :func:`empathy.agreement.bootstrap_ci`,
-    resampling items (a cluster bootstrap: all of an item's units move together). Columns: model, judge, n,
-    mean_human, mean_judge, bias, bias_low, bias_high, slope, slope_low, slope_high.
+    resampling items (a cluster bootstrap: all of an item's units move together). ``human_slope`` is the
+    model's :func:`dilution_benchmark`: the slope a judge that shared the humans' scale would get from the noise
+    of the humans' mean alone (``None`` with fewer than two humans). ``warning`` says when an interval has zero
+    width or rests on fewer than :data:`empathy.agreement.MIN_INTERVAL_UNITS` items
+    (:func:`empathy.agreement.interval_warning`), else ``None``. Columns: model, judge, n, mean_human,
+    mean_judge, bias, bias_low, bias_high, slope, slope_low, slope_high, human_slope, warning.
     """
     table = paired(ratings, dimension, human_kinds=human_kinds, judge_kinds=judge_kinds, judges=judges)
     columns = ["model", "judge", "n", "mean_human", "mean_judge", "bias", "bias_low", "bias_high", "slope",
-               "slope_low", "slope_high"]
+               "slope_low", "slope_high", "human_slope", "warning"]
+    benchmark = dilution_benchmark(ratings, dimension, human_kinds=human_kinds).set_index("model")["human_slope"]
     rows = []
     for (model, judge), part in table.groupby(["model", "judge"], sort=True):
         human = part["human_value"].to_numpy(float)
@@ -176,14 +187,57 @@ def calibration_bias(ratings: pd.DataFrame, dimension: str, *, human_kinds: Sequ
         row: dict[str, object] = {"model": model, "judge": judge, "n": len(part), "mean_human": float(human.mean()),
                                   "mean_judge": float(judged.mean()), "bias": _bias(human, judged),
                                   "slope": _slope(human, judged)}
+        intervals = {}
         for name, statistic in (("bias", _bias), ("slope", _slope)):
             if bootstrap:
                 ci = bootstrap_ci(statistic, human, judged, n_resamples=bootstrap, seed=seed, confidence=confidence,
                                   clusters=part["item_id"].to_numpy(object))
                 row[f"{name}_low"], row[f"{name}_high"] = ci.low, ci.high
+                intervals[name] = ci
             else:
                 row[f"{name}_low"] = row[f"{name}_high"] = None
+        slope = benchmark.get(model)
+        row["human_slope"] = None if slope is None or pd.isna(slope) else float(slope)
+        row["warning"] = interval_warning(intervals)
         rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def dilution_benchmark(ratings: pd.DataFrame, dimension: str, *, human_kinds: Sequence[str] = HUMAN_KINDS
+                       ) -> pd.DataFrame:
+    """Per model: the slope of one human on the mean of the other humans, averaged over the humans.
+
+    It is the benchmark for a judge's slope on the humans' mean (:func:`calibration_bias`): a rater that shares
+    the humans' scale exactly still gets a slope below 1 on a noisy mean (regression dilution), and one human on
+    the others' mean shows by how much. (The judge's slope is on the mean of all the humans, which is a little
+    less noisy than a mean of one fewer, so a judge on the humans' scale would land slightly above this.)
+    Units as in :func:`paired` (one per item for a reference dimension, model :data:`ALL_MODELS`). Columns:
+    model, n_humans (humans with a defined slope), human_slope (their mean; ``None`` with fewer than two
+    humans), human_slope_min, human_slope_max.
+    """
+    columns = ["model", "n_humans", "human_slope", "human_slope_min", "human_slope_max"]
+    part = ratings[ratings["dimension"] == dimension].astype({"item_id": str, "model": str, "rater": str})
+    humans = [r for r, k in _kinds(part).items() if k in human_kinds] if not part.empty else []
+    if len(humans) < 2:
+        return pd.DataFrame(columns=columns)
+    matrix = _rater_matrix(part, dimension)[humans]
+    if isinstance(matrix.index, pd.MultiIndex):
+        groups = matrix.groupby(level="model", sort=True)
+    else:
+        groups = [(ALL_MODELS, matrix)]
+    rows = []
+    for model, block in groups:
+        slopes = []
+        for human in humans:
+            others = block.drop(columns=human).mean(axis=1, skipna=True)
+            both = block[human].notna() & others.notna()
+            slope = _slope(others[both].to_numpy(float), block.loc[both, human].to_numpy(float))
+            if slope is not None:
+                slopes.append(slope)
+        rows.append({"model": model, "n_humans": len(slopes),
+                     "human_slope": float(np.mean(slopes)) if slopes else None,
+                     "human_slope_min": min(slopes) if slopes else None,
+                     "human_slope_max": max(slopes) if slopes else None})
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -27,10 +27,11 @@ Cases the paper leaves open, and what we do (also in the README):
 * **SA with E(t) = 0** (a flat reference): the ratio is undefined, so the item is left out and counted in
   ``n_undefined``. (Scoring it 0 would hide that the judge saw no affect to attenuate; scoring it -inf when
   E(g) > 0 would let one item dominate the mean.)
-* **EGM with a + b = 0** (neither text has disturbing content): the densities agree exactly, so the term is 0
-  (the default, ``both_zero="zero"``). Such items can dominate a mean (a judge that rarely sees disturbing
-  content gets an EGM near 0 whatever it does on the rest), so ``both_zero="exclude"`` leaves them out as
-  undefined (``n_undefined``); the choice is named in the signature (``egm-both-zero:exclude``).
+* **EGM with a + b = 0** (neither text has disturbing content): Eq. 2 is 0/0, undefined. By default the term
+  is 0, this project's choice (``both_zero="zero"``): the densities agree exactly, so there is no mismatch.
+  Such items can dominate a mean (a judge that rarely sees disturbing content gets an EGM near 0 whatever it
+  does on the rest), so ``both_zero="exclude"`` leaves them out as undefined (``n_undefined``); the choice is
+  named in the signature (``egm-both-zero:exclude``).
   **EGM with zero sentences** on either side (an empty text): the density is undefined; the item is left out
   (``n_undefined``).
 * **LD with sigma = 0** in a dimension on one side (every text of that side has the same density): the

@@ -175,12 +175,12 @@ def ranking_shift(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
 def egm_readings(zero: pd.DataFrame, exclude: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
     """EGM per (model, judge) under both readings of an item with a + b = 0, where they differ.
 
-    ``zero`` and ``exclude`` are results tables computed with ``egm_both_zero="zero"`` (Eq. 2 as written: the
-    item counts as 0, the default) and ``"exclude"`` (the item is left out as undefined). ``metric``: the
-    metric compared (default: the registry's metric that reads ``egm_both_zero``, EGM). Columns: ``task``
-    (per-task tables only), ``model``, ``scorer``, ``EGM (a+b=0 as 0)``, ``n (as 0)``, ``EGM (a+b=0 left out)``,
-    ``n (left out)`` (named after ``metric``); only rows whose values differ (beyond 1e-12, or defined under one
-    reading only).
+    ``zero`` and ``exclude`` are results tables computed with ``egm_both_zero="zero"`` (the item counts as 0,
+    the default: Eq. 2 is 0/0 there, so 0 is this project's choice) and ``"exclude"`` (the item is left out as
+    undefined). ``metric``: the metric compared (default: the registry's metric that reads ``egm_both_zero``,
+    EGM). Columns: ``task`` (per-task tables only), ``model``, ``scorer``, ``EGM (a+b=0 as 0)``, ``n (as 0)``,
+    ``EGM (a+b=0 left out)``, ``n (left out)`` (named after ``metric``); only rows whose values differ (beyond
+    1e-12, or defined under one reading only).
     """
     if metric is None:
         metric = next(iter(m.metrics_reading("egm_both_zero")), None)

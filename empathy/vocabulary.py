@@ -27,7 +27,8 @@ LABEL_RULE_HELP = MappingProxyType({
 
 # ------------------------------------------------------------------------------ the open choices of Eq. 2, 4
 
-#: What an EGM item with a + b = 0 contributes: ``"zero"`` (the default: the term is 0) or ``"exclude"``.
+#: What an EGM item with a + b = 0 (Eq. 2 is 0/0 there) contributes: ``"zero"`` (the default, this project's
+#: choice: the term is 0) or ``"exclude"`` (left out as undefined).
 EGM_BOTH_ZERO: tuple[str, ...] = ("zero", "exclude")
 #: ``"separate"`` is Eq. 4 as written: each side standardised with its own mean and sd; ``"reference"`` uses
 #: the reference's statistics on both sides.

@@ -734,7 +734,7 @@ def engine(data: Loaded, *, egm_both_zero: str = "zero", ld_standardization: str
     """The fast recompute engine of this data set (built once per data set, task scope, EGM and LD reading;
     shared).
 
-    ``egm_both_zero``: the reading of an EGM item with a + b = 0 (``"zero"``, the paper's Eq. 2, or
+    ``egm_both_zero``: the reading of an EGM item with a + b = 0, where Eq. 2 is 0/0 (``"zero"``, our default, or
     ``"exclude"``; :class:`empathy.metrics.MetricOptions`). ``ld_standardization``: ``"separate"`` (Eq. 4, the
     default everywhere) or ``"reference"`` (the CLI's ``--ld-standardization reference``, offered on the
     Overview).

@@ -230,6 +230,22 @@ def signature_caption(signature: object) -> None:
     st.caption(f"Signature: {code(str(signature))}")
 
 
+def interval_warnings(frame: pd.DataFrame, names: list[str], *, most: int = 8) -> None:
+    """One warning box for the rows of ``frame`` whose ``warning`` column flags a bootstrap interval (zero width,
+    or fewer than 10 items: :func:`empathy.agreement.interval_warning`), each row named by its ``names``."""
+    if "warning" not in frame.columns:
+        return
+    flagged = frame[frame["warning"].map(lambda w: isinstance(w, str) and bool(w))]
+    if flagged.empty:
+        return
+    lines = [f"- {' / '.join(code(row[n]) for n in names)}: {md(row['warning'])}"
+             for _, row in flagged.head(most).iterrows()]
+    more = f"\n\n... and {len(flagged) - most} more rows (see the `warning` column)." if len(flagged) > most else ""
+    st.warning(f"**{len(flagged)} interval row{'s' if len(flagged) != 1 else ''} to read with care.** A percentile "
+               "bootstrap over a handful of items, or one whose resamples all agree, does not show the "
+               "uncertainty:\n\n" + "\n".join(lines) + more)
+
+
 def mode_caption(data: state.Loaded) -> None:
     """One line: the task shown and whether the human overrides are included (both set in the sidebar)."""
     count = len(state.overrides(data))

@@ -20,6 +20,7 @@ from empathy.stability import (
     sample_size_stability,
 )
 from empathy_app.markup import hover_literal, html
+from empathy_app.views import interval_warnings
 
 #: Float columns shown with three decimals (the data keeps full precision; tests read the exact value).
 FLOAT_COLUMNS = ("spearman", "spearman_low", "spearman_high", "pearson", "kappa", "kappa_quadratic",
@@ -202,6 +203,8 @@ def show(frame: pd.DataFrame, key: str) -> None:
     empty = [c for c in frame.columns if len(frame) and frame[c].isna().all()]
     shown = frame.drop(columns=empty)
     st.dataframe(shown, hide_index=True, key=key, column_config=number_config(shown))
+    names = [c for c in ("dimension", "rater_a", "rater_b", "rater", "panel") if c in shown.columns]
+    interval_warnings(shown, names)
     if empty:
         reasons = sorted({EMPTY_REASONS.get(str(c), "undefined for these raters") for c in empty})
         st.caption(f"Not shown, empty for every row: {', '.join(map(str, empty))} ({'; '.join(reasons)}).")

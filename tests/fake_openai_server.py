@@ -5,7 +5,10 @@ It speaks enough HTTP/1.1 (keep-alive, Content-Length) for the ``openai`` client
 
 Default answers are deterministic, so tests can assert values:
 
-- affect intensity: ``{"reference": 0.8, "generation": 0.4}``;
+- affect intensity: each text's score under the key the prompt asks for it (``reference`` / ``generation``, or
+  ``client`` / ``response`` for counseling): the number after ``E=`` in the text when it holds one (``E=0.65``),
+  else 0.8 for the reference (client) and 0.4 for the generation (response), whichever is shown first; plus
+  ``position_bias`` on the text shown as Text A (a judge that favours the first position);
 - disturbing count: the number of the words ``dead``, ``killed``, ``blood`` in the sentence;
 - conflict avoidance: 1 if the response contains "you should", else 0.
 
@@ -16,7 +19,8 @@ concurrency): ``FAIL:<mode>*<n>`` makes the first ``n`` attempts of that prompt 
 body echoes the request's Authorization header, to test redaction), ``httpjunk`` (a 200 whose body is not
 JSON). ``FAIL:prose`` always answers with the JSON wrapped in prose and a code fence.
 
-Server-wide switches: ``latency`` (seconds before every answer), ``api_key`` (401 unless the bearer token
+Server-wide switches: ``position_bias`` (added to Text A's affect score, capped at 1; 0 by default),
+``latency`` (seconds before every answer), ``api_key`` (401 unless the bearer token
 matches, with the wrong key echoed in the message like real providers do), ``reject_json_schema`` (400 for
 ``response_format`` of type json_schema).
 """
@@ -34,6 +38,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _MARKER = re.compile(r"FAIL:(\w+)(?:\*(\d+))?")
+_AFFECT_KEYS = re.compile(r'\{"(\w+)": <score of Text A>, "(\w+)": <score of Text B>\}')
+_SCORE = re.compile(r"\bE=(\d+(?:\.\d+)?)")
+_ROLE_SCORES = {"reference": 0.8, "client": 0.8, "generation": 0.4, "response": 0.4}
 
 
 @dataclass
@@ -41,6 +48,7 @@ class FakeOpenAIServer:
     """See the module docstring. Use as a context manager: ``with FakeOpenAIServer() as server: ...``."""
 
     latency: float = 0.0
+    position_bias: float = 0.0
     api_key: str | None = None
     reject_json_schema: bool = False
     hang: float = 5.0
@@ -242,7 +250,21 @@ class FakeOpenAIServer:
             # conflict-avoidance@2 (the paper's criteria) names the response THERAPIST RESPONSE, @1 COUNSELOR
             response = (self._section(user, "THERAPIST RESPONSE") or self._section(user, "COUNSELOR RESPONSE")).lower()
             return json.dumps({"conflict_avoidance": 2 if out_of_range else int("you should" in response)})
-        return json.dumps({"reference": 1.7 if out_of_range else 0.8, "generation": 0.4})
+        return json.dumps(self._affect(user, out_of_range=out_of_range))
+
+    def _affect(self, user: str, *, out_of_range: bool) -> dict[str, float]:
+        """Each text's score under the key the prompt names for it, by position (see the module docstring)."""
+        keys = _AFFECT_KEYS.search(user)
+        if keys is None:
+            return {"reference": 1.7 if out_of_range else 0.8, "generation": 0.4}
+        answer = {}
+        for key, section, bias in ((keys.group(1), "TEXT A", self.position_bias), (keys.group(2), "TEXT B", 0.0)):
+            marker = _SCORE.search(self._section(user, section))
+            score = float(marker.group(1)) if marker else _ROLE_SCORES.get(key, 0.5)
+            answer[key] = round(min(1.0, score + bias), 9)
+        if out_of_range:
+            answer[next(k for k in answer if k in ("reference", "client"))] = 1.7
+        return answer
 
     async def _embeddings(self, request: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
         if self.latency:

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 from conftest import app_ok as _ok  # noqa: E402
-from conftest import open_page  # noqa: E402
+from conftest import app_texts, open_page  # noqa: E402
 from relabel_keys import window  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
@@ -108,6 +108,18 @@ def test_scores_show_the_calibration_curve_and_bias() -> None:
     assert gorse["bias_low"] <= gorse["bias"] <= gorse["bias_high"]
     assert len(at.get("plotly_chart")) >= 2  # the map and the calibration curve
     assert not _frame(at, "dis_splits").empty
+
+
+def test_point_intervals_on_few_items_are_flagged() -> None:
+    """Issue 27: on the demo's CA, hazel's bias and slope intervals are points resting on 9 items."""
+    at = _page()
+    _ok(at)
+    bias = _frame(at, "dis_bias")
+    hazel = bias.set_index("model").loc["hazel"]
+    assert (hazel["bias_low"], hazel["bias_high"]) == (0, 0) and "9 items" in hazel["warning"]
+    boxes = [w for w in app_texts(at.warning) if "to read with care" in w]
+    assert len(boxes) == 1 and "hazel" in boxes[0] and "bias interval [0, 0] has zero width" in boxes[0]
+    assert any("regression dilution" in c for c in app_texts(at.caption))
 
 
 def test_judge_judge_needs_two_judges() -> None:

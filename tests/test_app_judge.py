@@ -137,6 +137,8 @@ def test_lexicon_judge_on_the_demo_data_adds_a_new_scorer_everywhere():
     outputs, _ = load_outputs(DEMO_DIR / "outputs.csv")
     expected = run_judge(outputs, "lexicon")
     at = _judge_page()
+    assert at.checkbox(key="judge_paper_tasks").value  # the paper's task mapping is the default (issue 27) ...
+    at.checkbox(key="judge_paper_tasks").uncheck().run()  # ... every protocol on every output, asked for here
     at.button(key="judge_run").click().run()
     _ok(at)
     shown = _metrics(at)
@@ -182,6 +184,7 @@ def test_paper_task_mapping_rates_only_what_each_task_uses(tmp_path):
     # news: affect + disturbing (4), translation: affect (2), counseling: affect + conflict (3)
     total = 4 * counts["news"] + 2 * counts["translation"] + 3 * counts["counseling"]
     assert any(f"{total} ratings" in c for c in _texts(at.caption)), _texts(at.caption)
+    assert ";tasks=paper;" in at.session_state["judge_last_run"]["signature"]
 
 
 # ------------------------------------------------------------------------- an LLM judge, a local endpoint
@@ -281,6 +284,7 @@ def test_a_refused_key_is_an_error_in_place(tmp_path, monkeypatch, server):
 def test_save_beside_the_data_writes_the_file_and_loads_it_from_there(tmp_path):
     source = _fixture(tmp_path / "data")
     at = _judge_page(source)
+    at.checkbox(key="judge_paper_tasks").uncheck().run()  # all five dimensions on these counseling outputs
     at.button(key="judge_run").click().run()
     _ok(at)
     at.button(key="judge_save_lexicon").click().run()

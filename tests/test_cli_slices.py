@@ -78,7 +78,27 @@ def test_calibration_json_by_hand(files, capsys) -> None:
     assert bias["bias"] == pytest.approx(0.0) and bias["n"] == 6
     splits = [s for s in payload["splits"] if s["split"]]
     assert sorted(s["item_id"] for s in splits) == ["4", "5"]
+    # six items: the intervals are flagged, and with one human there is no dilution benchmark
+    assert bias["warning"].endswith("rest on 6 items (fewer than 10): the percentile bootstrap understates the "
+                                    "uncertainty here")
+    assert bias["human_slope"] is None
     assert "bootstrap:50" in payload["signature"]
+
+
+def test_calibration_on_the_demo_warns_about_hazels_point_intervals(capsys) -> None:
+    """Issue 27: hazel's CA bias [0, 0] and slope [1, 1] rest on 9 items; a line under the table says so."""
+    from empathy.paths import DEMO_DIR
+
+    args = ["calibration", str(DEMO_DIR / "ratings_author.csv"), "--ratings", str(DEMO_DIR / "ratings_lexicon.csv"),
+            "--dimension", "ca"]
+    assert main([*args, "--format", "table"]) == 0
+    out = capsys.readouterr().out
+    assert ("warning: hazel / lexicon: bias interval [0, 0] has zero width; slope interval [1, 1] has zero width; "
+            "bias and slope intervals rest on 9 items (fewer than 10)") in out
+    assert "human_slope: one human's slope on the mean of the other humans" in out
+    hazel = next(row for row in _json(capsys, [*args, "--format", "json"])["bias"] if row["model"] == "hazel")
+    assert (hazel["bias_low"], hazel["bias_high"], hazel["slope_low"], hazel["slope_high"]) == (0, 0, 1, 1)
+    assert "zero width" in hazel["warning"] and "9 items" in hazel["warning"]
 
 
 def test_slices_judge_judge_and_per_judge(files, capsys, tmp_path) -> None:

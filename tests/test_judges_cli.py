@@ -37,17 +37,48 @@ def _no_default_config(monkeypatch, tmp_path):
 
 def test_judge_lexicon_writes_ratings_with_progress(outputs_csv, tmp_path, capsys):
     out = tmp_path / "ratings.csv"
-    assert main(["judge", str(outputs_csv), "--out", str(out)]) == 0
+    assert main(["judge", str(outputs_csv), "--out", str(out), "--all-tasks"]) == 0
     ratings = load_ratings(out)
     assert len(ratings) == 3 * 5 and set(ratings.rater) == {"lexicon"}
     err = capsys.readouterr().err
     assert "judge lexicon [" in err and "3/3" in err and "15 ratings (0 missing)" in err
 
 
+def test_judge_rates_each_task_only_on_what_the_paper_scores_unless_all_tasks_is_asked(outputs_csv, tmp_path,
+                                                                                       capsys):
+    """The default is the paper's task mapping (Section 4): news SA + EGM, counseling SA + CA; ``--all-tasks``
+    rates every protocol on every row. The signature names which."""
+    paper, everything = tmp_path / "paper.csv", tmp_path / "all.csv"
+    assert main(["judge", str(outputs_csv), "--out", str(paper), "--quiet"]) == 0
+    rated = load_ratings(paper)
+    dims = rated.groupby(["item_id", "model"])["dimension"].apply(set).to_dict()
+    news = {"e_ref", "e_gen", "u_ref", "u_gen"}
+    assert dims == {("1", "m1"): news, ("1", "m2"): news, ("2", "m1"): {"e_ref", "e_gen", "ca"}}
+    assert set(rated.signature) == {rated.signature.iloc[0]} and ";tasks=paper;" in rated.signature.iloc[0]
+    # --protocols narrows the mapping: news rows have no conflict protocol, so only the counseling row gets ca
+    assert main(["judge", str(outputs_csv), "--out", str(paper), "--quiet", "--protocols", "conflict"]) == 0
+    assert load_ratings(paper)[["item_id", "dimension"]].values.tolist() == [["2", "ca"]]
+    assert main(["judge", str(outputs_csv), "--out", str(everything), "--quiet", "--all-tasks"]) == 0
+    rated = load_ratings(everything)
+    assert len(rated) == 15 and ";tasks=all;" in rated.signature.iloc[0]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:
+        main(["judge", str(outputs_csv), "--out", str(everything), "--paper-tasks", "--all-tasks"])
+    assert stopped.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+    # rows of a task the paper does not score get every protocol asked for, and stderr says so
+    other = tmp_path / "other.csv"
+    pd.read_csv(outputs_csv).assign(task=["news", "poetry", ""]).to_csv(other, index=False)
+    assert main(["judge", str(other), "--out", str(everything), "--quiet"]) == 0
+    assert "note: 2 outputs of tasks the paper does not score ('poetry', no task) get every protocol" in (
+        capsys.readouterr().err)
+    assert len(load_ratings(everything)) == 4 + 5 + 5
+
+
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
 def test_judge_writes_other_formats(outputs_csv, tmp_path, suffix):
     out = tmp_path / f"ratings{suffix}"
-    assert main(["judge", str(outputs_csv), "--out", str(out), "--protocols", "conflict", "--quiet"]) == 0
+    assert main(["judge", str(outputs_csv), "--out", str(out), "--protocols", "conflict", "--quiet",
+                 "--all-tasks"]) == 0
     assert load_ratings(out)["value"].tolist() == [0.0, 0.0, 1.0]
 
 
@@ -201,7 +232,8 @@ def test_judge_rerun_is_classified_against_the_stored_decisions(outputs_csv, tmp
     _decide(store, outputs_csv, gone, [("1", "m1", "lexicon", 0.0), ("2", "m1", "lexicon", 0.0),
                                        ("3", "m1", "lexicon", 1.0), ("2", "m1", "gpt", 0.0)])
     _decide(store, outputs_csv, outputs.assign(generation="an older text"), [("1", "m2", "lexicon", 1.0)])
-    args = ["judge", str(outputs_csv), "--out", str(tmp_path / "r.csv"), "--protocols", "conflict", "--quiet"]
+    args = ["judge", str(outputs_csv), "--out", str(tmp_path / "r.csv"), "--protocols", "conflict", "--quiet",
+            "--all-tasks"]
     capsys.readouterr()
     assert main([*args, "--overrides", str(store)]) == 0
     err = capsys.readouterr().err

@@ -24,8 +24,8 @@ from empathy.judges import (
     run_judge,
     split_sentences,
 )
-from empathy.judges.prompts import AFFECT, AFFECT_GENERATION_FIRST, CONFLICT_VARIANTS
-from empathy.judges.run import _generation_first
+from empathy.judges.prompts import AFFECT, AFFECT_COUNSELING, AFFECT_GENERATION_FIRST, CONFLICT_VARIANTS
+from empathy.judges.run import affect_orders
 from empathy.judges.segment import spacy_sentences
 
 KEY = "sk-test-SECRETKEY-0123456789abcdef"
@@ -413,7 +413,7 @@ def test_engagement_v1_variant_is_selectable_and_cached_apart(server, tmp_path):
 # ------------------------------------------------------------------------------------------- affect order
 def test_affect_order_puts_the_chosen_text_first_and_keeps_the_values_by_key(server):
     frame = outputs([(str(i), "m1", f"Reference {i}.", f"Generation {i}.") for i in range(20)])
-    first = run_judge(frame, judge(server), protocols="affect", cache=None)
+    first = run_judge(frame, judge(server, affect_order="reference-first"), protocols="affect", cache=None)
     assert "affect_order=reference-first;" in first.signature
     assert all("<<<TEXT A>>>\nReference" in r["messages"][1]["content"] for r in server.requests)
     server.reset()
@@ -428,12 +428,112 @@ def test_affect_order_puts_the_chosen_text_first_and_keeps_the_values_by_key(ser
     shuffled = run_judge(frame, config, protocols="affect", cache=None)
     shown_first = {r["messages"][1]["content"].split("<<<TEXT A>>>\n")[1].split(" ")[0] for r in server.requests}
     assert shown_first == {"Reference", "Generation"}
-    expected = {str(i) for i in range(20) if _generation_first(config, str(i), "m1")}
+    expected = {str(i) for i in range(20) if affect_orders(config, str(i)) == (True,)}
     got = {r["messages"][1]["content"].split("<<<TEXT A>>>\nGeneration ")[1].split(".")[0]
            for r in server.requests if "<<<TEXT A>>>\nGeneration" in r["messages"][1]["content"]}
     assert got == expected and 0 < len(expected) < 20
     assert "affect_order=random/seed-11;" in shuffled.signature
     assert f"{AFFECT.tag},{AFFECT_GENERATION_FIRST.tag}" in shuffled.signature
+
+
+def _text_a(request: dict) -> str:
+    user = request["messages"][1]["content"]
+    return user.split("<<<TEXT A>>>\n")[1].split("\n<<<END TEXT A>>>")[0]
+
+
+@pytest.fixture()
+def biased(server):
+    """The server as a judge that favours whatever it reads first: +0.1 on Text A."""
+    server.position_bias = 0.1
+    yield server
+    server.position_bias = 0.0
+
+
+def test_random_order_is_drawn_per_item_seeded_recorded_and_scores_map_back(biased):
+    # every reference says E=0.9 and every generation E=0.3; the server adds 0.1 to the text it sees first
+    frame = outputs([(str(i), model, f"Reference {i}. E=0.9", f"Generation {i} of {model}. E=0.3")
+                     for i in range(30) for model in ("m1", "m2")])
+    config = judge(biased, affect_order_seed=5)
+    assert config.affect_order == "random"  # the default
+    run = run_judge(frame, config, protocols="affect", cache=None)
+    first = {(r["messages"][1]["content"].split("<<<TEXT A>>>\n")[1].split(" ")[0]) for r in biased.requests}
+    assert first == {"Reference", "Generation"}
+    shown = {}
+    for request in biased.requests:
+        text = _text_a(request)
+        item = text.split(" ")[1].rstrip(".")
+        shown.setdefault(item, set()).add(text.startswith("Generation"))
+    # per item, not per output: both models' outputs of an item are shown in the same order
+    assert all(len(orders) == 1 for orders in shown.values()) and len(shown) == 30
+    flipped = {item for item, orders in shown.items() if orders == {True}}
+    assert 5 < len(flipped) < 25
+    # recorded: the signature's policy and seed reproduce the order of every item
+    assert "affect_order=random/seed-5;" in run.signature
+    assert flipped == {str(i) for i in range(30) if affect_orders(config, str(i)) == (True,)}
+    # and the scores land on the right text whichever came first: the bias follows Text A
+    for item in map(str, range(30)):
+        for model in ("m1", "m2"):
+            generation_first = item in flipped
+            assert value(run.ratings, item, "e_ref", model) == pytest.approx(0.9 if generation_first else 1.0)
+            assert value(run.ratings, item, "e_gen", model) == pytest.approx(0.4 if generation_first else 0.3)
+    # deterministic for a seed, different for another
+    biased.reset()
+    again = run_judge(frame, config, protocols="affect", cache=None)
+    pd.testing.assert_frame_equal(again.ratings, run.ratings)
+    other = {str(i) for i in range(30) if affect_orders(config.replace(affect_order_seed=6), str(i)) == (True,)}
+    assert other != flipped
+
+
+def test_both_orders_are_averaged_at_twice_the_cost(biased):
+    frame = outputs([(str(i), "m1", f"Reference {i}. E=0.9", f"Generation {i}. E=0.3") for i in range(6)])
+    run = run_judge(frame, judge(biased, affect_order="both"), protocols="affect", cache=None)
+    assert biased.calls == run.stats.calls == 12  # two requests per output
+    assert sorted(_text_a(r).split(" ")[0] for r in biased.requests) == ["Generation"] * 6 + ["Reference"] * 6
+    # each text is first once: the position bias splits evenly, so SA's difference E(t) - E(g) is unbiased
+    assert run.ratings.loc[run.ratings.dimension == "e_ref", "value"].tolist() == pytest.approx([0.95] * 6)
+    assert run.ratings.loc[run.ratings.dimension == "e_gen", "value"].tolist() == pytest.approx([0.35] * 6)
+    assert "affect_order=both;" in run.signature
+    assert f"protocols={AFFECT.tag},{AFFECT_GENERATION_FIRST.tag};" in run.signature
+    # one order failing makes the rating missing (one order alone would bring the bias back)
+    broken = run_judge(outputs([("x", "m1", "Reference. FAIL:range*99", "Generation.")]),
+                       judge(biased, affect_order="both", max_retries=0), protocols="affect", cache=None)
+    assert math.isnan(value(broken.ratings, "x", "e_ref"))
+    assert reason(broken.ratings, "x", "e_ref").startswith("2 of 2 orders unrated; first: invalid answer")
+
+
+def test_fixed_orders_put_the_bias_on_one_side(biased):
+    frame = outputs([("1", "m1", "Reference. E=0.9", "Generation. E=0.3")])
+    ahead = run_judge(frame, judge(biased, affect_order="reference-first"), protocols="affect", cache=None)
+    behind = run_judge(frame, judge(biased, affect_order="generation-first"), protocols="affect", cache=None)
+    assert (value(ahead.ratings, "1", "e_ref"), value(ahead.ratings, "1", "e_gen")) == pytest.approx((1.0, 0.3))
+    assert (value(behind.ratings, "1", "e_ref"), value(behind.ratings, "1", "e_gen")) == pytest.approx((0.9, 0.4))
+
+
+def test_counseling_rows_get_the_client_and_response_text(server):
+    frame = outputs([("c1", "m1", "I feel torn about my sister. E=0.7", "Have you tried talking? E=0.2"),
+                     ("n1", "m1", "A flood hit. E=0.6", "Water rose. E=0.5")])
+    frame["task"] = ["counseling", "news"]
+    run = run_judge(frame, judge(server, affect_order="reference-first"), protocols="affect", cache=None)
+    users = {r["messages"][1]["content"] for r in server.requests}
+    assert AFFECT_COUNSELING.render(reference=frame.reference[0], generation=frame.generation[0])[1]["content"] in users
+    assert AFFECT.render(reference=frame.reference[1], generation=frame.generation[1])[1]["content"] in users
+    assert (value(run.ratings, "c1", "e_ref"), value(run.ratings, "c1", "e_gen")) == pytest.approx((0.7, 0.2))
+    assert (value(run.ratings, "n1", "e_ref"), value(run.ratings, "n1", "e_gen")) == pytest.approx((0.6, 0.5))
+    assert f"protocols={AFFECT.tag},{AFFECT_COUNSELING.tag};" in run.signature
+    assert ";tasks=all;" in run.signature
+
+
+def test_paper_tasks_policy_is_named_in_the_signature_and_narrowed_by_protocols(server):
+    frame = outputs([("n1", "m1", "He was killed.", "A man died."), ("c1", "m1", "I feel torn.", "You should go.")])
+    frame["task"] = ["news", "counseling"]
+    run = run_judge(frame, judge(server), protocols="affect,conflict", cache=None, task_protocols="paper")
+    dims = run.ratings.groupby("item_id")["dimension"].apply(set).to_dict()
+    assert dims == {"n1": {"e_ref", "e_gen"}, "c1": {"e_ref", "e_gen", "ca"}}  # no EGM asked, no CA on news
+    assert ";tasks=paper;" in run.signature
+    custom = run_judge(frame, judge(server), cache=None, task_protocols={"news": "affect"})
+    assert ";tasks=custom#" in custom.signature and "news" not in custom.signature.split(";tasks=")[1]
+    with pytest.raises(ValueError, match="task_protocols must be one of paper, all"):
+        run_judge(frame, judge(server), cache=None, task_protocols="some")
 
 
 # ------------------------------------------------------------------------------------ sentence segmentation

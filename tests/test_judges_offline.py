@@ -25,15 +25,24 @@ from empathy.judges import (
     run_judge,
     split_sentences,
 )
-from empathy.judges.prompts import AFFECT_GENERATION_FIRST, CONFLICT_VARIANTS, Protocol
-from empathy.judges.run import _generation_first
+from empathy.judges.prompts import (
+    AFFECT,
+    AFFECT_COUNSELING,
+    AFFECT_COUNSELING_RESPONSE_FIRST,
+    AFFECT_GENERATION_FIRST,
+    CONFLICT_VARIANTS,
+    DISTURBING,
+    Protocol,
+    affect_protocol,
+)
+from empathy.judges.run import affect_orders
 from empathy.judges.segment import (
     clear_memo,
     segmentation_signature,
     sentence_spans,
     spacy_sentences,
 )
-from empathy.paths import DEMO_DIR
+from empathy.paths import DEMO_DIR, shared_dir
 
 
 # ---------------------------------------------------------------------------------------------- parsing
@@ -75,7 +84,7 @@ def test_parse_rejects(name, answer, message):
 
 def test_protocol_hash_is_stable_and_tracks_every_word():
     affect = PROTOCOLS["affect"]
-    assert len(affect.hash) == 12 and affect.tag == f"affect-intensity@1#{affect.hash}"
+    assert len(affect.hash) == 12 and affect.tag == f"affect-intensity@2#{affect.hash}"
     assert len({p.hash for p in PROTOCOLS.values()}) == 3
     edited = Protocol(**{**affect.__dict__, "user_template": affect.user_template.replace("0.75", "0.70")})
     assert edited.hash != affect.hash
@@ -308,14 +317,99 @@ def test_default_conflict_protocol_states_the_papers_criteria():
     assert "do not by themselves" not in user
 
 
+# ------------------------------------------------------------------- prompt texts against the paper's phrases
+#: Section 2.2 (SA) and Appendix B: what E measures; the prompts must say it, not narrow it.
+PAPER_E_DEFINITION = "the strength, vividness, and immediacy of affective expression"
+PAPER_E_OPERATIONALISED = ("urgency", "moral weight", "emotional force")
+#: Appendix B: the anchored rubric's ends and its four cues.
+PAPER_E_ANCHORS = ("emotionally flat and clinical", "maximally intense and unfiltered")
+PAPER_E_CUES = ("visceral and sensory wording", "emotional directness versus clinical distancing",
+                "explicit emotion terms", "acknowledgment versus sanitization of pain or conflict")
+#: Appendix D: what the counseling SA judge is shown.
+PAPER_COUNSELING_TEXTS = ("client utterance", "model-generated response")
+#: Appendix B: the EGM checklist and its counting rules.
+PAPER_EGM_CHECKLIST = ("death", "violence", "injury", "graphic detail", "abuse or torture")
+PAPER_EGM_RULES = ("multiword phrase", "in one sentence", "generic or vague terms")
+AFFECT_TEXTS = (AFFECT, AFFECT_GENERATION_FIRST, AFFECT_COUNSELING, AFFECT_COUNSELING_RESPONSE_FIRST)
+
+
+def _whole_prompt(protocol: Protocol) -> str:
+    messages = protocol.render(**{name: f"TEXT{number}" for number, name in enumerate(protocol.fields)})
+    return _flat(" ".join(m["content"] for m in messages)).lower()
+
+
+def test_the_quoted_phrases_are_the_papers():
+    folder = shared_dir()
+    paper = folder / "paper" / "empathy-mechanisms-paper.txt" if folder else None
+    if paper is None or not paper.is_file():
+        pytest.skip("the paper is not in ../shared")
+    text = _flat(paper.read_text(encoding="utf-8")).lower()
+    for phrase in (PAPER_E_DEFINITION, *PAPER_E_OPERATIONALISED, *PAPER_E_ANCHORS, *PAPER_E_CUES,
+                   *PAPER_COUNSELING_TEXTS, "death, violence, injury, graphic details, and abuse or torture",
+                   "multiword phrases", "multiple elements in one sentence", "generic or vague terms",
+                   "aversive count", "t=0.01"):
+        assert phrase in text.replace("$", ""), phrase
+
+
+@pytest.mark.parametrize("protocol", AFFECT_TEXTS, ids=lambda p: p.version)
+def test_affect_prompt_defines_e_as_the_paper_does(protocol):
+    prompt = _whole_prompt(protocol)
+    assert PAPER_E_DEFINITION in prompt
+    for phrase in (*PAPER_E_OPERATIONALISED, *PAPER_E_ANCHORS, *PAPER_E_CUES):
+        assert phrase in prompt, phrase
+    # issue 27: the first text told the judge to leave gravity out, which removes moral weight and urgency
+    assert "how grave" not in prompt and "how the text is written" not in prompt and "grav" not in prompt
+    assert protocol.version.startswith("2")
+
+
+def test_counseling_affect_prompt_frames_a_client_utterance_and_a_model_response():
+    for protocol in (AFFECT_COUNSELING, AFFECT_COUNSELING_RESPONSE_FIRST):
+        prompt = _whole_prompt(protocol)
+        for phrase in PAPER_COUNSELING_TEXTS:
+            assert phrase in prompt
+        assert "reference" not in prompt and "generated text" not in prompt
+        assert set(protocol.keys) == {"client", "response"}
+    first = _flat(AFFECT_COUNSELING.render(reference="CLIENT SAYS", generation="MODEL SAYS")[1]["content"])
+    assert "Text A is the client utterance and Text B the model-generated response" in first
+    assert "<<<TEXT A>>> CLIENT SAYS <<<END TEXT A>>>" in first
+    assert first.endswith('{"client": <score of Text A>, "response": <score of Text B>}')
+    assert AFFECT_COUNSELING.parse('{"client": 0.9, "response": 0.3}') == {"e_ref": 0.9, "e_gen": 0.3}
+    assert AFFECT_COUNSELING_RESPONSE_FIRST.parse('{"response": 0.3, "client": 0.9}') == {"e_ref": 0.9, "e_gen": 0.3}
+    # the other tasks keep a reference and a generated text
+    assert "Text A is the reference and Text B the generated text" in _flat(AFFECT.user_template)
+    assert affect_protocol("counseling", False) is AFFECT_COUNSELING
+    assert affect_protocol("counseling", True) is AFFECT_COUNSELING_RESPONSE_FIRST
+    assert affect_protocol("news", True) is AFFECT_GENERATION_FIRST and affect_protocol("", False) is AFFECT
+
+
+def test_every_affect_text_asks_in_the_order_it_shows_the_texts():
+    """The schema (and so a structured answer) lists Text A's key first, whichever text that is."""
+    for protocol in AFFECT_TEXTS:
+        user = protocol.render(reference="REF", generation="GEN")[1]["content"]
+        first_text = "GEN" if protocol.dimensions[0] == "e_gen" else "REF"
+        assert f"<<<TEXT A>>>\n{first_text}\n" in user
+        assert list(protocol.schema["properties"]) == list(protocol.keys) == protocol.schema["required"]
+        assert f'{{"{protocol.keys[0]}": <score of Text A>, "{protocol.keys[1]}": <score of Text B>}}' in user
+    assert len({protocol.hash for protocol in AFFECT_TEXTS}) == 4
+
+
+def test_disturbing_prompt_holds_the_papers_checklist_and_counting_rules():
+    prompt = _whole_prompt(DISTURBING)
+    for phrase in (*PAPER_EGM_CHECKLIST, *PAPER_EGM_RULES):
+        assert phrase in prompt, phrase
+    assert DISTURBING.keys == ("aversive_count",)  # the paper's "Aversive Count"
+
+
 def test_protocol_versions_and_hashes_are_pinned():
     # Unchanged texts keep their hash (and so their cached answers); the new CA text has a new version and hash.
-    assert PROTOCOLS["affect"].tag == "affect-intensity@1#f3a89efa7975"
+    # affect-intensity@1 (#f3a89efa7975) told the judge to ignore how grave the events are (issue 27); @2 defines
+    # E over urgency, moral weight and emotional force, so its answers are cached apart.
+    assert PROTOCOLS["affect"].tag == "affect-intensity@2#b4e26c4686f1"
     assert PROTOCOLS["disturbing"].tag == "disturbing-count@1#37d58c5dc23c"
     assert CONFLICT_VARIANTS["engagement-v1"].tag == "conflict-avoidance@1#e7eea46d96a4"
     assert PROTOCOLS["conflict"].tag.startswith("conflict-avoidance@2#")
     assert PROTOCOLS["conflict"].hash != CONFLICT_VARIANTS["engagement-v1"].hash
-    assert AFFECT_GENERATION_FIRST.tag.startswith("affect-intensity@1-generation-first#")
+    assert AFFECT_GENERATION_FIRST.tag.startswith("affect-intensity@2-generation-first#")
     assert len({AFFECT_GENERATION_FIRST.hash, PROTOCOLS["affect"].hash}) == 2
 
 
@@ -329,6 +423,12 @@ def test_generation_first_affect_swaps_the_texts_and_names_the_roles():
     assert user.split("Text A is")[0] == default.split("Text A is")[0]
     # the answer names its keys, so values map to e_ref / e_gen whatever the order
     assert AFFECT_GENERATION_FIRST.parse('{"generation": 0.2, "reference": 0.9}') == {"e_ref": 0.9, "e_gen": 0.2}
+
+
+def _generation_first(judge: JudgeConfig, item: str, model: str) -> bool:
+    """Whether the affect text of (item, model) shows the generation first (``model`` cannot matter: the order is
+    drawn per item, tested below)."""
+    return affect_orders(judge, item) == (True,)
 
 
 def test_random_affect_order_is_seeded_per_item_and_model():
@@ -364,7 +464,7 @@ def test_variants_are_selected_in_the_config_file(tmp_path):
     path.write_text(JUDGE_TOML)
     judges = load_config(path).judges
     paper, old = judges["paper"], judges["old-ca"]
-    assert (paper.conflict_protocol, paper.affect_order, paper.segmentation) == ("paper", "reference-first", "spacy")
+    assert (paper.conflict_protocol, paper.affect_order, paper.segmentation) == ("paper", "random", "spacy")
     assert (old.conflict_protocol, old.affect_order, old.affect_order_seed, old.segmentation) == (
         "engagement-v1", "random", 3, "regex")
     assert "conflict protocol engagement-v1" in old.description

@@ -16,6 +16,7 @@ from empathy.calibration import (
     calibration_bins,
     confusion_cells,
     confusion_matrix,
+    dilution_benchmark,
     item_splits,
     paired,
 )
@@ -327,6 +328,15 @@ def test_calibration_bias_and_bins_by_hand() -> None:
     assert bias.loc["a", "bias_low"] <= -0.05 <= bias.loc["a", "bias_high"]
     again = calibration_bias(ratings, "e_gen", bootstrap=200, seed=0).set_index("model")
     assert again.loc["a", "bias_low"] == bias.loc["a", "bias_low"]
+    # issue 27: such intervals are flagged (zero width; 3 and 4 items, fewer than 10); one human: no benchmark
+    assert bias.loc["b", "warning"] == ("bias interval [0.1, 0.1] has zero width; slope interval [1, 1] has zero "
+                                        "width; bias and slope intervals rest on 3 items (fewer than 10): the "
+                                        "percentile bootstrap understates the uncertainty here")
+    # model a's judge is exactly 0.5 h + 0.2: every resample has slope 0.5, so that interval is a point too
+    assert bias.loc["a", "warning"].startswith("slope interval [0.5, 0.5] has zero width; bias and slope intervals "
+                                               "rest on 4 items (fewer than 10)")
+    assert bias["human_slope"].isna().all()
+    assert calibration_bias(ratings, "e_gen", bootstrap=0).set_index("model")["warning"].isna().all()
     # Two equal-width bins over the human range [0.2, 0.8]: [0.2, 0.5) and [0.5, 0.8]
     bins = calibration_bins(ratings, "e_gen", bins=2)
     a = bins[bins["model"] == "a"]
@@ -378,6 +388,57 @@ def test_wilson_interval_equals_scipy() -> None:
         assert (lo, hi) == pytest.approx((reference.low, reference.high))
     low, high = wilson_interval([0], [0])
     assert math.isnan(low[0]) and math.isnan(high[0])
+
+
+def test_dilution_benchmark_is_one_human_on_the_others_mean() -> None:
+    """Three humans who agree exactly give 1; with noise, each human's OLS slope on the other two's mean (numpy's
+    polyfit as the reference), averaged over the humans."""
+    same = pd.DataFrame([_rating(str(i), "m", h, "e_gen", v, "expert") for i, v in enumerate([0.1, 0.4, 0.9])
+                         for h in ("h1", "h2", "h3")])
+    assert dilution_benchmark(same, "e_gen").set_index("model").loc["m", "human_slope"] == pytest.approx(1.0)
+    values = {"h1": [1, 2, 3, 4, 5, 2], "h2": [2, 2, 4, 4, 5, 1], "h3": [1, 3, 2, 5, 4, 3]}
+    rows = [_rating(str(i), "m", h, "level", v, "expert") for h, vs in values.items() for i, v in enumerate(vs)]
+    rows += [_rating(str(i), "m", "llm", "level", 3.0 + 0.1 * i, "llm") for i in range(6)]
+    ratings = pd.DataFrame(rows)
+    expected = []
+    for human, own in values.items():
+        others = np.mean([values[h] for h in values if h != human], axis=0)
+        expected.append(np.polyfit(others, own, 1)[0])
+    table = dilution_benchmark(ratings, "level").set_index("model")
+    assert table.loc["m", "human_slope"] == pytest.approx(np.mean(expected))
+    assert (table.loc["m", "human_slope_min"], table.loc["m", "human_slope_max"]) == pytest.approx(
+        (min(expected), max(expected)))
+    assert table.loc["m", "n_humans"] == 3
+    # calibration_bias carries it beside the judge's slope
+    assert calibration_bias(ratings, "level", bootstrap=0)["human_slope"].tolist() == pytest.approx(
+        [np.mean(expected)])
+    # a reference dimension: one unit per item, model (all models)
+    reference = pd.DataFrame([_rating(str(i), m, h, "e_ref", v, "expert") for h, vs in values.items()
+                              for i, v in enumerate(vs) for m in ("a", "b")])
+    assert dilution_benchmark(reference, "e_ref")["model"].tolist() == [ALL_MODELS]
+    assert dilution_benchmark(reference[reference["rater"] == "h1"], "e_ref").empty
+
+
+def test_kumar_slopes_against_the_dilution_benchmark() -> None:
+    """Issue 27's figures, from the project's importer: one expert on the mean of the other two gives 0.64-0.89
+    (mean over the three experts) on the 21 dimensions; the LLMs' mean slope is at or below it on 13 of 21."""
+    from empathy.paths import shared_dataset
+
+    directory = shared_dataset("kumar2025-empathic-communication")
+    if directory is None:
+        pytest.skip("shared/datasets/kumar2025-empathic-communication is absent")
+    from empathy.datasets import import_kumar2025
+
+    ratings = import_kumar2025(directory).ratings
+    rows = []
+    for _, part in ratings.groupby("model"):
+        for dimension in sorted(part["dimension"].unique()):
+            bias = calibration_bias(part, dimension, bootstrap=0)
+            rows.append((dimension, bias["human_slope"].iloc[0], bias["slope"].mean()))
+    assert len(rows) == 21
+    benchmarks = [b for _, b, _ in rows]
+    assert (round(min(benchmarks), 2), round(max(benchmarks), 2)) == (0.64, 0.89)
+    assert sum(judge <= benchmark for _, benchmark, judge in rows) == 13
 
 
 def test_kumar_docs_rates_and_biases_match_the_code() -> None:

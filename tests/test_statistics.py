@@ -216,3 +216,34 @@ def test_statistics_doc_coverage_table_is_recomputed():
 
     docs = (Path(__file__).resolve().parent.parent / "docs" / "statistics.md").read_text(encoding="utf-8")
     assert markdown() in docs
+
+
+# ----------------------------------------------------------------- intervals to distrust (issue 27)
+def test_interval_warning_flags_zero_width_and_fewer_than_ten_units():
+    # 4 items in clusters of 2 rows (8 pairs): the interval rests on 4 items, not 8 pairs
+    x = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+    y = np.array([2.0, 1.0, 3.0, 5.0, 4.0, 7.0, 6.0, 8.0])
+    clustered = ag.bootstrap_ci(ag.spearman, x, y, n_resamples=200, seed=0, clusters=list("aabbccdd"))
+    assert clustered.n_units == 4 and not clustered.zero_width
+    assert ag.interval_warning({"spearman": clustered}) == (
+        "spearman interval rests on 4 items (fewer than 10): the percentile bootstrap understates the uncertainty "
+        "here")
+    # 12 pairs whose every resample has the same mean difference: a zero-width interval, not a precise one
+    shifted = ag.bootstrap_ci(lambda a, b: float(np.mean(b - a)), np.arange(12.0), np.arange(12.0) + 1,
+                              n_resamples=100, seed=0)
+    assert (shifted.low, shifted.high, shifted.n_units, shifted.zero_width) == (1.0, 1.0, 12, True)
+    assert ag.interval_warning({"bias": shifted}, unit="pairs") == (
+        "bias interval [1, 1] has zero width: the percentile bootstrap understates the uncertainty here")
+    # ten units and a real spread: nothing to say; an interval that is not shown is not flagged
+    rng = np.random.default_rng(3)
+    a = rng.random(10)
+    wide = ag.bootstrap_ci(ag.spearman, a, a + rng.normal(0, 0.3, 10), n_resamples=200, seed=0)
+    assert wide.n_units == ag.MIN_INTERVAL_UNITS and ag.interval_warning({"spearman": wide}) is None
+    assert ag.interval_warning({"spearman": ag.ConfidenceInterval(None, None, 0.95, 10, 0, 3)}) is None
+
+
+def test_pairwise_agreement_warns_beside_its_intervals():
+    pairs = ag.pairwise_agreement(_ratings(), dimensions=["e_gen"], bootstrap=200, seed=0)
+    assert pairs["warning"].item() == ("spearman interval rests on 6 items (fewer than 10): the percentile "
+                                       "bootstrap understates the uncertainty here")
+    assert "warning" not in ag.pairwise_agreement(_ratings(), dimensions=["e_gen"]).columns

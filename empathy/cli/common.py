@@ -176,7 +176,31 @@ def json_rows(frame: pd.DataFrame, **extra: object) -> list[dict[str, object]]:
 
 
 def print_table(frame: pd.DataFrame) -> None:
-    """People's table on stdout: three decimals, ``-`` for missing, names made terminal-safe."""
+    """People's table on stdout: three decimals, ``-`` for missing, names made terminal-safe.
+
+    A ``warning`` column (e.g. an interval to distrust) is printed under the table, one line per row that has
+    one, the row named by its leading text columns, instead of as a wide column.
+    """
+    import pandas as pd
+
+    if "warning" not in frame.columns:
+        _print_frame(frame)
+        return
+    warnings = frame["warning"].reset_index(drop=True)
+    frame = frame.drop(columns="warning").reset_index(drop=True)
+    _print_frame(frame)
+    names = []
+    for column in frame.columns:
+        if pd.api.types.is_numeric_dtype(frame[column].dtype):
+            break
+        names.append(column)
+    for position, warning in warnings.items():
+        if isinstance(warning, str) and warning:
+            label = " / ".join(str(frame.at[position, c]) for c in names) or f"row {position + 1}"
+            print(terminal_literal(f"warning: {label}: {warning}"))
+
+
+def _print_frame(frame: pd.DataFrame) -> None:
     import pandas as pd
 
     shown = frame.copy()

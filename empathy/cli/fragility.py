@@ -37,7 +37,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--top", type=bounded_int(1, 1000), default=5, metavar="N",
                         help="most influential items kept per model, metric and judge (default 5)")
     parser.add_argument("--egm-both-zero", choices=EGM_BOTH_ZERO, default=EGM_BOTH_ZERO[0],
-                        help="EGM of an item with a + b = 0: 0 (Eq. 2, default) or left out as undefined")
+                        help="EGM of an item with a + b = 0, where Eq. 2 is 0/0: 0 (default; this project's "
+                             "choice) or left out as undefined")
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--by-task", action="store_true",
                        help="rank within each task (the default when the outputs have several tasks)")

@@ -63,9 +63,14 @@ def register(commands: argparse._SubParsersAction) -> None:
                         "text cells of a CSV that look like formulas get a leading apostrophe)")
     parser.add_argument("--protocols", default=",".join(PROTOCOL_NAMES), metavar="LIST",
                         help=f"comma-separated subset of {','.join(PROTOCOL_NAMES)} (default: all)")
-    parser.add_argument("--paper-tasks", action="store_true",
-                        help="rows of task news: affect+disturbing; translation: affect; counseling: "
-                             "affect+conflict (as in the paper); other tasks: --protocols")
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--paper-tasks", dest="tasks", action="store_const", const="paper", default="paper",
+                       help="the default: rows of task news get affect+disturbing, translation affect, counseling "
+                            "affect+conflict (the paper's Section 4), each among --protocols; rows of other tasks "
+                            "get --protocols (signature: tasks=paper)")
+    scope.add_argument("--all-tasks", dest="tasks", action="store_const", const="all",
+                       help="every protocol of --protocols on every row, CA and EGM included where the paper "
+                            "does not score them (signature: tasks=all)")
     parser.add_argument("--concurrency", type=int, metavar="N", help="override the judge's concurrency limit")
     parser.add_argument("--cache", metavar="SQLITE", help="cache file (default: ~/.cache/empathy/judges.sqlite)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
@@ -115,12 +120,17 @@ def run_judge(args: argparse.Namespace) -> int:
     from empathy.judges.run import PAPER_TASK_PROTOCOLS
     from empathy.judges.run import run_judge as judge_outputs
 
+    if args.tasks == "paper":
+        other = outputs.loc[~outputs["task"].isin(list(PAPER_TASK_PROTOCOLS)), "task"]
+        if len(other):
+            names = ", ".join(sorted(repr(t) if t else "no task" for t in set(other))[:5])
+            print(terminal_literal(f"note: {len(other)} outputs of tasks the paper does not score ({names}) get "
+                                   f"every protocol of --protocols"), file=sys.stderr)
     cache: object = None if args.no_cache else (args.cache or True)
     progress = None if args.quiet else ProgressBar(f"judge {args.judge}")
     try:
         result = judge_outputs(outputs, args.judge, protocols=args.protocols, progress=progress, cache=cache,
-                               config=args.config, concurrency=args.concurrency,
-                               task_protocols=PAPER_TASK_PROTOCOLS if args.paper_tasks else None)
+                               config=args.config, concurrency=args.concurrency, task_protocols=args.tasks)
     except JudgeRunError as exc:
         raise CommandFailed(str(exc)) from None
     try:

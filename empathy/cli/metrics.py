@@ -45,8 +45,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     metrics.add_argument("--store-name", metavar="NAME",
                          help="the data set's name in the store (default: the outputs file, relative to the store)")
     metrics.add_argument("--egm-both-zero", choices=EGM_BOTH_ZERO, default=EGM_BOTH_ZERO[0],
-                         help="EGM of an item with a + b = 0: 0 as the paper's Eq. 2 reads (default), or left out "
-                         "as undefined")
+                         help="EGM of an item with a + b = 0, where Eq. 2 is 0/0: 0 (default; this project's "
+                              "choice), or left out as undefined")
     scope = metrics.add_mutually_exclusive_group()
     scope.add_argument("--by-task", action="store_true",
                        help="compute every value within each task (the default when the outputs have tasks)")

@@ -268,6 +268,8 @@ def run_calibration(args: argparse.Namespace) -> int:
         print_table(_keys_text(confusion, "outputs"))
     print(f"\nbias (judge - human) and slope of judge on human, {args.bootstrap} item resamples:")
     print_table(bias)
+    print("human_slope: one human's slope on the mean of the other humans (regression dilution; '-' with fewer "
+          "than two humans). A judge's slope below 1 means compression only where it is also below this.")
     print("\ncalibration bins of the human score:")
     print_table(bins.drop(columns=["outputs"]))
     print(f"\nitems the raters split on ({int(splits['split'].sum())} of {len(splits)}):")

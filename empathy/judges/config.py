@@ -100,7 +100,10 @@ class JudgeConfig:
         Name of the environment variable (or secrets entry) holding the key; ``None`` for keyless local
         servers.
     temperature
-        Sampling temperature (the paper: 0.01).
+        Sampling temperature (default 0.01). The paper gives no temperature for its judges (Appendix A.1's
+        T = 0.01 is the decoding of the models it evaluates); we use near-greedy decoding so that a judge's
+        answers are (nearly) repeatable and the answer cache means something, 0.01 rather than 0 because some
+        OpenAI-compatible servers refuse a temperature of 0.
     concurrency
         Maximum requests in flight.
     max_retries
@@ -127,9 +130,11 @@ class JudgeConfig:
         ``conflict-avoidance@2``) or ``engagement-v1`` (the first text, ``conflict-avoidance@1``); see
         :data:`empathy.judges.prompts.CONFLICT_VARIANTS`. Ignored by the lexicon judge.
     affect_order
-        Which text the affect protocol shows as Text A: ``reference-first`` (default, as in the paper),
-        ``generation-first``, or ``random`` (per (item, model), reproducible from ``affect_order_seed``).
-        Named in the signature. The lexicon judge scores each text on its own, so order cannot matter there.
+        Which text the affect protocol shows as Text A: ``random`` (default: a coin per item from
+        ``affect_order_seed``, the same for every model's output of the item), ``both`` (each order once and
+        the two answers averaged, twice the affect requests), ``reference-first`` or ``generation-first``.
+        Named in the signature (with the seed for ``random``). The lexicon judge scores each text on its own,
+        so order cannot matter there.
     affect_order_seed
         Seed of the ``random`` order (a non-negative integer).
     segmentation
@@ -155,7 +160,7 @@ class JudgeConfig:
     kind: str = "llm"
     extra_body: dict[str, Any] = field(default_factory=dict, hash=False)
     conflict_protocol: str = "paper"
-    affect_order: str = "reference-first"
+    affect_order: str = "random"
     affect_order_seed: int = 0
     segmentation: str = "spacy"
 

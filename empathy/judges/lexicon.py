@@ -402,14 +402,19 @@ def conflict_avoidance(response: str, sentences: Sequence[str] | None = None) ->
 
 
 # ----------------------------------------------------------------------------------------- signatures
-def signature(protocols: tuple[str, ...] = ("affect", "disturbing", "conflict"), split: str = SPLITTER_VERSION
-              ) -> str:
-    """The signature of a lexicon-judge run over the given short protocol names and sentence segmentation."""
+def signature(protocols: tuple[str, ...] = ("affect", "disturbing", "conflict"), split: str = SPLITTER_VERSION,
+              tasks: str | None = None) -> str:
+    """The signature of a lexicon-judge run over the given short protocol names and sentence segmentation.
+
+    ``tasks`` names which protocols each task's rows got (``paper``, ``all``, ``custom#<digest>``; see
+    :func:`empathy.judges.run.run_judge`); ``None`` leaves the field out.
+    """
     methods = {"affect": f"affect=vader-abs-intensity/vaderSentiment-{vader_version()}",
                "disturbing": f"disturbing=checklist#{checklist_hash()}",
                "conflict": f"conflict=cue-heuristic#{_cue_hash()}"}
     parts = ";".join(methods[name] for name in protocols)
-    return f"rater=lexicon;kind=lexicon;lexicon_version={LEXICON_VERSION};{parts};split={split}"
+    scope = f"tasks={tasks};" if tasks else ""
+    return f"rater=lexicon;kind=lexicon;lexicon_version={LEXICON_VERSION};{parts};{scope}split={split}"
 
 
 def _cue_hash() -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
+import json
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -20,15 +21,20 @@ from . import lexicon
 from .cache import JudgeCache
 from .config import JudgeConfig, JudgesFile, api_key, resolve_judge
 from .llm import JudgeStats, LLMEngine, Outcome, Request, make_request
-from .prompts import AFFECT, AFFECT_GENERATION_FIRST, CONFLICT_VARIANTS, PROTOCOL_DIMENSIONS, PROTOCOLS, Protocol
+from .prompts import CONFLICT_VARIANTS, COUNSELING_TASK, PROTOCOL_DIMENSIONS, PROTOCOLS, affect_protocol
 from .sentences import SPLITTER_VERSION, split_sentences
 
 Progress = Callable[[int, int], None]
-#: The protocols the paper applies per task (Section 4): news -> SA, EGM; translation -> SA (and LD, not a
-#: judge); counseling -> SA, CA. Pass as ``task_protocols`` to skip judging what a task does not use.
+#: The protocols the paper applies per task (Section 4, Tables 3-5): news -> SA, EGM; translation -> SA (and LD,
+#: not a judge); counseling -> SA, CA. ``task_protocols="paper"`` judges each task only on these (restricted to
+#: the protocols asked for); as a mapping, each task's rows get exactly these.
 PAPER_TASK_PROTOCOLS: dict[str, tuple[str, ...]] = {
-    "news": ("affect", "disturbing"), "translation": ("affect",), "counseling": ("affect", "conflict")}
+    "news": ("affect", "disturbing"), "translation": ("affect",), COUNSELING_TASK: ("affect", "conflict")}
+#: Named task policies of ``task_protocols``: ``paper`` (:data:`PAPER_TASK_PROTOCOLS`) and ``all`` (every
+#: protocol asked for on every row, the same as ``None``).
+TASK_POLICIES: tuple[str, ...] = ("paper", "all")
 CacheArg = JudgeCache | str | Path | bool | None
+TaskProtocols = Mapping[str, Iterable[str] | str] | str | None
 #: Reason recorded for a text with nothing to rate (e.g. a conversation whose text is not public). Affect and
 #: conflict avoidance of an empty text are missing, never 0; its disturbing-content count is a true 0.
 EMPTY_TEXT = "empty text: nothing to rate"
@@ -115,17 +121,21 @@ def _open_cache(cache: CacheArg) -> tuple[JudgeCache | None, bool]:
     raise TypeError(f"cache must be a JudgeCache, a path, True or None, got {type(cache).__name__}")
 
 
-def _llm_signature(judge: JudgeConfig, names: tuple[str, ...], split: str) -> str:
-    """One signature for every rating of a run (so :func:`empathy.signature.judge_signatures` sees one)."""
+def _llm_signature(judge: JudgeConfig, names: tuple[str, ...], split: str, tasks: str,
+                   affect_rows: frozenset[bool]) -> str:
+    """One signature for every rating of a run (so :func:`empathy.signature.judge_signatures` sees one).
+
+    ``affect_rows`` says which affect texts the rows needed: ``True`` for counseling rows, ``False`` for others.
+    """
     signature = (f"rater={judge.name};kind=llm;model={judge.model};endpoint={judge.endpoint};"
-                 f"protocols={_protocol_tags(judge, names)};"
+                 f"protocols={_protocol_tags(judge, names, affect_rows)};"
                  f"T={f'{judge.temperature:g}' if judge.send_temperature else 'default'}")
     if "affect" in names:
         order = judge.affect_order
         signature += f";affect_order={order}" + (f"/seed-{judge.affect_order_seed}" if order == "random" else "")
     if "disturbing" in names:
         signature += f";split={split}"
-    return f"{signature};empathy={__version__}"
+    return f"{signature};tasks={tasks};empathy={__version__}"
 
 
 def _row(item_id: str, model: str, rater: str, dimension: str, value: float, kind: str, reason: str,
@@ -167,29 +177,31 @@ def _sentence_table(frame: pd.DataFrame, sentences: Sentences) -> pd.DataFrame:
                          "n_sent_gen": [count(t) for t in frame["generation"]]})
 
 
-def _generation_first(judge: JudgeConfig, item: str, model: str) -> bool:
-    """Whether the affect request of (item, model) shows the generation as Text A."""
+def affect_orders(judge: JudgeConfig, item_id: str) -> tuple[bool, ...]:
+    """The orders in which the affect texts of ``item_id`` are shown: ``True`` = the generation as Text A.
+
+    One order, except under ``affect_order = "both"`` (``(False, True)``: both orders, averaged). Under
+    ``random`` a coin from SHA-256 of the seed and the item: the same for every model's output of the item, so
+    that comparisons between models never rest on different orders, and independent of the row order, so that
+    a subset or a re-ordered table gets the same orders (and the same cache keys).
+    """
     if judge.affect_order == "reference-first":
-        return False
+        return (False,)
     if judge.affect_order == "generation-first":
-        return True
-    # random: a coin per (item, model) from the seed, independent of row order and of the other rows, so a
-    # subset or a re-ordered table gets the same orders (and the same cache keys).
-    digest = hashlib.sha256(f"{judge.affect_order_seed}\x00{item}\x00{model}".encode()).digest()
-    return bool(digest[0] & 1)
+        return (True,)
+    if judge.affect_order == "both":
+        return (False, True)
+    digest = hashlib.sha256(f"{judge.affect_order_seed}\x00{item_id}".encode()).digest()
+    return (bool(digest[0] & 1),)
 
 
-def _affect_protocol(judge: JudgeConfig, item: str, model: str) -> Protocol:
-    return AFFECT_GENERATION_FIRST if _generation_first(judge, item, model) else AFFECT
-
-
-def _protocol_tags(judge: JudgeConfig, names: tuple[str, ...]) -> str:
+def _protocol_tags(judge: JudgeConfig, names: tuple[str, ...], affect_rows: frozenset[bool]) -> str:
     tags = []
     for name in names:
         if name == "affect":
-            used = {"reference-first": (AFFECT,), "generation-first": (AFFECT_GENERATION_FIRST,),
-                    "random": (AFFECT, AFFECT_GENERATION_FIRST)}[judge.affect_order]
-            tags.extend(protocol.tag for protocol in used)
+            orders = {"reference-first": (False,), "generation-first": (True,)}.get(judge.affect_order, (False, True))
+            tags.extend(affect_protocol(COUNSELING_TASK if counseling else "", first).tag
+                        for counseling in sorted(affect_rows) for first in orders)
         elif name == "conflict":
             tags.append(CONFLICT_VARIANTS[judge.conflict_protocol].tag)
         else:
@@ -197,23 +209,38 @@ def _protocol_tags(judge: JudgeConfig, names: tuple[str, ...]) -> str:
     return ",".join(tags)
 
 
-def _row_protocols(frame: pd.DataFrame, names: tuple[str, ...],
-                   task_protocols: Mapping[str, Iterable[str] | str] | None) -> tuple[list[tuple[str, ...]],
-                                                                                     tuple[str, ...]]:
-    """The protocols of each row and, in canonical order, all protocols used."""
-    if not task_protocols:
-        return [names] * len(frame), names
-    by_task = {str(task): _normalise_protocols(value) for task, value in task_protocols.items()}
+def _row_protocols(frame: pd.DataFrame, names: tuple[str, ...], task_protocols: TaskProtocols
+                   ) -> tuple[list[tuple[str, ...]], tuple[str, ...], str]:
+    """The protocols of each row, all protocols used (in canonical order) and the policy's signature field."""
+    if task_protocols is None or task_protocols == "all":
+        return [names] * len(frame), names, "all"
+    if isinstance(task_protocols, str):
+        if task_protocols != "paper":
+            raise ValueError(f"task_protocols must be one of {', '.join(TASK_POLICIES)}, a mapping or None, "
+                             f"got {task_protocols!r}")
+        by_task = {task: tuple(p for p in protocols if p in names) for task, protocols in PAPER_TASK_PROTOCOLS.items()}
+        policy = "paper"
+    else:
+        by_task = {str(task): _normalise_protocols(value) for task, value in task_protocols.items()}
+        # a digest, not the mapping: task names come from the data and do not belong in a signature
+        digest = hashlib.sha256(json.dumps(sorted(by_task.items())).encode()).hexdigest()[:8]
+        policy = f"custom#{digest}"
     per_row = [by_task.get(task, names) for task in frame["task"]]
     used = {name for row in per_row for name in row}
-    return per_row, tuple(name for name in PROTOCOLS if name in used)
+    return per_row, tuple(name for name in PROTOCOLS if name in used), policy
+
+
+def _affect_rows(frame: pd.DataFrame, per_row: list[tuple[str, ...]]) -> frozenset[bool]:
+    """Whether counseling rows (``True``) and other rows (``False``) are rated on affect."""
+    return frozenset(task == COUNSELING_TASK for task, names in zip(frame["task"], per_row, strict=True)
+                     if "affect" in names)
 
 
 def _run_lexicon(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]],
-                 used: tuple[str, ...], progress: Progress | None) -> JudgeRun:
+                 used: tuple[str, ...], tasks: str, progress: Progress | None) -> JudgeRun:
     start = time.perf_counter()
     sentences, split = _segment([*frame["reference"], *frame["generation"]], judge.segmentation)
-    signature = lexicon.signature(used, split)
+    signature = lexicon.signature(used, split, tasks)
     rows: list[dict[str, Any]] = []
     total = len(frame)
     if progress is not None:
@@ -251,10 +278,11 @@ def _plan(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]
             if _blank(record.reference) or _blank(record.generation):
                 needs += [(item, model, "e_ref", []), (item, model, "e_gen", [])]  # recorded as EMPTY_TEXT
             else:
-                request = make_request(judge, _affect_protocol(judge, item, model), reference=record.reference,
-                                       generation=record.generation)
-                requests.append(request)
-                needs += [(item, model, "e_ref", [request.key]), (item, model, "e_gen", [request.key])]
+                shown = [make_request(judge, affect_protocol(record.task, first), reference=record.reference,
+                                      generation=record.generation) for first in affect_orders(judge, item)]
+                requests += shown
+                keys = [request.key for request in shown]
+                needs += [(item, model, "e_ref", keys), (item, model, "e_gen", keys)]
         if "disturbing" in names:
             for dimension, text in (("u_ref", record.reference), ("u_gen", record.generation)):
                 keys = []
@@ -274,32 +302,35 @@ def _plan(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]
     return requests, needs
 
 
+def _combine(outcomes: list[Outcome], dimension: str, name: str) -> tuple[float, str]:
+    """The value of a rating from its requests' outcomes (with a reason when missing).
+
+    Disturbing content: the sum over the text's sentences (an empty text has none: a true 0). Affect under
+    ``affect_order = "both"``: the mean of the two orders' answers. Any failed request makes the rating missing:
+    a partial sum would undercount, and one order alone would bring back the position effect.
+    """
+    failed = [outcome for outcome in outcomes if outcome.values is None]
+    if failed:
+        if name != "disturbing" and len(outcomes) == 1:
+            return math.nan, failed[0].reason
+        unit = "sentences" if name == "disturbing" else "orders"
+        return math.nan, f"{len(failed)} of {len(outcomes)} {unit} unrated; first: {failed[0].reason}"
+    values = [float(outcome.values[dimension]) for outcome in outcomes]  # type: ignore[index]
+    return (float(sum(values)) if name == "disturbing" else sum(values) / len(values)), ""
+
+
 def _assemble(needs: list[tuple[str, str, str, list[str]]], outcomes: Mapping[str, Outcome],
               judge: JudgeConfig, signature: str) -> pd.DataFrame:
     protocol_of = {d: name for name, dims in PROTOCOL_DIMENSIONS.items() for d in dims}
+    answer_key = {"u_ref": "u", "u_gen": "u"}  # one sentence's answer is "u", whichever text it is from
     rows = []
     for item, model, dimension, keys in needs:
         name = protocol_of[dimension]
-        if name == "disturbing":
-            results = [outcomes[k] for k in keys]
-            failed = [r for r in results if r.values is None]
-            if failed:
-                reason = (f"{len(failed)} of {len(results)} sentences unrated; first: {failed[0].reason}")
-                rows.append(_row(item, model, judge.name, dimension, math.nan, "llm", reason, signature))
-            else:
-                # An empty text has no sentences and so a true count of 0.
-                total = float(sum(r.values["u"] for r in results))  # type: ignore[index]
-                rows.append(_row(item, model, judge.name, dimension, total, "llm", "", signature))
-            continue
-        if not keys:
+        if not keys and name != "disturbing":
             rows.append(_row(item, model, judge.name, dimension, math.nan, "llm", EMPTY_TEXT, signature))
             continue
-        outcome = outcomes[keys[0]]
-        if outcome.values is None:
-            rows.append(_row(item, model, judge.name, dimension, math.nan, "llm", outcome.reason, signature))
-        else:
-            rows.append(_row(item, model, judge.name, dimension, float(outcome.values[dimension]), "llm", "",
-                             signature))
+        value, reason = _combine([outcomes[k] for k in keys], answer_key.get(dimension, dimension), name)
+        rows.append(_row(item, model, judge.name, dimension, value, "llm", reason, signature))
     return _frame(rows)
 
 
@@ -307,8 +338,7 @@ async def arun_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = No
                      protocols: Iterable[str] | str | None = None, progress: Progress | None = None,
                      cache: CacheArg = True, config: str | Path | JudgesFile | None = None,
                      secrets: Mapping[str, Any] | None = None, concurrency: int | None = None,
-                     task_protocols: Mapping[str, Iterable[str] | str] | None = None,
-                     segmentation: str | None = None) -> JudgeRun:
+                     task_protocols: TaskProtocols = None, segmentation: str | None = None) -> JudgeRun:
     """Async form of :func:`run_judge` (for callers that already run an event loop)."""
     judge_config = resolve_judge(judge, config)
     if concurrency is not None:
@@ -316,9 +346,9 @@ async def arun_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = No
     if segmentation is not None:
         judge_config = judge_config.replace(segmentation=segmentation)
     frame = _check_outputs(outputs)
-    per_row, names = _row_protocols(frame, _normalise_protocols(protocols), task_protocols)
+    per_row, names, tasks = _row_protocols(frame, _normalise_protocols(protocols), task_protocols)
     if judge_config.kind == "lexicon":
-        return _run_lexicon(frame, judge_config, per_row, names, progress)
+        return _run_lexicon(frame, judge_config, per_row, names, tasks, progress)
     key = api_key(judge_config, secrets)
     start = time.perf_counter()
     # Only the disturbing protocol works per sentence for an LLM judge: parse only the texts it rates (a parse
@@ -336,7 +366,7 @@ async def arun_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = No
         if owned and store is not None:
             store.close()
     stats.seconds = time.perf_counter() - start
-    signature = _llm_signature(judge_config, names, split)
+    signature = _llm_signature(judge_config, names, split, tasks, _affect_rows(frame, per_row))
     return JudgeRun(ratings=_assemble(needs, outcomes, judge_config, signature), stats=stats,
                     judge=judge_config, signature=signature, sentences=_sentence_table(frame, sentences))
 
@@ -345,8 +375,7 @@ def run_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
               protocols: Iterable[str] | str | None = None, progress: Progress | None = None,
               cache: CacheArg = True, config: str | Path | JudgesFile | None = None,
               secrets: Mapping[str, Any] | None = None, concurrency: int | None = None,
-              task_protocols: Mapping[str, Iterable[str] | str] | None = None,
-              segmentation: str | None = None) -> JudgeRun:
+              task_protocols: TaskProtocols = None, segmentation: str | None = None) -> JudgeRun:
     """Rate every (item, model) of ``outputs`` with a judge; return a :class:`JudgeRun`.
 
     Parameters
@@ -371,8 +400,11 @@ def run_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
     concurrency
         Overrides the judge's concurrency limit.
     task_protocols
-        Protocols per task for rows of that task (other rows get ``protocols``), e.g.
-        :data:`PAPER_TASK_PROTOCOLS` to judge each task only on what the paper measures for it.
+        Which protocols each task's rows get, named in the signature (``tasks=``): ``None`` or ``"all"``
+        (every row gets ``protocols``; the default here), ``"paper"`` (rows of a task the paper scores get
+        what :data:`PAPER_TASK_PROTOCOLS` gives it, among ``protocols``; rows of other tasks get
+        ``protocols``; the default of the CLI and the app), or a mapping task -> protocols (rows of a mapped
+        task get exactly those; signed ``custom#<digest>``).
     segmentation
         Overrides the judge's ``segmentation``: ``spacy`` (the sentences whose count is ``d``/``q`` of Eq. 2)
         or ``regex`` (dependency-free, may disagree with ``d``/``q``).
