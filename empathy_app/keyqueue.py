@@ -22,7 +22,7 @@ interrupting a run in progress), not the whole page.
 
 The live metric beside the queue (CA per model for one judge) is a second component drawn by the same script:
 CA is the mean of a model's usable labels (Eq. 3), so with the window the page sends the judge's label of each
-output now and after each key (:func:`live_state`, from :func:`empathy.overrides.decision_effects` under the
+output now and after each key (:func:`live_state`, from :func:`empathy.labels.rules.decision_effects` under the
 session's label rule) and the sums and counts per model; the browser adds the effect of every key not yet
 acknowledged and ranks as the server does, so the table is updated in the frame of the key. Each fragment run
 sends the server's recomputation, which replaces it (the table says how many unsaved keys it holds).
@@ -40,10 +40,10 @@ import pandas as pd
 import streamlit as st
 
 from empathy.escaping import html_literal, markdown_literal
-from empathy.overrides import ALL_JUDGES, DecisionEffect, decision_effects, make_changes, override_targets
+from empathy.labels.locations import StoreError
+from empathy.labels.rules import ALL_JUDGES, DecisionEffect, decision_effects, make_changes, override_targets
 from empathy.render import conversation_html, conversation_turns, highlight_html
 from empathy.review import relabel_queue
-from empathy.store import StoreError
 from empathy_app import state
 
 #: Session key of the component (its state holds ``{"events": {"client": ..., "events": [...]}}``).
@@ -543,7 +543,7 @@ def _texts_html(memo: dict, item: str, model: str, row: Mapping) -> tuple[str, s
 
 
 def _targets(memo: dict, ratings: pd.DataFrame, item: str, model: str, dimension: str, choice: str) -> list[str]:
-    """:func:`empathy.overrides.override_targets`, remembered per output (the ratings of a data set are fixed)."""
+    """:func:`empathy.labels.rules.override_targets`, remembered per output (the ratings of a data set are fixed)."""
     found = memo.get(("targets", item, model, dimension, choice))
     if found is None:
         found = memo[("targets", item, model, dimension, choice)] = override_targets(ratings, item, model,
@@ -704,10 +704,10 @@ def live_state(data: state.Loaded, table: pd.DataFrame, items: list[dict], *, me
     tasks, so outputs of other tasks leave it unchanged), ranked. Returns the sums and counts per model
     (``None`` for a metric that is not a mean of labels) and adds to each window entry whose decision changes
     ``judge``'s label its ``fx``: the model and the label now and after each level
-    (:func:`empathy.overrides.decision_effects` under the session's label rule; remembered per output and the
+    (:func:`empathy.labels.rules.decision_effects` under the session's label rule; remembered per output and the
     decisions on it). The server's next run replaces what the browser computed. ``ahead``: the outputs queued
     after the window; when an output others decided enters the window unresolved, those are resolved in the same
-    batch (one :func:`~empathy.overrides.decision_effects` per window's worth of keys, not one per key).
+    batch (one :func:`~empathy.labels.rules.decision_effects` per window's worth of keys, not one per key).
     """
     if metric not in LABEL_MEAN_METRICS:
         return None
