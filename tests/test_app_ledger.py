@@ -20,8 +20,9 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.escaping import markdown_literal  # noqa: E402
 from empathy.io import load_outputs  # noqa: E402
-from empathy.overrides import make_changes  # noqa: E402
-from empathy.store import Change, OverrideStore, dataset_name  # noqa: E402
+from empathy.labels.records import Change, dataset_name  # noqa: E402
+from empathy.labels.rules import make_changes  # noqa: E402
+from empathy.labels.sqlite import OverrideStore  # noqa: E402
 from empathy_app.decisions import output_key  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

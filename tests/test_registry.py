@@ -12,9 +12,9 @@ import pytest
 from empathy import io
 from empathy import metrics as m
 from empathy.evaluate import TextFeatures, compute_metrics, plan_metrics
+from empathy.labels.ledger import apply_overrides
 from empathy.review import Recompute
 from empathy.stability import metric_terms
-from empathy.store import apply_overrides
 
 NAN = float("nan")
 
