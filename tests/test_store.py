@@ -55,6 +55,15 @@ def test_wal_mode_and_schema(tmp_path):
     assert {"overrides", "audit"} <= tables
 
 
+def test_the_sqlite_class_refuses_a_server_url_and_names_open_store(tmp_path, monkeypatch):
+    # OverrideStore(url) returned the PostgreSQL backend through a lazy import (a cycle); now open_store does,
+    # and the SQLite class says so instead of creating a file named after the URL
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="open_store") as info:
+        OverrideStore("postgresql://ann:s3cret@db.example/team")
+    assert "s3cret" not in str(info.value) and not any(tmp_path.iterdir())
+
+
 def test_set_and_read_back(store):
     batch = store.set_override(DS, "i1", "m", "j1", "ca", 0, annotator="ann", reason="asks a question")
     assert batch == 1
