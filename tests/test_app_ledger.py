@@ -271,12 +271,17 @@ def test_all_judges_on_inspect_never_overwrites_the_expert(tmp_path, _store):
     assert any(s.startswith("Saved (change #1)") for s in _texts(at.success))
 
 
-def test_stale_and_orphaned_counts_are_shown_and_never_applied(tmp_path, _store):
+def _fixture_and_store(tmp_path: Path, store_path: Path) -> tuple[dict, str, pd.DataFrame, pd.DataFrame, OverrideStore]:
+    """:func:`_fixture`, the data set's name in the store, its outputs and ratings, and the store."""
     source = _fixture(tmp_path / "data")
-    name = dataset_name(source["outputs"], store_path=_store)
     outputs, _ = load_outputs(source["outputs"])
     ratings = pd.read_csv(source["ratings"][0], dtype={"item_id": str, "model": str})
-    store = OverrideStore(_store)
+    return (source, dataset_name(source["outputs"], store_path=store_path), outputs, ratings,
+            OverrideStore(store_path))
+
+
+def test_stale_and_orphaned_counts_are_shown_and_never_applied(tmp_path, _store):
+    source, name, outputs, ratings, store = _fixture_and_store(tmp_path, _store)
     store.set_overrides(name, make_changes(outputs, ratings, "i1", "B", ["gpt"], "ca", 1.0), annotator="ann")
     store.set_overrides(name, [Change("i2", "B", "gpt", "ca", 0.0, "", "0123456789abcdef")], annotator="ann")
     store.set_overrides(name, [Change("gone", "B", "gpt", "ca", 1.0, "", "0123456789abcdef")], annotator="ann")
@@ -305,11 +310,7 @@ def test_stale_and_orphaned_counts_are_shown_and_never_applied(tmp_path, _store)
 def test_the_data_page_counts_the_ledger_relabel_counts(tmp_path, _store):
     """One path to the effective labels: the Data page counts what applies under the session's label rule, as
     Relabel does, not the store's rows (here also a stale and an orphaned decision and a disagreement)."""
-    source = _fixture(tmp_path / "data")
-    name = dataset_name(source["outputs"], store_path=_store)
-    outputs, _ = load_outputs(source["outputs"])
-    ratings = pd.read_csv(source["ratings"][0], dtype={"item_id": str, "model": str})
-    store = OverrideStore(_store)
+    source, name, outputs, ratings, store = _fixture_and_store(tmp_path, _store)
     store.set_overrides(name, make_changes(outputs, ratings, "i1", "B", ["gpt"], "ca", 1.0), annotator="ann")
     store.set_overrides(name, make_changes(outputs, ratings, "i3", "B", ["gpt"], "ca", 1.0), annotator="ann")
     store.set_overrides(name, make_changes(outputs, ratings, "i3", "B", ["gpt"], "ca", 0.0), annotator="bob")
