@@ -10,8 +10,9 @@ import streamlit as st  # noqa: E402
 
 from empathy.exhibits import CURATED_FILENAME, chromium_path, export_html, export_png, read_curated  # noqa: E402
 from empathy.io import DataError  # noqa: E402
+from empathy.labels.exhibit_list import exhibit_list, move_exhibit, pin_exhibit, unpin_exhibit  # noqa: E402
+from empathy.labels.locations import StoreError  # noqa: E402
 from empathy.paths import DEMO_DIR  # noqa: E402
-from empathy.store import StoreError  # noqa: E402
 from empathy_app import exhibit_views as ev  # noqa: E402
 from empathy_app import state, views  # noqa: E402
 from empathy_app.markup import code, md  # noqa: E402
@@ -23,7 +24,7 @@ views.mode_caption(data)
 store, name = data.store, data.dataset_id
 annotator = st.session_state.get("annotator", "").strip()
 try:
-    pinned = store.exhibits(name)
+    pinned = exhibit_list(store, name)
 except StoreError as error:
     st.error(f"The store cannot be used: {md(error)}")
     st.stop()
@@ -42,7 +43,7 @@ if st.session_state.get("source", {}).get("kind") == "demo" and curated_path.exi
                                   "(data/exhibits.csv)."):
         try:
             for record in missing:
-                store.pin_exhibit(name, record["item_id"], record["model"], record["note"], annotator=annotator)
+                pin_exhibit(store, name, record["item_id"], record["model"], record["note"], annotator=annotator)
         except StoreError as error:
             st.error(md(error))
             st.stop()
@@ -61,16 +62,16 @@ with listing:
             note = st.text_area("Note", record["note"], key=f"exhibit_note_{tag}", label_visibility="collapsed")
             buttons = st.columns(4)
             if buttons[0].button("Save note", key=f"exhibit_save_{tag}", disabled=note == record["note"]):
-                store.pin_exhibit(name, item_id, model, note, annotator=annotator)
+                pin_exhibit(store, name, item_id, model, note, annotator=annotator)
                 st.rerun()
             if buttons[1].button("Move up", key=f"exhibit_up_{tag}", disabled=position == 1):
-                store.move_exhibit(name, item_id, model, -1)
+                move_exhibit(store, name, item_id, model, -1)
                 st.rerun()
             if buttons[2].button("Move down", key=f"exhibit_down_{tag}", disabled=position == len(pinned)):
-                store.move_exhibit(name, item_id, model, 1)
+                move_exhibit(store, name, item_id, model, 1)
                 st.rerun()
             if buttons[3].button("Unpin", key=f"exhibit_unpin_{tag}"):
-                store.unpin_exhibit(name, item_id, model)
+                unpin_exhibit(store, name, item_id, model)
                 st.rerun()
 
 shown = ev.exhibit_views(data, pinned) if len(pinned) else []

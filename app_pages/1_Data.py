@@ -9,7 +9,9 @@ import streamlit as st  # noqa: E402
 
 from empathy.datasets import IMPORTERS  # noqa: E402
 from empathy.io import DataError  # noqa: E402
-from empathy.store import mask_location, output_hashes  # noqa: E402
+from empathy.labels.locations import mask_location  # noqa: E402
+from empathy.labels.records import output_hashes  # noqa: E402
+from empathy.labels.transfer import export_csv, export_jsonl, import_ledger  # noqa: E402
 from empathy_app import memory, state, views  # noqa: E402
 from empathy_app.markup import code, md  # noqa: E402
 
@@ -144,16 +146,20 @@ with st.expander("Ratings table", expanded=False):
 st.subheader("Human overrides ledger")
 st.caption(f"Overrides of this data set (named {code(data.dataset_id)} in the store) live in "
            f"{state.store_path_note(data)}; each is stored (committed) before the app says *Saved*.")
-current = data.store.overrides(data.dataset_id)  # the whole ledger, whatever the task filter
+# the applied overrides of the whole data set (whatever the task filter) under the session's label rule: the
+# same ledger Relabel and Overview count with
+ledger_now = state.ledger(data)
+current = ledger_now.applied
 # the store name is a file name or "upload:NAME": keep only characters every file system accepts
 export_stem = "overrides-" + re.sub(r"[^\w.-]+", "_", data.dataset_id).strip("._")
 left, right = st.columns(2)
 with left:
     st.markdown(f"**{len(current)}** override(s). Export the ledger:")
+    st.caption(md(ledger_now.summary()))
     with tempfile.TemporaryDirectory() as folder:
         jsonl_path, csv_path = Path(folder) / "ledger.jsonl", Path(folder) / "ledger.csv"
-        data.store.export_jsonl(jsonl_path, data.dataset_id)
-        data.store.export_csv(csv_path, data.dataset_id)
+        export_jsonl(data.store, jsonl_path, data.dataset_id)
+        export_csv(data.store, csv_path, data.dataset_id)
         jsonl_bytes, csv_bytes = jsonl_path.read_bytes(), csv_path.read_bytes()
     buttons = st.columns(2)
     buttons[0].download_button("Download JSONL", jsonl_bytes, file_name=f"{export_stem}.jsonl",
@@ -170,8 +176,8 @@ with right:
             path.write_bytes(ledger.getvalue())
             try:
                 # a record without a text hash (a version 1 ledger) is taken as decided on the text loaded now
-                count = data.store.import_ledger(path, dataset_id=data.dataset_id, name=ledger.name,
-                                                 hashes=output_hashes(data.all_data.outputs))
+                count = import_ledger(data.store, path, dataset_id=data.dataset_id, name=ledger.name,
+                                      hashes=output_hashes(data.all_data.outputs))
             except DataError as error:
                 st.error(f"**Not imported.** {md(error)}")
             else:

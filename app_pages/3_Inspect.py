@@ -4,10 +4,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
+from empathy.labels.locations import StoreError  # noqa: E402
+from empathy.labels.rules import ALL_JUDGES, make_changes, override_targets  # noqa: E402
 from empathy.mechanisms import note_fields, output_scores  # noqa: E402
-from empathy.overrides import ALL_JUDGES, make_changes, override_targets  # noqa: E402
 from empathy.review import disagreement, inspect_filter  # noqa: E402
-from empathy.store import StoreError  # noqa: E402
 from empathy_app import decisions, exhibit_views, state, views  # noqa: E402
 from empathy_app.decisions import md, output_key  # noqa: E402
 

@@ -19,19 +19,18 @@ import streamlit as st  # noqa: E402
 
 from empathy.evaluate import rank_by_direction  # noqa: E402
 from empathy.io import BINARY_DIMENSIONS  # noqa: E402
-from empathy.overrides import (  # noqa: E402
+from empathy.labels.ledger import adjudication_list, classify_rerun  # noqa: E402
+from empathy.labels.locations import StoreError  # noqa: E402
+from empathy.labels.rules import (  # noqa: E402
     ALL_JUDGES,
     JUDGE_KINDS,
     RUBRIC_SOURCE,
-    adjudication_list,
-    classify_rerun,
-    human_agreement,
     make_changes,
     override_targets,
     rubric,
 )
 from empathy.render import highlight_html, legend_html  # noqa: E402
-from empathy.store import StoreError  # noqa: E402
+from empathy.review import human_agreement  # noqa: E402
 from empathy_app import decisions, exhibit_views, keyqueue, relabel_focus, state, views  # noqa: E402
 from empathy_app.decisions import md, output_key  # noqa: E402
 

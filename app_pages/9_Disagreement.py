@@ -10,7 +10,7 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from empathy.calibration import confusion_matrix  # noqa: E402
-from empathy.overrides import rubric  # noqa: E402
+from empathy.labels.rules import rubric  # noqa: E402
 from empathy.signature import Signature, judge_signatures  # noqa: E402
 from empathy.slices import ALL_JUDGES, describe, ranked_slices  # noqa: E402
 from empathy_app import disagreement as dg  # noqa: E402

@@ -62,7 +62,8 @@ def replicate(folder: Path, scale: int) -> Path:
 def _overrides(store_path: Path, data: Path, count: int = 20) -> None:
     import pandas as pd
 
-    from empathy.store import Change, OverrideStore, dataset_id
+    from empathy.labels.records import Change, dataset_id
+    from empathy.labels.sqlite import OverrideStore
 
     outputs = pd.read_csv(data / "outputs.csv", dtype=str, keep_default_na=False)
     ratings = pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in sorted(data.glob("ratings*"))])
@@ -81,12 +82,13 @@ def _one_more_override(data: Path, count: int) -> None:
     """Write the ``count``-th next CA override (flip of a judge label) into ``$EMPATHY_STORE``."""
     import pandas as pd
 
-    from empathy.store import Change, OverrideStore, dataset_id
+    from empathy.labels.backends import open_store
+    from empathy.labels.records import Change, dataset_id
 
     outputs = pd.read_csv(data / "outputs.csv", dtype=str, keep_default_na=False)
     ratings = pd.read_csv(sorted(data.glob("ratings*"))[0], dtype=str, keep_default_na=False)
     row = ratings[ratings["dimension"] == "ca"].iloc[-1 - count]
-    OverrideStore(os.environ["EMPATHY_STORE"]).set_overrides(
+    open_store(os.environ["EMPATHY_STORE"]).set_overrides(
         dataset_id(outputs), [Change(row["item_id"], row["model"], row["rater"], "ca", 1.0 - float(row["value"]))],
         annotator="bench")
 

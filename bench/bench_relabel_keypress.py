@@ -137,8 +137,9 @@ def decided_by_another(folder: Path, store: Path, count: int) -> int:
     Returns the number of decision rows."""
     import pandas as pd
 
-    from empathy.overrides import make_changes
-    from empathy.store import OverrideStore, dataset_name
+    from empathy.labels.records import dataset_name
+    from empathy.labels.rules import make_changes
+    from empathy.labels.sqlite import OverrideStore
 
     outputs = pd.read_csv(folder / "outputs.csv", dtype={"item_id": str, "model": str}, keep_default_na=False)
     ratings = pd.read_csv(folder / "ratings.csv", dtype={"item_id": str, "model": str})

@@ -1,7 +1,7 @@
 """Benchmark: decisions per second into the override store, SQLite against PostgreSQL, 1 and 4 writers.
 
 Each writer is its own process (an annotator's app session or CLI) that records ``--decisions`` CA decisions
-through :meth:`empathy.store.OverrideStore.set_override`, one transaction each (as the Relabel page does), all
+through :meth:`empathy.labels.sqlite.OverrideStore.set_override`, one transaction each (as the Relabel page does), all
 writers deciding the same items under their own names. The clock runs from the moment every writer has opened
 its store (a barrier) until the last one finishes; decisions/s = all decisions / that time. Both backends are
 durable: SQLite with ``synchronous=FULL`` in WAL mode, PostgreSQL with its defaults (``fsync=on``,
@@ -28,13 +28,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from postgres_server import PostgresServer, unavailable_reason  # noqa: E402
 
-from empathy.store import OverrideStore  # noqa: E402
+from empathy.labels.backends import open_store  # noqa: E402
 
 DATASET = "bench/outputs.csv"
 
 
 def _writer(location: str, annotator: str, count: int, ready, start) -> None:
-    store = OverrideStore(location)
+    store = open_store(location)
     store.version()  # connected (PostgreSQL) / file opened before the clock starts
     ready.wait()
     start.wait()
@@ -45,7 +45,7 @@ def _writer(location: str, annotator: str, count: int, ready, start) -> None:
 
 def run_once(location: str, writers: int, count: int) -> float:
     """Seconds for ``writers`` processes to record ``count`` decisions each into a fresh store."""
-    OverrideStore(location)
+    open_store(location)
     context = multiprocessing.get_context("spawn")
     ready = context.Barrier(writers + 1)
     start = context.Event()
@@ -61,7 +61,7 @@ def run_once(location: str, writers: int, count: int) -> float:
         if process.exitcode != 0:
             raise RuntimeError(f"a writer failed (exit {process.exitcode})")
     elapsed = time.perf_counter() - began
-    store = OverrideStore(location)
+    store = open_store(location)
     kept = len(store.decisions(DATASET))
     if kept != writers * count or len(store.audit(DATASET)) != writers * count:
         raise RuntimeError(f"lost writes: {kept} of {writers * count} decisions kept")

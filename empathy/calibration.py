@@ -18,7 +18,7 @@
 
 The human side is the mean of the raters of kind :data:`empathy.slices.HUMAN_KINDS` (expert, human, author)
 on a unit; the ledger's decisions join as raters of kind ``human`` through
-:func:`empathy.overrides.annotator_ratings`. Choices:
+:func:`empathy.labels.ledger.annotator_ratings`. Choices:
 
 * **Human label of a label dimension**: the humans' mean rounded half up (as the panels' rounded kappa); on a
   binary dimension a tie (mean 0.5: the humans split) has no label, and its units are left out of the matrix

@@ -521,7 +521,8 @@ def compute_metrics(outputs: pd.DataFrame, ratings: pd.DataFrame, *, features: T
     """Every registered metric (:data:`empathy.metrics.METRIC_SPECS`) per (model, judge), or per model for a
     text-only metric (LD), with n, and the inter-judge Spearman table.
 
-    ``ratings`` are the effective ratings (overrides already applied, see :func:`empathy.store.apply_overrides`).
+    ``ratings`` are the effective ratings (overrides already applied, see
+    :func:`empathy.labels.ledger.apply_overrides`).
     ``features`` defaults to the spaCy analyser over ``outputs``; it is needed for EGM and LD.
     With ``by_task`` every value is computed within each task; otherwise over all of a model's items
     (``task`` is then ``"all"``). ``ld_standardization`` and ``egm_both_zero`` choose the readings of the open

@@ -1,7 +1,7 @@
 """Exhibits: outputs pinned with a note, shown side by side with their labels and what their override changes.
 
 An exhibit is one (item, model) output of a data set with a note. The ordered list of a data set lives in the
-override store (:meth:`empathy.store.OverrideStore.pin_exhibit`, ``exhibits`` table). :func:`exhibit_view`
+override store (:func:`empathy.labels.exhibit_list.pin_exhibit`, ``exhibits`` table). :func:`exhibit_view`
 gathers what a demo shows about one output: the reference and generation with the distancing spans, every
 judge's label (and the human override, if any), and the **metric delta** the override causes: each metric of
 the data set evaluated by the metric plan (:class:`empathy.review.Recompute`, the same path as every results

@@ -489,7 +489,7 @@ class Dataset:
     """Outputs and ratings of one evaluation, validated and joined.
 
     ``ratings`` holds every rating (judge ratings from all files plus the wide columns of the outputs);
-    overrides are kept apart (see :mod:`empathy.store`) and applied with :func:`empathy.store.apply_overrides`.
+    overrides are kept apart (see :mod:`empathy.labels`) and applied with :func:`empathy.labels.ledger.apply_ledger`.
     """
 
     outputs: pd.DataFrame

@@ -13,8 +13,8 @@
 * the distancing counts of each side (nominalizations, impersonal subjects, agentless clauses) and the
   sentence counts, from the same :class:`empathy.evaluate.TextFeatures` the metrics use;
 * the judges' disagreement per rating dimension: the range (max - min) of the judges' values;
-* the override state of the output, from an overrides table as returned by
-  :meth:`empathy.store.OverrideStore.overrides`.
+* the override state of the output, from the applied overrides of the ledger
+  (:attr:`empathy.labels.ledger.Ledger.applied`).
 
 Missing and undefined values
 ----------------------------
@@ -41,8 +41,8 @@ from empathy.distancing.result import LABELS
 from empathy.escaping import spreadsheet_cell
 from empathy.evaluate import TextFeatures
 from empathy.io import DIMENSION_RANGES, RATING_REQUIRED, require_frame
+from empathy.labels.schema import KEY_COLUMNS
 from empathy.stability import metric_terms
-from empathy.store import KEY_COLUMNS
 
 #: The key of a row of the item table.
 ITEM_KEYS: tuple[str, str, str] = ("item_id", "model", "task")
@@ -198,11 +198,11 @@ def item_table(outputs: pd.DataFrame, ratings: pd.DataFrame, features: TextFeatu
         Validated outputs (item_id, model, reference, generation; task optional), one row per (item, model).
     ratings
         Long-form ratings: the judges' own, or the effective ones with the overrides applied
-        (:func:`empathy.store.apply_overrides`); the terms and ranges are computed from exactly these.
+        (:func:`empathy.labels.ledger.apply_overrides`); the terms and ranges are computed from exactly these.
     features
         :func:`empathy.evaluate.text_features` of ``outputs`` (same rows, same order).
     overrides
-        Current overrides (:meth:`empathy.store.OverrideStore.overrides`); only their keys are read, to mark
+        Applied overrides (:attr:`empathy.labels.ledger.Ledger.applied`); only their keys are read, to mark
         which outputs a human has corrected. ``None`` or empty: no output is marked.
     by_task, ld_standardization, include_ld
         As for :func:`empathy.evaluate.compute_metrics`: LD is standardised within each model (or each

@@ -107,7 +107,7 @@ class Dimension:
         return None
 
 
-#: The one table of the paper's judge dimensions (Eq. 1-3). :mod:`empathy.io` and :mod:`empathy.store` can
+#: The one table of the paper's judge dimensions (Eq. 1-3). :mod:`empathy.io` and :mod:`empathy.labels.records`
 #: read :data:`DIMENSION_RANGES` / :data:`BINARY_DIMENSIONS` (same shapes as their own tables) or
 #: :meth:`Dimension.problem`; the term functions below check their inputs against it.
 DIMENSIONS: Mapping[str, Dimension] = MappingProxyType({d.name: d for d in (

@@ -5,19 +5,23 @@ plan (:class:`empathy.evaluate.MetricPlan`: the dense rating matrix, each metric
 the judge signatures), built once; a recompute patches the overridden values into the rating matrix and
 evaluates the same plan :func:`empathy.evaluate.compute_metrics` evaluates, so the two agree by construction
 (also checked in ``tests/test_review.py``).
+
+Human-human agreement (:func:`human_agreement`) lives here too: it is a statistic over the labels package's
+annotator ratings (:func:`empathy.labels.ledger.annotator_ratings`), so it sits above that layer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from empathy import metrics as m
-from empathy.agreement import pairwise_agreement
+from empathy.agreement import krippendorff_by_dimension, pairwise_agreement
 from empathy.evaluate import MetricsReport, TextFeatures, compute_metrics, plan_metrics, rank_by_direction
-from empathy.store import apply_overrides, human_ratings
+from empathy.labels.ledger import annotator_ratings, apply_overrides, human_ratings
 
 #: Name of the human rater in agreement tables built from overrides.
 HUMAN = "human"
@@ -148,6 +152,34 @@ def human_vs_judges(judge_ratings: pd.DataFrame, overrides: pd.DataFrame | None,
         judge = record["rater_b"] if record["rater_a"] == HUMAN else record["rater_a"]
         rows.append({"dimension": record["dimension"], "judge": judge, **{k: record[k] for k in columns[2:]}})
     return pd.DataFrame(rows, columns=columns)
+
+
+@dataclass(frozen=True)
+class HumanAgreement:
+    """Human-human agreement on the outputs decided by two or more annotators."""
+
+    pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    alpha: pd.DataFrame = field(default_factory=pd.DataFrame)
+    n_items: int = 0
+
+
+def human_agreement(decisions: pd.DataFrame) -> HumanAgreement:
+    """Agreement between annotators, on the ``(item_id, model, dimension)`` decided by two or more of them.
+
+    ``pairs``: :func:`empathy.agreement.pairwise_agreement` of every annotator pair (n, Cohen's kappa, percent
+    agreement, Spearman...); ``alpha``: Krippendorff's alpha per dimension over all annotators
+    (:func:`empathy.agreement.krippendorff_by_dimension`, nominal for binary labels). ``n_items``: how many
+    ``(item, model, dimension)`` had two or more annotators.
+    """
+    ratings = annotator_ratings(decisions)
+    if ratings.empty:
+        return HumanAgreement(pd.DataFrame(), pd.DataFrame(), 0)
+    size = ratings.groupby(["item_id", "model", "dimension"])["rater"].transform("nunique")
+    shared = ratings[size >= 2]
+    n_items = int(len(shared.drop_duplicates(["item_id", "model", "dimension"])))
+    if shared.empty:
+        return HumanAgreement(pd.DataFrame(), pd.DataFrame(), 0)
+    return HumanAgreement(pairwise_agreement(shared), krippendorff_by_dimension(shared), n_items)
 
 
 def ranking_shift(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:

@@ -72,7 +72,7 @@ from empathy.metrics import BINARY_DIMENSIONS
 
 #: Rater kinds whose ratings are the human side of judge-human disagreement (what judges are checked against).
 HUMAN_KINDS: tuple[str, ...] = ("expert", "human", "author")
-#: Rater kinds that are automatic judges (as :data:`empathy.overrides.JUDGE_KINDS`).
+#: Rater kinds that are automatic judges (as :data:`empathy.labels.rules.JUDGE_KINDS`).
 JUDGE_KINDS: tuple[str, ...] = ("llm", "lexicon")
 OUTCOMES: tuple[str, ...] = ("judge_human", "override", "judge_judge")
 #: Every feature :func:`output_features` computes, in the map's order.
@@ -238,7 +238,7 @@ def override_events(ratings: pd.DataFrame, applied: pd.DataFrame, dimension: str
                     judge_kinds: Sequence[str] = JUDGE_KINDS, judges: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per judge rating of ``dimension``; event 1 when the ledger applies a different human label to it.
 
-    ``applied`` is :attr:`empathy.overrides.Ledger.applied` (one effective override per rating key); a human
+    ``applied`` is :attr:`empathy.labels.ledger.Ledger.applied` (one effective override per rating key); a human
     label equal to the judge's is a confirmation, not an override, and counts 0. Columns: item_id, model, judge,
     judge_value, human_value (NaN when not overridden), event.
     """

@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 # ------------------------------------------------------------------------------------------ label rules
 
-#: How one label is chosen when several humans decided the same rating (:mod:`empathy.overrides`).
+#: How one label is chosen when several humans decided the same rating (:mod:`empathy.labels.rules`).
 LABEL_RULES: tuple[str, ...] = ("latest", "majority", "adjudicated")
 #: The default label rule.
 DEFAULT_LABEL_RULE = "latest"

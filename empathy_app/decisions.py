@@ -11,8 +11,9 @@ import pandas as pd
 import streamlit as st
 
 from empathy.escaping import markdown_literal
-from empathy.overrides import Ledger
-from empathy.store import Change, StoreError, output_hashes
+from empathy.labels.ledger import Ledger
+from empathy.labels.locations import StoreError
+from empathy.labels.records import Change, output_hashes
 from empathy.vocabulary import LABEL_RULE_HELP, LABEL_RULES
 from empathy_app import state
 

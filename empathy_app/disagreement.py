@@ -20,7 +20,7 @@ import streamlit as st
 from empathy import calibration as cal
 from empathy import slices as sl
 from empathy.evaluate import TextFeatures
-from empathy.overrides import annotator_ratings
+from empathy.labels.ledger import annotator_ratings
 from empathy_app.markup import hover_literal, html
 
 OUTCOME_LABELS = {

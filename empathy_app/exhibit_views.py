@@ -13,7 +13,8 @@ import streamlit as st
 from empathy import metrics
 from empathy.exhibits import EXHIBIT_CSS, ExhibitView, exhibit_html, exhibit_view
 from empathy.fragility import FragilityReport, fragility, influence_order, order_queue
-from empathy.store import StoreError
+from empathy.labels.exhibit_list import pin_exhibit
+from empathy.labels.locations import StoreError
 from empathy_app import state, views
 from empathy_app.markup import md
 
@@ -24,8 +25,8 @@ def pin_control(data: state.Loaded, item_id: str, model: str, key: str) -> None:
         note = st.text_area("Note", key=f"{key}_note", placeholder="What should the audience see here?")
         if st.button("Pin", key=f"{key}_pin"):
             try:
-                position = data.store.pin_exhibit(data.dataset_id, str(item_id), str(model), note,
-                                                  annotator=st.session_state.get("annotator", "").strip())
+                position = pin_exhibit(data.store, data.dataset_id, str(item_id), str(model), note,
+                                       annotator=st.session_state.get("annotator", "").strip())
             except (StoreError, OSError) as error:
                 st.error(f"Could not pin: {md(error)}")
             else:

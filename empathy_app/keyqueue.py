@@ -23,7 +23,7 @@ interrupting a run in progress), not the whole page.
 The live metric beside the queue (CA per model for one judge) is a second component drawn by the same script:
 CA is the mean of a model's usable labels (Eq. 3; which metrics are such means comes from the registry,
 :func:`empathy.metrics.label_mean_metrics`), so with the window the page sends the judge's label of each output
-now and after each key (:func:`live_state`, from :func:`empathy.overrides.decision_effects` under the session's
+now and after each key (:func:`live_state`, from :func:`empathy.labels.rules.decision_effects` under the session's
 label rule), the sums and counts per model, and the metric's direction (``better``: ``"lower"`` or
 ``"higher"``); the browser adds the effect of every key not yet acknowledged and ranks as the server does (the
 one rank convention, :func:`empathy.evaluate.rank_by_direction`), so the table is updated in the frame of the
@@ -43,11 +43,11 @@ import pandas as pd
 import streamlit as st
 
 from empathy.escaping import html_literal, markdown_literal
+from empathy.labels.locations import StoreError
+from empathy.labels.rules import ALL_JUDGES, DecisionEffect, decision_effects, make_changes, override_targets
 from empathy.metrics import get_metric, label_mean_metrics
-from empathy.overrides import ALL_JUDGES, DecisionEffect, decision_effects, make_changes, override_targets
 from empathy.render import conversation_html, conversation_turns, highlight_html
 from empathy.review import relabel_queue
-from empathy.store import StoreError
 from empathy_app import state
 
 #: Session key of the component (its state holds ``{"events": {"client": ..., "events": [...]}}``).
@@ -544,7 +544,7 @@ def _texts_html(memo: dict, item: str, model: str, row: Mapping) -> tuple[str, s
 
 
 def _targets(memo: dict, ratings: pd.DataFrame, item: str, model: str, dimension: str, choice: str) -> list[str]:
-    """:func:`empathy.overrides.override_targets`, remembered per output (the ratings of a data set are fixed)."""
+    """:func:`empathy.labels.rules.override_targets`, remembered per output (the ratings of a data set are fixed)."""
     found = memo.get(("targets", item, model, dimension, choice))
     if found is None:
         found = memo[("targets", item, model, dimension, choice)] = override_targets(ratings, item, model,
@@ -709,10 +709,10 @@ def live_state(data: state.Loaded, table: pd.DataFrame, items: list[dict], *, me
     those itself, since one decision moves a model's sum by ``after - before`` and its count by which of the two
     is missing), and adds to each window entry whose decision changes
     ``judge``'s label its ``fx``: the model and the label now and after each level
-    (:func:`empathy.overrides.decision_effects` under the session's label rule; remembered per output and the
+    (:func:`empathy.labels.rules.decision_effects` under the session's label rule; remembered per output and the
     decisions on it). The server's next run replaces what the browser computed. ``ahead``: the outputs queued
     after the window; when an output others decided enters the window unresolved, those are resolved in the same
-    batch (one :func:`~empathy.overrides.decision_effects` per window's worth of keys, not one per key).
+    batch (one :func:`~empathy.labels.rules.decision_effects` per window's worth of keys, not one per key).
     """
     if metric not in label_mean_metrics():
         return None

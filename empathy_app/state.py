@@ -33,21 +33,16 @@ from empathy.io import (
     load_ratings,
     validate_outputs,
 )
+from empathy.labels.backends import open_store
+from empathy.labels.ledger import Ledger, apply_overrides, open_ledger
+from empathy.labels.locations import STORE_ENV, StoreError, default_store_path
+from empathy.labels.records import dataset_id as legacy_dataset_id
+from empathy.labels.records import dataset_name, output_hashes
+from empathy.labels.sqlite import OverrideStore
 from empathy.metrics import registry_token
-from empathy.overrides import Ledger, open_ledger
 from empathy.paths import DEMO_DIR
 from empathy.progress import format_duration
 from empathy.review import Recompute
-from empathy.store import (
-    STORE_ENV,
-    OverrideStore,
-    StoreError,
-    apply_overrides,
-    dataset_name,
-    default_store_path,
-    output_hashes,
-)
-from empathy.store import dataset_id as legacy_dataset_id
 from empathy_app.markup import code, codes, md
 from empathy_app.progress import ProgressBar
 
@@ -265,7 +260,7 @@ def store_path_for(source: dict, data_dir: Path | None) -> Path | str:
     folder is read-only third-party data: ``<user cache dir>/overrides-<importer>.sqlite``).
 
     ``$EMPATHY_STORE`` may be a team's ``postgresql://`` URL (returned as a string; print it only through
-    :func:`empathy.store.mask_location`)."""
+    :func:`empathy.labels.locations.mask_location`)."""
     importer = IMPORTERS.get(source.get("kind", ""))
     if importer is not None and not os.environ.get(STORE_ENV, "").strip():
         return user_cache_dir() / importer.store_file
@@ -309,7 +304,7 @@ def content_key(dataset: Dataset) -> str:
 
 
 def store_dataset_name(source: dict, store_path: Path | str) -> str:
-    """The stable name a data set's overrides are kept under (:func:`empathy.store.dataset_name`).
+    """The stable name a data set's overrides are kept under (:func:`empathy.labels.records.dataset_name`).
 
     Its outputs file (relative to the store's folder when inside it) for a path and the demo data, the file
     name for an upload, the importer's name (``kumar2025``) for an import: never a hash of the outputs, so adding
@@ -339,7 +334,7 @@ def _ledger(path: str, name: str, rule: str, key: str, version: int, _store: Ove
 
 
 def output_hash_map(data: Loaded) -> dict[tuple[str, str], str]:
-    """:func:`empathy.store.output_hashes` of the loaded outputs (computed once per data set, shared)."""
+    """:func:`empathy.labels.records.output_hashes` of the loaded outputs (computed once per data set, shared)."""
     return _output_hashes(data.base_key or data.content_key, data.all_data.outputs)[0]
 
 
@@ -359,7 +354,7 @@ def ledger(data: Loaded) -> Ledger:
 @st.cache_resource(show_spinner=False)
 def get_store(path: str) -> OverrideStore:
     """One :class:`OverrideStore` per SQLite file or PostgreSQL URL, shared by every session."""
-    return OverrideStore(path)
+    return open_store(path)
 
 
 def _current_source_dataset() -> tuple[Dataset, str, Path | None]:
@@ -518,7 +513,7 @@ def source_token(source: dict) -> tuple:
 
     Files: their paths, modification times and sizes; an upload: the identity of the uploaded
     :class:`Dataset` object (a new upload is a new object); the Kumar import: the modification times of its
-    folder's files. The keys that hash the contents (:func:`content_key`, :func:`empathy.store.dataset_id`)
+    folder's files. The keys that hash the contents (:func:`content_key`, :func:`empathy.labels.records.dataset_id`)
     are computed once per token, not on every rerun.
     """
     kind = source.get("kind")
@@ -748,7 +743,7 @@ def overrides(data: Loaded) -> pd.DataFrame:
     """Current overrides of the data set, read from SQLite on every rerun (other sessions' included).
 
     Only those of raters in the data set and, under a task filter, of that task's outputs: any other would
-    enter the ratings as a new row (:func:`empathy.store.apply_overrides` adds unmatched overrides), e.g. as
+    enter the ratings as a new row (:func:`empathy.labels.ledger.apply_overrides` adds unmatched overrides), e.g. as
     a phantom rater after a rater added on the Judge page was removed or the session ended.
     """
     table = ledger(data).applied  # stale, orphaned and unresolved decisions are never applied
@@ -1010,8 +1005,9 @@ def sidebar(data: Loaded | None) -> None:
     with st.sidebar:
         if data is not None:
             st.caption(f"Data: **{md(data.name)}** · id {code(data.dataset_id)}")
-            count = data.store.count(data.dataset_id)
-            st.caption(f"Human overrides: **{count}** · store {code(data.store.short_label)}")
+            # the ledger every page counts with: decided ratings, whatever their status (the Data page lists
+            # how many apply under the label rule and how many are stale, orphaned or unresolved)
+            st.caption(f"Human overrides: **{ledger(data).decided}** · store {code(data.store.short_label)}")
             added = extra_ratings(data.base_key)
             if added:
                 st.caption("Added this session (not in the files): " + codes(added))

@@ -15,9 +15,9 @@ import streamlit as st
 
 from empathy import metrics as m
 from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES
+from empathy.labels.records import Change
 from empathy.paths import PROJECT_ROOT
 from empathy.render import conversation_html, conversation_turns, highlight_html, legend_html
-from empathy.store import Change
 from empathy.vocabulary import DIRECTIONS
 from empathy_app import state
 from empathy_app.markup import code, codes, html, md, plot_frame

@@ -18,8 +18,8 @@ from relabel_keys import on_screen, press, window  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.io import DataError  # noqa: E402
-from empathy.overrides import make_changes  # noqa: E402
-from empathy.store import OverrideStore  # noqa: E402
+from empathy.labels.rules import effective_overrides, make_changes  # noqa: E402
+from empathy.labels.sqlite import OverrideStore  # noqa: E402
 from empathy_app.decisions import output_key  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -213,7 +213,7 @@ def test_ca_override_through_inspect_updates_metrics_spearman_and_toggle(tmp_pat
     _ok(at)
     assert any("Saved" in s for s in _texts(at.success)), (_texts(at.success), _texts(at.error))
     # durable before "Saved": another connection sees it
-    stored = OverrideStore(_store).overrides()
+    stored = effective_overrides(OverrideStore(_store).decisions()).effective
     assert stored[["item_id", "model", "rater", "dimension", "value"]].values.tolist() == [["i3", "A", "j2", "ca", 1.0]]
     assert stored["annotator"].tolist() == ["ann"]
 
@@ -254,14 +254,14 @@ def test_relabel_queue_decision_undo_and_restart(tmp_path, _store):
     press(at, 0.0)
     _ok(at)
     store = OverrideStore(_store)
-    decided = store.overrides()
+    decided = effective_overrides(store.decisions()).effective
     assert decided[["item_id", "model", "rater", "value"]].values.tolist() == [["i1", "B", "j1", 0.0],
                                                                              ["i1", "B", "j2", 0.0]]
     assert decided["annotator"].tolist() == ["rel", "rel"]
     assert on_screen(at) == ("i3", "A")
     assert "1 of 12 decided" in at.get("progress")[0].proto.text
     press(at, action="undo")
-    assert store.overrides().empty
+    assert effective_overrides(store.decisions()).effective.empty
     assert len(store.audit()) == 4  # two sets + two undos
 
     # a restarted app (new session, same store file) shows a saved override
@@ -284,7 +284,7 @@ def test_relabel_a_score_dimension_with_the_number_input(tmp_path, _store):
     at.number_input(key=output_key("relabel_value", "e_gen", "i1", "A", "(all judges)")).set_value(0.8).run()
     at.button(key=output_key("relabel_save", "e_gen", "i1", "A")).click().run()
     _ok(at)
-    stored = OverrideStore(_store).overrides()
+    stored = effective_overrides(OverrideStore(_store).decisions()).effective
     assert stored[["item_id", "model", "rater", "dimension", "value"]].values.tolist() == [
         ["i1", "A", "j1", "e_gen", 0.8]]
     assert "1 of 12 decided" in at.get("progress")[0].proto.text
@@ -319,7 +319,7 @@ def test_alpha_follows_an_override_of_its_dimension(tmp_path, _store):
 def test_alpha_by_dimension_equals_the_library_on_the_effective_ratings(tmp_path, _store, monkeypatch):
     from empathy.agreement import krippendorff_by_dimension
     from empathy.io import DIMENSION_RANGES
-    from empathy.store import apply_overrides
+    from empathy.labels.ledger import apply_overrides
     from empathy_app import state
 
     at = _app(annotator="ann")  # demo data: two raters on five dimensions
@@ -335,7 +335,7 @@ def test_alpha_by_dimension_equals_the_library_on_the_effective_ratings(tmp_path
     at.toggle(key="agreement_judges_with_overrides").set_value(True).run()
     _ok(at)
     shown = _dataframe_with(at, "alpha").reset_index(drop=True)
-    current = OverrideStore(_store).overrides(data_id)
+    current = effective_overrides(OverrideStore(_store).decisions(data_id)).effective
     expected = krippendorff_by_dimension(apply_overrides(ratings, current).drop(columns=["overridden"]))
     expected["alpha"] = expected["alpha"].astype(float).round(3)
     pd.testing.assert_frame_equal(shown, expected, check_dtype=False)

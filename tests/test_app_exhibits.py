@@ -12,7 +12,8 @@ from conftest import open_page  # noqa: E402
 from relabel_keys import on_screen  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from empathy.store import OverrideStore  # noqa: E402
+from empathy.labels.exhibit_list import exhibit_list  # noqa: E402
+from empathy.labels.sqlite import OverrideStore  # noqa: E402
 
 PAGE = "app_pages/10_Exhibits.py"
 TIMEOUT = 240
@@ -41,7 +42,7 @@ def _frame(at: AppTest, column: str) -> pd.DataFrame:
 def _exhibits(store_path: Path) -> pd.DataFrame:
     """The exhibit list of the one data set that has exhibits in the store."""
     (name,) = _exhibit_datasets(store_path)
-    return OverrideStore(store_path).exhibits(name)
+    return exhibit_list(OverrideStore(store_path), name)
 
 
 def _exhibit_datasets(store_path: Path) -> list[str]:
@@ -103,7 +104,7 @@ def test_pin_from_inspect(_store):
 # ----------------------------------------------------------------- hand-worked fixture (tests/test_fragility)
 
 def _write_tiny(folder: Path) -> dict:
-    from tests.test_fragility import OUTPUTS, RATINGS
+    from test_fragility import OUTPUTS, RATINGS
 
     folder.mkdir(parents=True, exist_ok=True)
     outputs = OUTPUTS.copy()

@@ -14,8 +14,9 @@ from conftest import app_ok as _ok  # noqa: E402
 from conftest import open_page  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from empathy.labels.records import Change, dataset_id  # noqa: E402
+from empathy.labels.sqlite import OverrideStore  # noqa: E402
 from empathy.paths import DEMO_DIR  # noqa: E402
-from empathy.store import Change, OverrideStore, dataset_id  # noqa: E402
 
 PAGE = "app_pages/8_Items.py"
 TIMEOUT = 240

@@ -304,7 +304,8 @@ def test_save_beside_the_data_writes_the_file_and_loads_it_from_there(tmp_path):
 
 
 def test_overrides_of_a_removed_session_rater_do_not_come_back_as_a_phantom_rater(tmp_path):
-    from empathy.store import Change, OverrideStore, dataset_id
+    from empathy.labels.records import Change, dataset_id
+    from empathy.labels.sqlite import OverrideStore
 
     source = _fixture(tmp_path / "data")
     at = _judge_page(source)

@@ -16,8 +16,10 @@ from conftest import app_ok as _ok  # noqa: E402
 from relabel_keys import on_screen, press, window  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from empathy.labels.ledger import apply_overrides  # noqa: E402
+from empathy.labels.rules import effective_overrides  # noqa: E402
+from empathy.labels.sqlite import OverrideStore  # noqa: E402
 from empathy.paths import shared_dataset  # noqa: E402
-from empathy.store import OverrideStore, apply_overrides  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -176,7 +178,7 @@ def test_relabel_gpt_on_real_data_changes_its_agreement_with_the_experts(kumar_d
         assert any("Saved (change #" in s.value for s in at.success)
 
     store = OverrideStore(_store)
-    saved = store.overrides("kumar2025")
+    saved = effective_overrides(store.decisions("kumar2025")).effective
     assert set(saved["rater"]) == {"gpt"} and set(saved["dimension"]) == {DIMENSION}
     assert sorted(zip(saved["item_id"], saved["value"], strict=True)) == sorted(decided)
     assert len({item for item, _ in decided}) == 3  # the queue moved on after each decision

@@ -20,8 +20,9 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.escaping import markdown_literal  # noqa: E402
 from empathy.io import load_outputs  # noqa: E402
-from empathy.overrides import make_changes  # noqa: E402
-from empathy.store import Change, OverrideStore, dataset_name  # noqa: E402
+from empathy.labels.records import Change, dataset_name  # noqa: E402
+from empathy.labels.rules import make_changes  # noqa: E402
+from empathy.labels.sqlite import OverrideStore  # noqa: E402
 from empathy_app.decisions import output_key  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -270,12 +271,17 @@ def test_all_judges_on_inspect_never_overwrites_the_expert(tmp_path, _store):
     assert any(s.startswith("Saved (change #1)") for s in _texts(at.success))
 
 
-def test_stale_and_orphaned_counts_are_shown_and_never_applied(tmp_path, _store):
+def _fixture_and_store(tmp_path: Path, store_path: Path) -> tuple[dict, str, pd.DataFrame, pd.DataFrame, OverrideStore]:
+    """:func:`_fixture`, the data set's name in the store, its outputs and ratings, and the store."""
     source = _fixture(tmp_path / "data")
-    name = dataset_name(source["outputs"], store_path=_store)
     outputs, _ = load_outputs(source["outputs"])
     ratings = pd.read_csv(source["ratings"][0], dtype={"item_id": str, "model": str})
-    store = OverrideStore(_store)
+    return (source, dataset_name(source["outputs"], store_path=store_path), outputs, ratings,
+            OverrideStore(store_path))
+
+
+def test_stale_and_orphaned_counts_are_shown_and_never_applied(tmp_path, _store):
+    source, name, outputs, ratings, store = _fixture_and_store(tmp_path, _store)
     store.set_overrides(name, make_changes(outputs, ratings, "i1", "B", ["gpt"], "ca", 1.0), annotator="ann")
     store.set_overrides(name, [Change("i2", "B", "gpt", "ca", 0.0, "", "0123456789abcdef")], annotator="ann")
     store.set_overrides(name, [Change("gone", "B", "gpt", "ca", 1.0, "", "0123456789abcdef")], annotator="ann")
@@ -299,6 +305,30 @@ def test_stale_and_orphaned_counts_are_shown_and_never_applied(tmp_path, _store)
     at.switch_page("app_pages/2_Overview.py").run()
     overview = next(f.value for f in at.dataframe if "CA (gpt)" in f.value.columns)
     assert float(overview.set_index("model").loc["B", "CA (gpt)"]) == pytest.approx(1 / 3, abs=5e-4)
+
+
+def test_the_data_page_counts_the_ledger_relabel_counts(tmp_path, _store):
+    """One path to the effective labels: the Data page counts what applies under the session's label rule, as
+    Relabel does, not the store's rows (here also a stale and an orphaned decision and a disagreement)."""
+    source, name, outputs, ratings, store = _fixture_and_store(tmp_path, _store)
+    store.set_overrides(name, make_changes(outputs, ratings, "i1", "B", ["gpt"], "ca", 1.0), annotator="ann")
+    store.set_overrides(name, make_changes(outputs, ratings, "i3", "B", ["gpt"], "ca", 1.0), annotator="ann")
+    store.set_overrides(name, make_changes(outputs, ratings, "i3", "B", ["gpt"], "ca", 0.0), annotator="bob")
+    store.set_overrides(name, [Change("i2", "B", "gpt", "ca", 0.0, "", "0123456789abcdef")], annotator="ann")
+    store.set_overrides(name, [Change("gone", "B", "gpt", "ca", 1.0, "", "0123456789abcdef")], annotator="ann")
+    at = _app(source, committed="ann", annotator="ann")
+    # latest: i1 and i3 (bob's) apply; adjudicated: i1 only (ann and bob disagree on i3). The store holds 4 ratings.
+    for rule, applied in (("latest", 2), ("adjudicated", 1)):
+        at.session_state["label_rule"] = rule
+        at.switch_page("app_pages/1_Data.py").run()
+        _ok(at)
+        assert any(f"**{applied}** override(s). Export the ledger" in m for m in _texts(at.markdown)), rule
+        at.switch_page("app_pages/4_Relabel.py").run()
+        _ok(at)
+        status = next(c for c in _texts(at.caption) if c.startswith("Ledger"))
+        assert f"**{applied}** overrides applied" in status, (rule, status)
+    # the sidebar counts the decided ratings, whatever their status: i1, i2, i3 and the orphaned one
+    assert any("Human overrides: **4**" in c for c in _texts(at.sidebar.caption))
 
 
 def test_store_damaged_while_the_app_runs_is_a_message(tmp_path, _store):

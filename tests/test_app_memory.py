@@ -17,9 +17,9 @@ from conftest import app_ok as _ok  # noqa: E402
 from conftest import load_path  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from empathy.labels.sqlite import OverrideStore  # noqa: E402
 from empathy.paths import DEMO_DIR  # noqa: E402
 from empathy.settings import Settings, save_upload  # noqa: E402
-from empathy.store import OverrideStore  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")

@@ -15,8 +15,9 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.evaluate import compute_metrics  # noqa: E402
 from empathy.io import load_dataset  # noqa: E402
+from empathy.labels.records import Change, dataset_id  # noqa: E402
+from empathy.labels.sqlite import OverrideStore  # noqa: E402
 from empathy.paths import DEMO_DIR  # noqa: E402
-from empathy.store import Change, OverrideStore, dataset_id  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")

@@ -14,9 +14,12 @@ from conftest import app_ok as _ok  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.agreement import pairwise_agreement  # noqa: E402
+from empathy.labels.ledger import apply_overrides  # noqa: E402
+from empathy.labels.records import Change, dataset_id  # noqa: E402
+from empathy.labels.rules import effective_overrides  # noqa: E402
+from empathy.labels.sqlite import OverrideStore  # noqa: E402
 from empathy.panels import panel_ratings, rater_vs_panel  # noqa: E402
 from empathy.paths import shared_dataset  # noqa: E402
-from empathy.store import Change, OverrideStore, apply_overrides, dataset_id  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "6_Workbench.py")
@@ -142,7 +145,8 @@ def test_relabel_changes_llm_vs_experts_live(tmp_path, _store):
     _ok(at)
     live = _frame(at, "spearman_after").set_index("rater")
     # the app moved the rows from the version 1 key (dataset_id) to the data set's name: read them all
-    effective = apply_overrides(_ratings(source), store.overrides()).drop(columns="overridden")
+    stored = effective_overrides(store.decisions()).effective
+    effective = apply_overrides(_ratings(source), stored).drop(columns="overridden")
     expected = rater_vs_panel(panel_ratings(effective), "experts", raters=["gpt"]).iloc[0]
     assert live.loc["gpt", "overridden"] == 2
     assert live.loc["gpt", "spearman_after"] == pytest.approx(expected["spearman"])
@@ -204,7 +208,7 @@ def test_relabel_page_decision_shows_on_the_workbench(tmp_path, _store):
     next(w for w in at.number_input if w.key.startswith("relabel_value|")).set_value(5.0).run()
     next(w for w in at.button if w.key and w.key.startswith("relabel_save|")).click().run()
     _ok(at)
-    saved = OverrideStore(_store).overrides()
+    saved = effective_overrides(OverrideStore(_store).decisions()).effective
     assert list(saved["rater"]) == ["gpt"] and list(saved["value"]) == [5.0]
     at.switch_page("app_pages/6_Workbench.py").run()
     _ok(at)

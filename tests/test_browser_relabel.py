@@ -205,8 +205,8 @@ def test_two_sessions_decide_the_same_20_outputs_differently(tmp_path, browser):
         assert len(people) == 40  # 40 human decisions kept: nobody overwrote the other
         assert sorted(people.groupby("annotator")["value"].agg(lambda v: sorted(set(v))).items()) == [
             ("ann", [1.0]), ("bob", [0.0])]
-        from empathy.overrides import human_agreement
-        from empathy.store import OverrideStore
+        from empathy.labels.sqlite import OverrideStore
+        from empathy.review import human_agreement
 
         pairs = human_agreement(OverrideStore(store).decisions()).pairs  # what the page's table shows
         assert pairs[["rater_a", "rater_b", "n", "percent_agreement"]].values.tolist() == [["ann", "bob", 20, 0.0]]

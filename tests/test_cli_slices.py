@@ -128,8 +128,9 @@ def test_cli_constants_equal_the_library() -> None:
 
 def test_slices_override_rate_and_ledger_humans(files, capsys) -> None:
     from empathy.io import load_dataset
-    from empathy.overrides import make_changes
-    from empathy.store import OverrideStore, dataset_name
+    from empathy.labels.records import dataset_name
+    from empathy.labels.rules import make_changes
+    from empathy.labels.sqlite import OverrideStore
 
     dataset = load_dataset(files / "out.csv", [files / "r.csv"])
     store_path = files / "overrides.sqlite"

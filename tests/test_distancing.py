@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import empathy.distancing as dist
+from empathy.cli.distancing import register
 from empathy.distancing import (
     LABELS,
     DistancingCache,
@@ -432,7 +433,7 @@ def test_default_cache_uses_env_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 # --- CLI ---------------------------------------------------------------------------------------------------
 def _run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     parser = argparse.ArgumentParser()
-    dist.register_cli(parser.add_subparsers())
+    register(parser.add_subparsers())
     args = parser.parse_args(["distancing", *argv])
     code = args.handler(args)
     out, err = capsys.readouterr()

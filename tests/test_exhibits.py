@@ -21,10 +21,13 @@ from empathy.exhibits import (
     read_curated,
 )
 from empathy.io import DataError, load_dataset
+from empathy.labels.backends import open_store
+from empathy.labels.exhibit_list import exhibit_list, move_exhibit, pin_exhibit, unpin_exhibit
+from empathy.labels.schema import SCHEMA_VERSION
+from empathy.labels.sqlite import OverrideStore
 from empathy.paths import PROJECT_ROOT
 from empathy.review import Recompute
-from empathy.store import SCHEMA_VERSION, OverrideStore
-from tests.test_fragility import OUTPUTS, RATINGS
+from test_fragility import OUTPUTS, RATINGS
 
 
 def analyser(texts):
@@ -102,26 +105,26 @@ def test_png_export(tmp_path, recompute):
 
 @pytest.mark.parametrize("store_location", ["sqlite", "postgresql"], indirect=True)
 def test_store_exhibit_list(store_location):
-    store = OverrideStore(store_location)
-    assert store.pin_exhibit("d", "i1", "a", "first") == 1
-    assert store.pin_exhibit("d", "i2", "a") == 2
-    assert store.pin_exhibit("d", "i3", "b", "third", annotator="ann") == 3
-    assert store.pin_exhibit("other", "i1", "a") == 1  # lists are per data set
-    assert store.pin_exhibit("d", "i1", "a", "new note") == 1  # pinning again edits the note, keeps the place
-    assert store.move_exhibit("d", "i3", "b", -1) == 2
-    frame = store.exhibits("d")
+    store = open_store(store_location)
+    assert pin_exhibit(store, "d", "i1", "a", "first") == 1
+    assert pin_exhibit(store, "d", "i2", "a") == 2
+    assert pin_exhibit(store, "d", "i3", "b", "third", annotator="ann") == 3
+    assert pin_exhibit(store, "other", "i1", "a") == 1  # lists are per data set
+    assert pin_exhibit(store, "d", "i1", "a", "new note") == 1  # pinning again edits the note, keeps the place
+    assert move_exhibit(store, "d", "i3", "b", -1) == 2
+    frame = exhibit_list(store, "d")
     assert frame[["item_id", "model", "position", "note"]].values.tolist() == [
         ["i1", "a", 1, "new note"], ["i3", "b", 2, "third"], ["i2", "a", 3, ""]]
-    assert store.move_exhibit("d", "i1", "a", 10) == 3  # clamped
-    assert store.unpin_exhibit("d", "i3", "b") and not store.unpin_exhibit("d", "i3", "b")
-    assert store.exhibits("d")[["item_id", "position"]].values.tolist() == [["i2", 1], ["i1", 2]]
-    assert len(store.exhibits("other")) == 1
+    assert move_exhibit(store, "d", "i1", "a", 10) == 3  # clamped
+    assert unpin_exhibit(store, "d", "i3", "b") and not unpin_exhibit(store, "d", "i3", "b")
+    assert exhibit_list(store, "d")[["item_id", "position"]].values.tolist() == [["i2", 1], ["i1", 2]]
+    assert len(exhibit_list(store, "other")) == 1
     with pytest.raises(ValueError, match="not an exhibit"):
-        store.move_exhibit("d", "zz", "a", 1)
+        move_exhibit(store, "d", "zz", "a", 1)
     with pytest.raises(ValueError, match="item_id must not be empty"):
-        store.pin_exhibit("d", " ", "a")
+        pin_exhibit(store, "d", " ", "a")
     with pytest.raises(TypeError, match="note must be a string"):
-        store.pin_exhibit("d", "i1", "a", None)
+        pin_exhibit(store, "d", "i1", "a", None)
 
 
 def test_version_2_store_gets_the_exhibits_table(tmp_path):
@@ -136,7 +139,7 @@ def test_version_2_store_gets_the_exhibits_table(tmp_path):
     reopened = OverrideStore(path)
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     assert len(reopened.decisions("d")) == 1
-    assert reopened.pin_exhibit("d", "i1", "a") == 1
+    assert pin_exhibit(reopened, "d", "i1", "a") == 1
 
 
 def test_curated_demo_exhibits_show_each_mechanism():

@@ -23,8 +23,8 @@ from empathy.items import (
     term_columns,
     worst_first,
 )
+from empathy.labels.ledger import apply_overrides
 from empathy.paths import DEMO_DIR
-from empathy.store import apply_overrides
 
 NAN = math.nan
 SQRT2 = math.sqrt(2.0)

@@ -211,8 +211,9 @@ def test_judge_list_says_what_each_judge_is(capsys):
 def _decide(store_path: Path, outputs_csv: Path, outputs: pd.DataFrame, rows: list[tuple[str, str, str, float]],
             name: str | None = None) -> None:
     """Store one human decision per (item, model, rater, value) on ``ca``, bound to the texts of ``outputs``."""
-    from empathy.overrides import make_changes
-    from empathy.store import OverrideStore, dataset_name
+    from empathy.labels.records import dataset_name
+    from empathy.labels.rules import make_changes
+    from empathy.labels.sqlite import OverrideStore
 
     ratings = pd.DataFrame(columns=["item_id", "model", "rater", "dimension", "value", "signature"])
     label = name or dataset_name(outputs_csv, store_path=store_path)

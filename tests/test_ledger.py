@@ -1,5 +1,5 @@
 """Tests of the ledger as research record: overrides bound to the text judged, damaged stores, several humans,
-label rules, the one override-target rule and judge re-runs (empathy.store, empathy.overrides)."""
+label rules, the one override-target rule and judge re-runs (empathy.labels)."""
 
 from __future__ import annotations
 
@@ -13,30 +13,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from empathy.overrides import (
+from empathy.labels.backends import open_store
+from empathy.labels.ledger import adjudication_list, annotator_ratings, classify_rerun, ledger_status, open_ledger
+from empathy.labels.locations import StoreError
+from empathy.labels.records import Change, dataset_id, dataset_name, output_hashes, text_hash
+from empathy.labels.rules import (
     ALL_JUDGES,
-    adjudication_list,
-    annotator_ratings,
-    classify_rerun,
     decision_effects,
     effective_overrides,
-    human_agreement,
     label_rule_field,
-    ledger_status,
     make_changes,
-    open_ledger,
     override_targets,
 )
-from empathy.store import (
-    SCHEMA_VERSION,
-    Change,
-    OverrideStore,
-    StoreError,
-    dataset_id,
-    dataset_name,
-    output_hashes,
-    text_hash,
-)
+from empathy.labels.schema import SCHEMA_VERSION
+from empathy.labels.sqlite import OverrideStore
+from empathy.review import human_agreement
 
 NAME = "outputs.csv"
 
@@ -55,7 +46,7 @@ def _ratings(outputs: pd.DataFrame, rater: str = "judge", value: float = 1.0) ->
 @pytest.fixture()
 def store(store_location):
     """A fresh store on each backend (SQLite file, PostgreSQL schema; see conftest.py)."""
-    return OverrideStore(store_location)
+    return open_store(store_location)
 
 
 # ------------------------------------------------------------------------------------ text binding
@@ -330,8 +321,8 @@ def test_two_annotators_keep_their_own_decisions(store):
     store.set_override(NAME, "i1", "A", "judge", "ca", 0, annotator="bob")
     decisions = store.decisions(NAME)
     assert decisions[["annotator", "value"]].values.tolist() == [["ann", 1.0], ["bob", 0.0]]
-    assert store.overrides(NAME)["value"].tolist() == [0.0]  # latest
-    assert store.overrides(NAME)["n_annotators"].tolist() == [2]
+    assert effective_overrides(decisions).effective["value"].tolist() == [0.0]  # latest
+    assert effective_overrides(decisions).effective["n_annotators"].tolist() == [2]
     assert store.count(NAME) == 1
     store.undo_last("bob")
     assert store.decisions(NAME)["annotator"].tolist() == ["ann"]
@@ -493,7 +484,7 @@ def test_rerun_classification_by_hand():
 
 
 def test_cli_helpers_read_the_ledger_of_files(tmp_path):
-    from empathy.overrides import apply_ledger, ledger_for_files, rerun_against_ledger
+    from empathy.labels.ledger import apply_ledger, ledger_for_files, rerun_against_ledger
 
     outputs = _outputs([("i1", "A", "g1"), ("i2", "A", "g2")])
     ratings = _ratings(outputs, value=1.0)

@@ -13,9 +13,9 @@ from empathy import io
 from empathy import metrics as m
 from empathy.evaluate import TextFeatures, compute_metrics, plan_metrics, rank_by_direction, rankings
 from empathy.fragility import fragility
+from empathy.labels.ledger import apply_overrides
 from empathy.review import Recompute, ranking_shift
 from empathy.stability import metric_terms
-from empathy.store import apply_overrides
 from empathy.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 
 NAN = float("nan")

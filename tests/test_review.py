@@ -8,6 +8,7 @@ import pytest
 
 from empathy.agreement import inter_judge_spearman
 from empathy.evaluate import TextFeatures, compute_metrics
+from empathy.labels.ledger import apply_overrides
 from empathy.review import (
     Recompute,
     disagreement,
@@ -18,7 +19,6 @@ from empathy.review import (
     ranking_shift,
     relabel_queue,
 )
-from empathy.store import apply_overrides
 
 
 def _synthetic(n_models: int = 6, n_judges: int = 3, n_items: int = 30, seed: int = 0, holes: bool = True):

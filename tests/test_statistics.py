@@ -11,9 +11,9 @@ from scipy import stats
 from empathy import agreement as ag
 from empathy import metrics as m
 from empathy.evaluate import TextFeatures, compute_metrics, default_by_task
+from empathy.labels.ledger import apply_overrides
 from empathy.review import Recompute
 from empathy.stability import metric_terms
-from empathy.store import apply_overrides
 
 ITEMS = [f"i{k}" for k in range(1, 7)]
 # per item: the reference judgements of two raters (one per reference) and per (item, model) the output ones

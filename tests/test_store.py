@@ -1,4 +1,4 @@
-"""Tests of the override store (empathy.store), on both backends: SQLite and PostgreSQL (conftest.py)."""
+"""Tests of the override store (empathy.labels), on both backends: SQLite and PostgreSQL (conftest.py)."""
 
 from __future__ import annotations
 
@@ -13,23 +13,25 @@ import pandas as pd
 import pytest
 
 from empathy.io import DataError
-from empathy.store import (
-    Change,
-    OverrideStore,
-    apply_overrides,
-    dataset_id,
-    default_store_path,
-    escape_cell,
-    human_ratings,
-    unescape_cell,
-)
+from empathy.labels.backends import open_store
+from empathy.labels.ledger import apply_overrides, human_ratings
+from empathy.labels.locations import default_store_path
+from empathy.labels.records import Change, dataset_id
+from empathy.labels.rules import effective_overrides
+from empathy.labels.sqlite import OverrideStore
+from empathy.labels.transfer import escape_cell, export_csv, export_jsonl, import_ledger, unescape_cell
 
 DS = "ds0"
 
 
 @pytest.fixture()
 def store(store_location):
-    return OverrideStore(store_location)
+    return open_store(store_location)
+
+
+def _effective(store: OverrideStore, name: str) -> pd.DataFrame:
+    """The latest decision per rating of a data set, as stored (these decisions carry no text hash)."""
+    return effective_overrides(store.decisions(name)).effective
 
 
 def _ratings() -> pd.DataFrame:
@@ -53,14 +55,23 @@ def test_wal_mode_and_schema(tmp_path):
     assert {"overrides", "audit"} <= tables
 
 
+def test_the_sqlite_class_refuses_a_server_url_and_names_open_store(tmp_path, monkeypatch):
+    # OverrideStore(url) returned the PostgreSQL backend through a lazy import (a cycle); now open_store does,
+    # and the SQLite class says so instead of creating a file named after the URL
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="open_store") as info:
+        OverrideStore("postgresql://ann:s3cret@db.example/team")
+    assert "s3cret" not in str(info.value) and not any(tmp_path.iterdir())
+
+
 def test_set_and_read_back(store):
     batch = store.set_override(DS, "i1", "m", "j1", "ca", 0, annotator="ann", reason="asks a question")
     assert batch == 1
-    frame = store.overrides(DS)
+    frame = _effective(store, DS)
     assert frame[["item_id", "model", "rater", "dimension", "value"]].to_dict(orient="records") == [
         {"item_id": "i1", "model": "m", "rater": "j1", "dimension": "ca", "value": 0.0}]
     assert frame["annotator"].tolist() == ["ann"]
-    assert store.overrides("other").empty
+    assert _effective(store, "other").empty
     audit = store.audit(DS)
     assert audit[["action", "old_value", "new_value", "annotator", "reason"]].iloc[0].tolist()[:1] == ["set"]
     assert math.isnan(audit["old_value"].iat[0]) and audit["new_value"].iat[0] == 0.0
@@ -68,27 +79,27 @@ def test_set_and_read_back(store):
     store.set_override(DS, "i1", "m", "j1", "ca", 1, annotator="bob")
     audit = store.audit(DS)
     assert audit["old_value"].tolist()[1] == 0.0 and audit["new_value"].tolist()[1] == 1.0
-    assert store.overrides(DS)["value"].tolist() == [1.0]
+    assert _effective(store, DS)["value"].tolist() == [1.0]
     assert store.count(DS) == 1
 
 
 def test_durable_across_reopen(store_location):
     path = store_location
-    OverrideStore(path).set_override(DS, "i1", "m", "j1", "e_ref", 0.25, annotator="ann")
-    reopened = OverrideStore(path)
-    assert reopened.overrides(DS)["value"].tolist() == [0.25]
+    open_store(path).set_override(DS, "i1", "m", "j1", "e_ref", 0.25, annotator="ann")
+    reopened = open_store(path)
+    assert _effective(reopened, DS)["value"].tolist() == [0.25]
     assert len(reopened.audit(DS)) == 1
 
 
 def _writer(path: str, worker: int, count: int) -> None:
-    store = OverrideStore(path)
+    store = open_store(path)
     for index in range(count):
         store.set_override(DS, f"item{index}", "m", f"w{worker}", "ca", index % 2, annotator=f"w{worker}")
 
 
 def test_two_processes_writing_at_once_lose_nothing(store_location):
     path = store_location
-    OverrideStore(path)
+    open_store(path)
     context = multiprocessing.get_context("fork")
     workers = [context.Process(target=_writer, args=(path, w, 40)) for w in range(2)]
     for process in workers:
@@ -96,8 +107,8 @@ def test_two_processes_writing_at_once_lose_nothing(store_location):
     for process in workers:
         process.join(60)
         assert process.exitcode == 0
-    store = OverrideStore(path)
-    assert len(store.overrides(DS)) == 80
+    store = open_store(path)
+    assert len(_effective(store, DS)) == 80
     assert len(store.audit(DS)) == 80
     assert sorted(store.audit(DS)["batch"]) == list(range(1, 81))
 
@@ -119,7 +130,7 @@ def test_threads_sharing_one_store_lose_nothing(store):
     for thread in threads:
         thread.join()
     assert not errors
-    assert len(store.overrides(DS)) == 75
+    assert len(_effective(store, DS)) == 75
     # same key written by every thread: the last write wins and every write is audited
     store.set_overrides(DS, [Change("k", "m", "j", "ca", 1)], annotator="a")
     assert len(store.audit(DS)) == 76
@@ -131,12 +142,12 @@ def test_undo_restores_previous_value_and_removes_new_override(store):
     store.set_override(DS, "i2", "m", "j1", "ca", 1, annotator="bob")
     undone = store.undo_last("ann")
     assert undone["new_value"].tolist() == [0.0]
-    assert store.overrides(DS).set_index("item_id")["value"].to_dict() == {"i1": 1.0, "i2": 1.0}
+    assert _effective(store, DS).set_index("item_id")["value"].to_dict() == {"i1": 1.0, "i2": 1.0}
     store.undo_last("ann")
-    assert store.overrides(DS)["item_id"].tolist() == ["i2"]
+    assert _effective(store, DS)["item_id"].tolist() == ["i2"]
     assert store.undo_last("ann").empty
     store.undo_last()  # bob's
-    assert store.overrides(DS).empty
+    assert _effective(store, DS).empty
     audit = store.audit(DS)
     assert audit["action"].tolist() == ["set", "set", "set", "undo", "undo", "undo"]
     assert audit["undone_by"].notna().sum() == 3
@@ -153,7 +164,7 @@ def test_undo_keeps_a_later_change_by_someone_else(store):
     store.set_override(DS, "i1", "m", "j1", "ca", 1, annotator="ann")
     store.set_override(DS, "i1", "m", "j1", "ca", 0, annotator="bob")
     store.undo_last("ann")
-    assert store.overrides(DS)["value"].tolist() == [0.0]
+    assert _effective(store, DS)["value"].tolist() == [0.0]
 
 
 @pytest.mark.parametrize(("dimension", "value", "error"), [
@@ -170,13 +181,13 @@ def test_undo_keeps_a_later_change_by_someone_else(store):
 def test_invalid_values_rejected_and_nothing_written(store, dimension, value, error):
     with pytest.raises(error, match=dimension):
         store.set_override(DS, "i1", "m", "j1", dimension, value, annotator="ann")
-    assert store.overrides(DS).empty and store.audit(DS).empty
+    assert _effective(store, DS).empty and store.audit(DS).empty
 
 
 @pytest.mark.parametrize(("dimension", "value"), [("ca", 0), ("ca", 1), ("u_gen", 17), ("custom", -3.5)])
 def test_valid_values_accepted(store, dimension, value):
     store.set_override(DS, "i1", "m", "j1", dimension, value, annotator="ann")
-    assert store.overrides(DS)["value"].tolist() == [float(value)]
+    assert _effective(store, DS)["value"].tolist() == [float(value)]
 
 
 @pytest.mark.parametrize(("field", "kwargs"), [
@@ -224,8 +235,8 @@ def test_export_import_round_trip(tmp_path, store, suffix):
         store.set_override(DS, text, "m", "j1", "ca", index % 2, annotator=f"ann{index}", reason=text)
     store.set_override(DS, "i", "m", "j1", "custom", -0.5, annotator="=evil")
     path = tmp_path / f"ledger{suffix}"
-    exporter = store.export_csv if suffix == ".csv" else store.export_jsonl
-    assert exporter(path, DS) == len(EVIL) + 1
+    exporter = export_csv if suffix == ".csv" else export_jsonl
+    assert exporter(store, path, DS) == len(EVIL) + 1
     if suffix == ".csv":
         content = path.read_text(encoding="utf-8")
         for line in content.splitlines()[1:]:
@@ -237,14 +248,14 @@ def test_export_import_round_trip(tmp_path, store, suffix):
         assert set(first) == {"dataset_id", "item_id", "model", "rater", "dimension", "value", "annotator",
                               "role", "updated_at", "reason", "text_hash", "judge_value", "judge_signature"}
     other = OverrideStore(tmp_path / "other.sqlite")
-    assert other.import_ledger(path) == len(EVIL) + 1
-    before = store.overrides(DS).drop(columns=["updated_at"])
-    after = other.overrides(DS).drop(columns=["updated_at"])
+    assert import_ledger(other, path) == len(EVIL) + 1
+    before = _effective(store, DS).drop(columns=["updated_at"])
+    after = _effective(other, DS).drop(columns=["updated_at"])
     pd.testing.assert_frame_equal(before, after)
     assert set(other.audit(DS)["action"]) == {"import"}
     # re-targeted import into another data set, undone as one batch
-    assert other.import_ledger(path, dataset_id="ds1", annotator="me") == len(EVIL) + 1
-    assert set(other.overrides("ds1")["annotator"]) == {"me"}
+    assert import_ledger(other, path, dataset_id="ds1", annotator="me") == len(EVIL) + 1
+    assert set(_effective(other, "ds1")["annotator"]) == {"me"}
     other.undo_last(dataset_id="ds1")
     assert other.count("ds1") == 0 and other.count(DS) == len(EVIL) + 1
 
@@ -266,7 +277,7 @@ def test_import_errors_name_file_row_column(tmp_path, store, content, suffix, me
     path = tmp_path / f"bad{suffix}"
     path.write_text(content, encoding="utf-8")
     with pytest.raises(DataError, match=message) as info:
-        store.import_ledger(path)
+        import_ledger(store, path)
     assert str(path) in str(info.value)
     assert store.audit().empty
 

@@ -18,20 +18,14 @@ import pandas as pd
 import pytest
 
 from empathy.cli import main
-from empathy.overrides import effective_overrides
-from empathy.store import (
-    AUDIT_COLUMNS,
-    SCHEMA_VERSION,
-    Change,
-    OverrideStore,
-    StoreError,
-    dataset_name,
-    default_store_path,
-    is_server_location,
-    mask_location,
-    migrate_store,
-    open_store,
-)
+from empathy.labels.backends import open_store
+from empathy.labels.exhibit_list import exhibit_list, pin_exhibit
+from empathy.labels.locations import StoreError, default_store_path, is_server_location, mask_location
+from empathy.labels.records import Change, dataset_name
+from empathy.labels.rules import effective_overrides
+from empathy.labels.schema import AUDIT_COLUMNS, SCHEMA_VERSION
+from empathy.labels.sqlite import OverrideStore
+from empathy.labels.transfer import migrate_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from postgres_server import PASSWORD  # noqa: E402
@@ -87,7 +81,7 @@ def test_dataset_name_on_a_server_is_the_same_on_every_machine(tmp_path):
 # ------------------------------------------------------------------------------------- the one interface
 
 def test_the_url_opens_the_postgresql_backend(postgres_url):
-    store = OverrideStore(postgres_url)
+    store = open_store(postgres_url)
     assert store.backend == "postgresql" and isinstance(store, OverrideStore)
     assert open_store(postgres_url).backend == "postgresql"
     assert PASSWORD not in repr(store) and PASSWORD not in store.label
@@ -95,11 +89,11 @@ def test_the_url_opens_the_postgresql_backend(postgres_url):
     assert store.schema_version() == SCHEMA_VERSION == 3
     # reopening finds the schema and changes nothing
     store.set_override(DS, "i1", "m", "j", "ca", 1, annotator="ann")
-    assert OverrideStore(postgres_url).version() == store.version() == 1
+    assert open_store(postgres_url).version() == store.version() == 1
 
 
 def test_a_database_of_its_own_and_the_public_schema(postgres_database):
-    store = OverrideStore(postgres_database)
+    store = open_store(postgres_database)
     store.set_override(DS, "i1", "m", "j", "ca", 0, annotator="ann", judge_value=1.0)
     audit = store.audit(DS)
     assert audit[["old_value", "new_value"]].values.tolist() == [[1.0, 0.0]]
@@ -108,14 +102,14 @@ def test_a_database_of_its_own_and_the_public_schema(postgres_database):
 # ------------------------------------------------------------------------------- concurrent annotators
 
 def _annotate(url: str, annotator: str, items: int, value: float) -> None:
-    store = OverrideStore(url)
+    store = open_store(url)
     for index in range(items):
         store.set_override(DS, f"item{index:03d}", "m", "judge", "ca", value, annotator=annotator)
 
 
 def test_concurrent_annotators_lose_no_write_and_conflicts_are_surfaced(postgres_url):
     """4 threads and 2 processes, 6 annotators deciding the same 30 items at once: 180 decisions kept."""
-    OverrideStore(postgres_url)
+    open_store(postgres_url)
     errors: list[BaseException] = []
 
     def thread(annotator: str, value: float) -> None:
@@ -135,7 +129,7 @@ def test_concurrent_annotators_lose_no_write_and_conflicts_are_surfaced(postgres
         process.join(120)
         assert process.exitcode == 0
     assert not errors, errors
-    store = OverrideStore(postgres_url)
+    store = open_store(postgres_url)
     decisions = store.decisions(DS)
     assert len(decisions) == 180  # every annotator's decision on every item: none replaced another's
     assert decisions.groupby("item_id")["annotator"].nunique().eq(6).all()
@@ -151,10 +145,10 @@ def test_concurrent_annotators_lose_no_write_and_conflicts_are_surfaced(postgres
 def test_one_annotator_in_two_sessions_keeps_a_consistent_history(postgres_url):
     """Two sessions of one annotator flip the same rating 40 times each: every audit row's old value is the
     previous row's new value (each change saw the one committed before it: nothing lost in between)."""
-    OverrideStore(postgres_url)
+    open_store(postgres_url)
 
     def flip(start: int) -> None:
-        store = OverrideStore(postgres_url)
+        store = open_store(postgres_url)
         for index in range(40):
             store.set_override(DS, "i1", "m", "judge", "u_gen", float(start + index), annotator="ann")
 
@@ -163,7 +157,7 @@ def test_one_annotator_in_two_sessions_keeps_a_consistent_history(postgres_url):
         thread.start()
     for thread in threads:
         thread.join(120)
-    store = OverrideStore(postgres_url)
+    store = open_store(postgres_url)
     audit = store.audit(DS)
     assert len(audit) == 80
     assert audit["old_value"].iloc[1:].tolist() == audit["new_value"].iloc[:-1].tolist()
@@ -176,9 +170,9 @@ def test_one_annotator_in_two_sessions_keeps_a_consistent_history(postgres_url):
 def test_a_writer_waiting_too_long_gets_one_line(postgres_url):
     import psycopg
 
-    from empathy.store_postgres import WRITE_LOCK_KEY
+    from empathy.labels.postgres import WRITE_LOCK_KEY
 
-    store = OverrideStore(postgres_url, busy_timeout=0.3)
+    store = open_store(postgres_url, busy_timeout=0.3)
     with psycopg.connect(postgres_url, autocommit=True) as holder:
         with holder.transaction():
             holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
@@ -191,7 +185,7 @@ def test_a_writer_waiting_too_long_gets_one_line(postgres_url):
 
 def test_connections_dropped_by_the_server_are_replaced(postgres_url):
     """An idle connection the server closed (a restart, an idle timeout) is replaced, not reported as an error."""
-    store = OverrideStore(postgres_url)
+    store = open_store(postgres_url)
     store.set_override(DS, "i1", "m", "j", "ca", 1, annotator="ann")
     _run_sql(postgres_url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                            "WHERE application_name = 'empathy' AND pid <> pg_backend_pid()")
@@ -222,7 +216,7 @@ def _wrong_password_url(postgres_server) -> str:
 def test_an_unreachable_server_is_one_line_without_the_password(postgres_server, make_url, message):
     url = make_url(postgres_server)
     with pytest.raises(StoreError, match=message) as caught:
-        OverrideStore(url)
+        open_store(url)
     text = str(caught.value)
     assert "\n" not in text and PASSWORD not in text and "not-the-password-77" not in text
     assert "***" in text
@@ -245,7 +239,7 @@ def _run_sql(url: str, *statements: str) -> None:
 def test_a_foreign_or_newer_database_is_refused_and_untouched(postgres_url, statements, message):
     _run_sql(postgres_url, *statements)
     with pytest.raises(StoreError, match=message):
-        OverrideStore(postgres_url)
+        open_store(postgres_url)
     import psycopg
 
     with psycopg.connect(postgres_url) as connection:
@@ -255,11 +249,11 @@ def test_a_foreign_or_newer_database_is_refused_and_untouched(postgres_url, stat
 
 
 def test_a_store_damaged_after_opening_is_a_store_error(postgres_url):
-    store = OverrideStore(postgres_url)
+    store = open_store(postgres_url)
     store.set_override(DS, "i1", "m", "j", "ca", 1, annotator="ann")
     _run_sql(postgres_url, "ALTER TABLE overrides DROP COLUMN judge_signature")
     with pytest.raises(StoreError, match="is damaged"):
-        OverrideStore(postgres_url)
+        open_store(postgres_url)
     _run_sql(postgres_url, "DROP TABLE audit")
     with pytest.raises(StoreError, match="is damaged") as caught:
         store.audit()
@@ -267,7 +261,7 @@ def test_a_store_damaged_after_opening_is_a_store_error(postgres_url):
 
 
 def test_a_read_only_login_reads_but_cannot_write(postgres_url, postgres_server):
-    store = OverrideStore(postgres_url)
+    store = open_store(postgres_url)
     store.set_override(DS, "i1", "m", "j", "ca", 1, annotator="ann")
     schema = postgres_url.rsplit("%3D", 1)[1]
     role = f"reader_{schema}"
@@ -276,7 +270,7 @@ def test_a_read_only_login_reads_but_cannot_write(postgres_url, postgres_server)
     reader_url = postgres_url.replace(f"postgres:{PASSWORD}@", f"{role}:readerpw1@")
     reader = None
     try:
-        reader = OverrideStore(reader_url)
+        reader = open_store(reader_url)
         assert reader.decisions(DS)["value"].tolist() == [1.0]
         with pytest.raises(StoreError, match="read-only for this user") as caught:
             reader.set_override(DS, "i2", "m", "j", "ca", 0, annotator="bob")
@@ -302,12 +296,12 @@ def _sqlite_ledger(folder: Path) -> Path:
     store.set_overrides(name, [Change("i1", "m", "j1", "ca", 0, "asks", "h1", 1.0, "sig-j1"),
                                Change("i1", "m", "j2", "ca", 0, "asks", "h1", 1.0, "sig-j2")], annotator="ann")
     store.set_override(name, "i1", "m", "j1", "ca", 1, annotator="bob", text_hash="h1")
-    store.pin_exhibit(name, "i1", "m", "SA at its worst: <b>'s note", annotator="ann")  # exhibits travel too
+    pin_exhibit(store, name, "i1", "m", "SA at its worst: <b>'s note", annotator="ann")  # exhibits travel too
     store.set_override(name, "i2", "m", "j1", "ca", 1, annotator="bob", text_hash="h2")
     store.undo_last("bob")
     store.adjudicate(name, [Change("i1", "m", "j1", "ca", 0, "rubric", "h1")], annotator="chair")
     store.set_override("kumar2025", "c1", "corpus", "gpt", "ca", 1, annotator="ann")
-    store.pin_exhibit("kumar2025", "c1", "corpus")
+    pin_exhibit(store, "kumar2025", "c1", "corpus")
     return path
 
 
@@ -318,7 +312,7 @@ def test_migrate_sqlite_into_postgresql_keeps_everything(tmp_path, postgres_url)
     assert report.decisions == 5 and report.audit == 7 and report.exhibits == 2
     assert report.renamed == {"outputs.csv": "demo/outputs.csv"}
     assert PASSWORD not in report.summary()
-    after = OverrideStore(postgres_url)
+    after = open_store(postgres_url)
     expected = before.decisions().replace({"dataset_id": {"outputs.csv": "demo/outputs.csv"}})
     pd.testing.assert_frame_equal(after.decisions().sort_values(["dataset_id", "item_id", "rater", "annotator"])
                                   .reset_index(drop=True),
@@ -328,8 +322,8 @@ def test_migrate_sqlite_into_postgresql_keeps_everything(tmp_path, postgres_url)
     pd.testing.assert_frame_equal(after.audit()[list(AUDIT_COLUMNS)], expected_audit, check_dtype=False)
     assert after.version() == before.version() == 7
     for name, renamed in (("outputs.csv", "demo/outputs.csv"), ("kumar2025", "kumar2025")):
-        pd.testing.assert_frame_equal(after.exhibits(renamed), before.exhibits(name))
-    assert after.exhibits("demo/outputs.csv")["note"].tolist() == ["SA at its worst: <b>'s note"]
+        pd.testing.assert_frame_equal(exhibit_list(after, renamed), exhibit_list(before, name))
+    assert exhibit_list(after, "demo/outputs.csv")["note"].tolist() == ["SA at its worst: <b>'s note"]
     # the history continues on the server: ids go on, and undo takes back the SQLite store's last batch
     after.set_override("demo/outputs.csv", "i1", "m", "j2", "ca", 1, annotator="dan")
     assert after.version() == 8
@@ -343,15 +337,15 @@ def test_migrate_sqlite_into_postgresql_keeps_everything(tmp_path, postgres_url)
 
 
 def test_migrate_back_from_postgresql_into_sqlite(tmp_path, postgres_url):
-    server = OverrideStore(postgres_url)
+    server = open_store(postgres_url)
     server.set_override(DS, "i1", "m", "j1", "ca", 0, annotator="ann", judge_value=1.0)
     server.set_override(DS, "i1", "m", "j1", "ca", 1, annotator="bob")
-    server.pin_exhibit(DS, "i1", "m", "first")
-    server.pin_exhibit(DS, "i0", "m", "second")
+    pin_exhibit(server, DS, "i1", "m", "first")
+    pin_exhibit(server, DS, "i0", "m", "second")
     report = migrate_store(postgres_url, tmp_path / "copy.sqlite", rename={DS: "outputs.csv"})
     assert (report.decisions, report.audit, report.exhibits, report.renamed) == (2, 2, 2, {DS: "outputs.csv"})
-    assert OverrideStore(tmp_path / "copy.sqlite").exhibits("outputs.csv")[["item_id", "position", "note"]
-                                                                           ].values.tolist() == [
+    assert exhibit_list(OverrideStore(tmp_path / "copy.sqlite"), "outputs.csv")[["item_id", "position", "note"]
+                                                                                ].values.tolist() == [
         ["i1", 1, "first"], ["i0", 2, "second"]]
     copy = OverrideStore(tmp_path / "copy.sqlite")
     assert copy.decisions("outputs.csv")[["annotator", "value"]].values.tolist() == [["ann", 0.0], ["bob", 1.0]]
@@ -387,13 +381,13 @@ def test_metrics_reads_a_team_store(tmp_path, postgres_url):
     for source in (ROOT / "data").glob("*.csv"):
         shutil.copy(source, data / source.name)
     from empathy.io import load_dataset
-    from empathy.overrides import make_changes
+    from empathy.labels.rules import make_changes
 
     dataset = load_dataset(data / "outputs.csv", sorted(data.glob("ratings*.csv")))
     first = dataset.outputs.iloc[0]
     raters = sorted(set(dataset.ratings.loc[dataset.ratings["dimension"] == "ca", "rater"]))
     changes = make_changes(dataset.outputs, dataset.ratings, first["item_id"], first["model"], raters, "ca", 0.0)
-    OverrideStore(postgres_url).set_overrides("demo/outputs.csv", changes, annotator="ann")
+    open_store(postgres_url).set_overrides("demo/outputs.csv", changes, annotator="ann")
     ratings = [str(p) for p in sorted(data.glob("ratings*.csv"))]
     command = [sys.executable, "-m", "empathy", "metrics", str(data / "outputs.csv"),
                *(a for r in ratings for a in ("--ratings", r)), "--no-ld", "--format", "json", "--store", postgres_url]
@@ -467,7 +461,7 @@ def test_two_annotators_relabel_into_the_team_store(tmp_path, postgres_url, monk
     assert "Also decided by ann" in window(second)["items"][0]["head"]
     press(second, 1.0)
     assert not second.exception, [e.value for e in second.exception]
-    store = OverrideStore(postgres_url)
+    store = open_store(postgres_url)
     decisions = store.decisions("data/outputs.csv")  # the data set's name on a server: folder and file
     assert sorted(zip(decisions["annotator"], decisions["value"], strict=True)) == [
         ("ann", 0.0), ("ann", 0.0), ("bob", 1.0), ("bob", 1.0)]

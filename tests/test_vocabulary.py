@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from empathy import metrics, overrides, vocabulary
+from empathy import metrics, vocabulary
 from empathy.cli import build_parser
+from empathy.labels import rules
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,7 +43,7 @@ def test_the_engine_reads_the_same_lists():
     assert metrics.EGM_BOTH_ZERO is vocabulary.EGM_BOTH_ZERO
     assert metrics.LD_STANDARDIZATIONS is vocabulary.LD_STANDARDIZATIONS
     assert metrics.LD_DIMENSIONS is vocabulary.LD_DIMENSIONS
-    assert overrides.LABEL_RULES is vocabulary.LABEL_RULES
+    assert rules.LABEL_RULES is vocabulary.LABEL_RULES
     assert vocabulary.DEFAULT_LABEL_RULE in vocabulary.LABEL_RULES
     assert set(vocabulary.LABEL_RULE_HELP) == set(vocabulary.LABEL_RULES)
 

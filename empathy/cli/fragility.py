@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     extra: dict[str, str] = {}
     n_overrides = None
     if args.overrides:
-        from empathy.overrides import apply_ledger, ledger_for_files
+        from empathy.labels.ledger import apply_ledger, ledger_for_files
 
         try:
             ledger = ledger_for_files(args.overrides, args.outputs, dataset.outputs, rule=args.label_rule,

@@ -161,7 +161,7 @@ def _store_of(args: argparse.Namespace) -> Path | None:
         if not path.is_file():
             raise ValueError(f"{args.overrides}: override store not found")
         return path
-    from empathy.store import default_store_path
+    from empathy.labels.locations import default_store_path
 
     path = default_store_path(Path(args.outputs).resolve().parent)
     return path if path.is_file() else None
@@ -172,7 +172,7 @@ def _ledger_summary(args: argparse.Namespace, outputs: pd.DataFrame, ratings: pd
 
     Decisions of the rater ``--rerun-of`` (default: the rater this run wrote) are confirmed when the new judge
     value equals the human's, still disputed when it differs, stale when the text changed since, orphaned when
-    the output is gone (:func:`empathy.overrides.rerun_against_ledger`).
+    the output is gone (:func:`empathy.labels.ledger.rerun_against_ledger`).
     """
     path = _store_of(args)
     if path is None:
@@ -180,7 +180,7 @@ def _ledger_summary(args: argparse.Namespace, outputs: pd.DataFrame, ratings: pd
     import sqlite3
 
     from empathy.io import DataError
-    from empathy.overrides import ledger_for_files, rerun_against_ledger
+    from empathy.labels.ledger import ledger_for_files, rerun_against_ledger
 
     try:
         ledger = ledger_for_files(path, args.outputs, outputs, name=args.store_name)

@@ -79,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
     if args.overrides is not None:
         from pathlib import Path
 
-        from empathy.overrides import apply_ledger, ledger_for_files
-        from empathy.store import default_store_path, mask_location
+        from empathy.labels.ledger import apply_ledger, ledger_for_files
+        from empathy.labels.locations import default_store_path, mask_location
 
         location = args.overrides or default_store_path(Path(args.outputs).resolve().parent)
         try:

@@ -150,7 +150,7 @@ def run_slices(args: argparse.Namespace) -> int:  # noqa: C901 - one flat sequen
     extra: dict[str, str] = {"outcome": args.outcome, "human": "+".join(human_kinds)}
     applied = None
     if args.overrides:
-        from empathy.overrides import annotator_ratings, ledger_for_files
+        from empathy.labels.ledger import annotator_ratings, ledger_for_files
 
         try:
             ledger = ledger_for_files(args.overrides, args.outputs, outputs, rule=args.label_rule,

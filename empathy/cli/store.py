@@ -43,7 +43,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _location(given: str | None) -> str:
-    from empathy.store import STORE_ENV
+    from empathy.labels.locations import STORE_ENV
 
     location = (given or os.environ.get(STORE_ENV, "")).strip()
     if not location:
@@ -55,7 +55,8 @@ def run_info(args: argparse.Namespace) -> int:
     """Handler of ``store info``."""
     import pandas as pd
 
-    from empathy.store import StoreError, open_store
+    from empathy.labels.backends import open_store
+    from empathy.labels.locations import StoreError
 
     location = _location(args.store)
     if "://" not in location and not os.path.exists(location):
@@ -82,7 +83,7 @@ def run_info(args: argparse.Namespace) -> int:
 
 def run_migrate(args: argparse.Namespace) -> int:
     """Handler of ``store migrate``."""
-    from empathy.store import migrate_store
+    from empathy.labels.transfer import migrate_store
 
     rename: dict[str, str] = {}
     for pair in args.rename:

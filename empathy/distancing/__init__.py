@@ -47,7 +47,6 @@ __all__ = [
     "split_long_text",
     "load_model",
     "model_info",
-    "register_cli",
 ]
 
 # Texts looked up in the cache and parsed per round; bounds memory independently of the input length.
@@ -261,9 +260,3 @@ def density_matrix(texts: Sequence[str], **kw: Any) -> np.ndarray:
         return np.empty((0, len(LABELS)), dtype=float)
     return np.asarray(rows, dtype=float)
 
-
-def register_cli(subparsers: Any) -> None:
-    """Add the ``distancing FILE --format jsonl`` subcommand (see :mod:`empathy.cli.distancing`)."""
-    from empathy.cli.distancing import register as _register
-
-    _register(subparsers)

@@ -1,0 +1,379 @@
+"""The ledger: every human decision of a data set, sorted against the outputs now loaded, under a label rule.
+
+* :func:`ledger_status` / :func:`open_ledger` — each decision is *fresh* (its text is unchanged), *stale* (the
+  output's reference or generation changed since: listed, not applied until confirmed) or *orphaned* (the
+  output is gone: kept, listed, not applied). :class:`Ledger` holds them and what applies: the fresh decisions
+  reduced by the label rule (:func:`empathy.labels.rules.effective_overrides`), one override per rating.
+  Every count a page shows and every metric with overrides goes through :attr:`Ledger.applied`.
+* :func:`apply_overrides` / :func:`apply_ledger` — the effective ratings: each rating replaced by its override.
+* :func:`annotator_ratings`, :func:`adjudication_list`, :func:`human_ratings` — each annotator as their own
+  rater (kind ``human``), the disagreements to adjudicate, the humans' latest verdict as one rater. Agreement
+  statistics over them live above this layer (:func:`empathy.review.human_agreement`).
+* :func:`classify_rerun` — a judge re-run meets the ledger: every decision is *confirmed* (the new judge now
+  agrees with the human), *still disputed*, *stale* or *orphaned*.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from empathy.labels.backends import open_store
+from empathy.labels.records import dataset_id, dataset_name, empty_decisions, output_hashes
+from empathy.labels.rules import effective_overrides, label_rule_field
+from empathy.labels.schema import KEY_COLUMNS
+from empathy.labels.sqlite import OverrideStore
+
+_ITEM_KEY = ["item_id", "model", "dimension"]
+
+
+# ------------------------------------------------------------------------------------------ status
+
+@dataclass(frozen=True)
+class LedgerStatus:
+    """Every decision of a data set sorted by whether it still applies to the loaded outputs."""
+
+    fresh: pd.DataFrame
+    stale: pd.DataFrame
+    orphaned: pd.DataFrame
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"fresh": len(self.fresh), "stale": len(self.stale), "orphaned": len(self.orphaned)}
+
+
+def ledger_status(decisions: pd.DataFrame, outputs: pd.DataFrame,
+                  hashes: Mapping[tuple[str, str], str] | None = None) -> LedgerStatus:
+    """Split decisions into fresh, stale (text changed, or no text hash recorded) and orphaned (output gone).
+
+    A decision is tied to :func:`empathy.labels.records.text_hash` of the reference and generation it was made on; a
+    decision stored without a hash (a version 1 ledger imported without the data) counts as stale, so it is
+    applied only after someone confirms it on the current text. ``hashes``: the outputs'
+    :func:`empathy.labels.records.output_hashes` when already computed.
+    """
+    if decisions is None or decisions.empty:
+        empty = empty_decisions()
+        return LedgerStatus(empty, empty.copy(), empty.copy())
+    hashes = output_hashes(outputs) if hashes is None else hashes
+    pairs = list(zip(decisions["item_id"].astype(str).tolist(), decisions["model"].astype(str).tolist(),
+                     strict=True))
+    current = np.array([hashes.get(pair) for pair in pairs], dtype=object)
+    orphaned = np.array([h is None for h in current], dtype=bool)
+    stored = decisions["text_hash"].astype(str).to_numpy() if "text_hash" in decisions.columns else np.full(
+        len(decisions), "", dtype=object)
+    stale = ~orphaned & np.array([s == "" or s != c for s, c in zip(stored, current, strict=True)], dtype=bool)
+    fresh = ~orphaned & ~stale
+    parts = [decisions[mask].reset_index(drop=True) for mask in (fresh, stale, orphaned)]
+    return LedgerStatus(*parts)
+
+
+def _python_values(column: pd.Series) -> list:
+    """The column's values as Python objects, a missing text as ``pd.NA`` whatever the string dtype."""
+    if isinstance(column.dtype, (pd.StringDtype, pd.ArrowDtype)):
+        return column.to_numpy(dtype=object, na_value=pd.NA).tolist()
+    return column.tolist()
+
+
+def _digest_text(value: object) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """The overrides of one data set as they apply to its loaded outputs under a label rule.
+
+    ``applied`` is what metrics use (fresh decisions reduced by the rule, one per rating key); ``stale``,
+    ``orphaned`` and ``unresolved`` are listed, never applied.
+    """
+
+    name: str
+    rule: str
+    decisions: pd.DataFrame
+    status: LedgerStatus
+    applied: pd.DataFrame
+    unresolved: pd.DataFrame
+    adopted: int = 0
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Applied overrides, stale, orphaned and unresolved decisions."""
+        return {"applied": len(self.applied), "stale": len(self.status.stale),
+                "orphaned": len(self.status.orphaned), "unresolved": len(self.unresolved)}
+
+    @cached_property
+    def decided(self) -> int:
+        """Ratings anyone decided, whatever their status (a rating two annotators decided counts once).
+
+        ``counts["applied"]`` of them apply; the others are stale, orphaned or unresolved. Equal to
+        :meth:`empathy.labels.sqlite.OverrideStore.count` of the data set, read from the same decisions.
+        """
+        if self.decisions.empty:
+            return 0
+        return int(len(self.decisions[list(KEY_COLUMNS)].drop_duplicates()))
+
+    @cached_property
+    def digest(self) -> str:
+        """12 hex digits of SHA-256 over the applied overrides (key, value, text hash), order-free.
+
+        Names *which* human labels a results table rests on, not only how many (the signature's ``ledger``
+        field); the empty ledger has the digest of nothing. Each applied row is its fields joined by U+001F
+        (a float as ``repr``, anything else as ``str``), the rows sorted and each ended by U+001E. Computed
+        once per ledger (the frames are not to be modified).
+        """
+        digest = hashlib.sha256()
+        if len(self.applied):
+            columns = [c for c in ("item_id", "model", "rater", "dimension", "value", "text_hash")
+                       if c in self.applied.columns]
+            # column by column, not row by row: iterating an Arrow-backed column element by element was most of
+            # the cost (a 6,000-row ledger's digest on every Relabel key)
+            fields = [[_digest_text(value) for value in _python_values(self.applied[column])] for column in columns]
+            for row in sorted("\x1f".join(parts) for parts in zip(*fields, strict=True)):
+                digest.update(row.encode("utf-8") + b"\x1e")
+        return digest.hexdigest()[:12]
+
+    def signature_fields(self) -> dict[str, str]:
+        """The signature's fields for this ledger: the label rule and the digest of the applied overrides."""
+        key, value = label_rule_field(self.rule)
+        return {key: value, "ledger": self.digest}
+
+    def summary(self) -> str:
+        """One line for the CLI and the app, e.g. ``overrides: 12 applied (labels: latest), 2 stale, 1 orphaned``."""
+        counts = self.counts
+        line = (f"overrides: {counts['applied']} applied (labels: {self.rule}), {counts['stale']} stale "
+                f"(text changed; not applied until confirmed), {counts['orphaned']} orphaned (output gone; kept)")
+        if counts["unresolved"]:
+            line += f", {counts['unresolved']} unresolved disagreements (judge label kept)"
+        if self.adopted:
+            line += f", {self.adopted} moved from a version 1 store"
+        return line
+
+
+def ledger_from_decisions(name: str, decisions: pd.DataFrame, outputs: pd.DataFrame, rule: str = "latest",
+                          *, adopted: int = 0, hashes: Mapping[tuple[str, str], str] | None = None) -> Ledger:
+    """:class:`Ledger` of already-read decisions (see :func:`open_ledger`)."""
+    status = ledger_status(decisions, outputs, hashes)
+    effective = effective_overrides(status.fresh, rule)
+    return Ledger(name, rule, decisions, status, effective.effective, effective.unresolved, adopted)
+
+
+def open_ledger(store: OverrideStore, name: str, outputs: pd.DataFrame, rule: str = "latest", *,
+                adopt_legacy: bool = True, hashes: Mapping[tuple[str, str], str] | None = None,
+                legacy_id: str | None = None) -> Ledger:
+    """Read a data set's decisions and sort them against the loaded ``outputs``.
+
+    With ``adopt_legacy`` the rows a version 1 store kept under the outputs' key-set hash
+    (:func:`empathy.labels.records.dataset_id`, or ``legacy_id`` when already computed) are first moved to
+    ``name`` (:meth:`OverrideStore.adopt_legacy`). ``hashes``: the outputs'
+    :func:`empathy.labels.records.output_hashes` when already computed (the app caches them per data set).
+    Raises :class:`empathy.labels.locations.StoreError` for a damaged store.
+    """
+    adopted = 0
+    if adopt_legacy and any(other != name for other in store.dataset_ids()):
+        hashes = output_hashes(outputs) if hashes is None else hashes
+        adopted = store.adopt_legacy(legacy_id or dataset_id(outputs), name, hashes)
+    return ledger_from_decisions(name, store.decisions(name), outputs, rule, adopted=adopted, hashes=hashes)
+
+
+# ------------------------------------------------------------------------------------------ several humans
+
+def annotator_ratings(decisions: pd.DataFrame) -> pd.DataFrame:
+    """Each annotator as their own rater: long-form ratings with ``rater`` = annotator, ``rater_kind`` human.
+
+    One rating per ``(item_id, model, dimension, annotator)``: a decision applied to several judges is one
+    human judgement (the annotator's latest, should they differ). Adjudications are left out (they are a
+    resolution, not an independent judgement).
+    """
+    columns = ["item_id", "model", "rater", "dimension", "value", "rater_kind", "reason", "signature"]
+    if decisions is None or decisions.empty:
+        return pd.DataFrame({c: pd.Series(dtype=float if c == "value" else object) for c in columns})
+    frame = decisions[decisions.get("role", pd.Series("annotator", index=decisions.index)) == "annotator"]
+    if "updated_at" in frame.columns:
+        frame = frame.sort_values("updated_at", kind="stable")
+    frame = frame.drop_duplicates([*_ITEM_KEY, "annotator"], keep="last")
+    out = pd.DataFrame({"item_id": frame["item_id"].astype(str), "model": frame["model"].astype(str),
+                        "rater": frame["annotator"].astype(str), "dimension": frame["dimension"].astype(str),
+                        "value": frame["value"].astype(float), "rater_kind": "human", "reason": "",
+                        "signature": "human"})
+    return out.sort_values(["item_id", "model", "dimension", "rater"]).reset_index(drop=True)
+
+
+
+def adjudication_list(decisions: pd.DataFrame) -> pd.DataFrame:
+    """The outputs where annotators disagree: one row per ``(item_id, model, dimension)``.
+
+    Columns: ``item_id, model, dimension, decisions`` (``"ann=value, ..."``), ``n_annotators``,
+    ``adjudicated`` (the latest adjudication's value, NaN when none yet).
+    """
+    columns = ["item_id", "model", "dimension", "decisions", "n_annotators", "adjudicated"]
+    ratings = annotator_ratings(decisions)
+    if ratings.empty:
+        return pd.DataFrame(columns=columns)
+    spread = ratings.groupby(_ITEM_KEY)["value"].transform("nunique")
+    split = ratings[spread > 1]
+    if split.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for key, group in split.groupby(_ITEM_KEY, sort=True):
+        rows.append({**dict(zip(_ITEM_KEY, key, strict=True)),
+                     "decisions": ", ".join(f"{r}={v:g}" for r, v in zip(group["rater"], group["value"],
+                                                                         strict=True)),
+                     "n_annotators": int(group["rater"].nunique()), "adjudicated": np.nan})
+    table = pd.DataFrame(rows, columns=columns)
+    adjudications = decisions[decisions.get("role", pd.Series("annotator", index=decisions.index)) == "adjudicator"]
+    if len(adjudications):
+        latest = (adjudications.sort_values("updated_at", kind="stable")
+                  .drop_duplicates(_ITEM_KEY, keep="last").set_index(_ITEM_KEY)["value"])
+        table["adjudicated"] = [float(latest.get(tuple(k), np.nan)) for k in table[_ITEM_KEY].itertuples(index=False)]
+    return table
+
+
+# ------------------------------------------------------------------------------------------ judge re-runs
+
+@dataclass(frozen=True)
+class RerunLedger:
+    """Every decision classified against a re-run judge's ratings."""
+
+    confirmed: pd.DataFrame
+    disputed: pd.DataFrame
+    stale: pd.DataFrame
+    orphaned: pd.DataFrame
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"confirmed": len(self.confirmed), "disputed": len(self.disputed), "stale": len(self.stale),
+                "orphaned": len(self.orphaned)}
+
+    def summary(self) -> str:
+        """One line, e.g. ``re-run vs overrides: 7 confirmed, 3 still disputed, 1 stale, 0 orphaned``."""
+        c = self.counts
+        return (f"re-run vs overrides: {c['confirmed']} confirmed (judge now agrees with the human), "
+                f"{c['disputed']} still disputed, {c['stale']} stale (text changed), {c['orphaned']} orphaned "
+                "(output gone)")
+
+
+def classify_rerun(decisions: pd.DataFrame, new_ratings: pd.DataFrame, outputs: pd.DataFrame, *,
+                   rater_map: Mapping[str, str] | None = None, tolerance: float = 0.0) -> RerunLedger:
+    """Classify every decision of the ledger against a re-run judge's ratings.
+
+    ``orphaned``: the output is gone; ``stale``: its text changed since the decision (see
+    :func:`ledger_status`); otherwise ``confirmed`` when the re-run judge's value for the same rating (rater
+    renamed through ``rater_map``, e.g. ``{"gpt4": "gpt4-prompt-v2"}``) is within ``tolerance`` of the human
+    value (0: equal), and ``disputed`` when it differs or the re-run did not rate it (``new_value`` NaN).
+    Only decisions of raters the re-run covers are classified (a decision on another judge is not about
+    this re-run). ``confirmed`` and ``disputed`` carry the ``new_value``.
+    """
+    if tolerance < 0:
+        raise ValueError(f"tolerance must be >= 0, got {tolerance!r}")
+    mapping = dict(rater_map or {})
+    rerun_raters = set(new_ratings["rater"].astype(str))
+    if decisions is None or decisions.empty:
+        empty = empty_decisions()
+        return RerunLedger(empty, empty.copy(), empty.copy(), empty.copy())
+    covered = decisions[decisions["rater"].astype(str).map(lambda r: mapping.get(r, r)).isin(rerun_raters)]
+    status = ledger_status(covered.reset_index(drop=True), outputs)
+    fresh = status.fresh.copy()
+    fresh["new_rater"] = fresh["rater"].astype(str).map(lambda r: mapping.get(r, r))
+    lookup = (new_ratings.drop_duplicates(["item_id", "model", "rater", "dimension"], keep="last")
+              .set_index(["item_id", "model", "rater", "dimension"])["value"])
+    index = pd.MultiIndex.from_arrays([fresh["item_id"].astype(str), fresh["model"].astype(str),
+                                       fresh["new_rater"], fresh["dimension"].astype(str)])
+    positions = lookup.index.get_indexer(index) if len(lookup) else np.full(len(fresh), -1)
+    values = lookup.to_numpy(dtype=float)
+    fresh["new_value"] = [values[p] if p >= 0 else np.nan for p in positions]
+    agrees = (fresh["new_value"] - fresh["value"]).abs() <= tolerance
+    return RerunLedger(fresh[agrees].reset_index(drop=True), fresh[~agrees].reset_index(drop=True),
+                       status.stale, status.orphaned)
+
+
+# ------------------------------------------------------------------------------------------ CLI helpers
+
+def ledger_for_files(store_path: str | Path, outputs_path: str | Path, outputs: pd.DataFrame, *,
+                     rule: str = "latest", name: str | None = None) -> Ledger:
+    """The ledger of a data set given by its files, as the CLI needs it (``metrics --overrides``, ``judge``).
+
+    ``store_path`` is a SQLite file or a ``postgresql://`` URL. The data set's name is
+    :func:`empathy.labels.records.dataset_name` of ``outputs_path`` relative to the store (or ``name``). Raises
+    :class:`empathy.labels.locations.StoreError` (a :class:`empathy.io.DataError`: one line, exit 2) for a
+    damaged or unreachable store.
+    """
+    store = open_store(store_path)
+    label = dataset_name(outputs_path, store_path=store_path, explicit=name)
+    return open_ledger(store, label, outputs, rule)
+
+
+def apply_ledger(ratings: pd.DataFrame, ledger: Ledger) -> pd.DataFrame:
+    """``ratings`` with the ledger's applied overrides (stale, orphaned and unresolved ones never)."""
+    return apply_overrides(ratings, ledger.applied)
+
+
+def rerun_against_ledger(ledger: Ledger, new_ratings: pd.DataFrame, outputs: pd.DataFrame, *,
+                         rater_map: Mapping[str, str] | None = None, tolerance: float = 0.0) -> RerunLedger:
+    """:func:`classify_rerun` of every decision of ``ledger`` (for ``judge`` to print its :meth:`summary`)."""
+    return classify_rerun(ledger.decisions, new_ratings, outputs, rater_map=rater_map, tolerance=tolerance)
+
+
+# ------------------------------------------------------------------------------------------ effective ratings
+
+def apply_overrides(ratings: pd.DataFrame, overrides: pd.DataFrame | None) -> pd.DataFrame:
+    """Effective ratings: each rating replaced by its override where one exists.
+
+    Returns a copy of ``ratings`` with a boolean column ``overridden``. An override of a rating absent from
+    ``ratings`` (a judge that never rated that output) is added as a new row, so a human can fill a gap.
+    """
+    for column in (*KEY_COLUMNS, "value"):
+        if column not in ratings.columns:
+            raise ValueError(f"apply_overrides: ratings lack the column {column!r}")
+    out = ratings.copy()
+    out["overridden"] = False
+    if overrides is None or len(overrides) == 0:
+        return out
+    for column in (*KEY_COLUMNS, "value"):
+        if column not in overrides.columns:
+            raise ValueError(f"apply_overrides: overrides lack the column {column!r}")
+    keys = list(KEY_COLUMNS)
+    table = overrides[[*keys, "value"]].drop_duplicates(keys, keep="last")
+    index = pd.MultiIndex.from_frame(out[keys])
+    override_index = pd.MultiIndex.from_frame(table[keys])
+    positions = override_index.get_indexer(index)
+    hit = positions >= 0
+    if hit.any():
+        values = out["value"].to_numpy(dtype=float, copy=True)
+        values[hit] = table["value"].to_numpy(dtype=float)[positions[hit]]
+        out["value"] = values
+        out["overridden"] = hit
+    unmatched = ~override_index.isin(index)
+    if unmatched.any():
+        extra = table[unmatched].copy()
+        for column in out.columns:
+            if column not in extra.columns:
+                extra[column] = "" if out[column].dtype == object else np.nan
+        extra["overridden"] = True
+        out = pd.concat([out, extra[out.columns]], ignore_index=True)
+    return out
+
+
+def human_ratings(overrides: pd.DataFrame, *, rater: str = "human") -> pd.DataFrame:
+    """The human verdicts implied by the overrides, as long-form ratings of one rater named ``rater``.
+
+    For each ``(item_id, model, dimension)`` the most recent override (by ``updated_at``) wins, whichever
+    judge's rating it replaced. Used to compare human labels with each judge's own labels.
+    """
+    columns = ["item_id", "model", "rater", "dimension", "value", "rater_kind", "reason", "signature"]
+    if overrides is None or len(overrides) == 0:
+        return pd.DataFrame({c: pd.Series(dtype=float if c == "value" else str) for c in columns})
+    frame = overrides.copy()
+    if "updated_at" in frame.columns:
+        frame = frame.sort_values("updated_at", kind="stable")
+    frame = frame.drop_duplicates(["item_id", "model", "dimension"], keep="last")
+    out = pd.DataFrame({
+        "item_id": frame["item_id"].astype(str), "model": frame["model"].astype(str), "rater": rater,
+        "dimension": frame["dimension"].astype(str), "value": frame["value"].astype(float),
+        "rater_kind": "human", "reason": "", "signature": "",
+    })
+    return out.sort_values(["item_id", "model", "dimension"]).reset_index(drop=True)

@@ -1,0 +1,608 @@
+"""The override store on SQLite (the embedded default), and the queries both backends run.
+
+An *override* is one annotator's decision on one rating, keyed by ``(dataset_id, item_id, model, rater,
+dimension)`` plus the annotator and their role (``annotator`` or ``adjudicator``): two people deciding the
+same rating keep two rows, never last-writer-wins. Which of them a metric uses is the *label rule* the
+researcher picks (:mod:`empathy.labels.rules`); which of them still apply to the loaded texts is the ledger's
+business (:mod:`empathy.labels.ledger`). The store only keeps them, durably, with an audit trail
+(:mod:`empathy.labels.schema`).
+
+:class:`OverrideStore` is a file in WAL mode; every change runs in its own ``BEGIN IMMEDIATE`` transaction with a
+busy timeout, so two app sessions (or two processes) writing at the same time serialise instead of losing a
+write, and a change is on disk before :meth:`OverrideStore.set_overrides` returns. A damaged store (empty,
+truncated, not SQLite, read-only, from a newer version) raises :class:`empathy.labels.locations.StoreError`
+and is never overwritten.
+
+The PostgreSQL backend (:class:`empathy.labels.postgres.PostgresOverrideStore`) subclasses it and replaces only
+connecting, the schema and the error mapping: every query here is portable SQL with ``?`` placeholders, so
+the two backends cannot drift apart. :func:`empathy.labels.backends.open_store` picks the backend by location.
+Import, export, migration and the exhibit list work on any store through :meth:`OverrideStore.transaction`
+and :meth:`OverrideStore.fetch` (:mod:`empathy.labels.transfer`, :mod:`empathy.labels.exhibit_list`).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+
+from empathy.labels.locations import StoreError, is_server_location
+from empathy.labels.records import Change, check_text, optional_float, utc_now, validate_value
+from empathy.labels.schema import (
+    AUDIT_COLUMNS,
+    BASE_VERSION,
+    DECISION_COLUMNS,
+    KEY_COLUMNS,
+    LEDGER_COLUMNS,
+    MIGRATE_V1,
+    ROLES,
+    SCHEMA_VERSION,
+    SQLITE_SCHEMA,
+    UNDOABLE,
+    split_sql,
+    upgrade_statements,
+)
+from empathy.sqlite_wal import enable_wal
+
+#: Seconds a writer waits for another writer's transaction before giving up (one-line ``StoreError``).
+BUSY_TIMEOUT_S = 30.0
+#: Actions a batch of decisions may be written under (see :meth:`OverrideStore.write_batch`).
+BATCH_ACTIONS: tuple[str, ...] = ("set", "import", "adjudicate")
+#: How often and how long :func:`check_store_file` looks again at a file shorter than its header says.
+_TRUNCATION_RECHECKS = 10
+_TRUNCATION_RECHECK_S = 0.05
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_KEY_WHERE = "dataset_id=? AND item_id=? AND model=? AND rater=? AND dimension=?"
+_ROW_WHERE = f"{_KEY_WHERE} AND annotator=? AND role=?"
+_AUDIT_INSERT = ("INSERT INTO audit (batch, dataset_id, item_id, model, rater, dimension, annotator, role, at,"
+                 " old_value, new_value, reason, action, text_hash, prior) VALUES ")
+
+
+class OverrideStore:
+    """Overrides and audit trail in a SQLite file (safe for threads and processes).
+
+    The interface of every backend. Every method opens its own short-lived connection, so one instance can be
+    shared between the threads of a Streamlit server and several processes can use the same store. A
+    ``postgresql://`` location is refused here (``ValueError``): open any location with
+    :func:`empathy.labels.backends.open_store`.
+
+    Raises
+    ------
+    StoreError
+        When the file exists but is empty, truncated, not an SQLite database, read-only, or written by a newer
+        version; nothing is written to it then.
+    """
+
+    #: Which engine holds the store (``sqlite`` or ``postgresql``).
+    backend = "sqlite"
+
+    def __init__(self, path: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S):
+        if is_server_location(path):
+            raise ValueError("OverrideStore opens SQLite files; open a postgresql:// store with "
+                             "empathy.labels.backends.open_store")
+        self.path = Path(path)
+        if busy_timeout <= 0:
+            raise ValueError(f"busy_timeout must be positive, got {busy_timeout!r}")
+        self.busy_timeout = float(busy_timeout)
+        self._check_file()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(self.path, f"cannot create the store's folder ({error.strerror})") from None
+        if not _writable(self.path.parent):
+            raise StoreError(self.path, "the store's folder is read-only (SQLite needs to write its journal "
+                             "there); point EMPATHY_STORE or --store to a writable place")
+        self._init_lock = threading.Lock()
+        with self._init_lock, self._guard():
+            connection = self._connect()
+            try:
+                open_sqlite_schema(connection, self.path, self.busy_timeout)
+            finally:
+                connection.close()
+
+    def __repr__(self) -> str:
+        return f"OverrideStore({str(self.path)!r})"
+
+    @property
+    def label(self) -> str:
+        """Where the store is, fit to print (a server URL's password masked)."""
+        return str(self.path)
+
+    @property
+    def short_label(self) -> str:
+        """A short name of the store for a sidebar: the file name, or the server's host and database."""
+        return self.path.name
+
+    # ------------------------------------------------------------------------------------ connections
+
+    def _check_file(self) -> None:
+        """Refuse a file that is not a healthy, writable store before SQLite touches it."""
+        check_store_file(self.path)
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn SQLite's errors about the file into one-line :class:`StoreError`."""
+        try:
+            yield
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.DatabaseError as error:
+            message = str(error)
+            if "readonly" in message or "read-only" in message:
+                message = "is read-only; nothing was written (make it writable or use another store)"
+            elif "malformed" in message or "not a database" in message:
+                message = f"is damaged ({message}); nothing was written. Restore it from a backup or move it away"
+            elif "locked" in message:
+                message = (f"is locked by another process for more than {self.busy_timeout:g} s ({message}); "
+                           "try again")
+            else:
+                message = f"cannot be used: {message}"
+            raise StoreError(self.path, message) from None
+
+    def _connect(self) -> sqlite3.Connection:
+        # isolation_level=None: we issue BEGIN IMMEDIATE ourselves so the write lock is taken up front and a
+        # concurrent writer waits (busy timeout) instead of failing on lock upgrade.
+        connection = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
+        connection.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
+        connection.execute("PRAGMA synchronous=FULL")
+        return connection
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``; on PostgreSQL it holds the advisory write lock).
+
+        Yields a connection with ``execute``/``executemany`` taking ``?`` placeholders; committed when the block
+        ends, rolled back when it raises. Writes of other modules (import, restore, exhibits) go through here.
+        """
+        with self._guard():
+            self._check_file()
+            connection = self._connect()
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    yield connection
+                except BaseException:
+                    connection.execute("ROLLBACK")
+                    raise
+                connection.execute("COMMIT")
+            finally:
+                connection.close()
+
+    def fetch(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        """The rows of one query (``?`` placeholders), as the driver returns them (one short-lived connection)."""
+        with self._guard():
+            connection = self._connect()
+            try:
+                return [tuple(row) for row in connection.execute(sql, params).fetchall()]
+            finally:
+                connection.close()
+
+    def _read(self, sql: str, params: Sequence[object], columns: Sequence[str]) -> pd.DataFrame:
+        return pd.DataFrame(self.fetch(sql, params), columns=list(columns))
+
+    def after_restore(self, connection: sqlite3.Connection) -> None:
+        """Hook after rows with their own ids were copied in (SQLite's AUTOINCREMENT follows them by itself)."""
+
+    # ---------------------------------------------------------------------------------------- writing
+
+    def write_batch(self, groups: Mapping[tuple[str, str, str], Sequence[Change]], *, action: str) -> int:
+        """Record decisions of one or more ``(dataset_id, annotator, role)`` in one transaction and one undo
+        batch; return the batch number.
+
+        Each annotator keeps their own row per rating: another annotator's decision on the same rating is never
+        replaced. Values are checked against their dimension's range first; the changes' other fields are
+        written as given (:meth:`set_overrides` cleans a page's input; :func:`empathy.labels.transfer.import_ledger`
+        reads a file's).
+        """
+        if action not in BATCH_ACTIONS:
+            raise ValueError(f"action must be 'set', 'import' or 'adjudicate', got {action!r}")
+        for (dataset, annotator, role), changes in groups.items():
+            check_text("dataset_id", dataset)
+            check_text("annotator", annotator)
+            if role not in ROLES:
+                raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+            for change in changes:
+                validate_value(change.dimension, change.value)
+        at = utc_now()
+        with self.transaction() as connection:
+            batch = _next_batch(connection)
+            for (dataset, annotator, role), changes in groups.items():
+                for change in changes:
+                    _record(connection, dataset, change, annotator.strip(), role, at, batch, action)
+        return batch
+
+    def set_override(self, dataset_id: str, item_id: str, model: str, rater: str, dimension: str,
+                     value: float, *, annotator: str, reason: str = "", text_hash: str = "",
+                     judge_value: float | None = None, judge_signature: str = "") -> int:
+        """Record one override and return the batch number of the change (for undo and display).
+
+        The value is checked against the dimension's range first (``ValueError``/``TypeError``); the change is
+        committed to disk before this returns.
+        """
+        return self.set_overrides(dataset_id, [Change(item_id, model, rater, dimension, value, reason, text_hash,
+                                                      judge_value, judge_signature)], annotator=annotator)
+
+    def set_overrides(self, dataset_id: str, changes: Sequence[Change], *, annotator: str,
+                      action: str = "set", role: str = "annotator") -> int:
+        """Record several decisions of one annotator in one transaction and one undo batch; return the batch.
+
+        Each annotator keeps their own row per rating: another annotator's decision on the same rating is
+        never replaced. ``role="adjudicator"`` (action ``adjudicate``) records the resolution of a
+        disagreement, see :meth:`adjudicate`.
+        """
+        check_text("dataset_id", dataset_id)
+        check_text("annotator", annotator)
+        if action not in BATCH_ACTIONS:
+            raise ValueError(f"action must be 'set', 'import' or 'adjudicate', got {action!r}")
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        checked = _validated(changes)
+        if not checked:
+            raise ValueError("set_overrides: no changes given")
+        return self.write_batch({(dataset_id, annotator, role): checked}, action=action)
+
+    def adjudicate(self, dataset_id: str, changes: Sequence[Change], *, annotator: str) -> int:
+        """Record an adjudicator's resolution of a disagreement (its own audit rows, action ``adjudicate``).
+
+        Kept beside the annotators' decisions (role ``adjudicator``); the ``adjudicated`` and ``majority``
+        label rules of :func:`empathy.labels.rules.effective_overrides` let it decide.
+        """
+        return self.set_overrides(dataset_id, changes, annotator=annotator, action="adjudicate", role="adjudicator")
+
+    def confirm(self, dataset_id: str, rows: pd.DataFrame, hashes: Mapping[tuple[str, str], str], *,
+                annotator: str) -> int:
+        """Confirm stale decisions on the current texts: their text hash becomes the current one.
+
+        ``rows`` are decisions (columns of :meth:`decisions`, e.g. ``ledger_status(...).stale``); ``hashes``
+        the current :func:`empathy.labels.records.output_hashes`. Each confirmation has an audit row (action
+        ``confirm``, old and new value equal). Returns the number confirmed; rows whose output is gone are
+        skipped.
+        """
+        check_text("dataset_id", dataset_id)
+        who = check_text("annotator", annotator).strip()
+        at = utc_now()
+        confirmed = 0
+        with self.transaction() as connection:
+            batch = _next_batch(connection)
+            for record in rows.to_dict(orient="records"):
+                current = hashes.get((str(record["item_id"]), str(record["model"])))
+                if current is None:
+                    continue
+                key = (dataset_id, *(str(record[c]) for c in KEY_COLUMNS), str(record["annotator"]),
+                       str(record.get("role", "annotator")))
+                found = connection.execute(f"SELECT value FROM overrides WHERE {_ROW_WHERE}", key).fetchone()
+                if found is None:
+                    continue
+                connection.execute(f"UPDATE overrides SET text_hash=? WHERE {_ROW_WHERE}", (current, *key))
+                connection.execute(
+                    _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,'confirm',?,1)",
+                    (batch, *key[:5], key[5], key[6], at, found[0], found[0], f"confirmed on the new text by {who}",
+                     current))
+                confirmed += 1
+        return confirmed
+
+    def adopt_legacy(self, legacy_id: str, name: str, hashes: Mapping[tuple[str, str], str] | None = None) -> int:
+        """Move version 1 rows keyed by ``legacy_id`` (:func:`empathy.labels.records.dataset_id`) to ``name``.
+
+        Called when a data set is loaded: its legacy key-set hash equals ``legacy_id`` exactly when it has the
+        same outputs as when the rows were written, so their text hashes are set from ``hashes`` (the current
+        :func:`empathy.labels.records.output_hashes`). Rows already under ``name`` win over a legacy row with
+        the same key. Each moved row has an audit row (action ``migrate``). Returns the number of rows moved
+        (0 costs one read).
+        """
+        check_text("name", name)
+        if not legacy_id or legacy_id == name:
+            return 0
+        waiting = self.fetch("SELECT COUNT(*) FROM overrides WHERE dataset_id=?", (legacy_id,))[0][0]
+        if not waiting:
+            return 0
+        at = utc_now()
+        moved = 0
+        with self.transaction() as connection:
+            batch = _next_batch(connection)
+            rows = connection.execute(
+                f"SELECT {', '.join(DECISION_COLUMNS)} FROM overrides WHERE dataset_id=?", (legacy_id,)).fetchall()
+            for row in rows:
+                record = dict(zip(DECISION_COLUMNS, row, strict=True))
+                digest = record["text_hash"] or (hashes or {}).get((record["item_id"], record["model"]), "")
+                key = (name, *(record[c] for c in KEY_COLUMNS), record["annotator"], record["role"])
+                if connection.execute(f"SELECT 1 FROM overrides WHERE {_ROW_WHERE}", key).fetchone() is None:
+                    connection.execute(
+                        "INSERT INTO overrides (dataset_id, item_id, model, rater, dimension, annotator, role,"
+                        " value, updated_at, reason, text_hash, judge_value, judge_signature)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (*key, record["value"], record["updated_at"], record["reason"], digest,
+                         record["judge_value"], record["judge_signature"]))
+                    moved += 1
+                connection.execute(f"DELETE FROM overrides WHERE {_ROW_WHERE}", (legacy_id, *key[1:]))
+                connection.execute(
+                    _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,'migrate',?,1)",
+                    (batch, *key, at, record["value"], record["value"],
+                     f"moved from the version 1 key {legacy_id}", digest))
+            # The history follows the rows, so the data set's audit trail stays whole.
+            connection.execute("UPDATE audit SET dataset_id=? WHERE dataset_id=?", (name, legacy_id))
+        return moved
+
+    def undo_last(self, annotator: str | None = None, *, dataset_id: str | None = None) -> pd.DataFrame:
+        """Undo the most recent not-yet-undone batch of changes (of ``annotator`` / ``dataset_id`` if given).
+
+        Each decision returns to the value it had before the change (no row at all if the annotator had
+        none). A decision changed again afterwards keeps that later value. Returns the undone audit rows
+        (empty when there is nothing to undo); the undo itself is logged with action ``undo``.
+        """
+        conditions = [f"action IN ({', '.join(repr(a) for a in UNDOABLE)})", "undone_by IS NULL"]
+        params: list[object] = []
+        if annotator is not None:
+            conditions.append("annotator = ?")
+            params.append(check_text("annotator", annotator).strip())
+        if dataset_id is not None:
+            conditions.append("dataset_id = ?")
+            params.append(dataset_id)
+        with self.transaction() as connection:
+            row = connection.execute(
+                f"SELECT MAX(batch) FROM audit WHERE {' AND '.join(conditions)}", params).fetchone()
+            if row is None or row[0] is None:
+                return pd.DataFrame(columns=list(AUDIT_COLUMNS))
+            entries = connection.execute(
+                f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audit WHERE batch = ? AND undone_by IS NULL"
+                " ORDER BY id DESC",
+                (int(row[0]),)).fetchall()
+            undo_batch = _next_batch(connection)
+            at = utc_now()
+            for entry in entries:
+                _undo_one(connection, dict(zip(AUDIT_COLUMNS, entry, strict=True)), undo_batch, at, annotator)
+        return pd.DataFrame([dict(zip(AUDIT_COLUMNS, entry, strict=True)) for entry in entries],
+                            columns=list(AUDIT_COLUMNS))
+
+    # ---------------------------------------------------------------------------------------- reading
+
+    def version(self) -> int:
+        """A number that grows with every change to the store (the last audit row's id; 0 when empty).
+
+        Every write (set, undo, import, adjudication, confirmation, migration) adds an audit row, so a reader can
+        cache what it derived from the store until this number changes.
+        """
+        return int(self._read("SELECT COALESCE(MAX(id), 0) FROM audit", (), ["v"])["v"].iloc[0])
+
+    def dataset_ids(self) -> list[str]:
+        """The data-set names (and version 1 keys) that have decisions in this store."""
+        return self._read("SELECT DISTINCT dataset_id FROM overrides ORDER BY dataset_id", (), ["id"])["id"].tolist()
+
+    def decisions(self, dataset_id: str | None = None) -> pd.DataFrame:
+        """Every annotator's current decision (of one data set, or all with a ``dataset_id`` column).
+
+        Columns: :data:`empathy.labels.schema.DECISION_COLUMNS` (plus ``dataset_id`` for all data sets), sorted
+        by key, annotator and role. Two annotators deciding the same rating are two rows. What a metric uses
+        of them is the ledger's (:func:`empathy.labels.ledger.open_ledger`), never this table directly.
+        """
+        columns = list(LEDGER_COLUMNS)
+        order = "item_id, model, rater, dimension, annotator, role"
+        if dataset_id is None:
+            frame = self._read(f"SELECT {', '.join(columns)} FROM overrides ORDER BY dataset_id, {order}", (),
+                               columns)
+        else:
+            frame = self._read(f"SELECT {', '.join(columns)} FROM overrides WHERE dataset_id=? ORDER BY {order}",
+                               (dataset_id,), columns).drop(columns=["dataset_id"])
+        frame["value"] = frame["value"].astype(float)
+        frame["judge_value"] = pd.to_numeric(frame["judge_value"], errors="coerce").astype(float)
+        return frame
+
+    def audit(self, dataset_id: str | None = None) -> pd.DataFrame:
+        """The audit trail, oldest first: every set, undo, import, adjudication, confirmation and migration."""
+        columns = list(AUDIT_COLUMNS)
+        where, params = ("WHERE dataset_id=?", (dataset_id,)) if dataset_id is not None else ("", ())
+        frame = self._read(f"SELECT {', '.join(columns)} FROM audit {where} ORDER BY id", params, columns)
+        for column in ("old_value", "new_value"):
+            frame[column] = frame[column].astype(float)
+        return frame
+
+    def count(self, dataset_id: str) -> int:
+        """Number of decided ratings of a data set (a rating decided by two annotators counts once).
+
+        A count of the store's rows (stale and orphaned included); what the pages show as *applied* is the
+        ledger's (:attr:`empathy.labels.ledger.Ledger.counts`).
+        """
+        frame = self._read("SELECT COUNT(*) FROM (SELECT DISTINCT item_id, model, rater, dimension FROM overrides"
+                           " WHERE dataset_id=?) AS decided", (dataset_id,), ["n"])
+        return int(frame["n"].iloc[0])
+
+
+# ------------------------------------------------------------------------------------------ the write queries
+
+def _next_batch(connection: sqlite3.Connection) -> int:
+    row = connection.execute("SELECT COALESCE(MAX(batch), 0) + 1 FROM audit").fetchone()
+    return int(row[0])
+
+
+def _validated(changes: Iterable[Change]) -> list[Change]:
+    """The changes with their keys checked, the value checked against its range and the reason stripped."""
+    checked = []
+    for change in changes:
+        for name in KEY_COLUMNS:
+            check_text(name, getattr(change, name))
+        for name in ("reason", "text_hash", "judge_signature"):
+            if not isinstance(getattr(change, name), str):
+                raise TypeError(f"{name} must be a string, got {type(getattr(change, name)).__name__}")
+        value = validate_value(change.dimension, change.value)
+        checked.append(Change(change.item_id, change.model, change.rater, change.dimension, value,
+                              change.reason.strip(), change.text_hash, optional_float(change.judge_value),
+                              change.judge_signature))
+    return checked
+
+
+def _record(connection: sqlite3.Connection, dataset: str, change: Change, annotator: str, role: str, at: str,
+            batch: int, action: str) -> int:
+    """Write one decision (insert or replace the annotator's row) and its audit row; return the audit id."""
+    row_key = (dataset, change.item_id, change.model, change.rater, change.dimension)
+    found = connection.execute(f"SELECT value FROM overrides WHERE {_ROW_WHERE}", (*row_key, annotator,
+                                                                                   role)).fetchone()
+    own = None if found is None else float(found[0])
+    # What this decision replaced on screen: the annotator's own previous value, else the latest decision
+    # of anyone on this rating, else the judge's label (so a first override records the judge's value).
+    old = own
+    if old is None:
+        row = connection.execute(
+            f"SELECT value FROM overrides WHERE {_KEY_WHERE} ORDER BY updated_at DESC LIMIT 1", row_key).fetchone()
+        old = float(row[0]) if row is not None else change.judge_value
+    connection.execute(
+        "INSERT INTO overrides (dataset_id, item_id, model, rater, dimension, annotator, role, value,"
+        " updated_at, reason, text_hash, judge_value, judge_signature) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        " ON CONFLICT (dataset_id, item_id, model, rater, dimension, annotator, role) DO UPDATE SET"
+        " value=excluded.value, updated_at=excluded.updated_at, reason=excluded.reason,"
+        " text_hash=excluded.text_hash, judge_value=COALESCE(excluded.judge_value, overrides.judge_value),"
+        " judge_signature=CASE WHEN excluded.judge_signature='' THEN overrides.judge_signature"
+        " ELSE excluded.judge_signature END",
+        (*row_key, annotator, role, change.value, at, change.reason, change.text_hash, change.judge_value,
+         change.judge_signature))
+    cursor = connection.execute(
+        _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (batch, *row_key, annotator, role, at, old, change.value, change.reason, action, change.text_hash,
+         int(own is not None)))
+    return int(cursor.lastrowid)
+
+
+def _undo_one(connection: sqlite3.Connection, record: dict[str, object], batch: int, at: str,
+              annotator: str | None) -> None:
+    """Return one audited change's decision to the value before it, log the undo, and link the two rows."""
+    key = (record["dataset_id"], *(record[c] for c in KEY_COLUMNS), record["annotator"], record["role"])
+    found = connection.execute(f"SELECT value FROM overrides WHERE {_ROW_WHERE}", key).fetchone()
+    current = None if found is None else float(found[0])
+    if current is not None and record["new_value"] is not None and current == record["new_value"]:
+        if not record["prior"]:
+            connection.execute(f"DELETE FROM overrides WHERE {_ROW_WHERE}", key)
+            restored = None
+        else:
+            connection.execute(f"UPDATE overrides SET value=?, updated_at=? WHERE {_ROW_WHERE}",
+                               (record["old_value"], at, *key))
+            restored = record["old_value"]
+    else:
+        restored = current
+    who = annotator or record["annotator"]
+    cursor = connection.execute(
+        _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,'undo',?,?)",
+        (batch, *key, at, current, restored, f"undo of change {record['id']} by {who}", record["text_hash"],
+         int(current is not None)))
+    connection.execute("UPDATE audit SET undone_by=? WHERE id=?", (int(cursor.lastrowid), record["id"]))
+
+
+# ------------------------------------------------------------------------------------------ opening a file safely
+
+def check_store_file(path: Path) -> None:
+    """Refuse a file that is not a healthy, writable store before SQLite touches it (:class:`StoreError`).
+
+    A missing file is fine (the store creates it).
+    """
+    if not path.exists():
+        return
+    if path.is_dir():
+        raise StoreError(path, "is a folder, not an override store")
+    size = path.stat().st_size
+    if size == 0:
+        raise StoreError(path, "is empty (0 bytes), not an override store; nothing was written. "
+                         "Restore it from a backup or move it away to start a new store")
+    with path.open("rb") as handle:
+        header = handle.read(100)
+    if not header.startswith(_SQLITE_HEADER):
+        raise StoreError(path, "is not an SQLite override store (damaged or another file); nothing "
+                         "was written. Restore it from a backup or move it away")
+    if len(header) < 100:
+        raise StoreError(path, f"is truncated ({size} bytes); nothing was written. Restore it from a "
+                         "backup or move it away")
+    shortfall = _short_of_header(path)
+    # Another process's WAL checkpoint writes page 1 (with the new page count) before it extends the file,
+    # so a shortfall seen without SQLite's locks may be a checkpoint in progress: a truncated file stays
+    # short, a checkpoint finishes within milliseconds. Look again before calling the file truncated.
+    for _ in range(_TRUNCATION_RECHECKS):
+        if shortfall is None:
+            break
+        time.sleep(_TRUNCATION_RECHECK_S)
+        shortfall = _short_of_header(path)
+    if shortfall is not None:
+        raise StoreError(path, f"is truncated ({shortfall[0]} of {shortfall[1]} bytes); nothing was "
+                         "written. Restore it from a backup or move it away")
+    if not _writable(path):
+        raise StoreError(path, "is read-only; nothing was written. Make it writable, or point "
+                         "EMPATHY_STORE or --store to a writable copy")
+
+
+def open_sqlite_schema(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
+    """Check the file's schema version and integrity, then create, migrate or upgrade its tables (WAL mode)."""
+    version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise StoreError(path, f"was written by a newer version of empathy (schema {version}, this "
+                         f"one reads up to {SCHEMA_VERSION}); nothing was written")
+    check = connection.execute("PRAGMA quick_check").fetchall()
+    if [tuple(row) for row in check] != [("ok",)]:
+        raise StoreError(path, f"is damaged ({'; '.join(str(r[0]) for r in check[:3])}); nothing "
+                         "was written. Restore it from a backup or move it away")
+    tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(overrides)")}
+    if version == SCHEMA_VERSION:
+        enable_wal(connection, busy_timeout)
+        return
+    if "overrides" in tables and "role" not in columns:
+        _migrate_v1(connection, path, busy_timeout)
+        version = BASE_VERSION
+    statements = split_sql(SQLITE_SCHEMA) if version < BASE_VERSION else []
+    statements += upgrade_statements(max(version, BASE_VERSION), "sqlite")
+    _run_in_transaction(connection, busy_timeout, [*statements, f"PRAGMA user_version={SCHEMA_VERSION}"])
+
+
+def _migrate_v1(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
+    """Copy a version 1 store into the version 2 tables (a backup of the file is kept beside it)."""
+    backup = path.with_name(path.name + ".v1-backup")
+    if not backup.exists():
+        target = sqlite3.connect(backup)
+        try:
+            connection.backup(target)
+        finally:
+            target.close()
+    _run_in_transaction(connection, busy_timeout, [*split_sql(MIGRATE_V1.format(schema=SQLITE_SCHEMA)),
+                                                   f"PRAGMA user_version={BASE_VERSION}"])
+
+
+def _run_in_transaction(connection: sqlite3.Connection, busy_timeout: float, statements: Sequence[str]) -> None:
+    enable_wal(connection, busy_timeout)
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in statements:
+            connection.execute(statement)
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+
+
+def _short_of_header(path: Path) -> tuple[int, int] | None:
+    """``(size, expected)`` when the file is shorter than its SQLite header's page count says, else ``None``."""
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(100)
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if len(header) < 100:
+        return None
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    # The header's page count is valid when its "version valid for" equals the change counter.
+    if header[24:28] == header[92:96] and pages and size < pages * page_size:
+        return size, pages * page_size
+    return None
+
+
+def _writable(path: Path) -> bool:
+    """Whether ``path`` can be written, judged by its mode bits too (``os.access`` says yes to root)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return os.access(path, os.W_OK) and bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))

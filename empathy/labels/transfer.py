@@ -1,0 +1,307 @@
+"""Moving decisions in and out of a store: the ledger as JSONL or CSV, and copying a whole store.
+
+Functions over any store (both backends):
+
+* :func:`export_jsonl` / :func:`export_csv` write every decision (the *ledger*, columns
+  :data:`~empathy.labels.schema.LEDGER_COLUMNS`); CSV cells that a spreadsheet would run as a formula are written
+  with a leading ``'`` (:func:`escape_cell`).
+* :func:`read_ledger` reads either format back (unescaping CSV cells) and :func:`import_ledger` applies it as
+  one undo batch, every record checked first (a bad one raises :class:`empathy.io.DataError` naming file, row
+  and column; nothing is written).
+* :func:`migrate_store` copies every decision, the whole audit trail and the pinned exhibits of one store into
+  another, empty one (``python -m empathy store migrate SRC DST``), through :func:`store_rows` and
+  :func:`restore`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
+from empathy.io import DataError, iter_jsonl
+from empathy.labels.backends import open_store
+from empathy.labels.exhibit_list import exhibit_rows
+from empathy.labels.locations import StoreError, is_server_location, mask_location
+from empathy.labels.records import Change, dataset_name, optional_float, validate_value
+from empathy.labels.schema import AUDIT_COLUMNS, EXHIBIT_COLUMNS, KEY_COLUMNS, LEDGER_COLUMNS, ROLES
+from empathy.labels.sqlite import OverrideStore
+
+#: Kept under the store's own names: the ledger CSV was the first spreadsheet-safe export.
+escape_cell = spreadsheet_cell
+unescape_cell = unspreadsheet_cell
+
+
+# ------------------------------------------------------------------------------------------ the ledger file
+
+def _ledger(store: OverrideStore, dataset_id: str | None) -> pd.DataFrame:
+    frame = store.decisions(dataset_id)
+    if dataset_id is not None:
+        frame.insert(0, "dataset_id", dataset_id)
+    return frame[list(LEDGER_COLUMNS)]
+
+
+def export_jsonl(store: OverrideStore, path: str | Path, dataset_id: str | None = None) -> int:
+    """Write every decision (the ledger; of one data set, or all) as JSON lines; return the number of records."""
+    frame = _ledger(store, dataset_id)
+    with Path(path).open("w", encoding="utf-8") as handle:
+        for record in frame.to_dict(orient="records"):
+            record["judge_value"] = optional_float(record["judge_value"])
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return len(frame)
+
+
+def export_csv(store: OverrideStore, path: str | Path, dataset_id: str | None = None) -> int:
+    """Write the ledger as CSV with formula-like text cells neutralised (see :func:`escape_cell`)."""
+    frame = _ledger(store, dataset_id)
+
+    def cell(column: str, value: object) -> str:
+        if column in ("value", "judge_value"):
+            number = optional_float(value)
+            return "" if number is None else repr(number)
+        return escape_cell(str(value))
+
+    with Path(path).open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(LEDGER_COLUMNS)
+        for record in frame.itertuples(index=False):
+            writer.writerow([cell(column, value) for column, value in zip(LEDGER_COLUMNS, record, strict=True)])
+    return len(frame)
+
+
+def _missing(cell: object) -> bool:
+    return cell is None or (isinstance(cell, float) and math.isnan(cell))
+
+
+def _raw_records(path: Path, label: str, suffix: str) -> list[tuple[int, dict[str, object]]]:
+    """``(file row, record)`` of a JSONL or CSV ledger, CSV cells unescaped and its header checked."""
+    records: list[tuple[int, dict[str, object]]] = []
+    try:
+        if suffix in (".jsonl", ".json"):
+            records.extend(iter_jsonl(path, label))
+        elif suffix == ".csv":
+            with path.open(encoding="utf-8", newline="") as handle:
+                reader = csv.DictReader(handle)
+                for line_number, record in enumerate(reader, start=2):
+                    records.append((line_number, {key: unescape_cell(value or "")
+                                                  for key, value in record.items() if key is not None}))
+                header = reader.fieldnames or []
+            missing = [c for c in KEY_COLUMNS + ("value",) if c not in header]
+            if missing:
+                raise DataError(label, f"missing required column (have: {', '.join(header)})",
+                                column=missing[0])
+        else:
+            raise DataError(label, f"unsupported ledger type '{suffix or '(none)'}'; use .jsonl or .csv")
+    except UnicodeDecodeError as exc:
+        raise DataError(label, f"not UTF-8 text (byte {exc.start})") from None
+    return records
+
+
+def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int, dict[str, object]]]:
+    """Read a JSONL or CSV ledger into ``(file row, record)`` pairs, unescaping CSV cells.
+
+    Raises :class:`empathy.io.DataError` for an unreadable file, a missing column or an empty key cell.
+    """
+    path = Path(path)
+    label = name or str(path)
+    suffix = Path(name).suffix.lower() if name else path.suffix.lower()
+    if not path.exists():
+        raise DataError(label, "file not found")
+    cleaned = []
+    for row_number, record in _raw_records(path, label, suffix):
+        out: dict[str, object] = {}
+        for column in KEY_COLUMNS + ("value",):
+            if column not in record:
+                raise DataError(label, "missing required column", row=row_number, column=column)
+        for column in KEY_COLUMNS:
+            cell = record[column]
+            if _missing(cell) or not str(cell).strip():
+                raise DataError(label, "empty value", row=row_number, column=column)
+            out[column] = str(cell)
+        raw = record["value"]
+        if isinstance(raw, str):
+            try:
+                raw = float(raw.strip())
+            except ValueError:
+                raise DataError(label, f"not a number: {raw[:40]!r}", row=row_number,
+                                column="value") from None
+        if raw is None:
+            raise DataError(label, "empty value", row=row_number, column="value")
+        out["value"] = raw
+        for column in ("dataset_id", "annotator", "reason", "updated_at", "role", "text_hash", "judge_signature"):
+            cell = record.get(column, "")
+            out[column] = "" if _missing(cell) else str(cell)
+        out["judge_value"] = optional_float(record.get("judge_value"))
+        cleaned.append((row_number, out))
+    return cleaned
+
+
+def import_ledger(store: OverrideStore, path: str | Path, *, dataset_id: str | None = None,
+                  annotator: str | None = None, name: str | None = None,
+                  hashes: Mapping[tuple[str, str], str] | None = None) -> int:
+    """Read a ledger exported by :func:`export_jsonl` or :func:`export_csv` and apply it as one batch.
+
+    ``dataset_id`` re-targets every record (import into the data set now loaded); otherwise each record's
+    own ``dataset_id`` is used. ``annotator`` replaces the file's annotator names. A record without a
+    text hash (a version 1 ledger) takes the one in ``hashes`` (the loaded outputs'
+    :func:`~empathy.labels.records.output_hashes`) or stays without one, which counts as stale until confirmed.
+    Every record is checked before anything is written; a bad record raises :class:`empathy.io.DataError`
+    naming file, row and column. Returns the number of decisions imported.
+    """
+    records = read_ledger(path, name=name)
+    label = name or str(path)
+    per_target: dict[tuple[str, str, str], list[Change]] = {}
+    for row_number, record in records:
+        target = dataset_id if dataset_id is not None else str(record.get("dataset_id", ""))
+        if not target:
+            raise DataError(label, "empty value", row=row_number, column="dataset_id")
+        who = annotator if annotator is not None else str(record.get("annotator", ""))
+        if not who.strip():
+            raise DataError(label, "empty value", row=row_number, column="annotator")
+        role = str(record.get("role") or "annotator")
+        if role not in ROLES:
+            raise DataError(label, f"unknown role {role!r} (use {', '.join(ROLES)})", row=row_number,
+                            column="role")
+        try:
+            value = validate_value(str(record["dimension"]), record["value"])
+        except (TypeError, ValueError) as exc:
+            raise DataError(label, str(exc), row=row_number, column="value") from None
+        digest = str(record.get("text_hash") or "") or (hashes or {}).get(
+            (str(record["item_id"]), str(record["model"])), "")
+        change = Change(str(record["item_id"]), str(record["model"]), str(record["rater"]),
+                        str(record["dimension"]), value, str(record.get("reason", "")), digest,
+                        optional_float(record.get("judge_value")), str(record.get("judge_signature") or ""))
+        per_target.setdefault((target, who.strip(), role), []).append(change)
+    if not per_target:
+        return 0
+    store.write_batch(per_target, action="import")
+    return sum(len(changes) for changes in per_target.values())
+
+
+# ------------------------------------------------------------------------------------------ a whole store
+
+def store_rows(store: OverrideStore) -> tuple[list[tuple], list[tuple]]:
+    """Every decision row (:data:`~empathy.labels.schema.LEDGER_COLUMNS`) and audit row
+    (:data:`~empathy.labels.schema.AUDIT_COLUMNS`), as stored.
+
+    The raw material of :func:`migrate_store`: ids, batches and undo links included.
+    """
+    decisions = store.fetch(f"SELECT {', '.join(LEDGER_COLUMNS)} FROM overrides ORDER BY dataset_id, "
+                            "item_id, model, rater, dimension, annotator, role")
+    audit = store.fetch(f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audit ORDER BY id")
+    return decisions, audit
+
+
+def _insert_all(connection: object, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    if rows:
+        connection.executemany(  # type: ignore[attr-defined]
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
+            [tuple(row) for row in rows])
+
+
+def restore(store: OverrideStore, decisions: Sequence[Sequence[object]], audit: Sequence[Sequence[object]],
+            exhibits: Sequence[Sequence[object]] = ()) -> None:
+    """Write the rows of :func:`store_rows` and :func:`~empathy.labels.exhibit_list.exhibit_rows` (of another
+    store) into ``store``, which must be empty; one transaction.
+
+    Audit ids, batches and undo links are kept, so the copy's history,
+    :meth:`~empathy.labels.sqlite.OverrideStore.undo_last` and :meth:`~empathy.labels.sqlite.OverrideStore.version`
+    continue where the source's stopped; exhibits keep their order and notes. Raises
+    :class:`~empathy.labels.locations.StoreError` when the store already holds decisions, audit rows or
+    exhibits (nothing is written).
+    """
+    with store.transaction() as connection:
+        held = connection.execute("SELECT (SELECT COUNT(*) FROM overrides) + (SELECT COUNT(*) FROM audit) "
+                                  "+ (SELECT COUNT(*) FROM exhibits)").fetchone()[0]
+        if held:
+            raise StoreError(store.label, f"already holds {held} decision, audit and exhibit rows; migrate into "
+                             "an empty store (nothing was written)")
+        _insert_all(connection, "exhibits", ("dataset_id", *EXHIBIT_COLUMNS), exhibits)
+        _insert_all(connection, "overrides", LEDGER_COLUMNS, decisions)
+        _insert_all(connection, "audit", AUDIT_COLUMNS, audit)
+        store.after_restore(connection)
+
+
+@dataclass(frozen=True)
+class MigrationReport:
+    """What :func:`migrate_store` copied: row counts, the data-set names it translated, and both locations."""
+
+    source: str
+    target: str
+    decisions: int
+    audit: int
+    renamed: dict[str, str]
+    exhibits: int = 0
+
+    def summary(self) -> str:
+        """One line for the CLI (locations with passwords masked)."""
+        line = (f"migrated {self.decisions} decisions, {self.audit} audit rows and {self.exhibits} exhibits from "
+                f"{self.source} to {self.target}")
+        if self.renamed:
+            line += "; data sets renamed: " + ", ".join(f"{old} -> {new}" for old, new in self.renamed.items())
+        return line
+
+
+def _renames(origin: OverrideStore, names: Sequence[str], target: str | Path, rename: Mapping[str, str] | None,
+             translate_names: bool) -> dict[str, str]:
+    """The new name of each data set whose name changes in the copy (see :func:`migrate_store`)."""
+    mapping: dict[str, str] = {}
+    for name in names:
+        new = name
+        if translate_names and origin.backend == "sqlite":
+            candidate = Path(name)
+            if not candidate.is_absolute():
+                candidate = origin.path.expanduser().resolve().parent / candidate
+            if not name.startswith(("upload:",)) and candidate.is_file():
+                new = dataset_name(candidate, store_path=target)
+        new = (rename or {}).get(name, new)
+        if new != name:
+            mapping[name] = new
+    return mapping
+
+
+def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str, str] | None = None,
+                  translate_names: bool = True) -> MigrationReport:
+    """Copy every decision, the whole audit trail and the pinned exhibits of one store into another, empty one
+    (any two backends).
+
+    One transaction on the target: all or nothing, verified by reading the copy back. A data set is named by its
+    outputs file *relative to the store* (:func:`~empathy.labels.records.dataset_name`), so with
+    ``translate_names`` a SQLite source's name that is a data file (relative to the source's folder, or
+    absolute) is renamed to that file's name in the target (on a server: ``<folder>/<file>``, the same on every
+    annotator's machine). ``rename`` maps further names explicitly (and wins). Raises
+    :class:`~empathy.labels.locations.StoreError` for an unusable store or a target that is not empty,
+    :class:`ValueError` for a source equal to the target.
+    """
+    if not is_server_location(source) and not is_server_location(target):
+        if Path(source).expanduser().resolve() == Path(target).expanduser().resolve():
+            raise ValueError(f"migrate: the source and the target are the same store ({source})")
+    elif str(source).strip() == str(target).strip():
+        raise ValueError(f"migrate: the source and the target are the same store ({mask_location(source)})")
+    if not is_server_location(source) and not Path(source).exists():
+        raise StoreError(str(source), "no such store (nothing was written)")
+    origin = open_store(source)
+    decisions, audit = store_rows(origin)
+    exhibits = exhibit_rows(origin)
+    names = sorted({str(row[0]) for row in decisions} | {str(row[2]) for row in audit}
+                   | {str(row[0]) for row in exhibits})
+    mapping = _renames(origin, names, target, rename, translate_names)
+    decisions = [(mapping.get(str(row[0]), row[0]), *row[1:]) for row in decisions]
+    audit = [(*row[:2], mapping.get(str(row[2]), row[2]), *row[3:]) for row in audit]
+    exhibits = [(mapping.get(str(row[0]), row[0]), *row[1:]) for row in exhibits]
+    copy = open_store(target)
+    restore(copy, decisions, audit, exhibits)
+    copied_decisions, copied_audit = store_rows(copy)
+    copied_exhibits = exhibit_rows(copy)
+    if (len(copied_decisions), len(copied_audit), len(copied_exhibits)) != (len(decisions), len(audit),
+                                                                              len(exhibits)):
+        raise StoreError(copy.label, f"the copy holds {len(copied_decisions)} decisions, {len(copied_audit)} "
+                         f"audit rows and {len(copied_exhibits)} exhibits, not {len(decisions)}, {len(audit)} and "
+                         f"{len(exhibits)}")
+    return MigrationReport(origin.label, copy.label, len(decisions), len(audit), mapping, len(exhibits))
