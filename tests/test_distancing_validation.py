@@ -148,6 +148,45 @@ def test_paired_bootstrap_hand_worked() -> None:
     assert again == best and again["seed"] == 3
 
 
+def test_paired_bootstrap_resamples_whole_groups() -> None:
+    gold, perfect, wrong = [True, True, False, False], [True, True, False, False], [False, False, True, True]
+    # One group: every resample is the data itself, so the interval is the point.
+    one = validate.paired_bootstrap_f1(gold, perfect, wrong, groups=["doc"] * 4)
+    assert (one["difference"], one["low"], one["high"], one["p_not_better"], one["unit"]) == (1.0, 1.0, 1.0, 0.0,
+                                                                                              "group")
+    # Two documents, x holding both positives: a resample draws (x, x), (x, y) or (y, y); only (y, y), with
+    # probability 1/4, has no gold positive, and there both F1 are 0.
+    two = validate.paired_bootstrap_f1(gold, perfect, wrong, groups=["x", "x", "y", "y"], n_resamples=4000, seed=5)
+    assert two["p_not_better"] == pytest.approx(1 / 4, abs=0.02)
+    # A group per item, labels in sorted order: the same draws as the item bootstrap.
+    items = validate.paired_bootstrap_f1(gold, [True, False, True, False], wrong, seed=1)
+    grouped = validate.paired_bootstrap_f1(gold, [True, False, True, False], wrong, seed=1, groups=["a", "b", "c", "d"])
+    assert {k: v for k, v in grouped.items() if k != "unit"} == {k: v for k, v in items.items() if k != "unit"}
+    with pytest.raises(ValueError, match="groups has 3 labels for 4 items"):
+        validate.paired_bootstrap_f1(gold, perfect, wrong, groups=["a", "b", "c"])
+
+
+def _flags(ours: list[bool]) -> dict:
+    return {"passivepy": {"ids": ["0", "1", "2", "3"], "halves": ["even", "odd", "even", "odd"],
+                          "groups": ["0", "1", "2", "3"], "gold": {"passive": [True, True, False, False]},
+                          "ours": {"passive": ours}}}
+
+
+def test_compare_flags_counts_what_a_change_moved() -> None:
+    # Before: row 0 missed (FN), row 2 false alarm (FP); after: row 0 found, row 1 lost.
+    report = validate.compare_flags(_flags([False, True, True, False]), _flags([True, False, True, False]))
+    even, odd = report["passivepy"]["even"]["passive"], report["passivepy"]["odd"]["passive"]
+    assert (even["old"]["f1"], even["new"]["f1"], even["changed"]) == (0.0, 0.6667, {"right": 1, "wrong": 0})
+    assert (odd["old"]["f1"], odd["new"]["f1"], odd["changed"]) == (1.0, 0.0, {"right": 0, "wrong": 1})
+    assert odd["difference"]["difference"] == -1.0 and odd["difference"]["unit"] == "group"
+    table = validate.change_markdown(report)
+    assert "| passivepy odd (held out) | passive | 1.000 / 1.000 / 1.000 | 0.000 / 0.000 / 0.000 | 0 / 1 |" in table
+    other = _flags([True, False, True, False])
+    other["passivepy"]["gold"]["passive"] = [True, True, True, False]
+    with pytest.raises(ValueError, match="passivepy"):
+        validate.compare_flags(_flags([True] * 4), other)
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"first": [True]}, "equally long"),
     ({"n_resamples": 0}, "n_resamples"),
@@ -252,3 +291,12 @@ def test_conversation_halves_partition_the_sentences(conversations: dict) -> Non
         assert sum(h["ours"][flag]["gold"] for h in halves) == conversations["ours"][flag]["gold"]
     with pytest.raises(ValueError, match="half"):
         validate.validate_conversations(root, half="odd")
+
+
+def test_flag_options_fail_cleanly(tmp_path, capsys) -> None:
+    assert validate.main(["--save-flags"]) == 2
+    assert "--save-flags needs a file name" in capsys.readouterr().err
+    missing = tmp_path / "rules9.json"
+    assert validate.main(["--against", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(missing) in err
