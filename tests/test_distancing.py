@@ -137,6 +137,13 @@ AGENTLESS = [
      [("be-passive", "was swept"), ("coordinated-passive", "found")]),
     ("I was fired and lost my house.", [("be-passive", "was fired")]),  # "lost" has its own object
     ("I stole alcohol and was caught and decided to lie.", [("be-passive", "was caught")]),  # to-infinitive
+    # Rules 10 (issue 27): a "participle" spelled as its base verb in -e is a base form (a typo or mis-tag);
+    # come, become and overcome, and base-form participles not in -e (cut), stay participles.
+    ("I'm suppose to start a job.", []),
+    ("im suppose to go", []),
+    ("I was suppose to call.", []),
+    ("The obstacle was overcome.", [("be-passive", "was overcome")]),
+    ("The file was cut in half.", [("be-passive", "was cut")]),
 ]
 
 
@@ -213,6 +220,25 @@ IMPERSONAL = [
     ("It feels like nobody cares about me.", [("generic-indefinite", "nobody")]),  # only the "nobody" counts
     ("It looks like it will rain.", []),
     ("It's like I don't exist anymore.", []),
+    # Rules 10 (issue 27). A to-infinitive after a noun that takes one itself (opportunity, chance, pressure,
+    # a lot ...) completes the noun: "it" is what the noun describes. With a possessive the noun is a role and
+    # the infinitive its extraposed content; evaluative nouns (pleasure, idea) extrapose as before.
+    ("It's a great opportunity to learn.", []),
+    ("It was a good chance for me to learn.", []),
+    ("It's the constant pressure to perform.", []),
+    ("It was lots of time to enjoy it.", []),
+    ("It's a lot to handle.", []),
+    ("It's too much to bear.", []),
+    ("It's our responsibility to help.", [("expletive-it", "It")]),
+    ("It is my right to refuse.", [("expletive-it", "It")]),
+    ("It is a pleasure to meet you.", [("expletive-it", "It")]),
+    ("It's a good idea to rest.", [("expletive-it", "It")]),
+    # An infinitive ending in a stranded preposition has a gap that "it" fills (tough movement): referential.
+    ("It's hard to deal with.", []),
+    ("It was hard to get used to.", []),
+    ("It's hard to deal with this.", [("expletive-it", "It")]),
+    ("It's hard to say for sure.", [("expletive-it", "It")]),  # "for sure" is no stranded preposition
+    ("It's hard to get up early.", [("expletive-it", "It")]),  # "up" is a particle, not a preposition
 ]
 
 

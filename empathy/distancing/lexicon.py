@@ -194,6 +194,19 @@ RAISING_VERBS: frozenset[str] = frozenset("seem appear happen turn occur matter"
 #: happy to see ..."); a finite complement ("it made me cry") is not enough.
 INFINITIVE_EXTRAPOSING_VERBS: frozenset[str] = frozenset("take make cost pay help hurt matter suck mean".split())
 
+#: Nouns that take a to-infinitive of their own (Quirk et al. 1985, 17.30; Huddleston & Pullum 2002, ch. 8):
+#: modal and purpose nouns ("a chance to talk", "the pressure to perform", "time to heal"), nouns of a
+#: control verb or adjective ("an attempt to leave", "the ability to cope"), and quantity words whose
+#: infinitive is a relative with a gap ("a lot to handle", "too much to bear"). As the predicate of "it"
+#: they describe what "it" is ("it's an opportunity to start fresh"); the infinitive is no extraposed subject.
+INFINITIVE_NOUNS: frozenset[str] = frozenset(
+    """
+    opportunity chance time way moment occasion place reason means excuse incentive motivation pressure urge
+    temptation need attempt effort invitation offer request permission ability capacity tendency courage
+    strength energy power freedom room space lot plenty much
+    """.split()
+)
+
 #: Indefinite pronouns that frame a clause impersonally ("someone should ...", "everyone knows ...").
 INDEFINITE_SUBJECTS: frozenset[str] = frozenset(
     "someone somebody anyone anybody everyone everybody nobody".split()

@@ -66,6 +66,7 @@ from .lexicon import (
     GET_ADJECTIVAL,
     INDEFINITE_SUBJECTS,
     INFINITIVE_EXTRAPOSING_VERBS,
+    INFINITIVE_NOUNS,
     INTRANSITIVE_VERBS,
     PERSONAL_STATIVES,
     PHRASAL_STATIVES,
@@ -207,7 +208,8 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
         # A past form heading a subjectless relative ("letters sent last week") or coordinated with a passive
         # ("was swept away and found ...") is a participle the tagger read as a simple past. A token that is
         # not a word ("Guaranty.doc") is no participle.
-        if token.is_alpha and (token.tag_ == "VBN" or (token.tag_ == "VBD" and token.dep_ in ("acl", "conj"))):
+        if token.is_alpha and (token.tag_ == "VBN" or (token.tag_ == "VBD" and token.dep_ in ("acl", "conj"))) \
+                and not _base_spelling(token):
             participles.append(token)
     # Second pass: participles whose status depends on a head found above (coordination) or on context.
     for token in participles:
@@ -243,12 +245,22 @@ def _marked_passive(head: Token, verbs: frozenset[str]) -> Passive | None:
     if head.tag_ != "VBN" and not (aux is not None and head.tag_ == "VBD") and not (
             head.lower_ in PERSONAL_STATIVES and _personal_stative_is_verb(head)):
         return None
+    if _base_spelling(head):
+        return None  # "I'm suppose to", "I was use to it": the base form, whatever the tagger said
     agent = _has_agent(head)
     get = aux is not None and _get_form(aux)
     if not agent and (_adjectival(head, verbs) or (get and head.lower_ in GET_ADJECTIVAL)):
         return None
     start = min(aux.i, head.i) if aux is not None else head.i
     return Passive(head.i, start, head.i + 1, "get-passive" if get else "be-passive", agent)
+
+
+def _base_spelling(token: Token) -> bool:
+    """A "participle" spelled as its base verb in -e ("suppose", "use"): no English verb in -e has a participle
+    identical to its base except come, become and overcome, so the word is a base form (a typo for
+    "supposed", "used" or a mis-tag), not a passive participle."""
+    lower = token.lower_
+    return lower.endswith("e") and lower == token.lemma_.lower() and not lower.endswith("come")
 
 
 def _apostropheless_passive(token: Token, verbs: frozenset[str]) -> Passive | None:
@@ -263,7 +275,7 @@ def _apostropheless_passive(token: Token, verbs: frozenset[str]) -> Passive | No
             and (doc[token.i - 1].lower_ in _BE_NEGATIVES
                  or (doc[token.i - 1].head.i == token.i and (doc[token.i - 1].lower_ in APOSTROPHELESS_BE or (
                      doc[token.i - 1].lower_ == "its" and token.dep_ not in ("amod", "compound")))))
-            and not any(c.dep_ in ("aux", "auxpass") for c in token.children)):
+            and not any(c.dep_ in ("aux", "auxpass") for c in token.children)) or _base_spelling(token):
         return None
     aux = doc[token.i - 1]
     agent = _has_agent(token)
@@ -391,9 +403,14 @@ def _expletive_it(subject: Token) -> bool:
     gerund_host = copular and not any(
         c.dep_ == "attr" and (c.pos_ in ("PROPN", "PRON") or any(d.dep_ == "poss" for d in c.children))
         for c in complements)
+    # A to-infinitive after a noun that takes one itself ("it's an opportunity to start fresh", "a lot to
+    # handle") completes that noun: "it" is what the noun phrase describes, not a placeholder for the clause.
+    noun_infinitive = copular and any(_infinitive_host(c) for c in complements)
     for predicate in [head, *complements]:
         for clause in predicate.children:
             if clause.i <= subject.i or (clause.dep_ not in _CLAUSES and clause.dep_ != "dobj"):
+                continue
+            if _infinitive(clause) and (noun_infinitive or _stranded_preposition(clause)):
                 continue
             if clause.dep_ == "dobj":
                 if predicate is head and not complements and head.lemma_ in INFINITIVE_EXTRAPOSING_VERBS \
@@ -415,6 +432,27 @@ def _expletive_it(subject: Token) -> bool:
                     clause.dep_ == "ccomp" and any(c.dep_ == "mark" and c.lower_ == "that" for c in clause.children))):
                 return True  # "it bothers me that they left", "it scares me to think": the clause is the stimulus
     return False
+
+
+def _infinitive_host(predicate: Token) -> bool:
+    """A predicate noun (or quantity word) that takes a to-infinitive of its own ("an opportunity to start",
+    "the pressure to perform", "a lot to handle", "too much to bear"), unless a possessive makes it a
+    role ("it's my right to refuse", "it is our job to help": extraposition)."""
+    return predicate.lemma_.lower() in INFINITIVE_NOUNS and not any(c.dep_ == "poss" for c in predicate.children)
+
+
+#: Prepositions that cannot stand without an object (unlike the particles up, out, in, on, over ...).
+_TRANSITIVE_PREPOSITIONS = frozenset("with about to of for at from into onto upon without like".split())
+
+
+def _stranded_preposition(clause: Token) -> bool:
+    """An infinitive that ends in a preposition without its object ("it's hard to deal with", "it was hard to
+    get used to", "a lot to think about"): the missing object is "it" itself (tough movement, an infinitival
+    relative), so "it" refers to something and stands for no clause."""
+    verbs = [clause, *(c for c in clause.children if c.dep_ in ("xcomp", "acomp", "oprd"))]
+    # A stranded preposition has no dependent at all ("for sure" has one, "sure", and is no gap).
+    return any(c.dep_ == "prep" and c.lower_ in _TRANSITIVE_PREPOSITIONS and not c.n_rights and not c.n_lefts
+               for verb in verbs for c in verb.children)
 
 
 def _subjectless_gerund(clause: Token) -> bool:
