@@ -239,6 +239,29 @@ IMPERSONAL = [
     ("It's hard to deal with this.", [("expletive-it", "It")]),
     ("It's hard to say for sure.", [("expletive-it", "It")]),  # "for sure" is no stranded preposition
     ("It's hard to get up early.", [("expletive-it", "It")]),  # "up" is a particle, not a preposition
+    ("It's not worth worrying about.", []),  # a gerund with a stranded preposition too
+    ("It's worth trying.", [("expletive-it", "It")]),
+    # Prepositional predicates with an extraposed clause: "up to" someone, a personal pronoun, a possessed noun,
+    # "of" + noun; not a place, nor a PP without a clause.
+    ("It is up to you to decide.", [("expletive-it", "It")]),
+    ("It was in their culture to share.", [("expletive-it", "It")]),
+    ("It is within your rights to refuse.", [("expletive-it", "It")]),
+    ("It's on you to fix it.", [("expletive-it", "It")]),
+    ("It's beyond me why he left.", [("expletive-it", "It")]),
+    ("It is of great importance that we act.", [("expletive-it", "It")]),
+    ("It's in the drawer to the left.", []),
+    ("It is in the fridge to keep it cool.", []),
+    ("It is up to you.", []),
+    # "no use / no good" + gerund; a clause hung on the small clause of causative "make"; a content clause
+    # whose "that" is a complementizer (no gap), unlike a relative clause.
+    ("It is no use crying.", [("expletive-it", "It")]),
+    ("It's no use crying over spilled milk.", [("expletive-it", "It")]),
+    ("It made me feel good to see them.", [("expletive-it", "It")]),
+    ("It makes me feel better knowing you care.", [("expletive-it", "It")]),
+    ("It makes me sad to see this.", [("expletive-it", "It")]),
+    ("It makes me want to cry.", []),
+    ("It's an old adage that you follow the money.", [("expletive-it", "It")]),
+    ("It's the guilt that gets to me.", []),
 ]
 
 

@@ -373,6 +373,10 @@ def _complement_clause(clause: Token) -> bool:
         return infinitive
     if dep == "acl":
         return infinitive or any(c.dep_ == "mark" and c.lower_ in _COMPLEMENTIZERS for c in children)
+    if dep == "relcl":
+        # The parser's "relative clause" on a predicate noun is a content clause when "that" is a
+        # complementizer, not a relative pronoun with a gap ("it's an old adage that you follow the money").
+        return any(c.dep_ == "mark" and c.lower_ == "that" for c in children)
     if dep in ("ccomp", "csubj"):
         return True
     return False
@@ -388,16 +392,19 @@ def _infinitive(clause: Token) -> bool:
 def _expletive_it(subject: Token) -> bool:
     """True when subject "it" stands for an extraposed clause after it.
 
-    Adjective and noun predicates (after a copula) take a to-infinitive or a that/wh-clause; passives and
-    raising verbs a finite clause; take/make/cost... only a to-infinitive.
+    Adjective, noun and some prepositional predicates (after a copula) take a to-infinitive, a that/wh-clause
+    or a gerund; passives and raising verbs a finite clause; take/make/cost... a to-infinitive (for "make",
+    also one hung on its small clause: "it made me feel good to see them").
     """
     head = subject.head
-    passive = subject.dep_ == "nsubjpass" or any(c.dep_ == "auxpass" for c in head.children)
     # A wh-word is the questioned complement, not a predicate ("what was it like ...?").
     complements = [c for c in head.children if c.dep_ in ("acomp", "attr", "oprd") and c.lower_ not in _WH_WORDS]
     # With a copula the parser hangs the extraposed clause on "is" or on the adjective/noun: both count.
-    # The predicate may precede the subject ("how hard it is to change").
-    copular = bool(complements) and head.lemma_ in _COPULAS
+    # The predicate may precede the subject ("how hard it is to change"). A prepositional predicate counts
+    # too ("it is up to you to decide", "it was in their culture to share", "it's beyond me why ...").
+    copular = head.lemma_ in _COPULAS and (bool(complements) or _modal_pp(head, subject))
+    if copular and _no_use_gerund(head):
+        return True
     # A gerund after a noun predicate that names someone ("it was my mom calling me") describes that
     # someone; only an adjective or an evaluative noun ("a pain dealing with it") extraposes a gerund.
     gerund_host = copular and not any(
@@ -408,30 +415,86 @@ def _expletive_it(subject: Token) -> bool:
     noun_infinitive = copular and any(_infinitive_host(c) for c in complements)
     for predicate in [head, *complements]:
         for clause in predicate.children:
-            if clause.i <= subject.i or (clause.dep_ not in _CLAUSES and clause.dep_ != "dobj"):
+            if clause.i <= subject.i or (clause.dep_ not in _CLAUSES and clause.dep_ not in ("dobj", "relcl")):
                 continue
-            if _infinitive(clause) and (noun_infinitive or _stranded_preposition(clause)):
+            if (_infinitive(clause) or _subjectless_gerund(clause)) and (
+                    _stranded_preposition(clause) or (noun_infinitive and _infinitive(clause))):
                 continue
             if clause.dep_ == "dobj":
-                if predicate is head and not complements and head.lemma_ in INFINITIVE_EXTRAPOSING_VERBS \
-                        and any(_infinitive(c) or (c.dep_ == "relcl" and any(
-                            a.dep_ == "aux" and a.tag_ == "TO" for a in c.children)) for c in clause.children):
-                    return True  # "it means a lot to hear that": the infinitive was hung on the object
-                continue
-            if copular or predicate is not head:
+                if predicate is head and not complements and _infinitive_on_object(head, clause):
+                    return True
+            elif copular or predicate is not head:
                 if _complement_clause(clause) or (gerund_host and _subjectless_gerund(clause)):
                     return True
-            elif passive:
-                if clause.dep_ == "ccomp":
-                    return True
-            elif head.lemma_ in RAISING_VERBS and (clause.dep_ == "ccomp" or _like_clause(clause)):
+            elif _verb_extraposes(subject, head, clause):
                 return True
-            elif head.lemma_ in INFINITIVE_EXTRAPOSING_VERBS and _infinitive(clause):
-                return True
-            elif head.lemma_ in PSYCH_VERBS and (_infinitive(clause) or (
-                    clause.dep_ == "ccomp" and any(c.dep_ == "mark" and c.lower_ == "that" for c in clause.children))):
-                return True  # "it bothers me that they left", "it scares me to think": the clause is the stimulus
     return False
+
+
+def _infinitive_on_object(verb: Token, noun: Token) -> bool:
+    """"it means a lot to hear that": the extraposed infinitive of mean/take/cost ... hung on the object."""
+    return verb.lemma_ in INFINITIVE_EXTRAPOSING_VERBS and any(_infinitive(c) or (c.dep_ == "relcl" and any(
+        a.dep_ == "aux" and a.tag_ == "TO" for a in c.children)) for c in noun.children)
+
+
+def _verb_extraposes(subject: Token, verb: Token, clause: Token) -> bool:
+    """A clause that a verb (not a copula) lets "it" stand for: a finite clause after a passive or a raising
+    verb, a to-infinitive after take/make/cost..., the stimulus clause of a psychological verb."""
+    if subject.dep_ == "nsubjpass" or any(c.dep_ == "auxpass" for c in verb.children):
+        return clause.dep_ == "ccomp"
+    lemma = verb.lemma_
+    if lemma in RAISING_VERBS and (clause.dep_ == "ccomp" or _like_clause(clause)):
+        return True
+    if lemma in INFINITIVE_EXTRAPOSING_VERBS and (_infinitive(clause) or _small_clause_host(clause)):
+        return True
+    # "it bothers me that they left", "it scares me to think": the clause is the stimulus.
+    return lemma in PSYCH_VERBS and (_infinitive(clause) or (
+        clause.dep_ == "ccomp" and any(c.dep_ == "mark" and c.lower_ == "that" for c in clause.children)))
+
+
+def _modal_pp(head: Token, subject: Token) -> bool:
+    """A prepositional predicate after "be" that takes an extraposed clause: "up to" someone ("it is up to you
+    to decide"), a preposition with a personal pronoun ("it's on you to fix it", "it is beyond me why ..."),
+    with a possessed noun ("it was in their culture to share", "within your rights") or "of" + noun ("it is of
+    great importance that ..."). A place ("it's in the drawer") or a bare noun is no such predicate."""
+    for prep in head.children:
+        if prep.dep_ != "prep" or prep.i <= subject.i:
+            continue
+        objects = [c for c in prep.children if c.dep_ == "pobj"]
+        if prep.lower_ == "up" and any(c.dep_ == "prep" and c.lower_ == "to" for c in prep.children):
+            return True
+        if prep.lower_ == "of" and objects:
+            return True
+        if any((o.tag_ == "PRP" and o.lower_ in _PERSONAL_OBJECTS) or any(d.dep_ == "poss" for d in o.children)
+               for o in objects):
+            return True
+    return False
+
+
+#: Personal pronouns as the object of a prepositional predicate ("up to you", "on me", "beyond us").
+_PERSONAL_OBJECTS = frozenset("me you him her us them".split())
+
+
+def _no_use_gerund(head: Token) -> bool:
+    """"It is no use / no good + gerund" ("it's no use crying over it"): the gerund is the subject, whatever the
+    parser made of "use" and the -ing word."""
+    doc = head.doc
+    return any(t.tag_ in ("VBG", "NN") and t.lower_.endswith("ing") and t.i >= 2
+               and doc[t.i - 2].lower_ == "no" and doc[t.i - 1].lower_ in ("use", "good")
+               for t in doc[head.i + 1: head.sent.end])
+
+
+def _small_clause_host(clause: Token) -> bool:
+    """A small clause under causative "make" that hosts the extraposed clause: "it made me [feel good] to see
+    them", "it makes me [feel better] knowing you care", "it makes me [sad] to see this". The infinitive or
+    gerund hangs on the small clause's copula or adjective; "it makes me [want] to cry" is no such host."""
+    if clause.dep_ not in ("ccomp", "xcomp", "oprd", "acomp") or any(
+            c.dep_ == "aux" and c.tag_ == "TO" for c in clause.children):
+        return False
+    if not (clause.tag_ == "JJ" or (clause.lemma_ in _COPULAS and clause.tag_ == "VB")):
+        return False
+    return any(c.i > clause.i and (_infinitive(c) or _subjectless_gerund(c)) and not _stranded_preposition(c)
+               for c in clause.children)
 
 
 def _infinitive_host(predicate: Token) -> bool:
