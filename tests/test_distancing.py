@@ -262,6 +262,18 @@ IMPERSONAL = [
     ("It makes me want to cry.", []),
     ("It's an old adage that you follow the money.", [("expletive-it", "It")]),
     ("It's the guilt that gets to me.", []),
+    # The "it" of "it is (high / about) time + clause": its own rule, not an expletive (UD: nsubj); not a
+    # period ("the first time", "a good time"), nor "it's time" without a clause; "it takes time to" extraposes.
+    ("It is time to go.", [("time-it", "It")]),
+    ("Maybe it's time to look for opportunities elsewhere.", [("time-it", "it")]),
+    ("It's about time you called.", [("time-it", "It")]),
+    ("It is high time we left.", [("time-it", "It")]),
+    ("Is it time to go?", [("time-it", "it")]),
+    ("It's time.", []),
+    ("It was the first time to see it.", []),
+    ("It is a good time to visit.", []),
+    ("It is time for bed.", []),
+    ("It took time to heal.", [("expletive-it", "It")]),
 ]
 
 

@@ -431,6 +431,29 @@ def _expletive_it(subject: Token) -> bool:
     return False
 
 
+def _time_it(subject: Token) -> bool:
+    """"It is time to go", "it's about time you called", "it is high time we left": the "it" of a time
+    expression (no referent, but no extraposition either: UD gives it ``nsubj``, the clause belongs to "time")
+    framing what someone should do without naming them. "The first time", "a good time" (a period) and "it's
+    time" without a clause are not counted."""
+    head = subject.head
+    if head.lemma_ != "be":
+        return False
+    for child in head.children:
+        if child.dep_ == "attr":
+            time = child
+        elif child.dep_ == "prep" and child.lower_ == "about":
+            time = next((c for c in child.children if c.dep_ == "pobj"), child)
+        else:
+            continue
+        if time.lemma_ != "time" or any(c.dep_ in ("det", "poss", "nummod") or (
+                c.dep_ == "amod" and c.lower_ not in ("high", "past")) for c in time.children):
+            return False
+        return any(c.i > time.i and c.dep_ in ("relcl", "acl", "advcl", "xcomp", "ccomp")
+                   for c in (*time.children, *head.children))
+    return False
+
+
 def _infinitive_on_object(verb: Token, noun: Token) -> bool:
     """"it means a lot to hear that": the extraposed infinitive of mean/take/cost ... hung on the object."""
     return verb.lemma_ in INFINITIVE_EXTRAPOSING_VERBS and any(_infinitive(c) or (c.dep_ == "relcl" and any(
@@ -573,6 +596,8 @@ def find_impersonal(doc: Doc) -> list[Hit]:
         if lower == "it":
             if _expletive_it(token):
                 hits.append(Hit(token.i, token.i + 1, "impersonal", "expletive-it"))
+            elif _time_it(token):
+                hits.append(Hit(token.i, token.i + 1, "impersonal", "time-it"))
         elif lower == "one":
             children = list(token.children)
             if not children:
