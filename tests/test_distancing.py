@@ -274,6 +274,18 @@ IMPERSONAL = [
     ("It is a good time to visit.", []),
     ("It is time for bed.", []),
     ("It took time to heal.", [("expletive-it", "It")]),
+    # Generic "people" and "one" only outside clauses about one event: a simple past or a progressive gives the
+    # bare plural its existential reading (some particular people). "Used to" is a habit, for every generic
+    # subject; "going to" (future) and a progressive with "always" stay generic.
+    ("People were screaming.", []),
+    ("People are dying right now.", []),
+    ("When the boat tipped, people were thrown on top of each other.", []),
+    ("One was missing.", []),
+    ("People used to think so.", [("generic-people", "People")]),
+    ("Everyone used to tease me.", [("generic-indefinite", "Everyone")]),
+    ("People are always telling me to relax.", [("generic-people", "People")]),
+    ("People are going to hate this.", [("generic-people", "People")]),
+    ("Did people notice?", [("generic-people", "people")]),
 ]
 
 

@@ -580,7 +580,26 @@ def _episodic_past(subject: Token) -> bool:
     if any(a.tag_ == "MD" or a.i < subject.i for a in auxiliaries):
         return False  # "someone would call", "did anyone ...?"
     finite = auxiliaries[0] if auxiliaries else verb
+    if finite is verb and verb.lower_ == "used" and any(_infinitive(c) for c in verb.children):
+        return False  # "people used to think ...", "everyone used to tease me": a past habit, not one event
     return finite.tag_ == "VBD"
+
+
+#: Adverbs that make a progressive habitual ("people are always telling me ..."), not one ongoing event.
+_HABITUAL_ADVERBS = frozenset("always constantly forever continually".split())
+
+
+def _episodic(subject: Token) -> bool:
+    """A clause about one event, past or ongoing: a simple past (:func:`_episodic_past`) or a progressive
+    ("people are dying", "people were screaming"). A bare plural or generic pronoun in such a clause means some
+    particular people present at the event (Carlson 1977: the existential reading), not people in general.
+    "Going to" (future) and a progressive with always/constantly (a habit) stay generic."""
+    if _episodic_past(subject):
+        return True
+    verb = subject.head
+    return (verb.tag_ == "VBG" and any(c.dep_ == "aux" and c.lemma_ == "be" for c in verb.children)
+            and not (verb.lower_ == "going" and any(_infinitive(c) for c in verb.children))
+            and not any(c.dep_ in ("advmod", "neg") and c.lower_ in _HABITUAL_ADVERBS for c in verb.children))
 
 
 def find_impersonal(doc: Doc) -> list[Hit]:
@@ -600,7 +619,8 @@ def find_impersonal(doc: Doc) -> list[Hit]:
                 hits.append(Hit(token.i, token.i + 1, "impersonal", "time-it"))
         elif lower == "one":
             children = list(token.children)
-            if not children:
+            if not children and not _episodic(token):
+                # Numeral "one" of a past or ongoing event ("one broke", "one was missing") is no generic person.
                 hits.append(Hit(token.i, token.i + 1, "impersonal", "generic-one"))
             elif (len(children) == 1 and children[0].lower_ == "no" and children[0].i == token.i - 1
                   and _finite(token.head) and not _episodic_past(token)):
@@ -608,7 +628,7 @@ def find_impersonal(doc: Doc) -> list[Hit]:
         elif lower in INDEFINITE_SUBJECTS:
             if _finite(token.head) and not _object_in_disguise(token) and not _episodic_past(token):
                 hits.append(Hit(token.i, token.i + 1, "impersonal", "generic-indefinite"))
-        elif lower == "people" and _finite(token.head):
+        elif lower == "people" and _finite(token.head) and not _episodic(token):
             children = list(token.children)
             if all(c.lower_ in _PEOPLE_DETERMINERS and c.i < token.i for c in children):
                 start = min([token.i] + [c.i for c in children])
