@@ -326,6 +326,23 @@ NOMINALIZATION = [
     # Result and act nouns in -ing count, as "painting" in the hand-labelled EWT nouns.
     ("She kept her toddler's drawings.", [("nominal:-ing:draw", "drawings")]),
     ("His sobbing kept me awake.", [("nominal:-ing:sob", "sobbing")]),
+    # Rules 10 (issue 27), the -ing policy: an -ing word counts when it is a noun (the act, state or result
+    # of its verb: meeting, feeling, suffering, a nominal gerund with determiner, possessive or adjective, or
+    # a noun modifier); a verbal gerund or participle does not (an object, particle or subject of its own, no
+    # determiner), nor does an opaque -ing noun (morning, evening).
+    ("The meeting was long.", [("nominal:-ing:meet", "meeting")]),
+    ("Her feelings were hurt.", [("nominal:-ing:feel", "feelings")]),
+    ("Her suffering was real.", [("nominal:-ing:suffer", "suffering")]),
+    ("His constant complaining annoyed everyone.", [("nominal:-ing:complain", "complaining")]),
+    ("The killing of civilians must stop.", [("nominal:-ing:kill", "killing")]),
+    ("I went to a screening test.", [("nominal:-ing:screen", "screening")]),
+    ("The mimicking of her voice hurt.", [("nominal:-ing:mimic", "mimicking")]),
+    ("I saw this coming.", []),
+    ("Making money is hard.", []),
+    ("Giving up is hard.", []),
+    ("Crying over it will not help.", []),
+    ("Thanks for listening.", []),
+    ("The morning was cold.", []),
 ]
 
 
@@ -349,6 +366,9 @@ def test_nominalization_rules(text: str, expected: list[tuple[str, str]]) -> Non
         ("disability", ("irregular", "able")),
         ("certainty", ("ty", "certain")),
         ("loyalty", ("ty", "loyal")),
+        ("mimicking", ("ing", "mimic")),  # the k of mimic-k-ing, panic-k-ing
+        ("panicking", ("ing", "panic")),
+        ("thickness", ("ness", "thick")),
         ("balance", None),  # not from "bale"
         ("finance", None),  # not from "fin"
         ("vacation", None),  # no longer "vacating"

@@ -267,7 +267,10 @@ def _derive_suffixed(
 
 
 def _spellings(candidate: str) -> tuple[str, ...]:
-    """The candidate base and, for a doubled final consonant, its undoubled form (refer-r-al)."""
+    """The candidate base and, for a doubled final consonant, its undoubled form (refer-r-al); for a final
+    "ck", the verb in -c that adds a k before a vowel suffix (mimic-k-ing, panic-k-ing, traffic-k-ing)."""
     if len(candidate) > 3 and candidate[-1] == candidate[-2] and candidate[-1] not in "aeiouls":
+        return (candidate, candidate[:-1])
+    if len(candidate) > 4 and candidate.endswith("ck"):
         return (candidate, candidate[:-1])
     return (candidate,)

@@ -650,8 +650,8 @@ def find_nominalizations(
         pos = token.pos_
         if pos == "NOUN":
             lemma = token.lemma_.lower()
-            if lemma.endswith("ing") and _verbal_coordinate(token):
-                continue  # "shaking and sobbing": a participle the tagger read as a noun
+            if lemma.endswith("ing") and _verbal_ing(token):
+                continue  # "shaking and sobbing", "waiting for hours": a verb form the tagger read as a noun
         elif pos == "PROPN" and token.is_alpha and (token.is_title or token.is_upper):
             # Title-case headings make the tagger read "Simulation", "Agreement" as names; a name does
             # not end in -ing-less derivational suffixes often enough to matter, -ing names do (Manning).
@@ -679,20 +679,39 @@ def find_nominalizations(
     return hits
 
 
-def _verbal_coordinate(token: Token) -> bool:
-    """An -ing "noun" without determiner coordinated with an -ing verb is a participle ("shaking and sobbing")."""
-    if any(c.dep_ in ("det", "poss") for c in token.children):
+#: Dependents only a verb takes: an object, a particle, a predicative or clausal complement, a subject or an
+#: auxiliary. An -ing word with one of them is a verbal gerund or participle, whatever its tag.
+_VERBAL_DEPENDENTS = frozenset(
+    "dobj dative prt acomp oprd ccomp xcomp nsubj nsubjpass csubj aux auxpass agent".split())
+#: Dependents only a noun takes: a determiner, a possessive, an adjective, a numeral.
+_NOMINAL_DEPENDENTS = frozenset("det poss amod nummod".split())
+
+
+def _verbal_ing(token: Token) -> bool:
+    """An -ing "noun" that is a verb form (the -ing policy in docs/detectors.md): with a dependent only a verb
+    takes ("I saw this coming", "giving up"), or, without a determiner, coordinated with an -ing verb
+    ("shaking and sobbing"). A noun modifier tagged as a noun stays a noun, whether the parser calls it a
+    compound or an adjective ("a moving truck", "the housing crisis")."""
+    children = list(token.children)
+    if any(c.dep_ in _VERBAL_DEPENDENTS for c in children):
+        return True
+    if any(c.dep_ in ("det", "poss") for c in children):
         return False
     return (token.dep_ == "conj" and token.head.tag_ == "VBG") or any(
-        c.dep_ == "conj" and c.tag_ == "VBG" for c in token.children)
+        c.dep_ == "conj" and c.tag_ == "VBG" for c in children)
 
 
 def _nominal_gerund(token: Token) -> bool:
-    """An -ing form used as a noun: with a determiner or possessive ("this posting", "his thinking") or as
-    a noun modifier ("screening test"). Verbal gerunds with objects ("making money") are not counted."""
+    """An -ing form tagged as a verb that is used as a noun: with a determiner, possessive, adjective or
+    numeral before it ("this posting", "his thinking", "constant worrying") or as a noun modifier ("screening
+    test"), and without a dependent only a verb takes. Verbal gerunds ("making money", "crying over it") are
+    not counted."""
+    children = list(token.children)
+    if any(c.dep_ in _VERBAL_DEPENDENTS for c in children):
+        return False
     if token.dep_ == "compound":
         return True
-    return any(child.dep_ in ("det", "poss") and child.i < token.i for child in token.children)
+    return any(c.dep_ in _NOMINAL_DEPENDENTS and c.i < token.i for c in children)
 
 
 #: Typographic apostrophes the tokenizer and lemmatizer do not read as contractions ("It’s" has the lemma "’",
