@@ -151,9 +151,9 @@ def spacy_baseline(doc: Doc) -> dict[str, bool]:
     return {"passive": bool(predicates), "agentless": bool(predicates - agents), "expletive": expl}
 
 
-def our_flags(doc: Doc, verbs: frozenset[str]) -> dict[str, bool]:
+def our_flags(doc: Doc, verbs: frozenset[str], adjectives: frozenset[str]) -> dict[str, bool]:
     """Our detector's sentence flags (clausal rules for the UD gold, all rules for the extended gold)."""
-    passives = find_passives(doc, verbs)
+    passives = find_passives(doc, verbs, adjectives)
     clausal = [p for p in passives if p.rule in CLAUSAL_RULES]
     expletive = any(hit.rule in EXPLETIVE_RULES for hit in find_impersonal(doc))
     return {"passive": bool(clausal), "agentless": any(not p.agent for p in clausal), "expletive": expletive,
@@ -317,7 +317,7 @@ def validate_ewt(
     if half not in ("all", "even", "odd"):
         raise ValueError(f"half must be 'all', 'even' or 'odd', got {half!r}")
     nlp = load_model()
-    verbs, _ = base_vocabularies(nlp)
+    verbs, adjectives = base_vocabularies(nlp)
     sentences = list(read_conllu(path))
     if half != "all":
         sentences = sentences[(0 if half == "even" else 1)::2]
@@ -325,7 +325,7 @@ def validate_ewt(
     matchers = passivepy_matchers(nlp)
     ours, base, reference = [], [], []
     for doc, raw in _parse_pairs(nlp, (s.text for s in sentences), batch_size):
-        ours.append(our_flags(doc, verbs))
+        ours.append(our_flags(doc, verbs, adjectives))
         base.append(spacy_baseline(raw))
         if matchers is not None:
             reference.append(_passivepy_flags(matchers, raw))
@@ -357,14 +357,14 @@ def read_passivepy(path: str | Path) -> list[tuple[str, bool]]:
 def validate_passivepy(path: str | Path) -> dict[str, dict[str, float]]:
     """Precision / recall of "has a passive" (any passive rule, with or without agent) on PassivePy."""
     nlp = load_model()
-    verbs, _ = base_vocabularies(nlp)
+    verbs, adjectives = base_vocabularies(nlp)
     rows = read_passivepy(path)
     gold = [g for _, g in rows]
     matchers = passivepy_matchers(nlp)
     unlisted = passivepy_matchers(nlp, verb_list=False)
     ours_all, ours_clausal, base, reference, reference_unlisted = [], [], [], [], []
     for doc, raw in _parse_pairs(nlp, (text for text, _ in rows)):
-        passives = find_passives(doc, verbs)
+        passives = find_passives(doc, verbs, adjectives)
         ours_all.append(bool(passives))
         ours_clausal.append(any(p.rule in CLAUSAL_RULES for p in passives))
         base.append(spacy_baseline(raw)["passive"])
@@ -451,10 +451,10 @@ def _conversation_gold(rows: dict[str, dict[str, str]], keys: Sequence[str]) -> 
     return gold
 
 
-def _conversation_flags(doc: Doc, verbs: frozenset[str]) -> dict[str, bool]:
+def _conversation_flags(doc: Doc, verbs: frozenset[str], adjectives: frozenset[str]) -> dict[str, bool]:
     """Our flags for the conversation gold: the UD ones, ``impersonal`` (any impersonal span), ``generic``
     (a generic-subject rule) and ``generic_indefinite`` (the generic-indefinite rule alone)."""
-    flags = our_flags(doc, verbs)
+    flags = our_flags(doc, verbs, adjectives)
     impersonal = find_impersonal(doc)
     flags["impersonal"] = bool(impersonal)
     flags["generic"] = any(hit.rule in GENERIC_RULES for hit in impersonal)
@@ -488,14 +488,14 @@ def validate_conversations(
     keys, texts = _conversation_sentences(root, rows, half)
     gold = _conversation_gold(rows, keys)
     nlp = load_model()
-    verbs, _ = base_vocabularies(nlp)
+    verbs, adjectives = base_vocabularies(nlp)
     matchers = passivepy_matchers(nlp)
     ours: dict[str, list[bool]] = {flag: [] for flag in gold}
     base: dict[str, list[bool]] = {flag: [] for flag in gold}
     reference: dict[str, list[bool]] = {"passive": [], "agentless": [], "passive_ext": []}
     indefinite: list[bool] = []
     for doc, raw in _parse_pairs(nlp, texts):
-        flags = _conversation_flags(doc, verbs)
+        flags = _conversation_flags(doc, verbs, adjectives)
         for flag in gold:
             ours[flag].append(flags[flag])
         indefinite.append(flags["generic_indefinite"])
@@ -622,12 +622,12 @@ def sentence_flags(parts: Iterable[str] = tuple(CHANGE_FLAGS)) -> dict[str, dict
     """
     parts = set(parts)
     nlp = load_model()
-    verbs, _ = base_vocabularies(nlp)
+    verbs, adjectives = base_vocabularies(nlp)
     out: dict[str, dict] = {}
     ewt = shared_dataset("ud-english-ewt")
     if "ewt" in parts and ewt:
         sentences = list(read_conllu(ewt / "en_ewt-ud-dev.conllu"))
-        flags = [our_flags(doc, verbs) for doc in nlp.pipe(parse_text(s.text) for s in sentences)]
+        flags = [our_flags(doc, verbs, adjectives) for doc in nlp.pipe(parse_text(s.text) for s in sentences)]
         gold = [ud_gold(s) for s in sentences]
         out["ewt"] = _flag_record(
             [s.sent_id for s in sentences], ["odd" if i % 2 else "even" for i in range(len(sentences))],
@@ -635,7 +635,7 @@ def sentence_flags(parts: Iterable[str] = tuple(CHANGE_FLAGS)) -> dict[str, dict
     ppy = shared_dataset("passivepy-crowdsource")
     if "passivepy" in parts and ppy:
         rows = read_passivepy(ppy / "crowd_source_dataset.csv")
-        flags = [{"passive": any(p.rule in CLAUSAL_RULES for p in find_passives(doc, verbs))}
+        flags = [{"passive": any(p.rule in CLAUSAL_RULES for p in find_passives(doc, verbs, adjectives))}
                  for doc in nlp.pipe(parse_text(text) for text, _ in rows)]
         ids = [str(i) for i in range(len(rows))]
         out["passivepy"] = _flag_record(ids, ["odd" if i % 2 else "even" for i in range(len(rows))], ids,
@@ -646,7 +646,7 @@ def sentence_flags(parts: Iterable[str] = tuple(CHANGE_FLAGS)) -> dict[str, dict
         keys, texts = _conversation_sentences(kumar, labels)
         gold_columns = _conversation_gold(labels, keys)
         gold = [{flag: gold_columns[flag][i] for flag in gold_columns} for i in range(len(keys))]
-        flags = [_conversation_flags(doc, verbs) for doc in nlp.pipe(parse_text(t) for t in texts)]
+        flags = [_conversation_flags(doc, verbs, adjectives) for doc in nlp.pipe(parse_text(t) for t in texts)]
         items = [key.rsplit("|", 4)[0] for key in keys]
         out["conversations"] = _flag_record(keys, [conversation_half(item) for item in items], items, gold,
                                             flags, CHANGE_FLAGS["conversations"])

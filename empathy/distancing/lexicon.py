@@ -183,6 +183,23 @@ GET_ADJECTIVAL: frozenset[str] = frozenset(
     """.split()
 )
 
+#: Verbs that take two objects (Levin 1993: give 13.1, future having 13.3, send 11.1, tell and teach 37.1,
+#: bill and fine 54.5, deny and spare 10.6/13.5, build-type beneficiaries 26.1), verbs of naming and
+#: judging with a predicative noun (appoint, declare, consider: Levin 29) and light verbs of
+#: prepositional-passive idioms (take advantage of, make fun of, pay attention to): their passive keeps one
+#: object ("I was given money", "he was declared winner", "she was taken advantage of"). Any other passive
+#: participle with a bare noun right after it as "object" is an attributive participle in a noun phrase
+#: ("is coagulated blood").
+DOUBLE_OBJECT_VERBS: frozenset[str] = frozenset(
+    """
+    give hand pass lend loan sell rent lease pay feed serve owe offer promise allot allocate assign award grant
+    guarantee leave bequeath will send mail ship post forward bring take tell teach ask show read write
+    charge bill fine tax cost deny refuse spare forgive envy save buy get find make bake cook build call name
+    dub elect appoint crown label issue afford allow permit advance wish bet cause declare consider deem
+    proclaim nominate term rate rank vote style title christen baptize
+    """.split()
+)
+
 #: Degree words that modify adjectives but not verbs (the "very" test): "very worried" is adjectival. Words
 #: that also grade verbal participles ("so loved", "most visited", "extremely hurt") are left out.
 DEGREE_ADVERBS: frozenset[str] = frozenset("very too rather fairly pretty".split())

@@ -63,6 +63,7 @@ from .lexicon import (
     ADJECTIVAL_PARTICIPLES,
     APOSTROPHELESS_BE,
     DEGREE_ADVERBS,
+    DOUBLE_OBJECT_VERBS,
     GET_ADJECTIVAL,
     INDEFINITE_SUBJECTS,
     INFINITIVE_EXTRAPOSING_VERBS,
@@ -181,7 +182,7 @@ def _bare_small_clause(clause: Token) -> bool:
         c.dep_ in ("mark", "aux") for c in clause.children)
 
 
-def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
+def find_passives(doc: Doc, verbs: frozenset[str], adjectives: frozenset[str]) -> list[Passive]:
     """Every passive predicate of the document, with and without agent, in token order.
 
     ``verbs`` is the set of verb base forms, used to recognise un-prefixed adjectival participles. A first
@@ -196,7 +197,7 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             head = token.head
             if head.i in found or head.lemma_ == "be":
                 continue  # "he's been away": "been" is no participle of a passive
-            passive = _marked_passive(head, verbs)
+            passive = _marked_passive(head, verbs, adjectives)
             if passive is None:
                 continue
             found[head.i] = passive
@@ -220,7 +221,7 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
     return [found[i] for i in sorted(found)]
 
 
-def _marked_passive(head: Token, verbs: frozenset[str]) -> Passive | None:
+def _marked_passive(head: Token, verbs: frozenset[str], adjectives: frozenset[str]) -> Passive | None:
     """The passive headed by ``head``, a word the parser gave a passive dependent, or ``None`` when it is none."""
     aux = next((c for c in head.children if c.dep_ == "auxpass"), None)
     if aux is not None and not (_be_form(aux) or _get_form(aux)):
@@ -251,8 +252,23 @@ def _marked_passive(head: Token, verbs: frozenset[str]) -> Passive | None:
     get = aux is not None and _get_form(aux)
     if not agent and (_adjectival(head, verbs) or (get and head.lower_ in GET_ADJECTIVAL)):
         return None
+    if _attributive_before_object(head, adjectives):
+        return None
     start = min(aux.i, head.i) if aux is not None else head.i
     return Passive(head.i, start, head.i + 1, "get-passive" if get else "be-passive", agent)
+
+
+def _attributive_before_object(participle: Token, adjectives: frozenset[str]) -> bool:
+    """A "passive" participle with a bare noun as direct object, of a verb that takes no second object: the
+    participle modifies that noun in a predicate noun phrase ("morcillas is [coagulated blood]", "business is
+    [cut throat sport]"). A passive keeps an object only when its verb takes two ("I was given money", "he was
+    taught French") or in an idiom ("was taken advantage of")."""
+    if participle.lemma_.lower() in DOUBLE_OBJECT_VERBS:
+        return False
+    return any(c.dep_ == "dobj" and c.pos_ == "NOUN" and c.left_edge.i == participle.i + 1
+               and c.lemma_.lower() not in adjectives
+               and not any(d.dep_ in ("det", "poss", "nummod", "predet") for d in c.children)
+               for c in participle.children)
 
 
 def _base_spelling(token: Token) -> bool:
@@ -741,7 +757,7 @@ def analyze_doc(
         raise ValueError("original must be the text the document was parsed from (same length)")
     hits = find_nominalizations(doc, verbs, adjectives, memo) + find_impersonal(doc)
     hits.extend(
-        Hit(p.start, p.end, "agentless", p.rule) for p in find_passives(doc, verbs) if not p.agent
+        Hit(p.start, p.end, "agentless", p.rule) for p in find_passives(doc, verbs, adjectives) if not p.agent
     )
     counts = dict.fromkeys(LABELS, 0)
     spans = []
