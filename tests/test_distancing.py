@@ -138,6 +138,22 @@ AGENTLESS = [
      [("be-passive", "was swept"), ("coordinated-passive", "found")]),
     ("I was fired and lost my house.", [("be-passive", "was fired")]),  # "lost" has its own object
     ("I stole alcohol and was caught and decided to lie.", [("be-passive", "was caught")]),  # to-infinitive
+    # Rules 10 (issue 27): a "participle" spelled as its base verb in -e is a base form (a typo or mis-tag);
+    # come, become and overcome, and base-form participles not in -e (cut), stay participles.
+    ("I'm suppose to start a job.", []),
+    ("im suppose to go", []),
+    ("I was suppose to call.", []),
+    ("The obstacle was overcome.", [("be-passive", "was overcome")]),
+    ("The file was cut in half.", [("be-passive", "was cut")]),
+    # A bare noun right after the "passive" participle of a verb without a second object is the noun the
+    # participle modifies; double-object and naming verbs keep their object, resultative adjectives are none.
+    ("Morcillas is coagulated blood from animals.", []),
+    ("Business is cut throat sport.", []),
+    ("I was given money.", [("be-passive", "was given")]),
+    ("He was taught French.", [("be-passive", "was taught")]),
+    ("He was declared winner.", [("be-passive", "was declared")]),
+    ("His clothing was set alight.", [("be-passive", "was set")]),
+    ("The exit was chained shut.", [("be-passive", "was chained")]),
 ]
 
 
@@ -155,8 +171,8 @@ def test_passives_with_agent(text: str, expected: list[tuple[str, str, bool]]) -
     """Passives with a by-agent are found (the validation counts them) but not highlighted."""
     nlp = dist.load_model()
     doc = nlp(text)
-    verbs, _ = base_vocabularies(nlp)
-    assert [(p.rule, doc[p.start:p.end].text, p.agent) for p in find_passives(doc, verbs)] == expected
+    verbs, adjectives = base_vocabularies(nlp)
+    assert [(p.rule, doc[p.start:p.end].text, p.agent) for p in find_passives(doc, verbs, adjectives)] == expected
 
 
 # --- impersonal subjects -----------------------------------------------------------------------------------
@@ -214,6 +230,72 @@ IMPERSONAL = [
     ("It feels like nobody cares about me.", [("generic-indefinite", "nobody")]),  # only the "nobody" counts
     ("It looks like it will rain.", []),
     ("It's like I don't exist anymore.", []),
+    # Rules 10 (issue 27). A to-infinitive after a noun that takes one itself (opportunity, chance, pressure,
+    # a lot ...) completes the noun: "it" is what the noun describes. With a possessive the noun is a role and
+    # the infinitive its extraposed content; evaluative nouns (pleasure, idea) extrapose as before.
+    ("It's a great opportunity to learn.", []),
+    ("It was a good chance for me to learn.", []),
+    ("It's the constant pressure to perform.", []),
+    ("It was lots of time to enjoy it.", []),
+    ("It's a lot to handle.", []),
+    ("It's too much to bear.", []),
+    ("It's our responsibility to help.", [("expletive-it", "It")]),
+    ("It is my right to refuse.", [("expletive-it", "It")]),
+    ("It is a pleasure to meet you.", [("expletive-it", "It")]),
+    ("It's a good idea to rest.", [("expletive-it", "It")]),
+    # An infinitive ending in a stranded preposition has a gap that "it" fills (tough movement): referential.
+    ("It's hard to deal with.", []),
+    ("It was hard to get used to.", []),
+    ("It's hard to deal with this.", [("expletive-it", "It")]),
+    ("It's hard to say for sure.", [("expletive-it", "It")]),  # "for sure" is no stranded preposition
+    ("It's hard to get up early.", [("expletive-it", "It")]),  # "up" is a particle, not a preposition
+    ("It's not worth worrying about.", []),  # a gerund with a stranded preposition too
+    ("It's worth trying.", [("expletive-it", "It")]),
+    # Prepositional predicates with an extraposed clause: "up to" someone, a personal pronoun, a possessed noun,
+    # "of" + noun; not a place, nor a PP without a clause.
+    ("It is up to you to decide.", [("expletive-it", "It")]),
+    ("It was in their culture to share.", [("expletive-it", "It")]),
+    ("It is within your rights to refuse.", [("expletive-it", "It")]),
+    ("It's on you to fix it.", [("expletive-it", "It")]),
+    ("It's beyond me why he left.", [("expletive-it", "It")]),
+    ("It is of great importance that we act.", [("expletive-it", "It")]),
+    ("It's in the drawer to the left.", []),
+    ("It is in the fridge to keep it cool.", []),
+    ("It is up to you.", []),
+    # "no use / no good" + gerund; a clause hung on the small clause of causative "make"; a content clause
+    # whose "that" is a complementizer (no gap), unlike a relative clause.
+    ("It is no use crying.", [("expletive-it", "It")]),
+    ("It's no use crying over spilled milk.", [("expletive-it", "It")]),
+    ("It made me feel good to see them.", [("expletive-it", "It")]),
+    ("It makes me feel better knowing you care.", [("expletive-it", "It")]),
+    ("It makes me sad to see this.", [("expletive-it", "It")]),
+    ("It makes me want to cry.", []),
+    ("It's an old adage that you follow the money.", [("expletive-it", "It")]),
+    ("It's the guilt that gets to me.", []),
+    # The "it" of "it is (high / about) time + clause": its own rule, not an expletive (UD: nsubj); not a
+    # period ("the first time", "a good time"), nor "it's time" without a clause; "it takes time to" extraposes.
+    ("It is time to go.", [("time-it", "It")]),
+    ("Maybe it's time to look for opportunities elsewhere.", [("time-it", "it")]),
+    ("It's about time you called.", [("time-it", "It")]),
+    ("It is high time we left.", [("time-it", "It")]),
+    ("Is it time to go?", [("time-it", "it")]),
+    ("It's time.", []),
+    ("It was the first time to see it.", []),
+    ("It is a good time to visit.", []),
+    ("It is time for bed.", []),
+    ("It took time to heal.", [("expletive-it", "It")]),
+    # Generic "people" and "one" only outside clauses about one event: a simple past or a progressive gives the
+    # bare plural its existential reading (some particular people). "Used to" is a habit, for every generic
+    # subject; "going to" (future) and a progressive with "always" stay generic.
+    ("People were screaming.", []),
+    ("People are dying right now.", []),
+    ("When the boat tipped, people were thrown on top of each other.", []),
+    ("One was missing.", []),
+    ("People used to think so.", [("generic-people", "People")]),
+    ("Everyone used to tease me.", [("generic-indefinite", "Everyone")]),
+    ("People are always telling me to relax.", [("generic-people", "People")]),
+    ("People are going to hate this.", [("generic-people", "People")]),
+    ("Did people notice?", [("generic-people", "people")]),
 ]
 
 
@@ -254,6 +336,23 @@ NOMINALIZATION = [
     # Result and act nouns in -ing count, as "painting" in the hand-labelled EWT nouns.
     ("She kept her toddler's drawings.", [("nominal:-ing:draw", "drawings")]),
     ("His sobbing kept me awake.", [("nominal:-ing:sob", "sobbing")]),
+    # Rules 10 (issue 27), the -ing policy: an -ing word counts when it is a noun (the act, state or result
+    # of its verb: meeting, feeling, suffering, a nominal gerund with determiner, possessive or adjective, or
+    # a noun modifier); a verbal gerund or participle does not (an object, particle or subject of its own, no
+    # determiner), nor does an opaque -ing noun (morning, evening).
+    ("The meeting was long.", [("nominal:-ing:meet", "meeting")]),
+    ("Her feelings were hurt.", [("nominal:-ing:feel", "feelings")]),
+    ("Her suffering was real.", [("nominal:-ing:suffer", "suffering")]),
+    ("His constant complaining annoyed everyone.", [("nominal:-ing:complain", "complaining")]),
+    ("The killing of civilians must stop.", [("nominal:-ing:kill", "killing")]),
+    ("I went to a screening test.", [("nominal:-ing:screen", "screening")]),
+    ("The mimicking of her voice hurt.", [("nominal:-ing:mimic", "mimicking")]),
+    ("I saw this coming.", []),
+    ("Making money is hard.", []),
+    ("Giving up is hard.", []),
+    ("Crying over it will not help.", []),
+    ("Thanks for listening.", []),
+    ("The morning was cold.", []),
 ]
 
 
@@ -277,6 +376,9 @@ def test_nominalization_rules(text: str, expected: list[tuple[str, str]]) -> Non
         ("disability", ("irregular", "able")),
         ("certainty", ("ty", "certain")),
         ("loyalty", ("ty", "loyal")),
+        ("mimicking", ("ing", "mimic")),  # the k of mimic-k-ing, panic-k-ing
+        ("panicking", ("ing", "panic")),
+        ("thickness", ("ness", "thick")),
         ("balance", None),  # not from "bale"
         ("finance", None),  # not from "fin"
         ("vacation", None),  # no longer "vacating"

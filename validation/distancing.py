@@ -27,7 +27,7 @@ import csv
 import hashlib
 import json
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,9 +151,9 @@ def spacy_baseline(doc: Doc) -> dict[str, bool]:
     return {"passive": bool(predicates), "agentless": bool(predicates - agents), "expletive": expl}
 
 
-def our_flags(doc: Doc, verbs: frozenset[str]) -> dict[str, bool]:
+def our_flags(doc: Doc, verbs: frozenset[str], adjectives: frozenset[str]) -> dict[str, bool]:
     """Our detector's sentence flags (clausal rules for the UD gold, all rules for the extended gold)."""
-    passives = find_passives(doc, verbs)
+    passives = find_passives(doc, verbs, adjectives)
     clausal = [p for p in passives if p.rule in CLAUSAL_RULES]
     expletive = any(hit.rule in EXPLETIVE_RULES for hit in find_impersonal(doc))
     return {"passive": bool(clausal), "agentless": any(not p.agent for p in clausal), "expletive": expletive,
@@ -182,12 +182,17 @@ def paired_bootstrap_f1(
     n_resamples: int = BOOTSTRAP_RESAMPLES,
     confidence: float = BOOTSTRAP_CONFIDENCE,
     seed: int = BOOTSTRAP_SEED,
+    groups: Sequence[Hashable] | None = None,
 ) -> dict[str, float]:
     """F1(first) - F1(second) on the same items, with a paired percentile bootstrap interval.
 
     Items (sentences) are resampled with replacement; both detectors are scored on the same resample, so the
     interval reflects how much the difference depends on which sentences happen to be in the data set.
     F1 is ``2 tp / (2 tp + fp + fn)`` (0 when a resample has no positive in gold or prediction).
+
+    With ``groups`` (one label per item: the document or conversation a sentence comes from) whole groups are
+    resampled instead (a cluster bootstrap): sentences of one document share topic, writer and style, so an
+    unseen test set of other documents varies more than a resample of sentences says.
     """
     g, a, b = (np.asarray(v, dtype=bool) for v in (gold, first, second))
     if not (g.shape == a.shape == b.shape) or g.ndim != 1:
@@ -210,14 +215,22 @@ def paired_bootstrap_f1(
     ones = np.ones(n, dtype=np.int64)
     point = float(f1(ones, a) - f1(ones, b))
     rng = np.random.default_rng(seed)
-    # How often each item is drawn in each resample: one multinomial row per resample (vectorised).
-    weights = rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples)
+    if groups is None:
+        # How often each item is drawn in each resample: one multinomial row per resample (vectorised).
+        weights = rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples)
+    else:
+        if len(groups) != n:
+            raise ValueError(f"groups has {len(groups)} labels for {n} items")
+        _, member = np.unique(np.asarray([str(g) for g in groups]), return_inverse=True)
+        k = int(member.max()) + 1
+        # Draw groups; each item is weighted by the number of times its group was drawn.
+        weights = rng.multinomial(k, np.full(k, 1.0 / k), size=n_resamples)[:, member]
     differences = f1(weights, a) - f1(weights, b)
     tail = (1 - confidence) / 2
     low, high = np.quantile(differences, [tail, 1 - tail])
     return {"difference": round(point, 4), "low": round(float(low), 4), "high": round(float(high), 4),
             "p_not_better": round(float(np.mean(differences <= 0)), 4), "resamples": n_resamples,
-            "confidence": confidence, "seed": seed}
+            "confidence": confidence, "seed": seed, "unit": "item" if groups is None else "group"}
 
 
 #: PassivePy's rule names (``rules_for_all_passives``; the truncated matcher has the first three).
@@ -304,7 +317,7 @@ def validate_ewt(
     if half not in ("all", "even", "odd"):
         raise ValueError(f"half must be 'all', 'even' or 'odd', got {half!r}")
     nlp = load_model()
-    verbs, _ = base_vocabularies(nlp)
+    verbs, adjectives = base_vocabularies(nlp)
     sentences = list(read_conllu(path))
     if half != "all":
         sentences = sentences[(0 if half == "even" else 1)::2]
@@ -312,7 +325,7 @@ def validate_ewt(
     matchers = passivepy_matchers(nlp)
     ours, base, reference = [], [], []
     for doc, raw in _parse_pairs(nlp, (s.text for s in sentences), batch_size):
-        ours.append(our_flags(doc, verbs))
+        ours.append(our_flags(doc, verbs, adjectives))
         base.append(spacy_baseline(raw))
         if matchers is not None:
             reference.append(_passivepy_flags(matchers, raw))
@@ -344,14 +357,14 @@ def read_passivepy(path: str | Path) -> list[tuple[str, bool]]:
 def validate_passivepy(path: str | Path) -> dict[str, dict[str, float]]:
     """Precision / recall of "has a passive" (any passive rule, with or without agent) on PassivePy."""
     nlp = load_model()
-    verbs, _ = base_vocabularies(nlp)
+    verbs, adjectives = base_vocabularies(nlp)
     rows = read_passivepy(path)
     gold = [g for _, g in rows]
     matchers = passivepy_matchers(nlp)
     unlisted = passivepy_matchers(nlp, verb_list=False)
     ours_all, ours_clausal, base, reference, reference_unlisted = [], [], [], [], []
     for doc, raw in _parse_pairs(nlp, (text for text, _ in rows)):
-        passives = find_passives(doc, verbs)
+        passives = find_passives(doc, verbs, adjectives)
         ours_all.append(bool(passives))
         ours_clausal.append(any(p.rule in CLAUSAL_RULES for p in passives))
         base.append(spacy_baseline(raw)["passive"])
@@ -415,6 +428,40 @@ def conversation_half(item_id: str) -> str:
     return "dev" if hashlib.sha256(item_id.encode("utf-8")).digest()[-1] % 2 == 0 else "test"
 
 
+def _conversation_sentences(
+    root: str | Path, rows: dict[str, dict[str, str]], half: str = "all"
+) -> tuple[list[str], list[str]]:
+    """The label keys of ``half`` ("all", "dev", "test") and their sentences, cut from the imported data set."""
+    from empathy.datasets.kumar2025 import import_kumar2025
+
+    frame = import_kumar2025(root).outputs
+    outputs = {(item, field): str(text) for item, ref, gen in
+               zip(frame["item_id"], frame["reference"], frame["generation"], strict=True)
+               for field, text in (("reference", ref), ("generation", gen))}
+    keys = [key for key in rows if half == "all" or conversation_half(key.rsplit("|", 4)[0]) == half]
+    return keys, [conversation_sentence(outputs, key) for key in keys]
+
+
+def _conversation_gold(rows: dict[str, dict[str, str]], keys: Sequence[str]) -> dict[str, list[bool]]:
+    """Gold flags of the conversation sentences (see :func:`validate_conversations`)."""
+    gold = {flag: [rows[k][flag] == "1" for k in keys] for flag in ("passive", "agentless", "expletive")}
+    gold["passive_ext"] = [rows[k]["passive"] == "1" or rows[k]["reduced"] == "1" for k in keys]
+    gold["impersonal"] = [rows[k]["expletive"] == "1" or rows[k]["generic"] == "1" for k in keys]
+    gold["generic"] = [rows[k]["generic"] == "1" for k in keys]
+    return gold
+
+
+def _conversation_flags(doc: Doc, verbs: frozenset[str], adjectives: frozenset[str]) -> dict[str, bool]:
+    """Our flags for the conversation gold: the UD ones, ``impersonal`` (any impersonal span), ``generic``
+    (a generic-subject rule) and ``generic_indefinite`` (the generic-indefinite rule alone)."""
+    flags = our_flags(doc, verbs, adjectives)
+    impersonal = find_impersonal(doc)
+    flags["impersonal"] = bool(impersonal)
+    flags["generic"] = any(hit.rule in GENERIC_RULES for hit in impersonal)
+    flags["generic_indefinite"] = any(hit.rule == "generic-indefinite" for hit in impersonal)
+    return flags
+
+
 def validate_conversations(
     root: str | Path,
     labels: str | Path = CONVERSATION_LABELS,
@@ -436,34 +483,22 @@ def validate_conversations(
     if half not in ("all", "dev", "test"):
         raise ValueError(f"half must be 'all', 'dev' or 'test', got {half!r}")
     from empathy.agreement import cohen_kappa
-    from empathy.datasets.kumar2025 import import_kumar2025
 
     rows = read_conversation_labels(labels)
-    frame = import_kumar2025(root).outputs
-    outputs = {(item, field): str(text) for item, ref, gen in
-               zip(frame["item_id"], frame["reference"], frame["generation"], strict=True)
-               for field, text in (("reference", ref), ("generation", gen))}
-    keys = [key for key in rows if half == "all" or conversation_half(key.rsplit("|", 4)[0]) == half]
-    texts = [conversation_sentence(outputs, key) for key in keys]
-    gold = {flag: [rows[k][flag] == "1" for k in keys] for flag in ("passive", "agentless", "expletive")}
-    gold["passive_ext"] = [rows[k]["passive"] == "1" or rows[k]["reduced"] == "1" for k in keys]
-    gold["impersonal"] = [rows[k]["expletive"] == "1" or rows[k]["generic"] == "1" for k in keys]
-    gold["generic"] = [rows[k]["generic"] == "1" for k in keys]
+    keys, texts = _conversation_sentences(root, rows, half)
+    gold = _conversation_gold(rows, keys)
     nlp = load_model()
-    verbs, _ = base_vocabularies(nlp)
+    verbs, adjectives = base_vocabularies(nlp)
     matchers = passivepy_matchers(nlp)
     ours: dict[str, list[bool]] = {flag: [] for flag in gold}
     base: dict[str, list[bool]] = {flag: [] for flag in gold}
     reference: dict[str, list[bool]] = {"passive": [], "agentless": [], "passive_ext": []}
     indefinite: list[bool] = []
     for doc, raw in _parse_pairs(nlp, texts):
-        flags = our_flags(doc, verbs)
-        for flag in ("passive", "agentless", "expletive", "passive_ext"):
+        flags = _conversation_flags(doc, verbs, adjectives)
+        for flag in gold:
             ours[flag].append(flags[flag])
-        impersonal = find_impersonal(doc)
-        ours["impersonal"].append(bool(impersonal))
-        ours["generic"].append(any(hit.rule in GENERIC_RULES for hit in impersonal))
-        indefinite.append(any(hit.rule == "generic-indefinite" for hit in impersonal))
+        indefinite.append(flags["generic_indefinite"])
         plain = spacy_baseline(raw)
         for flag in gold:
             # Plain spaCy has no generic-subject label: its "generic" is never set.
@@ -556,6 +591,124 @@ def validate_nominalizations(
         report[f"plain_suffix_{stratum}"] = prf([gold[i] for i in keep], [plain[i] for i in keep])
         report["tokens"][stratum] = len(keep)
     return report
+
+
+# --- Rule changes, measured on held-out halves ------------------------------------------------------------------
+#: The flags a rule change is judged on, per data set: the UD flags of the treebank goal (clausal agentless passive,
+#: expletive) and the extended passive; PassivePy's "has a passive"; the conversation flags, incl. ``impersonal``.
+CHANGE_FLAGS: dict[str, tuple[str, ...]] = {
+    "ewt": ("agentless", "expletive", "passive", "agentless_ext"),
+    "passivepy": ("passive",),
+    "conversations": ("agentless", "expletive", "impersonal", "generic"),
+}
+#: Half names per data set: the development half (errors may be read) first, the held-out half second.
+CHANGE_HALVES: dict[str, tuple[str, str]] = {
+    "ewt": ("even", "odd"), "passivepy": ("even", "odd"), "conversations": ("dev", "test")}
+
+
+def ewt_document(sent_id: str) -> str:
+    """The document of a UD EWT sentence id ("answers-20111108084227AAtbjAp_ans-0005" -> its prefix)."""
+    return sent_id.rsplit("-", 1)[0]
+
+
+def sentence_flags(parts: Iterable[str] = tuple(CHANGE_FLAGS)) -> dict[str, dict]:
+    """Per-sentence gold and our flags on every data set present, to compare two rule versions.
+
+    ``{name: {"ids", "halves", "groups", "gold": {flag: [...]}, "ours": {flag: [...]}}}`` with ``name`` in
+    :data:`CHANGE_FLAGS`. ``halves`` names each sentence's half (:data:`CHANGE_HALVES`: EWT and PassivePy by the
+    parity of the position, conversations by :func:`conversation_half`); ``groups`` is the resampling unit of
+    :func:`compare_flags` (EWT document, conversation, PassivePy row). Plain lists, so the result can be saved
+    as JSON and compared with the flags of the next rule version (``--save-flags`` / ``--against``).
+    """
+    parts = set(parts)
+    nlp = load_model()
+    verbs, adjectives = base_vocabularies(nlp)
+    out: dict[str, dict] = {}
+    ewt = shared_dataset("ud-english-ewt")
+    if "ewt" in parts and ewt:
+        sentences = list(read_conllu(ewt / "en_ewt-ud-dev.conllu"))
+        flags = [our_flags(doc, verbs, adjectives) for doc in nlp.pipe(parse_text(s.text) for s in sentences)]
+        gold = [ud_gold(s) for s in sentences]
+        out["ewt"] = _flag_record(
+            [s.sent_id for s in sentences], ["odd" if i % 2 else "even" for i in range(len(sentences))],
+            [ewt_document(s.sent_id) for s in sentences], gold, flags, CHANGE_FLAGS["ewt"])
+    ppy = shared_dataset("passivepy-crowdsource")
+    if "passivepy" in parts and ppy:
+        rows = read_passivepy(ppy / "crowd_source_dataset.csv")
+        flags = [{"passive": any(p.rule in CLAUSAL_RULES for p in find_passives(doc, verbs, adjectives))}
+                 for doc in nlp.pipe(parse_text(text) for text, _ in rows)]
+        ids = [str(i) for i in range(len(rows))]
+        out["passivepy"] = _flag_record(ids, ["odd" if i % 2 else "even" for i in range(len(rows))], ids,
+                                        [{"passive": g} for _, g in rows], flags, CHANGE_FLAGS["passivepy"])
+    kumar = shared_dataset("kumar2025-empathic-communication")
+    if "conversations" in parts and kumar and CONVERSATION_LABELS.exists():
+        labels = read_conversation_labels(CONVERSATION_LABELS)
+        keys, texts = _conversation_sentences(kumar, labels)
+        gold_columns = _conversation_gold(labels, keys)
+        gold = [{flag: gold_columns[flag][i] for flag in gold_columns} for i in range(len(keys))]
+        flags = [_conversation_flags(doc, verbs, adjectives) for doc in nlp.pipe(parse_text(t) for t in texts)]
+        items = [key.rsplit("|", 4)[0] for key in keys]
+        out["conversations"] = _flag_record(keys, [conversation_half(item) for item in items], items, gold,
+                                            flags, CHANGE_FLAGS["conversations"])
+    return out
+
+
+def _flag_record(ids: list[str], halves: list[str], groups: list[str], gold: Sequence[dict[str, bool]],
+                 ours: Sequence[dict[str, bool]], flags: Sequence[str]) -> dict:
+    return {"ids": ids, "halves": halves, "groups": groups,
+            "gold": {flag: [g[flag] for g in gold] for flag in flags},
+            "ours": {flag: [o[flag] for o in ours] for flag in flags}}
+
+
+def compare_flags(old: dict[str, dict], new: dict[str, dict], *, seed: int = BOOTSTRAP_SEED) -> dict[str, dict]:
+    """What a rule change did, per data set, half and flag: P / R / F1 before and after, the sentences whose
+    flag changed (right / wrong after the change) and F1(new) - F1(old) with a paired cluster bootstrap
+    interval (whole documents or conversations resampled; :func:`paired_bootstrap_f1`).
+
+    ``old`` and ``new`` are :func:`sentence_flags` results on the same sentences (a ``ValueError`` names the
+    data set when they are not).
+    """
+    report: dict[str, dict] = {}
+    for name in CHANGE_FLAGS:
+        if name not in old or name not in new:
+            continue
+        before, after = old[name], new[name]
+        if before["ids"] != after["ids"] or before["gold"] != after["gold"]:
+            raise ValueError(f"{name}: the two flag sets cover different sentences or gold labels")
+        report[name] = {}
+        for half in CHANGE_HALVES[name]:
+            keep = [i for i, h in enumerate(after["halves"]) if h == half]
+            groups = [after["groups"][i] for i in keep]
+            report[name][half] = {}
+            for flag in CHANGE_FLAGS[name]:
+                gold = [after["gold"][flag][i] for i in keep]
+                was = [before["ours"][flag][i] for i in keep]
+                now = [after["ours"][flag][i] for i in keep]
+                moved = [(g, n) for g, w, n in zip(gold, was, now, strict=True) if w != n]
+                report[name][half][flag] = {
+                    "old": prf(gold, was), "new": prf(gold, now),
+                    "changed": {"right": sum(g == n for g, n in moved), "wrong": sum(g != n for g, n in moved)},
+                    "difference": paired_bootstrap_f1(gold, now, was, groups=groups, seed=seed)}
+    return report
+
+
+def change_markdown(report: dict[str, dict]) -> str:
+    """:func:`compare_flags` as one Markdown table (held-out halves are the ones whose errors were not read)."""
+    out = ["| data set, half | flag | before P / R / F1 | after P / R / F1 | sentences changed (now right / "
+           "now wrong) | F1 after - before [95 % CI, documents resampled] |", "| --- | --- | --- | --- | --- | --- |"]
+    for name, halves in report.items():
+        for half, flags in halves.items():
+            held = " (held out)" if half == CHANGE_HALVES[name][1] else ""
+            for flag, cell in flags.items():
+                old, new, diff = cell["old"], cell["new"], cell["difference"]
+                out.append(f"| {name} {half}{held} | {flag} | {_prf_cell(old)} | {_prf_cell(new)} | "
+                           f"{cell['changed']['right']} / {cell['changed']['wrong']} | {diff['difference']:+.3f} "
+                           f"[{diff['low']:+.3f}, {diff['high']:+.3f}] |")
+    return "\n".join(out) + "\n"
+
+
+def _prf_cell(scores: dict[str, float]) -> str:
+    return f"{scores['precision']:.3f} / {scores['recall']:.3f} / {scores['f1']:.3f}"
 
 
 def _row(name: str, scores: dict[str, float]) -> str:
@@ -683,13 +836,44 @@ def run_all(parts: Iterable[str] = ("ewt", "passivepy", "conversations", "nomina
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print the validation figures (``--json`` for machine-readable output)."""
+    """Print the validation figures (``--json`` for machine-readable output).
+
+    ``--save-flags FILE`` writes the per-sentence flags of the current rules (:func:`sentence_flags`) and
+    ``--against FILE`` prints what the current rules changed against such a file (:func:`compare_flags`).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
+    for option in ("--save-flags", "--against"):
+        if option in argv:
+            position = argv.index(option)
+            if position + 1 >= len(argv):
+                print(f"validate: {option} needs a file name", file=sys.stderr)
+                return 2
+            return _flag_command(option, Path(argv[position + 1]), "--json" in argv)
     results = run_all()
     if not results:
         print("validate: ../shared datasets not found", file=sys.stderr)
         return 2
     print(json.dumps(results, indent=2) if "--json" in argv else markdown(results))
+    return 0
+
+
+def _flag_command(option: str, path: Path, as_json: bool) -> int:
+    """``--save-flags FILE`` or ``--against FILE`` (see :func:`main`)."""
+    if option == "--against":
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            print(f"validate: cannot read {path}: {error}", file=sys.stderr)
+            return 2
+    flags = sentence_flags()
+    if not flags:
+        print("validate: ../shared datasets not found", file=sys.stderr)
+        return 2
+    if option == "--save-flags":
+        path.write_text(json.dumps(flags), encoding="utf-8")
+        return 0
+    report = compare_flags(old, flags)
+    print(json.dumps(report, indent=2) if as_json else change_markdown(report))
     return 0
 
 

@@ -183,6 +183,23 @@ GET_ADJECTIVAL: frozenset[str] = frozenset(
     """.split()
 )
 
+#: Verbs that take two objects (Levin 1993: give 13.1, future having 13.3, send 11.1, tell and teach 37.1,
+#: bill and fine 54.5, deny and spare 10.6/13.5, build-type beneficiaries 26.1), verbs of naming and
+#: judging with a predicative noun (appoint, declare, consider: Levin 29) and light verbs of
+#: prepositional-passive idioms (take advantage of, make fun of, pay attention to): their passive keeps one
+#: object ("I was given money", "he was declared winner", "she was taken advantage of"). Any other passive
+#: participle with a bare noun right after it as "object" is an attributive participle in a noun phrase
+#: ("is coagulated blood").
+DOUBLE_OBJECT_VERBS: frozenset[str] = frozenset(
+    """
+    give hand pass lend loan sell rent lease pay feed serve owe offer promise allot allocate assign award grant
+    guarantee leave bequeath will send mail ship post forward bring take tell teach ask show read write
+    charge bill fine tax cost deny refuse spare forgive envy save buy get find make bake cook build call name
+    dub elect appoint crown label issue afford allow permit advance wish bet cause declare consider deem
+    proclaim nominate term rate rank vote style title christen baptize
+    """.split()
+)
+
 #: Degree words that modify adjectives but not verbs (the "very" test): "very worried" is adjectival. Words
 #: that also grade verbal participles ("so loved", "most visited", "extremely hurt") are left out.
 DEGREE_ADVERBS: frozenset[str] = frozenset("very too rather fairly pretty".split())
@@ -193,6 +210,19 @@ RAISING_VERBS: frozenset[str] = frozenset("seem appear happen turn occur matter"
 #: Verbs whose expletive "it" subject stands for a to-infinitive ("it takes courage to ask", "it made me
 #: happy to see ..."); a finite complement ("it made me cry") is not enough.
 INFINITIVE_EXTRAPOSING_VERBS: frozenset[str] = frozenset("take make cost pay help hurt matter suck mean".split())
+
+#: Nouns that take a to-infinitive of their own (Quirk et al. 1985, 17.30; Huddleston & Pullum 2002, ch. 8):
+#: modal and purpose nouns ("a chance to talk", "the pressure to perform", "time to heal"), nouns of a
+#: control verb or adjective ("an attempt to leave", "the ability to cope"), and quantity words whose
+#: infinitive is a relative with a gap ("a lot to handle", "too much to bear"). As the predicate of "it"
+#: they describe what "it" is ("it's an opportunity to start fresh"); the infinitive is no extraposed subject.
+INFINITIVE_NOUNS: frozenset[str] = frozenset(
+    """
+    opportunity chance time way moment occasion place reason means excuse incentive motivation pressure urge
+    temptation need attempt effort invitation offer request permission ability capacity tendency courage
+    strength energy power freedom room space lot plenty much
+    """.split()
+)
 
 #: Indefinite pronouns that frame a clause impersonally ("someone should ...", "everyone knows ...").
 INDEFINITE_SUBJECTS: frozenset[str] = frozenset(
@@ -254,7 +284,10 @@ def _derive_suffixed(
 
 
 def _spellings(candidate: str) -> tuple[str, ...]:
-    """The candidate base and, for a doubled final consonant, its undoubled form (refer-r-al)."""
+    """The candidate base and, for a doubled final consonant, its undoubled form (refer-r-al); for a final
+    "ck", the verb in -c that adds a k before a vowel suffix (mimic-k-ing, panic-k-ing, traffic-k-ing)."""
     if len(candidate) > 3 and candidate[-1] == candidate[-2] and candidate[-1] not in "aeiouls":
+        return (candidate, candidate[:-1])
+    if len(candidate) > 4 and candidate.endswith("ck"):
         return (candidate, candidate[:-1])
     return (candidate,)

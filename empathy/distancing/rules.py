@@ -8,7 +8,9 @@ Agentless constructions (label ``agentless``), one per passive predicate without
     a predicate with an ``auxpass`` or ``nsubjpass``/``csubjpass`` dependent ("was written", "has been sold");
     "be" may be typed without its apostrophe ("im told", "isn cancelled", "its stolen"). Not passives: "'s got"
     ("has got"), an attributive participle ("who's stated goals"), a relative-pronoun subject without "be"
-    ("a test which ... discriminated") and "done"/"finished" with a personal subject ("they were done").
+    ("a test which ... discriminated"), "done"/"finished" with a personal subject ("they were done"), a base
+    form in -e tagged as a participle ("I'm suppose to") and a participle with a bare noun right after it as
+    object, of a verb that takes no second object ("is coagulated blood": an attributive participle).
 ``get-passive``
     "get" + past participle ("got fired"), whether the parser made "get" the auxiliary or the head.
 ``coordinated-passive``
@@ -31,15 +33,23 @@ Impersonal subject framing (label ``impersonal``), one per subject:
     existential "there" (tag ``EX`` or relation ``expl``).
 ``expletive-it``
     "it" as the subject of a predicate whose real subject is an extraposed clause: a that/whether/wh-clause
-    or a to-infinitive after an adjective or noun predicate ("it is hard to say", "it is my understanding
-    that"), after a passive ("it is believed that") or after a raising verb ("it seems that").
+    or a to-infinitive after an adjective, noun or prepositional predicate ("it is hard to say", "it is my
+    understanding that", "it is up to you to decide"), "no use" + gerund, after a passive ("it is believed
+    that"), a raising verb ("it seems that") or take/make/cost ("it made me feel good to see ..."). Not a
+    to-infinitive that completes a noun taking one ("it's an opportunity to start fresh") or that ends in a
+    stranded preposition ("it's hard to deal with": tough movement).
+``time-it``
+    the "it" of "it is (high/about) time" + clause ("it's time to let go"): no extraposition (UD ``nsubj``),
+    but no referent either; it frames what someone should do without naming them.
 ``generic-one``
-    the generic pronoun "one" as subject ("one never knows").
+    the generic pronoun "one" as subject ("one never knows"), not in a clause about one event.
 ``generic-indefinite``
     an indefinite person pronoun as subject (someone, anybody, everyone, nobody, no one) of a finite clause
     that is not a statement about a past event ("nobody came" names the people of one event).
 ``generic-people``
-    bare "people" as subject, optionally with many/most/some/all ("people say", "most people feel").
+    bare "people" as subject, optionally with many/most/some/all ("people say", "most people feel"), not in
+    a clause about one event (simple past or progressive: "people were screaming" means some particular
+    people).
 
 "It sounds / feels / looks like + clause" and "it's like + clause" are not counted: copy-raising verbs with
 an ordinary subject in UD, and in support conversations the reflective-listening move, not a distancing frame
@@ -49,8 +59,10 @@ not have.
 
 Nominalizations (label ``nominalization``), one per noun token: see :mod:`empathy.distancing.lexicon`. The
 rule name is ``nominal:-SUFFIX:BASE`` (or ``nominal:irregular:BASE``), e.g. ``nominal:-ment:announce``.
-Title-case words the tagger took for names ("Simulation") are tested too, and an -ing form with a
-determiner or possessive, or used as a noun modifier, is a nominal gerund (``nominal:gerund:VERB``).
+Title-case words the tagger took for names ("Simulation") are tested too. The -ing policy (docs/detectors.md):
+an -ing noun of its verb counts ("meeting", "feeling", "suffering"), as does an -ing form with a determiner,
+possessive, adjective or numeral, or used as a noun modifier (a nominal gerund, ``nominal:gerund:VERB``); an
+-ing word with a dependent only a verb takes (object, particle, subject) is a verbal gerund and does not.
 """
 
 from __future__ import annotations
@@ -63,9 +75,11 @@ from .lexicon import (
     ADJECTIVAL_PARTICIPLES,
     APOSTROPHELESS_BE,
     DEGREE_ADVERBS,
+    DOUBLE_OBJECT_VERBS,
     GET_ADJECTIVAL,
     INDEFINITE_SUBJECTS,
     INFINITIVE_EXTRAPOSING_VERBS,
+    INFINITIVE_NOUNS,
     INTRANSITIVE_VERBS,
     PERSONAL_STATIVES,
     PHRASAL_STATIVES,
@@ -180,7 +194,7 @@ def _bare_small_clause(clause: Token) -> bool:
         c.dep_ in ("mark", "aux") for c in clause.children)
 
 
-def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
+def find_passives(doc: Doc, verbs: frozenset[str], adjectives: frozenset[str]) -> list[Passive]:
     """Every passive predicate of the document, with and without agent, in token order.
 
     ``verbs`` is the set of verb base forms, used to recognise un-prefixed adjectival participles. A first
@@ -195,7 +209,7 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
             head = token.head
             if head.i in found or head.lemma_ == "be":
                 continue  # "he's been away": "been" is no participle of a passive
-            passive = _marked_passive(head, verbs)
+            passive = _marked_passive(head, verbs, adjectives)
             if passive is None:
                 continue
             found[head.i] = passive
@@ -207,7 +221,8 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
         # A past form heading a subjectless relative ("letters sent last week") or coordinated with a passive
         # ("was swept away and found ...") is a participle the tagger read as a simple past. A token that is
         # not a word ("Guaranty.doc") is no participle.
-        if token.is_alpha and (token.tag_ == "VBN" or (token.tag_ == "VBD" and token.dep_ in ("acl", "conj"))):
+        if token.is_alpha and (token.tag_ == "VBN" or (token.tag_ == "VBD" and token.dep_ in ("acl", "conj"))) \
+                and not _base_spelling(token):
             participles.append(token)
     # Second pass: participles whose status depends on a head found above (coordination) or on context.
     for token in participles:
@@ -218,7 +233,7 @@ def find_passives(doc: Doc, verbs: frozenset[str]) -> list[Passive]:
     return [found[i] for i in sorted(found)]
 
 
-def _marked_passive(head: Token, verbs: frozenset[str]) -> Passive | None:
+def _marked_passive(head: Token, verbs: frozenset[str], adjectives: frozenset[str]) -> Passive | None:
     """The passive headed by ``head``, a word the parser gave a passive dependent, or ``None`` when it is none."""
     aux = next((c for c in head.children if c.dep_ == "auxpass"), None)
     if aux is not None and not (_be_form(aux) or _get_form(aux)):
@@ -243,12 +258,37 @@ def _marked_passive(head: Token, verbs: frozenset[str]) -> Passive | None:
     if head.tag_ != "VBN" and not (aux is not None and head.tag_ == "VBD") and not (
             head.lower_ in PERSONAL_STATIVES and _personal_stative_is_verb(head)):
         return None
+    if _base_spelling(head):
+        return None  # "I'm suppose to", "I was use to it": the base form, whatever the tagger said
     agent = _has_agent(head)
     get = aux is not None and _get_form(aux)
     if not agent and (_adjectival(head, verbs) or (get and head.lower_ in GET_ADJECTIVAL)):
         return None
+    if _attributive_before_object(head, adjectives):
+        return None
     start = min(aux.i, head.i) if aux is not None else head.i
     return Passive(head.i, start, head.i + 1, "get-passive" if get else "be-passive", agent)
+
+
+def _attributive_before_object(participle: Token, adjectives: frozenset[str]) -> bool:
+    """A "passive" participle with a bare noun as direct object, of a verb that takes no second object: the
+    participle modifies that noun in a predicate noun phrase ("morcillas is [coagulated blood]", "business is
+    [cut throat sport]"). A passive keeps an object only when its verb takes two ("I was given money", "he was
+    taught French") or in an idiom ("was taken advantage of")."""
+    if participle.lemma_.lower() in DOUBLE_OBJECT_VERBS:
+        return False
+    return any(c.dep_ == "dobj" and c.pos_ == "NOUN" and c.left_edge.i == participle.i + 1
+               and c.lemma_.lower() not in adjectives
+               and not any(d.dep_ in ("det", "poss", "nummod", "predet") for d in c.children)
+               for c in participle.children)
+
+
+def _base_spelling(token: Token) -> bool:
+    """A "participle" spelled as its base verb in -e ("suppose", "use"): no English verb in -e has a participle
+    identical to its base except come, become and overcome, so the word is a base form (a typo for
+    "supposed", "used" or a mis-tag), not a passive participle."""
+    lower = token.lower_
+    return lower.endswith("e") and lower == token.lemma_.lower() and not lower.endswith("come")
 
 
 def _apostropheless_passive(token: Token, verbs: frozenset[str]) -> Passive | None:
@@ -263,7 +303,7 @@ def _apostropheless_passive(token: Token, verbs: frozenset[str]) -> Passive | No
             and (doc[token.i - 1].lower_ in _BE_NEGATIVES
                  or (doc[token.i - 1].head.i == token.i and (doc[token.i - 1].lower_ in APOSTROPHELESS_BE or (
                      doc[token.i - 1].lower_ == "its" and token.dep_ not in ("amod", "compound")))))
-            and not any(c.dep_ in ("aux", "auxpass") for c in token.children)):
+            and not any(c.dep_ in ("aux", "auxpass") for c in token.children)) or _base_spelling(token):
         return None
     aux = doc[token.i - 1]
     agent = _has_agent(token)
@@ -361,6 +401,10 @@ def _complement_clause(clause: Token) -> bool:
         return infinitive
     if dep == "acl":
         return infinitive or any(c.dep_ == "mark" and c.lower_ in _COMPLEMENTIZERS for c in children)
+    if dep == "relcl":
+        # The parser's "relative clause" on a predicate noun is a content clause when "that" is a
+        # complementizer, not a relative pronoun with a gap ("it's an old adage that you follow the money").
+        return any(c.dep_ == "mark" and c.lower_ == "that" for c in children)
     if dep in ("ccomp", "csubj"):
         return True
     return False
@@ -376,45 +420,153 @@ def _infinitive(clause: Token) -> bool:
 def _expletive_it(subject: Token) -> bool:
     """True when subject "it" stands for an extraposed clause after it.
 
-    Adjective and noun predicates (after a copula) take a to-infinitive or a that/wh-clause; passives and
-    raising verbs a finite clause; take/make/cost... only a to-infinitive.
+    Adjective, noun and some prepositional predicates (after a copula) take a to-infinitive, a that/wh-clause
+    or a gerund; passives and raising verbs a finite clause; take/make/cost... a to-infinitive (for "make",
+    also one hung on its small clause: "it made me feel good to see them").
     """
     head = subject.head
-    passive = subject.dep_ == "nsubjpass" or any(c.dep_ == "auxpass" for c in head.children)
     # A wh-word is the questioned complement, not a predicate ("what was it like ...?").
     complements = [c for c in head.children if c.dep_ in ("acomp", "attr", "oprd") and c.lower_ not in _WH_WORDS]
     # With a copula the parser hangs the extraposed clause on "is" or on the adjective/noun: both count.
-    # The predicate may precede the subject ("how hard it is to change").
-    copular = bool(complements) and head.lemma_ in _COPULAS
+    # The predicate may precede the subject ("how hard it is to change"). A prepositional predicate counts
+    # too ("it is up to you to decide", "it was in their culture to share", "it's beyond me why ...").
+    copular = head.lemma_ in _COPULAS and (bool(complements) or _modal_pp(head, subject))
+    if copular and _no_use_gerund(head):
+        return True
     # A gerund after a noun predicate that names someone ("it was my mom calling me") describes that
     # someone; only an adjective or an evaluative noun ("a pain dealing with it") extraposes a gerund.
     gerund_host = copular and not any(
         c.dep_ == "attr" and (c.pos_ in ("PROPN", "PRON") or any(d.dep_ == "poss" for d in c.children))
         for c in complements)
+    # A to-infinitive after a noun that takes one itself ("it's an opportunity to start fresh", "a lot to
+    # handle") completes that noun: "it" is what the noun phrase describes, not a placeholder for the clause.
+    noun_infinitive = copular and any(_infinitive_host(c) for c in complements)
     for predicate in [head, *complements]:
         for clause in predicate.children:
-            if clause.i <= subject.i or (clause.dep_ not in _CLAUSES and clause.dep_ != "dobj"):
+            if clause.i <= subject.i or (clause.dep_ not in _CLAUSES and clause.dep_ not in ("dobj", "relcl")):
+                continue
+            if (_infinitive(clause) or _subjectless_gerund(clause)) and (
+                    _stranded_preposition(clause) or (noun_infinitive and _infinitive(clause))):
                 continue
             if clause.dep_ == "dobj":
-                if predicate is head and not complements and head.lemma_ in INFINITIVE_EXTRAPOSING_VERBS \
-                        and any(_infinitive(c) or (c.dep_ == "relcl" and any(
-                            a.dep_ == "aux" and a.tag_ == "TO" for a in c.children)) for c in clause.children):
-                    return True  # "it means a lot to hear that": the infinitive was hung on the object
-                continue
-            if copular or predicate is not head:
+                if predicate is head and not complements and _infinitive_on_object(head, clause):
+                    return True
+            elif copular or predicate is not head:
                 if _complement_clause(clause) or (gerund_host and _subjectless_gerund(clause)):
                     return True
-            elif passive:
-                if clause.dep_ == "ccomp":
-                    return True
-            elif head.lemma_ in RAISING_VERBS and (clause.dep_ == "ccomp" or _like_clause(clause)):
+            elif _verb_extraposes(subject, head, clause):
                 return True
-            elif head.lemma_ in INFINITIVE_EXTRAPOSING_VERBS and _infinitive(clause):
-                return True
-            elif head.lemma_ in PSYCH_VERBS and (_infinitive(clause) or (
-                    clause.dep_ == "ccomp" and any(c.dep_ == "mark" and c.lower_ == "that" for c in clause.children))):
-                return True  # "it bothers me that they left", "it scares me to think": the clause is the stimulus
     return False
+
+
+def _time_it(subject: Token) -> bool:
+    """"It is time to go", "it's about time you called", "it is high time we left": the "it" of a time
+    expression (no referent, but no extraposition either: UD gives it ``nsubj``, the clause belongs to "time")
+    framing what someone should do without naming them. "The first time", "a good time" (a period) and "it's
+    time" without a clause are not counted."""
+    head = subject.head
+    if head.lemma_ != "be":
+        return False
+    for child in head.children:
+        if child.dep_ == "attr":
+            time = child
+        elif child.dep_ == "prep" and child.lower_ == "about":
+            time = next((c for c in child.children if c.dep_ == "pobj"), child)
+        else:
+            continue
+        if time.lemma_ != "time" or any(c.dep_ in ("det", "poss", "nummod") or (
+                c.dep_ == "amod" and c.lower_ not in ("high", "past")) for c in time.children):
+            return False
+        return any(c.i > time.i and c.dep_ in ("relcl", "acl", "advcl", "xcomp", "ccomp")
+                   for c in (*time.children, *head.children))
+    return False
+
+
+def _infinitive_on_object(verb: Token, noun: Token) -> bool:
+    """"it means a lot to hear that": the extraposed infinitive of mean/take/cost ... hung on the object."""
+    return verb.lemma_ in INFINITIVE_EXTRAPOSING_VERBS and any(_infinitive(c) or (c.dep_ == "relcl" and any(
+        a.dep_ == "aux" and a.tag_ == "TO" for a in c.children)) for c in noun.children)
+
+
+def _verb_extraposes(subject: Token, verb: Token, clause: Token) -> bool:
+    """A clause that a verb (not a copula) lets "it" stand for: a finite clause after a passive or a raising
+    verb, a to-infinitive after take/make/cost..., the stimulus clause of a psychological verb."""
+    if subject.dep_ == "nsubjpass" or any(c.dep_ == "auxpass" for c in verb.children):
+        return clause.dep_ == "ccomp"
+    lemma = verb.lemma_
+    if lemma in RAISING_VERBS and (clause.dep_ == "ccomp" or _like_clause(clause)):
+        return True
+    if lemma in INFINITIVE_EXTRAPOSING_VERBS and (_infinitive(clause) or _small_clause_host(clause)):
+        return True
+    # "it bothers me that they left", "it scares me to think": the clause is the stimulus.
+    return lemma in PSYCH_VERBS and (_infinitive(clause) or (
+        clause.dep_ == "ccomp" and any(c.dep_ == "mark" and c.lower_ == "that" for c in clause.children)))
+
+
+def _modal_pp(head: Token, subject: Token) -> bool:
+    """A prepositional predicate after "be" that takes an extraposed clause: "up to" someone ("it is up to you
+    to decide"), a preposition with a personal pronoun ("it's on you to fix it", "it is beyond me why ..."),
+    with a possessed noun ("it was in their culture to share", "within your rights") or "of" + noun ("it is of
+    great importance that ..."). A place ("it's in the drawer") or a bare noun is no such predicate."""
+    for prep in head.children:
+        if prep.dep_ != "prep" or prep.i <= subject.i:
+            continue
+        objects = [c for c in prep.children if c.dep_ == "pobj"]
+        if prep.lower_ == "up" and any(c.dep_ == "prep" and c.lower_ == "to" for c in prep.children):
+            return True
+        if prep.lower_ == "of" and objects:
+            return True
+        if any((o.tag_ == "PRP" and o.lower_ in _PERSONAL_OBJECTS) or any(d.dep_ == "poss" for d in o.children)
+               for o in objects):
+            return True
+    return False
+
+
+#: Personal pronouns as the object of a prepositional predicate ("up to you", "on me", "beyond us").
+_PERSONAL_OBJECTS = frozenset("me you him her us them".split())
+
+
+def _no_use_gerund(head: Token) -> bool:
+    """"It is no use / no good + gerund" ("it's no use crying over it"): the gerund is the subject, whatever the
+    parser made of "use" and the -ing word."""
+    doc = head.doc
+    return any(t.tag_ in ("VBG", "NN") and t.lower_.endswith("ing") and t.i >= 2
+               and doc[t.i - 2].lower_ == "no" and doc[t.i - 1].lower_ in ("use", "good")
+               for t in doc[head.i + 1: head.sent.end])
+
+
+def _small_clause_host(clause: Token) -> bool:
+    """A small clause under causative "make" that hosts the extraposed clause: "it made me [feel good] to see
+    them", "it makes me [feel better] knowing you care", "it makes me [sad] to see this". The infinitive or
+    gerund hangs on the small clause's copula or adjective; "it makes me [want] to cry" is no such host."""
+    if clause.dep_ not in ("ccomp", "xcomp", "oprd", "acomp") or any(
+            c.dep_ == "aux" and c.tag_ == "TO" for c in clause.children):
+        return False
+    if not (clause.tag_ == "JJ" or (clause.lemma_ in _COPULAS and clause.tag_ == "VB")):
+        return False
+    return any(c.i > clause.i and (_infinitive(c) or _subjectless_gerund(c)) and not _stranded_preposition(c)
+               for c in clause.children)
+
+
+def _infinitive_host(predicate: Token) -> bool:
+    """A predicate noun (or quantity word) that takes a to-infinitive of its own ("an opportunity to start",
+    "the pressure to perform", "a lot to handle", "too much to bear"), unless a possessive makes it a
+    role ("it's my right to refuse", "it is our job to help": extraposition)."""
+    return predicate.lemma_.lower() in INFINITIVE_NOUNS and not any(c.dep_ == "poss" for c in predicate.children)
+
+
+#: Prepositions that cannot stand without an object (unlike the particles up, out, in, on, over ...).
+_TRANSITIVE_PREPOSITIONS = frozenset("with about to of for at from into onto upon without like".split())
+
+
+def _stranded_preposition(clause: Token) -> bool:
+    """An infinitive that ends in a preposition without its object ("it's hard to deal with", "it was hard to
+    get used to", "a lot to think about"): the missing object is "it" itself (tough movement, an infinitival
+    relative), so "it" refers to something and stands for no clause."""
+    verbs = [clause, *(c for c in clause.children if c.dep_ in ("xcomp", "acomp", "oprd"))]
+    # A stranded preposition has no dependent at all ("for sure" has one, "sure", and is no gap).
+    return any(c.dep_ == "prep" and c.lower_ in _TRANSITIVE_PREPOSITIONS and not c.n_rights and not c.n_lefts
+               for verb in verbs for c in verb.children)
 
 
 def _subjectless_gerund(clause: Token) -> bool:
@@ -456,7 +608,26 @@ def _episodic_past(subject: Token) -> bool:
     if any(a.tag_ == "MD" or a.i < subject.i for a in auxiliaries):
         return False  # "someone would call", "did anyone ...?"
     finite = auxiliaries[0] if auxiliaries else verb
+    if finite is verb and verb.lower_ == "used" and any(_infinitive(c) for c in verb.children):
+        return False  # "people used to think ...", "everyone used to tease me": a past habit, not one event
     return finite.tag_ == "VBD"
+
+
+#: Adverbs that make a progressive habitual ("people are always telling me ..."), not one ongoing event.
+_HABITUAL_ADVERBS = frozenset("always constantly forever continually".split())
+
+
+def _episodic(subject: Token) -> bool:
+    """A clause about one event, past or ongoing: a simple past (:func:`_episodic_past`) or a progressive
+    ("people are dying", "people were screaming"). A bare plural or generic pronoun in such a clause means some
+    particular people present at the event (Carlson 1977: the existential reading), not people in general.
+    "Going to" (future) and a progressive with always/constantly (a habit) stay generic."""
+    if _episodic_past(subject):
+        return True
+    verb = subject.head
+    return (verb.tag_ == "VBG" and any(c.dep_ == "aux" and c.lemma_ == "be" for c in verb.children)
+            and not (verb.lower_ == "going" and any(_infinitive(c) for c in verb.children))
+            and not any(c.dep_ in ("advmod", "neg") and c.lower_ in _HABITUAL_ADVERBS for c in verb.children))
 
 
 def find_impersonal(doc: Doc) -> list[Hit]:
@@ -472,9 +643,12 @@ def find_impersonal(doc: Doc) -> list[Hit]:
         if lower == "it":
             if _expletive_it(token):
                 hits.append(Hit(token.i, token.i + 1, "impersonal", "expletive-it"))
+            elif _time_it(token):
+                hits.append(Hit(token.i, token.i + 1, "impersonal", "time-it"))
         elif lower == "one":
             children = list(token.children)
-            if not children:
+            if not children and not _episodic(token):
+                # Numeral "one" of a past or ongoing event ("one broke", "one was missing") is no generic person.
                 hits.append(Hit(token.i, token.i + 1, "impersonal", "generic-one"))
             elif (len(children) == 1 and children[0].lower_ == "no" and children[0].i == token.i - 1
                   and _finite(token.head) and not _episodic_past(token)):
@@ -482,7 +656,7 @@ def find_impersonal(doc: Doc) -> list[Hit]:
         elif lower in INDEFINITE_SUBJECTS:
             if _finite(token.head) and not _object_in_disguise(token) and not _episodic_past(token):
                 hits.append(Hit(token.i, token.i + 1, "impersonal", "generic-indefinite"))
-        elif lower == "people" and _finite(token.head):
+        elif lower == "people" and _finite(token.head) and not _episodic(token):
             children = list(token.children)
             if all(c.lower_ in _PEOPLE_DETERMINERS and c.i < token.i for c in children):
                 start = min([token.i] + [c.i for c in children])
@@ -504,8 +678,8 @@ def find_nominalizations(
         pos = token.pos_
         if pos == "NOUN":
             lemma = token.lemma_.lower()
-            if lemma.endswith("ing") and _verbal_coordinate(token):
-                continue  # "shaking and sobbing": a participle the tagger read as a noun
+            if lemma.endswith("ing") and _verbal_ing(token):
+                continue  # "shaking and sobbing", "waiting for hours": a verb form the tagger read as a noun
         elif pos == "PROPN" and token.is_alpha and (token.is_title or token.is_upper):
             # Title-case headings make the tagger read "Simulation", "Agreement" as names; a name does
             # not end in -ing-less derivational suffixes often enough to matter, -ing names do (Manning).
@@ -533,20 +707,39 @@ def find_nominalizations(
     return hits
 
 
-def _verbal_coordinate(token: Token) -> bool:
-    """An -ing "noun" without determiner coordinated with an -ing verb is a participle ("shaking and sobbing")."""
-    if any(c.dep_ in ("det", "poss") for c in token.children):
+#: Dependents only a verb takes: an object, a particle, a predicative or clausal complement, a subject or an
+#: auxiliary. An -ing word with one of them is a verbal gerund or participle, whatever its tag.
+_VERBAL_DEPENDENTS = frozenset(
+    "dobj dative prt acomp oprd ccomp xcomp nsubj nsubjpass csubj aux auxpass agent".split())
+#: Dependents only a noun takes: a determiner, a possessive, an adjective, a numeral.
+_NOMINAL_DEPENDENTS = frozenset("det poss amod nummod".split())
+
+
+def _verbal_ing(token: Token) -> bool:
+    """An -ing "noun" that is a verb form (the -ing policy in docs/detectors.md): with a dependent only a verb
+    takes ("I saw this coming", "giving up"), or, without a determiner, coordinated with an -ing verb
+    ("shaking and sobbing"). A noun modifier tagged as a noun stays a noun, whether the parser calls it a
+    compound or an adjective ("a moving truck", "the housing crisis")."""
+    children = list(token.children)
+    if any(c.dep_ in _VERBAL_DEPENDENTS for c in children):
+        return True
+    if any(c.dep_ in ("det", "poss") for c in children):
         return False
     return (token.dep_ == "conj" and token.head.tag_ == "VBG") or any(
-        c.dep_ == "conj" and c.tag_ == "VBG" for c in token.children)
+        c.dep_ == "conj" and c.tag_ == "VBG" for c in children)
 
 
 def _nominal_gerund(token: Token) -> bool:
-    """An -ing form used as a noun: with a determiner or possessive ("this posting", "his thinking") or as
-    a noun modifier ("screening test"). Verbal gerunds with objects ("making money") are not counted."""
+    """An -ing form tagged as a verb that is used as a noun: with a determiner, possessive, adjective or
+    numeral before it ("this posting", "his thinking", "constant worrying") or as a noun modifier ("screening
+    test"), and without a dependent only a verb takes. Verbal gerunds ("making money", "crying over it") are
+    not counted."""
+    children = list(token.children)
+    if any(c.dep_ in _VERBAL_DEPENDENTS for c in children):
+        return False
     if token.dep_ == "compound":
         return True
-    return any(child.dep_ in ("det", "poss") and child.i < token.i for child in token.children)
+    return any(c.dep_ in _NOMINAL_DEPENDENTS and c.i < token.i for c in children)
 
 
 #: Typographic apostrophes the tokenizer and lemmatizer do not read as contractions ("It’s" has the lemma "’",
@@ -576,7 +769,7 @@ def analyze_doc(
         raise ValueError("original must be the text the document was parsed from (same length)")
     hits = find_nominalizations(doc, verbs, adjectives, memo) + find_impersonal(doc)
     hits.extend(
-        Hit(p.start, p.end, "agentless", p.rule) for p in find_passives(doc, verbs) if not p.agent
+        Hit(p.start, p.end, "agentless", p.rule) for p in find_passives(doc, verbs, adjectives) if not p.agent
     )
     counts = dict.fromkeys(LABELS, 0)
     spans = []
