@@ -200,8 +200,11 @@ EMPTY_REASONS = {
 def show(frame: pd.DataFrame, key: str) -> None:
     """A data frame with three-decimal statistics and no index; columns empty in every row are hidden and named
     with the reason (a table full of None reads as a broken tool)."""
-    empty = [c for c in frame.columns if len(frame) and frame[c].isna().all()]
-    shown = frame.drop(columns=empty)
+    # a warning column without a warning is no statistic to explain: drop it quietly (views.interval_warnings says
+    # what a filled one means)
+    quiet = [c for c in ("warning",) if c in frame.columns and frame[c].isna().all()]
+    empty = [c for c in frame.columns if c not in quiet and len(frame) and frame[c].isna().all()]
+    shown = frame.drop(columns=[*quiet, *empty])
     st.dataframe(shown, hide_index=True, key=key, column_config=number_config(shown))
     names = [c for c in ("dimension", "rater_a", "rater_b", "rater", "panel") if c in shown.columns]
     interval_warnings(shown, names)

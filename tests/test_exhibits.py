@@ -8,6 +8,7 @@ import sqlite3
 import numpy as np
 import pandas as pd
 import pytest
+from test_fragility import OUTPUTS, RATINGS
 
 from empathy.evaluate import text_features
 from empathy.exhibits import (
@@ -27,7 +28,6 @@ from empathy.labels.schema import SCHEMA_VERSION
 from empathy.labels.sqlite import OverrideStore
 from empathy.paths import PROJECT_ROOT
 from empathy.review import Recompute
-from test_fragility import OUTPUTS, RATINGS
 
 
 def analyser(texts):
