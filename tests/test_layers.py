@@ -56,7 +56,7 @@ LAYER_OF: dict[str, str] = {
     "empathy.store": "labels",
     "empathy.store_postgres": "labels",
     "empathy.overrides": "labels",
-    "empathy.audit": "labels",  # the design of a random audit of one judge: what the store keeps and the estimators read
+    "empathy.audit": "labels",  # a random audit's design: what the store keeps and the estimators read
     # analysis: statistics and reports over ratings and labels
     "empathy.evaluate": "analysis",
     "empathy.agreement": "analysis",
