@@ -31,6 +31,7 @@ sends the server's recomputation, which replaces it (the table says how many uns
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -77,12 +78,33 @@ def _static(name: str) -> str:
     return text.rstrip("\n") if name.endswith(".html") else text
 
 
+# ``import {a, b} from './file.js';`` at the start of a line: the only import form the component's script uses
+_IMPORT = re.compile(r"^import \{[\w\s,]+\} from '\./([\w-]+\.js)';\n", re.MULTILINE)
+
+
+def _script(name: str) -> str:
+    """The component's script ``name`` with each of its imports replaced by the imported file's text.
+
+    Streamlit loads a component's script as one module from a ``blob:`` URL, where a relative import has
+    nothing to resolve against; the files stay separate modules so that Node and ESLint read them as written.
+
+    Raises
+    ------
+    RuntimeError
+        When an import is left that is not of the form above (it would fail in the browser, not here).
+    """
+    script = _IMPORT.sub(lambda found: _static(found.group(1)), _static(name))
+    left = re.search(r"^\s*import\b.*$", script, re.MULTILINE)
+    if left:
+        raise RuntimeError(f"{STATIC / name}: cannot inline {left.group(0).strip()!r}: write imports as "
+                           "import {names} from './file.js';")
+    return script
+
+
 _HTML = _static("queue.html")
 _CSS = _static("keyqueue.css")
-# The browser side. Its state lives on ``globalThis`` (per browser tab), keyed by the Streamlit session, so a
-# re-render of the component (each fragment run) keeps the queue of events not yet acknowledged. One keydown
-# listener is installed once and never removed: a key pressed while the component re-renders is still taken.
-_JS = _static("queue.js")
+#: The browser side (queue.js with live_table.js inlined).
+_JS = _script("queue.js")
 
 _component = st.components.v2.component("empathy_relabel_queue", html=_HTML, css=_CSS, js=_JS, isolate_styles=False)
 # The live metric beside the queue: the same script, drawn from the queue's state in this browser tab.

@@ -27,7 +27,10 @@ def live(at) -> dict | None:
 
 def live_table(state: dict, events: list[dict] = ()) -> list[tuple[int, str, float | None, int]]:
     """(rank, model, value, n) as the browser draws them: the server's sums and counts plus the effects of the
-    events not yet acknowledged, ranked highest first with ties by model (the component's ``liveRows``)."""
+    events not yet acknowledged, ranked best first (``better``: ``"lower"`` or ``"higher"``, the latter when the
+    state does not say), without a value last, ties by model (``liveTable`` of the component's live_table.js;
+    tests/test_keyqueue_live.py keeps the two equal)."""
+    sign = {"lower": 1, "higher": -1}[state.get("better", "higher")]
     sums = {m["model"]: [m["sum"], m["n"]] for m in state["models"]}
     for event in events:
         fx = event.get("fx")
@@ -36,8 +39,8 @@ def live_table(state: dict, events: list[dict] = ()) -> list[tuple[int, str, flo
         after, before = fx["after"], fx["before"]
         sums[fx["m"]][0] += (after or 0) - (before or 0)
         sums[fx["m"]][1] += (after is not None) - (before is not None)
-    rows = [(model, total / n if n else None, n) for model, (total, n) in sums.items()]
-    rows.sort(key=lambda r: (r[1] is None, -(r[1] or 0), r[0]))
+    rows = [(model, total / n if n > 0 else None, n) for model, (total, n) in sums.items()]
+    rows.sort(key=lambda r: (r[1] is None, sign * (r[1] or 0), r[0]))
     return [(rank, model, value, n) for rank, (model, value, n) in enumerate(rows, start=1)]
 
 

@@ -1,3 +1,10 @@
+// The Relabel page's decision queue and the live metric beside it (two st.components.v2 components, one script:
+// empathy_app/keyqueue.py). Its state lives on `globalThis` (per browser tab), keyed by the Streamlit session, so
+// a re-render of the component (each fragment run) keeps the queue of events not yet acknowledged. One keydown
+// listener is installed once and never removed: a key pressed while the component re-renders is still taken.
+// keyqueue.py inlines the import below (a component's script is one module, loaded from a blob: URL).
+import {direction, keyEffect, liveTable} from './live_table.js';
+
 const G = globalThis.__empathyRelabelQueue
   || (globalThis.__empathyRelabelQueue = {queues: {}, active: null, listening: false});
 const pairKey = (item, model) => JSON.stringify([item, model]);
@@ -30,10 +37,11 @@ function act(q, a) {
              dimension: d.dimension, apply_to: d.apply_to, annotator: d.annotator, t: Date.now()};
   if (a.action === 'skip') { e.action = 'skip'; } else { e.action = 'decide'; e.value = a.value; }
   const live = d.live;
-  if (e.action === 'decide' && live && cur.fx && Object.prototype.hasOwnProperty.call(cur.fx.a, String(a.value))) {
-    // the label the metric uses now and after this decision (the server computed both for each level)
+  // the label the metric uses now and after this decision (the server computed both for each level)
+  const fx = e.action === 'decide' ? keyEffect(live, cur, a.value) : null;
+  if (fx) {
     const before = liveRows(q);
-    e.fx = {scope: live.scope, m: cur.fx.m, before: cur.fx.b, after: cur.fx.a[String(a.value)]};
+    e.fx = fx;
     q.last = {scope: live.scope, item: cur.item, model: cur.model,
               prev: new Map(before.rows.map((r) => [r.model, r]))};
   } else if (e.action === 'decide' && live) {
@@ -45,26 +53,13 @@ function act(q, a) {
 }
 
 // The live metric (CA of Eq. 3: per model, the mean of its usable labels) from the server's sums and counts
-// with every decision not yet acknowledged added, ranked as the server ranks (highest first, ties by model).
+// with every decision not yet acknowledged added, ranked as the server ranks (live_table.js).
 function liveRows(q) {
-  const live = q.data && q.data.live;
-  if (!live) return null;
-  const sums = new Map(live.models.map((r) => [r.model, {sum: r.sum, n: r.n}]));
-  let pending = 0;
-  for (const e of q.events) {
-    if (e.action !== 'decide' || !e.fx || e.fx.scope !== live.scope || !sums.has(e.fx.m)) continue;
-    const s = sums.get(e.fx.m);
-    s.sum += (e.fx.after === null ? 0 : e.fx.after) - (e.fx.before === null ? 0 : e.fx.before);
-    s.n += (e.fx.after === null ? 0 : 1) - (e.fx.before === null ? 0 : 1);
-    pending += 1;
-  }
-  const rows = [...sums].map(([model, s]) => ({model, n: s.n, value: s.n > 0 ? s.sum / s.n : null}));
-  rows.sort((x, y) => ((x.value === null) - (y.value === null)) || (y.value - x.value)
-    || (x.model < y.model ? -1 : x.model > y.model ? 1 : 0));
-  rows.forEach((r, i) => { r.rank = i + 1; });
-  return {rows, pending};
+  return liveTable(q.data && q.data.live, q.events);
 }
 
+// the table's heading: which value ranks first
+const FIRST = {higher: 'highest', lower: 'lowest'};
 const fixed4 = (v) => (v === null || v === undefined ? 'nan' : v.toFixed(4));
 
 function renderLive(q) {
@@ -103,7 +98,8 @@ function renderLive(q) {
     : 'Recomputed on the server with every saved decision.';
   root.innerHTML = `<div class="rq-live" data-testid="relabel-live" data-pending="${pending}" ` +
     `data-scope="${escapeText(live.scope)}"><div><b>Live ${escapeText(live.metric)} per model ` +
-    `(${escapeText(live.judge)})</b>, with the human decisions, highest first; ◀ the last decision's model` +
+    `(${escapeText(live.judge)})</b>, with the human decisions, ${FIRST[direction(live)]} first; ◀ the last ` +
+    'decision\'s model' +
     `</div><table><thead><tr><th>#</th><th>model</th><th>${escapeText(live.metric)}</th><th>change</th>` +
     `<th title="rank before the last decision">was</th><th title="outputs with a label">n</th></tr></thead>` +
     `<tbody>${body}</tbody></table>` +
