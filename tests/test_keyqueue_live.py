@@ -28,6 +28,7 @@ from empathy.io import load_dataset
 from empathy.overrides import ALL_JUDGES, ledger_from_decisions, make_changes, override_targets
 from empathy.review import Recompute, relabel_queue
 from empathy.store import OverrideStore
+from empathy.vocabulary import DIRECTIONS, HIGHER_IS_BETTER, LOWER_IS_BETTER
 from empathy_app import keyqueue, state
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,7 +115,7 @@ def open_page(folder: Path, ratings: list[Path], store: Path, *, rule: str, judg
 
 def server_rows(table: pd.DataFrame, better: str) -> list[tuple[int, str, float | None, int]]:
     """(rank, model, value, n) of the server's table: best first, no value last, ties by model name."""
-    ordered = table.sort_values(["value", "model"], ascending=[better == "lower", True], na_position="last",
+    ordered = table.sort_values(["value", "model"], ascending=[better == LOWER_IS_BETTER, True], na_position="last",
                                 kind="stable")
     return [(rank, str(model), None if pd.isna(value) else float(value), int(n))
             for rank, (model, value, n) in enumerate(zip(ordered["model"], ordered["value"], ordered["n"],
@@ -143,7 +144,7 @@ def press_and_compare(page: Page, window: list[tuple[str, str]], keys: list[tupl
     position = {pair: k for k, pair in enumerate(window)}
     pressed = [[position[pair], value] for pair, value in keys]
     assert all(page.targets(pair) for pair, _ in keys)  # the script takes keys on decidable outputs only
-    directions = {"(absent)": None, "higher": "higher", "lower": "lower"}
+    directions = {"(absent)": None, HIGHER_IS_BETTER: HIGHER_IS_BETTER, LOWER_IS_BETTER: LOWER_IS_BETTER}
     if "better" in live:
         directions["(server)"] = live["better"]
     states = {}
@@ -158,7 +159,7 @@ def press_and_compare(page: Page, window: list[tuple[str, str]], keys: list[tupl
     tables = {}
     for label, answer in answers.items():
         assert "error" not in answer, answer
-        better = states[label].get("better", "higher")
+        better = states[label].get("better", HIGHER_IS_BETTER)
         for k, (table, recomputed) in enumerate(zip(answer["tables"], server, strict=True)):
             where = f"{label} after {k} key(s) ({page.rule}, {page.judge}, {page.apply_to})"
             assert_same(rows(table), server_rows(recomputed, better), where)
@@ -216,7 +217,7 @@ def test_hand_worked_keys_on_every_kind_of_output(tmp_path):
             (("i3", "Z"), 1.0),   # Z's first label: 1/1, tied with B at 1.0 (B first by name)
             (("i5", "B"), 0.0)]   # gpt never rated i5: "(all judges)" decides for claude only
     tables = press_and_compare(page, SMALL_WINDOW, keys)
-    higher, lower = tables["higher"], tables["lower"]
+    higher, lower = tables[HIGHER_IS_BETTER], tables[LOWER_IS_BETTER]
     assert higher[0] == [(1, "B", 1.0, 3), (2, FW, 0.5, 4), (3, BOLD, 0.5, 4), (4, "Z", None, 0)]
     assert lower[0] == [(1, FW, 0.5, 4), (2, BOLD, 0.5, 4), (3, "B", 1.0, 3), (4, "Z", None, 0)]
     assert higher[1] == [(1, "B", 1.0, 3), (2, BOLD, 0.5, 4), (3, FW, 0.25, 4), (4, "Z", None, 0)]
@@ -233,8 +234,8 @@ def test_a_decision_for_the_judge_by_name_adds_the_label_it_never_gave(tmp_path)
                      task="t1")
     # i5 of B has no gpt row: the decision adds one (the server recomputes the whole scope): B 3/3 -> 3/4
     tables = press_and_compare(page, SMALL_WINDOW, [(("i5", "B"), 0.0), (("j1", FW), 1.0)])
-    assert tables["higher"][1] == tables["higher"][2] == [(1, "B", 0.75, 4), (2, FW, 0.5, 4), (3, BOLD, 0.5, 4),
-                                                          (4, "Z", None, 0)]
+    higher = tables[HIGHER_IS_BETTER]
+    assert higher[1] == higher[2] == [(1, "B", 0.75, 4), (2, FW, 0.5, 4), (3, BOLD, 0.5, 4), (4, "Z", None, 0)]
 
 
 @pytest.mark.parametrize(("rule", "fw", "bold"), [("latest", 0.75, 0.5), ("majority", 0.5, 0.5),
@@ -248,11 +249,11 @@ def test_hand_worked_label_rules_with_other_annotators_and_an_adjudication(tmp_p
     page.decide(("i1", BOLD), 1.0, annotator="bob")  # gpt said 0
     window = [("i2", FW), ("i3", FW), ("i1", BOLD), ("i4", FW)]
     tables = press_and_compare(page, window, [(("i2", FW), 1.0), (("i3", FW), 1.0), (("i1", BOLD), 0.0)])
-    start = {model: value for _, model, value, _ in tables["higher"][0]}
+    start = {model: value for _, model, value, _ in tables[HIGHER_IS_BETTER][0]}
     assert (start[FW], start[BOLD]) == (0.25, 0.75)  # Ａ: 1 0 0 0 under every rule; 𝐀: bob's 1 on i1
     # latest: ann's keys are the labels; majority: 2:1 for 1 on i2, the adjudication keeps i3 at 0, 1:1 on i1 of
     # 𝐀 is a tie (gpt's 0); adjudicated: any disagreement leaves gpt's label, the adjudication stays
-    end = {model: value for _, model, value, _ in tables["higher"][-1]}
+    end = {model: value for _, model, value, _ in tables[HIGHER_IS_BETTER][-1]}
     assert (end[FW], end[BOLD]) == (fw, bold)
 
 
@@ -295,8 +296,8 @@ def test_demo_data_windows_under_each_label_rule(tmp_path, rule, judge, apply_to
     for k in rng.choice(len(pairs), 3, replace=False):
         page.decide(pairs[k], float(rng.integers(0, 2)), annotator="judy", adjudicate=True)
     tables = press_and_compare(page, window, keys)
-    assert len({str(table) for table in tables["higher"]}) > 5  # the keys moved the table (and the ranks)
-    labelled = [sum(n for *_, n in table) for table in tables["higher"]]
+    assert len({str(table) for table in tables[HIGHER_IS_BETTER]}) > 5  # the keys moved the table (and the ranks)
+    labelled = [sum(n for *_, n in table) for table in tables[HIGHER_IS_BETTER]]
     assert (labelled[0], labelled[-1]) == ((41, 41) if judge == "lexicon" else (40, 41))
 
 
@@ -330,7 +331,7 @@ def test_the_script_orders_ties_by_code_point_as_the_server_does():
     # JavaScript's < compares UTF-16 code units: U+1D400 (a surrogate pair, 0xD835 ...) before U+FF21
     names = [BOLD, FW, "Z", "B"]
     live = _live({name: (1.0, 2) for name in names})
-    answers = node([{"live": live, "events": []}, {"live": live | {"better": "lower"}, "events": []}])
+    answers = node([{"live": live, "events": []}, {"live": live | {"better": LOWER_IS_BETTER}, "events": []}])
     for answer in answers:
         assert [r[1] for r in rows(answer)] == sorted(names) == ["B", "Z", FW, BOLD]
 
@@ -340,6 +341,13 @@ def test_the_script_refuses_a_direction_it_does_not_know(better):
     [answer] = node([{"live": _live({"A": (1.0, 1)}, better=better), "events": []}])
     assert answer == {"error": f'TypeError: live metric: "better" must be "lower" or "higher", got '
                                f"{json.dumps(better)}"}
+
+
+def test_the_script_knows_every_direction_of_the_registry():
+    answers = node([{"live": _live({"A": (1.0, 2), "B": (2.0, 2)}, better=better), "events": []}
+                    for better in DIRECTIONS])
+    first = {better: rows(answer)[0][1] for better, answer in zip(DIRECTIONS, answers, strict=True)}
+    assert first == {LOWER_IS_BETTER: "A", HIGHER_IS_BETTER: "B"}
 
 
 def test_a_key_has_an_effect_only_for_a_level_the_server_resolved():
@@ -359,7 +367,7 @@ def test_the_page_script_carries_the_same_functions(tmp_path):
     # keyqueue.py inlines live_table.js into the component's script: the module Streamlit loads computes the same
     bundle = tmp_path / "queue.mjs"
     bundle.write_text(keyqueue._JS, encoding="utf-8")
-    live = _live({"A": (2.0, 4), "B": (1.0, 2)}, better="lower")
+    live = _live({"A": (2.0, 4), "B": (1.0, 2)}, better=LOWER_IS_BETTER)
     case = {"live": live, "events": [_decide("A", 1.0, 0.0), _decide("B", None, 1.0)]}
     assert node([case], module=bundle) == node([case])
     checked = subprocess.run([NODE, "--input-type=module", "-e", "const m = await import(process.argv[1]);"
