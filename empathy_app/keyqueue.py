@@ -26,6 +26,9 @@ output now and after each key (:func:`live_state`, from :func:`empathy.overrides
 session's label rule) and the sums and counts per model; the browser adds the effect of every key not yet
 acknowledged and ranks as the server does, so the table is updated in the frame of the key. Each fragment run
 sends the server's recomputation, which replaces it (the table says how many unsaved keys it holds).
+
+The browser code is in ``empathy_app/static/keyqueue/``: ``queue.js`` (both components) and ``live_table.js``
+(the live table's arithmetic, which ``tests/test_keyqueue_live.py`` runs under Node against the server).
 """
 
 from __future__ import annotations
