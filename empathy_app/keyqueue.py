@@ -29,15 +29,20 @@ label rule), the sums and counts per model, and the metric's direction (``better
 one rank convention, :func:`empathy.evaluate.rank_by_direction`), so the table is updated in the frame of the
 key. Each fragment run sends the server's recomputation, which replaces it (the table says how many unsaved keys
 it holds).
+
+The browser code is in ``empathy_app/static/keyqueue/``: ``queue.js`` (both components) and ``live_table.js``
+(the live table's arithmetic, which ``tests/test_keyqueue_live.py`` runs under Node against the server).
 """
 
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -65,253 +70,50 @@ WINDOW = 100
 #: Session key of the live metric's component (beside the queue).
 LIVE_KEY = "relabel_live_metric"
 
-_HTML = """<div class="rq-root" data-testid="relabel-queue"><div class="rq-status" data-testid="relabel-queue-status">
-</div><div class="rq-body"></div></div>"""
+#: The component's browser code, HTML and CSS: real files shipped with the package (linted, and the live table's
+#: arithmetic tested under Node: see docs/development.md).
+STATIC = Path(__file__).resolve().parent / "static" / "keyqueue"
 
-_CSS = """
-.rq-root { font-size: 0.95rem; }
-.rq-status { font-size: 0.85rem; opacity: 0.85; margin-bottom: 0.4rem; min-height: 1.2em; }
-.rq-status .rq-paused { color: var(--st-red-color, #c00); font-weight: 600; }
-.rq-head { margin-bottom: 0.5rem; }
-.rq-head code { font-size: 0.9em; }
-.rq-texts { display: grid; grid-template-columns: 1fr 1fr; gap: 0.8rem; }
-.rq-box { border: 1px solid var(--st-border-color, #ddd); border-radius: 0.5rem; padding: 0.5rem 0.7rem;
-          height: 320px; overflow-y: auto; white-space: pre-wrap; }
-.rq-buttons { display: flex; gap: 0.5rem; margin-top: 0.7rem; flex-wrap: wrap; }
-.rq-buttons button { flex: 1 1 0; min-width: 6rem; padding: 0.45rem 0.8rem; border-radius: 0.5rem;
-                     cursor: pointer; border: 1px solid var(--st-border-color, #ccc);
-                     background: var(--st-secondary-background-color, #f0f2f6); color: inherit; font: inherit; }
-.rq-buttons button.rq-decide { background: var(--st-primary-color, #ff4b4b); color: white; border-color: transparent; }
-.rq-buttons button:disabled { opacity: 0.4; cursor: not-allowed; }
-.rq-note { font-size: 0.85rem; opacity: 0.85; margin-top: 0.4rem; }
-.rq-live table { border-collapse: collapse; width: 100%; font-size: 0.8rem; margin: 0.3rem 0; }
-.rq-live th, .rq-live td { border-bottom: 1px solid var(--st-border-color, #ddd); padding: 0.15rem 0.3rem;
-                           text-align: right; white-space: nowrap; }
-.rq-live th:nth-child(2), .rq-live td:nth-child(2) { text-align: left; white-space: normal;
-                                                     overflow-wrap: anywhere; min-width: 5rem; }
-.rq-live tr.rq-moved td { font-weight: 600; }
-.rq-live .rq-last { font-size: 0.85rem; margin-top: 0.3rem; }
-"""
 
-# The browser side. Its state lives on ``globalThis`` (per browser tab), keyed by the Streamlit session, so a
-# re-render of the component (each fragment run) keeps the queue of events not yet acknowledged. One keydown
-# listener is installed once and never removed: a key pressed while the component re-renders is still taken.
-_JS = r"""
-const G = globalThis.__empathyRelabelQueue
-  || (globalThis.__empathyRelabelQueue = {queues: {}, active: null, listening: false});
-const pairKey = (item, model) => JSON.stringify([item, model]);
-const ENTITIES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'};
-const escapeText = (s) => String(s).replace(/[&<>"']/g, (c) => ENTITIES[c]);
+def _static(name: str) -> str:
+    """The text of one of the component's files (HTML without the final newline an editor adds: the markup
+    is the component's DOM as written)."""
+    text = (STATIC / name).read_text(encoding="utf-8")
+    return text.rstrip("\n") if name.endswith(".html") else text
 
-function current(q) {
-  const gone = new Set(q.events.filter((e) => e.item !== undefined).map((e) => pairKey(e.item, e.model)));
-  return (q.data.items || []).find((it) => !gone.has(pairKey(it.item, it.model))) || null;
-}
 
-function send(q) {
-  q.send('events', {client: q.client, events: q.events});
-}
+# ``import {a, b} from './file.js';`` at the start of a line: the only import form the component's script uses
+_IMPORT = re.compile(r"^import \{[\w\s,]+\} from '\./([\w-]+\.js)';\n", re.MULTILINE)
 
-function act(q, a) {
-  const d = q.data;
-  if (a.action === 'undo') {
-    if (q.undoSeq) { q.ignored += 1; render(q); return; }
-    const e = {seq: ++q.seq, action: 'undo', annotator: d.annotator, t: Date.now()};
-    q.events.push(e);
-    q.undoSeq = e.seq;
-    render(q); send(q); return;
-  }
-  const cur = current(q);
-  if (!cur || q.undoSeq || (a.action !== 'skip' && (!d.enabled || !cur.decidable))) {
-    q.ignored += 1; render(q); return;
-  }
-  const e = {seq: ++q.seq, item: cur.item, model: cur.model, hash: cur.hash, issued: cur.issued,
-             dimension: d.dimension, apply_to: d.apply_to, annotator: d.annotator, t: Date.now()};
-  if (a.action === 'skip') { e.action = 'skip'; } else { e.action = 'decide'; e.value = a.value; }
-  const live = d.live;
-  if (e.action === 'decide' && live && cur.fx && Object.prototype.hasOwnProperty.call(cur.fx.a, String(a.value))) {
-    // the label the metric uses now and after this decision (the server computed both for each level)
-    const before = liveRows(q);
-    e.fx = {scope: live.scope, m: cur.fx.m, before: cur.fx.b, after: cur.fx.a[String(a.value)]};
-    q.last = {scope: live.scope, item: cur.item, model: cur.model,
-              prev: new Map(before.rows.map((r) => [r.model, r]))};
-  } else if (e.action === 'decide' && live) {
-    q.last = {scope: live.scope, item: cur.item, model: cur.model, prev: null};  // not in the table shown
-  }
-  q.events.push(e);
-  if (e.action === 'undo') q.last = null;
-  render(q); send(q);
-}
 
-// The live metric (CA of Eq. 3: per model, the mean of its usable labels) from the server's sums and counts
-// with every decision not yet acknowledged added, ranked as the server ranks (highest first, ties by model).
-function liveRows(q) {
-  const live = q.data && q.data.live;
-  if (!live) return null;
-  const sums = new Map(live.models.map((r) => [r.model, {sum: r.sum, n: r.n}]));
-  let pending = 0;
-  for (const e of q.events) {
-    if (e.action !== 'decide' || !e.fx || e.fx.scope !== live.scope || !sums.has(e.fx.m)) continue;
-    const s = sums.get(e.fx.m);
-    s.sum += (e.fx.after === null ? 0 : e.fx.after) - (e.fx.before === null ? 0 : e.fx.before);
-    s.n += (e.fx.after === null ? 0 : 1) - (e.fx.before === null ? 0 : 1);
-    pending += 1;
-  }
-  const rows = [...sums].map(([model, s]) => ({model, n: s.n, value: s.n > 0 ? s.sum / s.n : null}));
-  rows.sort((x, y) => ((x.value === null) - (y.value === null)) || (y.value - x.value)
-    || (x.model < y.model ? -1 : x.model > y.model ? 1 : 0));
-  rows.forEach((r, i) => { r.rank = i + 1; });
-  return {rows, pending};
-}
+def _script(name: str) -> str:
+    """The component's script ``name`` with each of its imports replaced by the imported file's text.
 
-const fixed4 = (v) => (v === null || v === undefined ? 'nan' : v.toFixed(4));
+    Streamlit loads a component's script as one module from a ``blob:`` URL, where a relative import has
+    nothing to resolve against; the files stay separate modules so that Node and ESLint read them as written.
 
-function renderLive(q) {
-  const root = (G.live || {})[q.session];
-  if (!root || !root.isConnected || !q.data) return;
-  const live = q.data.live;
-  if (!live) { root.innerHTML = ''; return; }
-  const {rows, pending} = liveRows(q);
-  const last = q.last && q.last.scope === live.scope ? q.last : null;
-  const col = `${live.metric} (${live.judge})`;
-  const body = rows.map((r) => {
-    const p = last && last.prev ? last.prev.get(r.model) : null;
-    const change = p && r.value !== null && p.value !== null ? r.value - p.value : null;
-    const moved = p && p.rank !== r.rank;
-    const marked = p && r.model === last.model ? ' ◀' : '';
-    const delta = change === null ? '' : change === 0 ? '0' : (change > 0 ? '+' : '') + fixed4(change);
-    return `<tr${moved ? ' class="rq-moved"' : ''}><td>${r.rank}</td><td>${escapeText(r.model)}${marked}</td>` +
-      `<td>${fixed4(r.value)}</td><td>${delta}</td><td>${p ? p.rank : ''}</td><td>${r.n}</td></tr>`;
-  }).join('');
-  let lastLine = '';
-  if (last && !last.prev) {
-    lastLine = `Last decision ${escapeText(last.item)} / ${escapeText(last.model)}: leaves ${escapeText(col)} ` +
-      `here unchanged (another task than the one shown, or not saved for ${escapeText(live.judge)}).`;
-  } else if (last) {
-    const now = rows.find((r) => r.model === last.model);
-    const was = last.prev.get(last.model);
-    if (now && was) {
-      const moved = rows.filter((r) => last.prev.has(r.model) && last.prev.get(r.model).rank !== r.rank).length;
-      lastLine = `Last decision ${escapeText(last.item)} / ${escapeText(last.model)}: ${escapeText(col)} of ` +
-        `${escapeText(last.model)} ${fixed4(was.value)} → ${fixed4(now.value)}, rank ${was.rank} → ${now.rank}; ` +
-        `${moved} model(s) changed rank.`;
-    }
-  }
-  const status = pending ? `Includes ${pending} decision(s) not saved yet: computed in this browser from the ` +
-    'labels the server sent; the server\'s recomputation replaces them once saved.'
-    : 'Recomputed on the server with every saved decision.';
-  root.innerHTML = `<div class="rq-live" data-testid="relabel-live" data-pending="${pending}" ` +
-    `data-scope="${escapeText(live.scope)}"><div><b>Live ${escapeText(live.metric)} per model ` +
-    `(${escapeText(live.judge)})</b>, with the human decisions, highest first; ◀ the last decision's model` +
-    `</div><table><thead><tr><th>#</th><th>model</th><th>${escapeText(live.metric)}</th><th>change</th>` +
-    `<th title="rank before the last decision">was</th><th title="outputs with a label">n</th></tr></thead>` +
-    `<tbody>${body}</tbody></table>` +
-    `<div class="rq-last" data-testid="relabel-live-last">${lastLine}</div>` +
-    `<div class="rq-note">${status}</div></div>`;
-}
+    Raises
+    ------
+    RuntimeError
+        When an import is left that is not of the form above (it would fail in the browser, not here).
+    """
+    script = _IMPORT.sub(lambda found: _static(found.group(1)), _static(name))
+    left = re.search(r"^\s*import\b.*$", script, re.MULTILINE)
+    if left:
+        raise RuntimeError(f"{STATIC / name}: cannot inline {left.group(0).strip()!r}: write imports as "
+                           "import {names} from './file.js';")
+    return script
 
-function onKey(ev) {
-  const q = G.active;
-  if (!q || !q.root || !q.root.isConnected) return;
-  if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
-  const t = ev.target;
-  // keys typed into a text box, a select or an editable element are never decisions
-  if (t && t.closest && t.closest('input, textarea, select, [contenteditable=""], [contenteditable="true"]')) return;
-  const k = ev.key && ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
-  const d = q.data;
-  let a = null;
-  if (d.keys && Object.prototype.hasOwnProperty.call(d.keys, k)) a = {value: d.keys[k]};
-  else if (k === 's' && d.navigation) a = {action: 'skip'};
-  else if (k === 'u' && d.navigation) a = {action: 'undo'};
-  if (!a) return;
-  ev.preventDefault();
-  ev.stopImmediatePropagation();
-  if (ev.repeat) return;  // a held key decides once
-  act(q, a);
-}
 
-function render(q) {
-  const d = q.data;
-  const cur = current(q);
-  const waiting = q.events.length;
-  const status = q.root.querySelector('.rq-status');
-  const body = q.root.querySelector('.rq-body');
-  let text = waiting ? `Saving ${waiting} key(s)…` : 'Every key saved.';
-  if (q.undoSeq) {
-    text += ' <span class="rq-paused">Undo on its way: keys are paused (not recorded) until it is done.</span>';
-  } else if (!cur && d.remaining > 0) {
-    text += ' <span class="rq-paused">Waiting for the next outputs from the server: keys are paused (not '
-      + 'recorded) until one is shown.</span>';
-  }
-  if (q.ignored) text += ` · ${q.ignored} key(s) not taken (paused or nothing to decide).`;
-  status.innerHTML = text;
-  status.setAttribute('data-pending', String(waiting));
-  renderLive(q);
-  if (!cur) {
-    body.innerHTML = d.remaining > 0 ? '' : `<div class="rq-note">${escapeText(d.done_text || '')}</div>`;
-    return;
-  }
-  const buttons = (d.buttons || []).map((b, i) =>
-    `<button type="button" class="rq-decide" data-index="${i}" title="${escapeText(b.help || '')}"` +
-    `${d.enabled && cur.decidable ? '' : ' disabled'}>${escapeText(b.label)}</button>`).join('');
-  const navigation = d.navigation ? '<button type="button" data-action="skip">Skip (S)</button>' +
-    '<button type="button" data-action="undo">Undo (U)</button>' : '';
-  const reference = (d.refs || {})[cur.ref] || '';
-  const texts = cur.notext ? `<div class="rq-note">${cur.notext}</div>` :
-    `<div class="rq-texts"><div><b>Reference / prompt</b><div class="rq-box">${reference}</div></div>` +
-    `<div><b>Generation</b><div class="rq-box">${cur.gen}</div></div></div>${cur.conv || ''}`;
-  body.innerHTML = `<div class="rq-item" data-testid="relabel-item"><div class="rq-head">${cur.head}</div>${texts}` +
-    `<div class="rq-buttons">${buttons}${navigation}</div><div class="rq-note">${cur.note}</div></div>`;
-  const item = body.querySelector('.rq-item');
-  item.setAttribute('data-item', cur.item);
-  item.setAttribute('data-model', cur.model);
-}
-
-export default function (component) {
-  const {data, setStateValue, parentElement} = component;
-  if (data.mode === 'live') {
-    G.live = G.live || {};
-    G.live[data.session] = parentElement.querySelector('.rq-live-root') || parentElement;
-    if (G.queues[data.session]) renderLive(G.queues[data.session]);
-    return () => {};
-  }
-  let q = G.queues[data.session];
-  if (!q) {
-    q = {client: `${data.session}:${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`,
-         seq: 0, events: [], ignored: 0, undoSeq: 0};
-    G.queues[data.session] = q;
-  }
-  const acked = (data.acked || {})[q.client] || 0;
-  q.events = q.events.filter((e) => e.seq > acked);
-  if (q.undoSeq && q.undoSeq <= acked) q.undoSeq = 0;
-  q.data = data;
-  q.session = data.session;
-  q.root = parentElement.querySelector('.rq-root') || parentElement;
-  q.send = setStateValue;
-  G.active = q;
-  if (!G.listening) {
-    window.addEventListener('keydown', onKey, true);
-    G.listening = true;
-  }
-  q.root.onclick = (ev) => {
-    const button = ev.target.closest && ev.target.closest('button');
-    if (!button || button.disabled || !q.root.contains(button)) return;
-    if (button.dataset.action) act(q, {action: button.dataset.action});
-    else if (button.dataset.index !== undefined) act(q, {value: d_value(q, button.dataset.index)});
-  };
-  render(q);
-  return () => {};
-}
-
-function d_value(q, index) {
-  return q.data.buttons[Number(index)].value;
-}
-"""
+_HTML = _static("queue.html")
+_CSS = _static("keyqueue.css")
+#: The browser side (queue.js with live_table.js inlined).
+_JS = _script("queue.js")
 
 _component = st.components.v2.component("empathy_relabel_queue", html=_HTML, css=_CSS, js=_JS, isolate_styles=False)
 # The live metric beside the queue: the same script, drawn from the queue's state in this browser tab.
-_live_component = st.components.v2.component("empathy_relabel_live", html='<div class="rq-live-root"></div>',
-                                             css=_CSS, js=_JS, isolate_styles=False)
+_live_component = st.components.v2.component("empathy_relabel_live", html=_static("live.html"), css=_CSS, js=_JS,
+                                             isolate_styles=False)
 
 
 def _noop() -> None:

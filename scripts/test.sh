@@ -27,6 +27,14 @@ if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev
     echo "note: PostgreSQL (initdb) is absent and cannot be installed here; the PostgreSQL store tests will skip" >&2
   fi
 fi
+# ESLint for the app's browser code (tests/test_keyqueue_static.py), at the versions of
+# tools/eslint/package-lock.json, from the npm registry; Node also runs the key queue's arithmetic against the
+# server (tests/test_keyqueue_live.py). Without Node and npm those tests skip.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  npm ci --prefix tools/eslint --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+else
+  echo "note: node/npm are absent; the lint of empathy_app/static and the key queue's Node tests will skip" >&2
+fi
 # Two worker processes (the machines have 2 cores), a test file per worker at a time so that a module's fixtures
 # (an app server, a Dask cluster) start once; EMPATHY_TEST_WORKERS=0 runs everything in this one process.
 exec python -m pytest -n "${EMPATHY_TEST_WORKERS:-2}" --dist loadfile "$@"

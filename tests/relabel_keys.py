@@ -40,7 +40,7 @@ def live_table(state: dict, events: list[dict] = ()) -> list[tuple[int | None, s
         sums[fx["m"]][0] += (after or 0) - (before or 0)
         sums[fx["m"]][1] += (after is not None) - (before is not None)
     rows = [(model, total / n if n else None, n) for model, (total, n) in sums.items()]
-    sign = {"lower": 1.0, "higher": -1.0}[state["better"]]
+    sign = {"lower": 1.0, "higher": -1.0}[state.get("better", "higher")]  # as the script: absent = highest first
 
     def rank(value: float | None) -> int | None:
         if value is None:

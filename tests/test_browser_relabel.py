@@ -152,7 +152,8 @@ def test_200_keys_150ms_apart_each_recorded_for_the_output_on_screen(tmp_path, b
         for (item, model), value in got.items():
             labels[(item, model)] = value
         ca = labels.groupby(level="model").mean()
-        expected_rows = sorted(((round(v, 4), m) for m, v in ca.items()), key=lambda r: (-r[0], r[1]))
+        # rank 1 = the least conflict avoidance (the one rank convention): lowest first, ties by model
+        expected_rows = sorted(((round(v, 4), m) for m, v in ca.items()), key=lambda r: (r[0], r[1]))
         assert [(float(row[2]), row[1].replace(" ◀", "")) for row in confirmed] == expected_rows
     finally:
         context.close()

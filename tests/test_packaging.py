@@ -33,3 +33,14 @@ def test_requirements_are_plain_and_equal_to_the_package_dependencies():
 
 def test_the_development_requirements_include_the_runtime_ones():
     assert "-r requirements.txt" in _requirements(ROOT / "requirements-dev.txt")
+
+
+def test_every_file_the_app_reads_beside_its_modules_is_package_data():
+    # a wheel carries a non-Python file only when [tool.setuptools.package-data] names it (a clean clone has no
+    # egg-info to fall back on): the key queue's browser code and the page icon are read at run time
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    package = ROOT / "empathy_app"
+    covered = {path for pattern in config["empathy_app"] for path in package.glob(pattern)}
+    wanted = {path for path in (package / "static").rglob("*") if path.is_file()} | {package / "icon.png"}
+    assert len(wanted) >= 5  # the queue's script, its stylesheet, two HTML roots, the icon
+    assert sorted(map(str, wanted - covered)) == []
