@@ -161,12 +161,29 @@ def _read_csv(path: Path, label: str) -> pd.DataFrame:
     # the rows with the csv module to find it (most files have a non-empty last column and skip this).
     if len(header) > 1 and len(frame) and frame.iloc[:, -1].isna().any():
         _check_short_rows(path, label, header)
-    for column in frame.columns:
-        values = frame[column]
-        quoted = values.str.startswith("'", na=False)
-        if quoted.any():
-            frame.loc[quoted, column] = values[quoted].map(unspreadsheet_cell)
+    if _may_hold_quoted_cells(path):
+        for column in frame.columns:
+            values = frame[column]
+            quoted = values.str.startswith("'", na=False)
+            if quoted.any():
+                frame.loc[quoted, column] = values[quoted].map(unspreadsheet_cell)
     return frame
+
+
+# A cell that starts with ' (a field start: file start, comma or line break, then an optional opening quote).
+_QUOTED_CELL = re.compile(rb"(?:\A|[,\r\n])\"?'")
+
+
+def _may_hold_quoted_cells(path: Path) -> bool:
+    """Whether any CSV cell may start with ``'`` (the spreadsheet prefix :func:`unspreadsheet_cell` removes).
+
+    One scan of the bytes (memory-mapped): most files have no such cell, and then no column is looked at, so a
+    header of 100,000 columns costs no 100,000 column scans.
+    """
+    import mmap
+
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        return _QUOTED_CELL.search(data) is not None
 
 
 def _check_csv_header(path: Path, label: str) -> list[str]:
@@ -382,7 +399,8 @@ def validate_outputs(frame: pd.DataFrame, *, name: str = "<outputs>") -> tuple[p
     _check_text_cells(frame, ("item_id", "model"), label)
     _check_text_cells(frame, ["reference", "generation", *(c for c in OUTPUT_OPTIONAL if c in frame.columns)],
                       label, allow_empty=True)
-    outputs = frame.copy()
+    wide_columns = [c for c in frame.columns if WIDE_SEPARATOR in c]
+    outputs = frame.drop(columns=wide_columns)  # a new frame (a copy), without the rating columns
     for column in ("item_id", "model", "reference", "generation"):
         outputs[column] = _string_column(outputs[column])
     for column in ("item_id", "model"):
@@ -392,17 +410,17 @@ def validate_outputs(frame: pd.DataFrame, *, name: str = "<outputs>") -> tuple[p
             raise DataError(label, "empty value", row=file_row(frame, int(np.flatnonzero(blank)[0])), column=column)
     outputs["task"] = _strings(outputs, "task").str.strip()
     _check_identifiers(outputs, ("item_id", "model", "task"), lambda position: file_row(frame, position), label)
-    duplicate = outputs.duplicated(["item_id", "model"])
+    # the two key columns only: DataFrame.duplicated(subset) walks every column of the frame
+    duplicate = outputs[["item_id", "model"]].duplicated()
     if duplicate.any():
         position = int(np.flatnonzero(duplicate)[0])
         row = outputs.iloc[position]
         raise DataError(label, f"duplicate (item_id, model) = ({row['item_id']}, {row['model']})",
                         row=file_row(frame, position), column="item_id")
-    wide_columns = [c for c in outputs.columns if WIDE_SEPARATOR in c]
+    outputs = outputs.reset_index(drop=True)
     if not wide_columns:
-        return outputs.reset_index(drop=True), empty_ratings()
+        return outputs, empty_ratings()
     wide = _wide_ratings(frame, outputs, wide_columns, label)
-    outputs = outputs.drop(columns=wide_columns).reset_index(drop=True)
     return outputs, _validate_rating_values(wide, label, frame.attrs.get("suffix", ".csv"))
 
 
@@ -425,9 +443,10 @@ def _header_row(frame: pd.DataFrame) -> int | None:
 
 
 def _wide_ratings(frame: pd.DataFrame, outputs: pd.DataFrame, columns: list[str], label: str) -> pd.DataFrame:
-    """The ``<rater>:<dimension>`` columns of ``outputs`` in long form (with each cell's file row and column).
+    """The ``<rater>:<dimension>`` columns of ``frame`` in long form, keyed by the validated ids of ``outputs``
+    (with each cell's file row and column).
 
-    One reshape of the whole block, column after column, not a frame per column: a file with 100,000 rating
+    One array per column concatenated, not a frame per column: a file with 100,000 rating
     columns is read in time linear in its width (``bench/bench_wide_header.py``).
     """
     header = _header_row(frame)
@@ -449,9 +468,9 @@ def _wide_ratings(frame: pd.DataFrame, outputs: pd.DataFrame, columns: list[str]
         if problem:
             raise DataError(label, problem, row=header, column=column)
     n = len(outputs)
-    block = outputs[columns]
-    kinds = set(block.dtypes)
-    cells = block.to_numpy(dtype=object).T.reshape(-1)  # column-major: all of column 1, then column 2, ...
+    kinds = set(frame.dtypes[columns])
+    # column-major (all of column 1, then column 2, ...), one array per column: no frame of the block is built
+    cells = np.concatenate([frame[column].to_numpy(dtype=object) for column in columns])
     rows = _file_rows(frame, frame.attrs.get("suffix", ".csv"))
     return pd.DataFrame({
         "item_id": np.tile(outputs["item_id"].to_numpy(dtype=object), len(columns)),

@@ -65,16 +65,19 @@ def run(args: argparse.Namespace) -> int:
                         "<rater>:<dimension> columns)")
     from dataclasses import replace
 
-    from empathy.evaluate import default_by_task, plan_metrics, text_features
+    import numpy as np
+
+    from empathy.evaluate import default_by_task, plan_metrics, text_features, text_rows
     from empathy.fragility import fragility
 
     metrics = list(dict.fromkeys(args.metric or JUDGE_METRICS))
     by_task = args.by_task or (not args.pooled and default_by_task(dataset.outputs))
     if not by_task and dataset.outputs["task"].nunique() > 1:
         extra["tasks"] = "pooled"
-    # Only EGM reads the texts (sentence counts); without it spaCy is not loaded at all.
-    features = text_features(dataset.outputs) if "EGM" in metrics else text_features(
-        dataset.outputs, _no_text_features, signature="none")
+    # Only EGM reads the texts (the sentence counts of the outputs it scores); without it spaCy is not loaded.
+    rows = text_rows(dataset.outputs, ratings, include_ld=False) if "EGM" in metrics else np.zeros(
+        len(dataset.outputs), dtype=bool)
+    features = text_features(dataset.outputs, rows=rows)
     plan = plan_metrics(dataset.outputs, ratings, features=features, by_task=by_task, include_ld=False,
                         egm_both_zero=args.egm_both_zero)
     report = fragility(plan, metrics=metrics, top=args.top)
@@ -94,9 +97,3 @@ def run(args: argparse.Namespace) -> int:
             print_table(report.ratio_of_means[report.ratio_of_means["differs"]])
         print(f"\nsignature: {signature}")
     return 0
-
-
-def _no_text_features(texts: list[str]) -> tuple[object, object]:
-    import numpy as np
-
-    return np.full(len(texts), np.nan), np.full((len(texts), 3), np.nan)
