@@ -53,7 +53,8 @@ st.dataframe(pivot[[*rows, *values]].round(3), hide_index=True, key="overview_pi
              column_config={column: st.column_config.NumberColumn(
                  # LD has one scorer, the distancing analyser: its long name cut off the last column's header
                  "LD" if column.startswith("LD (") else column, format="%.3f", width="small",
-                 help=(views.METRIC_HELP.get(column.split(" ")[0], "") + f" · column {column}"))
+                 # a tooltip is Markdown and the column names a judge (data)
+                 help=(views.METRIC_HELP.get(column.split(" ")[0], "") + f" · column {markup.md(column)}"))
                  for column in values})
 with st.expander("How many outputs each value rests on (n)"):
     counts = pivot[[*rows, *(c for c in pivot.columns if c.startswith("n "))]]

@@ -807,6 +807,7 @@ def write_people_csv(frame: pd.DataFrame, target: str | Path | TextIO) -> None:
     then takes for a line break; when a text cell holds one, every text cell is quoted instead.
     """
     safe = spreadsheet_frame(frame)
+    safe.columns = [spreadsheet_cell(str(c)) for c in safe.columns]  # names can come from data (models, raters)
     text = [c for c in safe.columns if not pd.api.types.is_numeric_dtype(safe[c].dtype)]
     has_cr = any(safe[c].map(lambda v: isinstance(v, str) and "\r" in v).any() for c in text)
     safe.to_csv(target, index=False, quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)

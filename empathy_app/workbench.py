@@ -19,7 +19,7 @@ from empathy.stability import (
     metric_terms,
     sample_size_stability,
 )
-from empathy_app.markup import hover_literal, html
+from empathy_app.markup import hover_literal, html, md
 
 #: Float columns shown with three decimals (the data keeps full precision; tests read the exact value).
 FLOAT_COLUMNS = ("spearman", "spearman_low", "spearman_high", "pearson", "kappa", "kappa_quadratic",
@@ -204,5 +204,5 @@ def show(frame: pd.DataFrame, key: str) -> None:
     st.dataframe(shown, hide_index=True, key=key, column_config=number_config(shown))
     if empty:
         reasons = sorted({EMPTY_REASONS.get(str(c), "undefined for these raters") for c in empty})
-        st.caption(f"Not shown, empty for every row: {', '.join(map(str, empty))} ({'; '.join(reasons)}).")
+        st.caption(f"Not shown, empty for every row: {', '.join(md(c) for c in empty)} ({'; '.join(reasons)}).")
 

@@ -283,3 +283,28 @@ def test_no_ld_without_egm_ratings_never_loads_spacy(tmp_path):
     assert result["code"] == 0 and result["spacy"] == []
     assert [(row["metric"], row["value"]) for row in result["report"]["metrics"]] == [("CA", 0.5)]
     assert "spacy" not in result["report"]["signature"]
+
+
+def test_signature_line_and_people_csv_carry_no_control_or_bidi_character(tmp_path):
+    """Issue 27: a rater named with an ANSI escape and a judge signature holding BEL and U+202E reach the
+    signature line of ``--format table`` escaped like the table, and ``--format csv`` as escaped cells that read
+    back exactly."""
+    from empathy.escaping import unspreadsheet_cell
+
+    outputs, ratings = tmp_path / "out.csv", tmp_path / "r.csv"
+    FORMULA_OUTPUTS[["item_id", "model", "reference", "generation"]].to_csv(outputs, index=False)
+    rater, signature = "j\x1b[2J", "v1\x07\u202eexe.txt"
+    pd.DataFrame({"item_id": FORMULA_OUTPUTS["item_id"], "model": FORMULA_OUTPUTS["model"], "rater": rater,
+                  "dimension": "ca", "value": [1, 0], "signature": signature}).to_csv(ratings, index=False)
+    table = run_cli("metrics", str(outputs), "--ratings", str(ratings), "--no-ld", "--format", "table")
+    assert table.returncode == 0, table.stderr
+    line = next(line for line in table.stdout.splitlines() if line.startswith("signature: "))
+    assert "judge[j\\x1b[2J]:v1\\x07\\u202eexe.txt" in line
+    for raw in ("\x1b", "\x07", "\u202e"):
+        assert raw not in table.stdout
+    people = run_cli("metrics", str(outputs), "--ratings", str(ratings), "--no-ld", "--format", "csv")
+    assert people.returncode == 0, people.stderr
+    assert not any(raw in people.stdout for raw in ("\x1b", "\x07", "\u202e"))
+    frame = pd.read_csv(pd.io.common.StringIO(people.stdout), dtype=str)
+    assert {unspreadsheet_cell(s) for s in frame["scorer"]} == {rater}
+    assert all(signature in unspreadsheet_cell(s) for s in frame["signature"])

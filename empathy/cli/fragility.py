@@ -6,7 +6,16 @@ import argparse
 import sqlite3
 import sys
 
-from empathy.cli.common import FORMATS, bounded_int, check_inputs, print_csv, print_json, print_table, set_handler
+from empathy.cli.common import (
+    FORMATS,
+    bounded_int,
+    check_inputs,
+    print_csv,
+    print_json,
+    print_signature,
+    print_table,
+    set_handler,
+)
 from empathy.vocabulary import DEFAULT_LABEL_RULE, EGM_BOTH_ZERO, LABEL_RULES
 
 #: The judge metrics (LD reads no rating, so no label reorders it); kept literal so --help imports nothing.
@@ -95,5 +104,5 @@ def run(args: argparse.Namespace) -> int:
         if len(report.ratio_of_means) and report.ratio_of_means["differs"].any():
             print("\nSA rankings that differ as a ratio of means (1 - sum E(g) / sum E(t)):")
             print_table(report.ratio_of_means[report.ratio_of_means["differs"]])
-        print(f"\nsignature: {signature}")
+        print_signature(signature)
     return 0

@@ -24,6 +24,7 @@ from empathy.cli.common import (
     load_inputs,
     print_csv,
     print_json,
+    print_signature,
     print_table,
     set_handler,
 )
@@ -113,7 +114,7 @@ def _summary(args: argparse.Namespace) -> int:
         print_csv(ranks, signature)
     else:
         print_table(ranks)
-        print(f"\nsignature: {signature}")
+        print_signature(signature)
     return 0
 
 
@@ -181,5 +182,5 @@ def run(args: argparse.Namespace) -> int:
     print_table(result.rank_spearman)
     print("\nper subset: Spearman of the groups' values on one subset with the full-data values:")
     print_table(result.resample_rank)
-    print(f"\nsignature: {signature}")
+    print_signature(signature)
     return 0
