@@ -16,10 +16,5 @@ ROOT = Path(__file__).resolve().parent
 # No page icons: the current page's icon becomes the favicon, and a Material icon's image is fetched from
 # fonts.gstatic.com (fails offline); the favicon is the app's own image (empathy_app.state.page_setup).
 pages = [st.Page(views.home, title="Home", default=True)]
-pages += [st.Page(path, title=title, url_path=title) for path, title, *_ in views.PAGES]
-known = {path for path, *_ in views.PAGES}
-for extra in sorted((ROOT / "app_pages").glob("[0-9]*_*.py")):
-    if f"app_pages/{extra.name}" not in known:
-        name = extra.stem.split("_", 1)[1]
-        pages.append(st.Page(f"app_pages/{extra.name}", title=name.replace("_", " "), url_path=name))
+pages += [st.Page(path, title=title, url_path=url_path) for path, title, url_path in views.navigation(ROOT)]
 st.navigation(pages).run()

@@ -94,7 +94,8 @@ with present:
             st.session_state["exhibit_step"] = step + 1
             st.rerun()
         ev.show_exhibit(shown[step], position=step + 1)
-        page = export_html(shown, title=f"Exhibits: {data.name}", signature=str(state.report(data).signature))
+        # the data set by its name: for one loaded by path data.name is the path of this machine
+        page = export_html(shown, dataset=data.name, signature=str(state.report(data).signature))
         downloads = st.columns(2)
         downloads[0].download_button("Download all as HTML (opens offline)", page.encode("utf-8"),
                                      file_name="exhibits.html", mime="text/html", key="exhibit_html")

@@ -57,7 +57,8 @@ fixed_scorer = {f"{name} ({metrics.get_metric(name).scorer})": name for name in 
 st.dataframe(pivot[[*rows, *values]].round(3), hide_index=True, key="overview_pivot",
              column_config={column: st.column_config.NumberColumn(
                  fixed_scorer.get(column, column), format="%.3f", width="small",
-                 help=views.metric_help(column.split(" ")[0]) + f" · column {column}")
+                 # a tooltip is Markdown and the column names a judge (data)
+                 help=views.metric_help(column.split(" ")[0]) + f" · column {markup.md(column)}")
                  for column in values})
 with st.expander("How many outputs each value rests on (n)"):
     counts = pivot[[*rows, *(c for c in pivot.columns if c.startswith("n "))]]

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import streamlit as st  # noqa: E402
 
+from empathy.identifiers import identifier_problem  # noqa: E402
 from empathy.judges import (  # noqa: E402
     LEXICON_JUDGE,
     PROTOCOL_DIMENSIONS,
@@ -125,6 +126,8 @@ scope = (f"the **{len(outputs)}** outputs of the task **{md(state.task_label(dat
 problems = []
 if not rater:
     problems.append("Enter a name for the new rater.")
+elif identifier_problem(rater):  # the rule every ratings file follows (empathy.identifiers)
+    problems.append(f"The rater name {code(rater)}: {md(identifier_problem(rater))}.")
 elif rater in taken:
     problems.append(f"The rater name {code(rater)} is already in the data set: choose another name (for example "
                     f"{code(state.free_rater_name(taken, rater))}). Ratings of two runs are never merged under one "

@@ -5,7 +5,6 @@ import streamlit as st  # noqa: E402
 
 from empathy import metrics  # noqa: E402
 from empathy.distancing.result import LABELS  # noqa: E402
-from empathy.escaping import markdown_literal  # noqa: E402
 from empathy.evaluate import TextFeatures  # noqa: E402
 from empathy.items import (  # noqa: E402
     COUNT_COLUMNS,
@@ -18,6 +17,7 @@ from empathy.items import (  # noqa: E402
 )
 from empathy.mechanisms import note_fields, output_scores  # noqa: E402
 from empathy_app import state, views  # noqa: E402
+from empathy_app.markup import md  # noqa: E402
 
 data = state.page_setup("Items")
 data = state.require_data(ratings=False)
@@ -109,7 +109,9 @@ visible = (keys + lead + [c for c in terms + ranges if c not in lead] + list(COU
 config = {c: st.column_config.NumberColumn(c, format="%.3f") for c in terms + ranges}
 config.update({c: st.column_config.NumberColumn(c, format="%d") for c in COUNT_COLUMNS})
 config["generation"] = st.column_config.TextColumn("generation", width="large")
-st.caption(f"{len(shown)} of {len(table)} outputs" + (f", worst {_label(sort_by)} first" if sort_by else "")
+# the sort column's label names a judge (data): Markdown-escaped, or a rater called ![i](http://host/x.png)
+# would put an image in the page
+st.caption(f"{len(shown)} of {len(table)} outputs" + (f", worst {md(_label(sort_by))} first" if sort_by else "")
            + ". Click a column header to sort by it instead; select a row to open it below.")
 event = st.dataframe(shown[visible], hide_index=True, key="items_table", column_config=config,
                      on_select="rerun", selection_mode="single-row", height=420)
@@ -129,7 +131,7 @@ pick = st.selectbox("Output (in the table's order)", labels, key="items_pick")
 row = shown.iloc[labels.index(pick)]
 source = outputs[(outputs["item_id"] == row["item_id"]) & (outputs["model"] == row["model"])].iloc[0]
 st.caption(f"Task {views.code(row['task'] or '-')} · item {views.code(row['item_id'])} · model "
-           f"{views.code(row['model'])}" + (f" · overridden: {markdown_literal(row['override_dimensions'])}"
+           f"{views.code(row['model'])}" + (f" · overridden: {md(row['override_dimensions'])}"
                                             if row["overrides"] else ""))
 if views.has_text(source):
     texts = (row["reference"], row["generation"])

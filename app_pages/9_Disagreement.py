@@ -154,7 +154,7 @@ if cells is not None and not cells.empty:
         count = len(chosen["outputs"])
         if st.button(f"Relabel these {count} outputs", key="dis_relabel_cell", type="primary",
                      help="the Relabel queue kept to this cell's outputs, with the rubric of "
-                          f"{dimension} beside each"):
+                          f"{md(dimension)} beside each"):
             relabel_focus.open_relabel(chosen["outputs"], dimension, f"{model} · {judge}: {cell}")
 elif cells is None:
     st.caption(f"{code(dimension)} is a score, not a label: its calibration is below.")

@@ -11,8 +11,11 @@ function here makes a string *literal* for one consumer:
 - :func:`html_literal` for text placed inside HTML (``unsafe_allow_html=True``) or a Plotly label, which
   Plotly renders as a subset of HTML (``<span style=...>``, ``<b>``, ``<br>``).
 - :func:`spreadsheet_cell` for CSV files meant for people: a cell starting with ``= + - @``, tab or CR is
-  prefixed with ``'`` so spreadsheets do not evaluate it (OWASP "CSV injection"); :func:`unspreadsheet_cell`
-  is its exact inverse. Machine formats (JSON, JSONL, Parquet) stay exact and are never passed through it.
+  prefixed with ``'`` so spreadsheets do not evaluate it (OWASP "CSV injection"), and a cell holding a
+  control character (an ANSI escape that would act on a terminal showing the file) or a bidirectional control
+  (U+202E, which reorders what a spreadsheet or editor shows) is written as ``'\\`` followed by the text with
+  those characters as ``\\x1b``, ``\\u202e`` and each ``\\`` doubled; :func:`unspreadsheet_cell` is its exact
+  inverse. Machine formats (JSON, JSONL, Parquet) stay exact and are never passed through it.
 - :func:`terminal_literal` for names printed to a terminal: control characters (ANSI escapes, ``\\r``) are
   shown as ``\\xNN`` escapes instead of acting on the terminal.
 """
@@ -25,6 +28,14 @@ import string
 
 #: Cell prefixes that spreadsheets treat as formulas (OWASP CSV injection guidance).
 FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
+#: What a people's CSV never carries raw: C0 controls but tab, line feed and carriage return (which texts hold
+#: and CSV quoting keeps), DEL, C1 controls, and the bidirectional controls (marks, embeddings, overrides,
+#: isolates). Such a cell is written escaped, behind :data:`ESCAPED_PREFIX`.
+_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: The start of a cell written with backslash escapes (an original text starting with ``'`` gets a second one,
+#: so no original cell is ever mistaken for it).
+ESCAPED_PREFIX = "'\\"
+_ESCAPE = re.compile(r"\\(\\|x[0-9a-f]{2}|u[0-9a-f]{4})")
 _ASCII_PUNCTUATION = frozenset(string.punctuation)
 #: U+2060 WORD JOINER: invisible, and neither a word character nor punctuation for the autolink finder.
 WORD_JOINER = "\u2060"
@@ -61,18 +72,30 @@ def html_literal(value: object) -> str:
 
 
 def spreadsheet_cell(text: str) -> str:
-    """Neutralise a CSV cell for spreadsheets: prefix ``'`` to text starting with ``= + - @``, tab or CR.
+    """Neutralise a CSV cell for people: no formula, no terminal control, no bidirectional reordering.
 
-    Text already starting with ``'`` gets a second one, so :func:`unspreadsheet_cell` restores every string
-    exactly.
+    Text holding a control or bidirectional character is written as :data:`ESCAPED_PREFIX` and the text with
+    each ``\\`` doubled and each such character as ``\\xNN`` / ``\\uNNNN`` (it then starts with ``'``, so it is
+    no formula either). Otherwise text starting with ``= + - @``, tab or CR gets a leading ``'``, and text
+    already starting with ``'`` gets a second one, so :func:`unspreadsheet_cell` restores every string exactly.
     """
+    if _UNSAFE.search(text):
+        return ESCAPED_PREFIX + _UNSAFE.sub(_code, text.replace("\\", "\\\\"))
     if text.startswith(FORMULA_PREFIXES) or text.startswith("'"):
         return "'" + text
     return text
 
 
+def _code(found: re.Match[str]) -> str:
+    point = ord(found.group(0))
+    return f"\\x{point:02x}" if point < 0x100 else f"\\u{point:04x}"
+
+
 def unspreadsheet_cell(text: str) -> str:
     """Inverse of :func:`spreadsheet_cell`."""
+    if text.startswith(ESCAPED_PREFIX):
+        return _ESCAPE.sub(lambda found: "\\" if found.group(1) == "\\" else chr(int(found.group(1)[1:], 16)),
+                           text[len(ESCAPED_PREFIX):])
     if text.startswith("'") and len(text) > 1 and (text[1] in FORMULA_PREFIXES or text[1] == "'"):
         return text[1:]
     return text

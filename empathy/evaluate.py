@@ -76,12 +76,25 @@ class TextFeatures:
 
 
 def text_features(outputs: pd.DataFrame, analyser: TextAnalyser | None = None, *,
-                  signature: str | None = None) -> TextFeatures:
-    """Analyse every distinct reference and generation once (references repeat across models)."""
+                  signature: str | None = None, rows: NDArray[np.bool_] | None = None) -> TextFeatures:
+    """Analyse every distinct reference and generation once (references repeat across models).
+
+    ``rows`` (a boolean mask over the outputs, default all) limits the analysis to the texts of those rows
+    (:func:`text_rows`); the other rows' features are NaN. When no row is chosen nothing is analysed, the
+    analyser (spaCy, by default) is never loaded, and the signature is ``""``.
+    """
+    n = len(outputs)
+    chosen = np.ones(n, dtype=bool) if rows is None else np.asarray(rows, dtype=bool)
+    sentences_ref, sentences_gen = np.full(n, np.nan), np.full(n, np.nan)
+    densities_ref, densities_gen = np.full((n, 3), np.nan), np.full((n, 3), np.nan)
+    if not chosen.any():
+        return TextFeatures(sentences_ref, sentences_gen, densities_ref, densities_gen, signature="")
     if analyser is None:
         analyser = spacy_analyser
         signature = signature or spacy_analyser_signature()
-    texts = pd.unique(pd.concat([outputs["reference"], outputs["generation"]], ignore_index=True))
+    reference = outputs["reference"][chosen]
+    generation = outputs["generation"][chosen]
+    texts = pd.unique(pd.concat([reference, generation], ignore_index=True))
     sentences, densities = analyser(list(texts))
     sentences = np.asarray(sentences, dtype=float)
     densities = np.asarray(densities, dtype=float)
@@ -89,11 +102,33 @@ def text_features(outputs: pd.DataFrame, analyser: TextAnalyser | None = None, *
         raise ValueError(f"text analyser returned shapes {sentences.shape} and {densities.shape}; "
                          f"expected ({len(texts)},) and ({len(texts)}, 3)")
     position = pd.Index(texts)
-    ref = position.get_indexer(outputs["reference"])
-    gen = position.get_indexer(outputs["generation"])
-    return TextFeatures(sentences_ref=sentences[ref], sentences_gen=sentences[gen],
-                        densities_ref=densities[ref], densities_gen=densities[gen],
-                        signature=signature or "custom-analyser")
+    ref = position.get_indexer(reference)
+    gen = position.get_indexer(generation)
+    sentences_ref[chosen], sentences_gen[chosen] = sentences[ref], sentences[gen]
+    densities_ref[chosen], densities_gen[chosen] = densities[ref], densities[gen]
+    return TextFeatures(sentences_ref=sentences_ref, sentences_gen=sentences_gen, densities_ref=densities_ref,
+                        densities_gen=densities_gen, signature=signature or "custom-analyser")
+
+
+def text_rows(outputs: pd.DataFrame, ratings: pd.DataFrame, *, include_ld: bool = True) -> NDArray[np.bool_]:
+    """The outputs rows whose texts some metric reads (a boolean mask): what :func:`text_features` must parse.
+
+    A text-only metric that is computed (LD, unless ``include_ld`` is false) reads every row; a judge metric
+    that reads text features (EGM: the sentence counts ``d`` and ``q`` of Eq. 2) reads the rows that have a
+    rating in its dimensions (``u_ref``, ``u_gen``); no other metric reads the texts. So ``metrics --no-ld`` on
+    CA ratings parses nothing, and on EGM ratings only the outputs a judge counted.
+    """
+    needed = np.zeros(len(outputs), dtype=bool)
+    for spec in m.METRIC_SPECS.values():
+        if not (spec.needs_sentences or spec.needs_distancing) or (spec.needs_distancing and not include_ld):
+            continue
+        if not spec.judged:
+            return np.ones(len(outputs), dtype=bool)
+        rated = ratings[ratings["dimension"].isin(spec.dimensions)] if len(ratings) else ratings
+        if len(rated):
+            keys = pd.MultiIndex.from_arrays([rated["item_id"], rated["model"]])
+            needed |= pd.MultiIndex.from_arrays([outputs["item_id"], outputs["model"]]).isin(keys)
+    return needed
 
 
 @dataclass(frozen=True)
@@ -352,7 +387,9 @@ class MetricPlan:
         extra = self.options.signature_fields()
         if not by_task and pooled_tasks(outputs):
             extra["tasks"] = "pooled"  # the paper reports per task: pooling several is a labelled choice
-        self._signature = Signature(distancing=features.signature if include_ld or len(ratings) else None,
+        # the parse is part of the signature when a computed metric read its features (LD, EGM), else not
+        reads_text = any(part.spec.needs_sentences or part.spec.needs_distancing for part in slices)
+        self._signature = Signature(distancing=(features.signature or None) if reads_text else None,
                                     judges=judge_signatures(ratings), extra=extra)
         # name -> code dictionaries: a handful of overrides are looked up far faster than by Index.get_indexer
         self._lookup = tuple({str(name): code for code, name in enumerate(index)}
@@ -509,8 +546,8 @@ def plan_metrics(outputs: pd.DataFrame, ratings: pd.DataFrame, *, features: Text
                  egm_both_zero: str = "zero") -> MetricPlan:
     """The :class:`MetricPlan` of a data set (``features`` default to the spaCy analyser over ``outputs``)."""
     options = m.MetricOptions(ld_standardization=ld_standardization, egm_both_zero=egm_both_zero)
-    if features is None:
-        features = text_features(outputs)
+    if features is None:  # parse only what a computed metric reads (nothing for CA alone with include_ld off)
+        features = text_features(outputs, rows=text_rows(outputs, ratings, include_ld=include_ld))
     return MetricPlan(outputs, ratings, features, by_task=by_task, include_ld=include_ld, options=options)
 
 
@@ -523,7 +560,8 @@ def compute_metrics(outputs: pd.DataFrame, ratings: pd.DataFrame, *, features: T
 
     ``ratings`` are the effective ratings (overrides already applied, see
     :func:`empathy.labels.ledger.apply_overrides`).
-    ``features`` defaults to the spaCy analyser over ``outputs``; it is needed for EGM and LD.
+    ``features`` defaults to the spaCy analyser over the outputs whose texts a computed metric reads
+    (:func:`text_rows`: every output for LD, the outputs with ``u_ref``/``u_gen`` ratings for EGM, none else).
     With ``by_task`` every value is computed within each task; otherwise over all of a model's items
     (``task`` is then ``"all"``). ``ld_standardization`` and ``egm_both_zero`` choose the readings of the open
     cases (:class:`empathy.metrics.MetricOptions`; the defaults are the paper's, others enter the signature).

@@ -21,6 +21,7 @@ example of each mechanism, read by :func:`read_curated`.
 from __future__ import annotations
 
 import math
+import re
 import shutil
 import subprocess
 import tempfile
@@ -252,8 +253,34 @@ def exhibit_html(view: ExhibitView, *, position: int | None = None) -> str:
     return "".join(parts)
 
 
-def export_html(views: Sequence[ExhibitView], *, title: str = "Exhibits", signature: str | None = None) -> str:
-    """A self-contained HTML page of the exhibits in order: inline CSS, no script, no external resource."""
+def dataset_title(name: str) -> str:
+    """The name an exported page gives a data set: never a path of this machine.
+
+    A data set loaded from a path is known in the app by its outputs file's path; an export names it by its
+    folder when the file is ``outputs.*`` (a data folder, the layout the app looks for) and by the file's name
+    otherwise, so the page does not show how the machine's disks are laid out. Other names (``demo data``, an
+    upload's file name, an importer's title) are returned as they are.
+    """
+    if "/" not in name and "\\" not in name:
+        return name
+    parts = [part for part in re.split(r"[\\/]+", name.strip()) if part not in ("", ".")]
+    if not parts:
+        return "data set"
+    last = parts[-1]
+    if last.rsplit(".", 1)[0].lower() == "outputs" and len(parts) > 1 and parts[-2] not in ("..", "~"):
+        return parts[-2]
+    return last
+
+
+def export_html(views: Sequence[ExhibitView], *, title: str = "Exhibits", dataset: str | None = None,
+                signature: str | None = None) -> str:
+    """A self-contained HTML page of the exhibits in order: inline CSS, no script, no external resource.
+
+    ``dataset`` (the app's name of the data set, a path for one loaded by path) is named in the title through
+    :func:`dataset_title`, never as a path.
+    """
+    if dataset is not None:
+        title = f"{title}: {dataset_title(dataset)}"
     body = "".join(exhibit_html(view, position=k) for k, view in enumerate(views, start=1))
     if not views:
         body = "<p>No exhibits pinned.</p>"

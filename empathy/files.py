@@ -8,6 +8,7 @@ loads the parsers, so a missing, empty or misnamed file is reported at Python's 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 #: File types :func:`empathy.io.read_table` reads, by extension.
@@ -54,3 +55,29 @@ def check_data_file(path: str | Path, *, name: str | None = None) -> str:
     if path.stat().st_size == 0:
         raise DataError(label, "file is empty")
     return suffix
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object that names one key twice (``json`` would silently keep the last value)."""
+
+    def __init__(self, key: str):
+        self.key = key
+        super().__init__(f"duplicate key {key!r}")
+
+
+def unique_keys(pairs: Sequence[tuple[str, object]]) -> dict[str, object]:
+    """``object_pairs_hook`` for :func:`json.loads`: the object as a dict, :class:`DuplicateKeyError` on a repeat.
+
+    Raises
+    ------
+    DuplicateKeyError
+        Naming the first key that occurs twice in one object (at any depth).
+    """
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return record

@@ -12,15 +12,26 @@ Data model
 rating: it is kept (with its reason) and never read as 0.
 
 The paper's judge dimensions are checked against their range (:data:`DIMENSION_RANGES`); any other dimension
-name is allowed and kept unchecked, since other rubrics use other scales.
+name is allowed and kept unchecked, since other rubrics use other scales, except a different spelling of a
+paper's dimension (``CA``, full-width ``ｃａ``, ``ca`` + a zero-width space: equal after NFKC, case folding and
+removing invisible characters), which is an error naming the paper's name (:mod:`empathy.identifiers`).
 
 Every validation problem raises :class:`DataError`, whose one-line message names the file, the row (1-based,
 counting the header of a CSV as row 1 so that it matches a spreadsheet) and the column.
 
 Numbers are ASCII decimals (``0.5``, ``-1``, ``1e3``): ``1_000``, Arabic-Indic or full-width digits, which
-Python's ``float`` would accept, are rejected, since a spreadsheet would read them as text. Identifiers
-(``item_id``, ``model``, ``task``, ``rater``, ``dimension``) are whitespace-stripped in every table, so ``"x "``
-in an outputs file and ``"x"`` in a ratings file are the same item.
+Python's ``float`` would accept, are rejected, since a spreadsheet would read them as text. A boolean (JSON
+``true``, a Parquet bool) is not a number. A value is checked as written: a binary label is exactly 0 or 1
+(``0.99999999999999999``, which a float rounds to 1, is rejected; ``1.0`` and ``1.000`` are 1), and a range
+is checked on the written number (``1.00000000000000001`` is above 1). A key given twice in one JSON object
+is an error (JSON readers keep the last value silently).
+
+Identifiers (``item_id``, ``model``, ``task``, ``rater``, ``dimension``) are whitespace-stripped in every table,
+so ``"x "`` in an outputs file and ``"x"`` in a ratings file are the same item. An identifier holding an
+invisible character (zero-width space, joiner, bidirectional control, soft hyphen, ...: Unicode's
+Default_Ignorable_Code_Point) is rejected, not normalised, so ``1`` and ``1`` + U+200B can never be two items
+(see :mod:`empathy.identifiers`). Every column needs a name: an empty or blank header cell (a trailing comma)
+is an error naming its position.
 
 CSV files the project writes for people neutralise formula-like cells (``=...`` becomes ``'=...``, see
 :func:`empathy.escaping.spreadsheet_cell`); :func:`read_table` removes that prefix again, so such a file reads
@@ -35,6 +46,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import TextIO
 
@@ -46,8 +58,11 @@ from empathy.files import (  # noqa: F401 - re-exported: empathy.io is where cal
     RATINGS_SUFFIXES,
     SUPPORTED_SUFFIXES,
     DataError,
+    DuplicateKeyError,
     check_data_file,
+    unique_keys,
 )
+from empathy.identifiers import INVISIBLE, INVISIBLE_CLASS, identifier_problem, near_misses
 
 # The judge dimensions (Eq. 1-3) and their closed ranges: the one table of the metric registry (re-exported).
 from empathy.metrics import BINARY_DIMENSIONS, DIMENSION_RANGES  # noqa: F401
@@ -70,6 +85,14 @@ _INFINITY = re.compile(r"[+-]?(?:inf|infinity)", re.ASCII | re.IGNORECASE)
 def _display_row(frame_index: int, suffix: str) -> int:
     """File row number of a data-frame row: CSV counts the header as row 1, JSONL counts lines from 1."""
     return frame_index + 2 if suffix == ".csv" else frame_index + 1
+
+
+def _file_rows(frame: pd.DataFrame, suffix: str) -> np.ndarray:
+    """The file row of every row of a frame from :func:`read_table` (see :func:`file_row`)."""
+    lines = frame.attrs.get("lines")
+    if lines is not None and len(lines) == len(frame):
+        return np.asarray(lines, dtype=np.int64)
+    return np.arange(len(frame)) + (2 if suffix == ".csv" else 1)
 
 
 def file_row(frame: pd.DataFrame, position: int) -> int:
@@ -114,9 +137,7 @@ def read_table(path: str | Path, *, name: str | None = None) -> pd.DataFrame:
     except (pd.errors.EmptyDataError, ValueError, OSError, OverflowError, RecursionError) as exc:
         raise DataError(label, f"cannot read file: {str(exc).strip() or type(exc).__name__}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
-    duplicated = [c for c in frame.columns if list(frame.columns).count(c) > 1]
-    if duplicated:
-        raise DataError(label, "duplicate column name", column=duplicated[0])
+    _check_column_names(list(frame.columns), label)
     frame.attrs["source"] = label
     frame.attrs["suffix"] = suffix
     return frame
@@ -140,24 +161,58 @@ def _read_csv(path: Path, label: str) -> pd.DataFrame:
     # the rows with the csv module to find it (most files have a non-empty last column and skip this).
     if len(header) > 1 and len(frame) and frame.iloc[:, -1].isna().any():
         _check_short_rows(path, label, header)
-    for column in frame.columns:
-        values = frame[column]
-        quoted = values.str.startswith("'", na=False)
-        if quoted.any():
-            frame.loc[quoted, column] = values[quoted].map(unspreadsheet_cell)
+    if _may_hold_quoted_cells(path):
+        for column in frame.columns:
+            values = frame[column]
+            quoted = values.str.startswith("'", na=False)
+            if quoted.any():
+                frame.loc[quoted, column] = values[quoted].map(unspreadsheet_cell)
     return frame
 
 
+# A cell that starts with ' (a field start: file start, comma or line break, then an optional opening quote).
+_QUOTED_CELL = re.compile(rb"(?:\A|[,\r\n])\"?'")
+
+
+def _may_hold_quoted_cells(path: Path) -> bool:
+    """Whether any CSV cell may start with ``'`` (the spreadsheet prefix :func:`unspreadsheet_cell` removes).
+
+    One scan of the bytes (memory-mapped): most files have no such cell, and then no column is looked at, so a
+    header of 100,000 columns costs no 100,000 column scans.
+    """
+    import mmap
+
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        return _QUOTED_CELL.search(data) is not None
+
+
 def _check_csv_header(path: Path, label: str) -> list[str]:
-    # pandas silently renames a repeated header ("model" -> "model.1"); a repeated column is an error here.
+    # pandas silently renames a repeated header ("model" -> "model.1") and names an empty one ("Unnamed: 5",
+    # which has a ':' and would be read as a wide rating column): both are errors here, on the raw header.
     with path.open(encoding="utf-8", newline="") as handle:
-        header = next(csv.reader(handle), [])
+        header = [h.strip() for h in next(csv.reader(handle), [])]
+    _check_column_names(header, label, row=1)
+    return header
+
+
+def _blank_name(name: str) -> bool:
+    return not INVISIBLE.sub("", name).strip()
+
+
+def _check_column_names(names: list[str], label: str, *, row: int | None = None) -> None:
+    """Every column name (already stripped) present and used once; linear in the number of columns.
+
+    An empty or all-whitespace (or all-invisible) name is an error naming its position (``#6``): a trailing
+    comma in a CSV header is the usual cause, and a column without a name cannot be a field or a rater.
+    """
     seen: set[str] = set()
-    for name in (h.strip() for h in header):
+    for position, name in enumerate(names, start=1):
+        if _blank_name(name):
+            raise DataError(label, f"column {position} of {len(names)} has no name (a trailing comma in the "
+                            "header?): name it or remove it", row=row, column=f"#{position}")
         if name in seen:
-            raise DataError(label, "duplicate column name", column=name)
+            raise DataError(label, "duplicate column name", row=row, column=name)
         seen.add(name)
-    return [h.strip() for h in header]
 
 
 def _check_short_rows(path: Path, label: str, header: list[str]) -> None:
@@ -175,11 +230,35 @@ def _check_short_rows(path: Path, label: str, header: list[str]) -> None:
                                 column=header[len(record)])
 
 
+class InexactNumber(str):
+    """A JSON number that a float would round onto a whole number it does not equal, kept as its text.
+
+    ``0.99999999999999999`` parses to the float ``1.0`` (and ``1e-400`` to ``0.0``): as a rating that is a
+    label the file never wrote. The reader keeps such a number as its digits, so the value check sees what was
+    written (:func:`validate_ratings` rejects it where it would land on a label or a range bound); anywhere a
+    text is expected it is reported as the float it is.
+    """
+
+
+def _json_float(text: str) -> float | InexactNumber:
+    value = float(text)
+    if value.is_integer() and Decimal(text) != Decimal(value):
+        return InexactNumber(text)
+    return value
+
+
+def _kind(value: object) -> str:
+    """The type name a message reports for a cell (an :class:`InexactNumber` is the float it was)."""
+    return "float" if isinstance(value, InexactNumber) else type(value).__name__
+
+
 def iter_jsonl(path: Path, label: str) -> Iterator[tuple[int, dict[str, object]]]:
     """Yield ``(line number, object)`` for each non-blank line of a JSONL file; :class:`DataError` otherwise.
 
     Each line is decoded on its own, so bytes that are not UTF-8 are reported on their line; nesting too deep
-    for the parser and integers longer than Python converts are errors of their line, not tracebacks.
+    for the parser and integers longer than Python converts are errors of their line, not tracebacks. A key
+    given twice in one object is an error (``json`` would keep the last value silently); a number that a float
+    would round onto a whole number it does not equal is kept as its text (:class:`InexactNumber`).
     """
     with path.open("rb") as handle:
         for line_number, raw in enumerate(handle, start=1):
@@ -191,7 +270,10 @@ def iter_jsonl(path: Path, label: str) -> Iterator[tuple[int, dict[str, object]]
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = json.loads(line, object_pairs_hook=unique_keys, parse_float=_json_float)
+            except DuplicateKeyError as exc:
+                raise DataError(label, f"duplicate key {exc.key!r} in one object (a JSON reader would keep only "
+                                "the last value)", row=line_number, column=exc.key) from None
             except json.JSONDecodeError as exc:
                 raise DataError(label, f"invalid JSON ({exc.msg})", row=line_number) from None
             except RecursionError:
@@ -212,11 +294,19 @@ def _read_jsonl(path: Path, label: str) -> pd.DataFrame:
     if not records:
         raise DataError(label, "file has no records")
     frame = pd.DataFrame.from_records(records)
+    blank = next((str(c) for c in frame.columns if _blank_name(str(c))), None)
+    if blank is not None:
+        line = next(lines[k] for k, record in enumerate(records) if blank in record)
+        raise DataError(label, f"a key with no name ({blank!r}): name it or remove it", row=line,
+                        column=blank)
     # A key absent from a record reads as NaN like an explicit null; keep where each column was first absent,
     # so a required column missing from one record is an error on that line (an explicit null is a value).
+    # One isna() over the whole frame: a record of 100,000 keys must not cost 100,000 column scans.
     absent: dict[str, int] = {}
-    for column in frame.columns:
-        for position in np.flatnonzero(frame[column].isna().to_numpy()):
+    missing = frame.isna().to_numpy()
+    for index in np.flatnonzero(missing.any(axis=0)):
+        column = frame.columns[index]
+        for position in np.flatnonzero(missing[:, index]):
             if column not in records[position]:
                 absent[str(column)] = lines[position]
                 break
@@ -263,7 +353,7 @@ def require_frame(frame: object, columns: Iterable[str], what: str) -> None:
 
 
 def _type_names(values: pd.Series) -> pd.Series:
-    return values.map(lambda v: type(v).__name__)
+    return values.map(_kind)
 
 
 def _check_text_cells(frame: pd.DataFrame, columns: Iterable[str], label: str, *, allow_empty: bool = False
@@ -309,7 +399,8 @@ def validate_outputs(frame: pd.DataFrame, *, name: str = "<outputs>") -> tuple[p
     _check_text_cells(frame, ("item_id", "model"), label)
     _check_text_cells(frame, ["reference", "generation", *(c for c in OUTPUT_OPTIONAL if c in frame.columns)],
                       label, allow_empty=True)
-    outputs = frame.copy()
+    wide_columns = [c for c in frame.columns if WIDE_SEPARATOR in c]
+    outputs = frame.drop(columns=wide_columns)  # a new frame (a copy), without the rating columns
     for column in ("item_id", "model", "reference", "generation"):
         outputs[column] = _string_column(outputs[column])
     for column in ("item_id", "model"):
@@ -318,33 +409,83 @@ def validate_outputs(frame: pd.DataFrame, *, name: str = "<outputs>") -> tuple[p
         if blank.any():
             raise DataError(label, "empty value", row=file_row(frame, int(np.flatnonzero(blank)[0])), column=column)
     outputs["task"] = _strings(outputs, "task").str.strip()
-    duplicate = outputs.duplicated(["item_id", "model"])
+    _check_identifiers(outputs, ("item_id", "model", "task"), lambda position: file_row(frame, position), label)
+    # the two key columns only: DataFrame.duplicated(subset) walks every column of the frame
+    duplicate = outputs[["item_id", "model"]].duplicated()
     if duplicate.any():
         position = int(np.flatnonzero(duplicate)[0])
         row = outputs.iloc[position]
         raise DataError(label, f"duplicate (item_id, model) = ({row['item_id']}, {row['model']})",
                         row=file_row(frame, position), column="item_id")
-    wide_columns = [c for c in outputs.columns if WIDE_SEPARATOR in c]
-    long_parts = []
-    rows = np.array([file_row(frame, i) for i in range(len(outputs))]) if wide_columns else None
-    for column in wide_columns:
-        rater, _, dimension = column.partition(WIDE_SEPARATOR)
-        if not rater.strip() or not dimension.strip():
-            raise DataError(label, "wide rating columns must be named '<rater>:<dimension>'", column=column)
-        part = pd.DataFrame({
-            "item_id": outputs["item_id"], "model": outputs["model"], "rater": rater.strip(),
-            "dimension": dimension.strip(), "value": outputs[column],
-        })
-        part["_row"] = rows
-        part["_column"] = column
-        long_parts.append(part)
-    outputs = outputs.drop(columns=wide_columns).reset_index(drop=True)
-    if long_parts:
-        wide = pd.concat(long_parts, ignore_index=True)
-        ratings = _validate_rating_values(wide, label, frame.attrs.get("suffix", ".csv"))
-    else:
-        ratings = empty_ratings()
-    return outputs, ratings
+    outputs = outputs.reset_index(drop=True)
+    if not wide_columns:
+        return outputs, empty_ratings()
+    wide = _wide_ratings(frame, outputs, wide_columns, label)
+    return outputs, _validate_rating_values(wide, label, frame.attrs.get("suffix", ".csv"))
+
+
+def _check_identifiers(table: pd.DataFrame, columns: Iterable[str], row_of: Callable[[int], int], label: str
+                       ) -> None:
+    """No identifier cell of ``columns`` (stripped strings) holds an invisible character (see
+    :mod:`empathy.identifiers`); :class:`DataError` naming the first one's row, column and character."""
+    for column in columns:
+        values = table[column]
+        hit = values.str.contains(INVISIBLE_CLASS, regex=True).to_numpy(dtype=bool)
+        if hit.any():
+            position = int(np.flatnonzero(hit)[0])
+            raise DataError(label, str(identifier_problem(str(values.iat[position]))), row=row_of(position),
+                            column=column)
+
+
+def _header_row(frame: pd.DataFrame) -> int | None:
+    """The file row of the column names: 1 for a CSV header; JSONL and Parquet have no header row."""
+    return 1 if frame.attrs.get("suffix", ".csv") == ".csv" else None
+
+
+def _wide_ratings(frame: pd.DataFrame, outputs: pd.DataFrame, columns: list[str], label: str) -> pd.DataFrame:
+    """The ``<rater>:<dimension>`` columns of ``frame`` in long form, keyed by the validated ids of ``outputs``
+    (with each cell's file row and column).
+
+    One array per column concatenated, not a frame per column: a file with 100,000 rating
+    columns is read in time linear in its width (``bench/bench_wide_header.py``).
+    """
+    header = _header_row(frame)
+    raters, dimensions = [], []
+    for column in columns:
+        rater, _, dimension = (part.strip() for part in column.partition(WIDE_SEPARATOR))
+        if not rater or not dimension:
+            raise DataError(label, "wide rating columns must be named '<rater>:<dimension>'", row=header,
+                            column=column)
+        raters.append(rater)
+        dimensions.append(dimension)
+    misses = near_misses(dict.fromkeys(dimensions), DIMENSION_RANGES)
+    if misses:
+        position = next(k for k, d in enumerate(dimensions) if d in misses)
+        raise DataError(label, _near_miss_message(dimensions[position], misses[dimensions[position]]), row=header,
+                        column=columns[position])
+    for column, rater, dimension in zip(columns, raters, dimensions, strict=True):
+        problem = identifier_problem(rater) or identifier_problem(dimension)
+        if problem:
+            raise DataError(label, problem, row=header, column=column)
+    n = len(outputs)
+    kinds = set(frame.dtypes[columns])
+    # column-major (all of column 1, then column 2, ...), one array per column: no frame of the block is built
+    cells = np.concatenate([frame[column].to_numpy(dtype=object) for column in columns])
+    rows = _file_rows(frame, frame.attrs.get("suffix", ".csv"))
+    return pd.DataFrame({
+        "item_id": np.tile(outputs["item_id"].to_numpy(dtype=object), len(columns)),
+        "model": np.tile(outputs["model"].to_numpy(dtype=object), len(columns)),
+        "rater": np.repeat(np.array(raters, dtype=object), n),
+        "dimension": np.repeat(np.array(dimensions, dtype=object), n),
+        "value": pd.Series(cells, dtype=kinds.pop() if len(kinds) == 1 else object),
+        "_row": np.tile(rows, len(columns)),
+        "_column": np.repeat(np.array(columns, dtype=object), n),
+    })
+
+
+def _near_miss_message(name: str, known: str) -> str:
+    return (f"dimension {name!r} is the paper's {known!r} written differently (case, full-width or invisible "
+            f"characters): write {known!r}, or it is kept as an unknown rubric that no metric reads")
 
 
 def empty_ratings() -> pd.DataFrame:
@@ -360,23 +501,46 @@ def _first(*masks: np.ndarray) -> int | None:
     return min(hits) if hits else None
 
 
-def _parse_values(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(values, not_a_number, infinite)`` of a value column, vectorised.
+@dataclass(frozen=True)
+class ParsedNumbers:
+    """A column read as numbers (:func:`parse_numbers`): the values and, per cell, what was wrong with it.
+
+    ``values`` holds NaN for missing cells (and for cells flagged in ``not_a_number`` or ``boolean``);
+    ``written`` marks the cells that were text (a CSV cell, a JSON string, an :class:`InexactNumber`), whose
+    digits :func:`validate_ratings` checks as written where a float could have rounded them onto a label.
+    """
+
+    values: np.ndarray
+    not_a_number: np.ndarray
+    boolean: np.ndarray
+    written: np.ndarray
+
+    @property
+    def infinite(self) -> np.ndarray:
+        return np.isinf(self.values)
+
+
+def parse_numbers(raw: pd.Series) -> ParsedNumbers:
+    """Read a column as numbers, vectorised: the one number reader of every table the project reads.
 
     Missing cells (empty, ``nan``, ``NA``, ``null``, ``None``, NaN, ``pd.NA``) are NaN; numbers and ASCII
-    decimal text are floats; anything else is flagged in ``not_a_number``, an infinity in ``infinite``.
+    decimal text are floats (``1_000``, Arabic-Indic digits, ``0x10`` are not numbers); a boolean (JSON ``true``, a
+    Parquet bool) is flagged, never read as 1 or 0.
     """
     n = len(raw)
-    if pd.api.types.is_bool_dtype(raw.dtype) or pd.api.types.is_numeric_dtype(raw.dtype):
-        values = raw.to_numpy(dtype=float, na_value=np.nan)
-        return values, np.zeros(n, dtype=bool), np.isinf(values)
+    flags = np.zeros(n, dtype=bool)
+    if pd.api.types.is_bool_dtype(raw.dtype):
+        return ParsedNumbers(np.full(n, np.nan), flags, raw.notna().to_numpy(dtype=bool), flags)
+    if pd.api.types.is_numeric_dtype(raw.dtype):
+        return ParsedNumbers(raw.to_numpy(dtype=float, na_value=np.nan), flags, flags, flags)
     values = np.full(n, np.nan)
     bad = np.zeros(n, dtype=bool)
+    boolean = np.zeros(n, dtype=bool)
     missing = raw.isna().to_numpy()
     if isinstance(raw.dtype, pd.StringDtype):  # a CSV column: every present cell is text
         is_text = ~missing
     else:
-        is_text = (_type_names(raw).to_numpy() == "str") & ~missing
+        is_text = raw.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool) & ~missing
     if is_text.any():
         text = raw[is_text].astype(str).str.strip()
         empty = text.str.lower().isin(MISSING_WORDS).to_numpy()
@@ -390,19 +554,55 @@ def _parse_values(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     others = np.flatnonzero(~is_text & ~missing)
     for position in others:  # numbers mixed with text in one column (JSONL, Parquet objects): few, if any
         value = raw.iat[position]
-        if isinstance(value, bool | np.bool_ | int | float | np.integer | np.floating):
+        if isinstance(value, bool | np.bool_):
+            boolean[position] = True
+        elif isinstance(value, int | float | np.integer | np.floating):
             try:
                 values[position] = float(value)
             except OverflowError:
                 bad[position] = True  # a 400-digit integer is no rating
         else:
             bad[position] = True
-    return values, bad, np.isinf(values)
+    return ParsedNumbers(values, bad, boolean, is_text)
+
+
+# Text that is exactly 0 or exactly 1 (any zeros after the point): the fast path of the as-written check.
+_EXACT_ZERO = re.compile(r"[+-]?0*\.?0*(?:[eE][+-]?\d+)?", re.ASCII)
+_EXACT_ONE = re.compile(r"\+?0*1(?:\.0*)?", re.ASCII)
+
+
+def _rounded_onto_bounds(raw: pd.Series, parsed: ParsedNumbers, dimensions: np.ndarray) -> np.ndarray:
+    """Cells of a known dimension whose float sits on a bound or label but whose written number is outside.
+
+    A float rounds ``0.99999999999999999`` to 1 and ``1.00000000000000001`` to 1: a binary label must be
+    exactly 0 or 1 as written, and a range is checked on the written number (``Decimal``), so rounding never
+    turns a value the file did not write into a valid one. Only text cells on a bound are looked at, and only
+    those the regular expressions cannot settle go through ``Decimal``: linear, and cheap on CA columns.
+    """
+    out = np.zeros(len(raw), dtype=bool)
+    values = parsed.values
+    for dimension, (low, high) in DIMENSION_RANGES.items():
+        scope = parsed.written & (dimensions == dimension) & ((values == low) | (values == high))
+        if not scope.any():
+            continue
+        positions = np.flatnonzero(scope)
+        text = raw.iloc[positions].astype(str).str.strip()
+        zero = text.str.fullmatch(_EXACT_ZERO.pattern, flags=_EXACT_ZERO.flags).to_numpy(dtype=bool)
+        one = text.str.fullmatch(_EXACT_ONE.pattern, flags=_EXACT_ONE.flags).to_numpy(dtype=bool)
+        exact = np.where(values[positions] == 0.0, zero, one)
+        for position, written in zip(positions[~exact], text.to_numpy()[~exact], strict=True):
+            number = Decimal(written)
+            if dimension in BINARY_DIMENSIONS:
+                out[position] = number not in (low, high)
+            else:
+                out[position] = not low <= number <= high
+    return out
 
 
 def _checked_values(frame: pd.DataFrame, dimensions: np.ndarray, rows: np.ndarray, label: str) -> np.ndarray:
     """The ``value`` column as floats; :class:`DataError` for the first row that is no number or out of range."""
-    values, not_a_number, infinite = _parse_values(frame["value"])
+    parsed = parse_numbers(frame["value"])
+    values, infinite = parsed.values, parsed.infinite
     present = ~np.isnan(values) & ~infinite
     not_binary = np.zeros(len(frame), dtype=bool)
     out_of_range = np.zeros(len(frame), dtype=bool)
@@ -411,29 +611,32 @@ def _checked_values(frame: pd.DataFrame, dimensions: np.ndarray, rows: np.ndarra
         if dimension in BINARY_DIMENSIONS:
             not_binary |= scope & (values != 0.0) & (values != 1.0)
         out_of_range |= scope & ((values < low) | (values > high))
-    position = _first(not_a_number, infinite, not_binary, out_of_range)
+    rounded = _rounded_onto_bounds(frame["value"], parsed, dimensions)
+    position = _first(parsed.not_a_number, parsed.boolean, infinite, not_binary, out_of_range, rounded)
     if position is None:
         return values
     raw = frame["value"].iloc[[position]].tolist()[0]  # the cell as Python, for its repr
     row = int(rows[position])
     column = str(frame["_column"].iat[position]) if "_column" in frame.columns else "value"
-    if not_a_number[position]:
+    if parsed.not_a_number[position]:
         raise DataError(label, f"not a number: {str(raw).strip()[:40]!r}", row=row, column=column)
+    if parsed.boolean[position]:
+        raise DataError(label, f"a boolean is not a number: got {str(raw).lower()}, write 1 or 0", row=row,
+                        column=column)
     if infinite[position]:
         raise DataError(label, "value is infinite", row=row, column=column)
     dimension = str(dimensions[position])
-    if not_binary[position]:
-        raise DataError(label, f"'{dimension}' must be 0 or 1, got {raw!r}", row=row, column=column)
+    rounding = f" (a float would round it to {values[position]:g})" if rounded[position] else ""
+    if not_binary[position] or (rounded[position] and dimension in BINARY_DIMENSIONS):
+        raise DataError(label, f"'{dimension}' must be 0 or 1, got {raw!r}{rounding}", row=row, column=column)
     low, high = DIMENSION_RANGES[dimension]
-    raise DataError(label, f"'{dimension}' must be in [{low:g}, {high:g}], got {raw!r}", row=row, column=column)
+    raise DataError(label, f"'{dimension}' must be in [{low:g}, {high:g}], got {raw!r}{rounding}", row=row,
+                    column=column)
 
 
 def _validate_rating_values(frame: pd.DataFrame, label: str, suffix: str) -> pd.DataFrame:
-    if "_row" in frame.columns:
-        rows = frame["_row"].to_numpy()
-    else:
-        rows = np.array([file_row(frame, i) for i in range(len(frame))]) if "lines" in frame.attrs else (
-            np.arange(len(frame)) + (2 if suffix == ".csv" else 1))
+    wide = "_row" in frame.columns
+    rows = frame["_row"].to_numpy() if wide else _file_rows(frame, suffix)
     keys = ("item_id", "model", "rater", "dimension")
     out = pd.DataFrame({c: _string_column(frame[c]).str.strip() for c in keys})
     for column in keys:
@@ -441,8 +644,15 @@ def _validate_rating_values(frame: pd.DataFrame, label: str, suffix: str) -> pd.
         if blank.any():
             position = int(np.flatnonzero(blank)[0])
             raise DataError(label, "empty value", row=int(rows[position]), column=column)
-    if "_row" not in frame.columns:  # wide columns take their ids from the outputs, already checked
+    if not wide:  # wide columns take their ids from the outputs and their header, already checked
         _check_text_cells(frame, keys, label, allow_empty=True)
+        misses = near_misses(pd.unique(out["dimension"]), DIMENSION_RANGES)
+        if misses:
+            position = int(np.flatnonzero(out["dimension"].isin(list(misses)).to_numpy())[0])
+            name = out["dimension"].iat[position]
+            raise DataError(label, _near_miss_message(name, misses[name]), row=int(rows[position]),
+                            column="dimension")
+        _check_identifiers(out, keys, lambda position: int(rows[position]), label)
     values = _checked_values(frame, out["dimension"].to_numpy(), rows, label)
     out["value"] = values
     for column in RATING_OPTIONAL:
@@ -597,6 +807,7 @@ def write_people_csv(frame: pd.DataFrame, target: str | Path | TextIO) -> None:
     then takes for a line break; when a text cell holds one, every text cell is quoted instead.
     """
     safe = spreadsheet_frame(frame)
+    safe.columns = [spreadsheet_cell(str(c)) for c in safe.columns]  # names can come from data (models, raters)
     text = [c for c in safe.columns if not pd.api.types.is_numeric_dtype(safe[c].dtype)]
     has_cr = any(safe[c].map(lambda v: isinstance(v, str) and "\r" in v).any() for c in text)
     safe.to_csv(target, index=False, quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)

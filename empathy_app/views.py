@@ -551,6 +551,22 @@ def home() -> None:
         st.page_link(path, label=f"**{label}** - {text}", icon=icon)
 
 
+def navigation(root: Path) -> list[tuple[str, str, str]]:
+    """The app's pages after Home, as ``(script, title, url path)``: :data:`PAGES`, then every other
+    ``app_pages/N_Name.py`` under ``root`` (sorted by file name) as ``/Name``.
+
+    ``app.py`` builds ``st.navigation`` from this list and ``tests/test_browser_payload.py`` visits each entry,
+    so a page added to ``app_pages/`` is served and checked without editing either.
+    """
+    pages = [(path, title, title) for path, title, *_ in PAGES]
+    known = {path for path, *_ in PAGES}
+    for extra in sorted((root / "app_pages").glob("[0-9]*_*.py")):
+        if f"app_pages/{extra.name}" not in known:
+            name = extra.stem.split("_", 1)[1]
+            pages.append((f"app_pages/{extra.name}", name.replace("_", " "), name))
+    return pages
+
+
 #: The keys of each page that has them (the buttons' ``shortcut=`` on Inspect and Relabel), for the ``?`` help.
 KEYS: dict[str, tuple[tuple[str, str], ...]] = {
     "inspect": (("← / →", "previous / next output of the filtered list"),),

@@ -19,7 +19,7 @@ from empathy.stability import (
     metric_terms,
     sample_size_stability,
 )
-from empathy_app.markup import hover_literal, html
+from empathy_app.markup import hover_literal, html, md
 from empathy_app.views import interval_warnings
 
 #: Float columns shown with three decimals (the data keeps full precision; tests read the exact value).
@@ -210,5 +210,7 @@ def show(frame: pd.DataFrame, key: str) -> None:
     interval_warnings(shown, names)
     if empty:
         reasons = sorted({EMPTY_REASONS.get(str(c), "undefined for these raters") for c in empty})
-        st.caption(f"Not shown, empty for every row: {', '.join(map(str, empty))} ({'; '.join(reasons)}).")
+        # our statistics' names read as they are; any other column may be named by data (a rater), so escaped
+        names = ", ".join(str(c) if c in EMPTY_REASONS else md(c) for c in empty)
+        st.caption(f"Not shown, empty for every row: {names} ({'; '.join(reasons)}).")
 

@@ -157,3 +157,27 @@ def test_curated_button_goes_once_everything_is_pinned(_store):
     _ok(at)
     assert not [b for b in at.button if b.key == "exhibits_curated"]
     assert len(_exhibits(_store)) == 4
+
+
+def test_exported_html_names_the_data_set_not_a_path(tmp_path, monkeypatch):
+    """Issue 27: a data set loaded by path is known in the app by the path of its outputs file; the HTML offered
+    for download names it by its folder, and no path of this machine is in the page."""
+    import empathy.exhibits as exhibits
+
+    pages: list[str] = []
+    original = exhibits.export_html
+
+    def recording(*args: object, **kwargs: object) -> str:
+        pages.append(original(*args, **kwargs))
+        return pages[-1]
+
+    monkeypatch.setattr(exhibits, "export_html", recording)  # the page imports it at each run
+    source = _write_tiny(tmp_path / "study-7")
+    at = _app(source, page="app_pages/3_Inspect.py")
+    at.button(key="inspect_exhibit_pin").click().run()
+    _ok(at)
+    at.switch_page(PAGE).run()
+    _ok(at)
+    assert pages, "the Presentation tab offered no HTML"
+    assert "<title>Exhibits: study-7</title>" in pages[-1] and "<h1>Exhibits: study-7</h1>" in pages[-1]
+    assert str(tmp_path) not in pages[-1] and "outputs.csv" not in pages[-1]

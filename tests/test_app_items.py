@@ -232,3 +232,23 @@ def test_hostile_names_and_texts_stay_text(tmp_path, _store):
     generation = [str(m.value) for m in at.markdown if "alert" in str(m.value)]
     assert len(generation) == 1 and "&lt;script&gt;alert&#40;1&#41;&lt;/script&gt;" in generation[0]
     assert "<script" not in generation[0]
+
+
+def test_the_sort_caption_names_a_judge_as_text(tmp_path):
+    """Issue 27: the caption under the table names the sort column and with it a judge: a rater named as a
+    Markdown image or a spreadsheet formula must reach the page as literal text (the browser fetched the image)."""
+    folder = tmp_path / "raters"
+    folder.mkdir()
+    image, formula = "![i](http://payload.test/x.png)", '=HYPERLINK("http://payload.test/f","go")'
+    pd.DataFrame([{"item_id": i, "model": "m", "reference": "We lost our home in the flood.",
+                   "generation": "A flood occurred."} for i in ("1", "2")]).to_csv(folder / "outputs.csv", index=False)
+    pd.DataFrame([{"item_id": i, "model": "m", "rater": rater, "dimension": d, "value": v}
+                  for rater in (image, formula) for i in ("1", "2")
+                  for d, v in (("e_ref", 0.8), ("e_gen", 0.4))]).to_csv(folder / "ratings_x.csv", index=False)
+    at = _page({"kind": "path", "outputs": str(folder / "outputs.csv"), "ratings": [str(folder / "ratings_x.csv")]})
+    for rater in (image, formula):
+        at.selectbox(key="items_sort").set_value(f"SA:{rater}").run()
+        _ok(at)
+        caption = next(str(c.value) for c in at.caption if "outputs, worst SA" in str(c.value))
+        assert "![" not in caption and "](" not in caption and "=HYPERLINK(" not in caption, caption
+        assert "&#33;&#91;i&#93;&#40;http" in caption or "&#61;HYPERLINK&#40;" in caption, caption

@@ -119,6 +119,16 @@ def test_a_taken_rater_name_is_refused_not_merged():
     assert at.button(key="judge_run").disabled
 
 
+def test_a_rater_name_with_an_invisible_character_is_refused():
+    """Issue 27: the new rater's name follows the ratings' identifier rule (no zero-width space: ``lexicon`` and
+    ``lexicon`` + U+200B would be two raters that look the same)."""
+    at = _judge_page()
+    at.text_input(key="judge_rater_lexicon_2").input("lexicon\u200b").run()
+    _ok(at)
+    assert any("U+200B ZERO WIDTH SPACE" in e for e in _texts(at.error))
+    assert at.button(key="judge_run").disabled
+
+
 def test_an_unset_key_variable_blocks_the_run_without_showing_anything_secret(tmp_path):
     config = tmp_path / "judges.toml"
     config.write_text(f"[judges.remote]\nbase_url = 'http://127.0.0.1:9/v1'\nmodel = 'm'\n"

@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from empathy_app import markup  # noqa: E402
+
 pytest.importorskip("streamlit")
 from conftest import open_page  # noqa: E402
 
@@ -69,7 +71,9 @@ def test_overview_shows_a_registered_metric(gain):
         assert pivot[f"GAIN ({judge})"].to_dict() == pytest.approx(expected[judge].round(3).to_dict(), abs=1e-9)
     # its help on its columns and in the legend, with its direction
     config = json.loads(element.proto.columns)
-    assert config["GAIN (author)"]["help"] == f"Affect Gain (not in the paper): {HELP} · column GAIN (author)"
+    # the column names a judge (data), so the tooltip (Markdown) carries it escaped
+    assert config["GAIN (author)"]["help"] == (f"Affect Gain (not in the paper): {HELP} · column "
+                                              f"{markup.md('GAIN (author)')}")
     legend = next(str(c.value) for c in at.caption if str(c.value).startswith("**SA**"))
     assert f"**GAIN**: Affect Gain (not in the paper): {HELP}" in legend
     assert "Lower is better for SA, EGM, CA and LD; Higher is better for GAIN." in legend

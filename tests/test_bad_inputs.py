@@ -158,6 +158,48 @@ OUTPUT_CASES: list[tuple[str, dict[str, str | bytes], list[str]]] = [
     ("wide-no-dimension", {"out.csv": "item_id,model,reference,generation,j:\n1,a,r,g,1\n"},
      ["out.csv", "column 'j:'", "<rater>:<dimension>"]),
     ("folder-as-file", {"out.csv/keep": "x"}, ["out.csv", "is a folder"]),
+    # issue 27: near misses. A trailing comma names a column "Unnamed: 5" in pandas, a phantom wide rater.
+    ("header-trailing-comma", {"out.csv": "item_id,model,task,reference,generation,\n1,a,news,r,g,\n"},
+     ["out.csv", "row 1", "column '#6'", "has no name"]),
+    ("header-blank-cell", {"out.csv": "item_id,model,  ,reference,generation\n1,a,x,r,g\n"},
+     ["out.csv", "row 1", "column '#3'", "has no name"]),
+    ("header-zero-width-cell", {"out.csv": "item_id,model,\u200b,reference,generation\n1,a,x,r,g\n"},
+     ["out.csv", "row 1", "column '#3'", "has no name"]),
+    ("jsonl-blank-key", {"out.jsonl": _jsonl(_out(), _out(item_id="2", **{" ": 1}))},
+     ["out.jsonl", "row 2", "a key with no name"]),
+    ("jsonl-duplicate-key", {"out.jsonl": _jsonl(_out(), '{"item_id": "2", "model": "a", "reference": "r", '
+                                                 '"generation": "g", "model": "b"}')},
+     ["out.jsonl", "row 2", "column 'model'", "duplicate key 'model'"]),
+    ("jsonl-duplicate-nested-key", {"out.jsonl": _jsonl('{"item_id": "1", "model": "a", "reference": "r", '
+                                                        '"generation": "g", "meta": {"k": 1, "k": 2}}')},
+     ["out.jsonl", "row 1", "duplicate key 'k'"]),
+    ("zero-width-item-id", {"out.csv": GOOD_OUTPUTS + "\u200b,a,news,r,g\n"},
+     ["out.csv", "row 4", "column 'item_id'", "only invisible characters", "U+200B"]),
+    ("zero-width-inside-item-id", {"out.csv": GOOD_OUTPUTS + "1\u200b,a,news,r,g\n"},
+     ["out.csv", "row 4", "column 'item_id'", "U+200B ZERO WIDTH SPACE"]),
+    ("word-joiner-model", {"out.csv": GOOD_OUTPUTS + "3,a\u2060,news,r,g\n"},
+     ["out.csv", "row 4", "column 'model'", "U+2060 WORD JOINER"]),
+    ("bidi-override-model", {"out.csv": GOOD_OUTPUTS + "3,\u202eb,news,r,g\n"},
+     ["out.csv", "row 4", "column 'model'", "U+202E"]),
+    ("byte-order-mark-task", {"out.csv": GOOD_OUTPUTS + "3,a,\ufeffnews,r,g\n"},
+     ["out.csv", "row 4", "column 'task'", "U+FEFF"]),
+    ("jsonl-soft-hyphen-item-id", {"out.jsonl": _jsonl(_out(), _out(item_id="1\u00ad"))},
+     ["out.jsonl", "row 2", "column 'item_id'", "U+00AD SOFT HYPHEN"]),
+    ("wide-dimension-upper-case", {"out.csv": "item_id,model,reference,generation,j:CA\n1,a,r,g,5\n"},
+     ["out.csv", "row 1", "column 'j:CA'", "dimension 'CA' is the paper's 'ca'"]),
+    ("wide-dimension-full-width", {"out.csv": "item_id,model,reference,generation,j:\uff43\uff41\n1,a,r,g,1\n"},
+     ["out.csv", "row 1", "the paper's 'ca'"]),
+    ("wide-dimension-zero-width", {"out.csv": "item_id,model,reference,generation,j:ca\u200b\n1,a,r,g,1\n"},
+     ["out.csv", "row 1", "the paper's 'ca'"]),
+    ("wide-rater-zero-width", {"out.csv": "item_id,model,reference,generation,j\u200b:ca\n1,a,r,g,1\n"},
+     ["out.csv", "row 1", "U+200B"]),
+    ("wide-ca-rounds-to-one", {"out.csv": "item_id,model,reference,generation,j:ca\n1,a,r,g,0.99999999999999999\n"},
+     ["out.csv", "row 2", "column 'j:ca'", "0 or 1", "round it to 1"]),
+    ("jsonl-wide-true", {"out.jsonl": _jsonl(_out(**{"j:ca": 1}), _out(item_id="2", **{"j:ca": True}))},
+     ["out.jsonl", "row 2", "column 'j:ca'", "a boolean is not a number"]),
+    ("jsonl-wide-ca-rounds-to-one", {"out.jsonl": '{"item_id": "1", "model": "a", "reference": "r", '
+                                                  '"generation": "g", "j:ca": 0.99999999999999999}\n'},
+     ["out.jsonl", "row 1", "column 'j:ca'", "round it to 1"]),
 ]
 
 # How each command reads an outputs file: args with {f} for the file, {tmp} for the folder.
@@ -240,6 +282,45 @@ RATING_CASES: list[tuple[str, dict[str, str | bytes], list[str]]] = [
     ("ratings-parquet-bad-range", {"r.parquet": _parquet(pd.DataFrame({
         "item_id": ["1", "2"], "model": "a", "rater": "j", "dimension": "ca",
         "value": pd.array([1, 3], dtype="Int64")}))}, ["r.parquet", "row 2", "0 or 1"]),
+    # issue 27: a known dimension spelt differently is an error naming it, not an unchecked rubric
+    ("dimension-upper-case", {"r.csv": _ratings("1,a,j,ca,1,llm", "2,a,j,CA,5,llm")},
+     ["r.csv", "row 3", "column 'dimension'", "dimension 'CA' is the paper's 'ca'"]),
+    ("dimension-title-case", {"r.csv": _ratings("1,a,j,Ca,1,llm")}, ["r.csv", "row 2", "the paper's 'ca'"]),
+    ("dimension-full-width", {"r.csv": _ratings("1,a,j,\uff43\uff41,1,llm")}, ["r.csv", "row 2", "the paper's 'ca'"]),
+    ("dimension-zero-width", {"r.csv": _ratings("1,a,j,ca\u200b,1,llm")}, ["r.csv", "row 2", "the paper's 'ca'"]),
+    ("dimension-e-ref-upper-case", {"r.csv": _ratings("1,a,j,E_REF,0.5,llm")},
+     ["r.csv", "row 2", "the paper's 'e_ref'"]),
+    ("rater-only-zero-width", {"r.csv": _ratings("1,a,\u200b\u200b,ca,1,llm")},
+     ["r.csv", "row 2", "column 'rater'", "only invisible characters"]),
+    ("item-zero-width-inside", {"r.csv": _ratings("1,a,j,ca,1,llm", "1\u200b,a,j,ca,0,llm")},
+     ["r.csv", "row 3", "column 'item_id'", "U+200B"]),
+    ("model-bidi-isolate", {"r.csv": _ratings("1,a\u2066,j,ca,1,llm")}, ["r.csv", "row 2", "column 'model'", "U+2066"]),
+    ("unknown-dimension-zero-width", {"r.csv": _ratings("1,a,j,empathy\u200b,3,llm")},
+     ["r.csv", "row 2", "column 'dimension'", "U+200B"]),
+    ("ratings-header-trailing-comma", {"r.csv": "item_id,model,rater,dimension,value,\n1,a,j,ca,1,\n"},
+     ["r.csv", "row 1", "column '#6'", "has no name"]),
+    # booleans are not numbers (CSV 'true' already is not: word-true)
+    ("ratings-jsonl-true-value", {"r.jsonl": _jsonl(_rating(value=True))},
+     ["r.jsonl", "row 1", "column 'value'", "a boolean is not a number: got true"]),
+    ("ratings-jsonl-false-among-numbers", {"r.jsonl": _jsonl(_rating(), _rating(item_id="2", value=False))},
+     ["r.jsonl", "row 2", "column 'value'", "a boolean is not a number: got false"]),
+    ("ratings-parquet-bool-value", {"r.parquet": _parquet(pd.DataFrame({
+        "item_id": ["1"], "model": "a", "rater": "j", "dimension": "ca", "value": [True]}))},
+     ["r.parquet", "row 1", "column 'value'", "a boolean is not a number"]),
+    # a value is checked as written: a float's rounding never makes a label
+    ("ca-rounds-to-one", {"r.csv": _ratings("1,a,j,ca,0.99999999999999999,llm")},
+     ["r.csv", "row 2", "column 'value'", "'ca' must be 0 or 1", "round it to 1"]),
+    ("ca-rounds-to-zero", {"r.csv": _ratings("1,a,j,ca,1e-400,llm")}, ["r.csv", "row 2", "round it to 0"]),
+    ("ca-jsonl-rounds-to-one", {"r.jsonl": '{"item_id": "1", "model": "a", "rater": "j", "dimension": "ca", '
+                                           '"value": 0.99999999999999999}\n'},
+     ["r.jsonl", "row 1", "column 'value'", "'ca' must be 0 or 1", "round it to 1"]),
+    ("affect-rounds-into-range", {"r.csv": _ratings("1,a,j,e_gen,1.00000000000000001,llm")},
+     ["r.csv", "row 2", "'e_gen' must be in [0, 1]", "round it to 1"]),
+    ("count-rounds-to-zero", {"r.jsonl": '{"item_id": "1", "model": "a", "rater": "j", "dimension": "u_ref", '
+                                         '"value": -1e-400}\n'}, ["r.jsonl", "row 1", "'u_ref' must be in"]),
+    ("ratings-jsonl-duplicate-key", {"r.jsonl": _jsonl(_rating(), '{"item_id": "2", "model": "a", "rater": "j", '
+                                                                   '"dimension": "ca", "value": 1, "value": 0}')},
+     ["r.jsonl", "row 2", "column 'value'", "duplicate key 'value'"]),
 ]
 
 # How each command reads a ratings file: args with {f} for it, {tmp} for the folder ({tmp}/out.csv is good).
@@ -256,6 +337,9 @@ RATING_COMMANDS = {
 # An outputs file with one judge (j) and one expert (h) on CA: good input for slices and calibration.
 JUDGED: dict[str, str | bytes] = {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings(
     "1,a,j,ca,1,llm", "2,a,j,ca,0,llm", "1,a,h,ca,0,expert", "2,a,h,ca,0,expert")}
+
+# A judge config with one LLM judge 'a'; the cases add one setting.
+JUDGE = '[judges.a]\nbase_url = "https://api.example.org/v1"\nmodel = "m"\n'
 
 # --- options and other commands: (id, {file: content}, args, expected fragments) ----------------------------
 OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
@@ -399,6 +483,36 @@ OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
      ["calibration", "{tmp}/r.csv", "--dimension", "ca", "--human-kinds", " , "], ["--human-kinds"]),
     ("calibration-bootstrap-billion", {"r.csv": _ratings("1,a,j,ca,1,llm")},
      ["calibration", "{tmp}/r.csv", "--dimension", "ca", "--bootstrap", "1000000000"], ["--bootstrap", "100,000"]),
+    ("per-item-boolean", {"p.jsonl": _jsonl({"item_id": "1", "m1": 0.5, "m2": 0.2},
+                                            {"item_id": "2", "m1": True, "m2": 0.3})},
+     ["stability", "{tmp}/p.jsonl", "--per-item"], ["p.jsonl", "row 2", "column 'm1'", "not a number: True"]),
+    # judge configs (issue 27): non-finite and absurd numbers and repeated keys name the file and the key
+    *((f"judge-config-{name}", {"out.csv": GOOD_OUTPUTS, "j.toml": JUDGE + setting + "\n"},
+       ["judge", "{tmp}/out.csv", "--out", "{tmp}/r.csv", "--config", "{tmp}/j.toml", "--judge", "a", "--quiet"],
+       ["j.toml", *fragments]) for name, setting, fragments in (
+        ("nan-temperature", "temperature = nan", ["temperature must be a finite number from 0 to 2", "nan"]),
+        ("temperature-five", "temperature = 5", ["temperature must be a finite number from 0 to 2"]),
+        ("infinite-timeout", "timeout = inf", ["timeout must be a finite number", "inf"]),
+        ("zero-timeout", "timeout = 0", ["timeout must be a finite number from 0.001"]),
+        ("float-concurrency", "concurrency = 1e17", ["concurrency must be int, got float"]),
+        ("huge-concurrency", "concurrency = 100000000000000000", ["concurrency must be a finite number from 1 to "
+                                                                   "1,024"]),
+        ("huge-retries", "max_retries = 1000000", ["max_retries must be a finite number from 0 to 100"]),
+        ("infinite-backoff", "backoff_max = inf", ["backoff_max must be a finite number"]),
+        ("huge-max-tokens", "max_tokens = 10000000000", ["max_tokens must be a finite number"]),
+    )),
+    ("judge-config-json-duplicate-key", {"out.csv": GOOD_OUTPUTS, "j.json": '{"judges": {"a": {"base_url": '
+                                         '"https://x/v1", "model": "m", "model": "n"}}}'},
+     ["judge", "{tmp}/out.csv", "--out", "{tmp}/r.csv", "--config", "{tmp}/j.json", "--judge", "a", "--quiet"],
+     ["j.json", "duplicate key 'model'"]),
+    ("judge-config-json-nan-temperature", {"out.csv": GOOD_OUTPUTS, "j.json": '{"judges": {"a": {"base_url": '
+                                           '"https://x/v1", "model": "m", "temperature": NaN}}}'},
+     ["judge", "{tmp}/out.csv", "--out", "{tmp}/r.csv", "--config", "{tmp}/j.json", "--judge", "a", "--quiet"],
+     ["j.json", "temperature must be a finite number"]),
+    ("judge-config-zero-width-name", {"out.csv": GOOD_OUTPUTS,
+                                      "j.toml": JUDGE.replace("[judges.a]", '[judges."a\u200b"]')},
+     ["judge", "{tmp}/out.csv", "--out", "{tmp}/r.csv", "--config", "{tmp}/j.toml", "--judge", "a", "--quiet"],
+     ["j.toml", "U+200B"]),
     ("usage-bad-format", {}, ["metrics", "x.csv", "--format", "yaml"], ["invalid choice"]),
     ("usage-unknown-command", {}, ["frobnicate"], ["invalid choice"]),
     ("usage-ansi-in-choice", {}, ["metrics", "x.csv", "--format", "\x1b[31myaml"], ["\\x1b[31myaml"]),
@@ -472,6 +586,16 @@ def test_bad_input_gets_one_clear_line(tmp_path, capsys, files, args, fragments)
 def test_catalogue_is_large_enough():
     assert len(CATALOGUE) >= 150
     assert len({case[0] for case in CATALOGUE}) == len(CATALOGUE)
+
+
+def test_readme_quotes_the_catalogue_size():
+    """The README's bad-input contract states how many cases back it: the number is this catalogue's."""
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    quoted = re.search(r"`tests/test_bad_inputs.py` holds the catalogue \((\d[\d,]*) cases\)", readme)
+    assert quoted is not None
+    assert int(quoted.group(1).replace(",", "")) == len(CATALOGUE)
 
 
 # A sample through the real entry point: python -m empathy in a fresh interpreter, warnings on.

@@ -5,12 +5,14 @@ Model, rater, item and task names, texts, reasons and the ``conversation`` colum
 counts requests on), an inline-styled ``<span style="font-size:60px">``, an ``<img ... onerror=...>``,
 KaTeX (``$x^2$``) and a spreadsheet formula. The app is started with its own ``streamlit run`` server
 (defaults from ``.streamlit/config.toml``, so bound to 127.0.0.1), the data set is loaded through the Data
-page's path box and every page is visited by clicking the sidebar navigation (one session). After each page:
-no request reached the payload host, the browser requested nothing outside 127.0.0.1 (the favicon is the
-app's own), no element is drawn at 60px, no ``<img>``/link points at the payload host, no KaTeX or bold
-payload formed, no dialog opened, no exception. A decision on Relabel puts the payload names into the
-"Saved (change #N)" message; Overview's standard-metric scatter labels points with them; an output pinned on
-Inspect is presented on the Exhibits page.
+page's path box and every page of the app's navigation (``empathy_app.views.navigation``, which ``app.py``
+serves, so a new page is included without editing this test) is visited by clicking the sidebar (one
+session). After each page: no request reached the payload host, the browser requested nothing outside
+127.0.0.1 (the favicon is the app's own), no element is drawn at 60px, no ``<img>``/link points at the payload
+host, no KaTeX or bold payload formed, no dialog opened, no exception. A decision on Relabel puts the payload
+names into the "Saved (change #N)" message; Overview's standard-metric scatter labels points with them; an
+output pinned on Inspect is presented on the Exhibits page; Items sorts by the judge whose name holds the
+image and the formula; Disagreement maps the judges' splits over the payload task names.
 
 No fixed sleeps: every wait is for a condition, with generous timeouts (the machine may be loaded).
 Screenshots go to ``$EMPATHY_SCREENSHOTS`` when set, else a temporary folder.
@@ -28,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from browser_support import CHROMIUM, IDLE_JS, settle, start_app, stop_app
+from browser_support import CHROMIUM, IDLE_JS, ROOT, settle, start_app, stop_app
 
 TIMEOUT = 240_000  # ms; the first visit of Overview parses every text with spaCy
 
@@ -163,8 +165,9 @@ _STYLED = """(port) => {
   for (const e of document.querySelectorAll('strong, b')) {
     if (e.textContent.trim() === 'm') found.push('bold payload: ' + e.outerHTML.slice(0, 80));
   }
+  // the payload's 60px, not a layout width that merely ends in it (a chart's 960px)
   for (const e of document.querySelectorAll('[style*="60px"]')) {
-    found.push('styled: ' + e.outerHTML.slice(0, 120));
+    if (/(^|[^0-9.])60px/.test(e.getAttribute('style'))) found.push('styled: ' + e.outerHTML.slice(0, 120));
   }
   return found;
 }"""
@@ -196,13 +199,124 @@ def _assert_download_is_formula_safe(page, button: str, column: str) -> None:
     assert not any(str(c).startswith(("=", "+", "@")) for row in table.itertuples(index=False) for c in row)
 
 
-def _go(page, path: str, marker: str) -> None:
-    """Click the sidebar link to ``/path`` (same session, so the loaded data set stays) and wait for ``marker``."""
+def _go(page, path: str, marker: str | None) -> None:
+    """Click the sidebar link to ``/path`` (same session, so the loaded data set stays) and wait for ``marker``
+    (or, for a page this test has no marker for, for its URL and the end of its script run)."""
     page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').first.click()
-    _settle(page, marker)
+    if marker is None:
+        page.wait_for_url(re.compile(rf"/{re.escape(path)}(\?.*)?$"), timeout=TIMEOUT)
+        settle(page, None, TIMEOUT)
+    else:
+        _settle(page, marker)
+
+
+def _pick(page, label: str, option: str) -> None:
+    """Choose the first option containing ``option`` in the select box labelled ``label``, and wait for the rerun."""
+    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
+    page.get_by_role("option").filter(has_text=option).first.click()
+    settle(page, None, TIMEOUT)
+
+
+# ------------------------------------------------------------------------------------ what each page does
+
+def _overview(page) -> None:
+    _assert_download_is_formula_safe(page, "Download the results table (CSV)", "scorer")
+    page.get_by_role("button", name="Compute the standard metrics").click()
+    # The scatter (its title "<empathy metric> vs rouge_l per model") is drawn once the metrics are computed.
+    page.wait_for_function("() => [...document.querySelectorAll('svg.main-svg text')]"
+                           ".some(t => t.textContent.includes(' per model'))", timeout=TIMEOUT)
+    page.wait_for_function(IDLE_JS, timeout=TIMEOUT)
+    _plots_drawn(page)
+    # Plotly drew the model names as text: the span's markup is visible as characters in the SVG.
+    labels = page.locator("svg.main-svg text").all_text_contents()
+    assert any('<span style="font-size:60px;color:red">BIG</span>' in t for t in labels), labels[:40]
+
+
+def _inspect(page) -> None:
+    conversation = page.get_by_text("The whole conversation", exact=False).first
+    conversation.click()
+    page.get_by_text("Supporter:", exact=False).first.wait_for(state="visible", timeout=TIMEOUT)
+    assert page.get_by_text("[click](http", exact=False).count() >= 1  # the link stays text
+
+
+def _pin(page) -> None:
+    """Pin the output on screen (after the inertness check: the Exhibits page presents it)."""
+    page.get_by_role("button", name="Pin as exhibit").click()
+    page.get_by_role("button", name="Pin", exact=True).click()
+    _settle(page, "Pinned as exhibit 1")
+
+
+def _relabel(page) -> None:
+    page.get_by_test_id("stForm").get_by_test_id("stTextInputField").fill("payload-test")
+    page.get_by_role("button", name="Start as this annotator").click()
+    _settle(page, "raters say")
+    page.get_by_role("button", name=re.compile(r"^ca = 1")).click()
+    _settle(page, "Saved (change #")
+    saved = page.get_by_text("Saved (change #", exact=False).first.inner_text()
+    assert "ca = 1" in saved and ("$x^2$" in saved or "BIG</span>" in saved or ":blue[M]" in saved), saved
+    # the live CA table, drawn by the page's own script, shows every model name as characters
+    live = page.locator('[data-testid="relabel-live"]')
+    live.wait_for(state="visible", timeout=TIMEOUT)
+    assert '<span style="font-size:60px;color:red">BIG</span>' in live.inner_text(), live.inner_text()
+
+
+def _judge(page) -> None:
+    page.get_by_role("button", name="Run the judge").click()
+    _settle(page, "Added the rater")
+    _settle(page, "Raters added this session")
+    _assert_download_is_formula_safe(page, "Download CSV", "item_id")
+
+
+def _items(page) -> None:
+    # Sort by the term of the judge whose name holds the remote image and the HYPERLINK formula: the caption
+    # names the sort column ("worst SA · judge ... first"), where the name was once rendered as Markdown.
+    _pick(page, "Worst first by", "HYPERLINK")
+    caption = page.get_by_text("worst SA · judge", exact=False).first
+    caption.wait_for(state="visible", timeout=TIMEOUT)
+    assert "](http" in caption.inner_text() and "=HYPERLINK(" in caption.inner_text(), caption.inner_text()
+    _assert_download_is_formula_safe(page, "Download these rows (CSV)", "item_id")
+
+
+def _disagreement(page) -> None:
+    # The judges split on every dimension here: the map labels its slices with the payload task names.
+    _pick(page, "Disagreement", "judges split")
+    _plots_drawn(page)
+
+
+def _exhibits(page) -> None:
+    page.get_by_role("tab", name="Presentation").click()
+    _settle(page, "Exhibit 1 of 1")
+
+
+# url path -> (text that shows the page has drawn, what to do there before the check, after the check)
+PAGE_STEPS = {
+    "": ("Pages", None, None),
+    "Data": ("Human overrides ledger", None, None),
+    "Overview": ("Reproducibility signature", _overview, None),
+    "Inspect": ("Distancing densities", _inspect, _pin),
+    "Relabel": ("Start as this annotator", _relabel, None),
+    "Agreement": ("Human vs each judge", _plots_drawn, None),
+    "Workbench": ("Sample-size stability", _plots_drawn, None),
+    "Judge": ("Name of the new rater", _judge, None),
+    "Items": ("One output", _items, None),
+    "Disagreement": ("The mechanism x disagreement map", _disagreement, None),
+    "Exhibits": ("Ranking fragility", _exhibits, None),
+}
+
+
+def test_the_test_visits_every_page_of_the_navigation():
+    """The pages are the app's own navigation (``views.navigation``, which ``app.py`` serves), Home first."""
+    from empathy_app.views import PAGES, navigation
+
+    urls = [url for _, _, url in navigation(ROOT)]
+    assert urls[:len(PAGES)] == [title for _, title, *_ in PAGES]
+    assert len(urls) == len(list((ROOT / "app_pages").glob("[0-9]*_*.py")))
+    assert "Items" in urls and "Disagreement" in urls
 
 
 def test_payload_data_set_renders_inert_on_every_page(server, browser, payload_host):
+    from empathy_app.views import navigation
+
     data = write_payload_data(server["folder"] / "payload-data", payload_host["port"])
     context = browser.new_context(viewport={"width": 1440, "height": 1400})
     page = context.new_page()
@@ -211,6 +325,7 @@ def test_payload_data_set_renders_inert_on_every_page(server, browser, payload_h
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     shots = _screenshots()
+    visited = []
     try:
         page.goto(f"{server['url']}/Data")
         _settle(page, "Human overrides ledger")
@@ -226,75 +341,21 @@ def test_payload_data_set_renders_inert_on_every_page(server, browser, payload_h
         page.get_by_text(":blue[M]**m**", exact=False).first.wait_for(state="visible", timeout=TIMEOUT)
         page.get_by_text('<span style="font-size:60px;color:red">BIG</span>', exact=False).first.wait_for(
             state="visible", timeout=TIMEOUT)
-        _check_inert(page, payload_host, "Data", requests)
-        page.screenshot(path=str(shots / "payload_1_data.png"), full_page=True)
+        _check_inert(page, payload_host, "Data (loading)", requests)
 
-        _go(page, "", "Pages")
-        _check_inert(page, payload_host, "Home", requests)
-
-        _go(page, "Overview", "Reproducibility signature")
-        _assert_download_is_formula_safe(page, "Download the results table (CSV)", "scorer")
-        page.get_by_role("button", name="Compute the standard metrics").click()
-        # The scatter (its title "<empathy metric> vs rouge_l per model") is drawn once the metrics are computed.
-        page.wait_for_function("() => [...document.querySelectorAll('svg.main-svg text')]"
-                               ".some(t => t.textContent.includes(' per model'))", timeout=TIMEOUT)
-        page.wait_for_function(IDLE_JS, timeout=TIMEOUT)
-        _plots_drawn(page)
-        # Plotly drew the model names as text: the span's markup is visible as characters in the SVG.
-        labels = page.locator("svg.main-svg text").all_text_contents()
-        assert any('<span style="font-size:60px;color:red">BIG</span>' in t for t in labels), labels[:40]
-        _check_inert(page, payload_host, "Overview", requests)
-        page.screenshot(path=str(shots / "payload_2_overview.png"), full_page=True)
-
-        _go(page, "Inspect", "Distancing densities")
-        conversation = page.get_by_text("The whole conversation", exact=False).first
-        conversation.click()
-        page.get_by_text("Supporter:", exact=False).first.wait_for(state="visible", timeout=TIMEOUT)
-        assert page.get_by_text("[click](http", exact=False).count() >= 1  # the link stays text
-        _check_inert(page, payload_host, "Inspect", requests)
-        page.screenshot(path=str(shots / "payload_3_inspect.png"), full_page=True)
-        page.get_by_role("button", name="Pin as exhibit").click()
-        page.get_by_role("button", name="Pin", exact=True).click()
-        _settle(page, "Pinned as exhibit 1")
-
-        _go(page, "Relabel", "Start as this annotator")
-        page.get_by_test_id("stForm").get_by_test_id("stTextInputField").fill("payload-test")
-        page.get_by_role("button", name="Start as this annotator").click()
-        _settle(page, "raters say")
-        page.get_by_role("button", name=re.compile(r"^ca = 1")).click()
-        _settle(page, "Saved (change #")
-        saved = page.get_by_text("Saved (change #", exact=False).first.inner_text()
-        assert "ca = 1" in saved and ("$x^2$" in saved or "BIG</span>" in saved or ":blue[M]" in saved), saved
-        # the live CA table, drawn by the page's own script, shows every model name as characters
-        live = page.locator('[data-testid="relabel-live"]')
-        live.wait_for(state="visible", timeout=TIMEOUT)
-        assert '<span style="font-size:60px;color:red">BIG</span>' in live.inner_text(), live.inner_text()
-        _check_inert(page, payload_host, "Relabel", requests)
-        page.screenshot(path=str(shots / "payload_4_relabel.png"), full_page=True)
-
-        _go(page, "Agreement", "Human vs each judge")
-        _plots_drawn(page)
-        _check_inert(page, payload_host, "Agreement", requests)
-        page.screenshot(path=str(shots / "payload_5_agreement.png"), full_page=True)
-
-        _go(page, "Workbench", "Sample-size stability")
-        _plots_drawn(page)
-        _check_inert(page, payload_host, "Workbench", requests)
-        page.screenshot(path=str(shots / "payload_6_workbench.png"), full_page=True)
-
-        _go(page, "Judge", "Name of the new rater")
-        page.get_by_role("button", name="Run the judge").click()
-        _settle(page, "Added the rater")
-        _settle(page, "Raters added this session")
-        _assert_download_is_formula_safe(page, "Download CSV", "item_id")
-        _check_inert(page, payload_host, "Judge", requests)
-        page.screenshot(path=str(shots / "payload_7_judge.png"), full_page=True)
-
-        _go(page, "Exhibits", "Ranking fragility")
-        page.get_by_role("tab", name="Presentation").click()
-        _settle(page, "Exhibit 1 of 1")
-        _check_inert(page, payload_host, "Exhibits", requests)
-        page.screenshot(path=str(shots / "payload_8_exhibits.png"), full_page=True)
+        # Every page of the navigation, in its order (Home first), discovered from the app, not listed here: a
+        # page without steps in PAGE_STEPS is still visited and checked.
+        for number, (_, title, url) in enumerate([(None, "Home", ""), *navigation(ROOT)], start=1):
+            marker, act, after = PAGE_STEPS.get(url, (None, None, None))
+            _go(page, url, marker)
+            if act is not None:
+                act(page)
+            _check_inert(page, payload_host, title, requests)
+            page.screenshot(path=str(shots / f"payload_{number:02d}_{url or 'home'}.png"), full_page=True)
+            if after is not None:
+                after(page)
+            visited.append(url)
     finally:
         context.close()
+    assert visited == ["", *(url for _, _, url in navigation(ROOT))]
     assert payload_host["hits"] == []

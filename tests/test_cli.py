@@ -277,3 +277,47 @@ def test_table_format_escapes_terminal_controls(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout and "\r" not in done.stdout
     assert "\\x1b[2Jevil" in done.stdout and "ok\\x0dX" in done.stdout
+
+
+def test_no_ld_without_egm_ratings_never_loads_spacy(tmp_path):
+    """Issue 27: ``metrics --no-ld`` on CA ratings reads no text, so spaCy is never imported (a 5 MB cell used to
+    cost minutes of parsing) and the signature names no parse (which texts EGM parses: tests/test_evaluate.py)."""
+    path = tmp_path / "out.csv"
+    pd.DataFrame({"item_id": ["1", "2"], "model": "a", "reference": ["The river rose.", "word " * 200_000],
+                  "generation": ["Water changed.", "A fire."], "j:ca": [1, 0]}).to_csv(path, index=False)
+    script = ("import contextlib, io, json, sys\nfrom empathy.cli import main\nout = io.StringIO()\n"
+              f"with contextlib.redirect_stdout(out):\n    code = main(['metrics', {str(path)!r}, '--no-ld', "
+              "'--format', 'json'])\nprint(json.dumps({'code': code, 'report': json.loads(out.getvalue()), "
+              "'spacy': sorted(m for m in sys.modules if m.split('.')[0] == 'spacy')}))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "EMPATHY_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["code"] == 0 and result["spacy"] == []
+    assert [(row["metric"], row["value"]) for row in result["report"]["metrics"]] == [("CA", 0.5)]
+    assert "spacy" not in result["report"]["signature"]
+
+
+def test_signature_line_and_people_csv_carry_no_control_or_bidi_character(tmp_path):
+    """Issue 27: a rater named with an ANSI escape and a judge signature holding BEL and U+202E reach the
+    signature line of ``--format table`` escaped like the table, and ``--format csv`` as escaped cells that read
+    back exactly."""
+    from empathy.escaping import unspreadsheet_cell
+
+    outputs, ratings = tmp_path / "out.csv", tmp_path / "r.csv"
+    FORMULA_OUTPUTS[["item_id", "model", "reference", "generation"]].to_csv(outputs, index=False)
+    rater, signature = "j\x1b[2J", "v1\x07\u202eexe.txt"
+    pd.DataFrame({"item_id": FORMULA_OUTPUTS["item_id"], "model": FORMULA_OUTPUTS["model"], "rater": rater,
+                  "dimension": "ca", "value": [1, 0], "signature": signature}).to_csv(ratings, index=False)
+    table = run_cli("metrics", str(outputs), "--ratings", str(ratings), "--no-ld", "--format", "table")
+    assert table.returncode == 0, table.stderr
+    line = next(line for line in table.stdout.splitlines() if line.startswith("signature: "))
+    assert "judge[j\\x1b[2J]:v1\\x07\\u202eexe.txt" in line
+    for raw in ("\x1b", "\x07", "\u202e"):
+        assert raw not in table.stdout
+    people = run_cli("metrics", str(outputs), "--ratings", str(ratings), "--no-ld", "--format", "csv")
+    assert people.returncode == 0, people.stderr
+    assert not any(raw in people.stdout for raw in ("\x1b", "\x07", "\u202e"))
+    frame = pd.read_csv(pd.io.common.StringIO(people.stdout), dtype=str)
+    assert {unspreadsheet_cell(s) for s in frame["scorer"]} == {rater}
+    assert all(signature in unspreadsheet_cell(s) for s in frame["signature"])

@@ -44,10 +44,27 @@ def test_html_literal(raw: str, expected: str) -> None:
     ("'quoted", "''quoted"),
     ("plain", "plain"),
     ("", ""),
+    # controls and bidirectional characters never reach a people's CSV raw (issue 27)
+    ("gpt\x1b[31mred", "'\\gpt\\x1b[31mred"),
+    ("\u202etxt.exe", "'\\\\u202etxt.exe"),
+    ("bell\x07 and \\x07 typed", "'\\bell\\x07 and \\\\x07 typed"),
+    ("=cmd\x1b", "'\\=cmd\\x1b"),
+    ("\u2066isolate\u2069", "'\\\\u2066isolate\\u2069"),
+    ("'\\x1b typed, no control", "''\\x1b typed, no control"),
+    ("line\nbreak\ttab", "line\nbreak\ttab"),
 ])
 def test_spreadsheet_cell_round_trip(raw: str, escaped: str) -> None:
     assert spreadsheet_cell(raw) == escaped
     assert unspreadsheet_cell(escaped) == raw
+
+
+@pytest.mark.parametrize("raw", ["\\x1b\x1b", "\\\\u202e\u202e", "\\", "a\\", "\x00\x7f\x9f", "\u200e\u061c",
+                                 "'\\", "'\\x1b", "\\u12"])
+def test_spreadsheet_cell_inverts_every_escape(raw: str) -> None:
+    escaped = spreadsheet_cell(raw)
+    assert unspreadsheet_cell(escaped) == raw
+    assert not any(ord(c) < 0x20 and c not in "\t\n\r" or 0x7f <= ord(c) <= 0x9f or c in "\u202e\u200e\u061c"
+                   for c in escaped)
 
 
 @pytest.mark.parametrize(("raw", "expected"), [

@@ -140,3 +140,37 @@ def test_rankings(features):
 def test_analyser_shape_is_checked():
     with pytest.raises(ValueError, match="expected"):
         text_features(OUTPUTS, lambda texts: (np.ones(len(texts)), np.ones((len(texts), 2))))
+
+
+def test_only_what_a_metric_reads_is_parsed(monkeypatch):
+    """Issue 27: without LD, only the outputs with EGM ratings (u_ref, u_gen) are parsed; CA alone parses nothing
+    and its signature names no parse."""
+    import empathy.evaluate as ev
+
+    parsed: list[list[str]] = []
+
+    def counting(texts):
+        parsed.append(sorted(texts))
+        return analyser(texts)
+
+    monkeypatch.setattr(ev, "spacy_analyser", counting)
+    monkeypatch.setattr(ev, "spacy_analyser_signature", lambda: "counted-analyser")
+    report = compute_metrics(OUTPUTS, RATINGS, include_ld=False)
+    # u ratings exist for (n1, a) and (n2, a) only: their references and generations, nothing else
+    assert parsed == [["a n1", "a n2", "ref n1", "ref n2"]]
+    assert value(report.table, model="a", scorer="j", metric="EGM").value == pytest.approx(0.5)
+    assert "counted-analyser" in str(report.signature)
+    parsed.clear()
+    ca_only = compute_metrics(OUTPUTS, RATINGS[RATINGS["dimension"] == "ca"], include_ld=False)
+    assert parsed == []
+    assert "counted-analyser" not in str(ca_only.signature)
+    assert set(ca_only.table["metric"]) == {"CA"}
+    compute_metrics(OUTPUTS, RATINGS[RATINGS["dimension"] == "ca"], include_ld=True)
+    assert [len(texts) for texts in parsed] == [12]  # LD reads every text
+
+
+def test_text_features_of_no_row_call_no_analyser():
+    CALLS.clear()
+    features = text_features(OUTPUTS, analyser, rows=np.zeros(len(OUTPUTS), dtype=bool))
+    assert CALLS == [] and features.signature == ""
+    assert np.isnan(features.sentences_ref).all() and features.densities_gen.shape == (len(OUTPUTS), 3)

@@ -14,6 +14,7 @@ from empathy.evaluate import text_features
 from empathy.exhibits import (
     MECHANISMS,
     chromium_path,
+    dataset_title,
     exhibit_html,
     exhibit_view,
     export_html,
@@ -173,3 +174,24 @@ def test_curated_bad_file(tmp_path, content, fragments):
         read_curated(path, outputs)
     for fragment in fragments:
         assert fragment in str(error.value)
+
+
+@pytest.mark.parametrize(("name", "title"), [
+    ("/home/ann/projects/study-3/outputs.csv", "study-3"),       # a data folder: named by the folder
+    ("C:\\Users\\ann\\study\\outputs.jsonl", "study"),
+    ("data/outputs.parquet", "data"),
+    ("/srv/runs/run7.csv", "run7.csv"),                          # another file: named by the file
+    ("../outputs.csv", "outputs.csv"),
+    ("demo data", "demo data"),                                  # not a path: kept
+    ("upload.csv", "upload.csv"),
+    ("Kumar et al. (2025)", "Kumar et al. (2025)"),
+])
+def test_dataset_title_is_never_a_path(name, title):
+    assert dataset_title(name) == title
+
+
+def test_export_names_the_data_set_not_its_path(recompute):
+    view = exhibit_view(OUTPUTS, RATINGS, OVERRIDES, "i3", "a", recompute=recompute, spans=NO_SPANS)
+    page = export_html([view], dataset="/home/ann/secret-project/study-3/outputs.csv", signature="sig")
+    assert "<title>Exhibits: study-3</title>" in page and "<h1>Exhibits: study-3</h1>" in page
+    assert "/home" not in page and "secret-project" not in page

@@ -33,6 +33,7 @@ LAYER_OF: dict[str, str] = {
     # core: names, tables and helpers every layer uses; no data model
     "empathy": "core",
     "empathy.vocabulary": "core",
+    "empathy.identifiers": "core",
     "empathy.metrics": "core",
     "empathy.escaping": "core",
     "empathy.files": "core",

@@ -13,6 +13,7 @@ from empathy.cli.common import (
     json_rows,
     load_inputs,
     print_json,
+    print_signature,
     set_handler,
 )
 
@@ -114,5 +115,5 @@ def run_panels(args: argparse.Namespace) -> int:
             print("no panels to compare (panels need two or more raters of one rater_kind, or --panel)")
         else:
             print_table(table)
-        print(f"\nsignature: {signature}")
+        print_signature(signature)
     return 0

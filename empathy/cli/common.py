@@ -224,13 +224,19 @@ def print_csv(frame: pd.DataFrame, signature: str | None = None) -> None:
     write_people_csv(frame, sys.stdout)
 
 
+def print_signature(signature: object) -> None:
+    """The ``signature:`` line under a people's table, terminal-safe as the table is (judge and rater names from
+    data are in it: control and bidirectional characters are shown as ``\\x1b``, ``\\u202e``)."""
+    print(f"\nsignature: {terminal_literal(signature)}")
+
+
 def emit(frame: pd.DataFrame, fmt: str, signature: str) -> None:
     """``csv``: :func:`print_csv`; ``table``: :func:`print_table` and the signature line."""
     if fmt == "csv":
         print_csv(frame, signature)
     else:
         print_table(frame)
-        print(f"\nsignature: {signature}")
+        print_signature(signature)
 
 
 # --- inputs -------------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from empathy.cli.common import (
     judged_metrics_option,
     print_csv,
     print_json,
+    print_signature,
     print_table,
     set_handler,
 )
@@ -75,17 +76,21 @@ def run(args: argparse.Namespace) -> int:
                         "<rater>:<dimension> columns)")
     from dataclasses import replace
 
+    import numpy as np
+
     from empathy import metrics as registry
-    from empathy.evaluate import default_by_task, plan_metrics, text_features
+    from empathy.evaluate import default_by_task, plan_metrics, text_features, text_rows
     from empathy.fragility import fragility
 
     by_task = args.by_task or (not args.pooled and default_by_task(dataset.outputs))
     if not by_task and dataset.outputs["task"].nunique() > 1:
         extra["tasks"] = "pooled"
-    # Only a metric that reads sentence counts (EGM) needs the texts; without one spaCy is not loaded at all.
+    # Only a metric that reads sentence counts (EGM) reads the texts, and only those of the outputs it scores;
+    # without one spaCy is not loaded at all.
     reads_texts = any(registry.get_metric(name).needs_sentences for name in metrics)
-    features = text_features(dataset.outputs) if reads_texts else text_features(
-        dataset.outputs, _no_text_features, signature="none")
+    rows = text_rows(dataset.outputs, ratings, include_ld=False) if reads_texts else np.zeros(
+        len(dataset.outputs), dtype=bool)
+    features = text_features(dataset.outputs, rows=rows)
     plan = plan_metrics(dataset.outputs, ratings, features=features, by_task=by_task, include_ld=False,
                         egm_both_zero=args.egm_both_zero)
     report = fragility(plan, metrics=metrics, top=args.top)
@@ -104,11 +109,5 @@ def run(args: argparse.Namespace) -> int:
             names = ", ".join(dict.fromkeys(report.ratio_of_means["metric"]))
             print(f"\n{names} rankings that differ as a ratio of means (1 - sum E(g) / sum E(t)):")
             print_table(report.ratio_of_means[report.ratio_of_means["differs"]])
-        print(f"\nsignature: {signature}")
+        print_signature(signature)
     return 0
-
-
-def _no_text_features(texts: list[str]) -> tuple[object, object]:
-    import numpy as np
-
-    return np.full(len(texts), np.nan), np.full((len(texts), 3), np.nan)

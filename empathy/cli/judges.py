@@ -13,7 +13,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from empathy.cli.common import EXIT_OK, CommandFailed, check_inputs, print_csv, print_json, print_table, set_handler
+from empathy.cli.common import (
+    EXIT_OK,
+    CommandFailed,
+    check_inputs,
+    print_csv,
+    print_json,
+    print_signature,
+    print_table,
+    set_handler,
+)
 from empathy.escaping import terminal_literal
 from empathy.files import RATINGS_SUFFIXES
 
@@ -217,5 +226,5 @@ def run_standard(args: argparse.Namespace) -> int:
         print_csv(table, result.signature)
     else:
         print_table(table if table["task"].astype(bool).any() else table.drop(columns="task"))
-        print(f"\nsignature: {result.signature}")
+        print_signature(result.signature)
     return EXIT_OK

@@ -22,7 +22,9 @@ from empathy.cli.common import (
 from empathy.vocabulary import DEFAULT_LABEL_RULE, EGM_BOTH_ZERO, LABEL_RULES, LD_STANDARDIZATIONS
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+    from numpy.typing import NDArray
 
     from empathy.evaluate import TextFeatures
 
@@ -91,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         ratings = apply_ledger(ratings, ledger)
         n_overrides = len(ledger.applied)
         print(f"empathy: {ledger.summary()}", file=sys.stderr)
-    from empathy.evaluate import compute_metrics, default_by_task  # SciPy and spaCy: only once the input is good
+    from empathy.evaluate import compute_metrics, default_by_task, text_rows  # SciPy, spaCy: once the input is good
 
     # The paper reports per task: with several tasks the default is per task, and pooling is an explicit,
     # labelled choice (pooled LD standardises across genres).
@@ -99,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
     by_task = args.by_task or (not args.pooled and default_by_task(dataset.outputs))
 
     try:
-        features = _cluster_features(args, dataset.outputs) if args.scheduler is not None else None
+        # only the texts a computed metric reads are parsed (none for --no-ld without EGM ratings)
+        rows = text_rows(dataset.outputs, ratings, include_ld=not args.no_ld)
+        features = _cluster_features(args, dataset.outputs, rows) if args.scheduler is not None else None
         report = compute_metrics(dataset.outputs, ratings, features=features, by_task=by_task,
                                  include_ld=not args.no_ld,
                                  ld_standardization=args.ld_standardization, egm_both_zero=args.egm_both_zero,
@@ -120,8 +124,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cluster_features(args: argparse.Namespace, outputs: pd.DataFrame) -> TextFeatures:
-    """The text features (sentence counts, distancing densities) parsed on the ``--scheduler`` cluster."""
+def _cluster_features(args: argparse.Namespace, outputs: pd.DataFrame, rows: NDArray[np.bool_]
+                      ) -> TextFeatures | None:
+    """The text features (sentence counts, distancing densities) of ``rows`` parsed on the ``--scheduler``
+    cluster; ``None`` (no cluster started) when no row needs them."""
+    if not rows.any():
+        return None
     import tempfile
 
     from empathy.cluster import PartitionFailed, cluster_analyser, open_client
@@ -134,7 +142,7 @@ def _cluster_features(args: argparse.Namespace, outputs: pd.DataFrame) -> TextFe
             with open_client(args.scheduler) as client:
                 analyser = cluster_analyser(client, folder, partition_size=args.partition_size,
                                             retries=args.retries)
-                return text_features(outputs, analyser, signature=detector_signature())
+                return text_features(outputs, analyser, signature=detector_signature(), rows=rows)
         except PartitionFailed as exc:
             raise CommandFailed(str(exc)) from None
 

@@ -16,6 +16,7 @@ from empathy.cli.common import (
     json_rows,
     load_inputs,
     print_json,
+    print_signature,
     print_table,
     set_handler,
 )
@@ -223,7 +224,7 @@ def run_slices(args: argparse.Namespace) -> int:  # noqa: C901 - one flat sequen
     print(f"{int(events['event'].sum())} of {len(events)} units disagree "
           f"({args.outcome}, {args.dimension}); the slices that depart most from the whole:")
     print_table(ranked.drop(columns=["outcome", "dimension", "outputs", "low", "high"]))
-    print(f"\nsignature: {signature}")
+    print_signature(signature)
     return 0
 
 
@@ -274,5 +275,5 @@ def run_calibration(args: argparse.Namespace) -> int:
     print_table(bins.drop(columns=["outputs"]))
     print(f"\nitems the raters split on ({int(splits['split'].sum())} of {len(splits)}):")
     print_table(splits[splits["split"]].head(args.splits))
-    print(f"\nsignature: {signature}")
+    print_signature(signature)
     return 0

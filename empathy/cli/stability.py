@@ -27,6 +27,7 @@ from empathy.cli.common import (
     load_inputs,
     print_csv,
     print_json,
+    print_signature,
     print_table,
     set_handler,
 )
@@ -77,7 +78,7 @@ def load_per_item(path: str):  # noqa: ANN201 - a pandas DataFrame
     import numpy as np
     import pandas as pd
 
-    from empathy.io import DataError, read_table
+    from empathy.io import DataError, parse_numbers, read_table
 
     frame = read_table(path)
     label = frame.attrs.get("source", path)
@@ -93,13 +94,13 @@ def load_per_item(path: str):  # noqa: ANN201 - a pandas DataFrame
     for column in frame.columns:
         if column == unit:
             continue
-        numbers = pd.to_numeric(frame[column], errors="coerce")
-        bad = numbers.isna() & frame[column].notna() & (frame[column].astype(str).str.strip() != "")
+        numbers = parse_numbers(frame[column])  # the ratings' reader: ASCII decimals, a boolean is no number
+        bad = numbers.not_a_number | numbers.boolean
         if bad.any():
             position = int(np.flatnonzero(bad)[0])
             raise DataError(label, f"not a number: {frame[column].iat[position]!r}", row=position + offset,
                             column=str(column))
-        out[str(column)] = numbers.to_numpy(dtype=float)
+        out[str(column)] = numbers.values
     out.index.name = str(unit)
     return out
 
@@ -118,7 +119,7 @@ def _summary(args: argparse.Namespace) -> int:
         print_csv(ranks, signature)
     else:
         print_table(ranks)
-        print(f"\nsignature: {signature}")
+        print_signature(signature)
     return 0
 
 
@@ -190,5 +191,5 @@ def run(args: argparse.Namespace) -> int:
     print_table(result.rank_spearman)
     print("\nper subset: Spearman of the groups' values on one subset with the full-data values:")
     print_table(result.resample_rank)
-    print(f"\nsignature: {signature}")
+    print_signature(signature)
     return 0

@@ -12,6 +12,7 @@ import argparse
 import os
 
 from empathy.cli.common import print_json, print_table, set_handler
+from empathy.escaping import terminal_literal
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -75,7 +76,8 @@ def run_info(args: argparse.Namespace) -> int:
         print_json({"store": store.label, "backend": store.backend, "version": store.version(),
                     "datasets": table.to_dict(orient="records")})
         return 0
-    print(f"store {store.label} ({store.backend}); {len(decisions)} decisions, {len(audit)} audit rows")
+    print(terminal_literal(f"store {store.label} ({store.backend}); {len(decisions)} decisions, {len(audit)} audit "
+                           "rows"))
     if len(table):
         print_table(table)
     return 0
@@ -92,5 +94,5 @@ def run_migrate(args: argparse.Namespace) -> int:
             raise ValueError(f"--rename: expected OLD=NEW, got {pair!r}")
         rename[old.strip()] = new.strip()
     report = migrate_store(args.source, args.target, rename=rename, translate_names=not args.keep_names)
-    print(report.summary())
+    print(terminal_literal(report.summary()))  # it names the data sets
     return 0

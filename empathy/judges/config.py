@@ -29,6 +29,7 @@ message: :func:`redact` scrubs it from any text that leaves the judges.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -36,6 +37,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from empathy.files import DuplicateKeyError, unique_keys
+from empathy.identifiers import identifier_problem
 
 from .prompts import AFFECT_ORDERS, CONFLICT_VARIANTS
 
@@ -84,6 +88,36 @@ _EMBEDDING_TYPES: dict[str, tuple[type, ...]] = {
     "name": _STR, "base_url": _STR, "model": _STR, "api_key_env": (str, type(None)), "timeout": _NUMBER,
     "batch_size": (int,), "max_retries": (int,),
 }
+
+#: The closed range of every numeric setting. A value outside is a typo or an attack on the run, never a
+#: choice: ``temperature = nan`` would be sent to the endpoint, ``timeout = inf`` waits forever on a dead
+#: server, ``concurrency = 1e17`` opens connections until the machine runs out. Temperature: the OpenAI API's
+#: range (0-2); timeouts: one hour per request at most (reasoning models answer in minutes); concurrency 1024
+#: and 100 retries are beyond what any endpoint's rate limit lets through.
+NUMBER_LIMITS: dict[str, tuple[float, float]] = {
+    "temperature": (0.0, 2.0), "timeout": (0.001, 3600.0), "backoff": (0.0, 600.0), "backoff_max": (0.0, 3600.0),
+    "concurrency": (1, 1024), "max_retries": (0, 100), "max_tokens": (1, 1_000_000), "batch_size": (1, 10_000),
+    "affect_order_seed": (0, 2**63 - 1),
+}
+
+
+def _check_limits(owner: str, config: object, names: tuple[str, ...]) -> None:
+    """Raise JudgeConfigError naming the first setting of ``names`` that is not finite or outside its limits.
+
+    Run after :func:`_check_types`, so every value is an int or float (or ``None`` where that is allowed).
+    """
+    for name in names:
+        value = getattr(config, name)
+        if value is None:
+            continue
+        low, high = NUMBER_LIMITS[name]
+        if not math.isfinite(value) or not low <= value <= high:
+            raise JudgeConfigError(f"{owner}: {name} must be a finite number from {_bound(low)} to "
+                                   f"{_bound(high)}, got {value!r}")
+
+
+def _bound(limit: float) -> str:
+    return f"{limit:,}" if isinstance(limit, int) else f"{limit:g}"
 
 
 @dataclass(frozen=True)
@@ -167,6 +201,9 @@ class JudgeConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise JudgeConfigError("judge name must be a non-empty string")
+        problem = identifier_problem(self.name.strip())
+        if problem:  # the name becomes the rater of every rating it writes: the ratings' identifier rule
+            raise JudgeConfigError(f"judge {self.name!r}: {problem}")
         _check_types(f"judge {self.name!r}", self, _JUDGE_TYPES)
         if self.kind not in ("llm", "lexicon"):
             raise JudgeConfigError(f"judge {self.name!r}: kind must be 'llm' or 'lexicon', got {self.kind!r}")
@@ -196,27 +233,16 @@ class JudgeConfig:
         if self.affect_order not in AFFECT_ORDERS:
             raise JudgeConfigError(f"judge {self.name!r}: affect_order must be one of {', '.join(AFFECT_ORDERS)}, "
                                    f"got {self.affect_order!r}")
-        if (not isinstance(self.affect_order_seed, int) or isinstance(self.affect_order_seed, bool)
-                or self.affect_order_seed < 0):
-            raise JudgeConfigError(f"judge {self.name!r}: affect_order_seed must be a non-negative integer")
         if self.segmentation not in SEGMENTATIONS:
             raise JudgeConfigError(f"judge {self.name!r}: segmentation must be one of {', '.join(SEGMENTATIONS)}, "
                                    f"got {self.segmentation!r}")
 
     def _check_numbers(self) -> None:
-        """The numeric options and ``extra_body``."""
+        """The numeric options (finite, within :data:`NUMBER_LIMITS`) and ``extra_body``."""
         if not isinstance(self.extra_body, Mapping):
             raise JudgeConfigError(f"judge {self.name!r}: extra_body must be a table of request fields")
-        if not isinstance(self.concurrency, int) or self.concurrency < 1:
-            raise JudgeConfigError(f"judge {self.name!r}: concurrency must be a positive integer")
-        if not isinstance(self.max_retries, int) or self.max_retries < 0:
-            raise JudgeConfigError(f"judge {self.name!r}: max_retries must be a non-negative integer")
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise JudgeConfigError(f"judge {self.name!r}: max_tokens must be a positive integer")
-        for attr in ("temperature", "timeout", "backoff", "backoff_max"):
-            value = getattr(self, attr)
-            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-                raise JudgeConfigError(f"judge {self.name!r}: {attr} must be a non-negative number")
+        _check_limits(f"judge {self.name!r}", self, ("temperature", "concurrency", "max_retries", "timeout", "backoff",
+                                                     "backoff_max", "max_tokens", "affect_order_seed"))
 
     @property
     def endpoint(self) -> str:
@@ -262,8 +288,7 @@ class EmbeddingConfig:
             raise JudgeConfigError(f"embedding {self.name!r}: base_url must be an http(s) URL")
         if not self.model:
             raise JudgeConfigError(f"embedding {self.name!r}: model is required")
-        if not isinstance(self.batch_size, int) or self.batch_size < 1:
-            raise JudgeConfigError(f"embedding {self.name!r}: batch_size must be a positive integer")
+        _check_limits(f"embedding {self.name!r}", self, ("timeout", "batch_size", "max_retries"))
 
     @property
     def endpoint(self) -> str:
@@ -343,7 +368,7 @@ def load_config(path: str | Path) -> JudgesFile:
         raise JudgeConfigError(f"{path}: config file not found")
     try:
         if path.suffix.lower() == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
         elif tomllib is None:
             raise JudgeConfigError(f"{path}: TOML configs need Python 3.11+; use the same structure in .json")
         else:
@@ -351,6 +376,8 @@ def load_config(path: str | Path) -> JudgesFile:
                 data = tomllib.load(handle)
     except JudgeConfigError:
         raise
+    except DuplicateKeyError as exc:  # TOML refuses a repeated key itself; json keeps the last one silently
+        raise JudgeConfigError(f"{path}: {exc} in one table (a JSON reader would keep only the last value)") from None
     except (ValueError, UnicodeDecodeError) as exc:  # TOMLDecodeError and JSONDecodeError are ValueErrors
         raise JudgeConfigError(f"{path}: cannot parse config ({exc})") from None
     return parse_config(data, source=str(path))
