@@ -133,9 +133,10 @@ DIS_RANKED_SELECTION = "dis_ranked_selection"
 JUDGE_LAST_RUN = "judge_last_run"
 #: Judge: the config path box (also read by :func:`empathy_app.compute.judged_for`).
 JUDGE_CONFIG_PATH = "judge_config_path"
-#: Exhibits: the presentation's step and the PNG made of the exhibits (bytes).
+#: Exhibits: the presentation's step and the PNG made of the exhibits (bytes; not ``exhibit_png``, the key of its
+#: download button: a value set under a button's key makes Streamlit refuse to draw the button).
 EXHIBIT_STEP = "exhibit_step"
-EXHIBIT_PNG = "exhibit_png"
+EXHIBIT_PNG = "exhibit_png_bytes"
 #: Overview: the content keys whose standard metrics were asked for (computed on demand only; views).
 STANDARD_COMPUTED = "_standard_computed"
 
