@@ -1,4 +1,9 @@
-"""Reusable Streamlit views of the app (summary, charts, override form); pages stay thin."""
+"""Reusable Streamlit views of the app; pages stay thin.
+
+The pages' table (:data:`PAGES`), their headings and favicon (read by the frame in ``app.py``), the Home page, the
+data set's summary, charts, value widgets, the flash error, the key help and a table selection that drives a
+selectbox (:func:`follow_table_selection`).
+"""
 
 from __future__ import annotations
 
