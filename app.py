@@ -1,20 +1,37 @@
 """empathy app entry point: ``streamlit run app.py`` (opens on the bundled demo data, no configuration).
 
+This file is the frame every page shares (Streamlit's ``st.navigation``): on every run it picks the page, then
+configures the browser tab, puts the session's defaults in place (a new session reopens the data set its URL
+names), loads the data set and keeps it for the page, draws the sidebar, the page's heading and the one-shot
+``flash`` message, and only then runs the page. A page is thin: ``data = loading.require_data()`` (or
+``loading.current_data()``), then its content; no page repeats these steps.
+
 The pages live in ``app_pages/`` (thin scripts over :mod:`empathy_app` and :mod:`empathy`); ``st.navigation``
-gives them their titles and URLs (``/Data``, ``/Overview``, ``/Inspect``, ``/Relabel``, ``/Agreement``).
-Any other ``app_pages/N_Name.py`` is added after them as ``/Name``.
+gives them their titles and URLs (``/Data``, ``/Overview``, ``/Inspect``, ``/Relabel``, ``/Agreement``...), and a
+deep link goes through this frame too. Any other ``app_pages/N_Name.py`` is added after them as ``/Name``.
 """
 
 from pathlib import Path
 
 import streamlit as st
 
-from empathy_app import views
+from empathy_app import loading, session_keys, sidebar, views
 
 ROOT = Path(__file__).resolve().parent
 
 # No page icons: the current page's icon becomes the favicon, and a Material icon's image is fetched from
-# fonts.gstatic.com (fails offline); the favicon is the app's own image (empathy_app.state.page_setup).
+# fonts.gstatic.com (fails offline); the favicon is the app's own image (views.page_icon).
 pages = [st.Page(views.home, title="Home", default=True)]
 pages += [st.Page(path, title=title, url_path=url_path) for path, title, url_path in views.navigation(ROOT)]
-st.navigation(pages).run()
+page = st.navigation(pages)
+heading = views.heading(page.title)
+st.set_page_config(page_title=f"{heading} · empathy", page_icon=views.page_icon(), layout="wide")
+sidebar.init_session()
+data = loading.open_data_set()
+sidebar.draw(data)
+st.title(heading)
+flash = st.session_state.get(session_keys.FLASH)
+if flash:
+    st.success(flash)
+    st.session_state[session_keys.FLASH] = None
+page.run()

@@ -13,16 +13,15 @@ from empathy.io import DataError  # noqa: E402
 from empathy.labels.exhibit_list import exhibit_list, move_exhibit, pin_exhibit, unpin_exhibit  # noqa: E402
 from empathy.labels.locations import StoreError  # noqa: E402
 from empathy.paths import DEMO_DIR  # noqa: E402
+from empathy_app import compute, loading, session_keys, views  # noqa: E402
 from empathy_app import exhibit_views as ev  # noqa: E402
-from empathy_app import state, views  # noqa: E402
 from empathy_app.markup import code, md  # noqa: E402
 
-data = state.page_setup("Exhibits")
-data = state.require_data(ratings=False)
+data = loading.require_data(ratings=False)
 views.show_flash_error()
 views.mode_caption(data)
 store, name = data.store, data.dataset_id
-annotator = st.session_state.get("annotator", "").strip()
+annotator = st.session_state.get(session_keys.ANNOTATOR, "").strip()
 try:
     pinned = exhibit_list(store, name)
 except StoreError as error:
@@ -30,7 +29,7 @@ except StoreError as error:
     st.stop()
 
 curated_path = DEMO_DIR / CURATED_FILENAME
-if st.session_state.get("source", {}).get("kind") == "demo" and curated_path.exists():
+if st.session_state.get(session_keys.SOURCE, {}).get("kind") == "demo" and curated_path.exists():
     try:
         curated = read_curated(curated_path, data.all_data.outputs)
     except DataError as error:
@@ -83,19 +82,19 @@ with present:
     if not shown:
         st.info("Nothing to present: pin outputs first.")
     else:
-        step = min(int(st.session_state.get("exhibit_step", 0)), len(shown) - 1)
+        step = min(int(st.session_state.get(session_keys.EXHIBIT_STEP, 0)), len(shown) - 1)
         nav = st.columns([1, 4, 1])
         if nav[0].button("◀ Previous", key="exhibit_prev", disabled=step == 0, width="stretch"):
-            st.session_state["exhibit_step"] = step - 1
+            st.session_state[session_keys.EXHIBIT_STEP] = step - 1
             st.rerun()
         nav[1].markdown(f"<div style='text-align:center'>Exhibit {step + 1} of {len(shown)}</div>",
                         unsafe_allow_html=True)
         if nav[2].button("Next ▶", key="exhibit_next", disabled=step == len(shown) - 1, width="stretch"):
-            st.session_state["exhibit_step"] = step + 1
+            st.session_state[session_keys.EXHIBIT_STEP] = step + 1
             st.rerun()
         ev.show_exhibit(shown[step], position=step + 1)
         # the data set by its name: for one loaded by path data.name is the path of this machine
-        page = export_html(shown, dataset=data.name, signature=str(state.report(data).signature))
+        page = export_html(shown, dataset=data.name, signature=str(compute.report(data).signature))
         downloads = st.columns(2)
         downloads[0].download_button("Download all as HTML (opens offline)", page.encode("utf-8"),
                                      file_name="exhibits.html", mime="text/html", key="exhibit_html")
@@ -105,11 +104,11 @@ with present:
             with tempfile.TemporaryDirectory() as folder:
                 try:
                     target = export_png(page, Path(folder) / "exhibits.png", height=min(1400 * len(shown), 16000))
-                    st.session_state["exhibit_png"] = target.read_bytes()
+                    st.session_state[session_keys.EXHIBIT_PNG] = target.read_bytes()
                 except OSError as error:
                     st.error(md(error))
-        if st.session_state.get("exhibit_png"):
-            downloads[1].download_button("Download the PNG", st.session_state["exhibit_png"],
+        if st.session_state.get(session_keys.EXHIBIT_PNG):
+            downloads[1].download_button("Download the PNG", st.session_state[session_keys.EXHIBIT_PNG],
                                          file_name="exhibits.png", mime="image/png", key="exhibit_png")
 
 with fragile:

@@ -12,17 +12,17 @@ from empathy.io import DataError  # noqa: E402
 from empathy.labels.locations import mask_location  # noqa: E402
 from empathy.labels.records import output_hashes  # noqa: E402
 from empathy.labels.transfer import export_csv, export_jsonl, import_ledger  # noqa: E402
-from empathy_app import memory, state, views  # noqa: E402
+from empathy_app import loading, overrides, session_keys, sidebar, views  # noqa: E402
 from empathy_app.markup import code, md  # noqa: E402
 
-data = state.page_setup("Data")
+data = loading.current_data()  # None when it could not be loaded: this page still offers the sources
 views.show_flash_error()
 
 SOURCES = {"demo": "Demo data", "upload": "Upload files", "path": "Path on this machine"}
 # Every importer of the registry whose folder is present is a source (empathy.datasets.IMPORTERS).
-import_dirs = {name: state.import_directory(name) for name in IMPORTERS}
+import_dirs = {name: loading.import_directory(name) for name in IMPORTERS}
 SOURCES.update({name: IMPORTERS[name].label for name, folder in import_dirs.items() if folder is not None})
-current_kind = st.session_state["source"]["kind"]
+current_kind = st.session_state[session_keys.SOURCE]["kind"]
 kind = st.radio("Source", list(SOURCES), format_func=SOURCES.get,
                 index=list(SOURCES).index(current_kind) if current_kind in SOURCES else 0,
                 horizontal=True, key="data_source_kind")
@@ -35,8 +35,8 @@ if kind == "demo":
     st.caption("The bundled demo data set (`data/outputs.csv` and every `data/ratings*.csv`): fictional texts "
                "written for demonstration; see `data/README.md`.")
     if current_kind != "demo" and st.button("Use the demo data", key="data_use_demo", type="primary"):
-        memory.choose({"kind": "demo"})
-        st.session_state["flash"] = "Loaded the demo data."
+        sidebar.choose({"kind": "demo"})
+        st.session_state[session_keys.FLASH] = "Loaded the demo data."
         st.rerun()
 elif kind == "upload":
     st.caption("Uploaded files are kept in the app's cache folder (readable by you only) so that a reload or a "
@@ -55,50 +55,51 @@ elif kind == "upload":
         uploaded = (outputs_file.name, outputs_file.getvalue())
         uploaded_ratings = [(f.name, f.getvalue()) for f in ratings_files or []]
         try:
-            dataset = state.load_from_uploads(uploaded, uploaded_ratings)
+            dataset = loading.load_from_uploads(uploaded, uploaded_ratings)
         except DataError as error:
             st.error(f"**Not loaded.** {md(error)}")
         else:
-            st.session_state["uploaded_dataset"] = dataset
+            st.session_state[session_keys.UPLOADED_DATASET] = dataset
             # kept in the app's cache folder (0600) so a reload or a later visit can reopen it
-            digest = memory.save_uploaded(uploaded, uploaded_ratings)
+            digest = sidebar.save_uploaded(uploaded, uploaded_ratings)
             source = {"kind": "upload", "name": outputs_file.name}
             if digest is None:
-                st.session_state["source"] = source
+                st.session_state[session_keys.SOURCE] = source
             else:
-                memory.choose({**source, "saved": digest})
-            st.session_state["flash"] = (f"Loaded {md(outputs_file.name)} with {len(ratings_files or [])} ratings "
-                                         "file(s).")
+                sidebar.choose({**source, "saved": digest})
+            st.session_state[session_keys.FLASH] = (f"Loaded {md(outputs_file.name)} with "
+                                                    f"{len(ratings_files or [])} ratings file(s).")
             st.rerun()
 elif kind in IMPORTERS:
     importer = IMPORTERS[kind]
     st.caption(f"{importer.description} From {code(import_dirs[kind])}, imported with `{importer.module}` (see "
                f"`{importer.doc}`). The folder is read-only: overrides go to "
-               f"{code(mask_location(state.store_path_for({'kind': kind}, None)))}.")
+               f"{code(mask_location(loading.store_path_for({'kind': kind}, None)))}.")
     if current_kind != kind and st.button("Import and load", key=f"data_load_{kind}", type="primary"):
         try:
-            state.load_import(kind, import_dirs[kind])
+            loading.load_import(kind, import_dirs[kind])
         except DataError as error:
             st.error(f"**Not loaded.** {md(error)}")
         else:
-            memory.choose({"kind": kind, "directory": str(import_dirs[kind])})
-            st.session_state["flash"] = f"Loaded the {importer.title} annotations."  # a registry constant, not data
+            sidebar.choose({"kind": kind, "directory": str(import_dirs[kind])})
+            # the title is a registry constant, not data
+            st.session_state[session_keys.FLASH] = f"Loaded the {importer.title} annotations."
             st.rerun()
 else:
     st.caption("A folder holding `outputs.csv|jsonl|parquet`, or an outputs file; then choose its ratings files "
                "(the `ratings*` files beside it at first). Overrides are stored next to the data.")
     typed = st.text_input("Folder or outputs file", key="data_path_text",
-                          value=st.session_state["source"].get("outputs", ""))
+                          value=st.session_state[session_keys.SOURCE].get("outputs", ""))
     try:
-        found_outputs, found_ratings = state.resolve_path(typed) if typed.strip() else (None, [])
+        found_outputs, found_ratings = loading.resolve_path(typed) if typed.strip() else (None, [])
     except DataError:
         found_outputs, found_ratings = None, []  # reported when "Load from path" is pressed
     chosen_ratings: list[str] = []
     extra_ratings = ""
     if found_outputs is not None:
-        source = st.session_state["source"]
+        source = st.session_state[session_keys.SOURCE]
         same = source.get("kind") == "path" and source.get("outputs") == str(found_outputs)
-        candidates = [str(p) for p in state.ratings_candidates(found_outputs)]
+        candidates = [str(p) for p in loading.ratings_candidates(found_outputs)]
         default = [r for r in (source["ratings"] if same else map(str, found_ratings)) if r in candidates]
         chosen_ratings = st.multiselect(
             "Ratings files", candidates, default=default, format_func=lambda p: Path(p).name,
@@ -110,16 +111,17 @@ else:
                    "on the **Judge** page.")
     if st.button("Load from path", key="data_load_path", type="primary"):
         try:
-            outputs_path, _ = state.resolve_path(typed)
+            outputs_path, _ = loading.resolve_path(typed)
             ratings_paths = [Path(p) for p in chosen_ratings] + [
                 Path(line.strip()).expanduser() for line in extra_ratings.splitlines() if line.strip()]
-            state.load_from_paths(outputs_path, ratings_paths)
+            loading.load_from_paths(outputs_path, ratings_paths)
         except DataError as error:
             st.error(f"**Not loaded.** {md(error)}")
         else:
-            memory.choose({"kind": "path", "outputs": str(outputs_path),
+            sidebar.choose({"kind": "path", "outputs": str(outputs_path),
                            "ratings": [str(p) for p in ratings_paths]})
-            st.session_state["flash"] = f"Loaded {md(outputs_path)} with {len(ratings_paths)} ratings file(s)."
+            st.session_state[session_keys.FLASH] = (f"Loaded {md(outputs_path)} with {len(ratings_paths)} "
+                                                    "ratings file(s).")
             st.rerun()
 
 st.divider()
@@ -130,13 +132,15 @@ if data is None:
 st.subheader(f"Loaded: {md(data.name)}")
 views.summary(data, full=True)
 if data.filtered:
-    st.caption(f"The other pages show the task **{md(state.task_label(data.task))}** only ({len(data.dataset.outputs)} "
-               "outputs; choose *All tasks* in the sidebar for all). This page shows the whole data set.")
+    st.caption(f"The other pages show the task **{md(loading.task_label(data.task))}** only "
+               f"({len(data.dataset.outputs)} outputs; choose *All tasks* in the sidebar for all). This page shows "
+               "the whole data set.")
 if data.all_data.ratings.empty:
     st.info("This data set has no ratings yet: the other pages need judge ratings. Add ratings files, or run "
             "a judge on the **Judge** page.")
-if st.session_state["source"]["kind"] in IMPORTERS:
-    _, import_report = state.load_import(st.session_state["source"]["kind"], st.session_state["source"]["directory"])
+source_now = st.session_state[session_keys.SOURCE]
+if source_now["kind"] in IMPORTERS:
+    _, import_report = loading.load_import(source_now["kind"], source_now["directory"])
     views.import_report(import_report)
 with st.expander("Outputs table", expanded=False):
     st.dataframe(data.all_data.outputs, hide_index=True, key="data_outputs_table")
@@ -145,10 +149,10 @@ with st.expander("Ratings table", expanded=False):
 
 st.subheader("Human overrides ledger")
 st.caption(f"Overrides of this data set (named {code(data.dataset_id)} in the store) live in "
-           f"{state.store_path_note(data)}; each is stored (committed) before the app says *Saved*.")
+           f"{overrides.store_path_note(data)}; each is stored (committed) before the app says *Saved*.")
 # the applied overrides of the whole data set (whatever the task filter) under the session's label rule: the
 # same ledger Relabel and Overview count with
-ledger_now = state.ledger(data)
+ledger_now = overrides.ledger(data)
 current = ledger_now.applied
 # the store name is a file name or "upload:NAME": keep only characters every file system accepts
 export_stem = "overrides-" + re.sub(r"[^\w.-]+", "_", data.dataset_id).strip("._")
@@ -181,7 +185,7 @@ with right:
             except DataError as error:
                 st.error(f"**Not imported.** {md(error)}")
             else:
-                st.session_state["flash"] = f"Imported {count} override(s) from {md(ledger.name)}."
+                st.session_state[session_keys.FLASH] = f"Imported {count} override(s) from {md(ledger.name)}."
                 st.rerun()
 if len(current):
     st.dataframe(current, hide_index=True, key="data_overrides_table")

@@ -9,10 +9,9 @@ from empathy import metrics  # noqa: E402
 from empathy.evaluate import rankings  # noqa: E402
 from empathy.exports import table6_csv  # noqa: E402
 from empathy.review import egm_readings, metric_pivot, per_task  # noqa: E402
-from empathy_app import markup, state, views  # noqa: E402
+from empathy_app import compute, loading, markup, views  # noqa: E402
 
-data = state.page_setup("Overview")
-data = state.require_data(data, ratings=False)  # without ratings LD is still computed: it needs only the texts
+data = loading.require_data(ratings=False)  # without ratings LD is still computed: it needs only the texts
 views.mode_caption(data)
 LD_READINGS = {"separate": "Eq. 4: each side standardised on its own (the paper)",
                "reference": "both sides with the reference's mean and sd (shows a uniform shift too)"}
@@ -21,13 +20,13 @@ ld_reading = st.radio("LD standardisation", list(LD_READINGS), format_func=LD_RE
                       help="The command line's --ld-standardization. Eq. 4 compares the *pattern* of distancing: "
                            "a model that distances everywhere alike is not penalised. The reference reading "
                            "measures the level shift as well; the signature names it.")
-report = state.report(data, ld_standardization=ld_reading)
+report = compute.report(data, ld_standardization=ld_reading)
 table = report.table
 paper_dimensions = sorted({d for name in metrics.judged_metrics() for d in metrics.get_metric(name).dimensions})
 judged = views.and_list(metrics.judged_metrics())
 from_texts = views.and_list(metrics.text_metrics())
 if data.dataset.ratings.empty and data.filtered and not data.all_data.ratings.empty:
-    st.info(f"No rating of the task **{markup.md(state.task_label(data.task))}** in this data set: only "
+    st.info(f"No rating of the task **{markup.md(loading.task_label(data.task))}** in this data set: only "
             f"**{from_texts}** is computed here, from the texts themselves. Choose another task (or *All tasks*) in "
             f"the sidebar for {judged}.")
 elif data.dataset.ratings.empty:
@@ -64,7 +63,7 @@ with st.expander("How many outputs each value rests on (n)"):
     counts = pivot[[*rows, *(c for c in pivot.columns if c.startswith("n "))]]
     st.dataframe(counts.rename(columns=lambda c: c.removeprefix("n ")), hide_index=True, key="overview_counts")
 st.caption(views.HOW_TO_READ["metrics"])
-task_name = state.task_label(data.task)
+task_name = loading.task_label(data.task)
 download = table.assign(task=task_name) if data.filtered else table  # the engine calls its one group "all"
 download = download.assign(signature=str(report.signature))  # the file carries what it depends on
 suffix = "-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", task_name) if data.filtered else ""
@@ -82,7 +81,7 @@ for metric in metrics.metrics_reading("egm_both_zero"):
         continue
     # Eq. 2 is 0/0 for an item with a + b = 0: the default counts it as 0 (our choice); leaving it out can move
     # values and rankings a lot (issue 15), so both readings are shown wherever they differ.
-    left_out = state.report(data, egm_both_zero="exclude")
+    left_out = compute.report(data, egm_both_zero="exclude")
     readings = egm_readings(table, left_out.table, metric)
     if len(readings):
         st.subheader(f"{metric} under both readings of a + b = 0")

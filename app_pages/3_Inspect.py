@@ -8,35 +8,34 @@ from empathy.labels.locations import StoreError  # noqa: E402
 from empathy.labels.rules import ALL_JUDGES, make_changes, override_targets  # noqa: E402
 from empathy.mechanisms import note_fields, output_scores  # noqa: E402
 from empathy.review import disagreement, inspect_filter  # noqa: E402
-from empathy_app import decisions, exhibit_views, state, views  # noqa: E402
+from empathy_app import compute, decisions, exhibit_views, loading, overrides, session_keys, views  # noqa: E402
 from empathy_app.decisions import md, output_key  # noqa: E402
 
-data = state.page_setup("Inspect")
-data = state.require_data(ratings=False)
+data = loading.require_data(ratings=False)
 views.show_flash_error()
 views.mode_caption(data)
 outputs = data.dataset.outputs
 judge_ratings = data.dataset.ratings
-ratings = state.effective_ratings(data)
+ratings = compute.effective_ratings(data)
 ANY = "(any)"
 
 with st.container(border=True):
     top = st.columns(4)
     tasks = sorted(t for t in outputs["task"].unique() if t)
-    task = top[0].selectbox("Task", [ANY, *tasks], key="inspect_task")
-    model = top[1].selectbox("Model", [ANY, *data.dataset.models], key="inspect_model")
-    judge = top[2].selectbox("Judge", [ANY, *data.dataset.raters], key="inspect_judge")
+    task = top[0].selectbox("Task", [ANY, *tasks], key=session_keys.INSPECT_TASK)
+    model = top[1].selectbox("Model", [ANY, *data.dataset.models], key=session_keys.INSPECT_MODEL)
+    judge = top[2].selectbox("Judge", [ANY, *data.dataset.raters], key=session_keys.INSPECT_JUDGE)
     dimensions = data.dataset.dimensions
-    dimension = top[3].selectbox("Label", [ANY, *dimensions], key="inspect_dimension",
+    dimension = top[3].selectbox("Label", [ANY, *dimensions], key=session_keys.INSPECT_DIMENSION,
                                  format_func=lambda d: d if d == ANY else views.dimension_label(d))
     bottom = st.columns(4)
     values = []
     if dimension != ANY:
         present = ratings.loc[ratings["dimension"] == dimension, "value"].dropna().unique()
         values = sorted(float(v) for v in present)
-    value = bottom[0].selectbox("Label value", [ANY, *values], key="inspect_value",
+    value = bottom[0].selectbox("Label value", [ANY, *values], key=session_keys.INSPECT_VALUE,
                                 format_func=lambda v: v if v == ANY else f"{v:g}", disabled=dimension == ANY)
-    disagree_only = bottom[1].checkbox("Only where judges disagree", key="inspect_disagree",
+    disagree_only = bottom[1].checkbox("Only where judges disagree", key=session_keys.INSPECT_DISAGREE,
                                        disabled=dimension == ANY or len(data.dataset.raters) < 2,
                                        help="Needs a label and at least two judges.")
 
@@ -48,19 +47,20 @@ if keys.empty:
     st.stop()
 
 labels = [f"{i} · {m}" for i, m in zip(keys["item_id"], keys["model"], strict=True)]
-if st.session_state.get("_w_inspect_pick") not in labels:
-    st.session_state["_w_inspect_pick"] = labels[0]
+if st.session_state.get(session_keys.INSPECT_PICK) not in labels:
+    st.session_state[session_keys.INSPECT_PICK] = labels[0]
 
 
 def _step(offset: int) -> None:
-    position = labels.index(st.session_state["_w_inspect_pick"])
-    st.session_state["_w_inspect_pick"] = labels[(position + offset) % len(labels)]
+    position = labels.index(st.session_state[session_keys.INSPECT_PICK])
+    st.session_state[session_keys.INSPECT_PICK] = labels[(position + offset) % len(labels)]
 
 
 nav = st.columns([1, 5, 1, 1])
 nav[0].button("◀ Previous", key="inspect_prev", on_click=_step, args=(-1,), shortcut="Left",
               width="stretch")
-pick = nav[1].selectbox(f"Output ({len(labels)} match)", labels, key="_w_inspect_pick", label_visibility="collapsed")
+pick = nav[1].selectbox(f"Output ({len(labels)} match)", labels, key=session_keys.INSPECT_PICK,
+                        label_visibility="collapsed")
 nav[2].button("Next ▶", key="inspect_next", on_click=_step, args=(1,), shortcut="Right", width="stretch")
 with nav[3]:
     views.keys_help("inspect")
@@ -73,7 +73,7 @@ exhibit_views.pin_control(data, item_id, model_name, "inspect_exhibit")
 
 if views.has_text(row):
     texts = (row["reference"], row["generation"])
-    analysis = state.densities_for(texts)
+    analysis = compute.densities_for(texts)
     views.side_by_side(texts, key="inspect", scores=output_scores(ratings, item_id, model_name, analysis[0][0],
                                                                   analysis[1][0]), notes=note_fields(row), data=data)
     views.conversation(row, "inspect_conversation")
@@ -121,11 +121,11 @@ if not dimensions:
     st.info("No rating dimensions in this data set.")
     st.stop()
 try:
-    ledger = state.ledger(data)
+    ledger = overrides.ledger(data)
 except StoreError as error:  # the file was damaged after the store was opened
     st.error(f"The override store cannot be used: {md(error)}")
     st.stop()
-decisions.ledger_panel(data, ledger, st.session_state.get("annotator", "").strip(), "inspect_ledger")
+decisions.ledger_panel(data, ledger, st.session_state.get(session_keys.ANNOTATOR, "").strip(), "inspect_ledger")
 stale_here = ledger.status.stale
 if len(stale_here):
     stale_here = stale_here[(stale_here["item_id"] == item_id) & (stale_here["model"] == model_name)]
@@ -152,14 +152,14 @@ with controls[2]:
 reason = st.text_input("Reason (optional)", key="inspect_override_reason")
 if not targets:
     st.warning(f"No LLM or lexicon judge rated {md(dim_choice)} of this output: choose a rater by name.")
-annotator = st.session_state.get("annotator", "").strip()
+annotator = st.session_state.get(session_keys.ANNOTATOR, "").strip()
 buttons = st.columns([1, 1, 4])
 if buttons[0].button("Save override", key=output_key("inspect_save", item_id, model_name), type="primary",
                      disabled=not targets):
     try:
         changes = make_changes(outputs, judge_ratings, item_id, model_name, targets, dim_choice, new_value, reason)
     except ValueError as error:
-        st.session_state["flash_error"] = f"Not saved: {md(error)}"
+        st.session_state[session_keys.FLASH_ERROR] = f"Not saved: {md(error)}"
     else:
         if decisions.save(data, changes, annotator):
             st.rerun()

@@ -31,20 +31,27 @@ from empathy.labels.rules import (  # noqa: E402
 )
 from empathy.render import highlight_html, legend_html  # noqa: E402
 from empathy.review import human_agreement  # noqa: E402
-from empathy_app import decisions, exhibit_views, keyqueue, relabel_focus, state, views  # noqa: E402
+from empathy_app import (  # noqa: E402
+    compute,
+    decisions,
+    exhibit_views,
+    keyqueue,
+    loading,
+    overrides,
+    relabel_focus,
+    session_keys,
+    views,
+)
 from empathy_app.decisions import md, output_key  # noqa: E402
 
-SHOWN = "relabel_shown"  # (dimension, item_id, model, shown at) of the output on screen; None once decided
-
-data = state.page_setup("Relabel")
-data = state.require_data()
+data = loading.require_data()
 views.show_flash_error()
 judge_ratings = data.dataset.ratings
 all_outputs = data.all_data.outputs
 dimensions = data.dataset.dimensions
 
 controls = st.columns([2, 2, 3])
-dimension = controls[0].selectbox("Dimension to relabel", dimensions, key="relabel_dimension",
+dimension = controls[0].selectbox("Dimension to relabel", dimensions, key=session_keys.RELABEL_DIMENSION,
                                   index=dimensions.index("ca") if "ca" in dimensions else 0,
                                   format_func=views.dimension_label)
 raters_with = sorted(judge_ratings.loc[judge_ratings["dimension"] == dimension, "rater"].unique())
@@ -52,19 +59,19 @@ apply_to = controls[1].selectbox("Apply each decision to", [ALL_JUDGES, *raters_
                                  help="'(all judges)' means every LLM and lexicon judge that rated the output; "
                                  "expert, crowd, human and author raters are changed only when chosen by name.")
 tasks = sorted(t for t in data.dataset.outputs["task"].unique() if t)
-task = controls[2].selectbox("Task", ["(all)", *tasks], key="relabel_task")
+task = controls[2].selectbox("Task", ["(all)", *tasks], key=session_keys.RELABEL_TASK)
 options = st.columns([2, 2, 3])
-st.session_state["_w_relabel_blind"] = bool(st.session_state.get("relabel_blind", False))
-blind = options[0].toggle("Blind: hide judge labels", key="_w_relabel_blind",
-                          on_change=lambda: st.session_state.__setitem__("relabel_blind",
-                                                                         st.session_state["_w_relabel_blind"]),
+st.session_state[session_keys.RELABEL_BLIND_WIDGET] = bool(st.session_state.get(session_keys.RELABEL_BLIND, False))
+blind = options[0].toggle("Blind: hide judge labels", key=session_keys.RELABEL_BLIND_WIDGET,
+                          on_change=lambda: st.session_state.__setitem__(
+                              session_keys.RELABEL_BLIND, st.session_state[session_keys.RELABEL_BLIND_WIDGET]),
                           help="Hides every judge's label (and which outputs the judges disagree on) so that "
                                "they cannot anchor your decision.")
 decisions.label_rule_select(options[1])
 
 annotator = decisions.annotator_form()
 try:
-    ledger = state.ledger(data)
+    ledger = overrides.ledger(data)
 except StoreError as error:  # the file was damaged after the store was opened
     st.error(f"The override store cannot be used: {md(error)}")
     st.stop()
@@ -87,44 +94,42 @@ def _scale_of(dim: str) -> tuple[int, int] | None:
 
 def _undo() -> None:
     decisions.undo(data, decisions.committed_annotator())
-    st.session_state[SHOWN] = None
+    st.session_state[session_keys.RELABEL_SHOWN] = None
 
 
 def _decide(value: float, dim: str, item: str, model: str, choice: str) -> None:
     """Record ``value`` for the output the pressed button belonged to, if it is still the one on screen
     (dimensions without levels, decided with a value box and a button: one output at a time)."""
-    shown = st.session_state.get(SHOWN)
+    shown = st.session_state.get(session_keys.RELABEL_SHOWN)
     if shown is None or tuple(shown[:3]) != (dim, item, model):
-        st.session_state["flash_error"] = (f"Refused: that key was for {md(item)} / {md(model)}, which is no "
-                                           "longer the output on screen (already decided). Nothing was saved; "
-                                           "decide the output now shown.")
+        st.session_state[session_keys.FLASH_ERROR] = (f"Refused: that key was for {md(item)} / {md(model)}, which "
+                                                      "is no longer the output on screen (already decided). Nothing "
+                                                      "was saved; decide the output now shown.")
         return
     who = decisions.committed_annotator()
     chosen = override_targets(judge_ratings, item, model, dim, choice)
     try:
         changes = make_changes(all_outputs, judge_ratings, item, model, chosen, dim, value,
-                               st.session_state.get("relabel_reason", ""))
+                               st.session_state.get(session_keys.RELABEL_REASON, ""))
     except ValueError as error:
-        st.session_state["flash_error"] = f"Not saved: {md(error)}"
+        st.session_state[session_keys.FLASH_ERROR] = f"Not saved: {md(error)}"
         return
     others = data.store.decisions(data.dataset_id)
     if len(others):
         others = others[(others["item_id"] == item) & (others["model"] == model) & (others["dimension"] == dim)
                         & (others["annotator"] != who) & (others["updated_at"] > shown[3])]
     if decisions.save(data, changes, who):
-        st.session_state[SHOWN] = None  # one decision per output shown: a second key for it is refused
-        st.session_state["relabel_reason"] = ""
+        # one decision per output shown: a second key for it is refused
+        st.session_state[session_keys.RELABEL_SHOWN] = None
+        st.session_state[session_keys.RELABEL_REASON] = ""
         if len(others):
-            st.session_state["flash"] += (" Note: " + ", ".join(sorted(map(md, set(others["annotator"]))))
-                                          + " decided this output meanwhile; both decisions are kept.")
+            st.session_state[session_keys.FLASH] += (" Note: " + ", ".join(sorted(map(md, set(others["annotator"]))))
+                                                     + " decided this output meanwhile; both decisions are kept.")
 
 
 def _skip(item: str, model: str) -> None:
-    st.session_state["relabel_skipped"] = [*st.session_state["relabel_skipped"], (item, model)]
-    st.session_state[SHOWN] = None
-
-
-LIVE = "relabel_live_previous"  # (metric, judge, task) -> {model: (value, rank)} as last shown
+    st.session_state[session_keys.RELABEL_SKIPPED] = [*st.session_state[session_keys.RELABEL_SKIPPED], (item, model)]
+    st.session_state[session_keys.RELABEL_SHOWN] = None
 
 
 def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
@@ -157,7 +162,7 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
     judge = st.selectbox("Live metric for judge", raters_with, index=raters_with.index(default),
                          key="relabel_live_judge", help="The judge whose metric per model is shown, with your "
                          "and the other annotators' decisions applied (label rule above).")
-    report = state.report(data, with_overrides=True)
+    report = compute.report(data, with_overrides=True)
     table = report.table
     table = table[(table["metric"] == metric) & (table["scorer"] == judge)]
     shown_task = None
@@ -173,7 +178,7 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
         low, high = _scale_of(dimension) or (0, 1)
         live = keyqueue.live_state(data, table, items, metric=metric, judge=judge, dimension=dimension,
                                    apply_to=apply_to, annotator=decisions.committed_annotator(), decisions=fresh,
-                                   rule=st.session_state.get("label_rule", "latest"),
+                                   rule=overrides.label_rule(),
                                    levels=[float(v) for v in range(low, high + 1)], task=shown_task,
                                    ahead=ahead or ())
         if live is not None:
@@ -182,7 +187,7 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
             views.signature_caption(report.signature)
             return live
     scope = (metric, judge, str(table["task"].iloc[0]) if "task" in table.columns else "")
-    previous = st.session_state.setdefault(LIVE, {}).get(scope, {})
+    previous = st.session_state.setdefault(session_keys.RELABEL_LIVE_PREVIOUS, {}).get(scope, {})
     before = [previous.get(m) for m in table["model"]]  # (value, rank) as last shown, None for a new model
     shown = pd.DataFrame({
         "rank": table["rank"],
@@ -207,15 +212,16 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
             st.caption(f"Last decision {md(last[0])} / {md(last[1])}: {md(metric)} ({md(judge)}) of "
                        f"{md(last[1])} {old[0]:.4f} → {float(row['value'].iloc[0]):.4f}, rank {old[1] or '-'} → "
                        f"{'-' if pd.isna(now) else int(now)}; {moved} model(s) changed rank.")
-    st.session_state[LIVE][scope] = {str(m): (float(v), None if pd.isna(r) else int(r)) for m, v, r in
-                                     zip(table["model"], table["value"], table["rank"], strict=True)}
+    st.session_state[session_keys.RELABEL_LIVE_PREVIOUS][scope] = {
+        str(m): (float(v), None if pd.isna(r) else int(r))
+        for m, v, r in zip(table["model"], table["value"], table["rank"], strict=True)}
     views.signature_caption(report.signature)
     return None
 
 
 def _show_outcomes() -> None:
     """What the last keys did: the last saved decision, every refusal, and decisions made meanwhile elsewhere."""
-    outcomes = st.session_state.get(keyqueue.OUTCOMES) or []
+    outcomes = st.session_state.get(session_keys.RELABEL_OUTCOMES) or []
     saved = [o for o in outcomes if o.kind in ("saved", "meanwhile", "undone", "skipped")]
     if saved:
         more = f" ({len(saved)} keys applied in this update)" if len(saved) > 1 else ""
@@ -255,11 +261,12 @@ def _rubric() -> None:
 
 def _queue_body(right, top) -> None:
     who = decisions.committed_annotator()
-    applied = keyqueue.apply_events(data, st.session_state.get(keyqueue.KEY), annotator=who, scale_of=_scale_of)
+    applied = keyqueue.apply_events(data, st.session_state.get(session_keys.RELABEL_KEYQUEUE), annotator=who,
+                                    scale_of=_scale_of)
     if applied.outcomes:
-        st.session_state[keyqueue.OUTCOMES] = applied.outcomes
+        st.session_state[session_keys.RELABEL_OUTCOMES] = applied.outcomes
     try:
-        now = state.ledger(data)
+        now = overrides.ledger(data)
     except StoreError as error:
         st.error(f"The override store cannot be used: {md(error)}")
         return
@@ -275,7 +282,7 @@ def _queue_body(right, top) -> None:
     if queue.empty:
         st.info("None of these outputs is in this queue (check the task filter in the sidebar).")
         return
-    by_influence = st.session_state.get("relabel_order") == "by influence"
+    by_influence = st.session_state.get(session_keys.RELABEL_ORDER) == "by influence"
     if by_influence and len(queue):
         queue = exhibit_views.relabel_by_influence(data, queue, dimension)
     done = int(queue["done"].sum())
@@ -283,7 +290,7 @@ def _queue_body(right, top) -> None:
         "" if blind else f" · {int(queue['disagree'].sum())} with judge disagreement"
         + (" (most influential first)" if by_influence else " (shown first)")))
     _show_outcomes()
-    skipped = set(map(tuple, st.session_state["relabel_skipped"]))
+    skipped = set(map(tuple, st.session_state[session_keys.RELABEL_SKIPPED]))
     pending = queue[~queue["done"]]
     is_skipped = [(i, m) in skipped for i, m in zip(pending["item_id"], pending["model"], strict=True)]
     skipped_mask = pd.Series(is_skipped, index=pending.index, dtype=bool)  # rows, also when none is pending
@@ -297,7 +304,7 @@ def _queue_body(right, top) -> None:
             for (item, model), names in here.groupby(["item_id", "model"])["annotator"]:
                 others[(str(item), str(model))] = sorted(set(map(str, names)))
         st.markdown(legend_html(), unsafe_allow_html=True)
-        state.features(data)  # every text analysed once (a spinner the first time): the window's spans are cached
+        compute.features(data)  # every text analysed once (a spinner the first time): the window's spans are cached
         items = keyqueue.window_items(data, pending, dimension=dimension, apply_to=apply_to, blind=blind,
                                       raters=raters_with, others=others)
         with right:  # the live metric first: its state goes to the browser with the window
@@ -334,9 +341,10 @@ def _one_output(current: pd.Series, now) -> None:
     row = all_outputs[(all_outputs["item_id"] == item_id) & (all_outputs["model"] == model_name)].iloc[0]
     targets = override_targets(judge_ratings, item_id, model_name, dimension, apply_to)
     shown_now = (dimension, item_id, model_name)
-    previous = st.session_state.get(SHOWN)
+    previous = st.session_state.get(session_keys.RELABEL_SHOWN)
     if previous is None or tuple(previous[:3]) != shown_now:
-        st.session_state[SHOWN] = (*shown_now, datetime.now(timezone.utc).isoformat(timespec="microseconds"))
+        shown_at = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+        st.session_state[session_keys.RELABEL_SHOWN] = (*shown_now, shown_at)
     labels = current[[c for c in current.index if c in raters_with]]
     judge_labels = labels[[r for r in labels.index if r in targets or r == apply_to]]
     header = f"{views.code(item_id)} · {views.code(model_name)} (task {views.code(row['task'] or '-')})"
@@ -347,7 +355,7 @@ def _one_output(current: pd.Series, now) -> None:
         st.markdown(f"{header} — raters say {label_text}" + (" — **judges disagree**" if current["disagree"] else ""))
     if views.has_text(row):
         texts = (row["reference"], row["generation"])
-        spans = state.spans_for(texts)
+        spans = compute.spans_for(texts)
         st.markdown(legend_html(), unsafe_allow_html=True)
         sides = st.columns(2)
         for column, title, text, text_spans in zip(sides, ("Reference / prompt", "Generation"), texts, spans,
@@ -382,17 +390,17 @@ def _one_output(current: pd.Series, now) -> None:
 if outputs.empty:
     st.info(f"No output has a judge rating of {md(dimension)} here.")
     st.stop()
-used = st.session_state.get(keyqueue.REASON_USED)
-if used and st.session_state.get("relabel_reason") == used:
-    st.session_state["relabel_reason"] = ""  # recorded with a decision: the next one starts without it
-    st.session_state.pop(keyqueue.REASON_USED, None)
-st.radio("Order", ["judge disagreement", "by influence"], horizontal=True, key="relabel_order",
+used = st.session_state.get(session_keys.RELABEL_REASON_USED)
+if used and st.session_state.get(session_keys.RELABEL_REASON) == used:
+    st.session_state[session_keys.RELABEL_REASON] = ""  # recorded with a decision: the next one starts without it
+    st.session_state.pop(session_keys.RELABEL_REASON_USED, None)
+st.radio("Order", ["judge disagreement", "by influence"], horizontal=True, key=session_keys.RELABEL_ORDER,
          help="By influence: first the outputs whose one label accounts for most of the margin between their "
               "model and the nearest rival (ranking fragility)")
 _queue_area()
-st.text_input("Reason (optional, kept in the audit trail with your next decision)", key="relabel_reason")
+st.text_input("Reason (optional, kept in the audit trail with your next decision)", key=session_keys.RELABEL_REASON)
 try:
-    ledger = state.ledger(data)  # again: the queue above may have saved decisions in this run
+    ledger = overrides.ledger(data)  # again: the queue above may have saved decisions in this run
 except StoreError as error:
     st.error(f"The override store cannot be used: {md(error)}")
     st.stop()
@@ -425,8 +433,9 @@ with st.expander("Several annotators: agreement and adjudication"):
             changes = make_changes(all_outputs, judge_ratings, chosen["item_id"], chosen["model"], raters,
                                    dimension, verdict, "adjudication")
             batch = data.store.adjudicate(data.dataset_id, changes, annotator=annotator)
-            st.session_state["flash"] = (f"Adjudicated (change #{batch}): {md(dimension)} = {verdict:g} for "
-                                         f"{md(chosen['item_id'])} / {md(chosen['model'])} by {md(annotator)}.")
+            st.session_state[session_keys.FLASH] = (f"Adjudicated (change #{batch}): {md(dimension)} = {verdict:g} "
+                                                    f"for {md(chosen['item_id'])} / {md(chosen['model'])} by "
+                                                    f"{md(annotator)}.")
             st.rerun()
     else:
         st.caption(f"No disagreement between annotators on {md(dimension)}.")

@@ -5,13 +5,12 @@ import streamlit as st  # noqa: E402
 from empathy import metrics  # noqa: E402
 from empathy.exports import agreement_csv  # noqa: E402
 from empathy.review import per_task, ranking_shift  # noqa: E402
-from empathy_app import state, views  # noqa: E402
+from empathy_app import compute, loading, overrides, views  # noqa: E402
 from empathy_app.markup import codes, md  # noqa: E402
 
-data = state.page_setup("Agreement")
-data = state.require_data(data)
+data = loading.require_data()
 views.mode_caption(data)
-current = state.overrides(data)
+current = overrides.applied(data)
 # Judge-judge statistics use each judge's own labels: a human label copied into two judges would count as
 # their agreement (30 relabels took the demo's CA alpha from 0.457 to 1.0, issue 14). Counting them is an
 # explicit, labelled choice of this page, whatever the sidebar's toggle says for the metrics.
@@ -26,7 +25,7 @@ if judge_view_with_overrides:
 elif not current.empty:
     st.caption(f"Judge-judge statistics use each judge's own labels; the {len(current)} human override(s) are "
                "compared with the judges in their own table below.")
-report = state.report(data, with_overrides=judge_view_with_overrides)
+report = compute.report(data, with_overrides=judge_view_with_overrides)
 agreement = report.agreement
 judges = sorted(set(report.table.loc[report.table["metric"].isin(metrics.judged_metrics()), "scorer"]))
 
@@ -65,8 +64,8 @@ else:
                             "spreadsheet-safe.")
 
 st.subheader("Instance-level agreement between judges")
-effective = state.effective_ratings(data, with_overrides=judge_view_with_overrides)
-alpha = state.alpha_by_dimension(data, with_overrides=judge_view_with_overrides)  # cached per dimension
+effective = compute.effective_ratings(data, with_overrides=judge_view_with_overrides)
+alpha = compute.alpha_by_dimension(data, with_overrides=judge_view_with_overrides)  # cached per dimension
 if effective["rater"].nunique() >= 2 and len(alpha):
     alpha = alpha.assign(alpha=alpha["alpha"].astype(float).round(3))
     st.dataframe(alpha, hide_index=True, key="agreement_alpha")
@@ -80,7 +79,7 @@ if current.empty:
     st.info("No human overrides yet. Relabel some outputs on the **Relabel** or **Inspect** page; the human "
             "label of an output is its most recent override.")
 else:
-    human = state.human_agreement(data)
+    human = compute.human_agreement(data)
     if human.empty:
         st.info("The overridden outputs have no judge ratings to compare with.")
     else:
@@ -91,14 +90,14 @@ else:
                    "for the binary CA label, Spearman for the scores; None = undefined (too few items or "
                    "a constant side).")
         st.dataframe(shown_human, hide_index=True, key="agreement_human")
-        views.signature_caption(state.report(data, with_overrides=True).signature)
+        views.signature_caption(compute.report(data, with_overrides=True).signature)
 
 st.subheader("How the overrides moved the model ranking")
 if current.empty:
     st.caption("No overrides, so no movement.")
 else:
-    before = state.report(data, with_overrides=False).table
-    after = state.report(data, with_overrides=True).table
+    before = compute.report(data, with_overrides=False).table
+    after = compute.report(data, with_overrides=True).table
     moves = ranking_shift(before, after)
     changed = moves[(moves["rank_before"] != moves["rank_after"])
                     | ((moves["value_before"] - moves["value_after"]).abs() > 1e-12)]

@@ -5,16 +5,15 @@ import streamlit as st  # noqa: E402
 from empathy import metrics  # noqa: E402
 from empathy.panels import is_panel  # noqa: E402
 from empathy.stability import STATISTICS, default_sizes  # noqa: E402
-from empathy_app import state, views  # noqa: E402
+from empathy_app import compute, loading, views  # noqa: E402
 from empathy_app import workbench as wb  # noqa: E402
 from empathy_app.markup import codes, md  # noqa: E402
 
-data = state.page_setup("Agreement workbench")
-data = state.require_data(data)
+data = loading.require_data()
 views.mode_caption(data)
 dataset = data.dataset
-effective = state.effective_ratings(data)
-dimensions = state.dimensions_of(data)
+effective = compute.effective_ratings(data)
+dimensions = compute.dimensions_of(data)
 
 controls = st.columns([3, 1, 1])
 dimension = controls[0].selectbox("Dimension", dimensions, key="wb_dimension")
@@ -31,8 +30,8 @@ st.caption("Spearman with a percentile bootstrap interval over items, Pearson, C
            "quadratic; only for whole-number labels, blank otherwise), percent agreement, and Krippendorff's "
            "alpha of the dimension over all raters. Includes the overrides when the sidebar toggle is on.")
 # Each result is keyed on the data set and the overrides of the dimensions it reads (no hashing of ratings).
-key = state.effective_key(data, shown_dimensions)
-signature = f"{state.report(data).signature}|bootstrap:{bootstrap}|seed:{seed}"
+key = compute.effective_key(data, shown_dimensions)
+signature = f"{compute.report(data).signature}|bootstrap:{bootstrap}|seed:{seed}"
 pairs = wb.pair_table(effective, key, shown_dimensions, bootstrap, seed)
 if pairs.empty:
     st.info(f"Only one rater rated {codes(shown_dimensions)}: there is no pair to compare. Load a data set "
@@ -68,8 +67,8 @@ else:
     candidates = [r for r in raters_on_dimension if r != target and not is_panel(r)]
     chosen = st.multiselect("Raters", candidates, default=[r for r in llms if r != target] or candidates,
                             key="wb_live_raters")
-    before = state.effective_ratings(data, with_overrides=False)
-    live = wb.live_agreement(before, effective, state.effective_key(data, [dimension]), target, tuple(chosen),
+    before = compute.effective_ratings(data, with_overrides=False)
+    live = wb.live_agreement(before, effective, compute.effective_key(data, [dimension]), target, tuple(chosen),
                              dimension)
     if live.empty:
         st.info("Nothing to compare: choose raters that share outputs with the reference.")
@@ -105,7 +104,7 @@ if source == "raters on the dimension":
     sizes_text = settings[0].text_input("Sizes", ", ".join(map(str, default_sizes(n_units))), key="wb_sizes_dim")
     try:
         sizes = wb.parse_sizes(sizes_text, n_units)
-        result = wb.dimension_stability(effective, state.effective_key(data, [dimension]), dimension, tuple(sizes),
+        result = wb.dimension_stability(effective, compute.effective_key(data, [dimension]), dimension, tuple(sizes),
                                         n_resamples, seed, statistic, reference, with_panels)
         title = f"{statistic} of {dimension} by rater" + (f" (vs {reference})" if reference else "")
     except ValueError as error:
@@ -119,9 +118,9 @@ else:
     else:
         judge = options[1].selectbox("Judge", judges, key="wb_judge")
         spec = metrics.get_metric(metric)
-        sentences = state.features(data).frame(dataset.outputs) if spec.needs_sentences else None
+        sentences = compute.features(data).frame(dataset.outputs) if spec.needs_sentences else None
         matrix = wb.metric_stability_matrix(dataset.outputs, effective, sentences,
-                                            state.effective_key(data, spec.dimensions), metric, judge)
+                                            compute.effective_key(data, spec.dimensions), metric, judge)
         n_units = len(matrix)
         sizes_text = settings[0].text_input("Sizes", ", ".join(map(str, default_sizes(n_units))),
                                             key="wb_sizes_metric")

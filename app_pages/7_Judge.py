@@ -18,12 +18,11 @@ from empathy.judges import (  # noqa: E402
 )
 from empathy.judges.config import api_key, default_config_path  # noqa: E402
 from empathy.progress import Tracker  # noqa: E402
-from empathy_app import state, views  # noqa: E402
+from empathy_app import loading, session_keys, views  # noqa: E402
 from empathy_app.markup import code, md, people_csv  # noqa: E402
 from empathy_app.progress import ProgressBar  # noqa: E402
 
-data = state.page_setup("Judge")
-data = state.require_data(data, ratings=False)
+data = loading.require_data(ratings=False)
 views.show_flash_error()
 st.caption("Rate the loaded outputs with a judge and add its ratings as a new rater: Overview, Inspect, Relabel "
            "and Agreement include it at once. The offline `lexicon` judge is a transparent baseline (see "
@@ -38,19 +37,20 @@ except OSError:
 
 def _kept(key: str, default: object, valid: list | None = None) -> None:
     """Give the widget ``key`` the value kept from an earlier visit (widget state is dropped on page switch)."""
-    kept = st.session_state.setdefault(f"_kept_{key}", default)
+    kept = st.session_state.setdefault(session_keys.kept(key), default)
     if valid is not None and (kept not in valid if not isinstance(kept, list) else any(k not in valid for k in kept)):
-        kept = st.session_state[f"_kept_{key}"] = default
+        kept = st.session_state[session_keys.kept(key)] = default
     st.session_state[key] = kept
 
 
 def _keep(key: str) -> None:
-    st.session_state[f"_kept_{key}"] = st.session_state[key]
+    st.session_state[session_keys.kept(key)] = st.session_state[key]
 
 
-_kept("judge_config_path", str(default_config) if default_config else "")
+_kept(session_keys.JUDGE_CONFIG_PATH, str(default_config) if default_config else "")
 config_text = st.text_input(
-    "Judges config file (TOML or JSON)", key="judge_config_path", on_change=_keep, args=("judge_config_path",),
+    "Judges config file (TOML or JSON)", key=session_keys.JUDGE_CONFIG_PATH, on_change=_keep,
+    args=(session_keys.JUDGE_CONFIG_PATH,),
     placeholder="judges.toml (empty: only the offline lexicon judge)",
     help="Defaults to $EMPATHY_JUDGES_CONFIG, else ./judges.toml. API keys are never in this file: each judge "
          "names an environment variable (api_key_env), read from the environment or Streamlit secrets.")
@@ -115,13 +115,13 @@ paper_tasks = st.checkbox(
          "which (tasks=paper or tasks=all).")
 
 taken = sorted(set(data.all_data.raters))
-suggested = state.free_rater_name(taken, judge.name)
+suggested = loading.free_rater_name(taken, judge.name)
 rater = st.text_input("Name of the new rater", value=suggested, key=f"judge_rater_{judge_name}_{len(taken)}",
                       help="The judge's ratings are added under this name; a name already in the data set is "
                            "refused (two runs are never merged under one name).").strip()
 
 outputs = data.dataset.outputs
-scope = (f"the **{len(outputs)}** outputs of the task **{md(state.task_label(data.task))}** (sidebar)"
+scope = (f"the **{len(outputs)}** outputs of the task **{md(loading.task_label(data.task))}** (sidebar)"
          if data.filtered else f"all **{len(outputs)}** outputs")
 problems = []
 if not rater:
@@ -130,7 +130,7 @@ elif identifier_problem(rater):  # the rule every ratings file follows (empathy.
     problems.append(f"The rater name {code(rater)}: {md(identifier_problem(rater))}.")
 elif rater in taken:
     problems.append(f"The rater name {code(rater)} is already in the data set: choose another name (for example "
-                    f"{code(state.free_rater_name(taken, rater))}). Ratings of two runs are never merged under one "
+                    f"{code(loading.free_rater_name(taken, rater))}). Ratings of two runs are never merged under one "
                     "name.")
 if not chosen and not paper_tasks:
     problems.append("Choose at least one protocol.")
@@ -169,27 +169,28 @@ if st.button("Run the judge", key="judge_run", type="primary", disabled=bool(pro
     else:
         ratings = run.ratings.assign(rater=rater)
         missing = run.missing
-        st.session_state["judge_last_run"] = {
+        st.session_state[session_keys.JUDGE_LAST_RUN] = {
             "base_key": data.base_key, "rater": rater, "judge": judge.name, "stats": run.stats.as_dict(),
             "ratings": len(ratings), "signature": run.signature,
             "missing": missing[["item_id", "model", "dimension", "reason"]].reset_index(drop=True),
         }
         if ratings["value"].notna().any():
-            digest = state.ratings_key(ratings)
+            digest = loading.ratings_key(ratings)
             try:
-                state.add_extra_ratings(data, state.ExtraRatings(rater=rater, ratings=ratings, key=digest,
+                loading.add_extra_ratings(data, loading.ExtraRatings(rater=rater, ratings=ratings, key=digest,
                                                                  judge=judge.name, signature=run.signature))
             except ValueError as error:
-                st.session_state["flash_error"] = f"Not added: {md(error)}"
+                st.session_state[session_keys.FLASH_ERROR] = f"Not added: {md(error)}"
             else:
-                st.session_state["flash"] = (f"Added the rater {code(rater)}: {len(ratings)} ratings, {len(missing)} "
-                                             "missing. Every page includes it now.")
+                st.session_state[session_keys.FLASH] = (f"Added the rater {code(rater)}: {len(ratings)} ratings, "
+                                                        f"{len(missing)} missing. Every page includes it now.")
         else:
-            st.session_state["flash_error"] = "The judge returned no rating at all: nothing was added (see below)."
+            st.session_state[session_keys.FLASH_ERROR] = ("The judge returned no rating at all: nothing was added "
+                                                          "(see below).")
         st.rerun()
 
 # ----------------------------------------------------------------------------------------- last run
-last_run = st.session_state.get("judge_last_run")
+last_run = st.session_state.get(session_keys.JUDGE_LAST_RUN)
 if last_run and last_run["base_key"] == data.base_key:
     st.subheader(f"Last run: {md(last_run['rater'])} (judge {md(last_run['judge'])})")
     stats = last_run["stats"]
@@ -213,10 +214,10 @@ if last_run and last_run["base_key"] == data.base_key:
             st.dataframe(missing, hide_index=True, key="judge_missing")
 
 # ------------------------------------------------------------------------------------ added raters
-added = state.extra_ratings(data.base_key)
+added = loading.extra_ratings(data.base_key)
 if added:
     st.subheader("Raters added this session")
-    source_kind = st.session_state["source"]["kind"]
+    source_kind = st.session_state[session_keys.SOURCE]["kind"]
     folder = data.data_dir if source_kind in ("demo", "path") else None
     for name, extra in added.items():
         with st.container(border=True):
@@ -224,7 +225,7 @@ if added:
             st.markdown(f"{views.code(name)} · judge {views.code(extra.judge)} · {len(values)} ratings, "
                         f"{int(values.isna().sum())} missing · dimensions "
                         f"{', '.join(map(views.code, sorted(extra.ratings['dimension'].unique())))}")
-            file_name = f"ratings_{state.safe_file_part(name)}.csv"
+            file_name = f"ratings_{loading.safe_file_part(name)}.csv"
             buttons = st.columns([2, 3, 1])
             # For people (spreadsheets): formula-like cells are neutralised. "Save ... beside the data" writes
             # the exact machine file.
@@ -237,17 +238,17 @@ if added:
                                      help=f"Writes {md(file_name)} into {where}. An existing file is never "
                                           "overwritten."):
                     try:
-                        target = state.save_extra_ratings(data, name, folder / file_name)
+                        target = loading.save_extra_ratings(data, name, folder / file_name)
                     except (OSError, ValueError) as error:
                         st.error(f"**Not saved.** {md(error)}")
                     else:
-                        st.session_state["flash"] = f"Saved {code(target)}: it now loads with the data set."
+                        st.session_state[session_keys.FLASH] = f"Saved {code(target)}: it now loads with the data set."
                         st.rerun()
             else:
                 buttons[1].caption("Uploaded data: download the file and upload it with the data next time.")
             if buttons[2].button("Remove", key=f"judge_remove_{name}"):
-                state.remove_extra_ratings(data, name)
-                st.session_state["flash"] = f"Removed the rater {code(name)} from this session."
+                loading.remove_extra_ratings(data, name)
+                st.session_state[session_keys.FLASH] = f"Removed the rater {code(name)} from this session."
                 st.rerun()
     st.caption("Added raters live in this browser session until saved; the overrides ledger is unaffected.")
 

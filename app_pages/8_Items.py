@@ -16,11 +16,10 @@ from empathy.items import (  # noqa: E402
     worst_first,
 )
 from empathy.mechanisms import note_fields, output_scores  # noqa: E402
-from empathy_app import state, views  # noqa: E402
+from empathy_app import compute, loading, overrides, session_keys, views  # noqa: E402
 from empathy_app.markup import md  # noqa: E402
 
-data = state.page_setup("Items")
-data = state.require_data(ratings=False)
+data = loading.require_data(ratings=False)
 views.show_flash_error()
 views.mode_caption(data)
 outputs = data.dataset.outputs
@@ -39,11 +38,11 @@ def _item_table(key: str, overrides_key: str, with_overrides: bool, by_task: boo
     return item_table(_outputs, _ratings, _features, overrides=_overrides, by_task=by_task)
 
 
-ratings = state.effective_ratings(data)
-current = state.overrides(data)
-table = _item_table(data.content_key, state.ratings_key(current) if len(current) else "",
-                    bool(st.session_state["with_overrides"]), state.by_task(data), metrics.registry_token(), outputs,
-                    ratings, state.features(data), current)
+ratings = compute.effective_ratings(data)
+current = overrides.applied(data)
+table = _item_table(data.content_key, loading.ratings_key(current) if len(current) else "",
+                    bool(st.session_state[session_keys.WITH_OVERRIDES]), compute.by_task(data),
+                    metrics.registry_token(), outputs, ratings, compute.features(data), current)
 terms = term_columns(table)
 ranges = [c for c in table.columns if str(c).startswith("range:")]
 status_columns = [c for c in table.columns if str(c).endswith(" status")]
@@ -76,9 +75,9 @@ with st.container(border=True):
     models = top[1].multiselect("Models", data.dataset.models, key="items_models", placeholder="all models")
     sortable = terms + ranges
     default = sortable[0] if sortable else None  # the first judge metric's first judge (SA), else the first term
-    if sortable and st.session_state.get("items_sort") not in sortable:
-        st.session_state["items_sort"] = default
-    sort_by = top[2].selectbox("Worst first by", sortable, key="items_sort", format_func=_label,
+    if sortable and st.session_state.get(session_keys.ITEMS_SORT) not in sortable:
+        st.session_state[session_keys.ITEMS_SORT] = default
+    sort_by = top[2].selectbox("Worst first by", sortable, key=session_keys.ITEMS_SORT, format_func=_label,
                                disabled=not sortable)
     absolute = top[3].checkbox("By size", key="items_abs", help="Sort by the magnitude, so that an SA term far "
                                "below 0 (generation more intense than the reference) comes first too.")
@@ -115,19 +114,19 @@ st.caption(f"{len(shown)} of {len(table)} outputs" + (f", worst {md(_label(sort_
            + ". Click a column header to sort by it instead; select a row to open it below.")
 event = st.dataframe(shown[visible], hide_index=True, key="items_table", column_config=config,
                      on_select="rerun", selection_mode="single-row", height=420)
-st.download_button("Download these rows (CSV)", items_csv(shown, str(state.report(data).signature)),
+st.download_button("Download these rows (CSV)", items_csv(shown, str(compute.report(data).signature)),
                    file_name="empathy-items.csv", mime="text/csv", key="items_download")
 
 # The selectbox is the one source of truth for the open row; a newly selected table row moves it.
 labels = [f"{i} · {m}" for i, m in zip(shown["item_id"], shown["model"], strict=True)]
-state.follow_table_selection(event, labels, "items_pick", "items_table_selection")
+views.follow_table_selection(event, labels, session_keys.ITEMS_PICK, session_keys.ITEMS_TABLE_SELECTION)
 
 def _sentences(value: float) -> float | None:
     return None if pd.isna(value) else float(value)
 
 
 st.subheader("One output")
-pick = st.selectbox("Output (in the table's order)", labels, key="items_pick")
+pick = st.selectbox("Output (in the table's order)", labels, key=session_keys.ITEMS_PICK)
 row = shown.iloc[labels.index(pick)]
 source = outputs[(outputs["item_id"] == row["item_id"]) & (outputs["model"] == row["model"])].iloc[0]
 st.caption(f"Task {views.code(row['task'] or '-')} · item {views.code(row['item_id'])} · model "

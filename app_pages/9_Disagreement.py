@@ -13,14 +13,13 @@ from empathy.calibration import confusion_matrix  # noqa: E402
 from empathy.labels.rules import rubric  # noqa: E402
 from empathy.signature import Signature, judge_signatures  # noqa: E402
 from empathy.slices import ALL_JUDGES, describe, ranked_slices  # noqa: E402
+from empathy_app import compute, loading, overrides, relabel_focus, session_keys, views  # noqa: E402
 from empathy_app import disagreement as dg  # noqa: E402
-from empathy_app import relabel_focus, state, views  # noqa: E402
 from empathy_app.markup import code, md, people_csv  # noqa: E402
 
-data = state.page_setup("Disagreement")
-data = state.require_data(data)
+data = loading.require_data()
 outputs = data.dataset.outputs
-ledger = state.ledger(data)
+ledger = overrides.ledger(data)
 # Judges keep their own labels here; the ledger's annotators are human raters beside the data's experts.
 ratings = dg.with_humans(data.dataset.ratings, ledger.status.fresh)
 key = f"{data.content_key}|{ledger.digest}|{len(ledger.status.fresh)}"
@@ -51,10 +50,10 @@ if events.empty:
             "judge_judge": "two judges on the same output", "override": "a judge rating"}[outcome]
     st.info(f"Nothing to map for {code(dimension)}: no output has {need}.")
 else:
-    features = dg.output_features(data.content_key, outputs, data.dataset.ratings, state.features(data))
+    features = dg.output_features(data.content_key, outputs, data.dataset.ratings, compute.features(data))
     result = dg.slice_map(key, outcome, dimension, bins, permutations, seed, per_judge, features, events,
                           threshold)
-    signature = Signature(distancing=state.features(data).signature, judges=judge_signatures(ratings), seed=seed,
+    signature = Signature(distancing=compute.features(data).signature, judges=judge_signatures(ratings), seed=seed,
                           extra={"outcome": outcome, **result.signature_fields(), **ledger.signature_fields()})
     table = result.table
     st.caption(f"{int(events['event'].sum())} of {len(events)} units disagree"
@@ -92,8 +91,8 @@ else:
         views.signature_caption(signature)
         names = [f"{f} · {s} ({n} units)" for f, s, n in zip(ranked["feature"], ranked["slice"], ranked["n_units"],
                                                                strict=True)]
-        state.follow_table_selection(event, names, "dis_slice", "dis_ranked_selection")
-        pick = st.selectbox("Open a slice's items (or select a row above)", names, key="dis_slice")
+        views.follow_table_selection(event, names, session_keys.DIS_SLICE, session_keys.DIS_RANKED_SELECTION)
+        pick = st.selectbox("Open a slice's items (or select a row above)", names, key=session_keys.DIS_SLICE)
         row = ranked.iloc[names.index(pick)]
         items = dg.slice_items(events, row["outputs"], shown_judge)
         st.caption(f"{len(items)} unit(s) of {row['n_outputs']} output(s); disagreements first.")
@@ -111,11 +110,11 @@ else:
                 views.no_text_note(source.iloc[0])
             if st.button("Open in Inspect", key="dis_open_inspect", help="the Inspect page, filters cleared, at "
                                                                         "this output"):
-                for widget in ("inspect_task", "inspect_model", "inspect_judge", "inspect_dimension",
-                               "inspect_value"):
+                for widget in (session_keys.INSPECT_TASK, session_keys.INSPECT_MODEL, session_keys.INSPECT_JUDGE,
+                               session_keys.INSPECT_DIMENSION, session_keys.INSPECT_VALUE):
                     st.session_state[widget] = "(any)"
-                st.session_state["inspect_disagree"] = False
-                st.session_state["_w_inspect_pick"] = opened
+                st.session_state[session_keys.INSPECT_DISAGREE] = False
+                st.session_state[session_keys.INSPECT_PICK] = opened
                 st.switch_page("app_pages/3_Inspect.py")
 
 # ------------------------------------------------------------------------------------------ calibration

@@ -1,1 +1,28 @@
-"""Streamlit UI helpers of the empathy app (imports streamlit; business logic stays in ``empathy``)."""
+"""Streamlit UI of the empathy app (imports streamlit; business logic stays in ``empathy``).
+
+The frame is ``app.py``: once per run it picks the page (``st.navigation``), configures the browser tab, puts the
+session's defaults in place, loads the data set, draws the sidebar, the heading and the one-shot message, then
+runs the page (``app_pages/N_Name.py``, thin: ``data = loading.require_data()``, then its content).
+
+The modules, by layer (lowest first; ``tests/test_layers.py`` enforces it, with no import cycle):
+
+==========================  ==========================================================================================
+``session_keys``            every key of ``st.session_state`` as a named constant (what it holds, who writes it), the
+                            session's defaults and each page's widget-key prefix; imports nothing
+``markup``, ``progress``    escaping data strings for Markdown, HTML, Plotly and CSV; the progress bar
+``loading``                 the session's data set: files, uploads, saved uploads, imports, this session's added
+                            ratings, the task filter, the store it opens; :class:`loading.Loaded`; the frame's
+                            ``open_data_set`` and the pages' ``current_data`` / ``require_data``
+``overrides``               the data set's human overrides: the ledger under the session's label rule, the overrides
+                            that apply, the key naming them in caches
+``compute``                 cached computations: text features, the recompute engine, the metrics report, effective
+                            ratings, Krippendorff's alpha, standard metrics, the highlights of a text
+``views``                   reusable views (the pages' table, headings, the Home page, summary, charts, value
+                            widgets, key help); ``decisions``, ``keyqueue``, ``relabel_focus`` (Inspect and Relabel's
+                            decisions); ``exhibit_views``, ``workbench``, ``disagreement`` (their pages' views)
+``sidebar``                 the session's start (defaults; a new session reopens the data set its URL names), the
+                            sidebar every page shares, and the data set remembered in the URL and the settings file
+==========================  ==========================================================================================
+
+Code reads and writes the session only through :mod:`empathy_app.session_keys` (``tests/test_session_keys.py``).
+"""

@@ -15,10 +15,8 @@ from empathy.labels.ledger import Ledger
 from empathy.labels.locations import StoreError
 from empathy.labels.records import Change, output_hashes
 from empathy.vocabulary import LABEL_RULE_HELP, LABEL_RULES
-from empathy_app import state
-
-#: Session key of the annotator name committed on the Relabel page (typing alone never commits it).
-COMMITTED = "relabel_annotator"
+from empathy_app import overrides, session_keys
+from empathy_app.loading import Loaded
 
 
 def output_key(prefix: str, *parts: object) -> str:
@@ -35,20 +33,20 @@ def md(value: object) -> str:
 
 def committed_annotator() -> str:
     """The annotator name committed with the button of :func:`annotator_form` (``""`` before)."""
-    return str(st.session_state.get(COMMITTED, "")).strip()
+    return str(st.session_state.get(session_keys.RELABEL_ANNOTATOR, "")).strip()
 
 
 def _commit() -> None:
-    name = str(st.session_state.get("_w_relabel_annotator_name", "")).strip()
+    name = str(st.session_state.get(session_keys.RELABEL_ANNOTATOR_WIDGET, "")).strip()
     if name:
-        st.session_state[COMMITTED] = name
-        st.session_state["annotator"] = name  # Inspect and the sidebar use the same name
+        st.session_state[session_keys.RELABEL_ANNOTATOR] = name
+        st.session_state[session_keys.ANNOTATOR] = name  # Inspect and the sidebar use the same name
     else:
-        st.session_state["flash_error"] = "Type a name first, then press **Start as this annotator**."
+        st.session_state[session_keys.FLASH_ERROR] = "Type a name first, then press **Start as this annotator**."
 
 
 def _release() -> None:
-    st.session_state[COMMITTED] = ""
+    st.session_state[session_keys.RELABEL_ANNOTATOR] = ""
 
 
 def annotator_form() -> str:
@@ -63,8 +61,8 @@ def annotator_form() -> str:
         columns[1].button("Change annotator", key="relabel_change_annotator", on_click=_release)
         return name
     with st.form("relabel_annotator_form", border=True):
-        st.text_input("Annotator name", key="_w_relabel_annotator_name",
-                      value=str(st.session_state.get("annotator", "")),
+        st.text_input("Annotator name", key=session_keys.RELABEL_ANNOTATOR_WIDGET,
+                      value=str(st.session_state.get(session_keys.ANNOTATOR, "")),
                       help="Recorded with every decision. It takes effect only when you press the button; "
                            "the decision keys do nothing while you type here.")
         st.form_submit_button("Start as this annotator", on_click=_commit, type="primary",
@@ -72,53 +70,55 @@ def annotator_form() -> str:
     return ""
 
 
+def _keep_label_rule() -> None:
+    st.session_state[session_keys.LABEL_RULE] = st.session_state[session_keys.LABEL_RULE_WIDGET]
+
+
 def label_rule_select(container=st) -> str:
     """The label rule (latest / majority / adjudicated) used when several annotators decided a rating."""
-    current = st.session_state.get("label_rule", "latest")
-    st.session_state["_w_label_rule"] = current
-    container.selectbox("When annotators differ, use", LABEL_RULES, key="_w_label_rule",
-                        on_change=lambda: st.session_state.__setitem__("label_rule",
-                                                                       st.session_state["_w_label_rule"]),
+    st.session_state[session_keys.LABEL_RULE_WIDGET] = overrides.label_rule()
+    container.selectbox("When annotators differ, use", LABEL_RULES, key=session_keys.LABEL_RULE_WIDGET,
+                        on_change=_keep_label_rule,
                         help="; ".join(f"{rule}: {text}" for rule, text in LABEL_RULE_HELP.items()))
-    return str(st.session_state.get("label_rule", "latest"))
+    return overrides.label_rule()
 
 
-def save(data: state.Loaded, changes: list[Change], annotator: str) -> bool:
+def save(data: Loaded, changes: list[Change], annotator: str) -> bool:
     """Write one decision (several judges' ratings) for ``annotator``; flash the result, escaped."""
     if not annotator.strip():
-        st.session_state["flash_error"] = "Enter and commit your annotator name first."
+        st.session_state[session_keys.FLASH_ERROR] = "Enter and commit your annotator name first."
         return False
     try:
         batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator)
     except StoreError as error:
-        st.session_state["flash_error"] = f"Not saved: the override store cannot be used: {md(error)}"
+        st.session_state[session_keys.FLASH_ERROR] = f"Not saved: the override store cannot be used: {md(error)}"
         return False
     except (TypeError, ValueError) as error:
-        st.session_state["flash_error"] = f"Not saved: {md(error)}"
+        st.session_state[session_keys.FLASH_ERROR] = f"Not saved: {md(error)}"
         return False
     first = changes[0]
     raters = ", ".join(md(r) for r in sorted({c.rater for c in changes}))
-    st.session_state["flash"] = (f"Saved (change #{batch}): {md(first.dimension)} = {first.value:g} for "
-                                 f"{md(first.item_id)} / {md(first.model)} ({raters}) as {md(annotator)}.")
+    st.session_state[session_keys.FLASH] = (f"Saved (change #{batch}): {md(first.dimension)} = {first.value:g} for "
+                                            f"{md(first.item_id)} / {md(first.model)} ({raters}) as {md(annotator)}.")
     return True
 
 
-def undo(data: state.Loaded, annotator: str | None) -> None:
+def undo(data: Loaded, annotator: str | None) -> None:
     """Undo ``annotator``'s last change on this data set (flash escaped)."""
     try:
         undone = data.store.undo_last(annotator or None, dataset_id=data.dataset_id)
     except StoreError as error:
-        st.session_state["flash_error"] = f"Not undone: the override store cannot be used: {md(error)}"
+        st.session_state[session_keys.FLASH_ERROR] = f"Not undone: the override store cannot be used: {md(error)}"
         return
     if undone.empty:
-        st.session_state["flash_error"] = "Nothing to undo."
+        st.session_state[session_keys.FLASH_ERROR] = "Nothing to undo."
         return
     row = undone.iloc[0]
-    st.session_state["flash"] = (f"Undone: {md(row['dimension'])} of {md(row['item_id'])} / {md(row['model'])} "
-                                 f"({len(undone)} label(s)).")
+    st.session_state[session_keys.FLASH] = (f"Undone: {md(row['dimension'])} of {md(row['item_id'])} / "
+                                            f"{md(row['model'])} ({len(undone)} label(s)).")
 
 
-def ledger_panel(data: state.Loaded, ledger: Ledger, annotator: str, key: str) -> None:
+def ledger_panel(data: Loaded, ledger: Ledger, annotator: str, key: str) -> None:
     """The ledger's status line (applied, stale, orphaned, unresolved), with the lists and a confirm button."""
     counts = ledger.counts
     text = (f"Ledger ({md(ledger.rule)} rule): **{counts['applied']}** overrides applied · "
@@ -138,9 +138,9 @@ def ledger_panel(data: state.Loaded, ledger: Ledger, annotator: str, key: str) -
                 try:
                     count = data.store.confirm(data.dataset_id, ledger.status.stale,
                                                output_hashes(data.all_data.outputs), annotator=annotator)
-                    st.session_state["flash"] = f"Confirmed {count} stale decision(s) as {md(annotator)}."
+                    st.session_state[session_keys.FLASH] = f"Confirmed {count} stale decision(s) as {md(annotator)}."
                 except StoreError as error:
-                    st.session_state["flash_error"] = f"Not confirmed: {md(error)}"
+                    st.session_state[session_keys.FLASH_ERROR] = f"Not confirmed: {md(error)}"
                 st.rerun()
         if counts["orphaned"]:
             st.markdown("**Orphaned**: the output is no longer in the data set; kept in the store.")

@@ -15,62 +15,63 @@ from empathy.exhibits import EXHIBIT_CSS, ExhibitView, exhibit_html, exhibit_vie
 from empathy.fragility import FragilityReport, fragility, influence_order, order_queue
 from empathy.labels.exhibit_list import pin_exhibit
 from empathy.labels.locations import StoreError
-from empathy_app import state, views
+from empathy_app import compute, overrides, session_keys, views
+from empathy_app.loading import Loaded
 from empathy_app.markup import md
 
 
-def pin_control(data: state.Loaded, item_id: str, model: str, key: str) -> None:
+def pin_control(data: Loaded, item_id: str, model: str, key: str) -> None:
     """A "Pin as exhibit" popover: a note and a button that adds the output to the data set's exhibit list."""
     with st.popover("Pin as exhibit", help="Add this output to the Exhibits page, with a note."):
         note = st.text_area("Note", key=f"{key}_note", placeholder="What should the audience see here?")
         if st.button("Pin", key=f"{key}_pin"):
             try:
                 position = pin_exhibit(data.store, data.dataset_id, str(item_id), str(model), note,
-                                       annotator=st.session_state.get("annotator", "").strip())
+                                       annotator=st.session_state.get(session_keys.ANNOTATOR, "").strip())
             except (StoreError, OSError) as error:
                 st.error(f"Could not pin: {md(error)}")
             else:
                 st.success(f"Pinned as exhibit {position}.")
 
 
-def _values(data: state.Loaded) -> object:
+def _values(data: Loaded) -> object:
     """The plan's rating values with the applied overrides patched in (under the global toggle), or ``None``
     for the judge-only values or when an override adds a rating the plan has no place for."""
-    plan = state.engine(data).plan
-    if not st.session_state.get("with_overrides", True):
+    plan = compute.engine(data).plan
+    if not st.session_state.get(session_keys.WITH_OVERRIDES, True):
         return None
-    return plan.patch(state.overrides(data))
+    return plan.patch(overrides.applied(data))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _fragility(key: str, okey: str, _data: state.Loaded, top: int) -> FragilityReport:
-    return fragility(state.engine(_data).plan, _values(_data), top=top)
+def _fragility(key: str, okey: str, _data: Loaded, top: int) -> FragilityReport:
+    return fragility(compute.engine(_data).plan, _values(_data), top=top)
 
 
-def fragility_report(data: state.Loaded, top: int = 5) -> FragilityReport:
+def fragility_report(data: Loaded, top: int = 5) -> FragilityReport:
     """Fragility of the data set's judge metrics under the global toggle (cached per data set and overrides)."""
-    current = state.overrides(data) if st.session_state.get("with_overrides", True) else None
-    return _fragility(f"{data.content_key}|{metrics.registry_token()}", state.overrides_key(current), data, top)
+    current = overrides.applied(data) if st.session_state.get(session_keys.WITH_OVERRIDES, True) else None
+    return _fragility(f"{data.content_key}|{metrics.registry_token()}", overrides.overrides_key(current), data, top)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _influence(key: str, okey: str, dimension: str, _data: state.Loaded) -> pd.DataFrame:
-    return influence_order(state.engine(_data).plan.item_terms(_values(_data)), dimension)
+def _influence(key: str, okey: str, dimension: str, _data: Loaded) -> pd.DataFrame:
+    return influence_order(compute.engine(_data).plan.item_terms(_values(_data)), dimension)
 
 
-def relabel_by_influence(data: state.Loaded, queue: pd.DataFrame, dimension: str) -> pd.DataFrame:
+def relabel_by_influence(data: Loaded, queue: pd.DataFrame, dimension: str) -> pd.DataFrame:
     """The Relabel queue in the "by influence" order (:func:`empathy.fragility.by_influence`); the order is
     cached per data set, overrides and dimension, so a decision costs one recompute, not one per rerun."""
-    current = state.overrides(data) if st.session_state.get("with_overrides", True) else None
-    return order_queue(queue, _influence(data.content_key, state.overrides_key(current), dimension, data))
+    current = overrides.applied(data) if st.session_state.get(session_keys.WITH_OVERRIDES, True) else None
+    return order_queue(queue, _influence(data.content_key, overrides.overrides_key(current), dimension, data))
 
 
-def exhibit_views(data: state.Loaded, pinned: pd.DataFrame) -> list[ExhibitView]:
+def exhibit_views(data: Loaded, pinned: pd.DataFrame) -> list[ExhibitView]:
     """The view of each pinned output present in the (possibly task-filtered) data set, in order."""
     outputs = data.dataset.outputs
     keys = set(zip(outputs["item_id"].astype(str), outputs["model"].astype(str), strict=True))
-    engine = state.engine(data)
-    applied = state.overrides(data)
+    engine = compute.engine(data)
+    applied = overrides.applied(data)
     out = []
     for record in pinned.to_dict("records"):
         if (record["item_id"], record["model"]) not in keys:
@@ -79,7 +80,7 @@ def exhibit_views(data: state.Loaded, pinned: pd.DataFrame) -> list[ExhibitView]
                       & (outputs["model"].astype(str) == record["model"])].iloc[0]
         texts = (str(row["reference"]), str(row["generation"]))
         out.append(exhibit_view(outputs, data.dataset.ratings, applied, record["item_id"], record["model"],
-                                note=record["note"], recompute=engine, spans=state.spans_for(texts)))
+                                note=record["note"], recompute=engine, spans=compute.spans_for(texts)))
     return out
 
 
@@ -88,7 +89,7 @@ def show_exhibit(view: ExhibitView, position: int | None = None) -> None:
     st.html(f"<style>{EXHIBIT_CSS}</style>{exhibit_html(view, position=position)}")
 
 
-def fragility_section(data: state.Loaded, key: str) -> None:
+def fragility_section(data: Loaded, key: str) -> None:
     """Adjacent pairs with the flips or shift needed to reorder them, and each model's most influential items."""
     report = fragility_report(data)
     if report.pairs.empty:

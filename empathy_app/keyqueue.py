@@ -53,22 +53,18 @@ from empathy.labels.rules import ALL_JUDGES, DecisionEffect, decision_effects, m
 from empathy.metrics import get_metric, label_mean_metrics
 from empathy.render import conversation_html, conversation_turns, highlight_html
 from empathy.review import relabel_queue
-from empathy_app import state
+from empathy_app import compute, overrides, session_keys
+from empathy_app.loading import Loaded
+from empathy_app.session_keys import RELABEL_ACKED as ACKED
+from empathy_app.session_keys import RELABEL_ISSUED as ISSUED
+from empathy_app.session_keys import RELABEL_KEYQUEUE as KEY
+from empathy_app.session_keys import RELABEL_LIVE_METRIC as LIVE_KEY
+from empathy_app.session_keys import RELABEL_REASON_USED as REASON_USED
 
-#: Session key of the component (its state holds ``{"events": {"client": ..., "events": [...]}}``).
-KEY = "relabel_keyqueue"
-#: Session key: per browser client, the number of the last event applied or refused.
-ACKED = "relabel_acked"
-#: Session key: when each output was first sent to this session (server clock), for "decided meanwhile".
-ISSUED = "relabel_issued"
-#: Session key: what the last batch of events did (list of :class:`Outcome`).
-OUTCOMES = "relabel_outcomes"
-#: Session key: the reason text already recorded with a decision (not attached to the next one).
-REASON_USED = "relabel_reason_used"
+# The queue's session keys go by short names here (KEY, ACKED, ...: tests drive the component through them).
+
 #: How many upcoming outputs the browser holds: keys pressed faster than the server answers run ahead this far.
 WINDOW = 100
-#: Session key of the live metric's component (beside the queue).
-LIVE_KEY = "relabel_live_metric"
 
 #: The component's browser code, HTML and CSS: real files shipped with the package (linted, and the live table's
 #: arithmetic tested under Node: see docs/development.md).
@@ -122,9 +118,9 @@ def _noop() -> None:
 
 def session_id() -> str:
     """A random id of this Streamlit session (the browser keeps one event queue per session)."""
-    if "relabel_session" not in st.session_state:
-        st.session_state["relabel_session"] = uuid.uuid4().hex[:12]
-    return str(st.session_state["relabel_session"])
+    if session_keys.RELABEL_SESSION not in st.session_state:
+        st.session_state[session_keys.RELABEL_SESSION] = uuid.uuid4().hex[:12]
+    return str(st.session_state[session_keys.RELABEL_SESSION])
 
 
 @dataclass(frozen=True)
@@ -182,7 +178,7 @@ def _valid_value(value: object, scale: tuple[int, int] | None) -> float | None:
     return number if number.is_integer() and low <= number <= high else None
 
 
-def apply_events(data: state.Loaded, raw: object, *, annotator: str,
+def apply_events(data: Loaded, raw: object, *, annotator: str,
                  scale_of: Callable[[str], tuple[int, int] | None]) -> Applied:
     """Apply, in order, the events of the component's state that this session has not applied yet.
 
@@ -203,11 +199,11 @@ def apply_events(data: state.Loaded, raw: object, *, annotator: str,
         return result
     ratings = data.dataset.ratings
     outputs = data.all_data.outputs
-    hashes = state.output_hash_map(data)
+    hashes = overrides.output_hash_map(data)
     try:
         # the ledger of the store's current version: cached since the last write (this session's or another's),
         # so a key does not read every decision again
-        everyone = state.ledger(data).decisions
+        everyone = overrides.ledger(data).decisions
     except StoreError as error:
         result.outcomes.append(Outcome("refused", "Not saved: the override store cannot be used: "
                                                   + markdown_literal(str(error))))
@@ -224,7 +220,7 @@ def apply_events(data: state.Loaded, raw: object, *, annotator: str,
     return result
 
 
-def _apply_one(data: state.Loaded, event: dict, *, annotator: str,  # noqa: C901 - one refusal check a line, in the order they are reported
+def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one refusal check a line, in the order they are reported
                scale_of: Callable[[str], tuple[int, int] | None],
                ratings: pd.DataFrame, outputs: pd.DataFrame, hashes: Mapping[tuple[str, str], str],
                decided: set, everyone: pd.DataFrame) -> Outcome:
@@ -251,9 +247,9 @@ def _apply_one(data: state.Loaded, event: dict, *, annotator: str,  # noqa: C901
         return Outcome("refused", f"Refused key #{seq}: it does not name an output.", seq=seq)
     where = f"{md(item)} / {md(model)}"
     if action == "skip":
-        skipped = st.session_state.setdefault("relabel_skipped", [])
+        skipped = st.session_state.setdefault(session_keys.RELABEL_SKIPPED, [])
         if (item, model) not in {tuple(s) for s in skipped}:
-            st.session_state["relabel_skipped"] = [*skipped, (item, model)]
+            st.session_state[session_keys.RELABEL_SKIPPED] = [*skipped, (item, model)]
         return Outcome("skipped", f"Skipped {where}.", item=(item, model), seq=seq)
     if str(event.get("annotator", "")) != annotator:
         return Outcome("refused", f"Refused: the key for {where} was pressed as {md(event.get('annotator'))}, "
@@ -281,7 +277,7 @@ def _apply_one(data: state.Loaded, event: dict, *, annotator: str,  # noqa: C901
                                   "output no longer on screen is never applied to another one). Undo to change "
                                   "it.", item=(item, model), seq=seq)
     # the reason typed in the box goes with the next decision only (the page empties the box on its next run)
-    reason = str(st.session_state.get("relabel_reason", "") or "")
+    reason = str(st.session_state.get(session_keys.RELABEL_REASON, "") or "")
     if reason and reason == st.session_state.get(REASON_USED):
         reason = ""
     try:
@@ -334,7 +330,7 @@ def _texts_html(memo: dict, item: str, model: str, row: Mapping) -> tuple[str, s
     found = memo.get(("html", item, model))
     if found is None:
         reference, generation = str(row["reference"]), str(row["generation"])
-        spans = state.spans_for((reference, generation))
+        spans = compute.spans_for((reference, generation))
         text = str(row.get("conversation", "") or "")
         conversation = ""
         if len(conversation_turns(text)) > 2:
@@ -354,7 +350,7 @@ def _targets(memo: dict, ratings: pd.DataFrame, item: str, model: str, dimension
     return found
 
 
-def window_items(data: state.Loaded, pending: pd.DataFrame, *, dimension: str, apply_to: str, blind: bool,
+def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_to: str, blind: bool,
                  raters: Sequence[str], others: Mapping[tuple[str, str], list[str]], size: int = WINDOW
                  ) -> list[dict]:
     """The next ``size`` outputs of the queue as the component shows them (every data string escaped)."""
@@ -362,7 +358,7 @@ def window_items(data: state.Loaded, pending: pd.DataFrame, *, dimension: str, a
     head = pending.head(size)
     if head.empty:
         return []
-    hashes = state.output_hash_map(data)
+    hashes = overrides.output_hash_map(data)
     issued = issued_at([(dimension, str(i), str(m)) for i, m in zip(head["item_id"], head["model"], strict=True)])
     memo = _memo(data.base_key or data.content_key)
     shown_raters = [r for r in raters if r in head.columns]
@@ -394,7 +390,7 @@ def window_items(data: state.Loaded, pending: pd.DataFrame, *, dimension: str, a
     return items
 
 
-def _static_entry(data: state.Loaded, memo: dict, item: str, model: str, dimension: str, apply_to: str
+def _static_entry(data: Loaded, memo: dict, item: str, model: str, dimension: str, apply_to: str
                   ) -> tuple[str, bool, str, str, str, str, str]:
     """The parts of one window entry fixed by the data set and the decision's target (escaped HTML): the task,
     whether the output is decidable, the note on whom a decision is saved for, the highlighted reference,
@@ -426,7 +422,7 @@ def _base_queue(key: str, dimension: str, task: str, _ratings: pd.DataFrame, _ou
     return relabel_queue(_ratings, dimension, _outputs)
 
 
-def queue_for(data: state.Loaded, dimension: str, task: str, outputs: pd.DataFrame, mine: pd.DataFrame
+def queue_for(data: Loaded, dimension: str, task: str, outputs: pd.DataFrame, mine: pd.DataFrame
               ) -> pd.DataFrame:
     """:func:`empathy.review.relabel_queue` of ``outputs`` with this annotator's decisions ``mine`` marked done.
 
@@ -472,7 +468,7 @@ def show(*, items: list[dict], dimension: str, apply_to: str, annotator: str, sc
     _component(key=KEY, data=payload, default={"events": None}, on_events_change=_noop)
 
 
-def _own_labels(data: state.Loaded, memo: dict, rater: str, dimension: str) -> dict[tuple[str, str], float]:
+def _own_labels(data: Loaded, memo: dict, rater: str, dimension: str) -> dict[tuple[str, str], float]:
     """The rater's own labels of ``dimension`` by output (remembered per data set)."""
     key = ("own", data.content_key, rater, dimension)
     found = memo.get(key)
@@ -484,7 +480,7 @@ def _own_labels(data: state.Loaded, memo: dict, rater: str, dimension: str) -> d
     return found
 
 
-def _position(data: state.Loaded, memo: dict, item: str, model: str) -> int:
+def _position(data: Loaded, memo: dict, item: str, model: str) -> int:
     """The row of ``(item, model)`` in the loaded outputs (a dict per data set, not a MultiIndex lookup per run)."""
     positions = memo.get("positions")
     if positions is None:
@@ -494,11 +490,11 @@ def _position(data: state.Loaded, memo: dict, item: str, model: str) -> int:
     return positions[(item, model)]
 
 
-def _task_of(data: state.Loaded, memo: dict, item: str, model: str) -> str:
+def _task_of(data: Loaded, memo: dict, item: str, model: str) -> str:
     return str(data.all_data.outputs["task"].iat[_position(data, memo, item, model)] or "")
 
 
-def live_state(data: state.Loaded, table: pd.DataFrame, items: list[dict], *, metric: str, judge: str,
+def live_state(data: Loaded, table: pd.DataFrame, items: list[dict], *, metric: str, judge: str,
                dimension: str, apply_to: str, annotator: str, decisions: pd.DataFrame, rule: str,
                levels: Sequence[float], task: str | None, ahead: Sequence[tuple[str, str]] = ()) -> dict | None:
     """What the browser needs to show the live metric of ``judge`` updated at the key, before the server answers.

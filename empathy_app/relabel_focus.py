@@ -14,28 +14,28 @@ import pandas as pd
 import streamlit as st
 
 from empathy.review import focus_queue
+from empathy_app import session_keys
 from empathy_app.markup import md
 
-FOCUS = "relabel_focus"  # {"keys": [(item_id, model), ...], "dimension": str, "label": str} or absent
 RELABEL_PAGE = "app_pages/4_Relabel.py"
 
 
 def open_relabel(keys: Sequence[tuple[str, str]], dimension: str, label: str) -> None:
     """Put ``keys`` in the session as the Relabel queue's focus on ``dimension`` and switch to Relabel."""
-    st.session_state[FOCUS] = {"keys": [(str(i), str(m)) for i, m in keys], "dimension": dimension,
+    st.session_state[session_keys.RELABEL_FOCUS] = {"keys": [(str(i), str(m)) for i, m in keys], "dimension": dimension,
                                "label": label}
-    st.session_state["relabel_dimension"] = dimension  # the rubric shown beside each output is this one's
-    st.session_state["relabel_task"] = "(all)"  # a task chosen earlier would hide some of the cell's outputs
+    st.session_state[session_keys.RELABEL_DIMENSION] = dimension  # the rubric shown beside each output is this one's
+    st.session_state[session_keys.RELABEL_TASK] = "(all)"  # a task chosen earlier would hide some of the cell's outputs
     st.switch_page(RELABEL_PAGE)
 
 
 def _clear() -> None:
-    st.session_state.pop(FOCUS, None)
+    st.session_state.pop(session_keys.RELABEL_FOCUS, None)
 
 
 def apply(queue: pd.DataFrame, dimension: str) -> pd.DataFrame:
     """``queue`` kept to the focused outputs (with a note and a clear button), or unchanged without a focus."""
-    focus = st.session_state.get(FOCUS)
+    focus = st.session_state.get(session_keys.RELABEL_FOCUS)
     if not focus:
         return queue
     with st.container(border=True, key="relabel_focus_note"):

@@ -1,4 +1,9 @@
-"""Reusable Streamlit views of the app (summary, charts, override form); pages stay thin."""
+"""Reusable Streamlit views of the app; pages stay thin.
+
+The pages' table (:data:`PAGES`), their headings and favicon (read by the frame in ``app.py``), the Home page, the
+data set's summary, charts, value widgets, the flash error, the key help and a table selection that drives a
+selectbox (:func:`follow_table_selection`).
+"""
 
 from __future__ import annotations
 
@@ -15,11 +20,11 @@ import streamlit as st
 
 from empathy import metrics as m
 from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES
-from empathy.labels.records import Change
 from empathy.paths import PROJECT_ROOT
 from empathy.render import conversation_html, conversation_turns, highlight_html, legend_html
 from empathy.vocabulary import DIRECTIONS
-from empathy_app import state
+from empathy_app import compute, loading, overrides, session_keys
+from empathy_app.loading import Loaded
 from empathy_app.markup import code, codes, html, md, plot_frame
 
 # The icons are for the Home page's links (drawn with the Material font Streamlit serves itself). They are not
@@ -80,7 +85,7 @@ DIMENSION_HELP = {
 }
 
 
-def summary(data: state.Loaded, *, full: bool = False) -> None:
+def summary(data: Loaded, *, full: bool = False) -> None:
     """The counts a researcher checks first (:meth:`empathy.io.Dataset.summary`).
 
     ``full``: of the whole data set, not only the task chosen in the sidebar.
@@ -88,7 +93,7 @@ def summary(data: state.Loaded, *, full: bool = False) -> None:
     dataset = data.all_data if full else data.dataset
     info = dataset.summary()
     if data.filtered and not full:
-        st.caption(f"Task **{md(state.task_label(data.task))}** only (sidebar): {len(dataset.outputs)} of "
+        st.caption(f"Task **{md(loading.task_label(data.task))}** only (sidebar): {len(dataset.outputs)} of "
                    f"{len(data.all_data.outputs)} outputs.")
     columns = st.columns(5)
     columns[0].metric("Items", info["items"])
@@ -146,7 +151,7 @@ def _side_scores(scores: pd.DataFrame, side: str, underlined: dict[str, int]) ->
 
 
 def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | None = None,
-                 notes: list[tuple[str, str]] | tuple = (), data: state.Loaded | None = None) -> None:
+                 notes: list[tuple[str, str]] | tuple = (), data: Loaded | None = None) -> None:
     """Reference and generation side by side, showing the four mechanisms in the text.
 
     Distancing spans (LD) as coloured backgrounds and the lexicon checklist's disturbing content (EGM) as red
@@ -154,16 +159,16 @@ def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | Non
     and disturbing count (EGM's input) per judge; under both the output's SA and EGM terms and CA label per
     judge (``scores``, :func:`empathy.mechanisms.output_scores`). ``notes``: the row's ``demo_note`` and
     ``source`` (:func:`empathy.mechanisms.note_fields`). ``data``: the loaded data set, whose LLM judges' cached
-    per-sentence counts mark the sentences they counted disturbing content in (:func:`state.judged_for`).
+    per-sentence counts mark the sentences they counted disturbing content in (:func:`empathy_app.compute.judged_for`).
     Widgets are keyed ``{key}_...``.
     """
     from empathy.mechanisms import category_counts
 
     for column, text in notes:
         st.caption(f"**{md(column)}**: {md(text)}")
-    spans = state.spans_for(texts)
-    disturbing = state.disturbing_for(texts)
-    judged, judges = state.judged_for(data, texts) if data is not None else ([[], []], [])
+    spans = compute.spans_for(texts)
+    disturbing = compute.disturbing_for(texts)
+    judged, judges = compute.judged_for(data, texts) if data is not None else ([[], []], [])
     st.markdown(legend_html(disturbing=True, judged=bool(judges)), unsafe_allow_html=True)
     if judges:
         st.caption(f"Dotted: sentences in which {', '.join(code(j) for j in judges)} counted disturbing content "
@@ -246,16 +251,16 @@ def interval_warnings(frame: pd.DataFrame, names: list[str], *, most: int = 8) -
                "uncertainty:\n\n" + "\n".join(lines) + more)
 
 
-def mode_caption(data: state.Loaded) -> None:
+def mode_caption(data: Loaded) -> None:
     """One line: the task shown and whether the human overrides are included (both set in the sidebar)."""
-    count = len(state.overrides(data))
-    scope = (f"Task **{md(state.task_label(data.task))}** ({len(data.dataset.outputs)} of "
+    count = len(overrides.applied(data))
+    scope = (f"Task **{md(loading.task_label(data.task))}** ({len(data.dataset.outputs)} of "
              f"{len(data.all_data.outputs)} outputs) · " if data.filtered else "")
-    if state.by_task(data):
+    if compute.by_task(data):
         scope += "Computed **per task** (as in the paper; pool them in the sidebar) · "
-    elif state.pooled(data):
+    elif compute.pooled(data):
         scope += "**Tasks pooled** (one value per model over all tasks; signature tasks:pooled) · "
-    if st.session_state["with_overrides"]:
+    if st.session_state[session_keys.WITH_OVERRIDES]:
         st.caption(f"{scope}Showing judge labels **with {count} human override(s)** applied (toggle in the "
                    "sidebar).")
     else:
@@ -307,7 +312,7 @@ def dimension_label(dimension: str) -> str:
 _SCALE = re.compile(r"^\s*(-?\d+)\s*-\s*(-?\d+)\s*$")
 
 
-def rating_scale(data: state.Loaded, dimension: str) -> tuple[int, int] | None:
+def rating_scale(data: Loaded, dimension: str) -> tuple[int, int] | None:
     """The whole-number scale of a dimension, or ``None`` when it is open or unknown.
 
     Binary labels are (0, 1). Otherwise the outputs may declare it in a ``scale`` column (``"0-2"``, ``"1-5"``:
@@ -390,43 +395,14 @@ def conversation(row: pd.Series, key: str) -> None:
             st.markdown(conversation_html(text), unsafe_allow_html=True)
 
 
-def save_overrides(data: state.Loaded, changes: list[Change]) -> bool:
-    """Write overrides for the annotator of the sidebar; report success or the validation error in place."""
-    annotator = st.session_state.get("annotator", "").strip()
-    if not annotator:
-        st.session_state["flash_error"] = "Enter your name as **Annotator** in the sidebar first."
-        return False
-    try:
-        batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator)
-    except (TypeError, ValueError) as error:
-        st.session_state["flash_error"] = f"Not saved: {md(error)}"
-        return False
-    first = changes[0]
-    judges = ", ".join(sorted({c.rater for c in changes}))
-    st.session_state["flash"] = (f"Saved (change #{batch}): {md(first.dimension)} = {first.value:g} for "
-                                 f"{md(first.item_id)} / {md(first.model)} ({md(judges)}).")
-    return True
-
-
-def undo(data: state.Loaded) -> None:
-    """Undo the sidebar annotator's last change on this data set."""
-    annotator = st.session_state.get("annotator", "").strip() or None
-    undone = data.store.undo_last(annotator, dataset_id=data.dataset_id)
-    if undone.empty:
-        st.session_state["flash_error"] = "Nothing to undo."
-    else:
-        row = undone.iloc[0]
-        st.session_state["flash"] = (f"Undone: {md(row['dimension'])} of {md(row['item_id'])} / "
-                                     f"{md(row['model'])} ({len(undone)} label(s)).")
-
-
 def show_flash_error() -> None:
-    message = st.session_state.pop("flash_error", None)
+    """Show (once) the error a page's action left in the session for its next run."""
+    message = st.session_state.pop(session_keys.FLASH_ERROR, None)
     if message:
         st.error(message)
 
 
-def standard_scatter(data: state.Loaded, table: pd.DataFrame) -> go.Figure | None:
+def standard_scatter(data: Loaded, table: pd.DataFrame) -> go.Figure | None:
     """Standard metric (ROUGE-L, chrF, CIDEr-D, Sem-Sim) against an empathy metric, one point per model."""
     try:
         from empathy.standard import STANDARD_METRICS
@@ -443,7 +419,7 @@ def standard_scatter(data: state.Loaded, table: pd.DataFrame) -> go.Figure | Non
         return None
     # On demand only: they read every text pair (ROUGE-L is an LCS per pair), which at scale costs far more
     # than the rest of the page, and a visit to Overview must not pay it.
-    done = st.session_state.setdefault("_standard_computed", [])
+    done = st.session_state.setdefault(session_keys.STANDARD_COMPUTED, [])
     if data.content_key not in done:
         if not st.button("Compute the standard metrics", key="overview_std_compute",
                          help="ROUGE-L, chrF, CIDEr-D and Sem-Sim (offline TF-IDF) of every output against its "
@@ -454,9 +430,9 @@ def standard_scatter(data: state.Loaded, table: pd.DataFrame) -> go.Figure | Non
     standard_name = left.selectbox("Standard metric", list(STANDARD_METRICS), key="overview_std_metric")
     empathy_name = right.selectbox("Empathy metric", options, key="overview_std_empathy")
     with st.spinner("Computing ROUGE-L, chrF, CIDEr-D and Sem-Sim..."):
-        standard = state.standard_per_model(data)
+        standard = compute.standard_per_model(data)
     chosen = choices.iloc[options.index(empathy_name)]
-    keys = ["task", "model"] if state.by_task(data) else ["model"]  # per task: a point per (task, model)
+    keys = ["task", "model"] if compute.by_task(data) else ["model"]  # per task: a point per (task, model)
     part = table[(table["metric"] == chosen["metric"]) & (table["scorer"] == chosen["scorer"])][[*keys, "value"]]
     merged = standard[[*keys, standard_name]].merge(part, on=keys, how="inner").dropna()
     if merged.empty:
@@ -534,9 +510,27 @@ def import_report(report: object) -> None:
                            key="data_kumar_report_json")
 
 
+#: The heading (and browser tab title) of a page whose navigation title says less; other pages' heading is
+#: their navigation title.
+HEADINGS: dict[str, str] = {"Home": "Empathic failure in LLM outputs", "Workbench": "Agreement workbench"}
+#: The favicon: an image served by the app itself (a ``:material/...:`` icon would make the browser fetch it
+#: from fonts.gstatic.com, which fails offline; see :data:`PAGES`).
+ICON = Path(__file__).resolve().parent / "icon.png"
+
+
+def heading(title: str) -> str:
+    """The heading drawn above a page (by the frame in ``app.py``) for its navigation title."""
+    return HEADINGS.get(title, title)
+
+
+def page_icon() -> str | Path:
+    """The favicon: :data:`ICON`, or an emoji an installed copy without the image can still draw locally."""
+    return ICON if ICON.is_file() else "🫶"
+
+
 def home() -> None:
     """The landing page: what the app does, the loaded data set and links to the pages."""
-    data = state.page_setup("Empathic failure in LLM outputs")
+    data = loading.current_data()
     st.markdown(
         "Measure the four mechanisms of empathic failure of *the empathy mechanisms paper* (Section 2.2): "
         "**Sentiment Attenuation** (SA), **Empathic Granularity Mismatch** (EGM), **Conflict Avoidance** (CA) "
@@ -589,10 +583,27 @@ def _keys_dialog(page: str) -> None:
 def keys_help(page: str) -> None:
     """A small "Keys (?)" button that opens the page's key list in a dialog; typing ``?`` opens it too.
 
-    ``page``: a key of :data:`KEYS`. The ``?`` key is listened for by :data:`state.KEYS_SCRIPT` (in the sidebar
-    of every page, so that it is mounted with the page, not only when this button first appears).
+    ``page``: a key of :data:`KEYS`. The ``?`` key is listened for by :data:`empathy_app.sidebar.KEYS_SCRIPT` (in
+    the sidebar of every page, so that it is mounted with the page, not only when this button first appears).
     """
     if page not in KEYS:
         raise ValueError(f"no key list for page {page!r}; pages with keys: {sorted(KEYS)}")
     if st.button("⌨ Keys (?)", key="keys_help", help="The keyboard keys of this page (press ? to open)"):
         _keys_dialog(page)
+
+
+def follow_table_selection(event: object, labels: Sequence[str], pick_key: str, selection_key: str) -> None:
+    """Keep the selectbox ``pick_key`` (over ``labels``, one per table row) the one source of truth for the open row.
+
+    A newly selected row of the table (``event``, what ``st.dataframe(..., on_select="rerun")`` returned) moves
+    the pick; the same selection seen again on a later rerun does not, so a pick made in the selectbox since
+    stays. ``selection_key`` remembers the last selection seen. A pick no longer among ``labels`` (the table was
+    filtered) falls back to the first row. ``labels`` must not be empty. Both keys are constants of
+    :mod:`empathy_app.session_keys`.
+    """
+    selected = list(event.selection.rows) if event is not None else []  # type: ignore[attr-defined]
+    if selected and selected != st.session_state.get(selection_key) and selected[0] < len(labels):
+        st.session_state[pick_key] = labels[selected[0]]
+    st.session_state[selection_key] = selected
+    if st.session_state.get(pick_key) not in labels:
+        st.session_state[pick_key] = labels[0]

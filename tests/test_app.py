@@ -103,16 +103,16 @@ def test_missing_path_and_folder_without_outputs(tmp_path):
 
 
 def test_bad_upload_error_names_the_uploaded_file():
-    from empathy_app import state
+    from empathy_app import loading
 
     bad = b"item_id,model,reference\nx,m,ref\n"
     with pytest.raises(DataError, match=r"^my outputs\.csv, column 'generation': missing required column"):
-        state.load_from_uploads(("my outputs.csv", bad), [])
+        loading.load_from_uploads(("my outputs.csv", bad), [])
     outputs = b"item_id,model,reference,generation\nx,m,ref,gen\n"
     ratings = b"item_id,model,rater,dimension,value\nx,m,j,e_ref,nope\n"
     with pytest.raises(DataError, match=r"^r\.csv, row 2, column 'value': not a number"):
-        state.load_from_uploads(("o.csv", outputs), [("r.csv", ratings)])
-    loaded = state.load_from_uploads(("o.csv", outputs), [("r.csv", ratings.replace(b"nope", b"0.5"))])
+        loading.load_from_uploads(("o.csv", outputs), [("r.csv", ratings)])
+    loaded = loading.load_from_uploads(("o.csv", outputs), [("r.csv", ratings.replace(b"nope", b"0.5"))])
     assert loaded.summary()["ratings"] == 1
 
 
@@ -320,7 +320,7 @@ def test_alpha_by_dimension_equals_the_library_on_the_effective_ratings(tmp_path
     from empathy.agreement import krippendorff_by_dimension
     from empathy.io import DIMENSION_RANGES
     from empathy.labels.ledger import apply_overrides
-    from empathy_app import state
+    from empathy_app.overrides import overrides_key
 
     at = _app(annotator="ann")  # demo data: two raters on five dimensions
     data_id = _name(at)
@@ -339,11 +339,11 @@ def test_alpha_by_dimension_equals_the_library_on_the_effective_ratings(tmp_path
     expected = krippendorff_by_dimension(apply_overrides(ratings, current).drop(columns=["overridden"]))
     expected["alpha"] = expected["alpha"].astype(float).round(3)
     pd.testing.assert_frame_equal(shown, expected, check_dtype=False)
-    assert state.overrides_key(None) == "none" and state.overrides_key(current) != state.overrides_key(current[:1])
+    assert overrides_key(None) == "none" and overrides_key(current) != overrides_key(current[:1])
 
 
 def test_data_set_keys_are_computed_once_per_source_not_per_rerun(tmp_path, monkeypatch):
-    from empathy_app import state
+    from empathy_app import loading
 
     calls = {"content_key": 0}
 
@@ -353,7 +353,7 @@ def test_data_set_keys_are_computed_once_per_source_not_per_rerun(tmp_path, monk
             return function(*args, **kwargs)
         return wrapper
 
-    monkeypatch.setattr(state, "content_key", counting("content_key", state.content_key))
+    monkeypatch.setattr(loading, "content_key", counting("content_key", loading.content_key))
     folder = _write_fixture(tmp_path / "fixture")
     at = _app(_path_source(folder), annotator="ann")
     _ok(at)
@@ -376,11 +376,11 @@ def test_data_set_keys_are_computed_once_per_source_not_per_rerun(tmp_path, monk
 
 
 def test_standard_metrics_are_computed_on_demand_only(monkeypatch):
-    from empathy_app import state
+    from empathy_app import compute
 
     calls = []
-    original = state.standard_per_model
-    monkeypatch.setattr(state, "standard_per_model", lambda data: calls.append(data.content_key) or original(data))
+    original = compute.standard_per_model
+    monkeypatch.setattr(compute, "standard_per_model", lambda data: calls.append(data.content_key) or original(data))
     at = _app()
     at.switch_page("app_pages/2_Overview.py").run()
     _ok(at)
@@ -404,19 +404,19 @@ def test_streamlit_listens_on_this_machine_only_by_default():
 
 
 def test_effective_key_follows_only_the_overrides_of_its_dimensions(tmp_path):
-    from empathy_app import state
+    from empathy_app import compute, loading
 
     folder = _write_fixture(tmp_path / "fixture")
-    outputs, ratings = state.demo_files(folder)
-    dataset = state.load_from_paths(outputs, ratings)
+    outputs, ratings = loading.demo_files(folder)
+    dataset = loading.load_from_paths(outputs, ratings)
     store = OverrideStore(tmp_path / "store.sqlite")
-    data = state.Loaded(dataset=dataset, name="fixture", data_dir=folder, dataset_id="outputs.csv",
-                        content_key=state.content_key(dataset), store=store)
+    data = loading.Loaded(dataset=dataset, name="fixture", data_dir=folder, dataset_id="outputs.csv",
+                          content_key=loading.content_key(dataset), store=store)
 
     def keys() -> tuple[str, str, str]:
-        return (state.effective_key(data, ["ca"], with_overrides=True),
-                state.effective_key(data, ["e_ref"], with_overrides=True),
-                state.effective_key(data, with_overrides=True))
+        return (compute.effective_key(data, ["ca"], with_overrides=True),
+                compute.effective_key(data, ["e_ref"], with_overrides=True),
+                compute.effective_key(data, with_overrides=True))
 
     start = keys()
     assert start[0] != start[1]  # the scope is part of the key
@@ -428,16 +428,16 @@ def test_effective_key_follows_only_the_overrides_of_its_dimensions(tmp_path):
                         annotator="x")
     after_ca = keys()
     assert after_ca[0] != after_e_ref[0] and after_ca[1] == after_e_ref[1]
-    assert state.effective_key(data, ["ca"], with_overrides=False) == f"{data.content_key}:none:ca"  # judge-only
+    assert compute.effective_key(data, ["ca"], with_overrides=False) == f"{data.content_key}:none:ca"  # judge-only
 
 
 def _name(at) -> str:
     """The store name of the data set the app has loaded (what its overrides are kept under)."""
-    from empathy_app import state
+    from empathy_app import loading
 
     source = at.session_state["source"]
     path = Path(os.environ["EMPATHY_STORE"])
-    return state.store_dataset_name(source, path)
+    return loading.store_dataset_name(source, path)
 
 
 def test_every_table_carries_the_signature_and_it_names_the_ledger(tmp_path, _store):

@@ -87,6 +87,19 @@ def test_curated_demo_exhibits_list_present_and_reorder(_store):
     assert _exhibits(_store)["note"].iloc[0] == "look at the praise"
 
 
+def test_make_a_png_offers_it_for_download(_store):
+    from empathy.exhibits import chromium_path
+
+    if chromium_path() is None:
+        pytest.skip("no Chromium to render the PNG")
+    at = _app()
+    at.button(key="exhibits_curated").click().run()
+    assert not [b for b in at.get("download_button") if b.proto.label == "Download the PNG"]
+    at.button(key="exhibit_png_make").click().run()
+    _ok(at)  # the PNG's bytes are kept under their own key, not the download button's
+    assert [b for b in at.get("download_button") if b.proto.label == "Download the PNG"]
+
+
 def test_pin_from_inspect(_store):
     at = _app(page="app_pages/3_Inspect.py")
     at.text_area(key="inspect_exhibit_note").input("a <b>note</b>").run()

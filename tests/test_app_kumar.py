@@ -106,20 +106,20 @@ def test_choosing_the_kumar_source_loads_it(kumar_dir, _store):
 
 
 def test_default_override_store_is_in_the_user_cache_dir(tmp_path, monkeypatch):
-    from empathy_app import state
+    from empathy_app import loading
 
     monkeypatch.delenv("EMPATHY_STORE", raising=False)
     monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path / "cache"))
-    assert state.store_path_for({"kind": "kumar2025", "directory": "/x"}, None) == \
+    assert loading.store_path_for({"kind": "kumar2025", "directory": "/x"}, None) == \
         tmp_path / "cache" / "overrides-kumar2025.sqlite"
     monkeypatch.setenv("EMPATHY_STORE", str(tmp_path / "mine.sqlite"))
-    assert state.store_path_for({"kind": "kumar2025", "directory": "/x"}, None) == tmp_path / "mine.sqlite"
+    assert loading.store_path_for({"kind": "kumar2025", "directory": "/x"}, None) == tmp_path / "mine.sqlite"
 
 
 def test_source_not_offered_when_the_folder_is_absent(monkeypatch):
-    from empathy_app import state
+    from empathy_app import loading
 
-    monkeypatch.setattr(state, "import_directory", lambda name: None)
+    monkeypatch.setattr(loading, "import_directory", lambda name: None)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("app_pages/1_Data.py").run()
     _ok(at)

@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 from conftest import app_ok as _ok  # noqa: E402
+from conftest import open_page  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from empathy.agreement import pairwise_agreement  # noqa: E402
@@ -22,17 +23,15 @@ from empathy.panels import panel_ratings, rater_vs_panel  # noqa: E402
 from empathy.paths import shared_dataset  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = str(ROOT / "app_pages" / "6_Workbench.py")
+PAGE = "app_pages/6_Workbench.py"
 TIMEOUT = 240  # s; a ceiling for a loaded machine, not an expectation
 
 pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
 
 def _page(source: dict | None = None) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
-    if source is not None:
-        at.session_state["source"] = source
-    return at.run()
+    # through app.py's frame (the page is one of its st.navigation pages), the one way conftest opens a page
+    return open_page(PAGE, source, timeout=TIMEOUT)
 
 
 def _frame(at: AppTest, column: str) -> pd.DataFrame:

@@ -30,7 +30,7 @@ from empathy.labels.rules import ALL_JUDGES, make_changes, override_targets
 from empathy.labels.sqlite import OverrideStore
 from empathy.review import Recompute, relabel_queue
 from empathy.vocabulary import DIRECTIONS, HIGHER_IS_BETTER, LOWER_IS_BETTER, RANK_TIES
-from empathy_app import keyqueue, state
+from empathy_app import keyqueue, loading
 
 ROOT = Path(__file__).resolve().parent.parent
 DRIVER = ROOT / "tests" / "keyqueue_live.mjs"
@@ -63,7 +63,7 @@ def rows(table: dict) -> list[tuple[int, str, float | None, int]]:
 class Page:
     """What the Relabel page holds for one live table: the data, its store, the engine and the choices."""
 
-    data: state.Loaded
+    data: loading.Loaded
     engine: Recompute
     rule: str
     judge: str
@@ -105,8 +105,8 @@ class Page:
 def open_page(folder: Path, ratings: list[Path], store: Path, *, rule: str, judge: str, apply_to: str = ALL_JUDGES,
               task: str | None = None) -> Page:
     dataset = load_dataset(folder / "outputs.csv", ratings)
-    data = state.Loaded(dataset=dataset, name=folder.name, data_dir=folder, dataset_id="outputs.csv",
-                        content_key=state.content_key(dataset), store=OverrideStore(store))
+    data = loading.Loaded(dataset=dataset, name=folder.name, data_dir=folder, dataset_id="outputs.csv",
+                          content_key=loading.content_key(dataset), store=OverrideStore(store))
     n = len(dataset.outputs)
     # CA reads no text feature (sentence counts and densities feed EGM and LD only)
     features = TextFeatures(np.ones(n), np.ones(n), np.zeros((n, 3)), np.zeros((n, 3)), "test")

@@ -1,7 +1,9 @@
-"""The layer rule of the package, checked on its import graph (docs/development.md, "Layers and imports").
+"""The layer rule of the package and the app, checked on their import graph (docs/development.md, "Layers and
+imports").
 
-Every module of ``empathy/`` has a layer from :data:`LAYER_OF`; a module may import only modules of its own
-layer or a lower one (:data:`LAYERS`, lowest first), and no import cycle is allowed at all. The graph is read
+Every module of ``empathy/``, ``empathy_app/``, ``app_pages/`` and ``app.py`` has a layer from :data:`LAYER_OF`; a
+module may import only modules of its own layer or a lower one (:data:`LAYERS`, lowest first), and no import cycle
+is allowed at all. The graph is read
 from the source (:func:`import_graph`): every ``import`` and ``from ... import`` anywhere in a module — at the
 top, inside functions, inside ``if TYPE_CHECKING:`` blocks (they count like any other: a type a module names is
 a dependency of its layer) — plus, in a module that imports :mod:`importlib`, every string constant that names
@@ -9,8 +11,10 @@ a scanned module (``"empathy.datasets.kumar2025"`` or ``"empathy.datasets.kumar2
 that is how a registry loads a module by name. Importing a submodule also runs its package's ``__init__``; that
 implicit step is not an edge (a package's ``__init__`` importing its own submodules is the normal pattern).
 
-To extend the rule to another package (``empathy_app/``): add its modules to :data:`LAYER_OF` with a new layer in
-:data:`LAYERS` and its name to :data:`PACKAGES`.
+The app's layers come after the library's: the keys of the session (and the escaping and progress helpers) <-
+loading the data set <- its overrides <- the computations <- the views and the sidebar <- the frame and the pages.
+To extend the rule to another package: add its modules to :data:`LAYER_OF` with a new layer in :data:`LAYERS` and
+its name to :data:`PACKAGES` (a single-file module such as ``app.py`` is named without ``.py``).
 """
 
 from __future__ import annotations
@@ -23,10 +27,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-#: The packages whose modules are scanned and must each have a layer.
-PACKAGES: tuple[str, ...] = ("empathy",)
+#: The library: it never imports the app (:data:`FORBIDDEN`).
+LIBRARY: tuple[str, ...] = ("empathy",)
+#: The Streamlit app: its package, its pages and its entry file (the frame).
+APP: tuple[str, ...] = ("empathy_app", "app_pages", "app")
+#: The packages (and single-file modules) whose modules are scanned and must each have a layer.
+PACKAGES: tuple[str, ...] = (*LIBRARY, *APP)
 #: The layers, lowest first: a module may import its own layer and those before it.
-LAYERS: tuple[str, ...] = ("core", "data", "labels", "analysis", "interfaces")
+LAYERS: tuple[str, ...] = ("core", "data", "labels", "analysis", "interfaces",
+                           "app_base", "app_loading", "app_overrides", "app_compute", "app_views", "app_frame")
 #: The layer of every module: a module name, or ``"package.*"`` for a package and all its submodules (the most
 #: specific entry wins: an exact name over a pattern, a longer pattern over a shorter one).
 LAYER_OF: dict[str, str] = {
@@ -77,6 +86,20 @@ LAYER_OF: dict[str, str] = {
     "empathy.cli.*": "interfaces",
     "empathy.__main__": "interfaces",
     "empathy.distancing.__main__": "interfaces",
+    # app_base: the session's keys (imports nothing), the escaping and progress helpers
+    "empathy_app": "app_base",
+    "empathy_app.session_keys": "app_base",
+    "empathy_app.markup": "app_base",
+    "empathy_app.progress": "app_base",
+    # the data set of the session, its human overrides, the computations on both
+    "empathy_app.loading": "app_loading",
+    "empathy_app.overrides": "app_overrides",
+    "empathy_app.compute": "app_compute",
+    # what the pages draw with, and the sidebar with the data set's memory
+    "empathy_app.*": "app_views",
+    # the frame (app.py) and the pages it runs
+    "app": "app_frame",
+    "app_pages.*": "app_frame",
 }
 #: Top-level packages the scanned ones must never import (the app, its pages, tests, benchmarks, harnesses).
 FORBIDDEN: tuple[str, ...] = ("streamlit", "empathy_app", "app_pages", "tests", "bench", "validation", "scripts")
@@ -85,9 +108,13 @@ FORBIDDEN: tuple[str, ...] = ("streamlit", "empathy_app", "app_pages", "tests", 
 # ------------------------------------------------------------------------------------------ the graph
 
 def module_files(root: Path, packages: Iterable[str]) -> dict[str, Path]:
-    """Every module of ``packages`` under ``root``: dotted name -> file (a package is its ``__init__.py``)."""
+    """Every module of ``packages`` under ``root``: dotted name -> file (a package is its ``__init__.py``; a name
+    without a folder but with a ``name.py`` beside the packages is that single module)."""
     found: dict[str, Path] = {}
     for package in packages:
+        if not (root / package).is_dir() and (root / f"{package}.py").is_file():
+            found[package] = root / f"{package}.py"
+            continue
         for path in sorted((root / package).rglob("*.py")):
             parts = list(path.relative_to(root).with_suffix("").parts)
             if parts[-1] == "__init__":
@@ -146,7 +173,7 @@ def import_graph(root: Path = ROOT, packages: Iterable[str] = PACKAGES) -> dict[
     return graph
 
 
-def foreign_imports(root: Path = ROOT, packages: Iterable[str] = PACKAGES,
+def foreign_imports(root: Path = ROOT, packages: Iterable[str] = LIBRARY,
                     forbidden: Iterable[str] = FORBIDDEN) -> list[str]:
     """``"module -> name"`` for every import of a forbidden top-level package."""
     banned = set(forbidden)
@@ -267,6 +294,23 @@ def test_the_labels_layer_reaches_only_core_and_data_outside_itself(graph):
     outside = {target for module, targets in graph.items() if layer_of(module) == "labels" for target in targets
                if layer_of(target) != "labels"}
     assert outside == {"empathy.escaping", "empathy.io", "empathy.metrics", "empathy.sqlite_wal", "empathy.vocabulary"}
+
+
+def test_the_session_keys_module_imports_nothing(graph):
+    # the lowest layer of the app: a page, a view and a test can all name the keys without importing Streamlit
+    tree = ast.parse((ROOT / "empathy_app" / "session_keys.py").read_text(encoding="utf-8"))
+    imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    assert [getattr(node, "module", None) for node in imports] == ["__future__"]
+    assert graph["empathy_app.session_keys"] == set()
+
+
+def test_the_app_is_scanned_module_by_module(graph):
+    app = {module for module in graph if module.split(".")[0] in APP}
+    assert {"app", "app_pages.4_Relabel", "empathy_app.loading", "empathy_app.sidebar"} <= app
+    assert graph["app"] >= {"empathy_app.loading", "empathy_app.sidebar"}  # the frame loads and draws the sidebar
+    # no app module imports a page or the frame (the top layer)
+    top = {module for module in app if layer_of(module) == "app_frame"}
+    assert not [module for module in app - top if graph[module] & top]
 
 
 def test_the_compatibility_modules_only_re_export():

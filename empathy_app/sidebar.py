@@ -1,0 +1,255 @@
+"""The sidebar every page shares, and the app's memory of the chosen data set across reloads and sessions.
+
+The frame in ``app.py`` calls :func:`init_session` (the session's defaults; a new session reopens the data set
+its URL names, :func:`restore`) and, once the data set is loaded, :func:`draw`: the data set's name and
+overrides, the task filter, the with-overrides toggle, the annotator name, the link to confirm or the offer to
+reopen the last data set, and the URL kept naming the data set (``?data=...``, :func:`sync_url`), so a reload
+or a shared link reopens it with its overrides. :func:`choose` is how the Data page switches data sets
+(session, URL and settings file at once). Logic and validation of the memory live in :mod:`empathy.settings`.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import streamlit as st
+
+from empathy.io import DataError
+from empathy.settings import Settings, resolve_key, save_upload, source_key
+from empathy_app import loading, overrides, session_keys
+from empathy_app.loading import ALL_TASKS, Loaded
+from empathy_app.markup import code, codes, md
+
+#: The URL query parameter naming the data set.
+PARAM = "data"
+
+
+def init_session() -> None:
+    """Put the session's defaults (:data:`empathy_app.session_keys.DEFAULTS`) in place once per session; a new
+    session whose source no caller set first reopens the data set its URL names (a reload is a new session)."""
+    if st.session_state.get(session_keys.INITIALISED):
+        return
+    chosen = session_keys.SOURCE in st.session_state  # set before the first run (tests, a caller): never replaced
+    for key, value in session_keys.DEFAULTS.items():
+        st.session_state.setdefault(key, copy.deepcopy(value))  # no mutable default shared between sessions
+    st.session_state[session_keys.INITIALISED] = True
+    if not chosen:
+        restore()
+
+
+# ------------------------------------------------------------------------------------------ memory
+
+def settings() -> Settings:
+    """The settings file as it is now (read on each call: another tab may have written it)."""
+    return Settings.load(loading.settings_path())
+
+
+def _remember(source: dict) -> None:
+    if st.session_state.get(session_keys.MEMORY_UNWRITABLE):
+        return  # said once this session; not retried on every rerun
+    try:
+        settings().remember(source)
+    except (OSError, ValueError) as error:
+        # Remembering is a convenience: the data set is loaded whatever happens here.
+        st.session_state[session_keys.MEMORY_UNWRITABLE] = True
+        st.session_state[session_keys.MEMORY_NOTICE] = (f"The data set is loaded but could not be remembered: "
+                                                        f"{md(error)}")
+
+
+def choose(source: dict) -> None:
+    """Make ``source`` the session's data set, name it in the URL and remember it in the settings file."""
+    st.session_state[session_keys.SOURCE] = source
+    st.session_state.pop(session_keys.LINK_UNCONFIRMED, None)
+    _remember(source)
+    sync_url()
+
+
+def save_uploaded(outputs: tuple[str, bytes], ratings: list[tuple[str, bytes]]) -> str | None:
+    """Keep uploaded files so they can be reopened; their digest, or ``None`` (with a message) on failure."""
+    try:
+        return save_upload(loading.uploads_dir(), outputs, ratings)
+    except OSError as error:
+        st.session_state[session_keys.MEMORY_NOTICE] = (f"The upload is loaded but could not be kept for later: "
+                                                        f"{md(error)}")
+        return None
+
+
+def _open(source: dict) -> None:
+    if source["kind"] == "upload":
+        loading.load_saved_upload(source["saved"])
+    st.session_state[session_keys.SOURCE] = source
+
+
+def restore() -> None:
+    """Once per new session: open the data set the URL names (validated), else leave the demo.
+
+    A path the settings file does not list is not opened: the sidebar asks first (:func:`draw`).
+    """
+    key = st.query_params.get(PARAM)
+    if not key:
+        return
+    resolved = resolve_key(key, settings(), loading.uploads_dir(), kumar_directory=loading.kumar_directory())
+    if resolved.error:
+        st.session_state[session_keys.MEMORY_NOTICE] = f"Opened the demo data: {md(resolved.error)}."
+        return
+    if resolved.unconfirmed:
+        st.session_state[session_keys.LINK_UNCONFIRMED] = resolved.unconfirmed
+        return
+    try:
+        _open(resolved.source)
+    except DataError as error:
+        st.session_state[session_keys.MEMORY_NOTICE] = (f"Opened the demo data: the linked data set cannot be "
+                                                        f"loaded: {md(error)}")
+
+
+def sync_url() -> None:
+    """Name the session's data set in the URL (``?data=``); the demo and an unsaved upload clear it."""
+    source = st.session_state.get(session_keys.SOURCE, {"kind": "demo"})
+    try:
+        key = None if source.get("kind") == "demo" else source_key(source)
+    except (KeyError, ValueError):
+        key = None
+    if key is None and st.session_state.get(session_keys.LINK_UNCONFIRMED):
+        return  # keep the link's value until the user answers
+    if key is None:
+        if PARAM in st.query_params:
+            del st.query_params[PARAM]
+        return
+    if st.query_params.get(PARAM) != key:
+        st.query_params[PARAM] = key
+    if settings().find(key) != source:
+        _remember(source)  # e.g. a ratings file saved beside the data (Judge page) joined the source
+
+
+def describe(source: dict) -> str:
+    """A source for people (Markdown)."""
+    kind = source.get("kind")
+    if kind == "path":
+        return code(source["outputs"])
+    if kind == "upload":
+        return f"the upload {code(source.get('name', ''))}"
+    if kind == "kumar2025":
+        return "the Kumar et al. (2025) import"
+    return "the demo data"
+
+
+def _confirm_link(unconfirmed: str) -> None:
+    """Ask before opening a path the URL names that this machine never opened."""
+    st.warning(f"This link names {code(unconfirmed)}, which was never opened on this machine. Open it only "
+               "if you trust the link.")
+    if st.button("Open it", key="memory_open_link"):
+        try:
+            outputs, ratings = loading.resolve_path(unconfirmed)
+            loading.load_from_paths(outputs, ratings)
+        except DataError as error:
+            st.session_state.pop(session_keys.LINK_UNCONFIRMED, None)
+            st.session_state[session_keys.MEMORY_NOTICE] = f"**Not loaded.** {md(error)}"
+        else:
+            choose({"kind": "path", "outputs": str(outputs), "ratings": [str(p) for p in ratings]})
+            st.session_state[session_keys.FLASH] = f"Loaded {md(outputs)} with {len(ratings)} ratings file(s)."
+        st.rerun()
+    if st.button("Keep the demo", key="memory_keep_demo"):
+        st.session_state.pop(session_keys.LINK_UNCONFIRMED, None)
+        sync_url()
+        st.rerun()
+
+
+def _remembered() -> None:
+    """The link to confirm, or the offer to reopen the last data set."""
+    notice = st.session_state.pop(session_keys.MEMORY_NOTICE, None)
+    if notice:
+        st.warning(notice)
+    unconfirmed = st.session_state.get(session_keys.LINK_UNCONFIRMED)
+    if unconfirmed:
+        _confirm_link(unconfirmed)
+        return
+    if st.session_state.get(session_keys.SOURCE, {}).get("kind") != "demo":
+        return
+    last = settings().last()
+    if last is None or last.get("kind") == "demo":
+        return
+    if st.button(f"Reopen the last data set: {describe(last)}", key="memory_reopen",
+                 help="The data set opened last on this machine (kept in the app's settings file), with its "
+                      "overrides."):
+        try:
+            _open(last)
+        except DataError as error:
+            st.session_state[session_keys.MEMORY_NOTICE] = f"**Not reopened.** {md(error)}"
+        else:
+            choose(last)
+            st.session_state[session_keys.FLASH] = f"Reopened {describe(last)}."
+        st.rerun()
+
+
+# ------------------------------------------------------------------------------------------ the sidebar
+
+def _sync(widget_key: str, state_key: str) -> None:
+    st.session_state[state_key] = st.session_state[widget_key]
+
+
+#: Static script (no data in it): "?" typed outside a text field clicks the page's "Keys (?)" button
+#: (:func:`empathy_app.views.keys_help`), if the page has one. In the sidebar of every page so that it runs when
+#: the app loads: an ``st.html`` script first drawn by a later rerun did not always run.
+KEYS_SCRIPT = """<script>
+(() => {
+  // One listener per browser tab: "?" (outside a text field) clicks the page's keys-help button.
+  if (window.__empathyKeysHelp) { return; }
+  window.__empathyKeysHelp = true;
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "?" || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    const target = event.target;
+    if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) { return; }
+    const button = document.querySelector("[class*='st-key-keys_help'] button");
+    if (button) { event.preventDefault(); button.click(); }
+  });
+})();
+</script>"""
+
+
+#: What the sidebar's pooling toggle says it does.
+POOL_HELP = ("Off (the default, as in the paper's Tables 3-5): every number is computed within each task, and "
+             "tables have a task column. On: one value per model over all tasks; LD is then standardised across "
+             "genres, and the signature says tasks:pooled.")
+
+
+def _data_set(data: Loaded) -> None:
+    """The data set's name, its overrides and added raters, and the task filter."""
+    st.caption(f"Data: **{md(data.name)}** · id {code(data.dataset_id)}")
+    # the ledger every page counts with: decided ratings, whatever their status (the Data page lists
+    # how many apply under the label rule and how many are stale, orphaned or unresolved)
+    st.caption(f"Human overrides: **{overrides.ledger(data).decided}** · store {code(data.store.short_label)}")
+    added = loading.extra_ratings(data.base_key)
+    if added:
+        st.caption("Added this session (not in the files): " + codes(added))
+    choices = loading.tasks_of(data.all_data)
+    if len(choices) > 1:
+        st.session_state[session_keys.TASK_WIDGET] = data.task
+        st.selectbox("Task", [ALL_TASKS, *choices], key=session_keys.TASK_WIDGET, format_func=loading.task_label,
+                     on_change=_sync, args=(session_keys.TASK_WIDGET, session_keys.TASK),
+                     help="Every page computes on this task's outputs and their ratings only (the "
+                          "paper reports per task, Tables 3-5).")
+        if data.task == ALL_TASKS:
+            st.session_state[session_keys.POOLED_WIDGET] = st.session_state[session_keys.POOLED_TASKS]
+            st.toggle("Pool the tasks", key=session_keys.POOLED_WIDGET, on_change=_sync,
+                      args=(session_keys.POOLED_WIDGET, session_keys.POOLED_TASKS), help=POOL_HELP)
+    elif choices:
+        st.caption(f"Task: **{md(loading.task_label(choices[0]))}** (the only one)")
+
+
+def draw(data: Loaded | None) -> None:
+    """The sidebar of every page: the data set (:func:`_data_set`), the with-overrides toggle, the annotator
+    name, the key-help script and the data set's memory; the URL is kept naming the data set."""
+    with st.sidebar:
+        if data is not None:
+            _data_set(data)
+        st.session_state[session_keys.WITH_OVERRIDES_WIDGET] = st.session_state[session_keys.WITH_OVERRIDES]
+        st.toggle("Include human overrides", key=session_keys.WITH_OVERRIDES_WIDGET,
+                  on_change=_sync, args=(session_keys.WITH_OVERRIDES_WIDGET, session_keys.WITH_OVERRIDES),
+                  help="Off: every number is the judges' alone. On: human overrides replace judge labels.")
+        st.session_state[session_keys.ANNOTATOR_WIDGET] = st.session_state[session_keys.ANNOTATOR]
+        st.text_input("Annotator name", key=session_keys.ANNOTATOR_WIDGET, on_change=_sync,
+                      args=(session_keys.ANNOTATOR_WIDGET, session_keys.ANNOTATOR),
+                      placeholder="your name (recorded with each override)")
+        st.html(KEYS_SCRIPT, unsafe_allow_javascript=True)
+        _remembered()
+        sync_url()
