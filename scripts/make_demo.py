@@ -291,7 +291,9 @@ def _distance(text: Composition, client: Client, model: str, *, suggest: bool) -
         text.say(_pick(suggestions, f"distance-s2/{model}", key, skip=[first]))
         text.say(_pick(frames.DISTANCE_SUGGEST_CLOSE, f"distance-suggest-close/{model}", key))
         return
-    text.say(_pick(frames.DISTANCE_TENSION, f"distance-tension/{model}", key))
+    # an opening that named both feelings leaves the second one out of the tension sentence
+    named = [frame for frame in frames.DISTANCE_TENSION if "{noun2}" in frame] if "noun2" in text.used else []
+    text.say(_pick(frames.DISTANCE_TENSION, f"distance-tension/{model}", key, skip=named))
     text.say(_pick(frames.DISTANCE_EXPLORE, f"distance-explore/{model}", key))
     text.say(_pick(frames.DISTANCE_EXPLORE_CLOSE, f"distance-explore-close/{model}", key))
 

@@ -24,23 +24,23 @@ from dataclasses import dataclass
 #: The feeling sentence of a narrative (both feeling words).
 NARRATIVE_FEELING: tuple[str, ...] = (
     "I feel {f1}, and under that, something closer to {f2}.",
-    "Most days I swing between {f1} and {f2}, sometimes within the same hour.",
+    "Most days I swing between feeling {f1} and feeling {f2}, sometimes within the same hour.",
     "If I'm honest, I feel {f1}, and {f2} too, which I hate admitting.",
-    "I keep telling everyone I'm fine, but I'm {f1} and {f2} and I can't shake it.",
+    "I keep telling everyone I'm fine, but I feel {f1} and {f2} and I can't shake it.",
     "First I feel {f1}, then {f2}, and then just tired of both.",
     "I didn't expect to feel this {f1}, or this {f2}.",
     "Since then I've felt {f1} almost all the time, and {f2} whenever I let myself think about it.",
     "My friends think I'm coping, but I feel {f1} and, underneath it, strangely {f2}.",
     "It leaves me feeling {f1} during the day and just {f2} by the evening.",
     "Underneath the busy days I feel {f1}, and more {f2} than I let anyone see.",
-    "I've been {f1} for weeks, and lately {f2} as well.",
+    "I've felt {f1} for weeks, and lately {f2} as well.",
     "The honest word for it is {f1}; the other word, the one I avoid, is {f2}.",
 )
 #: The tension sentence(s) of a narrative: what the client wants to do, and what stops them.
 NARRATIVE_TENSION: tuple[str, ...] = (
     "Part of me wants to {want}, and part of me is afraid of {fear}.",
     "I could {want}, but then I'd have to live with {fear}.",
-    "Every time I decide to {want}, I picture {fear} and back down.",
+    "Every time I decide to {want}, I think of {fear} and back down.",
     "I want to {want}; what stops me is {fear}.",
     "Some nights I'm ready to {want}. By morning all I can think about is {fear}.",
     "Everyone would say I should {want}, and maybe they're right, but nobody else has to face {fear}.",
@@ -67,8 +67,8 @@ NARRATIVE_CLOSING: tuple[str, ...] = (
 #: The opening of an exploring reply: the incident and the client's feeling, reflected back.
 EXPLORE_OPEN: tuple[str, ...] = (
     "{Moment} sounds painful, and it makes sense that you feel {f1}.",
-    "It sounds like {moment} left you {f1}, and more {f2} than you usually let anyone see.",
-    "{Moment} would leave most people {f1}, and you have been carrying it largely on your own.",
+    "It sounds like {moment} left you feeling {f1}, and more {f2} than you usually let anyone see.",
+    "{Moment} would leave most people feeling {f1}, and you have been carrying it largely on your own.",
     "I can hear how {f1} you are, and how much of this you have kept to yourself.",
     "What a thing to live through: {moment}. No wonder you feel {f1}.",
     "Feeling {f1} after {moment} is not an overreaction; something that mattered to you was treated as if it "
@@ -178,7 +178,7 @@ DRAMA_QUESTIONS: tuple[str, ...] = (
 # --------------------------------------------------------------------------- replies: larch (distanced)
 DISTANCE_OPEN: tuple[str, ...] = (
     "It is understandable that {noun1} is being experienced in relation to {event}.",
-    "{Event} appears to have been experienced as distressing, and the presence of {noun1} is evident.",
+    "The distress associated with {event} is evident, and the presence of {noun1} is noted.",
     "There is evidence of {noun1} and {noun2} following {event}.",
     "It is apparent that {noun1} has been present since {event}.",
     "It would appear that {noun1} has been caused by {event}.",
@@ -358,7 +358,7 @@ SCENARIO_BANKS: dict[str, ScenarioBank] = {
     "advisor-advisee conflict": ScenarioBank(
         "PhD students",
         ("check your university's graduate handbook", "talk to another academic you trust about your options"),
-        ("an abuse of power", "exploitation dressed up as supervision"),
+        ("a supervisor using power to crush you", "exploitation dressed up as supervision"),
         (Catastrophe("Supervisors like this grind students into dust, and I have seen one carried out of a lab after "
                      "collapsing, blood on the floor.", 1, "blood on the floor"),
          Catastrophe("Academia hides its casualties well; students in your position have killed themselves, and the "
