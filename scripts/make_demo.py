@@ -577,7 +577,8 @@ def readme(outputs: pd.DataFrame, author: pd.DataFrame, lexicon: pd.DataFrame, e
         "n_generated_items": generated["item_id"].nunique(), "n_generated": len(generated),
         "first_generated": f"co-{FIRST_GENERATED:02d}",
         "last_generated": f"co-{FIRST_GENERATED + len(clients) - 1:02d}",
-        "n_counseling": len(counseling), "n_ca_author": int(author["dimension"].eq("ca").sum()),
+        "n_counseling": len(counseling),
+        "n_ca_author": int((author["dimension"].eq("ca") & author["value"].notna()).sum()),
         "n_author": len(author), "n_author_missing": len(missing), "n_lexicon": len(lexicon), "n_exhibits": exhibits,
         "missing_list": "\n".join(f"  - `{r.item_id}` / `{r.model}` / `{r.dimension}`"
                                   for r in missing.itertuples()),
@@ -588,7 +589,7 @@ def readme(outputs: pd.DataFrame, author: pd.DataFrame, lexicon: pd.DataFrame, e
                                       [(f"`{name}`", "missing" if mode.ca is None else _number(mode.ca),
                                         mode.description) for name, mode in MODES.items()]),
         "metric_table": _markdown_table(("task", "model", *columns), metric_rows),
-        "author_signature": AUTHOR_SIGNATURE,
+        "author_signature": AUTHOR_SIGNATURE, "noun_share": _number(NOUN_SHARE), "cheer_level": _number(CHEER_LEVEL),
     }
     return Template(README_TEMPLATE.read_text(encoding="utf-8")).substitute(fields)
 
