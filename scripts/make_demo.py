@@ -134,8 +134,8 @@ def _pick(options: Sequence[str], salt: str, key: str, skip: Iterable[str] = (),
     """
     start = _positions(salt)[key] + offset
     taken = set(skip)
-    for offset in range(len(options)):
-        option = options[(start + offset) % len(options)]
+    for step in range(len(options)):
+        option = options[(start + step) % len(options)]
         if option not in taken:
             return option
     raise ValueError(f"no option left for {key!r} under {salt!r}")
