@@ -40,6 +40,7 @@ from empathy.render import (
     AFFECT_PREFIX,
     CUE_PREFIX,
     DISTURBING_PREFIX,
+    EVIDENCE_PREFIX,
     JUDGED_PREFIX,
     TENSION_PREFIX,
     highlight_html,
@@ -243,6 +244,17 @@ def cue_highlights(cues: Sequence[TextCue], prefix: str = CUE_PREFIX) -> list[di
              "text": cue.text} for cue in cues]
 
 
+def evidence_highlights(evidence: object, judge: str, label: float | None = None) -> list[dict[str, object]]:
+    """The passage an LLM judge quoted as evidence of its CA label (:class:`empathy.judges.evidence.Evidence`,
+    from ``JudgeRun.evidence`` or :func:`empathy.judges.run.cached_evidence`), as a span on the response; none
+    when the quote was not found in the response (it is never drawn from the judge's own string)."""
+    start, end = getattr(evidence, "start", None), getattr(evidence, "end", None)
+    if getattr(evidence, "status", "") != "quoted" or start is None or end is None:
+        return []
+    rule = f"label {label:g}" if label is not None else ""
+    return [{"start": int(start), "end": int(end), "label": f"{EVIDENCE_PREFIX}{judge}", "rule": rule}]
+
+
 @dataclass(frozen=True)
 class SideMarks:
     """The marks of one text (reference or generation): LD, EGM, SA and CA, as located spans.
@@ -330,7 +342,9 @@ def mechanism_marks(reference: str, generation: str, *,
     conflict
         Show CA: the lexicon's cues on the generation, the client's tension on the reference.
     judged
-        Sentence marks of LLM judges per text (:func:`judged_highlights`); none by default.
+        Marks of LLM judges per text: the sentences they counted disturbing content in
+        (:func:`judged_highlights`) and, on the response, the evidence they quoted for CA
+        (:func:`evidence_highlights`); none by default.
 
     Raises
     ------
@@ -363,9 +377,15 @@ def mechanism_marks(reference: str, generation: str, *,
 
 def marks_legend_html(marks: MechanismMarks) -> str:
     """The legend of what :func:`side_html` draws for ``marks`` (static markup)."""
-    judged = bool(marks.reference.judged or marks.generation.judged)
+    judged = [str(_field(span, "label")) for span in (*marks.reference.judged, *marks.generation.judged)]
     shown = marks.conflict is not None
-    return legend_html(disturbing=True, judged=judged, affect=True, conflict=shown, tension=shown)
+    return legend_html(disturbing=True, judged=any(label.startswith(JUDGED_PREFIX) for label in judged),
+                       affect=True, conflict=shown, tension=shown,
+                       evidence=any(label.startswith(EVIDENCE_PREFIX) for label in judged))
+
+
+def _field(span: object, name: str) -> object:
+    return span.get(name) if isinstance(span, Mapping) else getattr(span, name, None)
 
 
 def side_html(side: SideMarks) -> str:

@@ -20,7 +20,8 @@ The marks (labels) and how they are drawn, so that all four can overlap and stay
 * SA ``affect:word`` / ``affect:emphasis``: an orange top border whose width and opacity follow the span's
   ``strength`` (0-1), with its ``weight`` (share of ``E``) in ``data-weight`` and the tooltip;
 * CA ``cue:<category>``: a wavy underline, teal for avoidance cues, green for exploration cues;
-  ``tension:<category>`` (on a client narrative): a dashed blue underline.
+  ``tension:<category>`` (on a client narrative): a dashed blue underline; ``evidence:<judge>``: the passage an
+  LLM judge quoted as evidence of its CA label, boxed in purple.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ AFFECT_COLOUR = "234,88,12"  # rgb of the top border; its opacity follows the sp
 #: on the narrative (``tension:<category>``). Category -> (side, legend name) for the cues.
 CUE_PREFIX = "cue:"
 TENSION_PREFIX = "tension:"
+EVIDENCE_PREFIX = "evidence:"
 CUE_COLOURS: dict[str, str] = {"avoidance": "#0f766e", "exploration": "#16a34a"}
 TENSION_COLOUR = "#2563eb"
 CUE_NAMES: dict[str, tuple[str, str]] = {
@@ -188,8 +190,15 @@ def _open_tension(span: Span) -> str:
             f'title="{_attribute(title)}">')
 
 
+def _open_evidence(span: Span) -> str:
+    judge = span.label.removeprefix(EVIDENCE_PREFIX)
+    title = f"CA evidence quoted by judge {judge}" + (f": {span.rule}" if span.rule else "")
+    return (f'<mark class="ca-evidence" style="background-color:transparent;color:inherit;outline:2px solid '
+            f'{JUDGED_COLOUR};outline-offset:1px;border-radius:2px" title="{_attribute(title)}">')
+
+
 _OPENERS = ((DISTURBING_PREFIX, _open_disturbing), (JUDGED_PREFIX, _open_judged), (AFFECT_PREFIX, _open_affect),
-            (CUE_PREFIX, _open_cue), (TENSION_PREFIX, _open_tension))
+            (CUE_PREFIX, _open_cue), (TENSION_PREFIX, _open_tension), (EVIDENCE_PREFIX, _open_evidence))
 
 
 def _open_mark(span: Span) -> str:
@@ -247,14 +256,14 @@ def _sample(style: str, text: str, css: str) -> str:
 
 
 def legend_html(*, disturbing: bool = False, judged: bool = False, affect: bool = False, conflict: bool = False,
-                tension: bool = False) -> str:
+                tension: bool = False, evidence: bool = False) -> str:
     """A one-line HTML legend of the highlights (static markup, no data).
 
     The three distancing colours (LD, Eq. 4) and, with ``disturbing``, the red underline of disturbing content
     (EGM, Eq. 2), with ``judged`` also the dotted underline of the sentences an LLM judge counted disturbing
-    content in; with ``affect`` the SA marks (Eq. 1), with ``conflict`` the CA cues (Eq. 3) and with ``tension``
-    the client's tension on a narrative. Hovering a highlight in the text names its rule, checklist phrase,
-    weight or judge and count.
+    content in; with ``affect`` the SA marks (Eq. 1), with ``conflict`` the CA cues (Eq. 3), with ``tension``
+    the client's tension on a narrative, with ``evidence`` the quotes of LLM judges. Hovering a highlight in the
+    text names its rule, checklist phrase, weight or judge and count.
     """
     items = []
     for css, colour, name in LABELS.values():
@@ -279,6 +288,8 @@ def legend_html(*, disturbing: bool = False, judged: bool = False, affect: bool 
             "ca-cue ca-exploration"))
     if tension:
         groups.append(_sample(f"text-decoration:underline dashed {TENSION_COLOUR}", "client tension", "ca-tension"))
+    if evidence:
+        groups.append(_sample(f"outline:2px solid {JUDGED_COLOUR}", "CA evidence an LLM judge quoted", "ca-evidence"))
     if len(groups) > 1:
         groups.append("hover a highlight for its rule")
     return '<div class="ld-legend">' + " &nbsp;&nbsp;|&nbsp;&nbsp; ".join(groups) + "</div>"
