@@ -146,30 +146,33 @@ def _style(label: str) -> tuple[str, str, str]:
     return LABELS.get(label, OTHER_LABEL)
 
 
+def _overlay(css: str, style: str, title: str, extra: str = "") -> str:
+    """A mark drawn over the text without a background (EGM, SA, CA), so that LD's background shows through."""
+    return (f'<mark class="{css}" style="background-color:transparent;color:inherit;{style}"{extra} '
+            f'title="{_attribute(title)}">')
+
+
 def _open_disturbing(span: Span) -> str:
     category = span.label.removeprefix(DISTURBING_PREFIX)
     name = DISTURBING_CATEGORIES.get(category, category or "other")
     title = f"Disturbing content: {name} ({span.rule})" if span.rule else f"Disturbing content: {name}"
     css = f"egm-{category}" if category in DISTURBING_CATEGORIES else "egm-other"
-    return (f'<mark class="egm-disturbing {css}" style="background-color:transparent;color:inherit;'
-            f'border-bottom:3px solid {DISTURBING_COLOUR};padding:0 1px" title="{_attribute(title)}">')
+    return _overlay(f"egm-disturbing {css}", f"border-bottom:3px solid {DISTURBING_COLOUR};padding:0 1px", title)
 
 
 def _open_judged(span: Span) -> str:
     judge = span.label.removeprefix(JUDGED_PREFIX)
     title = f"Judge {judge}: {span.rule}" if span.rule else f"Judge {judge}"
-    return (f'<mark class="egm-judged" style="background-color:transparent;color:inherit;text-decoration:underline '
-            f'dotted {JUDGED_COLOUR};text-decoration-thickness:2px;text-underline-offset:7px" '
-            f'title="{_attribute(title)}">')
+    return _overlay("egm-judged", f"text-decoration:underline dotted {JUDGED_COLOUR};text-decoration-thickness:2px;"
+                    "text-underline-offset:7px", title)
 
 
 def _open_affect(span: Span) -> str:
     strength = min(1.0, max(0.0, span.strength if span.strength is not None else 0.5))
-    width = 1 + round(3 * strength)
     weight = f' data-weight="{span.weight!r}"' if span.weight is not None else ""
     title = f"SA, affect intensity: {span.rule}" if span.rule else "SA, affect intensity"
-    return (f'<mark class="sa-affect" style="background-color:transparent;color:inherit;border-top:{width}px solid '
-            f'rgba({AFFECT_COLOUR},{0.35 + 0.65 * strength:.2f});padding:0 1px"{weight} title="{_attribute(title)}">')
+    return _overlay("sa-affect", f"border-top:{1 + round(3 * strength)}px solid "
+                    f"rgba({AFFECT_COLOUR},{0.35 + 0.65 * strength:.2f});padding:0 1px", title, weight)
 
 
 def _open_cue(span: Span) -> str:
@@ -177,24 +180,21 @@ def _open_cue(span: Span) -> str:
     side, name = CUE_NAMES.get(category, ("avoidance", category or "other"))
     css = f"ca-{category}" if category in CUE_NAMES else "ca-other"
     title = f"CA cue ({side}): {name}" + (f" ({span.rule})" if span.rule else "")
-    return (f'<mark class="ca-cue ca-{side} {css}" style="background-color:transparent;color:inherit;'
-            f'text-decoration:underline wavy {CUE_COLOURS[side]};text-decoration-thickness:1.5px;'
-            f'text-underline-offset:3px" title="{_attribute(title)}">')
+    return _overlay(f"ca-cue ca-{side} {css}", f"text-decoration:underline wavy {CUE_COLOURS[side]};"
+                    "text-decoration-thickness:1.5px;text-underline-offset:3px", title)
 
 
 def _open_tension(span: Span) -> str:
     category = span.label.removeprefix(TENSION_PREFIX)
     title = f"Client tension: {category}" + (f" ({span.rule})" if span.rule else "")
-    return (f'<mark class="ca-tension" style="background-color:transparent;color:inherit;text-decoration:underline '
-            f'dashed {TENSION_COLOUR};text-decoration-thickness:1.5px;text-underline-offset:4px" '
-            f'title="{_attribute(title)}">')
+    return _overlay("ca-tension", f"text-decoration:underline dashed {TENSION_COLOUR};text-decoration-thickness:1.5px;"
+                    "text-underline-offset:4px", title)
 
 
 def _open_evidence(span: Span) -> str:
     judge = span.label.removeprefix(EVIDENCE_PREFIX)
     title = f"CA evidence quoted by judge {judge}" + (f": {span.rule}" if span.rule else "")
-    return (f'<mark class="ca-evidence" style="background-color:transparent;color:inherit;outline:2px solid '
-            f'{JUDGED_COLOUR};outline-offset:1px;border-radius:2px" title="{_attribute(title)}">')
+    return _overlay("ca-evidence", f"outline:2px solid {JUDGED_COLOUR};outline-offset:1px;border-radius:2px", title)
 
 
 _OPENERS = ((DISTURBING_PREFIX, _open_disturbing), (JUDGED_PREFIX, _open_judged), (AFFECT_PREFIX, _open_affect),
