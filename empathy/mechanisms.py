@@ -34,7 +34,6 @@ import numpy as np
 import pandas as pd
 
 from empathy import metrics as m
-from empathy.escaping import html_literal
 from empathy.io import RATING_REQUIRED, require_frame
 from empathy.render import (
     AFFECT_PREFIX,
@@ -43,6 +42,7 @@ from empathy.render import (
     EVIDENCE_PREFIX,
     JUDGED_PREFIX,
     TENSION_PREFIX,
+    escape_text,
     highlight_html,
     legend_html,
 )
@@ -395,7 +395,8 @@ def side_html(side: SideMarks) -> str:
 
 def summary_html(marks: MechanismMarks, *, llm_judges: Sequence[str] = ()) -> str:
     """Under the two texts: the lexicon's ``E`` of each side, what the generation lost, the CA label from its
-    cues, and, when ``llm_judges`` are shown beside the text, that the marks are the lexicon's (escaped)."""
+    cues, and, when ``llm_judges`` are shown beside the text, that the marks are the lexicon's (escaped, and
+    Markdown-neutral like :func:`empathy.render.highlight_html`: safe for ``st.markdown(unsafe_allow_html=True)``)."""
     e_ref, e_gen = marks.reference.affect.intensity, marks.generation.affect.intensity
     lines = [f"SA marks: E(reference) = {e_ref:.3f}, E(generation) = {e_gen:.3f} (the lexicon judge's; the marks' "
              f"weights add up to these). {marks.lost_summary()}"]
@@ -404,19 +405,19 @@ def summary_html(marks: MechanismMarks, *, llm_judges: Sequence[str] = ()) -> st
     if llm_judges:
         lines.append(LLM_MARKS_NOTE.format(judges=", ".join(llm_judges)))
     return ('<div class="mechanism-summary">'
-            + "".join(f"<p>{html_literal(line)}</p>" for line in lines) + "</div>")
+            + "".join(f"<p>{escape_text(line)}</p>" for line in lines) + "</div>")
 
 
 def mechanisms_html(marks: MechanismMarks, *, titles: tuple[str, str] = ("Reference", "Generation"),
                     llm_judges: Sequence[str] = ()) -> str:
     """The one renderer of the four mechanisms on a pair: legend, the two texts side by side, the summary.
 
-    Every data string is escaped (texts by :func:`empathy.render.highlight_html`, titles, judge names and words
-    by :func:`empathy.escaping.html_literal`), inline styles only, no script: safe for ``unsafe_allow_html`` and
-    for a self-contained page. The app draws the same parts in its own columns: :func:`marks_legend_html`,
+    Every data string is escaped and Markdown-neutral (:func:`empathy.render.escape_text`: texts, titles, judge
+    names and words), inline styles only, no script, one line: safe for ``st.markdown(unsafe_allow_html=True)``,
+    ``st.html`` and a self-contained page. The app draws the same parts in its own columns: :func:`marks_legend_html`,
     :func:`side_html` per side, :func:`summary_html`.
     """
-    sides = "".join(f'<div class="side" style="flex:1 1 0;min-width:0"><h3>{html_literal(title)}</h3>'
+    sides = "".join(f'<div class="side" style="flex:1 1 0;min-width:0"><h3>{escape_text(title)}</h3>'
                     f"{side_html(side)}</div>"
                     for title, side in zip(titles, (marks.reference, marks.generation), strict=True))
     return (f'<div class="mechanisms">{marks_legend_html(marks)}<div class="sides" style="display:flex;gap:16px">'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import sqlite3
 
@@ -210,5 +211,5 @@ def test_exported_demo_exhibits_draw_all_four_mechanisms_counted():
     assert len(_distinct(cues, "ca-cue")) == len(ca.marks.conflict.cues) > 0
     assert ca.marks.conflict.label == lexicon_values[(ca.item_id, ca.model, "ca")]
     assert lexicon.lost_summary(by_mechanism["SA"].marks.reference.affect,
-                                by_mechanism["SA"].marks.generation.affect) in page
+                                by_mechanism["SA"].marks.generation.affect) in html.unescape("".join(parsed.text))
     assert "legend" in page and page.count('class="ld-legend"') == len(views)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 import pytest
 from test_mechanisms import demo_texts_and_sentences
@@ -293,6 +294,10 @@ def test_everything_from_data_is_escaped_in_the_pair():
     assert set(parsed.tags) <= {"div", "mark", "h3", "p", "br"}
     assert {name for name, _ in parsed.attributes} <= {"class", "style", "title", "data-mark", "data-weight"}
     assert "<script" not in page and "<img" not in page and "&lt;script&gt;" in page
+    # Markdown-neutral and one line, as highlight_html: safe for st.markdown(unsafe_allow_html=True) too
+    # (attribute values are not Markdown: only the text between tags matters)
+    between_tags = re.sub(r"<[^>]*>", "", page)
+    assert "\n" not in page and "](javascript" not in between_tags and "$x$" not in between_tags
     visible = html.unescape("".join(parsed.text))
     assert PAYLOAD in visible and "<b>gen</b>" in visible
 
@@ -315,11 +320,13 @@ def test_the_pair_shows_all_four_with_a_legend_and_what_was_lost():
     for side, affect in ((0, marks.reference.affect), (1, marks.generation.affect)):
         weights = [float(m["data-weight"]) for m in _distinct(parsed.marks, "sa-affect", side).values()]
         assert len(weights) == len(affect.contributions) and sum(weights) == pytest.approx(affect.intensity, abs=1e-12)
-    assert "lost: devastated, furious" in page
-    assert "lexicon CA label 1" in page and marks.conflict.label == 1
+    visible = html.unescape("".join(parsed.text))
+    assert "lost: devastated, furious" in visible
+    assert "lexicon CA label 1" in visible and marks.conflict.label == 1
     assert 'class="sa-affect"' in legend_html(affect=True) and "ca-cue" in page.split("</div>", 1)[0]
-    assert LLM_MARKS_NOTE.split("{")[0] not in page
-    assert "not gpt-5&#39;s" in summary_html(marks, llm_judges=["gpt-5"])
+    assert LLM_MARKS_NOTE.split("{")[0] not in visible
+    note = html.unescape("".join(_parse(summary_html(marks, llm_judges=["gpt-5"])).text))
+    assert "not gpt-5's: an LLM judge gives one number per text" in note
     no_ca = mechanism_marks(reference, generation, sentence_spans=(_regex_spans(reference),
                                                                   _regex_spans(generation)), conflict=False)
     assert no_ca.conflict is None and no_ca.conflict_summary() == ""
