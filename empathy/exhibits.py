@@ -9,7 +9,8 @@ table) with all applied overrides, and again with all of them *except* this outp
 output's own contribution given everything else the team decided. Only rows that change are kept.
 
 :func:`exhibit_html` renders one exhibit as an HTML fragment in the style of :mod:`empathy.render` (every data
-string through :func:`empathy.escaping.html_literal`, texts through :func:`empathy.render.highlight_html`);
+string through :func:`empathy.escaping.html_literal`; the texts with the marks of all four mechanisms, LD, EGM,
+SA and CA, through the one renderer :func:`empathy.mechanisms.mechanisms_html`, with its legend);
 :func:`export_html` wraps a list of them into one self-contained page (inline CSS, no script, no external
 resource, so it opens offline on a projector); :func:`export_png` screenshots that page with headless
 Chromium when one is installed.
@@ -34,8 +35,8 @@ import pandas as pd
 from empathy import metrics as m
 from empathy.escaping import html_literal
 from empathy.io import DataError, read_table
+from empathy.mechanisms import MechanismMarks, mechanism_marks, mechanisms_html
 from empathy.metrics import DIMENSIONS
-from empathy.render import highlight_html, legend_html
 
 #: The curated exhibit list of the bundled demo.
 CURATED_FILENAME = "exhibits.csv"
@@ -73,6 +74,10 @@ class ExhibitView:
     labels: pd.DataFrame = field(repr=False)
     #: the metric rows this output's override changes: :data:`DELTA_COLUMNS` (empty without an override)
     delta: pd.DataFrame = field(repr=False)
+    #: the marks of the four mechanisms on the two texts (:func:`empathy.mechanisms.mechanism_marks`)
+    marks: MechanismMarks = field(repr=False)
+    #: the LLM judges that rated this output (the SA and CA marks are the lexicon's, not theirs: said under the texts)
+    llm_judges: tuple[str, ...] = ()
 
     @property
     def overridden(self) -> bool:
@@ -125,9 +130,14 @@ def metric_delta(recompute: object, overrides: pd.DataFrame | None, item_id: str
     return both[changed][list(DELTA_COLUMNS)].reset_index(drop=True)
 
 
+#: The task whose outputs are judged on CA (the paper's counseling rows): their exhibits show the CA marks.
+CONFLICT_TASK = "counseling"
+
+
 def exhibit_view(outputs: pd.DataFrame, judge_ratings: pd.DataFrame, overrides: pd.DataFrame | None,
                  item_id: str, model: str, *, note: str = "", recompute: object | None = None,
-                 spans: Sequence[Sequence[object]] | SpanFinder | None = None) -> ExhibitView:
+                 spans: Sequence[Sequence[object]] | SpanFinder | None = None,
+                 sentence_spans: Sequence[Sequence[tuple[int, int]]] | None = None) -> ExhibitView:
     """The exhibit of output ``(item_id, model)``.
 
     Parameters
@@ -141,6 +151,9 @@ def exhibit_view(outputs: pd.DataFrame, judge_ratings: pd.DataFrame, overrides: 
     spans
         The two texts' spans (reference, generation), or a :data:`SpanFinder`; default
         :func:`distancing_spans`.
+    sentence_spans
+        The sentences of the two texts the judges rate (for the EGM and SA marks); default the spaCy parse of a
+        judge run. CA marks are drawn on outputs of the ``counseling`` task and on any output with a ``ca`` label.
     """
     row = outputs[_key_mask(outputs, item_id, model)]
     if row.empty:
@@ -155,9 +168,20 @@ def exhibit_view(outputs: pd.DataFrame, judge_ratings: pd.DataFrame, overrides: 
             else pd.DataFrame(columns=["dimension", "rater", "value"]))
     delta = (metric_delta(recompute, overrides, item_id, model) if recompute is not None
              else pd.DataFrame(columns=list(DELTA_COLUMNS)))
-    return ExhibitView(item_id=str(item_id), model=str(model), task=str(row.get("task", "") or ""), note=str(note),
-                       reference=texts[0], generation=texts[1], spans=(list(spans[0]), list(spans[1])),
-                       labels=_labels(judge_ratings, mine, item_id, model), delta=delta)
+    task = str(row.get("task", "") or "")
+    labels = _labels(judge_ratings, mine, item_id, model)
+    marks = mechanism_marks(texts[0], texts[1], distancing=spans, sentence_spans=sentence_spans,
+                            conflict=task == CONFLICT_TASK or bool((labels["dimension"] == "ca").any()))
+    return ExhibitView(item_id=str(item_id), model=str(model), task=task, note=str(note), reference=texts[0],
+                       generation=texts[1], spans=(list(spans[0]), list(spans[1])), labels=labels, delta=delta,
+                       marks=marks, llm_judges=_llm_judges(judge_ratings, item_id, model))
+
+
+def _llm_judges(judge_ratings: pd.DataFrame, item_id: str, model: str) -> tuple[str, ...]:
+    if "rater_kind" not in judge_ratings.columns:
+        return ()
+    mine = judge_ratings[_key_mask(judge_ratings, item_id, model)]
+    return tuple(sorted(set(mine.loc[mine["rater_kind"].astype(str) == "llm", "rater"].astype(str))))
 
 
 # ------------------------------------------------------------------------------------------------ HTML
@@ -180,6 +204,7 @@ white-space:pre-wrap}
 .exhibit td.num{text-align:right;font-variant-numeric:tabular-nums}
 .exhibit .over{font-weight:600;color:#b91c1c}
 .ld-legend{margin:6px 0}
+.exhibit .mechanism-summary p{margin:4px 0;color:#374151;font-size:.9rem}
 footer{color:#6b7280;font-size:.8rem}
 """
 
@@ -229,7 +254,8 @@ def _delta_table(view: ExhibitView) -> str:
 
 
 def exhibit_html(view: ExhibitView, *, position: int | None = None) -> str:
-    """One exhibit as an HTML ``<section>``: title, note, legend, the two texts highlighted, labels, delta.
+    """One exhibit as an HTML ``<section>``: title, note, legend, the two texts with the marks of the four
+    mechanisms (:func:`empathy.mechanisms.mechanisms_html`), labels, delta.
 
     Every data string is escaped (:func:`empathy.escaping.html_literal`; texts by
     :func:`empathy.render.highlight_html`), so the fragment is safe to show with ``unsafe_allow_html``.
@@ -241,12 +267,9 @@ def exhibit_html(view: ExhibitView, *, position: int | None = None) -> str:
              f'{" &middot; human override" if view.overridden else ""}</div>']
     if view.note.strip():
         parts.append(f'<div class="note">{html_literal(view.note)}</div>')
-    parts.append(legend_html())
-    parts.append('<div class="sides">')
-    for title, text, spans in (("Reference", view.reference, view.spans[0]),
-                               ("Generation", view.generation, view.spans[1])):
-        parts.append(f'<div class="side"><h3>{title}</h3>{highlight_html(text, spans)}</div>')
-    parts.append("</div>")
+    titles = (("Client narrative (reference)", "Response (generation)") if view.task == CONFLICT_TASK
+              else ("Reference", "Generation"))
+    parts.append(mechanisms_html(view.marks, titles=titles, llm_judges=view.llm_judges))
     parts.append("<h3>Labels</h3>" + _labels_table(view.labels))
     parts.append("<h3>What this output's override changes</h3>" + _delta_table(view))
     parts.append("</section>")

@@ -27,13 +27,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from empathy import metrics as m
 from empathy.io import RATING_REQUIRED, require_frame
-from empathy.render import DISTURBING_PREFIX, JUDGED_PREFIX
+from empathy.render import (
+    AFFECT_PREFIX,
+    CUE_PREFIX,
+    DISTURBING_PREFIX,
+    EVIDENCE_PREFIX,
+    JUDGED_PREFIX,
+    TENSION_PREFIX,
+    escape_text,
+    highlight_html,
+    legend_html,
+)
+
+if TYPE_CHECKING:  # the judges package imports openai: only the functions that need the lexicon import it
+    from empathy.judges.lexicon import ConflictCues, TextAffect, TextCue
 
 #: Optional columns of an outputs table that describe a row for a reader (the demo data has both).
 NOTE_COLUMNS: tuple[str, ...] = ("demo_note", "source")
@@ -190,3 +205,220 @@ def note_fields(row: Mapping[str, object]) -> list[tuple[str, str]]:
         if text:
             fields.append((column, text))
     return fields
+
+
+# ------------------------------------------------------------------------------------- all four, in the text
+
+#: Whose marks SA and CA get in the text: always the offline lexicon judge's (its words and cue rules), also beside
+#: an LLM judge's numbers, which come with no words (:func:`mechanisms_html` says so when LLM judges are shown).
+MARKS_BY = "lexicon"
+LLM_MARKS_NOTE = ("The SA and CA marks are the offline lexicon judge's (VADER's affect words, the CA cue rules), not "
+                  "{judges}'s: an LLM judge gives one number per text and no words.")
+
+
+def affect_highlights(affect: TextAffect) -> list[dict[str, object]]:
+    """SA marks of a text for :func:`empathy.render.highlight_html`: one per contribution of ``affect``.
+
+    Label ``affect:word`` or ``affect:emphasis``; ``weight`` the contribution's share of ``E`` (the weights add up
+    to ``affect.intensity``); ``strength`` its magnitude on VADER's scale (``|valence| / 4``, at most 1), which
+    sets how strongly it is drawn; ``rule`` the tooltip (valence, weight, ``E``).
+    """
+    from empathy.judges.lexicon import VALENCE_SCALE
+
+    spans = []
+    for part in affect.contributions:
+        if part.kind == "word":
+            rule = (f"'{part.text}' valence {part.valence:+.2f} (VADER, after its rules), weight {part.weight:.3f} "
+                    f"of E = {affect.intensity:.3f}")
+        else:
+            rule = f"emphasis '{part.text}', weight {part.weight:.3f} of E = {affect.intensity:.3f}"
+        spans.append({"start": part.start, "end": part.end, "label": f"{AFFECT_PREFIX}{part.kind}", "rule": rule,
+                      "text": part.text, "weight": part.weight, "strength": min(1.0, part.magnitude / VALENCE_SCALE)})
+    return spans
+
+
+def cue_highlights(cues: Sequence[TextCue], prefix: str = CUE_PREFIX) -> list[dict[str, object]]:
+    """CA marks for :func:`empathy.render.highlight_html`: a response's cues (``prefix`` ``cue:``) or a client
+    narrative's tension (``tension:``), labelled ``<prefix><category>`` with the rule in the tooltip."""
+    return [{"start": cue.start, "end": cue.end, "label": f"{prefix}{cue.category}", "rule": cue.rule,
+             "text": cue.text} for cue in cues]
+
+
+def evidence_highlights(evidence: object, judge: str, label: float | None = None) -> list[dict[str, object]]:
+    """The passage an LLM judge quoted as evidence of its CA label (:class:`empathy.judges.evidence.Evidence`,
+    from ``JudgeRun.evidence`` or :func:`empathy.judges.run.cached_evidence`), as a span on the response; none
+    when the quote was not found in the response (it is never drawn from the judge's own string)."""
+    start, end = getattr(evidence, "start", None), getattr(evidence, "end", None)
+    if getattr(evidence, "status", "") != "quoted" or start is None or end is None:
+        return []
+    rule = f"label {label:g}" if label is not None else ""
+    return [{"start": int(start), "end": int(end), "label": f"{EVIDENCE_PREFIX}{judge}", "rule": rule}]
+
+
+@dataclass(frozen=True)
+class SideMarks:
+    """The marks of one text (reference or generation): LD, EGM, SA and CA, as located spans.
+
+    ``distancing``: LD spans (as given); ``disturbing``: the lexicon checklist's elements (EGM;
+    :func:`disturbing_highlights`); ``judged``: sentences an LLM judge counted disturbing content in (optional);
+    ``affect``: the lexicon judge's ``E`` with its contributions (SA); ``cues``: the CA cues of a response or the
+    tension of a client narrative; ``cue_prefix`` says which.
+    """
+
+    text: str
+    distancing: tuple[object, ...]
+    disturbing: tuple[Mapping[str, object], ...]
+    judged: tuple[Mapping[str, object], ...]
+    affect: TextAffect
+    cues: tuple[TextCue, ...] = ()
+    cue_prefix: str = CUE_PREFIX
+
+    def spans(self) -> list[object]:
+        """Every mark of the text, for :func:`empathy.render.highlight_html`."""
+        return [*self.distancing, *self.disturbing, *self.judged, *affect_highlights(self.affect),
+                *cue_highlights(self.cues, self.cue_prefix)]
+
+
+@dataclass(frozen=True)
+class MechanismMarks:
+    """The four mechanisms' marks on a reference/generation pair (:func:`mechanism_marks`).
+
+    ``conflict``: the lexicon's CA cues of the generation, ``None`` where CA is not shown (then the reference
+    has no tension marks either). ``marks_by``: whose SA and CA marks these are (:data:`MARKS_BY`).
+    """
+
+    reference: SideMarks
+    generation: SideMarks
+    conflict: ConflictCues | None
+    marks_by: str = MARKS_BY
+
+    @property
+    def lost(self) -> list[str]:
+        """The affect words the reference carries and the generation dropped, heaviest first."""
+        from empathy.judges.lexicon import lost_affect
+
+        return lost_affect(self.reference.affect, self.generation.affect)
+
+    def lost_summary(self, limit: int = 6) -> str:
+        """``"lost: devastated, furious"`` (:func:`empathy.judges.lexicon.lost_summary`)."""
+        from empathy.judges.lexicon import lost_summary
+
+        return lost_summary(self.reference.affect, self.generation.affect, limit)
+
+    def conflict_summary(self) -> str:
+        """The lexicon's CA label from its cues, e.g. ``"A = 3 (solution 2, reassurance 1) > X = 1.5: label 1"``;
+        ``""`` when CA is not shown."""
+        if self.conflict is None:
+            return ""
+        from empathy.judges.lexicon import HARMONY_CATEGORIES
+
+        counts: dict[str, int] = {}
+        for cue in self.conflict.cues:
+            counts[cue.category] = counts.get(cue.category, 0) + 1
+        avoid = ", ".join(f"{name} {counts[name]}" for name in ("solution", *HARMONY_CATEGORIES) if name in counts)
+        explore = ", ".join(f"{name} {counts[name]}" for name in ("question", "reflection") if name in counts)
+        a, x = self.conflict.avoidance, self.conflict.exploration
+        return (f"A = {a:g}" + (f" ({avoid})" if avoid else "") + f" {'>' if a > x else '<='} X = {x:g}"
+                + (f" ({explore})" if explore else "") + f": lexicon CA label {self.conflict.label}")
+
+
+def mechanism_marks(reference: str, generation: str, *,
+                    distancing: Sequence[Sequence[object]] | None = None,
+                    sentence_spans: Sequence[Sequence[tuple[int, int]]] | None = None,
+                    conflict: bool = True,
+                    judged: Sequence[Sequence[Mapping[str, object]]] | None = None) -> MechanismMarks:
+    """The marks of all four mechanisms on one output, each side's from one implementation of its judge rule.
+
+    Parameters
+    ----------
+    reference, generation
+        The two texts (a client narrative and a response on counseling rows).
+    distancing
+        The LD spans of each text (:mod:`empathy.distancing`); none by default.
+    sentence_spans
+        The sentences of each text the judges rate; by default the spaCy parse of a judge run
+        (:func:`empathy.judges.segment.sentence_spans`), so that on each side the SA weights add up to the
+        lexicon judge's ``E`` and the EGM marks number its ``u``.
+    conflict
+        Show CA: the lexicon's cues on the generation, the client's tension on the reference.
+    judged
+        Marks of LLM judges per text: the sentences they counted disturbing content in
+        (:func:`judged_highlights`) and, on the response, the evidence they quoted for CA
+        (:func:`evidence_highlights`); none by default.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a text that is not a string or sentence offsets outside their text.
+    """
+    from empathy.judges.lexicon import affect_breakdown, client_tension, conflict_cues
+
+    texts = (reference, generation)
+    for name, text in zip(("reference", "generation"), texts, strict=True):
+        if not isinstance(text, str):
+            raise TypeError(f"{name} must be a str, got {type(text).__name__}")
+    if sentence_spans is None:
+        from empathy.judges.segment import sentence_spans as parse_sentences
+
+        sentence_spans = parse_sentences(list(texts))
+    distancing = distancing if distancing is not None else ((), ())
+    judged = judged if judged is not None else ((), ())
+    for name, given in (("distancing", distancing), ("sentence_spans", sentence_spans), ("judged", judged)):
+        if len(given) != 2:
+            raise ValueError(f"{name} must hold two lists (reference, generation), got {len(given)}")
+    sentences = [[text[a:b] for a, b in spans] for text, spans in zip(texts, sentence_spans, strict=True)]
+    cues = conflict_cues(generation, sentences[1]) if conflict else None
+    tension = client_tension(reference, sentences[0]) if conflict else ()
+    located = [(tuple(distancing[k]), tuple(disturbing_highlights(text, sentence_spans[k])), tuple(judged[k]),
+                affect_breakdown(text, sentence_spans[k])) for k, text in enumerate(texts)]
+    return MechanismMarks(SideMarks(reference, *located[0], tension, TENSION_PREFIX),
+                          SideMarks(generation, *located[1], cues.cues if cues is not None else (), CUE_PREFIX), cues)
+
+
+def marks_legend_html(marks: MechanismMarks) -> str:
+    """The legend of what :func:`side_html` draws for ``marks`` (static markup)."""
+    judged = [str(_field(span, "label")) for span in (*marks.reference.judged, *marks.generation.judged)]
+    shown = marks.conflict is not None
+    return legend_html(disturbing=True, judged=any(label.startswith(JUDGED_PREFIX) for label in judged),
+                       affect=True, conflict=shown, tension=shown,
+                       evidence=any(label.startswith(EVIDENCE_PREFIX) for label in judged))
+
+
+def _field(span: object, name: str) -> object:
+    return span.get(name) if isinstance(span, Mapping) else getattr(span, name, None)
+
+
+def side_html(side: SideMarks) -> str:
+    """One text with all its marks (:func:`empathy.render.highlight_html`, numbered: ``data-mark`` per span)."""
+    return highlight_html(side.text, side.spans(), numbered=True)
+
+
+def summary_html(marks: MechanismMarks, *, llm_judges: Sequence[str] = ()) -> str:
+    """Under the two texts: the lexicon's ``E`` of each side, what the generation lost, the CA label from its
+    cues, and, when ``llm_judges`` are shown beside the text, that the marks are the lexicon's (escaped, and
+    Markdown-neutral like :func:`empathy.render.highlight_html`: safe for ``st.markdown(unsafe_allow_html=True)``)."""
+    e_ref, e_gen = marks.reference.affect.intensity, marks.generation.affect.intensity
+    lines = [f"SA marks: E(reference) = {e_ref:.3f}, E(generation) = {e_gen:.3f} (the lexicon judge's; the marks' "
+             f"weights add up to these). {marks.lost_summary()}"]
+    if marks.conflict is not None:
+        lines.append("CA cues: " + marks.conflict_summary())
+    if llm_judges:
+        lines.append(LLM_MARKS_NOTE.format(judges=", ".join(llm_judges)))
+    return ('<div class="mechanism-summary">'
+            + "".join(f"<p>{escape_text(line)}</p>" for line in lines) + "</div>")
+
+
+def mechanisms_html(marks: MechanismMarks, *, titles: tuple[str, str] = ("Reference", "Generation"),
+                    llm_judges: Sequence[str] = ()) -> str:
+    """The one renderer of the four mechanisms on a pair: legend, the two texts side by side, the summary.
+
+    Every data string is escaped and Markdown-neutral (:func:`empathy.render.escape_text`: texts, titles, judge
+    names and words), inline styles only, no script, one line: safe for ``st.markdown(unsafe_allow_html=True)``,
+    ``st.html`` and a self-contained page. The app draws the same parts in its own columns: :func:`marks_legend_html`,
+    :func:`side_html` per side, :func:`summary_html`.
+    """
+    sides = "".join(f'<div class="side" style="flex:1 1 0;min-width:0"><h3>{escape_text(title)}</h3>'
+                    f"{side_html(side)}</div>"
+                    for title, side in zip(titles, (marks.reference, marks.generation), strict=True))
+    return (f'<div class="mechanisms">{marks_legend_html(marks)}<div class="sides" style="display:flex;gap:16px">'
+            f"{sides}</div>{summary_html(marks, llm_judges=llm_judges)}</div>")

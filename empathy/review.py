@@ -13,7 +13,7 @@ annotator ratings (:func:`empathy.labels.ledger.annotator_ratings`), so it sits 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,7 @@ import pandas as pd
 from empathy import metrics as m
 from empathy.agreement import krippendorff_by_dimension, pairwise_agreement
 from empathy.evaluate import MetricsReport, TextFeatures, compute_metrics, plan_metrics, rank_by_direction
+from empathy.labels.decisions import decision_count, pair_decisions
 from empathy.labels.ledger import annotator_ratings, apply_overrides, human_ratings
 
 #: Name of the human rater in agreement tables built from overrides.
@@ -57,14 +58,59 @@ class Recompute:
                          "egm_both_zero": egm_both_zero}
         self.plan = plan_metrics(outputs, ratings, features=features, **self.settings)
 
-    def report(self, overrides: pd.DataFrame | None = None) -> MetricsReport:
-        """The metrics report with ``overrides`` applied (``None`` or empty: judge-only)."""
+    def report(self, overrides: pd.DataFrame | None = None, *, decisions: bool = False) -> MetricsReport:
+        """The metrics report with ``overrides`` applied (``None`` or empty: judge-only).
+
+        The signature counts the judge labels replaced (``overridden_ratings``), as
+        :func:`empathy.evaluate.compute_metrics` does; with ``decisions`` also the human decisions behind them
+        (``decisions``: :func:`empathy.labels.decisions.decision_count`; what a person reads).
+        """
         n_overrides = 0 if overrides is None else len(overrides)
         values = self.plan.patch(overrides)
         if values is None:
-            return compute_metrics(self.outputs, apply_overrides(self.ratings, overrides), features=self.features,
-                                   n_overrides=n_overrides, **self.settings)
-        return self.plan.evaluate(values, n_overrides=n_overrides)
+            report = compute_metrics(self.outputs, apply_overrides(self.ratings, overrides), features=self.features,
+                                     n_overrides=n_overrides, **self.settings)
+        else:
+            report = self.plan.evaluate(values, n_overrides=n_overrides)
+        if not decisions:
+            return report
+        return replace(report, signature=replace(report.signature, decisions=decision_count(overrides)))
+
+
+#: What the labels behind an inter-judge agreement row are: the judges' own, or with human overrides applied.
+LABEL_SOURCES: tuple[str, ...] = ("judges", "with_overrides")
+#: The columns :func:`agreement_labels` adds to an agreement table (the CLI's JSON rows carry them too).
+PROVENANCE_COLUMNS: tuple[str, ...] = ("labels", "human_decisions", "same_human_label", "warning")
+
+
+def agreement_labels(agreement: pd.DataFrame, overrides: pd.DataFrame | None,
+                     outputs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Table 6 rows saying which labels they rest on: ``agreement`` with :data:`PROVENANCE_COLUMNS` added.
+
+    ``overrides`` are the applied overrides the rows were computed with (``Ledger.applied``), or ``None`` for
+    the judges' own labels. ``outputs``: for a per-task table, the outputs with their ``task``, so that a row
+    counts only its task's decisions (``None`` for a pooled table). Per row (``metric``, ``scorer_a``,
+    ``scorer_b``, ``task``): ``labels`` (``judges`` or ``with_overrides``), ``human_decisions`` (distinct
+    decisions on either judge's labels of the metric's dimensions) and ``same_human_label`` (outputs on which
+    both judges carry the same human label, with a ``warning`` then: agreement a human created), from
+    :func:`empathy.labels.decisions.pair_decisions`. A metric that reads no judge dimension (LD) gets 0.
+    """
+    table = agreement.copy()
+    with_overrides = overrides is not None
+    rows = []
+    for record in table.to_dict("records"):
+        spec = m.METRIC_SPECS.get(str(record.get("metric")))
+        scope = None
+        task = record.get("task")
+        if outputs is not None and isinstance(task, str) and task and "task" in outputs.columns:
+            scope = outputs[outputs["task"].astype(str) == task]
+        found = pair_decisions(overrides, str(record["scorer_a"]), str(record["scorer_b"]),
+                               spec.dimensions if spec is not None else (), scope)
+        rows.append((LABEL_SOURCES[with_overrides], found.decisions, found.shared, found.warning))
+    for position, (column, dtype) in enumerate(zip(PROVENANCE_COLUMNS, (object, "int64", "int64", object),
+                                                   strict=True)):
+        table[column] = pd.Series([row[position] for row in rows], index=table.index, dtype=dtype)
+    return table
 
 
 def judge_labels(ratings: pd.DataFrame, dimension: str) -> pd.DataFrame:

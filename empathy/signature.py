@@ -2,11 +2,13 @@
 
 A signature is a ``|``-separated list of ``key:value`` fields, e.g.::
 
-    empathy:0.1.0|ld:spacy:core_web_sm-3.8.0+rules-1|judge[lexicon]:lexicon-v1|seed:0|overrides:3
+    empathy:0.1.0|ld:spacy:core_web_sm-3.8.0+rules-1|judge[lexicon]:lexicon-v1|seed:0|decisions:3|overridden_ratings:6
 
 It names the package version, the spaCy model, version and rule set behind LD, each judge (rater) with the
 signature stored beside its ratings (model and prompt hash for LLM judges), the random seed, and how many
-human overrides the numbers include. Two tables with the same signature were computed the same way.
+human decisions the numbers include (``decisions``: one "(all judges)" decision is one) and how many judge
+labels those decisions replaced (``overridden_ratings``). Two tables with the same signature were computed the
+same way.
 """
 
 from __future__ import annotations
@@ -34,8 +36,11 @@ class Signature:
     distancing: str | None = None
     judges: Mapping[str, str] = field(default_factory=dict)
     seed: int | None = None
+    #: judge labels (ratings) replaced by human overrides; printed as ``overridden_ratings``
     overrides: int | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
+    #: distinct human decisions behind those overrides (:func:`empathy.labels.decisions.decision_count`)
+    decisions: int | None = None
 
     def fields(self) -> list[tuple[str, str]]:
         items = [("empathy", self.version)]
@@ -47,8 +52,10 @@ class Signature:
             items.append((key, self.extra[key]))
         if self.seed is not None:
             items.append(("seed", str(self.seed)))
+        if self.decisions is not None:
+            items.append(("decisions", str(self.decisions)))
         if self.overrides is not None:
-            items.append(("overrides", str(self.overrides)))
+            items.append(("overridden_ratings", str(self.overrides)))
         return [(_clean(k), _clean(v)) for k, v in items]
 
     def __str__(self) -> str:

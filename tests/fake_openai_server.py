@@ -10,7 +10,9 @@ Default answers are deterministic, so tests can assert values:
   else 0.8 for the reference (client) and 0.4 for the generation (response), whichever is shown first; plus
   ``position_bias`` on the text shown as Text A (a judge that favours the first position);
 - disturbing count: the number of the words ``dead``, ``killed``, ``blood`` in the sentence;
-- conflict avoidance: 1 if the response contains "you should", else 0.
+- conflict avoidance: 1 if the response contains "you should", else 0; asked for evidence (the evidence text,
+  ``"evidence":`` in the prompt), the response's first sentence with its whitespace collapsed, or the text after
+  ``QUOTE:`` in the client narrative (up to the end of its line) when it holds one (a quote not in the response);
 
 Failure markers in the prompt text script misbehaviour per distinct prompt (deterministic under
 concurrency): ``FAIL:<mode>*<n>`` makes the first ``n`` attempts of that prompt fail with ``mode``:
@@ -248,8 +250,14 @@ class FakeOpenAIServer:
             return json.dumps({"aversive_count": -3 if out_of_range else count})
         if "conflict_avoidance" in user:
             # conflict-avoidance@2 (the paper's criteria) names the response THERAPIST RESPONSE, @1 COUNSELOR
-            response = (self._section(user, "THERAPIST RESPONSE") or self._section(user, "COUNSELOR RESPONSE")).lower()
-            return json.dumps({"conflict_avoidance": 2 if out_of_range else int("you should" in response)})
+            response = self._section(user, "THERAPIST RESPONSE") or self._section(user, "COUNSELOR RESPONSE")
+            label = 2 if out_of_range else int("you should" in response.lower())
+            answer: dict[str, Any] = {"conflict_avoidance": label}
+            if '"evidence":' in user:
+                scripted = re.search(r"QUOTE:(.*)", self._section(user, "CLIENT NARRATIVE"))
+                first = re.split(r"(?<=[.!?])\s", response.strip(), maxsplit=1)[0]
+                answer["evidence"] = scripted.group(1).strip() if scripted else " ".join(first.split())
+            return json.dumps(answer)
         return json.dumps(self._affect(user, out_of_range=out_of_range))
 
     def _affect(self, user: str, *, out_of_range: bool) -> dict[str, float]:

@@ -456,7 +456,7 @@ def test_every_table_carries_the_signature_and_it_names_the_ledger(tmp_path, _st
     at.run()
     _ok(at)
     human = [c for c in _texts(at.caption) if c.startswith("Signature: ")][-1]  # the human-vs-judges table
-    assert "labels:latest" in human and "overrides:1" in human
+    assert "labels:latest" in human and "overridden_ratings:1" in human  # "overrides:1" before issue 26
     digest = next(field for field in human.split("|") if field.startswith("ledger:"))
     assert len(digest) == len("ledger:") + 12
     at.switch_page("app_pages/6_Workbench.py").run()

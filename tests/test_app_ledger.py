@@ -395,7 +395,8 @@ def test_live_metric_beside_the_queue_follows_each_decision(tmp_path, _store):
     assert live_table(live(at)) == predicted  # the server's recomputation (Recompute) says the same
     assert not any(f.value is not None and "CA (gpt)" in f.value.columns for f in at.dataframe)  # drawn once
     signature = next(c for c in _texts(at.caption) if c.startswith("Signature:"))
-    assert "|labels:latest|" in signature and "|overrides:2" in signature, signature  # the human labels named
+    # the human labels named; the judge labels they replaced ("|overrides:2" before issue 26)
+    assert "|labels:latest|" in signature and "|overridden_ratings:2" in signature, signature
     # another judge on request: lex says 0, 1, 0 (1/3 each); the human 0 on i1 leaves it at 1/3
     at.selectbox(key="relabel_live_judge").set_value("lex").run()
     assert live_table(live(at)) == [(1, ODD, 1 / 3, 3), (1, "B", 1 / 3, 3)]

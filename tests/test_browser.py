@@ -146,7 +146,7 @@ def test_override_through_relabel_is_saved_and_shown(server, page):
     _settle(page, "Reproducibility signature")
     with sqlite3.connect(server["store"]) as connection:
         count = connection.execute("SELECT COUNT(*) FROM overrides").fetchone()[0]
-    page.get_by_text(f"overrides:{count}", exact=False).first.wait_for(state="visible", timeout=WAIT_MS)
+    page.get_by_text(f"overridden_ratings:{count}", exact=False).first.wait_for(state="visible", timeout=WAIT_MS)
     assert page.get_by_text(f"with {count} human override(s)", exact=False).first.is_visible()
     page.goto(f"{server['url']}/Agreement")
     _settle(page, "Human vs each judge")

@@ -179,9 +179,13 @@ def test_metrics_apply_the_stored_overrides(tmp_path):
     ca = next(r for r in payload["metrics"] if (r["model"], r["scorer"], r["metric"]) == ("fennel", "author", "CA"))
     assert ca["value"] == 0.0 and ca["n"] == fennel["value"].notna().sum()
     fields = payload["signature"].split("|")
-    assert f"overrides:{n_changed}" in fields and "labels:latest" in fields
+    # one decision per flipped label, each on one judge: decisions and judge labels are equal here (issue 26 item
+    # 6 named them; "overrides:N" and "overrides: N applied" before)
+    assert f"decisions:{n_changed}" in fields and f"overridden_ratings:{n_changed}" in fields
+    assert "labels:latest" in fields
     assert any(field.startswith("ledger:") and len(field) == len("ledger:") + 12 for field in fields)
-    assert f"overrides: {n_changed} applied (labels: latest), 1 stale" in result.stderr
+    assert (f"overrides: {n_changed} decisions applied to {n_changed} judge labels (labels: latest), 1 stale"
+            in result.stderr)
 
 
 def test_building_the_parser_imports_no_heavy_library():

@@ -119,7 +119,8 @@ def test_agreement_and_signature(features):
     assert ca["spearman"].iloc[0] is None  # two models: too few for a correlation
     signature = str(report.signature)
     assert signature.startswith("empathy:")
-    for field in ("ld:test-analyser", "judge[j]:j-sig", "judge[k]:k-sig", "seed:3", "overrides:2"):
+    # the count of judge labels replaced is named so (issue 26 item 6: ``overrides:2`` before)
+    for field in ("ld:test-analyser", "judge[j]:j-sig", "judge[k]:k-sig", "seed:3", "overridden_ratings:2"):
         assert field in signature.split("|")
 
 

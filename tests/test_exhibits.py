@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import sqlite3
 
@@ -195,3 +196,42 @@ def test_export_names_the_data_set_not_its_path(recompute):
     page = export_html([view], dataset="/home/ann/secret-project/study-3/outputs.csv", signature="sig")
     assert "<title>Exhibits: study-3</title>" in page and "<h1>Exhibits: study-3</h1>" in page
     assert "/home" not in page and "secret-project" not in page
+
+
+def test_exported_demo_exhibits_draw_all_four_mechanisms_counted():
+    """The exported page of the curated demo exhibits (issue 26): per side, one LD mark per distancing span, one
+    EGM underline per element the lexicon judge counts (its u), SA marks whose weights add up to its E, and on
+    the CA exhibit one cue mark per cue behind its CA label."""
+    from test_mechanism_marks import _distinct, _parse
+
+    from empathy.judges import lexicon
+
+    demo = PROJECT_ROOT / "data"
+    dataset = load_dataset(demo / "outputs.csv", [demo / "ratings_author.csv", demo / "ratings_lexicon.csv"])
+    curated = read_curated(demo / "exhibits.csv", dataset.outputs)
+    views = [exhibit_view(dataset.outputs, dataset.ratings, None, row.item_id, row.model, note=row.note)
+             for row in curated.itertuples()]
+    page = export_html(views, title="Exhibits", signature="sig")
+    parsed = _parse(page)
+    assert parsed.sides + 1 == 2 * len(views)
+    lexicon_values = (dataset.ratings.query("rater == 'lexicon'")
+                      .set_index(["item_id", "model", "dimension"])["value"])
+    for number, view in enumerate(views):
+        key = (view.item_id, view.model)
+        for offset, side, suffix in ((0, view.marks.reference, "ref"), (1, view.marks.generation, "gen")):
+            marks = [m for m in parsed.marks if m["side"] == str(2 * number + offset)]
+            ld = sum(len(_distinct(marks, f"ld-{label}")) for label in ("nominalization", "impersonal", "agentless"))
+            assert ld == len(side.distancing)
+            assert len(_distinct(marks, "egm-disturbing")) == lexicon_values[(*key, f"u_{suffix}")]
+            weights = [float(m["data-weight"]) for m in _distinct(marks, "sa-affect").values()]
+            assert sum(weights) == pytest.approx(lexicon_values[(*key, f"e_{suffix}")], abs=1e-12)
+    by_mechanism = dict(zip(curated["mechanism"], views, strict=True))
+    egm = by_mechanism["EGM"]  # the flood article with graphic detail added: underlined now
+    assert lexicon_values[(egm.item_id, egm.model, "u_gen")] >= 2
+    ca = by_mechanism["CA"]
+    cues = [m for m in parsed.marks if m["side"] == str(2 * views.index(ca) + 1)]
+    assert len(_distinct(cues, "ca-cue")) == len(ca.marks.conflict.cues) > 0
+    assert ca.marks.conflict.label == lexicon_values[(ca.item_id, ca.model, "ca")]
+    assert lexicon.lost_summary(by_mechanism["SA"].marks.reference.affect,
+                                by_mechanism["SA"].marks.generation.affect) in html.unescape("".join(parsed.text))
+    assert "legend" in page and page.count('class="ld-legend"') == len(views)

@@ -252,3 +252,22 @@ def test_judge_rerun_is_classified_against_the_stored_decisions(outputs_csv, tmp
     # a store that is not there is an error naming it, exit 2
     assert main([*args, "--overrides", str(tmp_path / "nope.sqlite")]) == 2
     assert "nope.sqlite: override store not found" in capsys.readouterr().err
+
+
+def test_judge_against_a_dead_endpoint_exits_1_with_one_line(tmp_path, capsys):
+    """A mistyped endpoint (nothing listening) on 120 outputs: one line, exit 1, no ratings file, no retry per
+    output (the README's promise; issue 26 item 7)."""
+    from test_judges_llm import closed_port
+
+    path = tmp_path / "many.csv"
+    pd.DataFrame({"item_id": [str(i) for i in range(120)], "model": "m", "task": "counseling",
+                  "reference": "I feel torn.", "generation": [f"You should talk {i}." for i in range(120)]}
+                 ).to_csv(path, index=False)
+    config = tmp_path / "judges.toml"
+    config.write_text(f'[judges.dead]\nbase_url = "http://127.0.0.1:{closed_port()}/v1"\nmodel = "m"\n')
+    out = tmp_path / "r.csv"
+    code = main(["judge", str(path), "--judge", "dead", "--config", str(config), "--out", str(out), "--quiet",
+                 "--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and "connection refused" in err and "cannot reach" in err
+    assert "Traceback" not in err and not out.exists()

@@ -589,3 +589,80 @@ def test_runs_without_the_disturbing_protocol_parse_nothing(server, monkeypatch)
                     protocols="affect,conflict", cache=None)
     assert run.sentences[["n_sent_ref", "n_sent_gen"]].isna().all().all()
     assert "split=" not in run.signature and (run.ratings["reason"] == "").all()
+
+
+# ---------------------------------------------------------------------------------- a dead endpoint fails fast
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _engine_run(config: JudgeConfig, n: int, stats: object) -> dict:
+    from empathy.judges.llm import LLMEngine, make_request
+
+    requests = [make_request(config, PROTOCOLS["conflict"], reference=f"R {i}.", generation=f"G {i}.")
+                for i in range(n)]
+    return asyncio.run(LLMEngine(config, api_key=None, cache=None, stats=stats).run(requests))
+
+
+@pytest.mark.parametrize(("base_url", "what"), [
+    (None, "connection refused"),
+    ("http://judge.example.invalid/v1", "unknown host"),  # RFC 6761: never resolves, no network needed
+])
+def test_unreachable_endpoint_stops_the_run_at_once(server, base_url, what):
+    """A refused connection or an unknown host before any answer stops the run with one message: no retry,
+    at most one call per connection slot, instead of five attempts per output."""
+    from empathy.judges.llm import JudgeStats
+
+    config = judge(server, base_url=base_url or f"http://127.0.0.1:{closed_port()}/v1", concurrency=4,
+                   max_retries=4, backoff=0.5)
+    stats = JudgeStats()
+    with pytest.raises(JudgeRunError) as error:
+        _engine_run(config, 120, stats)
+    assert what in str(error.value) and "cannot reach" in str(error.value) and config.endpoint in str(error.value)
+    assert stats.calls <= config.concurrency and stats.retries == 0
+    frame = outputs([(str(i), "m1", "R.", f"G {i}.") for i in range(30)])
+    with pytest.raises(JudgeRunError, match=what):
+        run_judge(frame, config, protocols="conflict", cache=None)
+
+
+def test_refused_after_the_endpoint_answered_is_retried_as_transient():
+    """Once the endpoint has answered, a refused connection is a server going away mid-run: retried, then
+    missing with its reason (not a stop)."""
+    from empathy.judges.llm import JudgeStats, LLMEngine, make_request
+
+    stats = JudgeStats()
+    with FakeOpenAIServer() as early:
+        config = judge(early, max_retries=2)
+        engine = LLMEngine(config, api_key=None, cache=None, stats=stats)
+        first = asyncio.run(engine.run([make_request(config, PROTOCOLS["conflict"], reference="R.",
+                                                     generation="G.")]))
+    assert all(outcome.values is not None for outcome in first.values())
+    late = asyncio.run(engine.run([make_request(config, PROTOCOLS["conflict"], reference="R 2.", generation="G.")]))
+    (outcome,) = late.values()
+    assert outcome.values is None and outcome.reason == "connection error: connection refused (after 3 attempts)"
+    assert stats.retries == 2
+
+
+def test_unreachable_reads_the_exception_chain():
+    import socket
+
+    from empathy.judges.llm import unreachable
+
+    def chained(cause: BaseException) -> BaseException:
+        try:
+            try:
+                raise cause
+            except OSError as inner:
+                raise RuntimeError("wrapped") from inner
+        except RuntimeError as outer:
+            return outer
+
+    assert unreachable(chained(ConnectionRefusedError(111, "refused"))) == "connection refused"
+    assert unreachable(chained(socket.gaierror(-2, "Name or service not known"))) == "unknown host"
+    assert unreachable(chained(ConnectionResetError(104, "reset"))) is None
+    assert unreachable(ValueError("x")) is None

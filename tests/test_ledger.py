@@ -72,7 +72,8 @@ def test_add_drop_and_change_keep_orphan_and_stale_exactly_those(store):
     assert ledger.status.stale["item_id"].tolist() == ["i3"]
     assert ledger.status.orphaned["item_id"].tolist() == ["i2"]
     assert ledger.counts == {"applied": 1, "stale": 1, "orphaned": 1, "unresolved": 0}
-    assert ledger.summary().startswith("overrides: 1 applied (labels: latest), 1 stale")
+    # counted in decisions, the judge labels named (issue 26 item 6: "overrides: 1 applied (labels: ..." before)
+    assert ledger.summary().startswith("overrides: 1 decision applied to 1 judge label (labels: latest), 1 stale")
     assert len(store.decisions(NAME)) == 3  # nothing deleted
     # confirming the stale decision on the new text applies it again
     assert store.confirm(NAME, ledger.status.stale, output_hashes(after), annotator="ann") == 1

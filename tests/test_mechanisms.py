@@ -178,8 +178,9 @@ def test_note_fields(row, expected):
 
 
 # ---------------------------------------------------------------------------------- demo agreement
-def test_demo_highlights_are_the_lexicon_judges_counts():
-    """On the judges' sentences, the underlined elements of every demo text number its lexicon u rating."""
+def demo_texts_and_sentences() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, list[tuple[int, int]]]]:
+    """The demo outputs, the lexicon judge's ratings and the judges' sentences of every demo text (skips the test
+    when no spaCy model is installed)."""
     segment = pytest.importorskip("empathy.judges.segment")
     try:
         outputs = pd.read_csv(DEMO_DIR / "outputs.csv", dtype=str, keep_default_na=False)
@@ -188,6 +189,12 @@ def test_demo_highlights_are_the_lexicon_judges_counts():
         spans = dict(zip(texts, segment.sentence_spans(texts), strict=True))
     except (OSError, ImportError) as error:  # no spaCy model installed
         pytest.skip(f"spaCy model not available: {error}")
+    return outputs, ratings, spans
+
+
+def test_demo_highlights_are_the_lexicon_judges_counts():
+    """On the judges' sentences, the underlined elements of every demo text number its lexicon u rating."""
+    outputs, ratings, spans = demo_texts_and_sentences()
     u = ratings[ratings["dimension"].isin(["u_ref", "u_gen"])]
     merged = u.merge(outputs, on=["item_id", "model"])
     assert len(merged) == len(u) > 0

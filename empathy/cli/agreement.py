@@ -75,6 +75,8 @@ def run_agreement(args: argparse.Namespace) -> int:
                                        else ratings[ratings["dimension"].isin(dimensions)])
     pairs = pairs.merge(alphas[["dimension", "alpha", "level"]].rename(
         columns={"alpha": "krippendorff_alpha", "level": "alpha_level"}), on="dimension", how="left")
+    # the raters' own labels: this command applies no human override (``metrics --overrides`` does)
+    pairs["labels"] = "judges"
     signature = _signature(ratings, args)
     if args.format == "json":
         print_json(json_rows(pairs, signature=signature))

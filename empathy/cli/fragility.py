@@ -95,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
                         egm_both_zero=args.egm_both_zero)
     report = fragility(plan, metrics=metrics, top=args.top)
     signature = plan.evaluate(n_overrides=n_overrides).signature
+    if args.overrides:
+        signature = replace(signature, decisions=ledger.applied_decisions)
     if not reads_texts:
         signature = replace(signature, distancing=None)
     signature = str(replace(signature, extra={**signature.extra, **extra}))

@@ -19,6 +19,7 @@ from empathy.cli.common import (
     print_table,
     set_handler,
 )
+from empathy.escaping import terminal_literal
 from empathy.vocabulary import DEFAULT_LABEL_RULE, EGM_BOTH_ZERO, LABEL_RULES, LD_STANDARDIZATIONS
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             raise DataError(mask_location(location), f"cannot read the override store ({exc})") from None
         ratings = apply_ledger(ratings, ledger)
         n_overrides = len(ledger.applied)
-        print(f"empathy: {ledger.summary()}", file=sys.stderr)
+        print(terminal_literal(f"empathy: {ledger.summary()}"), file=sys.stderr)
     from empathy.evaluate import compute_metrics, default_by_task, text_rows  # SciPy, spaCy: once the input is good
 
     # The paper reports per task: with several tasks the default is per task, and pooling is an explicit,
@@ -110,17 +111,26 @@ def run(args: argparse.Namespace) -> int:
                                  n_overrides=n_overrides)
     except ValueError as exc:
         raise _located(exc, dataset.outputs, args.outputs) from None
-    extra = dict(ledger.signature_fields()) if ledger is not None else {}
-    if extra:
-        report = replace(report, signature=replace(report.signature, extra={**report.signature.extra, **extra}))
+    if ledger is not None:
+        report = replace(report, signature=replace(report.signature, decisions=ledger.applied_decisions,
+                                                   extra={**report.signature.extra, **ledger.signature_fields()}))
+    from empathy.review import PROVENANCE_COLUMNS, agreement_labels
+
+    agreement = agreement_labels(report.agreement, ledger.applied if ledger is not None else None,
+                                 dataset.outputs if by_task else None)
     if args.format == "json":
-        print_json(report.to_json())
+        payload = report.to_json()
+        for row, record in zip(payload["agreement"], agreement.to_dict("records"), strict=True):
+            row.update({column: record[column] for column in PROVENANCE_COLUMNS})
+        print_json(payload)
         return 0
     table = report.table if by_task else report.table.drop(columns="task")
     emit(table, args.format, str(report.signature))
-    if args.format == "table" and len(report.agreement):
+    if args.format == "table" and len(agreement):
         print("\ninter-judge Spearman over models:")
-        print_table(report.agreement if by_task else report.agreement.drop(columns="task"))
+        print_table(agreement.drop(columns=["warning", *([] if by_task else ["task"])]))
+        for warning in agreement["warning"].dropna().unique():
+            print(f"warning: {terminal_literal(warning)}")
     return 0
 
 

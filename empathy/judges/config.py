@@ -82,7 +82,7 @@ _JUDGE_TYPES: dict[str, tuple[type, ...]] = {
     "concurrency": (int,), "max_retries": (int,), "timeout": _NUMBER, "backoff": _NUMBER, "backoff_max": _NUMBER,
     "structured_output": _STR, "max_tokens": (int, type(None)), "max_tokens_field": _STR,
     "send_temperature": (bool,), "kind": _STR, "conflict_protocol": _STR, "affect_order": _STR,
-    "affect_order_seed": (int,), "segmentation": _STR,
+    "affect_order_seed": (int,), "segmentation": _STR, "conflict_evidence": (bool,),
 }
 _EMBEDDING_TYPES: dict[str, tuple[type, ...]] = {
     "name": _STR, "base_url": _STR, "model": _STR, "api_key_env": (str, type(None)), "timeout": _NUMBER,
@@ -175,6 +175,10 @@ class JudgeConfig:
         Sentences for the per-sentence protocols: ``spacy`` (default; the sentences of the spaCy parse whose
         count is ``d`` and ``q`` of Eq. 2, :mod:`empathy.judges.segment`) or ``regex`` (the dependency-free
         splitter of :mod:`empathy.judges.sentences`, which can disagree with ``d`` and ``q``).
+    conflict_evidence
+        ``True`` asks the conflict-avoidance text also for a verbatim quote of the response as evidence of its
+        label (:func:`empathy.judges.prompts.with_evidence`; off by default: a departure from Appendix D, named
+        in the signature). The quote is kept only where it occurs in the response (``JudgeRun.evidence``).
     """
 
     name: str
@@ -197,6 +201,7 @@ class JudgeConfig:
     affect_order: str = "random"
     affect_order_seed: int = 0
     segmentation: str = "spacy"
+    conflict_evidence: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -256,7 +261,8 @@ class JudgeConfig:
             from .lexicon import DESCRIPTION
 
             return DESCRIPTION
-        return (f"LLM judge {self.model} @ {self.endpoint}; conflict protocol {self.conflict_protocol}, "
+        evidence = " with evidence quote" if self.conflict_evidence else ""
+        return (f"LLM judge {self.model} @ {self.endpoint}; conflict protocol {self.conflict_protocol}{evidence}, "
                 f"affect order {self.affect_order}")
 
     def replace(self, **changes: Any) -> JudgeConfig:

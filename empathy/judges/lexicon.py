@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -43,7 +44,7 @@ from importlib import metadata
 
 from .sentences import SPLITTER_VERSION, split_sentences
 
-LEXICON_VERSION = "1"
+LEXICON_VERSION = "2"
 
 #: What the lexicon judge is, shown wherever it is offered (``judge --list``, judge pickers). The figures are
 #: measured by ``bench/kumar2025_lexicon_judge.py`` on the Kumar et al. (2025) import (150 conversations with
@@ -58,18 +59,17 @@ DESCRIPTION = ("offline lexicon baseline (VADER, checklist, cue counts), not a s
 def _analyzer():  # noqa: ANN202 - the VADER class is untyped
     from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
-    class _IntensityAnalyzer(SentimentIntensityAnalyzer):
-        """VADER with an extra polarity-free score: normalised sum of absolute valences."""
+    class _ValenceAnalyzer(SentimentIntensityAnalyzer):
+        """VADER that also returns what its compound score is made of: each token's rule-adjusted valence and
+        the punctuation emphasis, split into its exclamation and question-mark parts."""
 
         def score_valence(self, sentiments, text):  # noqa: ANN001, ANN201 - VADER's signature
             scores = super().score_valence(sentiments, text)
-            magnitude = float(sum(abs(s) for s in sentiments))
-            if magnitude > 0:
-                magnitude += self._punctuation_emphasis(text)
-            scores["intensity"] = magnitude / math.sqrt(magnitude * magnitude + 15.0)
+            scores["sentiments"] = list(sentiments)
+            scores["emphasis"] = (self._amplify_ep(text), self._amplify_qm(text))
             return scores
 
-    return _IntensityAnalyzer()
+    return _ValenceAnalyzer()
 
 
 def vader_version() -> str:
@@ -80,22 +80,199 @@ def vader_version() -> str:
         return "unknown"
 
 
+#: VADER's valence scale: a word's valence lies in [-4, 4] (rules can push it a little beyond).
+VALENCE_SCALE = 4.0
+
+
+@dataclass(frozen=True)
+class AffectContribution:
+    """One mark of the lexicon judge's affect intensity: a word (or an emoji) or an emphasising ``!``/``?``.
+
+    ``start``, ``end``: character offsets in the text; ``kind``: ``"word"`` or ``"emphasis"``; ``valence``: the
+    word's VADER valence after VADER's rules (negation, boosters, ALL CAPS, the "but" shift; 0 for emphasis);
+    ``magnitude``: what it adds to its sentence's ``S`` (``|valence|``, or its share of the punctuation
+    emphasis); ``weight``: its share of ``E(text)``, ``E_s * magnitude / S / n`` (see :func:`affect_breakdown`).
+    """
+
+    start: int
+    end: int
+    text: str
+    kind: str
+    valence: float
+    magnitude: float
+    weight: float
+
+
+@dataclass(frozen=True)
+class TextAffect:
+    """The lexicon judge's affect intensity ``E`` of a text and the contributions it is made of.
+
+    ``intensity`` is ``E(text)``; ``contributions`` are in text order and their ``weight`` s add up to it
+    (exactly in arithmetic; to rounding in floating point). ``marks_by`` says whose marks these are: always
+    the offline lexicon judge's (VADER), also when the ``E`` shown beside the text is an LLM judge's, which
+    gives one number per text and no words.
+    """
+
+    intensity: float
+    sentences: int
+    contributions: tuple[AffectContribution, ...]
+    marks_by: str = "lexicon"
+
+
+@dataclass(frozen=True)
+class _SentenceAffect:
+    """One sentence scored: its contributions (offsets into the sentence, weight not yet set), ``S``, ``E_s``."""
+
+    parts: tuple[AffectContribution, ...]
+    magnitude: float
+    intensity: float
+
+
+def _without_emoji(sentence: str) -> tuple[str, list[int]]:
+    """VADER's first step, each emoji replaced by its description, with the offset in ``sentence`` of every
+    character of the result (a description's characters point at their emoji), so that tokens can be located."""
+    emojis = _analyzer().emojis
+    chars: list[str] = []
+    where: list[int] = []
+    previous_space = True
+    for position, character in enumerate(sentence):
+        if character in emojis:
+            description = (" " if not previous_space else "") + emojis[character]
+            chars.extend(description)
+            where.extend([position] * len(description))
+            previous_space = False
+        else:
+            chars.append(character)
+            where.append(position)
+            previous_space = character == " "
+    return "".join(chars), where
+
+
+def _token_spans(text: str) -> list[tuple[int, int]]:
+    """Offsets in ``text`` of VADER's tokens: whitespace-separated, outer punctuation stripped unless that
+    leaves two characters or fewer (VADER keeps those whole, as emoticons)."""
+    spans = []
+    position = 0
+    for raw in text.split():
+        start = text.index(raw, position)
+        position = start + len(raw)
+        stripped = raw.strip(string.punctuation)
+        if len(stripped) <= 2:
+            spans.append((start, position))
+        else:
+            lead = len(raw) - len(raw.lstrip(string.punctuation))
+            spans.append((start + lead, start + lead + len(stripped)))
+    return spans
+
+
+def _sentence_affect(sentence: str) -> _SentenceAffect:
+    """The contributions of one sentence and the ``S`` and ``E_s`` computed from them (the one implementation).
+
+    ``S`` is the sum of the words' ``|valence|`` (in token order, as VADER sums) plus, when that is above 0,
+    the punctuation emphasis, shared among the ``!`` (their part) and the ``?`` (theirs) that caused it;
+    ``E_s = S / sqrt(S**2 + 15)``. The tokens of an emoji's description share the emoji's one mark.
+    """
+    translated, where = _without_emoji(sentence)
+    scores = _analyzer().polarity_scores(translated)
+    valences = scores.get("sentiments", [])
+    tokens = _token_spans(translated.strip())
+    offset = len(translated) - len(translated.lstrip())
+    if len(tokens) != len(valences):  # VADER's tokens are whitespace-split: this cannot differ
+        raise RuntimeError(f"VADER rated {len(valences)} tokens of a sentence with {len(tokens)}")
+    words: dict[tuple[int, int], list[float]] = {}
+    for (start, end), valence in zip(tokens, valences, strict=True):
+        if valence:
+            span = (where[offset + start], where[offset + end - 1] + 1)
+            words.setdefault(span, []).append(float(valence))
+    parts = [AffectContribution(a, b, sentence[a:b], "word", sum(v), sum(abs(x) for x in v), 0.0)
+             for (a, b), v in words.items()]
+    magnitude = float(sum(part.magnitude for part in parts))  # in token order, as VADER sums
+    exclamation, question = scores.get("emphasis", (0.0, 0.0))
+    if magnitude > 0 and exclamation + question > 0:
+        magnitude += exclamation + question
+        for mark, amount in (("!", exclamation), ("?", question)):
+            found = [where[k] for k, character in enumerate(translated) if character == mark]
+            parts.extend(AffectContribution(p, p + 1, sentence[p:p + 1], "emphasis", 0.0, amount / len(found), 0.0)
+                         for p in found if amount)
+    parts.sort(key=lambda part: (part.start, part.end))
+    intensity = magnitude / math.sqrt(magnitude * magnitude + 15.0) if magnitude > 0 else 0.0
+    return _SentenceAffect(tuple(parts), magnitude, intensity)
+
+
 def sentence_intensity(sentence: str) -> float:
     """Affect intensity of one sentence in [0, 1] (see the module docstring)."""
-    return float(_analyzer().polarity_scores(sentence)["intensity"])
+    return _sentence_affect(sentence).intensity
 
 
 def affect_intensity(text: str, sentences: Sequence[str] | None = None) -> float:
     """Affect intensity ``E(text)`` in [0, 1]: the mean sentence intensity (0 for an empty text).
 
     ``sentences`` are the text's sentences when the caller has them (a judge run passes those of its
-    segmentation); by default the regex splitter's.
+    segmentation); by default the regex splitter's. The same number as :func:`affect_breakdown` 's
+    ``intensity`` on the same sentences.
     """
     if sentences is None:
         sentences = split_sentences(text)
     if not sentences:
         return 0.0
     return float(sum(sentence_intensity(s) for s in sentences) / len(sentences))
+
+
+def affect_breakdown(text: str, sentence_spans: Sequence[tuple[int, int]] | None = None) -> TextAffect:
+    """``E(text)`` with the words, emoji and emphasising marks that make it, located in ``text``.
+
+    ``E(text) = sum_s E_s / n`` over the ``n`` sentences, ``E_s = S_s / sqrt(S_s**2 + 15)`` with ``S_s`` the sum of
+    the magnitudes of the sentence's contributions (:func:`_sentence_affect`, which :func:`affect_intensity`
+    uses too). ``E_s`` is not additive in the words, so each contribution gets the share of ``E_s`` its magnitude
+    has in ``S_s``: ``weight = E_s * magnitude / S_s / n``. The weights of a text add up to ``E(text)``.
+
+    ``sentence_spans``: the ``(start, end)`` offsets of the sentences the judge rated (a run's default is the
+    spaCy parse, :func:`empathy.judges.segment.sentence_spans`); by default the regex splitter's, located in
+    the text. Raises TypeError for a text that is not a string and ValueError for a span outside the text.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if sentence_spans is None:
+        sentence_spans = locate_sentences(text, split_sentences(text))
+    scored = []
+    for start, end in sentence_spans:
+        if not 0 <= start <= end <= len(text):
+            raise ValueError(f"sentence span ({start}, {end}) is outside the text of length {len(text)}")
+        scored.append((start, _sentence_affect(text[start:end])))
+    n = len(scored)
+    if not n:
+        return TextAffect(0.0, 0, ())
+    contributions = [AffectContribution(start + part.start, start + part.end, part.text, part.kind, part.valence,
+                                        part.magnitude, sentence.intensity * part.magnitude / sentence.magnitude / n)
+                     for start, sentence in scored for part in sentence.parts]
+    intensity = float(sum(sentence.intensity for _, sentence in scored) / n)
+    return TextAffect(intensity, n, tuple(contributions))
+
+
+def lost_affect(reference: TextAffect, generation: TextAffect) -> list[str]:
+    """The affect words the reference carries and the generation does not (case-insensitive), heaviest first.
+
+    A word's weight is the sum of its contributions' weights in the reference; ties keep text order. Emphasis
+    marks are not words and are left out.
+    """
+    kept = {part.text.lower() for part in generation.contributions if part.kind == "word"}
+    weights: dict[str, float] = {}
+    for part in reference.contributions:
+        word = part.text.lower()
+        if part.kind == "word" and word not in kept:
+            weights[word] = weights.get(word, 0.0) + part.weight
+    return sorted(weights, key=lambda word: -weights[word])
+
+
+def lost_summary(reference: TextAffect, generation: TextAffect, limit: int = 6) -> str:
+    """One line: ``"lost: devastated, furious"`` (at most ``limit`` words, then ``"+N more"``), ``"lost: none"``."""
+    if limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    words = lost_affect(reference, generation)
+    if not words:
+        return "lost: none"
+    more = f" (+{len(words) - limit} more)" if len(words) > limit else ""
+    return "lost: " + ", ".join(words[:limit]) + more
 
 
 # -------------------------------------------------------------------------------------- disturbing count
@@ -133,12 +310,48 @@ CHECKLIST: dict[str, tuple[str, ...]] = {
         "trafficked|trafficking", "enslaved", "waterboard(?:ed|ing)", "held captive",
     ),
 }
-#: Phrases that are consumed without counting (metaphors, vague or medical-non-violent uses).
+#: Phrases that are consumed without counting: uses of a checklist word that name no concrete harm. Three kinds
+#: (:data:`FIGURATIVE_USES` names them; each tested with literal uses that still count):
+#:
+#: * *expressive frames*: the word names what the speaker feels like doing, or a speech act, not an event:
+#:   "I want to scream", "I could scream", "felt like screaming", "screaming at me", "makes me scream";
+#: * *hyperbole*: intensifiers and idioms: "scared to death", "this is killing me", "dying of embarrassment",
+#:   "dead tired", "dead serious", "killing time", "my phone died";
+#: * *other senses*: fixed phrases in which the word is not about harm: "give it a shot", "flu shot", "photo
+#:   shoot", "bad blood", "blood relatives", "abuse of power", "fatal error", "panic attack", "blood pressure".
+#:
+#: A desire frame is *not* an exclusion for harm itself: "I want to die", "he wanted to kill her" still count.
 EXCLUSIONS: tuple[str, ...] = (
     "dead tired", "dead end", "dead set", "killing it", "dying to", "to die for", "panic attacks?",
     "shot at (?:the|a) (?:title|record|win)", "bloody mary", "blood pressure", "blood tests?", "blood sugar",
     "burn out|burnout|burned out", "hurt feelings", "feel(?:s|ing)? hurt",
+    # expressive frames
+    "(?:want|wants|wanted|wanting|need|needs|needed|going|about|ready) to scream",
+    "(?:could|would|might|i'd|i'll|gonna) scream", "(?:feel|feels|felt|feeling) like (?:screaming|scream)",
+    "(?:scream|screams|screamed|screaming) at (?:me|you|him|her|us|them|each)",
+    "(?:scream|screams|screamed|screaming) into (?:my|his|her|their|your|our|a) (?:pillow|scarf|sleeve|hands|towel)",
+    "(?:make|makes|made|making) (?:me|you) scream",
+    "(?:feel|feels|felt|feeling) like dying", "(?:feel|feels|felt|feeling) like i'm dying",
+    "(?:feel|feels|felt|feeling) like i (?:was|am) dying",
+    # hyperbole
+    "(?:bored|scared|frightened|terrified|worried|sick|tired|stressed|embarrassed|annoyed) to death",
+    "(?:is|it's|that's|this|was) killing me", "(?:dying|died) (?:of|from) (?:embarrassment|laughter|boredom|"
+    "curiosity|shame)", "(?:dying|died) laughing", "(?:kill|killing) time", "(?:i'd|would|could) kill for",
+    "dead (?:serious|wrong|last|quiet|silent|silence|heat|ringer|giveaway|center|centre)",
+    "(?:phone|battery|laptop|engine|car|computer) (?:died|dies|dying|dead)",
+    "(?:phone|battery|laptop|engine|car|computer) (?:is|was) dead",
+    # other senses
+    "give (?:it|this|that) a shot", "worth a shot", "long shot", "big shots?", "(?:flu|booster|vaccine) shots?",
+    "photo shoots?", "shooting stars?",
+    "(?:shoot|shoots|shooting|shot) (?:a|the) (?:film|movie|video|scene|documentary|photo|photos|commercial)",
+    "bad blood", "blood (?:relatives?|brothers?|ties|type|donors?|donation|bank)", "blood (?:boil|boils|boiled|"
+    "boiling)", "bleeding hearts?", "abuse of (?:power|trust|authority|office|process|discretion)",
+    "(?:substance|drug|alcohol) abuse", "fatal (?:error|flaw|mistake)",
+    "attack (?:the|this|that) (?:problem|issue|question|task)", "(?:anxiety|asthma) attacks?",
+    "hurts? (?:my|his|her|their|our|your) feelings", "(?:deeply|so) hurt",
 )
+#: The kinds of non-harm use :data:`EXCLUSIONS` covers (documented in docs/detectors.md with what remains).
+FIGURATIVE_USES: tuple[str, ...] = ("expressive frame", "hyperbole", "other sense")
 _NEGATORS: frozenset[str] = frozenset({"no", "not", "never", "without", "nobody", "none", "neither", "nor",
                                        "n't"})
 _TOKEN = re.compile(r"[a-z]+(?:[-'][a-z]+)*|n't")
@@ -322,16 +535,36 @@ _SOLUTION = re.compile(
     r"counselor|manager|hr|friend)|practice self-care|take (?:a|some) (?:step|time|break)|"
     r"it (?:may|might|could|would|will|can) (?:help|be (?:helpful|useful|reasonable|worth|wise|best))|"
     r"(?:usually|often|generally) works|next steps?)\b", re.I)
-_HARMONY = re.compile(
-    r"\b(?:(?:find|finding) (?:a )?(?:common ground|middle ground|compromise|balance)|compromise|"
-    r"meet (?:them|him|her) halfway|see (?:things )?from (?:their|his|her) (?:perspective|point of view)|"
-    r"(?:they|he|she) (?:probably|likely|surely) (?:mean|meant|care|love|want)|everything will|"
-    r"(?:it|things) will (?:all )?(?:be|work out|get better)|don't worry|try not to worry|stay positive|"
-    r"look on the bright side|move (?:forward|on)|let (?:it )?go|forgive|both (?:of you|sides)|"
-    r"i hope (?:this|these|that) helps?|good luck|you(?: are|'re) not alone|"
-    r"it(?: is|'s) (?:common|normal|natural|very common|completely normal) to|"
-    r"many (?:couples|people|parents|families|colleagues|new \w+)|i(?:'m| am) sure|"
-    r"(?:a|the) (?:wonderful|great|good|strong) (?:foundation|sign|opportunity))\b", re.I)
+#: The harmony and closure cues in the order the rules try them, each with its category
+#: (:data:`CUE_CATEGORIES`). :data:`_HARMONY` is their alternation, each alternative a named group so that a
+#: match names its cue; the rule text (hashed into the signature) is the plain alternation.
+_HARMONY_CUES: tuple[tuple[str, str], ...] = (
+    ("compromise", r"(?:find|finding) (?:a )?(?:common ground|middle ground|compromise|balance)"),
+    ("compromise", r"compromise"),
+    ("compromise", r"meet (?:them|him|her) halfway"),
+    ("deflection", r"see (?:things )?from (?:their|his|her) (?:perspective|point of view)"),
+    ("deflection", r"(?:they|he|she) (?:probably|likely|surely) (?:mean|meant|care|love|want)"),
+    ("reassurance", r"everything will"),
+    ("reassurance", r"(?:it|things) will (?:all )?(?:be|work out|get better)"),
+    ("reassurance", r"don't worry"),
+    ("reassurance", r"try not to worry"),
+    ("reassurance", r"stay positive"),
+    ("reassurance", r"look on the bright side"),
+    ("closure", r"move (?:forward|on)"),
+    ("closure", r"let (?:it )?go"),
+    ("closure", r"forgive"),
+    ("compromise", r"both (?:of you|sides)"),
+    ("closure", r"i hope (?:this|these|that) helps?"),
+    ("closure", r"good luck"),
+    ("normalising", r"you(?: are|'re) not alone"),
+    ("normalising", r"it(?: is|'s) (?:common|normal|natural|very common|completely normal) to"),
+    ("normalising", r"many (?:couples|people|parents|families|colleagues|new \w+)"),
+    ("reassurance", r"i(?:'m| am) sure"),
+    ("reassurance", r"(?:a|the) (?:wonderful|great|good|strong) (?:foundation|sign|opportunity)"),
+)
+_HARMONY_RULE = r"\b(?:" + "|".join(pattern for _, pattern in _HARMONY_CUES) + r")\b"
+_HARMONY = re.compile(r"\b(?:" + "|".join(f"(?P<h{k}>{pattern})" for k, (_, pattern) in enumerate(_HARMONY_CUES))
+                      + r")\b", re.I)
 _REFLECTIVE = re.compile(
     r"\b(?:i wonder|tell me more|help me understand|it sounds like|i hear|what comes up|what matters|"
     r"part of you|i'm curious|i am curious)\b", re.I)
@@ -352,15 +585,66 @@ IMPERATIVE_VERBS: frozenset[str] = frozenset({
 })
 _FIRST_WORD = re.compile(r"^[\W\d]*([A-Za-z']+)(?:\s+(\w+))?")
 
+#: The categories of the conflict-avoidance cues: category -> (side, what one cue counts, description). Side
+#: ``avoidance`` cues add to ``A``, ``exploration`` cues to ``X``; ``ca = 1`` iff ``A > X``.
+CUE_CATEGORIES: dict[str, tuple[str, float, str]] = {
+    "solution": ("avoidance", 1.0, "solution-giving: advice phrase, list item, advice imperative, or a question "
+                 "that puts a solution"),
+    "compromise": ("avoidance", 1.0, "harmony-seeking: compromise, common ground, 'both of you'"),
+    "deflection": ("avoidance", 1.0, "deflection to the other side: their perspective, what they 'probably mean'"),
+    "reassurance": ("avoidance", 1.0, "reassurance, positive closure: 'everything will work out', 'don't worry'"),
+    "closure": ("avoidance", 1.0, "closing the topic: 'move on', 'let it go', 'I hope this helps'"),
+    "normalising": ("avoidance", 1.0, "minimising by normalising: 'it is common to', 'many couples', "
+                    "'you are not alone'"),
+    "question": ("exploration", 1.0, "open question"),
+    "reflection": ("exploration", 0.5, "reflective opener ('it sounds like', 'tell me more'), counted 1/2"),
+}
+#: The avoidance categories other than solution-giving: the harmony/closure cues of ``H``.
+HARMONY_CATEGORIES: tuple[str, ...] = ("compromise", "deflection", "reassurance", "closure", "normalising")
+
+
+@dataclass(frozen=True)
+class TextCue:
+    """A cue the lexicon rules see in a text: characters ``[start, end)``, the text, its category and rule."""
+
+    start: int
+    end: int
+    text: str
+    category: str
+    rule: str
+
 
 @dataclass(frozen=True)
 class ConflictCues:
-    """Cue counts behind a lexicon ``ca`` label."""
+    """The cues behind a lexicon ``ca`` label, located in the response; the counts and the label follow from them.
 
-    solution: int
-    harmony: int
-    questions: int
-    reflective: int
+    ``cues`` are :class:`TextCue` s in text order with a category of :data:`CUE_CATEGORIES`.
+    """
+
+    cues: tuple[TextCue, ...] = ()
+
+    def _count(self, *categories: str) -> int:
+        return sum(1 for cue in self.cues if cue.category in categories)
+
+    @property
+    def solution(self) -> int:
+        """Solution-giving cues: advice phrases, list items, advice imperatives, suggesting questions."""
+        return self._count("solution")
+
+    @property
+    def harmony(self) -> int:
+        """Harmony and closure cues (:data:`HARMONY_CATEGORIES`)."""
+        return self._count(*HARMONY_CATEGORIES)
+
+    @property
+    def questions(self) -> int:
+        """Open questions."""
+        return self._count("question")
+
+    @property
+    def reflective(self) -> int:
+        """Reflective openers."""
+        return self._count("reflection")
 
     @property
     def avoidance(self) -> float:
@@ -378,27 +662,107 @@ class ConflictCues:
         return int(self.avoidance > self.exploration)
 
 
-def conflict_cues(response: str, sentences: Sequence[str] | None = None) -> ConflictCues:
-    """Count the conflict-avoidance and exploration cues of a response (``sentences``: as for affect)."""
-    text = response.replace("’", "'")
+def _rated_sentences(text: str, sentences: Sequence[str] | None) -> list[tuple[str, tuple[int, int]]]:
+    """The sentences the rules read (apostrophes straightened, blank ones dropped) with their offsets in ``text``."""
     sentences = split_sentences(text) if sentences is None else [s.replace("’", "'") for s in sentences]
-    asked = [s for s in sentences if s.rstrip("\"')”’ ").endswith("?")]
-    suggesting = sum(1 for s in asked if _SUGGESTING_QUESTION.match(s))
-    questions = len(asked) - suggesting
-    imperatives = suggesting
-    for sentence in sentences:
+    sentences = [s for s in sentences if s.split()]
+    return list(zip(sentences, locate_sentences(text, sentences), strict=True))
+
+
+def _cue(response: str, start: int, end: int, category: str, rule: str) -> TextCue:
+    return TextCue(start, end, response[start:end], category, rule)
+
+
+def _sentence_cues(response: str, sentences: list[tuple[str, tuple[int, int]]]) -> list[TextCue]:
+    """Cues that are whole sentences: questions (open, or putting a solution) and advice imperatives."""
+    cues = []
+    for sentence, (start, end) in sentences:
+        if sentence.rstrip("\"')”’ ").endswith("?"):
+            suggesting = _SUGGESTING_QUESTION.match(sentence) is not None
+            cues.append(_cue(response, start, end, "solution" if suggesting else "question",
+                             "question that puts a solution" if suggesting else "open question"))
         match = _FIRST_WORD.match(sentence)
         if (match and match.group(1).lower() in IMPERATIVE_VERBS and not sentence.rstrip().endswith("?")
                 and (match.group(2) or "").lower() != "me"):  # "Tell me more" explores
-            imperatives += 1
-    return ConflictCues(solution=len(_SOLUTION.findall(text)) + len(_LIST_ITEM.findall(text)) + imperatives,
-                        harmony=len(_HARMONY.findall(text)), questions=questions,
-                        reflective=len(_REFLECTIVE.findall(text)))
+            cues.append(_cue(response, start, end, "solution", f"advice imperative '{match.group(1)}'"))
+    return cues
+
+
+def conflict_cues(response: str, sentences: Sequence[str] | None = None) -> ConflictCues:
+    """The conflict-avoidance and exploration cues of a response, located (``sentences``: as for affect).
+
+    One implementation for the label and the marks: :func:`conflict_avoidance` is the label of these cues.
+    Phrase cues are the matches of the rule patterns; list items run from their marker to the end of the line;
+    questions and advice imperatives are whole sentences.
+    """
+    if not isinstance(response, str):
+        raise TypeError(f"response must be a str, got {type(response).__name__}")
+    text = response.replace("’", "'")  # one character for one: offsets stay those of the response
+    cues = [_cue(response, m.start(), m.end(), "solution", "advice phrase") for m in _SOLUTION.finditer(text)]
+    for match in _LIST_ITEM.finditer(text):
+        start = match.start() + len(match.group()) - len(match.group().lstrip())
+        end = text.find("\n", start)
+        cues.append(_cue(response, start, len(text) if end < 0 else end, "solution", "list item"))
+    for match in _HARMONY.finditer(text):
+        category = _HARMONY_CUES[int(str(match.lastgroup)[1:])][0]
+        cues.append(_cue(response, match.start(), match.end(), category, f"{category} phrase"))
+    cues += [_cue(response, m.start(), m.end(), "reflection", "reflective opener") for m in _REFLECTIVE.finditer(text)]
+    cues += _sentence_cues(response, _rated_sentences(text, sentences))
+    return ConflictCues(tuple(sorted(cues, key=lambda cue: (cue.start, -cue.end, cue.category, cue.rule))))
 
 
 def conflict_avoidance(response: str, sentences: Sequence[str] | None = None) -> int:
     """Lexicon ``ca`` label of a response: 1 iff avoidance cues outnumber exploration cues."""
     return conflict_cues(response, sentences).label
+
+
+#: Cues of tension in a client narrative, by category (:data:`TENSION_CATEGORIES`).
+_TENSION_CUES: tuple[tuple[str, str], ...] = (
+    ("ambivalence", r"torn|conflicted|mixed feelings|part of me|on (?:the )?one hand|on the other hand|"
+                    r"i (?:don't|do not|can't|cannot) (?:even )?(?:know|tell|decide) (?:whether|if|what|how)"),
+    ("friction", r"argu(?:e|ed|es|ing|ment|ments)|fights?|fighting|fought|(?:yell|shout|snap)(?:s|ed|ped|ing)? at|"
+                 r"blam(?:e|es|ed|ing)|critici[sz](?:e|es|ed|ing)|resent(?:s|ed|ful|ment)?|betray(?:s|ed|al)?|"
+                 r"turn(?:s|ed)? cold|(?:won't|doesn't|didn't|don't) (?:listen|talk|reply|respond)|"
+                 r"haven't spoken|stopped (?:speaking|talking)|called (?:me|us|him|her) out|piled on|"
+                 r"humiliat(?:e|ed|ing|ion)|interrogat(?:e|ed|es|ing)"),
+    ("fear", r"(?:i'm|i am|i was|i feel|i felt) (?:so |really |terribly )?(?:afraid|scared|terrified|frightened|"
+             r"worried) (?:of|that|to)"),
+)
+_TENSION = re.compile(r"\b(?:" + "|".join(f"(?P<t{k}>{pattern})" for k, (_, pattern) in enumerate(_TENSION_CUES))
+                      + r")\b", re.I)
+_WANTING_BUT = re.compile(r"\bi (?:want|wanted|need|needed|wish)\b.*\b(?:but|yet)\b", re.I)
+#: What the tension marks on a client narrative show (:func:`client_tension`).
+TENSION_CATEGORIES: dict[str, str] = {
+    "ambivalence": "ambivalence: 'torn', 'part of me', 'I don't know whether'",
+    "friction": "friction with the other person: arguing, blame, criticism, betrayal, silence",
+    "fear": "fear about the relationship: 'I am afraid that', 'terrified of'",
+    "mixed wants": "a sentence where the client wants something 'but' or 'yet' something else",
+    "question": "a question the client asks",
+}
+
+
+def client_tension(narrative: str, sentences: Sequence[str] | None = None) -> tuple[TextCue, ...]:
+    """Where a client narrative states the tension a response should explore (``sentences``: as for affect).
+
+    Phrase cues (:data:`TENSION_CATEGORIES`: ambivalence, friction, fear) and whole sentences (the client's own
+    questions; a wish set against something else, "I want him to comfort me, but I am terrified ..."). These
+    marks do not enter the lexicon's ``ca`` label, which reads only the response (:func:`conflict_cues`): they
+    show a reader what the response leaves unexplored; the paper's condition "the client information is
+    clearly insufficient" is not checked by the lexicon judge.
+    """
+    if not isinstance(narrative, str):
+        raise TypeError(f"narrative must be a str, got {type(narrative).__name__}")
+    text = narrative.replace("’", "'")
+    cues = []
+    for match in _TENSION.finditer(text):
+        category = _TENSION_CUES[int(str(match.lastgroup)[1:])][0]
+        cues.append(_cue(narrative, match.start(), match.end(), category, f"{category} phrase"))
+    for sentence, (start, end) in _rated_sentences(text, sentences):
+        if sentence.rstrip("\"')”’ ").endswith("?"):
+            cues.append(_cue(narrative, start, end, "question", "the client's question"))
+        elif _WANTING_BUT.search(sentence):
+            cues.append(_cue(narrative, start, end, "mixed wants", "'I want ... but'"))
+    return tuple(sorted(cues, key=lambda cue: (cue.start, -cue.end, cue.category)))
 
 
 # ----------------------------------------------------------------------------------------- signatures
@@ -418,5 +782,6 @@ def signature(protocols: tuple[str, ...] = ("affect", "disturbing", "conflict"),
 
 
 def _cue_hash() -> str:
-    payload = "|".join(p.pattern for p in (_SOLUTION, _HARMONY, _REFLECTIVE, _LIST_ITEM, _SUGGESTING_QUESTION))
+    rules = (_SOLUTION.pattern, _HARMONY_RULE, _REFLECTIVE.pattern, _LIST_ITEM.pattern, _SUGGESTING_QUESTION.pattern)
+    payload = "|".join(rules)
     return hashlib.sha256(payload.encode()).hexdigest()[:12]

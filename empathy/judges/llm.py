@@ -7,7 +7,11 @@ a missing outcome with the reason. Valid answers are stored in the :class:`~empa
 cached requests make no call.
 
 Authentication, permission and unknown-model errors (HTTP 401 / 403 / 404) are configuration errors: the
-run stops with :class:`JudgeRunError` rather than recording thousands of identical missing ratings.
+run stops with :class:`JudgeRunError` rather than recording thousands of identical missing ratings. So is an
+endpoint that cannot be reached at all, a refused connection or a host name that does not resolve, while it has
+not answered a single call of the run (a mistyped ``base_url``): retrying every output would take minutes and
+end in a table of missing ratings. Once the endpoint has answered, the same errors are transient (a server
+restarting mid-run) and retried like 429, 5xx and timeouts.
 
 The key is passed to the client and nowhere else; every reason and error message goes through
 :func:`~empathy.judges.config.redact` with the key.
@@ -18,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -37,7 +42,25 @@ _WORKERS_PER_SLOT = 4
 
 
 class JudgeRunError(RuntimeError):
-    """A judge run cannot go on (bad key, no permission, unknown model, endpoint rejects requests)."""
+    """A judge run cannot go on (bad key, no permission, unknown model, endpoint unreachable or rejecting)."""
+
+
+def unreachable(exc: BaseException) -> str | None:
+    """``"connection refused"`` or ``"unknown host"`` when a connection error is one of those, else ``None``.
+
+    Reads the exception's chain (the client wraps the socket's ``ConnectionRefusedError`` or
+    ``socket.gaierror`` in its own errors).
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(current, socket.gaierror):
+            return "unknown host"
+        current = current.__cause__ or current.__context__
+    return None
 
 
 @dataclass
@@ -148,6 +171,7 @@ class LLMEngine:
         self._http_client = http_client
         self._mode = "json_schema" if config.structured_output == "auto" else config.structured_output
         self._fatal: str | None = None
+        self._answered = False  # has the endpoint answered any call of this run (with any status)?
 
     def _redact(self, text: object) -> str:
         return redact(text, (self._key,) if self._key else ())
@@ -262,12 +286,15 @@ class LLMEngine:
             # The client's generic POST skips the SDK's per-request TypedDict transform of the
             # body (~3 ms of CPU per call, which capped throughput at high concurrency); auth,
             # timeouts and the mapping of HTTP errors to exceptions are the same as create().
-            return await client.post("/chat/completions", body=self._arguments(request), cast_to=object), None
+            response = await client.post("/chat/completions", body=self._arguments(request), cast_to=object)
+            self._answered = True
+            return response, None
         except openai.APITimeoutError:
             return None, _Failure("retry", f"timeout after {config.timeout:g} s")
         except openai.APIConnectionError as exc:
-            return None, _Failure("retry", f"connection error: {self._redact(exc)[:160]}")
+            return None, self._connection_failure(exc)
         except openai.APIStatusError as exc:
+            self._answered = True
             return None, self._status_failure(exc, sent_mode)
         except openai.OpenAIError as exc:
             return None, _Failure("retry", f"client error: {self._redact(exc)[:160]}")
@@ -276,6 +303,17 @@ class LLMEngine:
             return None, _Failure("retry", f"malformed HTTP response: {type(exc).__name__}")
         except Exception as exc:  # noqa: BLE001 - one odd response must not sink the whole run
             return None, _Failure("retry", f"unexpected error: {type(exc).__name__}: {self._redact(exc)[:160]}")
+
+    def _connection_failure(self, exc: openai.APIConnectionError) -> _Failure:
+        """A refused connection or an unknown host before the endpoint ever answered stops the run (a mistyped
+        endpoint); any other connection error, or one after the endpoint has answered, is retried."""
+        what = unreachable(exc)
+        if what is not None and not self._answered:
+            config = self.config
+            self._fatal = (f"judge {config.name!r}: cannot reach {config.endpoint} ({what}); check its base_url "
+                           "and that the server is running")
+            return _Failure("fatal", self._fatal)
+        return _Failure("retry", f"connection error: {what or self._redact(exc)[:160]}")
 
     def _status_failure(self, exc: openai.APIStatusError, sent_mode: str) -> _Failure:
         """What an HTTP error status means: plain text instead of structured output, the judge refused for the

@@ -7,13 +7,15 @@ invalidates cached ratings. Bump :attr:`Protocol.version` when a change is delib
 
 Variants: conflict avoidance defaults to the paper's criteria (Appendix D, ``conflict-avoidance@2``,
 variant ``paper``); the first text is kept as variant ``engagement-v1`` (``conflict-avoidance@1``)
-(:data:`CONFLICT_VARIANTS`). Affect intensity (``affect-intensity@2``) defines E as Section 2.2 and Appendix B
-do, urgency, moral weight and emotional force included; it has four texts (:func:`affect_protocol`): a
-reference and a generated text, or on counseling rows a client utterance and a model-generated response
-(Appendix D), each with either text shown first, so that the order can be randomised or balanced
-(:data:`AFFECT_ORDERS`). Each text has its own version and hash. A judge picks the variants in its config
-(:class:`empathy.judges.config.JudgeConfig`). What the texts add to the paper's descriptions, and why, is the
-departure table of ``docs/judges.md``.
+(:data:`CONFLICT_VARIANTS`). Either can ask, in addition, for a verbatim quote of the response as evidence of
+the label (:func:`with_evidence`, ``conflict_evidence = true`` in a judge's config, off by default: version
+``2-evidence``), a departure from Appendix D, which asks for the label alone. Affect intensity
+(``affect-intensity@2``) defines E as Section 2.2 and Appendix B do, urgency, moral weight and emotional force
+included; it has four texts (:func:`affect_protocol`): a reference and a generated text, or on counseling rows a
+client utterance and a model-generated response (Appendix D), each with either text shown first, so that the
+order can be randomised or balanced (:data:`AFFECT_ORDERS`). Each text has its own version and hash. A judge
+picks the variants in its config (:class:`empathy.judges.config.JudgeConfig`). What the texts add to the
+paper's descriptions, and why, is the departure table of ``docs/judges.md``.
 
 Model text (references, generations, sentences) is placed between ``<<<NAME>>>`` / ``<<<END NAME>>>``
 delimiters; any ``<<<`` or ``>>>`` inside the text is replaced by ``‹‹‹`` / ``›››`` so that a text cannot
@@ -57,12 +59,15 @@ class Protocol:
     system: str
     user_template: str
     schema: dict[str, Any] = field(hash=False)
+    #: the answer's key holding a verbatim quote of the rated text (the evidence variant), else ``None``
+    quote_key: str | None = None
 
     @property
     def hash(self) -> str:
-        """First 12 hex digits of the SHA-256 of the protocol's id, version, texts and schema."""
-        payload = json.dumps([self.id, self.version, self.fields, self.keys, self.system, self.user_template,
-                              self.schema], sort_keys=True, ensure_ascii=False)
+        """First 12 hex digits of the SHA-256 of the protocol's id, version, texts and schema (and quote key)."""
+        parts = [self.id, self.version, self.fields, self.keys, self.system, self.user_template, self.schema]
+        payload = json.dumps(parts + ([self.quote_key] if self.quote_key else []), sort_keys=True,
+                             ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
 
     @property
@@ -100,6 +105,20 @@ class Protocol:
                 raise ValueError(f"answer lacks key {key!r}")
             out[dimension] = _VALIDATORS[self.id](key, data[key])
         return out
+
+
+    def quote(self, text: str | None) -> str | None:
+        """The quote an answer gives under :attr:`quote_key` (stripped; ``None`` when absent, empty or not a
+        string, or when this protocol asks for none). Whether it is in the rated text is checked by the caller
+        (:func:`empathy.judges.evidence.answer_evidence`)."""
+        if self.quote_key is None or text is None:
+            return None
+        try:
+            data = _extract_json(str(text), (*self.keys, self.quote_key))
+        except ValueError:
+            return None
+        quoted = data.get(self.quote_key)
+        return quoted.strip() if isinstance(quoted, str) and quoted.strip() else None
 
 
 def _neutralise(text: str) -> str:
@@ -391,6 +410,42 @@ PROTOCOL_DIMENSIONS: dict[str, tuple[str, ...]] = {
     "affect": ("e_ref", "e_gen"), "disturbing": ("u_ref", "u_gen"), "conflict": ("ca",)}
 #: Named conflict-avoidance texts, selectable per judge (``conflict_protocol`` in the config).
 CONFLICT_VARIANTS: dict[str, Protocol] = {"paper": CONFLICT, "engagement-v1": CONFLICT_ENGAGEMENT_V1}
+#: What the evidence variant adds to a conflict-avoidance text, before its answer line.
+EVIDENCE_INSTRUCTION = (
+    "Then quote, verbatim, the passage of the response (one sentence or phrase, copied exactly, without changing "
+    "a character) on which your label rests most.\n\n")
+_ANSWER_LINE = "Answer with only this JSON object: "
+
+
+def with_evidence(protocol: Protocol) -> Protocol:
+    """``protocol`` (a conflict-avoidance text) that also asks for a verbatim quote of the response as evidence.
+
+    Version ``<version>-evidence``, answer ``{"conflict_avoidance": 0 or 1, "evidence": "<quote>"}``: a departure
+    from Appendix D (named in the run's signature as ``departures=ca-evidence-quote``). The label is parsed and
+    validated as before; the quote is checked against the response by
+    :func:`empathy.judges.evidence.answer_evidence` and recorded missing when it is not there, never invented.
+    """
+    head, separator, _ = protocol.user_template.rpartition(_ANSWER_LINE)
+    if not separator or protocol.id != CONFLICT.id:
+        raise ValueError(f"protocol {protocol.tag} is not a conflict-avoidance text with an answer line")
+    template = (head + EVIDENCE_INSTRUCTION + _ANSWER_LINE
+                + '{{"conflict_avoidance": <0 or 1>, "evidence": "<verbatim quote from the response>"}}')
+    schema = _object_schema({**_CA_SCHEMA["properties"], "evidence": {"type": "string"}})
+    return Protocol(id=protocol.id, version=f"{protocol.version}-evidence", fields=protocol.fields, keys=protocol.keys,
+                    dimensions=protocol.dimensions, system=protocol.system, user_template=template, schema=schema,
+                    quote_key="evidence")
+
+
+#: The conflict-avoidance texts with the evidence question, by the same variant names (``conflict_evidence``).
+CONFLICT_EVIDENCE_VARIANTS: dict[str, Protocol] = {name: with_evidence(p) for name, p in CONFLICT_VARIANTS.items()}
+#: The departure from Appendix D the evidence question is, as the signature names it.
+EVIDENCE_DEPARTURE = "ca-evidence-quote"
+
+
+def conflict_text(variant: str, evidence: bool = False) -> Protocol:
+    """The conflict-avoidance text a judge uses: its ``conflict_protocol`` variant, with the evidence question
+    when ``conflict_evidence`` is set."""
+    return (CONFLICT_EVIDENCE_VARIANTS if evidence else CONFLICT_VARIANTS)[variant]
 #: Which text the affect protocol shows as Text A (``affect_order`` in the config): ``random`` (the default: a
 #: seeded coin per item, every model's output of an item in the same order), ``both`` (each order once, the
 #: two answers averaged: twice the affect requests), or a fixed order.

@@ -20,8 +20,16 @@ from ..io import OUTPUT_REQUIRED, RATING_COLUMNS
 from . import lexicon
 from .cache import JudgeCache
 from .config import JudgeConfig, JudgesFile, api_key, resolve_judge
+from .evidence import Evidence, answer_evidence
 from .llm import JudgeStats, LLMEngine, Outcome, Request, make_request
-from .prompts import CONFLICT_VARIANTS, COUNSELING_TASK, PROTOCOL_DIMENSIONS, PROTOCOLS, affect_protocol
+from .prompts import (
+    COUNSELING_TASK,
+    EVIDENCE_DEPARTURE,
+    PROTOCOL_DIMENSIONS,
+    PROTOCOLS,
+    affect_protocol,
+    conflict_text,
+)
 from .sentences import SPLITTER_VERSION, split_sentences
 
 Progress = Callable[[int, int], None]
@@ -35,6 +43,8 @@ PAPER_TASK_PROTOCOLS: dict[str, tuple[str, ...]] = {
 TASK_POLICIES: tuple[str, ...] = ("paper", "all")
 CacheArg = JudgeCache | str | Path | bool | None
 TaskProtocols = Mapping[str, Iterable[str] | str] | str | None
+#: The columns of :attr:`JudgeRun.evidence`.
+EVIDENCE_COLUMNS: tuple[str, ...] = ("item_id", "model", "status", "quote", "start", "end", "given")
 #: Reason recorded for a text with nothing to rate (e.g. a conversation whose text is not public). Affect and
 #: conflict avoidance of an empty text are missing, never 0; its disturbing-content count is a true 0.
 EMPTY_TEXT = "empty text: nothing to rate"
@@ -65,6 +75,11 @@ class JudgeRun:
         rated. Under the default segmentation (``spacy``, :mod:`empathy.judges.segment`) they equal ``d``
         and ``q`` of Eq. 2 as :mod:`empathy.evaluate` computes them; under ``regex`` they may differ. NaN
         for rows an LLM judge rated without the disturbing protocol (their texts are not segmented).
+    evidence
+        Under ``conflict_evidence``: per rated (item_id, model), the judge's quote for its ``ca`` label, checked
+        against the response (:data:`EVIDENCE_COLUMNS`, :func:`empathy.judges.evidence.answer_evidence`): the
+        response's own characters where the quote was found, else a status saying why it is missing. Empty
+        otherwise.
     """
 
     ratings: pd.DataFrame
@@ -72,6 +87,7 @@ class JudgeRun:
     judge: JudgeConfig
     signature: str = ""
     sentences: pd.DataFrame = field(default_factory=pd.DataFrame)
+    evidence: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def missing(self) -> pd.DataFrame:
@@ -135,6 +151,8 @@ def _llm_signature(judge: JudgeConfig, names: tuple[str, ...], split: str, tasks
         signature += f";affect_order={order}" + (f"/seed-{judge.affect_order_seed}" if order == "random" else "")
     if "disturbing" in names:
         signature += f";split={split}"
+    if "conflict" in names and judge.conflict_evidence:
+        signature += f";departures={EVIDENCE_DEPARTURE}"
     return f"{signature};tasks={tasks};empathy={__version__}"
 
 
@@ -203,7 +221,7 @@ def _protocol_tags(judge: JudgeConfig, names: tuple[str, ...], affect_rows: froz
             tags.extend(affect_protocol(COUNSELING_TASK if counseling else "", first).tag
                         for counseling in sorted(affect_rows) for first in orders)
         elif name == "conflict":
-            tags.append(CONFLICT_VARIANTS[judge.conflict_protocol].tag)
+            tags.append(conflict_text(judge.conflict_protocol, judge.conflict_evidence).tag)
         else:
             tags.append(PROTOCOLS[name].tag)
     return ",".join(tags)
@@ -295,7 +313,7 @@ def _plan(frame: pd.DataFrame, judge: JudgeConfig, per_row: list[tuple[str, ...]
             if _blank(record.generation):
                 needs.append((item, model, "ca", []))
             else:
-                request = make_request(judge, CONFLICT_VARIANTS[judge.conflict_protocol],
+                request = make_request(judge, conflict_text(judge.conflict_protocol, judge.conflict_evidence),
                                        reference=record.reference, generation=record.generation)
                 requests.append(request)
                 needs.append((item, model, "ca", [request.key]))
@@ -368,7 +386,30 @@ async def arun_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = No
     stats.seconds = time.perf_counter() - start
     signature = _llm_signature(judge_config, names, split, tasks, _affect_rows(frame, per_row))
     return JudgeRun(ratings=_assemble(needs, outcomes, judge_config, signature), stats=stats,
-                    judge=judge_config, signature=signature, sentences=_sentence_table(frame, sentences))
+                    judge=judge_config, signature=signature, sentences=_sentence_table(frame, sentences),
+                    evidence=_evidence_table(frame, needs, outcomes, judge_config))
+
+
+def _evidence_row(item: str, model: str, evidence: Evidence) -> dict[str, Any]:
+    return {"item_id": item, "model": model, "status": evidence.status, "quote": evidence.quote,
+            "start": evidence.start, "end": evidence.end, "given": evidence.given}
+
+
+def _evidence_table(frame: pd.DataFrame, needs: list[tuple[str, str, str, list[str]]],
+                    outcomes: Mapping[str, Outcome], judge: JudgeConfig) -> pd.DataFrame:
+    """:attr:`JudgeRun.evidence`: the checked quote of every ``ca`` request (empty without the evidence text)."""
+    if not judge.conflict_evidence:
+        return pd.DataFrame(columns=list(EVIDENCE_COLUMNS))
+    protocol = conflict_text(judge.conflict_protocol, evidence=True)
+    responses = dict(zip(zip(frame["item_id"], frame["model"], strict=True), frame["generation"], strict=True))
+    rows = []
+    for item, model, dimension, keys in needs:
+        if dimension != "ca" or not keys:
+            continue
+        outcome = outcomes[keys[0]]
+        answer = outcome.raw if outcome.values is not None else None
+        rows.append(_evidence_row(item, model, answer_evidence(protocol, answer, responses[(item, model)])))
+    return pd.DataFrame(rows, columns=list(EVIDENCE_COLUMNS))
 
 
 def run_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
@@ -426,6 +467,20 @@ def run_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = None, *,
     # Already inside an event loop (Jupyter, some app servers): run ours in a worker thread.
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
+
+
+def cached_evidence(reference: str, generation: str, judge: JudgeConfig, cache: JudgeCache) -> Evidence:
+    """The evidence quote a judge run under ``conflict_evidence`` gave for its ``ca`` label of this output, read
+    from the answer cache (no call) and checked against the response (``not asked`` for a judge without the
+    evidence text, ``no answer`` when the cache has none). Raises ValueError for the lexicon judge, whose cues are
+    :func:`empathy.judges.lexicon.conflict_cues`."""
+    if judge.kind == "lexicon":
+        raise ValueError("the lexicon judge caches no answers; use empathy.judges.lexicon.conflict_cues")
+    if not judge.conflict_evidence:
+        return Evidence("not asked")
+    protocol = conflict_text(judge.conflict_protocol, evidence=True)
+    answer = cache.get(make_request(judge, protocol, reference=reference, generation=generation).key)
+    return answer_evidence(protocol, None if answer is None else answer.raw, generation)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,9 @@ Modules, lowest first (each imports only those above it in this list, and the co
     what a decision means: which ratings it replaces (``override_targets``, ``make_changes``), which label
     wins under a label rule (``effective_overrides``), what one more decision would change
     (``decision_effects``), the paper's rubrics.
+``decisions``
+    counting decisions as a person made them (one "(all judges)" decision is one, whatever number of judge
+    labels it wrote) and the human decisions in two judges' labels (``pair_decisions``: Table 6's warning).
 ``ledger``
     the decisions of a data set against the loaded outputs: fresh, stale, orphaned, and what applies under the
     rule (:class:`~empathy.labels.ledger.Ledger`, ``open_ledger``); the effective ratings

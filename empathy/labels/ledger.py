@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from empathy.labels.backends import open_store
+from empathy.labels.decisions import decision_count
 from empathy.labels.records import dataset_id, dataset_name, empty_decisions, output_hashes
 from empathy.labels.rules import effective_overrides, label_rule_field
 from empathy.labels.schema import KEY_COLUMNS
@@ -102,9 +103,22 @@ class Ledger:
 
     @property
     def counts(self) -> dict[str, int]:
-        """Applied overrides, stale, orphaned and unresolved decisions."""
+        """Rows per judge label: applied overrides, stale, orphaned and unresolved (what a metric replaces; a
+        person reads :attr:`decision_counts`)."""
         return {"applied": len(self.applied), "stale": len(self.status.stale),
                 "orphaned": len(self.status.orphaned), "unresolved": len(self.unresolved)}
+
+    @cached_property
+    def decision_counts(self) -> dict[str, int]:
+        """The same four counts in human decisions (:func:`empathy.labels.decisions.decision_count`): a decision
+        applied to two judges is 1; ``unresolved`` counts the disagreements per output and dimension."""
+        return {"applied": decision_count(self.applied), "stale": decision_count(self.status.stale),
+                "orphaned": decision_count(self.status.orphaned), "unresolved": decision_count(self.unresolved)}
+
+    @property
+    def applied_decisions(self) -> int:
+        """Human decisions in effect (what the app and the CLI say "N decisions" of)."""
+        return self.decision_counts["applied"]
 
     @cached_property
     def decided(self) -> int:
@@ -143,15 +157,21 @@ class Ledger:
         return {key: value, "ledger": self.digest}
 
     def summary(self) -> str:
-        """One line for the CLI and the app, e.g. ``overrides: 12 applied (labels: latest), 2 stale, 1 orphaned``."""
-        counts = self.counts
-        line = (f"overrides: {counts['applied']} applied (labels: {self.rule}), {counts['stale']} stale "
+        """One line for the CLI and the app, in decisions, e.g. ``overrides: 100 decisions applied to 200 judge
+        labels (labels: latest), 2 stale (...), 1 orphaned (...)``."""
+        counts = self.decision_counts
+        line = (f"overrides: {_plural(counts['applied'], 'decision')} applied to "
+                f"{_plural(self.counts['applied'], 'judge label')} (labels: {self.rule}), {counts['stale']} stale "
                 f"(text changed; not applied until confirmed), {counts['orphaned']} orphaned (output gone; kept)")
         if counts["unresolved"]:
             line += f", {counts['unresolved']} unresolved disagreements (judge label kept)"
         if self.adopted:
             line += f", {self.adopted} moved from a version 1 store"
         return line
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def ledger_from_decisions(name: str, decisions: pd.DataFrame, outputs: pd.DataFrame, rule: str = "latest",
