@@ -122,7 +122,8 @@ class OverrideStore:
             self._open_for_reading()
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # a folder made here is the owner's only (the uploads' store creates the uploads folder)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as error:
             raise StoreError(self.path, f"cannot create the store's folder ({error.strerror})") from None
         if not _writable(self.path.parent):
