@@ -1,4 +1,4 @@
-"""The store's own commit order decides "latest" and undo, never a writer's clock (issue 24 item 3), on both backends."""
+"""The store's own commit order decides "latest" and undo, never a writer's clock (issue 24 item 3); both backends."""
 
 from __future__ import annotations
 
