@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pandas as pd
 import pytest
-from postgres_server import PASSWORD
+from postgres_server import PASSWORD, select_only_login
 
 from empathy.cli import main
 from empathy.io import DataError
@@ -404,32 +404,18 @@ def test_reading_commands_work_on_a_read_only_store_and_writes_say_so(read_only_
     assert "is read-only" in err and err.count("\n") == 1
 
 
-def _run_sql(url: str, *statements: str) -> None:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as connection:
-        for statement in statements:
-            connection.execute(statement)
-
-
 def test_a_read_only_postgresql_login_opens_for_reading(postgres_url):
     store = open_store(postgres_url)
     store.set_override(DS, "i1", "m", "j", "ca", 1, annotator="ann")
-    schema = postgres_url.rsplit("%3D", 1)[1]
-    role = f"ro_{schema}"
-    _run_sql(postgres_url, f"CREATE ROLE {role} LOGIN PASSWORD 'readonly-pw'",
-             f"GRANT USAGE ON SCHEMA {schema} TO {role}", f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
-    reader = None
-    try:
-        reader = open_store(postgres_url.replace(f"postgres:{PASSWORD}@", f"{role}:readonly-pw@"), read_only=None)
-        assert reader.read_only and reader.decisions(DS)["value"].tolist() == [1.0]
-        with pytest.raises(StoreError, match="is read-only") as caught:
-            reader.set_override(DS, "i2", "m", "j", "ca", 0, annotator="ann")
-        assert "readonly-pw" not in str(caught.value)
-    finally:
-        if reader is not None:
+    with select_only_login(postgres_url, "readonly-pw") as reader_url:
+        reader = open_store(reader_url, read_only=None)
+        try:
+            assert reader.read_only and reader.decisions(DS)["value"].tolist() == [1.0]
+            with pytest.raises(StoreError, match="is read-only") as caught:
+                reader.set_override(DS, "i2", "m", "j", "ca", 0, annotator="ann")
+            assert "readonly-pw" not in str(caught.value)
+        finally:
             reader.close()
-        _run_sql(postgres_url, f"DROP OWNED BY {role}", f"DROP ROLE {role}")
 
 
 def test_default_transaction_read_only_opens_for_reading(postgres_url):

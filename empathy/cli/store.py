@@ -14,93 +14,16 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from empathy.cli.common import print_json, print_table, set_handler
 
+if TYPE_CHECKING:
+    from empathy.labels.sqlite import OverrideStore
+
 #: Environment variable naming who runs a writing command (checked against the roles file).
 IDENTITY_ENV = "EMPATHY_IDENTITY"
-
-
-def _access_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--as", dest="identity", metavar="IDENTITY",
-                        help=f"who writes (checked against the roles file; default ${IDENTITY_ENV})")
-    parser.add_argument("--roles", metavar="FILE", help="the roles file (TOML; default $EMPATHY_ROLES)")
-
-
-def _data_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("outputs", metavar="OUTPUTS", help="the data set's outputs file (CSV, JSONL or Parquet)")
-    parser.add_argument("--store", metavar="STORE",
-                        help="SQLite file or postgresql:// URL (default: $EMPATHY_STORE, else the store beside "
-                             "OUTPUTS)")
-    parser.add_argument("--store-name", metavar="NAME",
-                        help="the data set's name in the store (default: the outputs file, relative to the store)")
-
-
-def register(commands: argparse._SubParsersAction) -> None:
-    """Add the ``store`` sub-command with its actions."""
-    parser = commands.add_parser(
-        "store", help="the override store (SQLite file or postgresql:// URL): info, export, import, migrate, assign, "
-                      "progress",
-        description="Inspect an override store, move decisions in and out, copy it into another (e.g. a SQLite "
-                    "ledger into a team's PostgreSQL server), assign outputs to annotators and see their progress. "
-                    "STORE is a SQLite file or a postgresql:// URL; default $EMPATHY_STORE.")
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
-    actions.required = True
-    info = actions.add_parser("info", help="backend, schema version and the decisions per data set",
-                              description="Print the store's backend, schema version and, per data set, the "
-                                          "number of rated keys, decisions, annotators and audit rows.")
-    info.add_argument("store", nargs="?", metavar="STORE", help="SQLite file or postgresql:// URL "
-                      "(default: $EMPATHY_STORE)")
-    info.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    set_handler(info, run_info)
-    migrate = actions.add_parser(
-        "migrate", help="copy every decision and the audit trail into an empty store (one transaction)",
-        description="Copy every decision and the whole audit trail of SRC into DST, which must be empty, in one "
-                    "transaction; ids, batches and undo links are kept. Data sets named by an outputs file beside "
-                    "a SQLite SRC are renamed to that file's name in DST (on a server: <folder>/<file>).")
-    migrate.add_argument("source", metavar="SRC", help="the store to copy (SQLite file or postgresql:// URL)")
-    migrate.add_argument("target", metavar="DST", help="the empty store to fill (SQLite file or postgresql:// URL)")
-    migrate.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
-                         help="rename a data set on the way (repeat for several); wins over the automatic names")
-    migrate.add_argument("--keep-names", action="store_true", help="keep every data-set name as it is in SRC")
-    set_handler(migrate, run_migrate)
-    export = actions.add_parser("export", help="write the decisions as a ledger file (JSONL or CSV)",
-                                description="Write every decision (of one data set with --dataset) to FILE, in the "
-                                            "store's commit order; .csv cells are spreadsheet-safe.")
-    export.add_argument("store", metavar="STORE", help="SQLite file or postgresql:// URL")
-    export.add_argument("file", metavar="FILE", help="the ledger to write (.jsonl or .csv)")
-    export.add_argument("--dataset", metavar="NAME", help="only this data set")
-    set_handler(export, run_export)
-    importer = actions.add_parser("import", help="apply a ledger file (JSONL or CSV) as one undoable batch",
-                                  description="Check every record of FILE, then write them in one transaction "
-                                              "(one undo batch), in file order.")
-    importer.add_argument("file", metavar="FILE", help="a ledger exported by 'store export' or the app (.jsonl/.csv)")
-    importer.add_argument("--store", metavar="STORE", help="SQLite file or postgresql:// URL (default $EMPATHY_STORE)")
-    importer.add_argument("--dataset", metavar="NAME", help="write every record into this data set")
-    importer.add_argument("--annotator", metavar="NAME", help="write every record in this annotator's name")
-    _access_options(importer)
-    set_handler(importer, run_import)
-    assign = actions.add_parser(
-        "assign", help="give each output to annotators: k per output on an overlap share, balanced, seeded",
-        description="Store an assignment design for a data set: ceil(overlap x N) outputs go to K annotators each "
-                    "(the overlap human-human agreement needs), the others to one; loads differ by at most one; "
-                    "the same seed gives the same design (empathy.labels.queue_state.plan_assignments).")
-    _data_options(assign)
-    assign.add_argument("--annotators", required=True, metavar="A,B,...", help="comma-separated annotator names")
-    assign.add_argument("--k", type=int, default=2, help="annotators per overlapping output (default 2)")
-    assign.add_argument("--overlap", type=float, default=0.2,
-                        help="share of the outputs given to K annotators (0-1, default 0.2)")
-    assign.add_argument("--seed", type=int, default=0, help="seed of the design (default 0)")
-    assign.add_argument("--replace", action="store_true", help="replace the data set's assignment design")
-    _access_options(assign)
-    set_handler(assign, run_assign)
-    progress = actions.add_parser("progress", help="per annotator: outputs assigned, decided, skipped, remaining",
-                                  description="Per annotator: the outputs assigned to them, decided, skipped and "
-                                              "remaining (of the loaded outputs).")
-    _data_options(progress)
-    progress.add_argument("--dimension", metavar="DIM", help="count decisions and skips of this dimension only")
-    progress.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    set_handler(progress, run_progress)
 
 
 def _location(given: str | None) -> str:
@@ -155,7 +78,7 @@ def _existing(location: str) -> str:
     return location
 
 
-def _writer(location: str, args: argparse.Namespace, action: str) -> tuple[object, str]:
+def _writer(location: str, args: argparse.Namespace, action: str) -> tuple[OverrideStore, str]:
     """The store opened for writing with the roles of ``--roles``/``$EMPATHY_ROLES`` (if any), and the identity
     (``--as``/``$EMPATHY_IDENTITY``), checked for ``action`` before anything is read."""
     from empathy.labels.backends import open_store
@@ -260,3 +183,89 @@ def run_migrate(args: argparse.Namespace) -> int:
     report = migrate_store(args.source, args.target, rename=rename, translate_names=not args.keep_names)
     print(report.summary())
     return 0
+
+
+_STORE_HELP = "SQLite file or postgresql:// URL"
+#: Options of the writing commands: who writes, and the roles that say whether they may.
+_ACCESS = (
+    (("--as",), {"dest": "identity", "metavar": "IDENTITY",
+                 "help": f"who writes (checked against the roles file; default ${IDENTITY_ENV})"}),
+    (("--roles",), {"metavar": "FILE", "help": "the roles file (TOML; default $EMPATHY_ROLES)"}),
+)
+#: Options of the commands about one data set given by its outputs file.
+_DATA = (
+    (("outputs",), {"metavar": "OUTPUTS", "help": "the data set's outputs file (CSV, JSONL or Parquet)"}),
+    (("--store",), {"metavar": "STORE", "help": f"{_STORE_HELP} (default: $EMPATHY_STORE, else the store beside "
+                                                "OUTPUTS)"}),
+    (("--store-name",), {"metavar": "NAME", "help": "the data set's name in the store (default: the outputs file, "
+                                                    "relative to the store)"}),
+)
+_JSON = (("--json",), {"action": "store_true", "help": "print JSON instead of a table"})
+#: Each action: name, help, description, arguments (flags, argparse keywords), handler.
+_ACTIONS: tuple[tuple[str, str, str, tuple, Callable[[argparse.Namespace], int]], ...] = (
+    ("info", "backend, schema version and the decisions per data set",
+     "Print the store's backend (read-only or not, where its password comes from), schema version and, per data "
+     "set, the number of rated keys, decisions, annotators and audit rows.",
+     ((("store",), {"nargs": "?", "metavar": "STORE", "help": f"{_STORE_HELP} (default: $EMPATHY_STORE)"}), _JSON),
+     run_info),
+    ("migrate", "copy every decision and the audit trail into an empty store (one transaction)",
+     "Copy every decision, the whole audit trail, the exhibits and the queue state (skips, assignments) of SRC into "
+     "DST, which must be empty, in one transaction; ids, batches, undo links and the commit order are kept. Data "
+     "sets named by an outputs file beside a SQLite SRC are renamed to that file's name in DST (on a server: "
+     "<folder>/<file>).",
+     ((("source",), {"metavar": "SRC", "help": f"the store to copy ({_STORE_HELP})"}),
+      (("target",), {"metavar": "DST", "help": f"the empty store to fill ({_STORE_HELP})"}),
+      (("--rename",), {"action": "append", "default": [], "metavar": "OLD=NEW",
+                       "help": "rename a data set on the way (repeat for several); wins over the automatic names"}),
+      (("--keep-names",), {"action": "store_true", "help": "keep every data-set name as it is in SRC"})),
+     run_migrate),
+    ("export", "write the decisions as a ledger file (JSONL or CSV)",
+     "Write every decision (of one data set with --dataset) to FILE, in the store's commit order; .csv cells are "
+     "spreadsheet-safe. A store that cannot be written is opened for reading.",
+     ((("store",), {"metavar": "STORE", "help": _STORE_HELP}),
+      (("file",), {"metavar": "FILE", "help": "the ledger to write (.jsonl or .csv)"}),
+      (("--dataset",), {"metavar": "NAME", "help": "only this data set"})),
+     run_export),
+    ("import", "apply a ledger file (JSONL or CSV) as one undoable batch",
+     "Check every record of FILE, then write them in one transaction (one undo batch), in file order. With a roles "
+     "file, the identity (--as) must be allowed to decide (and to adjudicate for adjudications), and so must every "
+     "annotator the records name.",
+     ((("file",), {"metavar": "FILE", "help": "a ledger exported by 'store export' or the app (.jsonl/.csv)"}),
+      (("--store",), {"metavar": "STORE", "help": f"{_STORE_HELP} (default $EMPATHY_STORE)"}),
+      (("--dataset",), {"metavar": "NAME", "help": "write every record into this data set"}),
+      (("--annotator",), {"metavar": "NAME", "help": "write every record in this annotator's name"}), *_ACCESS),
+     run_import),
+    ("assign", "give each output to annotators: k per output on an overlap share, balanced, seeded",
+     "Store an assignment design for a data set: ceil(overlap x N) outputs go to K annotators each (the overlap "
+     "human-human agreement needs), the others to one; loads differ by at most one; the same seed gives the same "
+     "design (empathy.labels.queue_state.plan_assignments). With a roles file, --as must be an adjudicator.",
+     (*_DATA, (("--annotators",), {"required": True, "metavar": "A,B,...", "help": "comma-separated annotator names"}),
+      (("--k",), {"type": int, "default": 2, "help": "annotators per overlapping output (default 2)"}),
+      (("--overlap",), {"type": float, "default": 0.2,
+                        "help": "share of the outputs given to K annotators (0-1, default 0.2)"}),
+      (("--seed",), {"type": int, "default": 0, "help": "seed of the design (default 0)"}),
+      (("--replace",), {"action": "store_true", "help": "replace the data set's assignment design"}), *_ACCESS),
+     run_assign),
+    ("progress", "per annotator: outputs assigned, decided, skipped, remaining",
+     "Per annotator: the outputs assigned to them, decided, skipped and remaining (of the loaded outputs).",
+     (*_DATA, (("--dimension",), {"metavar": "DIM", "help": "count decisions and skips of this dimension only"}),
+      _JSON),
+     run_progress),
+)
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the ``store`` sub-command with its actions (:data:`_ACTIONS`)."""
+    parser = commands.add_parser(
+        "store", help="the override store (SQLite file or postgresql:// URL): info, export, import, migrate, assign, "
+                      "progress",
+        description="Inspect an override store, move decisions in and out, copy it into another (e.g. a SQLite "
+                    "ledger into a team's PostgreSQL server), assign outputs to annotators and see their progress. "
+                    "STORE is a SQLite file or a postgresql:// URL; default $EMPATHY_STORE.")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
+    actions.required = True
+    for name, help_text, description, arguments, handler in _ACTIONS:
+        action = actions.add_parser(name, help=help_text, description=description)
+        for flags, options in arguments:
+            action.add_argument(*flags, **options)
+        set_handler(action, handler)
