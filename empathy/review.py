@@ -1,4 +1,9 @@
-"""Human review of judge ratings: fast live recompute, disagreement, relabel queue and what overrides changed.
+"""Human review of judge ratings: fast live recompute, disagreement, relabel queues and what overrides changed.
+
+Queue orders: :func:`relabel_queue` puts judge disagreements first (for error analysis: it uses the judges'
+labels); :func:`blind_queue` orders the same rows by a seeded random permutation, or by an audit design's
+order, and never by anything the judges said (what blind mode needs: the order would otherwise leak what the
+page hides); :func:`annotator_queue` keeps an annotator's assigned outputs and puts their skips last.
 
 The app recomputes every metric after each human override. :class:`Recompute` keeps the data set's metric
 plan (:class:`empathy.evaluate.MetricPlan`: the dense rating matrix, each metric's item scope and groups, LD,
@@ -12,6 +17,7 @@ annotator ratings (:func:`empathy.labels.ledger.annotator_ratings`), so it sits 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -20,6 +26,7 @@ import pandas as pd
 
 from empathy import metrics as m
 from empathy.agreement import krippendorff_by_dimension, pairwise_agreement
+from empathy.audit import AuditDesign
 from empathy.evaluate import MetricsReport, TextFeatures, compute_metrics, plan_metrics, rank_by_direction
 from empathy.labels.decisions import decision_count, pair_decisions
 from empathy.labels.ledger import annotator_ratings, apply_overrides, human_ratings
@@ -174,6 +181,68 @@ def relabel_queue(ratings: pd.DataFrame, dimension: str, outputs: pd.DataFrame |
     table = table.sort_values(["disagree", "spread", "n_judges", "item_id", "model"],
                               ascending=[False, False, False, True, True], kind="stable")
     return table.reset_index(drop=True)
+
+
+def blind_seed(dataset_id: str, dimension: str, annotator: str) -> int:
+    """A seed for :func:`blind_queue` of one annotator's queue: stable across reloads, different per data set,
+    dimension and annotator (the first 8 bytes of a SHA-256 over the three, length-prefixed)."""
+    digest = hashlib.sha256()
+    for part in (dataset_id, dimension, annotator):
+        encoded = str(part).encode("utf-8", "surrogatepass")
+        digest.update(len(encoded).to_bytes(8, "big") + encoded)
+    return int.from_bytes(digest.digest()[:8], "big") >> 1  # below 2**63
+
+
+def blind_queue(queue: pd.DataFrame, *, seed: int, audit: AuditDesign | None = None) -> pd.DataFrame:
+    """The rows of a relabel queue in an order that says nothing the judges said: for blind mode.
+
+    Without ``audit``: a uniformly random order, ``np.random.default_rng(seed).permutation`` of the rows sorted by
+    ``(item_id, model)`` (so the order depends on the set of outputs and the seed only, never on the queue's own
+    order, which :func:`relabel_queue` builds from judge disagreement). With ``audit`` (an
+    :class:`empathy.audit.AuditDesign`): its drawn outputs first, in audit order (its own random order, drawn
+    before anyone looked), then the others in the seeded random order. Columns are kept (the caller hides the
+    judges' labels); the index is reset. Raises ``ValueError`` when the queue lacks ``item_id`` or ``model``,
+    ``TypeError``/``ValueError`` for a seed that is not an integer in ``[0, 2**63)``.
+    """
+    missing = [c for c in ("item_id", "model") if c not in queue.columns]
+    if missing:
+        raise ValueError(f"blind_queue: the queue has no {', '.join(missing)} column")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise TypeError(f"blind_queue: seed must be an integer, got {seed!r}")
+    if not 0 <= int(seed) < 2 ** 63:
+        raise ValueError(f"blind_queue: seed must be in [0, 2**63), got {seed}")
+    ordered = queue.assign(_item=queue["item_id"].astype(str), _model=queue["model"].astype(str))
+    ordered = ordered.sort_values(["_item", "_model"], kind="stable").reset_index(drop=True)
+    ordered = ordered.iloc[np.random.default_rng(int(seed)).permutation(len(ordered))]
+    if audit is not None:
+        place = {(o.item_id, o.model): o.position for o in audit.outputs}
+        rank = [place.get(pair, len(place)) for pair in zip(ordered["_item"], ordered["_model"], strict=True)]
+        ordered = ordered.assign(_rank=rank).sort_values("_rank", kind="stable").drop(columns="_rank")
+    return ordered.drop(columns=["_item", "_model"]).reset_index(drop=True)
+
+
+def annotator_queue(queue: pd.DataFrame, *, assigned: pd.DataFrame | None = None,
+                    skipped: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One annotator's queue: ``queue`` (in its own order) kept to their assigned outputs, their skips last.
+
+    ``assigned``: the annotator's rows of :func:`empathy.labels.queue_state.assignments` (``None`` or empty: no
+    assignment design, every output of the queue stays); ``skipped``: their rows of
+    :func:`empathy.labels.queue_state.skipped_outputs` for the queue's dimension, moved to the end in the order
+    they were skipped. Columns are kept; the index is reset.
+    """
+    keys = list(zip(queue["item_id"].astype(str), queue["model"].astype(str), strict=True))
+    keep = np.ones(len(queue), dtype=bool)
+    if assigned is not None and len(assigned):
+        given = set(zip(assigned["item_id"].astype(str), assigned["model"].astype(str), strict=True))
+        keep = np.array([pair in given for pair in keys], dtype=bool)
+    late: dict[tuple[str, str], int] = {}
+    if skipped is not None and len(skipped):
+        for place, pair in enumerate(zip(skipped["item_id"].astype(str), skipped["model"].astype(str),
+                                         strict=True)):
+            late.setdefault(pair, place)
+    rank = np.array([late.get(pair, -1) for pair in keys], dtype=np.int64)
+    return (queue[keep].assign(_late=rank[keep]).sort_values("_late", kind="stable").drop(columns="_late")
+            .reset_index(drop=True))
 
 
 def human_vs_judges(judge_ratings: pd.DataFrame, overrides: pd.DataFrame | None,

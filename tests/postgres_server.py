@@ -18,6 +18,8 @@ import socket
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 #: Password of the test cluster's superuser (the tests check that it is never printed).
@@ -55,6 +57,31 @@ def unavailable_reason() -> str | None:
         if shutil.which("runuser") is None:
             return "running as root without runuser to start PostgreSQL as the 'postgres' user"
     return None
+
+
+def run_sql(url: str, *statements: str) -> None:
+    """Run statements on the server of ``url`` (autocommit), as its owner would by hand."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as connection:
+        for statement in statements:
+            connection.execute(statement)
+
+
+@contextmanager
+def select_only_login(schema_url: str, password: str) -> Iterator[str]:
+    """A login that may only read the tables of the URL's schema (``create_schema``'s URLs); yields its URL.
+
+    The caller closes its stores' connections inside the block: the login is dropped after it.
+    """
+    schema = schema_url.rsplit("%3D", 1)[1]
+    role = f"reader_{schema}"
+    run_sql(schema_url, f"CREATE ROLE {role} LOGIN PASSWORD '{password}'", f"GRANT USAGE ON SCHEMA {schema} TO {role}",
+            f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
+    try:
+        yield schema_url.replace(f"{USER}:{PASSWORD}@", f"{role}:{password}@")
+    finally:
+        run_sql(schema_url, f"DROP OWNED BY {role}", f"DROP ROLE {role}")
 
 
 def _free_port() -> int:

@@ -59,6 +59,9 @@ def _parquet(frame: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
+LEDGER = "item_id,model,rater,dimension,value,annotator\n1,a,j,ca,1,alice\n"
+LEDGER_ADJUDICATED = "item_id,model,rater,dimension,value,annotator,role\n1,a,j,ca,1,alice,adjudicator\n"
+ROLES = '[roles]\n"alice" = "annotator"\n"bob" = "adjudicator"\n"carol" = "viewer"\n'
 DEEP = '{"item_id": "1", "model": "a", "reference": "r", "generation": ' + "[" * 100_000 + "]" * 100_000 + "}"
 MANY_GOOD = "item_id,model,reference,generation\n" + "".join(f"{i},a,ref {i},gen {i}\n" for i in range(1, 3001))
 
@@ -513,6 +516,43 @@ OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
                                       "j.toml": JUDGE.replace("[judges.a]", '[judges."a\u200b"]')},
      ["judge", "{tmp}/out.csv", "--out", "{tmp}/r.csv", "--config", "{tmp}/j.toml", "--judge", "a", "--quiet"],
      ["j.toml", "U+200B"]),
+    # the team store (issue 24): the roles file, a write the role does not allow, a bad assignment design
+    ("roles-malformed", {"l.csv": LEDGER, "roles.toml": "[roles\nalice = 'annotator'\n"},
+     ["store", "import", "{tmp}/l.csv", "--store", "{tmp}/s.sqlite", "--as", "alice", "--roles", "{tmp}/roles.toml"],
+     ["roles.toml", "not valid TOML", "line 1"]),
+    ("roles-unknown-role", {"l.csv": LEDGER, "roles.toml": '[roles]\n"alice" = "annotator"\n"dave" = "admin"\n'},
+     ["store", "import", "{tmp}/l.csv", "--store", "{tmp}/s.sqlite", "--as", "alice", "--roles", "{tmp}/roles.toml"],
+     ["roles.toml", "row 3", "column 'roles.dave'", "unknown role 'admin'"]),
+    ("roles-unknown-setting", {"l.csv": LEDGER, "roles.toml": 'admins = ["x"]\n[roles]\n'},
+     ["store", "import", "{tmp}/l.csv", "--store", "{tmp}/s.sqlite", "--as", "alice", "--roles", "{tmp}/roles.toml"],
+     ["roles.toml", "row 1", "column 'admins'", "unknown setting"]),
+    ("roles-missing-file", {"l.csv": LEDGER},
+     ["store", "import", "{tmp}/l.csv", "--store", "{tmp}/s.sqlite", "--as", "alice", "--roles", "{tmp}/none.toml"],
+     ["none.toml", "roles file not found"]),
+    ("roles-viewer-imports", {"l.csv": LEDGER, "roles.toml": ROLES},
+     ["store", "import", "{tmp}/l.csv", "--store", "{tmp}/s.sqlite", "--as", "carol", "--roles", "{tmp}/roles.toml"],
+     ["carol is a viewer (", "roles.toml)", "may write decisions", "nothing was written"]),
+    ("roles-viewer-named-in-the-file", {"l.csv": LEDGER, "roles.toml": ROLES},
+     ["store", "import", "{tmp}/l.csv", "--store", "{tmp}/s.sqlite", "--as", "bob", "--roles", "{tmp}/roles.toml",
+      "--annotator", "carol", "--dataset", "ds"], ["carol is a viewer", "nothing was written"]),
+    ("roles-annotator-imports-adjudications", {"l.csv": LEDGER_ADJUDICATED, "roles.toml": ROLES},
+     ["store", "import", "{tmp}/l.csv", "--store", "{tmp}/s.sqlite", "--as", "alice", "--roles", "{tmp}/roles.toml"],
+     ["alice is an annotator", "only an adjudicator", "may adjudicate"]),
+    ("roles-no-identity", {"l.csv": LEDGER, "roles.toml": ROLES},
+     ["store", "import", "{tmp}/l.csv", "--store", "{tmp}/s.sqlite", "--roles", "{tmp}/roles.toml"],
+     ["no identity given", "--as"]),
+    ("roles-annotator-assigns", {"out.csv": GOOD_OUTPUTS, "roles.toml": ROLES},
+     ["store", "assign", "{tmp}/out.csv", "--annotators", "alice,bob", "--as", "alice", "--roles",
+      "{tmp}/roles.toml"], ["alice is an annotator", "may assign outputs"]),
+    ("assign-overlap-above-one", {"out.csv": GOOD_OUTPUTS},
+     ["store", "assign", "{tmp}/out.csv", "--annotators", "alice,bob", "--overlap", "1.5"], ["overlap", "[0, 1]"]),
+    ("assign-k-above-annotators", {"out.csv": GOOD_OUTPUTS},
+     ["store", "assign", "{tmp}/out.csv", "--annotators", "alice,bob", "--k", "3"], ["k (annotators per"]),
+    ("store-export-bad-suffix", {"s.sqlite": b""}, ["store", "export", "{tmp}/s.sqlite", "{tmp}/l.txt"],
+     ["l.txt", ".jsonl or .csv"]),
+    ("store-info-keyword-dsn-unreachable", {},
+     ["store", "info", "host=127.0.0.1 port=1 user=ann password=KwPass-55 connect_timeout=2"],
+     ["password=***", "cannot be reached"]),
     ("usage-bad-format", {}, ["metrics", "x.csv", "--format", "yaml"], ["invalid choice"]),
     ("usage-unknown-command", {}, ["frobnicate"], ["invalid choice"]),
     ("usage-ansi-in-choice", {}, ["metrics", "x.csv", "--format", "\x1b[31myaml"], ["\\x1b[31myaml"]),
@@ -673,3 +713,20 @@ def test_a_text_over_the_parser_limit_is_analysed_or_located(tmp_path, capsys, f
         assert out and err == ""
     else:
         _check(code, out, err, [*where, "1,200,000 characters" if args[0] == "metrics" else "1200000 characters"])
+
+
+def test_a_viewer_writing_through_the_library_is_refused_and_nothing_is_written(tmp_path):
+    from empathy.labels.backends import open_store
+    from empathy.labels.roles import AccessDenied, parse_roles
+    from empathy.labels.transfer import import_ledger
+
+    store = open_store(tmp_path / "s.sqlite", roles=parse_roles(ROLES, source="roles.toml"))
+    with pytest.raises(PermissionError) as caught:
+        store.set_override("ds", "1", "a", "j", "ca", 1, annotator="carol")
+    assert isinstance(caught.value, AccessDenied)
+    assert str(caught.value) == ("carol is a viewer (roles.toml): only an annotator or above may write decisions; "
+                                 "nothing was written")
+    (tmp_path / "l.csv").write_text(LEDGER.replace("alice", "carol"), encoding="utf-8")
+    with pytest.raises(AccessDenied, match="carol is a viewer"):
+        import_ledger(store, tmp_path / "l.csv", dataset_id="ds")
+    assert store.decisions().empty and store.audit().empty

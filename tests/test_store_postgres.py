@@ -28,7 +28,7 @@ from empathy.labels.sqlite import OverrideStore
 from empathy.labels.transfer import migrate_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from postgres_server import PASSWORD  # noqa: E402
+from postgres_server import PASSWORD, run_sql, select_only_login  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DS = "demo/outputs.csv"
@@ -86,7 +86,7 @@ def test_the_url_opens_the_postgresql_backend(postgres_url):
     assert open_store(postgres_url).backend == "postgresql"
     assert PASSWORD not in repr(store) and PASSWORD not in store.label
     assert "***" in store.label and store.short_label.startswith("127.0.0.1:")
-    assert store.schema_version() == SCHEMA_VERSION == 3
+    assert store.schema_version() == SCHEMA_VERSION == 4
     # reopening finds the schema and changes nothing
     store.set_override(DS, "i1", "m", "j", "ca", 1, annotator="ann")
     assert open_store(postgres_url).version() == store.version() == 1
@@ -222,12 +222,7 @@ def test_an_unreachable_server_is_one_line_without_the_password(postgres_server,
     assert "***" in text
 
 
-def _run_sql(url: str, *statements: str) -> None:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as connection:
-        for statement in statements:
-            connection.execute(statement)
+_run_sql = run_sql
 
 
 @pytest.mark.parametrize(("statements", "message"), [
@@ -263,23 +258,16 @@ def test_a_store_damaged_after_opening_is_a_store_error(postgres_url):
 def test_a_read_only_login_reads_but_cannot_write(postgres_url, postgres_server):
     store = open_store(postgres_url)
     store.set_override(DS, "i1", "m", "j", "ca", 1, annotator="ann")
-    schema = postgres_url.rsplit("%3D", 1)[1]
-    role = f"reader_{schema}"
-    _run_sql(postgres_url, f"CREATE ROLE {role} LOGIN PASSWORD 'readerpw1'",
-             f"GRANT USAGE ON SCHEMA {schema} TO {role}", f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
-    reader_url = postgres_url.replace(f"postgres:{PASSWORD}@", f"{role}:readerpw1@")
-    reader = None
-    try:
+    with select_only_login(postgres_url, "readerpw1") as reader_url:
         reader = open_store(reader_url)
-        assert reader.decisions(DS)["value"].tolist() == [1.0]
-        with pytest.raises(StoreError, match="read-only for this user") as caught:
-            reader.set_override(DS, "i2", "m", "j", "ca", 0, annotator="bob")
-        assert "readerpw1" not in str(caught.value)
-        assert store.count(DS) == 1
-    finally:
-        if reader is not None:
+        try:
+            assert reader.decisions(DS)["value"].tolist() == [1.0]
+            with pytest.raises(StoreError, match="read-only for this user") as caught:
+                reader.set_override(DS, "i2", "m", "j", "ca", 0, annotator="bob")
+            assert "readerpw1" not in str(caught.value)
+            assert store.count(DS) == 1
+        finally:
             reader.close()  # its idle connections, before the role is dropped
-        _run_sql(postgres_url, f"DROP OWNED BY {role}", f"DROP ROLE {role}")
 
 
 # ------------------------------------------------------------------------------------------- migration

@@ -1,46 +1,30 @@
-"""The override store: ``empathy store info [STORE]`` and ``empathy store migrate SRC DST``.
+"""The override store: ``empathy store info|export|import|migrate|assign|progress``.
 
-A store is a SQLite file or a PostgreSQL URL (``postgresql://user:password@host:5432/db``); an omitted STORE is
-``$EMPATHY_STORE``. ``migrate`` copies every decision and the whole audit trail into an empty store in one
-transaction (a team moving its SQLite ledger to its server runs it once). Passwords are never printed; a damaged
-or unreachable store exits 2 with one line.
+A store is a SQLite file or a PostgreSQL server (``postgresql://user:password@host:5432/db``, or libpq's keyword
+form ``host=db user=ann dbname=team``; ``PG*`` environment variables fill the rest); an omitted STORE is
+``$EMPATHY_STORE``. ``migrate`` copies every decision, the whole audit trail and the queue state into an empty
+store in one transaction (a team moving its SQLite ledger to its server runs it once). Reading commands (``info``,
+``export``, ``progress``) open a store that cannot be written for reading. Writing commands (``import``,
+``assign``) check the roles file (``--roles`` or ``$EMPATHY_ROLES``) with the identity ``--as`` (or
+``$EMPATHY_IDENTITY``): a viewer's write, an annotator's adjudication or assignment, is refused with one line.
+Passwords are never printed; a damaged, unreachable or read-only store exits 2 with one line.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from empathy.cli.common import print_json, print_table, set_handler
 from empathy.escaping import terminal_literal
 
+if TYPE_CHECKING:
+    from empathy.labels.sqlite import OverrideStore
 
-def register(commands: argparse._SubParsersAction) -> None:
-    """Add the ``store`` sub-command with ``info`` and ``migrate``."""
-    parser = commands.add_parser(
-        "store", help="the override store (SQLite file or postgresql:// URL): info, migrate",
-        description="Inspect an override store or copy it into another (e.g. a SQLite ledger into a team's "
-                    "PostgreSQL server). STORE is a SQLite file or a postgresql:// URL; default $EMPATHY_STORE.")
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
-    actions.required = True
-    info = actions.add_parser("info", help="backend, schema version and the decisions per data set",
-                              description="Print the store's backend, schema version and, per data set, the "
-                                          "number of rated keys, decisions, annotators and audit rows.")
-    info.add_argument("store", nargs="?", metavar="STORE", help="SQLite file or postgresql:// URL "
-                      "(default: $EMPATHY_STORE)")
-    info.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    set_handler(info, run_info)
-    migrate = actions.add_parser(
-        "migrate", help="copy every decision and the audit trail into an empty store (one transaction)",
-        description="Copy every decision and the whole audit trail of SRC into DST, which must be empty, in one "
-                    "transaction; ids, batches and undo links are kept. Data sets named by an outputs file beside "
-                    "a SQLite SRC are renamed to that file's name in DST (on a server: <folder>/<file>).")
-    migrate.add_argument("source", metavar="SRC", help="the store to copy (SQLite file or postgresql:// URL)")
-    migrate.add_argument("target", metavar="DST", help="the empty store to fill (SQLite file or postgresql:// URL)")
-    migrate.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
-                         help="rename a data set on the way (repeat for several); wins over the automatic names")
-    migrate.add_argument("--keep-names", action="store_true", help="keep every data-set name as it is in SRC")
-    set_handler(migrate, run_migrate)
+#: Environment variable naming who runs a writing command (checked against the roles file).
+IDENTITY_ENV = "EMPATHY_IDENTITY"
 
 
 def _location(given: str | None) -> str:
@@ -57,12 +41,10 @@ def run_info(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from empathy.labels.backends import open_store
-    from empathy.labels.locations import StoreError
+    from empathy.labels.locations import password_source
 
     location = _location(args.store)
-    if "://" not in location and not os.path.exists(location):
-        raise StoreError(location, "no such store")
-    store = open_store(location)
+    store = open_store(_existing(location), read_only=None)
     decisions = store.decisions()
     audit = store.audit()
     rows = []
@@ -72,13 +54,119 @@ def run_info(args: argparse.Namespace) -> int:
         rows.append({"dataset": name, "ratings": len(keys), "decisions": len(mine),
                      "annotators": mine["annotator"].nunique(), "audit_rows": int((audit["dataset_id"] == name).sum())})
     table = pd.DataFrame(rows, columns=["dataset", "ratings", "decisions", "annotators", "audit_rows"])
+    source = password_source(location)
     if args.json:
         print_json({"store": store.label, "backend": store.backend, "version": store.version(),
+                    "read_only": store.read_only, "password_from": source,
                     "datasets": table.to_dict(orient="records")})
         return 0
-    print(terminal_literal(f"store {store.label} ({store.backend}); {len(decisions)} decisions, {len(audit)} audit "
-                           "rows"))
+    notes = ["read-only"] if store.read_only else []
+    if source is not None:
+        notes.append(f"password from {source}")
+    print(terminal_literal(f"store {store.label} ({', '.join([store.backend, *notes])}); {len(decisions)} decisions, "
+                           f"{len(audit)} audit rows"))
     if len(table):
+        print_table(table)
+    return 0
+
+
+def _existing(location: str) -> str:
+    """``location``, after checking a SQLite file exists (a reading command never creates a store)."""
+    from empathy.labels.locations import StoreError, is_server_location
+
+    if not is_server_location(location) and not os.path.exists(location):
+        raise StoreError(location, "no such store")
+    return location
+
+
+def _writer(location: str, args: argparse.Namespace, action: str) -> tuple[OverrideStore, str]:
+    """The store opened for writing with the roles of ``--roles``/``$EMPATHY_ROLES`` (if any), and the identity
+    (``--as``/``$EMPATHY_IDENTITY``), checked for ``action`` before anything is read."""
+    from empathy.labels.backends import open_store
+    from empathy.labels.roles import roles_from_env
+
+    roles = roles_from_env(args.roles)
+    identity = (args.identity or os.environ.get(IDENTITY_ENV, "")).strip()
+    if roles is not None:
+        roles.require(identity, action)
+    return open_store(location, roles=roles), identity
+
+
+def _data_store(args: argparse.Namespace) -> tuple[str, str]:
+    """The store location and the data set's name of a command given OUTPUTS (as ``metrics --overrides``)."""
+    from pathlib import Path
+
+    from empathy.cli.common import check_inputs
+    from empathy.labels.locations import default_store_path
+    from empathy.labels.records import dataset_name
+
+    check_inputs(args.outputs)
+    location = args.store or os.environ.get("EMPATHY_STORE", "").strip() or default_store_path(
+        Path(args.outputs).resolve().parent)
+    return str(location), dataset_name(args.outputs, store_path=location, explicit=args.store_name)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Handler of ``store export``."""
+    from pathlib import Path
+
+    from empathy.labels.backends import open_store
+    from empathy.labels.transfer import export_csv, export_jsonl
+
+    suffix = Path(args.file).suffix.lower()
+    if suffix not in (".jsonl", ".csv"):
+        raise ValueError(f"{args.file}: the ledger is written as .jsonl or .csv, not {suffix or '(no suffix)'}")
+    store = open_store(_existing(args.store), read_only=None)
+    written = (export_csv if suffix == ".csv" else export_jsonl)(store, args.file, args.dataset)
+    print(f"exported {written} decisions from {store.label} to {args.file}")
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """Handler of ``store import``."""
+    from empathy.labels.transfer import import_ledger, read_ledger
+
+    records = read_ledger(args.file)  # checked before the store is opened: a bad file names its row
+    store, identity = _writer(_location(args.store), args, "decide")
+    if any(record.get("role") == "adjudicator" for _, record in records):
+        store.require(identity, "adjudicate")
+    written = import_ledger(store, args.file, dataset_id=args.dataset, annotator=args.annotator)
+    print(f"imported {written} decisions into {store.label} (one undo batch)")
+    return 0
+
+
+def run_assign(args: argparse.Namespace) -> int:
+    """Handler of ``store assign``."""
+    from empathy.io import load_outputs
+    from empathy.labels.queue_state import assign
+
+    location, name = _data_store(args)
+    outputs = load_outputs(args.outputs)[0]
+    store, identity = _writer(location, args, "assign")
+    people = [person.strip() for person in args.annotators.split(",") if person.strip()]
+    plan = assign(store, name, outputs, people, k=args.k, overlap=args.overlap, seed=args.seed, by=identity,
+                  replace=args.replace)
+    loads = plan.loads()
+    print(f"assigned {plan.n_outputs} outputs of {name} to {len(loads)} annotators ({plan.n_overlap} to {plan.k} "
+          f"each, the others to one; {loads.min()}-{loads.max()} per annotator; design {plan.digest}, seed "
+          f"{plan.seed})")
+    return 0
+
+
+def run_progress(args: argparse.Namespace) -> int:
+    """Handler of ``store progress``."""
+    from empathy.cli.common import json_rows
+    from empathy.io import load_outputs
+    from empathy.labels.backends import open_store
+    from empathy.labels.queue_state import annotator_progress
+
+    location, name = _data_store(args)
+    outputs = load_outputs(args.outputs)[0]
+    store = open_store(_existing(location), read_only=None)
+    table = annotator_progress(store, name, dimension=args.dimension, outputs=outputs)
+    if args.json:
+        print_json({"store": store.label, "dataset": name, "annotators": json_rows(table)})
+    else:
         print_table(table)
     return 0
 
@@ -96,3 +184,89 @@ def run_migrate(args: argparse.Namespace) -> int:
     report = migrate_store(args.source, args.target, rename=rename, translate_names=not args.keep_names)
     print(terminal_literal(report.summary()))  # it names the data sets
     return 0
+
+
+_STORE_HELP = "SQLite file or postgresql:// URL"
+#: Options of the writing commands: who writes, and the roles that say whether they may.
+_ACCESS = (
+    (("--as",), {"dest": "identity", "metavar": "IDENTITY",
+                 "help": f"who writes (checked against the roles file; default ${IDENTITY_ENV})"}),
+    (("--roles",), {"metavar": "FILE", "help": "the roles file (TOML; default $EMPATHY_ROLES)"}),
+)
+#: Options of the commands about one data set given by its outputs file.
+_DATA = (
+    (("outputs",), {"metavar": "OUTPUTS", "help": "the data set's outputs file (CSV, JSONL or Parquet)"}),
+    (("--store",), {"metavar": "STORE", "help": f"{_STORE_HELP} (default: $EMPATHY_STORE, else the store beside "
+                                                "OUTPUTS)"}),
+    (("--store-name",), {"metavar": "NAME", "help": "the data set's name in the store (default: the outputs file, "
+                                                    "relative to the store)"}),
+)
+_JSON = (("--json",), {"action": "store_true", "help": "print JSON instead of a table"})
+#: Each action: name, help, description, arguments (flags, argparse keywords), handler.
+_ACTIONS: tuple[tuple[str, str, str, tuple, Callable[[argparse.Namespace], int]], ...] = (
+    ("info", "backend, schema version and the decisions per data set",
+     "Print the store's backend (read-only or not, where its password comes from), schema version and, per data "
+     "set, the number of rated keys, decisions, annotators and audit rows.",
+     ((("store",), {"nargs": "?", "metavar": "STORE", "help": f"{_STORE_HELP} (default: $EMPATHY_STORE)"}), _JSON),
+     run_info),
+    ("migrate", "copy every decision and the audit trail into an empty store (one transaction)",
+     "Copy every decision, the whole audit trail, the exhibits and the queue state (skips, assignments) of SRC into "
+     "DST, which must be empty, in one transaction; ids, batches, undo links and the commit order are kept. Data "
+     "sets named by an outputs file beside a SQLite SRC are renamed to that file's name in DST (on a server: "
+     "<folder>/<file>).",
+     ((("source",), {"metavar": "SRC", "help": f"the store to copy ({_STORE_HELP})"}),
+      (("target",), {"metavar": "DST", "help": f"the empty store to fill ({_STORE_HELP})"}),
+      (("--rename",), {"action": "append", "default": [], "metavar": "OLD=NEW",
+                       "help": "rename a data set on the way (repeat for several); wins over the automatic names"}),
+      (("--keep-names",), {"action": "store_true", "help": "keep every data-set name as it is in SRC"})),
+     run_migrate),
+    ("export", "write the decisions as a ledger file (JSONL or CSV)",
+     "Write every decision (of one data set with --dataset) to FILE, in the store's commit order; .csv cells are "
+     "spreadsheet-safe. A store that cannot be written is opened for reading.",
+     ((("store",), {"metavar": "STORE", "help": _STORE_HELP}),
+      (("file",), {"metavar": "FILE", "help": "the ledger to write (.jsonl or .csv)"}),
+      (("--dataset",), {"metavar": "NAME", "help": "only this data set"})),
+     run_export),
+    ("import", "apply a ledger file (JSONL or CSV) as one undoable batch",
+     "Check every record of FILE, then write them in one transaction (one undo batch), in file order. With a roles "
+     "file, the identity (--as) must be allowed to decide (and to adjudicate for adjudications), and so must every "
+     "annotator the records name.",
+     ((("file",), {"metavar": "FILE", "help": "a ledger exported by 'store export' or the app (.jsonl/.csv)"}),
+      (("--store",), {"metavar": "STORE", "help": f"{_STORE_HELP} (default $EMPATHY_STORE)"}),
+      (("--dataset",), {"metavar": "NAME", "help": "write every record into this data set"}),
+      (("--annotator",), {"metavar": "NAME", "help": "write every record in this annotator's name"}), *_ACCESS),
+     run_import),
+    ("assign", "give each output to annotators: k per output on an overlap share, balanced, seeded",
+     "Store an assignment design for a data set: ceil(overlap x N) outputs go to K annotators each (the overlap "
+     "human-human agreement needs), the others to one; loads differ by at most one; the same seed gives the same "
+     "design (empathy.labels.queue_state.plan_assignments). With a roles file, --as must be an adjudicator.",
+     (*_DATA, (("--annotators",), {"required": True, "metavar": "A,B,...", "help": "comma-separated annotator names"}),
+      (("--k",), {"type": int, "default": 2, "help": "annotators per overlapping output (default 2)"}),
+      (("--overlap",), {"type": float, "default": 0.2,
+                        "help": "share of the outputs given to K annotators (0-1, default 0.2)"}),
+      (("--seed",), {"type": int, "default": 0, "help": "seed of the design (default 0)"}),
+      (("--replace",), {"action": "store_true", "help": "replace the data set's assignment design"}), *_ACCESS),
+     run_assign),
+    ("progress", "per annotator: outputs assigned, decided, skipped, remaining",
+     "Per annotator: the outputs assigned to them, decided, skipped and remaining (of the loaded outputs).",
+     (*_DATA, (("--dimension",), {"metavar": "DIM", "help": "count decisions and skips of this dimension only"}),
+      _JSON),
+     run_progress),
+)
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the ``store`` sub-command with its actions (:data:`_ACTIONS`)."""
+    parser = commands.add_parser(
+        "store", help="the override store (SQLite file or postgresql:// URL): info, export, import, migrate, assign, "
+                      "progress",
+        description="Inspect an override store, move decisions in and out, copy it into another (e.g. a SQLite "
+                    "ledger into a team's PostgreSQL server), assign outputs to annotators and see their progress. "
+                    "STORE is a SQLite file or a postgresql:// URL; default $EMPATHY_STORE.")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
+    actions.required = True
+    for name, help_text, description, arguments, handler in _ACTIONS:
+        action = actions.add_parser(name, help=help_text, description=description)
+        for flags, options in arguments:
+            action.add_argument(*flags, **options)
+        set_handler(action, handler)

@@ -7,11 +7,16 @@ Modules, lowest first (each imports only those above it in this list, and the co
     the tables: column tuples, the DDL of both backends, :data:`~empathy.labels.schema.SCHEMA_VERSION` and its
     upgrade steps (standard library only).
 ``locations``
-    where a store is (a SQLite file or a ``postgresql://`` URL), the default place, printing it with the
-    password masked, and :class:`~empathy.labels.locations.StoreError`.
+    where a store is (a SQLite file, a ``postgresql://`` URL or libpq's keyword form), the default places (never
+    the working directory), printing it with every password masked, where a password comes from, and
+    :class:`~empathy.labels.locations.StoreError`.
 ``records``
     one decision (:class:`~empathy.labels.records.Change`, value validation) and what ties it to data: text
-    hashes, the data set's stable name, the legacy version 1 key.
+    hashes, the data set's stable name, the legacy version 1 key; the store's commit order
+    (:func:`~empathy.labels.records.in_commit_order`).
+``roles``
+    who may do what: the roles file (:func:`~empathy.labels.roles.load_roles`) and the check every write of a
+    store opened with roles goes through (:meth:`~empathy.labels.roles.Roles.require`).
 ``sqlite``
     :class:`~empathy.labels.sqlite.OverrideStore`, the store on SQLite and the interface of every backend:
     opening a file safely, writes (set, adjudicate, confirm, undo, adopt version 1 rows), reads (decisions,
@@ -23,9 +28,14 @@ Modules, lowest first (each imports only those above it in this list, and the co
     imports both, so choosing one needs no import cycle).
 ``exhibit_list``
     the outputs pinned for a demo, per data set, in order (functions over a store).
+``queue_state``
+    the team's queue state in the store: skips, assignments (a balanced design with an overlap quota) and
+    per-annotator progress (functions over a store).
 ``transfer``
-    the ledger as JSONL/CSV (export, read, import) and copying a whole store (``store_rows``, ``restore``,
-    ``migrate_store``).
+    the ledger as JSONL/CSV (export, read, import) and copying a whole store (``store_rows``, ``queue_rows``,
+    ``restore``, ``migrate_store``).
+``relocation``
+    moving the uploads' store that earlier versions left in the working directory to its place, with a message.
 ``rules``
     what a decision means: which ratings it replaces (``override_targets``, ``make_changes``), which label
     wins under a label rule (``effective_overrides``), what one more decision would change

@@ -12,15 +12,21 @@ from pathlib import Path
 
 from empathy.labels.locations import is_server_location
 from empathy.labels.postgres import PostgresOverrideStore
+from empathy.labels.roles import Roles
 from empathy.labels.sqlite import BUSY_TIMEOUT_S, OverrideStore
 
 
-def open_store(location: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> OverrideStore:
-    """The override store at ``location``: a SQLite file, or a PostgreSQL server given by a ``postgresql://`` URL.
+def open_store(location: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S, read_only: bool | None = False,
+               roles: Roles | None = None) -> OverrideStore:
+    """The override store at ``location``: a SQLite file, or a PostgreSQL server (a ``postgresql://`` URL or a
+    keyword-form connection string).
 
-    Raises :class:`empathy.labels.locations.StoreError` for a damaged or unreachable store (nothing written),
+    ``read_only``: ``False`` to write (a read-only store is an error), ``True`` to read only, ``None`` to read
+    only when the store cannot be written (see :class:`empathy.labels.sqlite.OverrideStore`). ``roles``: check
+    every write against them (:class:`empathy.labels.roles.Roles`). Raises
+    :class:`empathy.labels.locations.StoreError` for a damaged or unreachable store (nothing written),
     ``ValueError`` for a ``busy_timeout`` that is not positive.
     """
     if is_server_location(location):
-        return PostgresOverrideStore(location, busy_timeout=busy_timeout)
-    return OverrideStore(location, busy_timeout=busy_timeout)
+        return PostgresOverrideStore(location, busy_timeout=busy_timeout, read_only=read_only, roles=roles)
+    return OverrideStore(location, busy_timeout=busy_timeout, read_only=read_only, roles=roles)

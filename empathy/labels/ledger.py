@@ -26,7 +26,7 @@ import pandas as pd
 
 from empathy.labels.backends import open_store
 from empathy.labels.decisions import decision_count
-from empathy.labels.records import dataset_id, dataset_name, empty_decisions, output_hashes
+from empathy.labels.records import dataset_id, dataset_name, empty_decisions, in_commit_order, output_hashes
 from empathy.labels.rules import effective_overrides, label_rule_field
 from empathy.labels.schema import KEY_COLUMNS
 from empathy.labels.sqlite import OverrideStore
@@ -189,12 +189,13 @@ def open_ledger(store: OverrideStore, name: str, outputs: pd.DataFrame, rule: st
 
     With ``adopt_legacy`` the rows a version 1 store kept under the outputs' key-set hash
     (:func:`empathy.labels.records.dataset_id`, or ``legacy_id`` when already computed) are first moved to
-    ``name`` (:meth:`OverrideStore.adopt_legacy`). ``hashes``: the outputs'
+    ``name`` (:meth:`OverrideStore.adopt_legacy`; not in a store opened for reading). ``hashes``: the outputs'
     :func:`empathy.labels.records.output_hashes` when already computed (the app caches them per data set).
     Raises :class:`empathy.labels.locations.StoreError` for a damaged store.
     """
     adopted = 0
-    if adopt_legacy and any(other != name for other in store.dataset_ids()):
+    # a store opened for reading is never written: its version 1 rows stay under their old key
+    if adopt_legacy and not store.read_only and any(other != name for other in store.dataset_ids()):
         hashes = output_hashes(outputs) if hashes is None else hashes
         adopted = store.adopt_legacy(legacy_id or dataset_id(outputs), name, hashes)
     return ledger_from_decisions(name, store.decisions(name), outputs, rule, adopted=adopted, hashes=hashes)
@@ -206,15 +207,14 @@ def annotator_ratings(decisions: pd.DataFrame) -> pd.DataFrame:
     """Each annotator as their own rater: long-form ratings with ``rater`` = annotator, ``rater_kind`` human.
 
     One rating per ``(item_id, model, dimension, annotator)``: a decision applied to several judges is one
-    human judgement (the annotator's latest, should they differ). Adjudications are left out (they are a
+    human judgement (the annotator's latest in commit order, should they differ). Adjudications are left out (they are a
     resolution, not an independent judgement).
     """
     columns = ["item_id", "model", "rater", "dimension", "value", "rater_kind", "reason", "signature"]
     if decisions is None or decisions.empty:
         return pd.DataFrame({c: pd.Series(dtype=float if c == "value" else object) for c in columns})
-    frame = decisions[decisions.get("role", pd.Series("annotator", index=decisions.index)) == "annotator"]
-    if "updated_at" in frame.columns:
-        frame = frame.sort_values("updated_at", kind="stable")
+    frame = in_commit_order(decisions[decisions.get("role", pd.Series("annotator", index=decisions.index))
+                                      == "annotator"])
     frame = frame.drop_duplicates([*_ITEM_KEY, "annotator"], keep="last")
     out = pd.DataFrame({"item_id": frame["item_id"].astype(str), "model": frame["model"].astype(str),
                         "rater": frame["annotator"].astype(str), "dimension": frame["dimension"].astype(str),
@@ -247,7 +247,7 @@ def adjudication_list(decisions: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=columns)
     adjudications = decisions[decisions.get("role", pd.Series("annotator", index=decisions.index)) == "adjudicator"]
     if len(adjudications):
-        latest = (adjudications.sort_values("updated_at", kind="stable")
+        latest = (in_commit_order(adjudications)
                   .drop_duplicates(_ITEM_KEY, keep="last").set_index(_ITEM_KEY)["value"])
         table["adjudicated"] = [float(latest.get(tuple(k), np.nan)) for k in table[_ITEM_KEY].itertuples(index=False)]
     return table
@@ -320,9 +320,10 @@ def ledger_for_files(store_path: str | Path, outputs_path: str | Path, outputs: 
     ``store_path`` is a SQLite file or a ``postgresql://`` URL. The data set's name is
     :func:`empathy.labels.records.dataset_name` of ``outputs_path`` relative to the store (or ``name``). Raises
     :class:`empathy.labels.locations.StoreError` (a :class:`empathy.io.DataError`: one line, exit 2) for a
-    damaged or unreachable store.
+    damaged or unreachable store. A store that cannot be written is opened for reading (an archived ledger can
+    be re-measured).
     """
-    store = open_store(store_path)
+    store = open_store(store_path, read_only=None)
     label = dataset_name(outputs_path, store_path=store_path, explicit=name)
     return open_ledger(store, label, outputs, rule)
 
@@ -381,15 +382,14 @@ def apply_overrides(ratings: pd.DataFrame, overrides: pd.DataFrame | None) -> pd
 def human_ratings(overrides: pd.DataFrame, *, rater: str = "human") -> pd.DataFrame:
     """The human verdicts implied by the overrides, as long-form ratings of one rater named ``rater``.
 
-    For each ``(item_id, model, dimension)`` the most recent override (by ``updated_at``) wins, whichever
-    judge's rating it replaced. Used to compare human labels with each judge's own labels.
+    For each ``(item_id, model, dimension)`` the most recent override (in commit order,
+    :func:`empathy.labels.records.in_commit_order`) wins, whichever judge's rating it replaced. Used to compare
+    human labels with each judge's own labels.
     """
     columns = ["item_id", "model", "rater", "dimension", "value", "rater_kind", "reason", "signature"]
     if overrides is None or len(overrides) == 0:
         return pd.DataFrame({c: pd.Series(dtype=float if c == "value" else str) for c in columns})
-    frame = overrides.copy()
-    if "updated_at" in frame.columns:
-        frame = frame.sort_values("updated_at", kind="stable")
+    frame = in_commit_order(overrides)
     frame = frame.drop_duplicates(["item_id", "model", "dimension"], keep="last")
     out = pd.DataFrame({
         "item_id": frame["item_id"].astype(str), "model": frame["model"].astype(str), "rater": rater,

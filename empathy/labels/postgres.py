@@ -29,13 +29,21 @@ from __future__ import annotations
 import os
 import re
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from empathy.labels.locations import StoreError, mask_location
+from empathy.labels.locations import (
+    StoreError,
+    is_keyword_dsn,
+    location_secrets,
+    mask_location,
+    parse_keyword_dsn,
+)
+from empathy.labels.roles import Roles
 from empathy.labels.schema import (
     BASE_VERSION,
     EXPECTED_COLUMNS,
@@ -44,7 +52,7 @@ from empathy.labels.schema import (
     split_sql,
     upgrade_statements,
 )
-from empathy.labels.sqlite import BUSY_TIMEOUT_S, OverrideStore
+from empathy.labels.sqlite import AUTO, BUSY_TIMEOUT_S, READ_ONLY, READ_WRITE, OverrideStore
 
 #: Key of the advisory lock every write transaction takes (the bytes of "empathy!" as a signed 64-bit number).
 WRITE_LOCK_KEY = int.from_bytes(b"empathy!", "big", signed=True)
@@ -113,6 +121,13 @@ class PostgresOverrideStore(OverrideStore):
     """The override store on a PostgreSQL server (see the module docstring); the interface of
     :class:`empathy.labels.sqlite.OverrideStore`.
 
+    ``url`` is a ``postgresql://`` URL or libpq's keyword form (``host=db user=ann dbname=team``); libpq's ``PG*``
+    environment variables fill what it leaves out (``PGPASSWORD`` is never printed: it is masked in every server
+    message). ``read_only``: as for :class:`~empathy.labels.sqlite.OverrideStore`; opened for reading, every
+    connection runs with ``default_transaction_read_only`` on; ``None`` opens for reading when the login cannot
+    write (``default_transaction_read_only`` set for it, or no ``INSERT`` right on ``overrides``). An older schema
+    is upgraded only by a login that can write (for reading it is refused with one line saying so).
+
     Raises
     ------
     StoreError
@@ -122,22 +137,30 @@ class PostgresOverrideStore(OverrideStore):
 
     backend = "postgresql"
 
-    def __init__(self, path: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S):
+    def __init__(self, path: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S, read_only: bool | None = False,
+                 roles: Roles | None = None):
         self.url = str(path).strip()
         self.path = None  # no file: ``label`` names the store
         if busy_timeout <= 0:
             raise ValueError(f"busy_timeout must be positive, got {busy_timeout!r}")
+        if read_only not in (READ_WRITE, READ_ONLY, AUTO):
+            raise TypeError(f"read_only must be True, False or None, got {read_only!r}")
         self.busy_timeout = float(busy_timeout)
+        self.roles = roles
+        self.read_only = read_only is READ_ONLY
         self._label = mask_location(self.url)
-        self._secrets = _passwords(self.url)
-        self._idle: list[Any] = []
+        self._secrets = location_secrets(self.url)
+        self._idle: list[Any] = []  # mutated in place, never rebound: the finalizer below holds this list
         self._idle_lock = threading.Lock()
         self._pid = os.getpid()
+        # A store dropped without close() (a test, a finished Streamlit session) closes its idle connections when
+        # it is collected, instead of leaving psycopg to warn about each open one at an arbitrary later moment.
+        weakref.finalize(self, _close_idle, self._idle, self._pid)
         if _psycopg() is None:
             raise StoreError(self._label, "a PostgreSQL store needs psycopg: pip install 'psycopg[binary]' "
                              "(nothing was written)")
         with self._guard():
-            self._open_schema_pg()
+            self._open_schema_pg(detect_read_only=read_only is AUTO)
 
     def __repr__(self) -> str:
         return f"OverrideStore({self._label!r})"
@@ -148,6 +171,13 @@ class PostgresOverrideStore(OverrideStore):
 
     @property
     def short_label(self) -> str:
+        if is_keyword_dsn(self.url):
+            try:
+                pairs = dict(parse_keyword_dsn(self.url))
+            except ValueError:
+                return self._label
+            port = f":{pairs['port']}" if pairs.get("port") else ""
+            return f"{pairs.get('host') or 'localhost'}{port}/{pairs.get('dbname', '')}"
         try:
             parts = urlsplit(self.url)
             query = dict(parse_qsl(parts.query))
@@ -173,6 +203,9 @@ class PostgresOverrideStore(OverrideStore):
         raw = psycopg.connect(self.url, **options)
         # A writer waits for the advisory lock at most busy_timeout, like SQLite's busy timeout.
         raw.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(self.busy_timeout * 1000)}ms",))
+        if self.read_only:
+            # opened for reading: the server itself refuses a write, whatever the login may do
+            raw.execute("SET default_transaction_read_only = on")
         return raw
 
     def _connect(self) -> _Connection:  # type: ignore[override]
@@ -180,7 +213,7 @@ class PostgresOverrideStore(OverrideStore):
         with self._idle_lock:
             if os.getpid() != self._pid:
                 # A forked child must not use (or close) its parent's sockets: forget them.
-                self._idle = []
+                self._idle.clear()
                 self._pid = os.getpid()
             idle = self._idle.pop() if self._idle else None
         if idle is not None:
@@ -205,7 +238,8 @@ class PostgresOverrideStore(OverrideStore):
     def close(self) -> None:
         """Close the idle connections (the store stays usable: the next call opens a new one)."""
         with self._idle_lock:
-            idle, self._idle = self._idle, []
+            idle = list(self._idle)
+            self._idle.clear()
         for raw in idle:
             _close_quietly(raw)
 
@@ -246,6 +280,14 @@ class PostgresOverrideStore(OverrideStore):
 
     @contextmanager
     def transaction(self) -> Iterator[_Connection]:  # type: ignore[override]
+        self.refuse_if_read_only()
+        with self._locked() as connection:
+            yield connection
+
+    @contextmanager
+    def _locked(self) -> Iterator[_Connection]:
+        """One transaction holding the advisory write lock (also when opening for reading: the schema is read
+        while no writer upgrades it)."""
         with self._guard():
             connection = self._connect()
             try:
@@ -257,9 +299,16 @@ class PostgresOverrideStore(OverrideStore):
 
     # ------------------------------------------------------------------------------------------- schema
 
-    def _open_schema_pg(self) -> None:
+    def _login_cannot_write(self, connection: _Connection, tables: set[str]) -> bool:
+        """Whether this login cannot write the store: read-only transactions, or no INSERT on ``overrides``."""
+        if connection.execute("SELECT current_setting('transaction_read_only')").fetchone()[0] == "on":
+            return True
+        return "overrides" in tables and not connection.execute(
+            "SELECT has_table_privilege('overrides', 'INSERT')").fetchone()[0]
+
+    def _open_schema_pg(self, *, detect_read_only: bool = False) -> None:
         """Create the tables in an empty database, upgrade an older schema, refuse a foreign or newer one."""
-        with self.transaction() as connection:
+        with self._locked() as connection:
             tables = {row[0] for row in connection.execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
             ).fetchall()}
@@ -277,6 +326,13 @@ class PostgresOverrideStore(OverrideStore):
             if version > SCHEMA_VERSION:
                 raise StoreError(self._label, f"was written by a newer version of empathy (schema {version}, this "
                                  f"one reads up to {SCHEMA_VERSION}); nothing was written")
+            if detect_read_only:
+                self.read_only = self._login_cannot_write(connection, tables)
+            if self.read_only and version < SCHEMA_VERSION:
+                held = "holds no empathy store" if version == 0 else f"holds schema version {version}"
+                raise StoreError(self._label, f"is opened read-only and {held} (this version reads {SCHEMA_VERSION});"
+                                 " nothing was written. Open it once with a login that can write, to create or "
+                                 "upgrade its tables")
             if version < SCHEMA_VERSION:
                 if version == 0:
                     for statement in split_sql(POSTGRES_SCHEMA):
@@ -306,17 +362,13 @@ class PostgresOverrideStore(OverrideStore):
                            "GREATEST((SELECT MAX(id) FROM audit), 1), (SELECT MAX(id) FROM audit) IS NOT NULL)")
 
 
-def _passwords(url: str) -> list[str]:
-    """The password(s) a URL carries (to mask them in server messages)."""
-    found: list[str] = []
-    try:
-        parts = urlsplit(url)
-        if parts.password:
-            found.append(parts.password)
-        found.extend(v for k, v in parse_qsl(parts.query) if k.lower() == "password" and v)
-    except ValueError:
-        pass
-    return [secret for secret in found if len(secret) >= 3]
+def _close_idle(idle: list[Any], pid: int) -> None:
+    """Close a collected store's idle connections (only in the process that opened them: a forked child's copies
+    are its parent's sockets)."""
+    if os.getpid() != pid:
+        return
+    while idle:
+        _close_quietly(idle.pop())
 
 
 def _close_quietly(raw: Any) -> None:

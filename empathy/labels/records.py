@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from empathy.labels.locations import is_server_location
-from empathy.labels.schema import DECISION_COLUMNS
+from empathy.labels.schema import ORDER_COLUMN, STORED_DECISION_COLUMNS
 from empathy.metrics import BINARY_DIMENSIONS, DIMENSION_RANGES
 
 
@@ -92,14 +92,32 @@ def optional_float(value: object) -> float | None:
 
 
 def utc_now() -> str:
-    """The time a change is recorded: UTC, ISO 8601 with microseconds (sorts as text)."""
+    """The writer's clock when a change is recorded: UTC, ISO 8601 with microseconds.
+
+    A record only: which change came last is the store's commit order (``seq``), never this time (two laptops'
+    clocks disagree).
+    """
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
 def empty_decisions() -> pd.DataFrame:
-    """A decisions table with no rows and the columns of :data:`empathy.labels.schema.DECISION_COLUMNS`."""
-    return pd.DataFrame({c: pd.Series(dtype=float if c in ("value", "judge_value") else object)
-                         for c in DECISION_COLUMNS})
+    """A decisions table with no rows and the columns of :data:`empathy.labels.schema.STORED_DECISION_COLUMNS`."""
+    kinds = {"value": float, "judge_value": float, ORDER_COLUMN: "int64"}
+    return pd.DataFrame({c: pd.Series(dtype=kinds.get(c, object)) for c in STORED_DECISION_COLUMNS})
+
+
+def in_commit_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (decisions or audit rows) sorted oldest first by the store's commit order.
+
+    By ``seq`` when the frame has it (``updated_at`` breaks ties: decisions of a version 1 store without history,
+    backfilled with 0); a frame without ``seq`` (built by hand, or an exported ledger read back) by
+    ``updated_at``; otherwise as given. The sort is stable: rows that tie keep their order, so ``keep="last"``
+    after it is the latest.
+    """
+    columns = [c for c in (ORDER_COLUMN, "updated_at") if c in frame.columns]
+    if not columns:
+        return frame
+    return frame.sort_values(columns, kind="stable")
 
 
 def text_hash(reference: str, generation: str) -> str:

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from empathy.labels.records import Change, empty_decisions, output_hashes
-from empathy.labels.schema import KEY_COLUMNS
+from empathy.labels.records import Change, empty_decisions, in_commit_order, output_hashes
+from empathy.labels.schema import KEY_COLUMNS, ORDER_COLUMN
 from empathy.vocabulary import LABEL_RULES
 
 #: The choice that applies a decision to every automatic judge of the output.
@@ -115,7 +115,9 @@ def effective_overrides(decisions: pd.DataFrame, rule: str = "latest") -> Effect
     ``rule`` (one of :data:`LABEL_RULES`):
 
     ``latest``
-        the most recent decision (by ``updated_at``) of anyone, an adjudication included;
+        the most recent decision of anyone, an adjudication included, in the store's commit order (``seq``;
+        :func:`empathy.labels.records.in_commit_order`: a writer's clock, ``updated_at``, only for a frame
+        without ``seq``);
     ``majority``
         the latest adjudication if any; else the value chosen by strictly more annotators than any other value
         (the latest such decision is the row kept); a tie is *unresolved*;
@@ -139,8 +141,7 @@ def effective_overrides(decisions: pd.DataFrame, rule: str = "latest") -> Effect
         frame["role"] = "annotator"
     if "annotator" not in frame.columns:
         frame["annotator"] = ""
-    if "updated_at" in frame.columns:
-        frame = frame.sort_values("updated_at", kind="stable")
+    frame = in_commit_order(frame)
     annotators = frame[frame["role"] == "annotator"]
     counts = annotators.groupby(keys, sort=False)["annotator"].nunique().rename("n_annotators")
     if rule == "latest":
@@ -275,6 +276,8 @@ def decision_effects(own: Mapping[tuple[str, str], float], decisions: pd.DataFra
                                  "rater": rater, "dimension": dimension, "value": float(level),
                                  "annotator": annotator, "role": "annotator",
                                  "updated_at": latest + "~"})  # sorts after every stored time
+            if ORDER_COLUMN in existing.columns:  # the next commit: after every stored decision
+                mine[ORDER_COLUMN] = int(pd.to_numeric(existing[ORDER_COLUMN]).max()) + 1
             after[float(level)] = labels(pd.concat([kept, mine], ignore_index=True))
     for pair in wanted:
         own_label = _label_or_none(own.get(pair))

@@ -1,20 +1,32 @@
 """The override store's tables: column tuples, the DDL of both backends, the schema version and its upgrades.
 
 Standard library only (strings and tuples), so that both backends, the transfer functions and the label rules
-read one copy. Three tables (schema version :data:`SCHEMA_VERSION`, in SQLite's ``user_version`` and in
+read one copy. Five tables (schema version :data:`SCHEMA_VERSION`, in SQLite's ``user_version`` and in
 PostgreSQL's ``empathy_meta``):
 
 ``overrides``
-    the current decision of each annotator on each rating (one row per key, annotator and role);
+    the current decision of each annotator on each rating (one row per key, annotator and role), with the
+    commit order ``seq`` of the change that last set its value;
 ``audit``
-    every change, never updated except to mark a change as undone: annotator, UTC time, old value (the
-    value the rating had: the annotator's previous value, else the latest decision of anyone, else the judge's
-    value it replaced), new value, reason, action (:data:`ACTIONS`) and the text hash. Changes made together
-    (one decision applied to three judges, one imported file) share a ``batch`` number so that
-    :meth:`empathy.labels.sqlite.OverrideStore.undo_last` undoes them together;
+    every change, never updated except to mark a change as undone: annotator, the writer's UTC time (``at``,
+    recorded, never used to order), old value (the value the rating had: the annotator's previous value, else
+    the latest decision of anyone, else the judge's value it replaced), new value, reason, action
+    (:data:`ACTIONS`), the text hash and ``seq``. Changes made together (one decision applied to three judges,
+    one imported file) share a ``batch`` number so that :meth:`empathy.labels.sqlite.OverrideStore.undo_last`
+    undoes them together;
 ``exhibits``
     the outputs pinned for a demo (:mod:`empathy.labels.exhibit_list`): one row per (data set, item, model)
-    with its place in the data set's ordered list and a note (added in version 3: :data:`SCHEMA_UPGRADES`).
+    with its place in the data set's ordered list and a note (added in version 3: :data:`SCHEMA_UPGRADES`);
+``skips`` and ``assignments``
+    the team's shared queue state (:mod:`empathy.labels.queue_state`, version 4): the outputs each annotator
+    skipped (per dimension), and which outputs each annotator was given by an assignment design.
+
+**Commit order** (version 4). ``seq`` is the store's own sequence: every audit row gets the next number,
+``MAX(audit.seq) + 1``, assigned inside the write transaction, which holds the store's write lock on both
+backends (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's advisory lock), so ``seq`` follows the order in which the
+changes were committed whatever the writers' clocks say. "Latest" (the ``latest`` label rule, the value a
+change replaced, undo) means the highest ``seq``; ``updated_at``/``at`` are the writer's clock, kept as a record
+only (a decision frame without ``seq``, built by hand, falls back to them).
 
 A new table or column: raise :data:`SCHEMA_VERSION` and add one step to :data:`SCHEMA_UPGRADES` with a script
 for each backend; both backends apply the steps in their opening transaction.
@@ -24,7 +36,7 @@ from __future__ import annotations
 
 #: Version of the store's tables; version 1 files are migrated on open. Raising it: add the step to
 #: :data:`SCHEMA_UPGRADES`.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: The version the base schemas (:data:`SQLITE_SCHEMA`, :data:`POSTGRES_SCHEMA`) create.
 BASE_VERSION = 2
 
@@ -35,11 +47,26 @@ ROLES: tuple[str, ...] = ("annotator", "adjudicator")
 #: The columns of one decision (a row of ``overrides`` without its data set).
 DECISION_COLUMNS: tuple[str, ...] = (*KEY_COLUMNS, "value", "annotator", "role", "updated_at", "reason",
                                      "text_hash", "judge_value", "judge_signature")
-#: A row of ``overrides``, and of an exported ledger.
+#: A row of an exported ledger (JSONL/CSV): a decision and its data set. The file lists decisions in commit
+#: order, so an import keeps which decision came last without carrying the store's numbers.
 LEDGER_COLUMNS: tuple[str, ...] = ("dataset_id", *DECISION_COLUMNS)
+#: The store's commit order (see the module docstring).
+ORDER_COLUMN = "seq"
+#: What :meth:`empathy.labels.sqlite.OverrideStore.decisions` returns: a decision and its commit order.
+STORED_DECISION_COLUMNS: tuple[str, ...] = (*DECISION_COLUMNS, ORDER_COLUMN)
+#: A row of ``overrides`` as stored (what ``store migrate`` copies).
+OVERRIDE_ROW_COLUMNS: tuple[str, ...] = (*LEDGER_COLUMNS, ORDER_COLUMN)
 #: A row of ``audit``.
 AUDIT_COLUMNS: tuple[str, ...] = ("id", "batch", "dataset_id", *KEY_COLUMNS, "annotator", "role", "at",
-                                  "old_value", "new_value", "reason", "action", "undone_by", "text_hash", "prior")
+                                  "old_value", "new_value", "reason", "action", "undone_by", "text_hash", "prior",
+                                  ORDER_COLUMN)
+#: A row of ``skips``: an annotator set an output aside on one dimension (``seq``: the data set's skip order).
+SKIP_COLUMNS: tuple[str, ...] = ("dataset_id", "dimension", "annotator", "item_id", "model", "reason", "at",
+                                 ORDER_COLUMN)
+#: A row of ``assignments``: an output given to an annotator by a design (``position``: the annotator's order;
+#: ``copies``: how many annotators the design gave this output; ``design``: the design's digest).
+ASSIGNMENT_COLUMNS: tuple[str, ...] = ("dataset_id", "annotator", "item_id", "model", "position", "copies",
+                                       "design", "seed", "k", "overlap", "assigned_by", "at")
 #: A row of ``exhibits`` without its data set.
 EXHIBIT_COLUMNS: tuple[str, ...] = ("item_id", "model", "position", "note", "annotator", "updated_at")
 #: What an audit row records.
@@ -48,8 +75,9 @@ ACTIONS: frozenset[str] = frozenset({"set", "undo", "import", "adjudicate", "con
 UNDOABLE: tuple[str, ...] = ("set", "import", "adjudicate")
 #: The columns each table must have (checked when a PostgreSQL store is opened).
 EXPECTED_COLUMNS: dict[str, frozenset[str]] = {
-    "overrides": frozenset(LEDGER_COLUMNS), "audit": frozenset(AUDIT_COLUMNS),
-    "exhibits": frozenset({"dataset_id", *EXHIBIT_COLUMNS})}
+    "overrides": frozenset(OVERRIDE_ROW_COLUMNS), "audit": frozenset(AUDIT_COLUMNS),
+    "exhibits": frozenset({"dataset_id", *EXHIBIT_COLUMNS}), "skips": frozenset(SKIP_COLUMNS),
+    "assignments": frozenset(ASSIGNMENT_COLUMNS)}
 
 # Version 3: the exhibit list (plain portable SQL: no INSERT OR REPLACE, positions renumbered by UPDATE).
 EXHIBITS_SCHEMA = """
@@ -65,11 +93,60 @@ CREATE TABLE IF NOT EXISTS exhibits (
 );
 """
 
+# Version 4: the commit order and the shared queue state. ``seq`` is backfilled from the audit ids (which a
+# version 3 store assigned in commit order under the same write lock): an audit row's seq is its id; a decision's
+# seq is the id of the last audit row that set its value (a set, import or adjudication, or an undo that put a
+# value back), 0 when no audit row names it (a version 1 row without history), which then orders by updated_at.
+# The key index makes the backfill one index look-up per decision (linear in the store), then goes.
+_UNDO_RESTORED = "(action = 'undo' AND new_value IS NOT NULL AND (old_value IS NULL OR old_value <> new_value))"
+ORDER_UPGRADE = f"""
+ALTER TABLE overrides ADD COLUMN seq {{integer}} NOT NULL DEFAULT 0;
+ALTER TABLE audit ADD COLUMN seq {{integer}} NOT NULL DEFAULT 0;
+UPDATE audit SET seq = id;
+CREATE INDEX audit_key_backfill ON audit (dataset_id, item_id, model, rater, dimension, annotator, role, id);
+UPDATE overrides SET seq = COALESCE((SELECT MAX(a.id) FROM audit AS a WHERE a.dataset_id = overrides.dataset_id
+    AND a.item_id = overrides.item_id AND a.model = overrides.model AND a.rater = overrides.rater
+    AND a.dimension = overrides.dimension AND a.annotator = overrides.annotator AND a.role = overrides.role
+    AND (a.action IN ('set', 'import', 'adjudicate') OR {_UNDO_RESTORED})), 0);
+DROP INDEX audit_key_backfill;
+CREATE INDEX audit_seq ON audit (seq);
+CREATE TABLE skips (
+    dataset_id {{key}},
+    dimension  {{key}},
+    annotator  {{key}},
+    item_id    {{key}},
+    model      {{key}},
+    reason     TEXT NOT NULL DEFAULT '',
+    at         TEXT NOT NULL,
+    seq        {{integer}} NOT NULL,
+    PRIMARY KEY (dataset_id, dimension, annotator, item_id, model)
+);
+CREATE TABLE assignments (
+    dataset_id  {{key}},
+    annotator   {{key}},
+    item_id     {{key}},
+    model       {{key}},
+    position    INTEGER NOT NULL,
+    copies      INTEGER NOT NULL,
+    design      TEXT NOT NULL,
+    seed        {{integer}} NOT NULL,
+    k           INTEGER NOT NULL,
+    overlap     {{real}} NOT NULL,
+    assigned_by TEXT NOT NULL DEFAULT '',
+    at          TEXT NOT NULL,
+    PRIMARY KEY (dataset_id, annotator, item_id, model)
+);
+CREATE INDEX assignments_output ON assignments (dataset_id, item_id, model)
+"""
+
 #: Upgrade steps after the base schema: ``{from_version: {"sqlite": script, "postgresql": script}}``, applied in
 #: order in the opening transaction until :data:`SCHEMA_VERSION` (a new table, e.g. pinned exhibits, is one
 #: entry here with its ``CREATE TABLE`` for each backend). Scripts hold no ``;`` inside strings.
 SCHEMA_UPGRADES: dict[int, dict[str, str]] = {
     2: {"sqlite": EXHIBITS_SCHEMA, "postgresql": EXHIBITS_SCHEMA},
+    3: {"sqlite": ORDER_UPGRADE.format(integer="INTEGER", key="TEXT NOT NULL", real="REAL"),
+        "postgresql": ORDER_UPGRADE.format(integer="BIGINT", key='TEXT COLLATE "C" NOT NULL',
+                                           real="DOUBLE PRECISION")},
 }
 
 # The base schema (version 2) on SQLite.

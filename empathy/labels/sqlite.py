@@ -25,8 +25,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,16 +37,17 @@ import pandas as pd
 
 from empathy.labels.locations import StoreError, is_server_location
 from empathy.labels.records import Change, check_text, optional_float, utc_now, validate_value
+from empathy.labels.roles import Roles
 from empathy.labels.schema import (
     AUDIT_COLUMNS,
     BASE_VERSION,
-    DECISION_COLUMNS,
     KEY_COLUMNS,
-    LEDGER_COLUMNS,
     MIGRATE_V1,
+    ORDER_COLUMN,
     ROLES,
     SCHEMA_VERSION,
     SQLITE_SCHEMA,
+    STORED_DECISION_COLUMNS,
     UNDOABLE,
     split_sql,
     upgrade_statements,
@@ -62,7 +65,12 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 _KEY_WHERE = "dataset_id=? AND item_id=? AND model=? AND rater=? AND dimension=?"
 _ROW_WHERE = f"{_KEY_WHERE} AND annotator=? AND role=?"
 _AUDIT_INSERT = ("INSERT INTO audit (batch, dataset_id, item_id, model, rater, dimension, annotator, role, at,"
-                 " old_value, new_value, reason, action, text_hash, prior) VALUES ")
+                 " old_value, new_value, reason, action, text_hash, prior, seq) VALUES ")
+#: Mode of a store file this package creates (its ``-wal``/``-shm`` companions take the same).
+STORE_FILE_MODE = 0o600
+#: ``read_only`` of :class:`OverrideStore`: open for writing (a read-only file is an error), for reading only, or
+#: for writing when the file and its folder can be written and for reading otherwise.
+READ_WRITE, READ_ONLY, AUTO = False, True, None
 
 
 class OverrideStore:
@@ -73,17 +81,30 @@ class OverrideStore:
     ``postgresql://`` location is refused here (``ValueError``): open any location with
     :func:`empathy.labels.backends.open_store`.
 
+    ``read_only``: ``False`` (the default) opens for writing and refuses a file or folder that cannot be written;
+    ``True`` opens for reading only (SQLite's ``mode=ro``: nothing is ever written, not even a schema upgrade);
+    ``None`` opens for writing when the file and its folder can be written and for reading otherwise (what the
+    command line's reading commands use, so an archived ledger can be re-measured). A store opened for reading
+    refuses every write with one line saying so (:class:`StoreError`). An older schema opened for reading is read
+    from an upgraded private copy made at open (the file itself is not touched). ``roles``
+    (:class:`empathy.labels.roles.Roles`): when given, every write is checked against them, the annotator of
+    the write being the identity (:class:`empathy.labels.roles.AccessDenied`, nothing written).
+
+    A new store file is created with mode 0600 (owner only); SQLite gives its ``-wal`` and ``-shm`` files the
+    same mode.
+
     Raises
     ------
     StoreError
-        When the file exists but is empty, truncated, not an SQLite database, read-only, or written by a newer
-        version; nothing is written to it then.
+        When the file exists but is empty, truncated, not an SQLite database, read-only (unless opened for
+        reading), or written by a newer version; nothing is written to it then.
     """
 
     #: Which engine holds the store (``sqlite`` or ``postgresql``).
     backend = "sqlite"
 
-    def __init__(self, path: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S):
+    def __init__(self, path: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S, read_only: bool | None = False,
+                 roles: Roles | None = None):
         if is_server_location(path):
             raise ValueError("OverrideStore opens SQLite files; open a postgresql:// store with "
                              "empathy.labels.backends.open_store")
@@ -91,21 +112,57 @@ class OverrideStore:
         if busy_timeout <= 0:
             raise ValueError(f"busy_timeout must be positive, got {busy_timeout!r}")
         self.busy_timeout = float(busy_timeout)
+        self.roles = roles
+        self._uri: str | None = None
+        self._snapshot: Path | None = None
+        self.read_only = self._choose_mode(read_only)
         self._check_file()
+        self._init_lock = threading.Lock()
+        if self.read_only:
+            self._open_for_reading()
+            return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # a folder made here is the owner's only (the uploads' store creates the uploads folder)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as error:
             raise StoreError(self.path, f"cannot create the store's folder ({error.strerror})") from None
         if not _writable(self.path.parent):
             raise StoreError(self.path, "the store's folder is read-only (SQLite needs to write its journal "
                              "there); point EMPATHY_STORE or --store to a writable place")
-        self._init_lock = threading.Lock()
         with self._init_lock, self._guard():
+            if not self.path.exists():
+                create_store_file(self.path, self.busy_timeout)
             connection = self._connect()
             try:
                 open_sqlite_schema(connection, self.path, self.busy_timeout)
             finally:
                 connection.close()
+
+    def _choose_mode(self, read_only: bool | None) -> bool:
+        """Whether to open for reading only (see the class docstring); ``None`` decides by the file and folder."""
+        if read_only not in (READ_WRITE, READ_ONLY, AUTO):
+            raise TypeError(f"read_only must be True, False or None, got {read_only!r}")
+        if read_only is AUTO:
+            return self.path.exists() and not (_writable(self.path) and _writable(self.path.parent))
+        return bool(read_only)
+
+    def _open_for_reading(self) -> None:
+        """Open an existing store with SQLite's ``mode=ro`` (an older schema: an upgraded private copy)."""
+        if not self.path.exists():
+            raise StoreError(self.path, "no such store (opened for reading; nothing was created)")
+        self._uri = read_only_uri(self.path)
+        with self._guard():
+            connection = self._connect()
+            try:
+                version = check_readable_schema(connection, self.path)
+                if version == SCHEMA_VERSION:
+                    return
+                copy = _upgraded_copy(connection, self.busy_timeout)
+            finally:
+                connection.close()
+        self._uri = None
+        self._snapshot = copy
+        weakref.finalize(self, _remove_copy, copy)
 
     def __repr__(self) -> str:
         return f"OverrideStore({str(self.path)!r})"
@@ -123,8 +180,9 @@ class OverrideStore:
     # ------------------------------------------------------------------------------------ connections
 
     def _check_file(self) -> None:
-        """Refuse a file that is not a healthy, writable store before SQLite touches it."""
-        check_store_file(self.path)
+        """Refuse a file that is not a healthy store (or not writable, unless opened for reading) before SQLite
+        touches it."""
+        check_store_file(self.path, writable=not self.read_only)
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -149,7 +207,9 @@ class OverrideStore:
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: we issue BEGIN IMMEDIATE ourselves so the write lock is taken up front and a
         # concurrent writer waits (busy timeout) instead of failing on lock upgrade.
-        connection = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
+        target = self._snapshot or self._uri or self.path
+        connection = sqlite3.connect(target, timeout=self.busy_timeout, isolation_level=None,
+                                     uri=target is self._uri)
         connection.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
         connection.execute("PRAGMA synchronous=FULL")
         return connection
@@ -159,8 +219,10 @@ class OverrideStore:
         """One write transaction (``BEGIN IMMEDIATE``; on PostgreSQL it holds the advisory write lock).
 
         Yields a connection with ``execute``/``executemany`` taking ``?`` placeholders; committed when the block
-        ends, rolled back when it raises. Writes of other modules (import, restore, exhibits) go through here.
+        ends, rolled back when it raises. Writes of other modules (import, restore, exhibits) go through here. A
+        store opened for reading raises :class:`StoreError` saying so (nothing written).
         """
+        self.refuse_if_read_only()
         with self._guard():
             self._check_file()
             connection = self._connect()
@@ -190,32 +252,54 @@ class OverrideStore:
     def after_restore(self, connection: sqlite3.Connection) -> None:
         """Hook after rows with their own ids were copied in (SQLite's AUTOINCREMENT follows them by itself)."""
 
+    def refuse_if_read_only(self) -> None:
+        """Raise :class:`StoreError` (one line) when the store was opened for reading only."""
+        if self.read_only:
+            raise StoreError(self.label, "is read-only (opened for reading: the file or its folder cannot be "
+                             "written, or read-only was asked for); nothing was written")
+
+    def require(self, identity: str, action: str) -> None:
+        """Check ``identity`` may do ``action`` under the store's roles (nothing to check without roles).
+
+        Raises :class:`empathy.labels.roles.AccessDenied` (one line). Writes of other modules (skips,
+        assignments) call it before their transaction.
+        """
+        if self.roles is not None:
+            self.roles.require(identity, action)
+
     # ---------------------------------------------------------------------------------------- writing
 
-    def write_batch(self, groups: Mapping[tuple[str, str, str], Sequence[Change]], *, action: str) -> int:
+    def write_batch(self, groups: Mapping[tuple[str, str, str], Sequence[Change]]
+                    | Sequence[tuple[tuple[str, str, str], Change]], *, action: str) -> int:
         """Record decisions of one or more ``(dataset_id, annotator, role)`` in one transaction and one undo
         batch; return the batch number.
 
-        Each annotator keeps their own row per rating: another annotator's decision on the same rating is never
-        replaced. Values are checked against their dimension's range first; the changes' other fields are
-        written as given (:meth:`set_overrides` cleans a page's input; :func:`empathy.labels.transfer.import_ledger`
-        reads a file's).
+        ``groups`` maps each ``(dataset_id, annotator, role)`` to its changes, or is a sequence of
+        ``((dataset_id, annotator, role), change)`` pairs; the changes take the store's commit order in the
+        order given (an imported file's row order). Each annotator keeps their own row per rating: another
+        annotator's decision on the same rating is never replaced. Values are checked against their dimension's
+        range first, and with roles each annotator's right to decide (or adjudicate); the changes' other fields
+        are written as given (:meth:`set_overrides` cleans a page's input;
+        :func:`empathy.labels.transfer.import_ledger` reads a file's).
         """
         if action not in BATCH_ACTIONS:
             raise ValueError(f"action must be 'set', 'import' or 'adjudicate', got {action!r}")
-        for (dataset, annotator, role), changes in groups.items():
+        pairs = ([(key, change) for key, changes in groups.items() for change in changes]
+                 if isinstance(groups, Mapping) else list(groups))
+        for (dataset, annotator, role), change in pairs:
             check_text("dataset_id", dataset)
             check_text("annotator", annotator)
             if role not in ROLES:
                 raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
-            for change in changes:
-                validate_value(change.dimension, change.value)
+            validate_value(change.dimension, change.value)
+        for annotator, role in dict.fromkeys((annotator, role) for (_, annotator, role), _ in pairs):
+            self.require(annotator, "adjudicate" if role == "adjudicator" else "decide")
         at = utc_now()
         with self.transaction() as connection:
             batch = _next_batch(connection)
-            for (dataset, annotator, role), changes in groups.items():
-                for change in changes:
-                    _record(connection, dataset, change, annotator.strip(), role, at, batch, action)
+            seq = next_seq(connection)
+            for offset, ((dataset, annotator, role), change) in enumerate(pairs):
+                _record(connection, dataset, change, annotator.strip(), role, at, batch, action, seq + offset)
         return batch
 
     def set_override(self, dataset_id: str, item_id: str, model: str, rater: str, dimension: str,
@@ -267,10 +351,12 @@ class OverrideStore:
         """
         check_text("dataset_id", dataset_id)
         who = check_text("annotator", annotator).strip()
+        self.require(who, "decide")
         at = utc_now()
         confirmed = 0
         with self.transaction() as connection:
             batch = _next_batch(connection)
+            seq = next_seq(connection)
             for record in rows.to_dict(orient="records"):
                 current = hashes.get((str(record["item_id"]), str(record["model"])))
                 if current is None:
@@ -280,11 +366,13 @@ class OverrideStore:
                 found = connection.execute(f"SELECT value FROM overrides WHERE {_ROW_WHERE}", key).fetchone()
                 if found is None:
                     continue
+                # the decision keeps its place in the commit order: confirming is not deciding again
                 connection.execute(f"UPDATE overrides SET text_hash=? WHERE {_ROW_WHERE}", (current, *key))
                 connection.execute(
-                    _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,'confirm',?,1)",
+                    _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,'confirm',?,1,?)",
                     (batch, *key[:5], key[5], key[6], at, found[0], found[0], f"confirmed on the new text by {who}",
-                     current))
+                     current, seq))
+                seq += 1
                 confirmed += 1
         return confirmed
 
@@ -307,25 +395,28 @@ class OverrideStore:
         moved = 0
         with self.transaction() as connection:
             batch = _next_batch(connection)
-            rows = connection.execute(
-                f"SELECT {', '.join(DECISION_COLUMNS)} FROM overrides WHERE dataset_id=?", (legacy_id,)).fetchall()
+            seq = next_seq(connection)
+            rows = connection.execute(f"SELECT {', '.join(STORED_DECISION_COLUMNS)} FROM overrides WHERE dataset_id=?",
+                                      (legacy_id,)).fetchall()
             for row in rows:
-                record = dict(zip(DECISION_COLUMNS, row, strict=True))
+                record = dict(zip(STORED_DECISION_COLUMNS, row, strict=True))
                 digest = record["text_hash"] or (hashes or {}).get((record["item_id"], record["model"]), "")
                 key = (name, *(record[c] for c in KEY_COLUMNS), record["annotator"], record["role"])
                 if connection.execute(f"SELECT 1 FROM overrides WHERE {_ROW_WHERE}", key).fetchone() is None:
+                    # a moved decision keeps its place in the commit order
                     connection.execute(
                         "INSERT INTO overrides (dataset_id, item_id, model, rater, dimension, annotator, role,"
-                        " value, updated_at, reason, text_hash, judge_value, judge_signature)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        " value, updated_at, reason, text_hash, judge_value, judge_signature, seq)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         (*key, record["value"], record["updated_at"], record["reason"], digest,
-                         record["judge_value"], record["judge_signature"]))
+                         record["judge_value"], record["judge_signature"], record[ORDER_COLUMN]))
                     moved += 1
                 connection.execute(f"DELETE FROM overrides WHERE {_ROW_WHERE}", (legacy_id, *key[1:]))
                 connection.execute(
-                    _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,'migrate',?,1)",
+                    _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,'migrate',?,1,?)",
                     (batch, *key, at, record["value"], record["value"],
-                     f"moved from the version 1 key {legacy_id}", digest))
+                     f"moved from the version 1 key {legacy_id}", digest, seq))
+                seq += 1
             # The history follows the rows, so the data set's audit trail stays whole.
             connection.execute("UPDATE audit SET dataset_id=? WHERE dataset_id=?", (name, legacy_id))
         return moved
@@ -333,43 +424,54 @@ class OverrideStore:
     def undo_last(self, annotator: str | None = None, *, dataset_id: str | None = None) -> pd.DataFrame:
         """Undo the most recent not-yet-undone batch of changes (of ``annotator`` / ``dataset_id`` if given).
 
-        Each decision returns to the value it had before the change (no row at all if the annotator had
-        none). A decision changed again afterwards keeps that later value. Returns the undone audit rows
-        (empty when there is nothing to undo); the undo itself is logged with action ``undo``.
+        "Most recent" is the store's commit order (``seq``), never a writer's clock. Each decision returns to
+        the value it had before the change (no row at all if the annotator had none); a value put back takes the
+        undo's place in the commit order. A decision changed again afterwards keeps that later value. Returns
+        the undone audit rows (empty when there is nothing to undo); the undo itself is logged with action
+        ``undo``. With roles, ``annotator`` is required (whose change to undo) and must be allowed to decide, and
+        to adjudicate when the batch is an adjudication.
         """
         conditions = [f"action IN ({', '.join(repr(a) for a in UNDOABLE)})", "undone_by IS NULL"]
         params: list[object] = []
         if annotator is not None:
             conditions.append("annotator = ?")
             params.append(check_text("annotator", annotator).strip())
+        if self.roles is not None:
+            self.require(annotator or "", "decide")
         if dataset_id is not None:
             conditions.append("dataset_id = ?")
             params.append(dataset_id)
         with self.transaction() as connection:
             row = connection.execute(
-                f"SELECT MAX(batch) FROM audit WHERE {' AND '.join(conditions)}", params).fetchone()
+                f"SELECT batch, action FROM audit WHERE {' AND '.join(conditions)} ORDER BY seq DESC LIMIT 1",
+                params).fetchone()
             if row is None or row[0] is None:
                 return pd.DataFrame(columns=list(AUDIT_COLUMNS))
+            if row[1] == "adjudicate":
+                self.require(annotator or "", "adjudicate")
             entries = connection.execute(
                 f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audit WHERE batch = ? AND undone_by IS NULL"
-                " ORDER BY id DESC",
+                " ORDER BY seq DESC",
                 (int(row[0]),)).fetchall()
             undo_batch = _next_batch(connection)
+            seq = next_seq(connection)
             at = utc_now()
-            for entry in entries:
-                _undo_one(connection, dict(zip(AUDIT_COLUMNS, entry, strict=True)), undo_batch, at, annotator)
+            for offset, entry in enumerate(entries):
+                _undo_one(connection, dict(zip(AUDIT_COLUMNS, entry, strict=True)), undo_batch, at, annotator,
+                          seq + offset)
         return pd.DataFrame([dict(zip(AUDIT_COLUMNS, entry, strict=True)) for entry in entries],
                             columns=list(AUDIT_COLUMNS))
 
     # ---------------------------------------------------------------------------------------- reading
 
     def version(self) -> int:
-        """A number that grows with every change to the store (the last audit row's id; 0 when empty).
+        """A number that grows with every change to the store: the commit order of the last change (0 when empty).
 
-        Every write (set, undo, import, adjudication, confirmation, migration) adds an audit row, so a reader can
-        cache what it derived from the store until this number changes.
+        Every write (set, undo, import, adjudication, confirmation, migration) adds an audit row with the next
+        ``seq``, so a reader can cache what it derived from the store until this number changes, and a decision
+        whose ``seq`` is above a version read earlier was committed after that read.
         """
-        return int(self._read("SELECT COALESCE(MAX(id), 0) FROM audit", (), ["v"])["v"].iloc[0])
+        return int(self._read("SELECT COALESCE(MAX(seq), 0) FROM audit", (), ["v"])["v"].iloc[0])
 
     def dataset_ids(self) -> list[str]:
         """The data-set names (and version 1 keys) that have decisions in this store."""
@@ -378,11 +480,12 @@ class OverrideStore:
     def decisions(self, dataset_id: str | None = None) -> pd.DataFrame:
         """Every annotator's current decision (of one data set, or all with a ``dataset_id`` column).
 
-        Columns: :data:`empathy.labels.schema.DECISION_COLUMNS` (plus ``dataset_id`` for all data sets), sorted
-        by key, annotator and role. Two annotators deciding the same rating are two rows. What a metric uses
-        of them is the ledger's (:func:`empathy.labels.ledger.open_ledger`), never this table directly.
+        Columns: :data:`empathy.labels.schema.STORED_DECISION_COLUMNS` (the decision and its commit order
+        ``seq``; plus ``dataset_id`` for all data sets), sorted by key, annotator and role. Two annotators deciding
+        the same rating are two rows. What a metric uses of them is the ledger's
+        (:func:`empathy.labels.ledger.open_ledger`), never this table directly.
         """
-        columns = list(LEDGER_COLUMNS)
+        columns = ["dataset_id", *STORED_DECISION_COLUMNS]
         order = "item_id, model, rater, dimension, annotator, role"
         if dataset_id is None:
             frame = self._read(f"SELECT {', '.join(columns)} FROM overrides ORDER BY dataset_id, {order}", (),
@@ -392,13 +495,14 @@ class OverrideStore:
                                (dataset_id,), columns).drop(columns=["dataset_id"])
         frame["value"] = frame["value"].astype(float)
         frame["judge_value"] = pd.to_numeric(frame["judge_value"], errors="coerce").astype(float)
+        frame[ORDER_COLUMN] = frame[ORDER_COLUMN].astype("int64")
         return frame
 
     def audit(self, dataset_id: str | None = None) -> pd.DataFrame:
-        """The audit trail, oldest first: every set, undo, import, adjudication, confirmation and migration."""
+        """The audit trail in commit order: every set, undo, import, adjudication, confirmation and migration."""
         columns = list(AUDIT_COLUMNS)
         where, params = ("WHERE dataset_id=?", (dataset_id,)) if dataset_id is not None else ("", ())
-        frame = self._read(f"SELECT {', '.join(columns)} FROM audit {where} ORDER BY id", params, columns)
+        frame = self._read(f"SELECT {', '.join(columns)} FROM audit {where} ORDER BY seq, id", params, columns)
         for column in ("old_value", "new_value"):
             frame[column] = frame[column].astype(float)
         return frame
@@ -421,6 +525,12 @@ def _next_batch(connection: sqlite3.Connection) -> int:
     return int(row[0])
 
 
+def next_seq(connection: sqlite3.Connection) -> int:
+    """The next number of the store's commit order (read inside a write transaction, which holds the lock)."""
+    row = connection.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM audit").fetchone()
+    return int(row[0])
+
+
 def _validated(changes: Iterable[Change]) -> list[Change]:
     """The changes with their keys checked, the value checked against its range and the reason stripped."""
     checked = []
@@ -438,39 +548,43 @@ def _validated(changes: Iterable[Change]) -> list[Change]:
 
 
 def _record(connection: sqlite3.Connection, dataset: str, change: Change, annotator: str, role: str, at: str,
-            batch: int, action: str) -> int:
-    """Write one decision (insert or replace the annotator's row) and its audit row; return the audit id."""
+            batch: int, action: str, seq: int) -> int:
+    """Write one decision (insert or replace the annotator's row) and its audit row, both at commit order
+    ``seq``; return the audit id."""
     row_key = (dataset, change.item_id, change.model, change.rater, change.dimension)
     found = connection.execute(f"SELECT value FROM overrides WHERE {_ROW_WHERE}", (*row_key, annotator,
                                                                                    role)).fetchone()
     own = None if found is None else float(found[0])
     # What this decision replaced on screen: the annotator's own previous value, else the latest decision
-    # of anyone on this rating, else the judge's label (so a first override records the judge's value).
+    # of anyone on this rating (in commit order), else the judge's label (so a first override records the judge's
+    # value).
     old = own
     if old is None:
         row = connection.execute(
-            f"SELECT value FROM overrides WHERE {_KEY_WHERE} ORDER BY updated_at DESC LIMIT 1", row_key).fetchone()
+            f"SELECT value FROM overrides WHERE {_KEY_WHERE} ORDER BY seq DESC, updated_at DESC LIMIT 1",
+            row_key).fetchone()
         old = float(row[0]) if row is not None else change.judge_value
     connection.execute(
         "INSERT INTO overrides (dataset_id, item_id, model, rater, dimension, annotator, role, value,"
-        " updated_at, reason, text_hash, judge_value, judge_signature) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        " updated_at, reason, text_hash, judge_value, judge_signature, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
         " ON CONFLICT (dataset_id, item_id, model, rater, dimension, annotator, role) DO UPDATE SET"
         " value=excluded.value, updated_at=excluded.updated_at, reason=excluded.reason,"
         " text_hash=excluded.text_hash, judge_value=COALESCE(excluded.judge_value, overrides.judge_value),"
         " judge_signature=CASE WHEN excluded.judge_signature='' THEN overrides.judge_signature"
-        " ELSE excluded.judge_signature END",
+        " ELSE excluded.judge_signature END, seq=excluded.seq",
         (*row_key, annotator, role, change.value, at, change.reason, change.text_hash, change.judge_value,
-         change.judge_signature))
+         change.judge_signature, seq))
     cursor = connection.execute(
-        _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (batch, *row_key, annotator, role, at, old, change.value, change.reason, action, change.text_hash,
-         int(own is not None)))
+         int(own is not None), seq))
     return int(cursor.lastrowid)
 
 
 def _undo_one(connection: sqlite3.Connection, record: dict[str, object], batch: int, at: str,
-              annotator: str | None) -> None:
-    """Return one audited change's decision to the value before it, log the undo, and link the two rows."""
+              annotator: str | None, seq: int) -> None:
+    """Return one audited change's decision to the value before it, log the undo (commit order ``seq``), and link
+    the two rows."""
     key = (record["dataset_id"], *(record[c] for c in KEY_COLUMNS), record["annotator"], record["role"])
     found = connection.execute(f"SELECT value FROM overrides WHERE {_ROW_WHERE}", key).fetchone()
     current = None if found is None else float(found[0])
@@ -479,23 +593,24 @@ def _undo_one(connection: sqlite3.Connection, record: dict[str, object], batch: 
             connection.execute(f"DELETE FROM overrides WHERE {_ROW_WHERE}", key)
             restored = None
         else:
-            connection.execute(f"UPDATE overrides SET value=?, updated_at=? WHERE {_ROW_WHERE}",
-                               (record["old_value"], at, *key))
+            connection.execute(f"UPDATE overrides SET value=?, updated_at=?, seq=? WHERE {_ROW_WHERE}",
+                               (record["old_value"], at, seq, *key))
             restored = record["old_value"]
     else:
         restored = current
     who = annotator or record["annotator"]
     cursor = connection.execute(
-        _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,'undo',?,?)",
+        _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,'undo',?,?,?)",
         (batch, *key, at, current, restored, f"undo of change {record['id']} by {who}", record["text_hash"],
-         int(current is not None)))
+         int(current is not None), seq))
     connection.execute("UPDATE audit SET undone_by=? WHERE id=?", (int(cursor.lastrowid), record["id"]))
 
 
 # ------------------------------------------------------------------------------------------ opening a file safely
 
-def check_store_file(path: Path) -> None:
-    """Refuse a file that is not a healthy, writable store before SQLite touches it (:class:`StoreError`).
+def check_store_file(path: Path, *, writable: bool = True) -> None:
+    """Refuse a file that is not a healthy store before SQLite touches it (:class:`StoreError`); with
+    ``writable``, also a file that cannot be written.
 
     A missing file is fine (the store creates it).
     """
@@ -527,13 +642,58 @@ def check_store_file(path: Path) -> None:
     if shortfall is not None:
         raise StoreError(path, f"is truncated ({shortfall[0]} of {shortfall[1]} bytes); nothing was "
                          "written. Restore it from a backup or move it away")
-    if not _writable(path):
+    if writable and not _writable(path):
         raise StoreError(path, "is read-only; nothing was written. Make it writable, or point "
                          "EMPATHY_STORE or --store to a writable copy")
 
 
-def open_sqlite_schema(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
-    """Check the file's schema version and integrity, then create, migrate or upgrade its tables (WAL mode)."""
+def create_store_file(path: Path, busy_timeout: float) -> None:
+    """Create a new store at ``path`` with mode 0600, its tables in place, without ever showing an empty file.
+
+    The store is built in a private temporary file beside ``path`` (``mkstemp``: mode 0600) and linked to its
+    name in one step, so another process opening the same new store sees either nothing or a whole store (an
+    empty file is refused as damaged). When another process linked first, its store is kept. SQLite gives the
+    ``-wal`` and ``-shm`` files the main file's mode, so they are 0600 too.
+    """
+    descriptor, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".new")
+    os.close(descriptor)
+    temporary = Path(name)
+    try:
+        os.chmod(temporary, STORE_FILE_MODE)
+        connection = sqlite3.connect(temporary, timeout=busy_timeout, isolation_level=None)
+        try:
+            open_sqlite_schema(connection, temporary, busy_timeout)
+        finally:
+            connection.close()
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process created the store meanwhile: use theirs
+        except OSError:
+            # no hard links on this file system: a rename (which could replace a store created meanwhile, so only
+            # when there is still none)
+            if not path.exists():
+                os.replace(temporary, path)
+    finally:
+        _remove_copy(temporary)
+
+
+def read_only_uri(path: Path) -> str:
+    """SQLite's URI opening ``path`` for reading only (``mode=ro``).
+
+    In a folder that cannot be written, SQLite cannot create the ``-shm`` file a WAL store's reader needs, so the
+    file is opened ``immutable`` (no locks, no ``-shm``) when its write-ahead log is absent or empty, which is the
+    state a cleanly closed store is left in; nobody can write beside it there.
+    """
+    uri = f"{path.expanduser().resolve().as_uri()}?mode=ro"
+    wal = Path(f"{path}-wal")
+    if not _writable(path.parent) and (not wal.exists() or wal.stat().st_size == 0):
+        uri += "&immutable=1"
+    return uri
+
+
+def check_readable_schema(connection: sqlite3.Connection, path: Path) -> int:
+    """The schema version of a store opened for reading, after checking it is not newer and not damaged."""
     version = int(connection.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
         raise StoreError(path, f"was written by a newer version of empathy (schema {version}, this "
@@ -542,6 +702,37 @@ def open_sqlite_schema(connection: sqlite3.Connection, path: Path, busy_timeout:
     if [tuple(row) for row in check] != [("ok",)]:
         raise StoreError(path, f"is damaged ({'; '.join(str(r[0]) for r in check[:3])}); nothing "
                          "was written. Restore it from a backup or move it away")
+    return version
+
+
+def _upgraded_copy(connection: sqlite3.Connection, busy_timeout: float) -> Path:
+    """A private copy (mode 0600, in the temporary folder) of a store opened for reading, upgraded to
+    :data:`SCHEMA_VERSION`: how an older read-only store is read without writing to it."""
+    descriptor, name = tempfile.mkstemp(prefix="empathy-store-", suffix=".sqlite")
+    os.close(descriptor)
+    copy = Path(name)
+    try:
+        target = sqlite3.connect(copy, timeout=busy_timeout, isolation_level=None)
+        try:
+            connection.backup(target)
+            open_sqlite_schema(target, copy, busy_timeout)
+        finally:
+            target.close()
+    except BaseException:
+        _remove_copy(copy)
+        raise
+    return copy
+
+
+def _remove_copy(path: Path) -> None:
+    """Remove a temporary store file and its companions (missing ones are fine)."""
+    for suffix in ("", "-wal", "-shm", "-journal", ".v1-backup"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def open_sqlite_schema(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
+    """Check the file's schema version and integrity, then create, migrate or upgrade its tables (WAL mode)."""
+    version = check_readable_schema(connection, path)
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     columns = {row[1] for row in connection.execute("PRAGMA table_info(overrides)")}
     if version == SCHEMA_VERSION:
@@ -559,6 +750,8 @@ def _migrate_v1(connection: sqlite3.Connection, path: Path, busy_timeout: float)
     """Copy a version 1 store into the version 2 tables (a backup of the file is kept beside it)."""
     backup = path.with_name(path.name + ".v1-backup")
     if not backup.exists():
+        # created 0600 before SQLite opens it (an empty file is a new database to SQLite)
+        os.close(os.open(backup, os.O_CREAT | os.O_WRONLY, STORE_FILE_MODE))
         target = sqlite3.connect(backup)
         try:
             connection.backup(target)

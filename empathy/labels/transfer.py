@@ -29,8 +29,17 @@ from empathy.io import DataError, iter_jsonl
 from empathy.labels.backends import open_store
 from empathy.labels.exhibit_list import exhibit_rows
 from empathy.labels.locations import StoreError, is_server_location, mask_location
-from empathy.labels.records import Change, dataset_name, optional_float, validate_value
-from empathy.labels.schema import AUDIT_COLUMNS, EXHIBIT_COLUMNS, KEY_COLUMNS, LEDGER_COLUMNS, ROLES
+from empathy.labels.records import Change, dataset_name, in_commit_order, optional_float, validate_value
+from empathy.labels.schema import (
+    ASSIGNMENT_COLUMNS,
+    AUDIT_COLUMNS,
+    EXHIBIT_COLUMNS,
+    KEY_COLUMNS,
+    LEDGER_COLUMNS,
+    OVERRIDE_ROW_COLUMNS,
+    ROLES,
+    SKIP_COLUMNS,
+)
 from empathy.labels.sqlite import OverrideStore
 
 #: Kept under the store's own names: the ledger CSV was the first spreadsheet-safe export.
@@ -41,7 +50,8 @@ unescape_cell = unspreadsheet_cell
 # ------------------------------------------------------------------------------------------ the ledger file
 
 def _ledger(store: OverrideStore, dataset_id: str | None) -> pd.DataFrame:
-    frame = store.decisions(dataset_id)
+    """The decisions in the store's commit order (a file read back in row order keeps which one came last)."""
+    frame = in_commit_order(store.decisions(dataset_id))
     if dataset_id is not None:
         frame.insert(0, "dataset_id", dataset_id)
     return frame[list(LEDGER_COLUMNS)]
@@ -148,15 +158,16 @@ def import_ledger(store: OverrideStore, path: str | Path, *, dataset_id: str | N
     """Read a ledger exported by :func:`export_jsonl` or :func:`export_csv` and apply it as one batch.
 
     ``dataset_id`` re-targets every record (import into the data set now loaded); otherwise each record's
-    own ``dataset_id`` is used. ``annotator`` replaces the file's annotator names. A record without a
-    text hash (a version 1 ledger) takes the one in ``hashes`` (the loaded outputs'
+    own ``dataset_id`` is used. The records take the store's commit order in file order (an exported ledger
+    lists them in its store's commit order, so the latest stays the latest). ``annotator`` replaces the file's
+    annotator names. A record without a text hash (a version 1 ledger) takes the one in ``hashes`` (the loaded outputs'
     :func:`~empathy.labels.records.output_hashes`) or stays without one, which counts as stale until confirmed.
     Every record is checked before anything is written; a bad record raises :class:`empathy.io.DataError`
     naming file, row and column. Returns the number of decisions imported.
     """
     records = read_ledger(path, name=name)
     label = name or str(path)
-    per_target: dict[tuple[str, str, str], list[Change]] = {}
+    in_order: list[tuple[tuple[str, str, str], Change]] = []
     for row_number, record in records:
         target = dataset_id if dataset_id is not None else str(record.get("dataset_id", ""))
         if not target:
@@ -177,25 +188,35 @@ def import_ledger(store: OverrideStore, path: str | Path, *, dataset_id: str | N
         change = Change(str(record["item_id"]), str(record["model"]), str(record["rater"]),
                         str(record["dimension"]), value, str(record.get("reason", "")), digest,
                         optional_float(record.get("judge_value")), str(record.get("judge_signature") or ""))
-        per_target.setdefault((target, who.strip(), role), []).append(change)
-    if not per_target:
+        in_order.append(((target, who.strip(), role), change))
+    if not in_order:
         return 0
-    store.write_batch(per_target, action="import")
-    return sum(len(changes) for changes in per_target.values())
+    store.write_batch(in_order, action="import")
+    return len(in_order)
 
 
 # ------------------------------------------------------------------------------------------ a whole store
 
 def store_rows(store: OverrideStore) -> tuple[list[tuple], list[tuple]]:
-    """Every decision row (:data:`~empathy.labels.schema.LEDGER_COLUMNS`) and audit row
+    """Every decision row (:data:`~empathy.labels.schema.OVERRIDE_ROW_COLUMNS`) and audit row
     (:data:`~empathy.labels.schema.AUDIT_COLUMNS`), as stored.
 
-    The raw material of :func:`migrate_store`: ids, batches and undo links included.
+    The raw material of :func:`migrate_store`: ids, batches, undo links and the commit order included.
     """
-    decisions = store.fetch(f"SELECT {', '.join(LEDGER_COLUMNS)} FROM overrides ORDER BY dataset_id, "
+    decisions = store.fetch(f"SELECT {', '.join(OVERRIDE_ROW_COLUMNS)} FROM overrides ORDER BY dataset_id, "
                             "item_id, model, rater, dimension, annotator, role")
     audit = store.fetch(f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audit ORDER BY id")
     return decisions, audit
+
+
+def queue_rows(store: OverrideStore) -> tuple[list[tuple], list[tuple]]:
+    """Every skip (:data:`~empathy.labels.schema.SKIP_COLUMNS`) and assignment
+    (:data:`~empathy.labels.schema.ASSIGNMENT_COLUMNS`) row, as stored (the team's queue state, for migration)."""
+    skips = store.fetch(f"SELECT {', '.join(SKIP_COLUMNS)} FROM skips ORDER BY dataset_id, dimension, annotator, "
+                        "item_id, model")
+    assignments = store.fetch(f"SELECT {', '.join(ASSIGNMENT_COLUMNS)} FROM assignments ORDER BY dataset_id, "
+                              "annotator, position, item_id, model")
+    return skips, assignments
 
 
 def _insert_all(connection: object, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
@@ -206,25 +227,29 @@ def _insert_all(connection: object, table: str, columns: Sequence[str], rows: Se
 
 
 def restore(store: OverrideStore, decisions: Sequence[Sequence[object]], audit: Sequence[Sequence[object]],
-            exhibits: Sequence[Sequence[object]] = ()) -> None:
-    """Write the rows of :func:`store_rows` and :func:`~empathy.labels.exhibit_list.exhibit_rows` (of another
-    store) into ``store``, which must be empty; one transaction.
+            exhibits: Sequence[Sequence[object]] = (), skips: Sequence[Sequence[object]] = (),
+            assignments: Sequence[Sequence[object]] = ()) -> None:
+    """Write the rows of :func:`store_rows`, :func:`~empathy.labels.exhibit_list.exhibit_rows` and
+    :func:`queue_rows` (of another store) into ``store``, which must be empty; one transaction.
 
-    Audit ids, batches and undo links are kept, so the copy's history,
+    Audit ids, batches, undo links and the commit order are kept, so the copy's history,
     :meth:`~empathy.labels.sqlite.OverrideStore.undo_last` and :meth:`~empathy.labels.sqlite.OverrideStore.version`
-    continue where the source's stopped; exhibits keep their order and notes. Raises
-    :class:`~empathy.labels.locations.StoreError` when the store already holds decisions, audit rows or
-    exhibits (nothing is written).
+    continue where the source's stopped; exhibits keep their order and notes, skips and assignments their
+    annotators and order. Raises :class:`~empathy.labels.locations.StoreError` when the store already holds
+    decisions, audit rows, exhibits, skips or assignments (nothing is written).
     """
     with store.transaction() as connection:
         held = connection.execute("SELECT (SELECT COUNT(*) FROM overrides) + (SELECT COUNT(*) FROM audit) "
-                                  "+ (SELECT COUNT(*) FROM exhibits)").fetchone()[0]
+                                  "+ (SELECT COUNT(*) FROM exhibits) + (SELECT COUNT(*) FROM skips) "
+                                  "+ (SELECT COUNT(*) FROM assignments)").fetchone()[0]
         if held:
-            raise StoreError(store.label, f"already holds {held} decision, audit and exhibit rows; migrate into "
-                             "an empty store (nothing was written)")
+            raise StoreError(store.label, f"already holds {held} decision, audit, exhibit, skip and assignment rows;"
+                             " migrate into an empty store (nothing was written)")
         _insert_all(connection, "exhibits", ("dataset_id", *EXHIBIT_COLUMNS), exhibits)
-        _insert_all(connection, "overrides", LEDGER_COLUMNS, decisions)
+        _insert_all(connection, "overrides", OVERRIDE_ROW_COLUMNS, decisions)
         _insert_all(connection, "audit", AUDIT_COLUMNS, audit)
+        _insert_all(connection, "skips", SKIP_COLUMNS, skips)
+        _insert_all(connection, "assignments", ASSIGNMENT_COLUMNS, assignments)
         store.after_restore(connection)
 
 
@@ -238,11 +263,15 @@ class MigrationReport:
     audit: int
     renamed: dict[str, str]
     exhibits: int = 0
+    skips: int = 0
+    assignments: int = 0
 
     def summary(self) -> str:
         """One line for the CLI (locations with passwords masked)."""
-        line = (f"migrated {self.decisions} decisions, {self.audit} audit rows and {self.exhibits} exhibits from "
-                f"{self.source} to {self.target}")
+        queue = f" (with {self.skips} skips and {self.assignments} assignments)" if self.skips or self.assignments \
+            else ""
+        line = (f"migrated {self.decisions} decisions, {self.audit} audit rows and {self.exhibits} exhibits{queue} "
+                f"from {self.source} to {self.target}")
         if self.renamed:
             line += "; data sets renamed: " + ", ".join(f"{old} -> {new}" for old, new in self.renamed.items())
         return line
@@ -268,8 +297,8 @@ def _renames(origin: OverrideStore, names: Sequence[str], target: str | Path, re
 
 def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str, str] | None = None,
                   translate_names: bool = True) -> MigrationReport:
-    """Copy every decision, the whole audit trail and the pinned exhibits of one store into another, empty one
-    (any two backends).
+    """Copy every decision, the whole audit trail, the pinned exhibits and the queue state (skips, assignments) of
+    one store into another, empty one (any two backends).
 
     One transaction on the target: all or nothing, verified by reading the copy back. A data set is named by its
     outputs file *relative to the store* (:func:`~empathy.labels.records.dataset_name`), so with
@@ -286,22 +315,21 @@ def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str
         raise ValueError(f"migrate: the source and the target are the same store ({mask_location(source)})")
     if not is_server_location(source) and not Path(source).exists():
         raise StoreError(str(source), "no such store (nothing was written)")
-    origin = open_store(source)
+    origin = open_store(source, read_only=None)
     decisions, audit = store_rows(origin)
     exhibits = exhibit_rows(origin)
-    names = sorted({str(row[0]) for row in decisions} | {str(row[2]) for row in audit}
-                   | {str(row[0]) for row in exhibits})
+    skips, assignments = queue_rows(origin)
+    names = sorted({str(row[0]) for row in (*decisions, *exhibits, *skips, *assignments)}
+                   | {str(row[2]) for row in audit})
     mapping = _renames(origin, names, target, rename, translate_names)
-    decisions = [(mapping.get(str(row[0]), row[0]), *row[1:]) for row in decisions]
+    decisions, exhibits, skips, assignments = ([(mapping.get(str(row[0]), row[0]), *row[1:]) for row in rows]
+                                               for rows in (decisions, exhibits, skips, assignments))
     audit = [(*row[:2], mapping.get(str(row[2]), row[2]), *row[3:]) for row in audit]
-    exhibits = [(mapping.get(str(row[0]), row[0]), *row[1:]) for row in exhibits]
     copy = open_store(target)
-    restore(copy, decisions, audit, exhibits)
-    copied_decisions, copied_audit = store_rows(copy)
-    copied_exhibits = exhibit_rows(copy)
-    if (len(copied_decisions), len(copied_audit), len(copied_exhibits)) != (len(decisions), len(audit),
-                                                                              len(exhibits)):
-        raise StoreError(copy.label, f"the copy holds {len(copied_decisions)} decisions, {len(copied_audit)} "
-                         f"audit rows and {len(copied_exhibits)} exhibits, not {len(decisions)}, {len(audit)} and "
-                         f"{len(exhibits)}")
-    return MigrationReport(origin.label, copy.label, len(decisions), len(audit), mapping, len(exhibits))
+    restore(copy, decisions, audit, exhibits, skips, assignments)
+    wanted = [len(rows) for rows in (decisions, audit, exhibits, skips, assignments)]
+    held = [len(rows) for rows in (*store_rows(copy), exhibit_rows(copy), *queue_rows(copy))]
+    if held != wanted:
+        raise StoreError(copy.label, "the copy holds {} decisions, {} audit rows, {} exhibits, {} skips and {} "
+                         "assignments, not {}, {}, {}, {} and {}".format(*held, *wanted))
+    return MigrationReport(origin.label, copy.label, *wanted[:2], mapping, *wanted[2:])
