@@ -137,7 +137,7 @@ def test_version_2_store_gets_the_exhibits_table(tmp_path):
     connection.commit()
     connection.close()
     reopened = OverrideStore(path)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     assert len(reopened.decisions("d")) == 1
     assert pin_exhibit(reopened, "d", "i1", "a") == 1
 

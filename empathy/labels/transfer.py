@@ -8,9 +8,14 @@ Functions over any store (both backends):
 * :func:`read_ledger` reads either format back (unescaping CSV cells) and :func:`import_ledger` applies it as
   one undo batch, every record checked first (a bad one raises :class:`empathy.io.DataError` naming file, row
   and column; nothing is written).
-* :func:`migrate_store` copies every decision, the whole audit trail and the pinned exhibits of one store into
-  another, empty one (``python -m empathy store migrate SRC DST``), through :func:`store_rows` and
+* :func:`migrate_store` copies every decision, the whole audit trail, the pinned exhibits and the audit designs of
+  one store into another, empty one (``python -m empathy store migrate SRC DST``), through :func:`store_rows` and
   :func:`restore`.
+
+A decision's audit mark (``audit_design``, ``audit_position``: made on a drawn output of a random audit, in audit
+order) travels with it in both file formats; an imported mark is not checked against the target's designs (they
+may be drawn there later: ``audit draw`` with the same data, judge, size and seed gives the same digest), and
+only marks that match a stored design ever feed an estimate (:func:`empathy.labels.audits.audit_decisions`).
 """
 
 from __future__ import annotations
@@ -26,11 +31,20 @@ import pandas as pd
 
 from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
 from empathy.io import DataError, iter_jsonl
+from empathy.labels.audits import design_rows
 from empathy.labels.backends import open_store
 from empathy.labels.exhibit_list import exhibit_rows
 from empathy.labels.locations import StoreError, is_server_location, mask_location
-from empathy.labels.records import Change, dataset_name, optional_float, validate_value
-from empathy.labels.schema import AUDIT_COLUMNS, EXHIBIT_COLUMNS, KEY_COLUMNS, LEDGER_COLUMNS, ROLES
+from empathy.labels.records import Change, check_audit_mark, dataset_name, optional_float, validate_value
+from empathy.labels.schema import (
+    AUDIT_COLUMNS,
+    DESIGN_COLUMNS,
+    DESIGN_OUTPUT_COLUMNS,
+    EXHIBIT_COLUMNS,
+    KEY_COLUMNS,
+    LEDGER_COLUMNS,
+    ROLES,
+)
 from empathy.labels.sqlite import OverrideStore
 
 #: Kept under the store's own names: the ledger CSV was the first spreadsheet-safe export.
@@ -53,6 +67,7 @@ def export_jsonl(store: OverrideStore, path: str | Path, dataset_id: str | None 
     with Path(path).open("w", encoding="utf-8") as handle:
         for record in frame.to_dict(orient="records"):
             record["judge_value"] = optional_float(record["judge_value"])
+            record["audit_position"] = _optional_position(record["audit_position"])
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     return len(frame)
 
@@ -65,6 +80,9 @@ def export_csv(store: OverrideStore, path: str | Path, dataset_id: str | None = 
         if column in ("value", "judge_value"):
             number = optional_float(value)
             return "" if number is None else repr(number)
+        if column == "audit_position":
+            position = _optional_position(value)
+            return "" if position is None else str(position)
         return escape_cell(str(value))
 
     with Path(path).open("w", encoding="utf-8", newline="") as handle:
@@ -76,7 +94,31 @@ def export_csv(store: OverrideStore, path: str | Path, dataset_id: str | None = 
 
 
 def _missing(cell: object) -> bool:
-    return cell is None or (isinstance(cell, float) and math.isnan(cell))
+    return cell is None or cell is pd.NA or (isinstance(cell, float) and math.isnan(cell))
+
+
+def _optional_position(value: object) -> int | None:
+    """A stored audit position as an int, ``None`` when there is none."""
+    return None if _missing(value) else int(value)  # type: ignore[call-overload]
+
+
+def _audit_mark(label: str, row_number: int, record: dict[str, object]) -> tuple[str, int | None]:
+    """The audit mark of a ledger record (``""``/``None`` when it has none), or a DataError naming the cell."""
+    design = "" if _missing(record.get("audit_design")) else str(record.get("audit_design")).strip()
+    raw = record.get("audit_position")
+    position: int | None = None
+    if not (_missing(raw) or (isinstance(raw, str) and not raw.strip())):
+        text = str(raw).strip()
+        if isinstance(raw, bool) or not (isinstance(raw, int) or (text.isascii() and text.isdigit())):
+            raise DataError(label, f"not a position (a whole number >= 0): {text[:40]!r}", row=row_number,
+                            column="audit_position")
+        position = int(text)
+    try:
+        check_audit_mark(design, position)
+    except (TypeError, ValueError) as exc:
+        raise DataError(label, str(exc), row=row_number,
+                        column="audit_design" if design or position is None else "audit_position") from None
+    return design, position
 
 
 def _raw_records(path: Path, label: str, suffix: str) -> list[tuple[int, dict[str, object]]]:
@@ -138,6 +180,7 @@ def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int,
             cell = record.get(column, "")
             out[column] = "" if _missing(cell) else str(cell)
         out["judge_value"] = optional_float(record.get("judge_value"))
+        out["audit_design"], out["audit_position"] = _audit_mark(label, row_number, record)
         cleaned.append((row_number, out))
     return cleaned
 
@@ -176,11 +219,12 @@ def import_ledger(store: OverrideStore, path: str | Path, *, dataset_id: str | N
             (str(record["item_id"]), str(record["model"])), "")
         change = Change(str(record["item_id"]), str(record["model"]), str(record["rater"]),
                         str(record["dimension"]), value, str(record.get("reason", "")), digest,
-                        optional_float(record.get("judge_value")), str(record.get("judge_signature") or ""))
+                        optional_float(record.get("judge_value")), str(record.get("judge_signature") or ""),
+                        str(record["audit_design"]), record["audit_position"])  # type: ignore[arg-type]
         per_target.setdefault((target, who.strip(), role), []).append(change)
     if not per_target:
         return 0
-    store.write_batch(per_target, action="import")
+    store.write_batch(per_target, action="import", check_audit=False)
     return sum(len(changes) for changes in per_target.values())
 
 
@@ -206,23 +250,29 @@ def _insert_all(connection: object, table: str, columns: Sequence[str], rows: Se
 
 
 def restore(store: OverrideStore, decisions: Sequence[Sequence[object]], audit: Sequence[Sequence[object]],
-            exhibits: Sequence[Sequence[object]] = ()) -> None:
-    """Write the rows of :func:`store_rows` and :func:`~empathy.labels.exhibit_list.exhibit_rows` (of another
-    store) into ``store``, which must be empty; one transaction.
+            exhibits: Sequence[Sequence[object]] = (), designs: Sequence[Sequence[object]] = (),
+            design_outputs: Sequence[Sequence[object]] = ()) -> None:
+    """Write the rows of :func:`store_rows`, :func:`~empathy.labels.exhibit_list.exhibit_rows` and
+    :func:`~empathy.labels.audits.design_rows` (of another store) into ``store``, which must be empty; one
+    transaction.
 
     Audit ids, batches and undo links are kept, so the copy's history,
     :meth:`~empathy.labels.sqlite.OverrideStore.undo_last` and :meth:`~empathy.labels.sqlite.OverrideStore.version`
-    continue where the source's stopped; exhibits keep their order and notes. Raises
-    :class:`~empathy.labels.locations.StoreError` when the store already holds decisions, audit rows or
-    exhibits (nothing is written).
+    continue where the source's stopped; exhibits keep their order and notes, audit designs their rows (and so
+    their digests). Raises :class:`~empathy.labels.locations.StoreError` when the store already holds
+    decisions, audit rows, exhibits or audit designs (nothing is written).
     """
     with store.transaction() as connection:
         held = connection.execute("SELECT (SELECT COUNT(*) FROM overrides) + (SELECT COUNT(*) FROM audit) "
-                                  "+ (SELECT COUNT(*) FROM exhibits)").fetchone()[0]
+                                  "+ (SELECT COUNT(*) FROM exhibits) + (SELECT COUNT(*) FROM audit_designs)"
+                                  ).fetchone()[0]
         if held:
-            raise StoreError(store.label, f"already holds {held} decision, audit and exhibit rows; migrate into "
-                             "an empty store (nothing was written)")
+            raise StoreError(store.label, f"already holds {held} decision, audit, exhibit and audit design rows; "
+                             "migrate into an empty store (nothing was written)")
         _insert_all(connection, "exhibits", ("dataset_id", *EXHIBIT_COLUMNS), exhibits)
+        _insert_all(connection, "audit_designs", ("dataset_id", *DESIGN_COLUMNS), designs)
+        _insert_all(connection, "audit_design_outputs", ("dataset_id", "digest", *DESIGN_OUTPUT_COLUMNS),
+                    design_outputs)
         _insert_all(connection, "overrides", LEDGER_COLUMNS, decisions)
         _insert_all(connection, "audit", AUDIT_COLUMNS, audit)
         store.after_restore(connection)
@@ -238,11 +288,14 @@ class MigrationReport:
     audit: int
     renamed: dict[str, str]
     exhibits: int = 0
+    designs: int = 0
 
     def summary(self) -> str:
         """One line for the CLI (locations with passwords masked)."""
         line = (f"migrated {self.decisions} decisions, {self.audit} audit rows and {self.exhibits} exhibits from "
                 f"{self.source} to {self.target}")
+        if self.designs:
+            line += f"; {self.designs} audit design{'s' if self.designs != 1 else ''}"
         if self.renamed:
             line += "; data sets renamed: " + ", ".join(f"{old} -> {new}" for old, new in self.renamed.items())
         return line
@@ -268,8 +321,8 @@ def _renames(origin: OverrideStore, names: Sequence[str], target: str | Path, re
 
 def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str, str] | None = None,
                   translate_names: bool = True) -> MigrationReport:
-    """Copy every decision, the whole audit trail and the pinned exhibits of one store into another, empty one
-    (any two backends).
+    """Copy every decision, the whole audit trail, the pinned exhibits and the audit designs of one store into
+    another, empty one (any two backends).
 
     One transaction on the target: all or nothing, verified by reading the copy back. A data set is named by its
     outputs file *relative to the store* (:func:`~empathy.labels.records.dataset_name`), so with
@@ -289,19 +342,22 @@ def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str
     origin = open_store(source)
     decisions, audit = store_rows(origin)
     exhibits = exhibit_rows(origin)
+    designs, design_outputs = design_rows(origin)
     names = sorted({str(row[0]) for row in decisions} | {str(row[2]) for row in audit}
-                   | {str(row[0]) for row in exhibits})
+                   | {str(row[0]) for row in exhibits} | {str(row[0]) for row in designs})
     mapping = _renames(origin, names, target, rename, translate_names)
     decisions = [(mapping.get(str(row[0]), row[0]), *row[1:]) for row in decisions]
     audit = [(*row[:2], mapping.get(str(row[2]), row[2]), *row[3:]) for row in audit]
-    exhibits = [(mapping.get(str(row[0]), row[0]), *row[1:]) for row in exhibits]
+    exhibits, designs, design_outputs = ([(mapping.get(str(row[0]), row[0]), *row[1:]) for row in rows]
+                                         for rows in (exhibits, designs, design_outputs))
     copy = open_store(target)
-    restore(copy, decisions, audit, exhibits)
-    copied_decisions, copied_audit = store_rows(copy)
-    copied_exhibits = exhibit_rows(copy)
-    if (len(copied_decisions), len(copied_audit), len(copied_exhibits)) != (len(decisions), len(audit),
-                                                                              len(exhibits)):
-        raise StoreError(copy.label, f"the copy holds {len(copied_decisions)} decisions, {len(copied_audit)} "
-                         f"audit rows and {len(copied_exhibits)} exhibits, not {len(decisions)}, {len(audit)} and "
-                         f"{len(exhibits)}")
-    return MigrationReport(origin.label, copy.label, len(decisions), len(audit), mapping, len(exhibits))
+    restore(copy, decisions, audit, exhibits, designs, design_outputs)
+    copied = (*store_rows(copy), exhibit_rows(copy), *design_rows(copy))
+    sent = (decisions, audit, exhibits, designs, design_outputs)
+    if tuple(map(len, copied)) != tuple(map(len, sent)):
+        raise StoreError(copy.label, "the copy holds " + ", ".join(
+            f"{len(c)} {what} (not {len(s)})" for c, s, what in zip(
+                copied, sent, ("decisions", "audit rows", "exhibits", "audit designs", "drawn outputs"),
+                strict=True)))
+    return MigrationReport(origin.label, copy.label, len(decisions), len(audit), mapping, len(exhibits),
+                           len(designs))
