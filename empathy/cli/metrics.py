@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 
 from empathy.cli.common import (
     FORMATS,
+    MAX_RESAMPLES,
     CommandFailed,
     add_cluster_options,
+    bounded_int,
     check_inputs,
     emit,
     print_json,
@@ -24,7 +26,10 @@ from empathy.vocabulary import DEFAULT_LABEL_RULE, EGM_BOTH_ZERO, LABEL_RULES, L
 if TYPE_CHECKING:
     import pandas as pd
 
-    from empathy.evaluate import TextFeatures
+    from empathy.evaluate import MetricsReport, TextFeatures
+    from empathy.inference import PPIReport
+    from empathy.io import Dataset
+    from empathy.labels.ledger import Ledger
 
 # The parser's message for a text longer than spaCy's limit names the text by its position in the analysed
 # list; the command finds the cell of that length to name its file, row and column instead.
@@ -57,6 +62,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     metrics.add_argument("--ld-standardization", choices=LD_STANDARDIZATIONS, default=LD_STANDARDIZATIONS[0],
                          help="Eq. 4 as written (each side its own mean and sd) or both sides with the "
                          "reference's statistics")
+    metrics.add_argument("--resamples", type=bounded_int(0, MAX_RESAMPLES), default=1000, metavar="N",
+                         help="item-cluster bootstrap resamples of every value's interval (ci_low, ci_high), its rank "
+                         f"interval and the inter-judge rho's interval (default 1000; 0 = none; at most "
+                         f"{MAX_RESAMPLES:,})")
+    metrics.add_argument("--seed", type=bounded_int(0), default=0,
+                         help="seed of the bootstrap and of Monte Carlo rank tests (default 0)")
+    metrics.add_argument("--audit", action="append", metavar="DIGEST",
+                         help="with --store: add the PPI rows of this stored audit design (its digest or a prefix "
+                         "of 6+ hex digits; repeatable; default: every audit design of the data set)")
     metrics.add_argument("--format", choices=FORMATS, default="table")
     add_cluster_options(metrics)
     metrics.add_argument("--features-dir", default=None, metavar="DIR",
@@ -70,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
     check_inputs(args.outputs, *(args.ratings or []))
     if args.features_dir is not None and args.scheduler is None:
         raise ValueError("--features-dir needs --scheduler (the single-process run keeps its parses in the cache)")
+    if args.audit and args.overrides is None:
+        raise ValueError("--audit needs --store (the audit designs and decisions live in the override store)")
     from empathy.io import DataError, load_dataset
 
     dataset = load_dataset(args.outputs, args.ratings or [])
@@ -91,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         ratings = apply_ledger(ratings, ledger)
         n_overrides = len(ledger.applied)
         print(f"empathy: {ledger.summary()}", file=sys.stderr)
-    from empathy.evaluate import compute_metrics, default_by_task  # SciPy and spaCy: only once the input is good
+    from empathy.evaluate import default_by_task, plan_metrics, text_features  # SciPy and spaCy: only now
 
     # The paper reports per task: with several tasks the default is per task, and pooling is an explicit,
     # labelled choice (pooled LD standardises across genres).
@@ -99,25 +115,99 @@ def run(args: argparse.Namespace) -> int:
     by_task = args.by_task or (not args.pooled and default_by_task(dataset.outputs))
 
     try:
-        features = _cluster_features(args, dataset.outputs) if args.scheduler is not None else None
-        report = compute_metrics(dataset.outputs, ratings, features=features, by_task=by_task,
-                                 include_ld=not args.no_ld,
-                                 ld_standardization=args.ld_standardization, egm_both_zero=args.egm_both_zero,
-                                 n_overrides=n_overrides)
+        features = (_cluster_features(args, dataset.outputs) if args.scheduler is not None
+                    else text_features(dataset.outputs))
+        plan = plan_metrics(dataset.outputs, ratings, features=features, by_task=by_task, include_ld=not args.no_ld,
+                            ld_standardization=args.ld_standardization, egm_both_zero=args.egm_both_zero)
+        report = plan.evaluate(n_overrides=n_overrides)
     except ValueError as exc:
         raise _located(exc, dataset.outputs, args.outputs) from None
-    extra = dict(ledger.signature_fields()) if ledger is not None else {}
-    if extra:
-        report = replace(report, signature=replace(report.signature, extra={**report.signature.extra, **extra}))
+    from empathy import metrics as registry
+    from empathy.bootstrap import table_intervals
+    from empathy.inference import estimator_signature_fields, estimator_table
+
+    intervals = table_intervals(plan.item_terms(metrics=registry.judged_metrics()), n_resamples=args.resamples,
+                                seed=args.seed)
+    audits = _audit_reports(args, dataset, features, ledger) if ledger is not None else []
+    extra = {**(ledger.signature_fields() if ledger is not None else {}), **intervals.signature_fields(),
+             **estimator_signature_fields(audits)}
+    report = replace(report, signature=replace(report.signature, extra={**report.signature.extra, **extra}))
+    rows = estimator_table(report.table, intervals.values, audits, by_task=by_task)
+    agreement = report.agreement.merge(intervals.agreement.drop(columns=["spearman", "n_models"]),
+                                       on=["task", "metric", "scorer_a", "scorer_b"], how="left")
     if args.format == "json":
-        print_json(report.to_json())
+        print_json(_payload(report, rows, agreement, by_task))
         return 0
-    table = report.table if by_task else report.table.drop(columns="task")
-    emit(table, args.format, str(report.signature))
-    if args.format == "table" and len(report.agreement):
-        print("\ninter-judge Spearman over models:")
-        print_table(report.agreement if by_task else report.agreement.drop(columns="task"))
+    shown = rows if args.format == "csv" else rows[[c for c in _TABLE_COLUMNS if audits or c not in _AUDIT_COLUMNS]]
+    emit(shown if by_task else shown.drop(columns="task"), args.format, str(report.signature))
+    if args.format == "table" and len(agreement):
+        print("\ninter-judge Spearman over models (rho's interval over item resamples, exact p over orderings):")
+        table = agreement[_AGREEMENT_TABLE]
+        print_table(table if by_task else table.drop(columns="task"))
     return 0
+
+
+#: Columns of ``--format table`` (CSV has all of :data:`empathy.inference.ESTIMATOR_COLUMNS`).
+_TABLE_COLUMNS = ("task", "model", "scorer", "metric", "estimator", "value", "ci_low", "ci_high", "n", "rank",
+                  "rank_low", "rank_high", "n_audit", "human", "ess_gain", "audit")
+_AUDIT_COLUMNS = ("n_audit", "human", "ess_gain", "audit")
+_AGREEMENT_TABLE = ["task", "metric", "scorer_a", "scorer_b", "spearman", "ci_low", "ci_high", "n_models",
+                    "p_exact", "kendall_tau_b", "p_kendall"]
+#: Keys of each row kind in the JSON contract, after the original keys (appended: old readers see no change).
+_INTERVAL_KEYS = ["estimator", "ci_low", "ci_high", "rank", "rank_low", "rank_high"]
+_PPI_KEYS = ["estimator", "ci_low", "ci_high", "n_audit", "n_decided", "n_pending", "n_skipped", "n_unusable", "human",
+             "human_low", "human_high", "lam", "n_effective", "ess_gain", "scheme", "audit"]
+_AGREEMENT_KEYS = ["ci_low", "ci_high", "p_exact", "p_method", "p_se", "kendall_tau_b", "p_kendall", "n_items"]
+
+
+def _payload(report: MetricsReport, rows: pd.DataFrame, agreement: pd.DataFrame, by_task: bool
+             ) -> dict[str, object]:
+    """The JSON contract: ``metrics`` (each row's original keys, then its interval keys; PPI rows beside), the
+    ``agreement`` rows with their interval, exact p and tau-b, and the ``signature``."""
+    from empathy.inference import ESTIMATOR_PPI
+    from empathy.io import json_value
+
+    first = ["task"] if by_task else []
+    plain = [*first, "model", "scorer", "metric", "value", "n", "n_missing", "n_undefined", *_INTERVAL_KEYS]
+    audited = [*first, "model", "scorer", "metric", "value", "n", *_PPI_KEYS]
+    metrics_rows = [{k: json_value(row[k]) for k in (audited if row["estimator"] == ESTIMATOR_PPI else plain)}
+                    for row in rows.to_dict("records")]
+    keys = [*first, "metric", "scorer_a", "scorer_b", "spearman", "n_models", *_AGREEMENT_KEYS]
+    agreement_rows = [{k: json_value(row[k]) for k in keys} for row in agreement.to_dict("records")]
+    return {"metrics": metrics_rows, "agreement": agreement_rows, "signature": str(report.signature)}
+
+
+def _audit_reports(args: argparse.Namespace, dataset: Dataset, features: TextFeatures, ledger: Ledger
+                   ) -> list[PPIReport]:
+    """The PPI estimates of the audits in the store (``--audit``, or every design of the data set), from the
+    judges' own ratings and the audit decisions made in audit order; a design whose frame changed since it was
+    drawn is named on stderr and skipped unless it was asked for by ``--audit``."""
+    from pathlib import Path
+
+    from empathy.inference import ppi_estimates
+    from empathy.labels.audits import audit_decisions, load_design, load_designs
+    from empathy.labels.backends import open_store
+    from empathy.labels.locations import default_store_path
+
+    store = open_store(args.overrides or default_store_path(Path(args.outputs).resolve().parent))
+    asked = bool(args.audit)
+    designs = ([load_design(store, ledger.name, digest) for digest in args.audit] if asked
+               else load_designs(store, ledger.name))
+    sentences = features.frame(dataset.outputs)
+    reports = []
+    for design in designs:
+        labels = audit_decisions(ledger.status.fresh, design, rule=ledger.rule)
+        try:
+            # the judges' own ratings: with the overrides applied the audited values would equal the humans'
+            reports.append(ppi_estimates(dataset.outputs, dataset.ratings, design, labels.decisions,
+                                         sentences=sentences, egm_both_zero=args.egm_both_zero))
+        except ValueError as exc:
+            if asked:
+                raise
+            print(f"empathy: note: audit {design.short_digest} skipped: {exc}", file=sys.stderr)
+            continue
+        print(f"empathy: {labels.summary()}", file=sys.stderr)
+    return reports
 
 
 def _cluster_features(args: argparse.Namespace, outputs: pd.DataFrame) -> TextFeatures:
