@@ -26,6 +26,7 @@ from empathy.vocabulary import DEFAULT_LABEL_RULE, EGM_BOTH_ZERO, LABEL_RULES, L
 if TYPE_CHECKING:
     import pandas as pd
 
+    from empathy.audit import AuditDesign
     from empathy.evaluate import MetricsReport, TextFeatures
     from empathy.inference import PPIReport
     from empathy.io import Dataset
@@ -92,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     ratings = dataset.ratings
     n_overrides = None
     ledger = None
+    designs: list[AuditDesign] = []
     if args.overrides is not None:
         from pathlib import Path
 
@@ -104,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
                                       name=args.store_name)
         except sqlite3.Error as exc:  # a corrupt or foreign file given as the store
             raise DataError(mask_location(location), f"cannot read the override store ({exc})") from None
+        designs = _stored_designs(args, ledger)  # a damaged design stops the run here, before any output
         ratings = apply_ledger(ratings, ledger)
         n_overrides = len(ledger.applied)
         print(f"empathy: {ledger.summary()}", file=sys.stderr)
@@ -128,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
 
     intervals = table_intervals(plan.item_terms(metrics=registry.judged_metrics()), n_resamples=args.resamples,
                                 seed=args.seed)
-    audits = _audit_reports(args, dataset, features, ledger) if ledger is not None else []
+    audits = _audit_reports(args, dataset, features, ledger, designs) if designs else []
     extra = {**(ledger.signature_fields() if ledger is not None else {}), **intervals.signature_fields(),
              **estimator_signature_fields(audits)}
     report = replace(report, signature=replace(report.signature, extra={**report.signature.extra, **extra}))
@@ -177,22 +180,27 @@ def _payload(report: MetricsReport, rows: pd.DataFrame, agreement: pd.DataFrame,
     return {"metrics": metrics_rows, "agreement": agreement_rows, "signature": str(report.signature)}
 
 
-def _audit_reports(args: argparse.Namespace, dataset: Dataset, features: TextFeatures, ledger: Ledger
-                   ) -> list[PPIReport]:
-    """The PPI estimates of the audits in the store (``--audit``, or every design of the data set), from the
-    judges' own ratings and the audit decisions made in audit order; a design whose frame changed since it was
-    drawn is named on stderr and skipped unless it was asked for by ``--audit``."""
+def _stored_designs(args: argparse.Namespace, ledger: Ledger) -> list[AuditDesign]:
+    """The audit designs to estimate: ``--audit``'s, or every design of the data set (each validated)."""
     from pathlib import Path
 
-    from empathy.inference import ppi_estimates
-    from empathy.labels.audits import audit_decisions, load_design, load_designs
+    from empathy.labels.audits import load_design, load_designs
     from empathy.labels.backends import open_store
     from empathy.labels.locations import default_store_path
 
     store = open_store(args.overrides or default_store_path(Path(args.outputs).resolve().parent))
-    asked = bool(args.audit)
-    designs = ([load_design(store, ledger.name, digest) for digest in args.audit] if asked
-               else load_designs(store, ledger.name))
+    if args.audit:
+        return [load_design(store, ledger.name, digest) for digest in args.audit]
+    return load_designs(store, ledger.name)
+
+
+def _audit_reports(args: argparse.Namespace, dataset: Dataset, features: TextFeatures, ledger: Ledger,
+                   designs: list[AuditDesign]) -> list[PPIReport]:
+    """The PPI estimates of the audits, from the judges' own ratings and the audit decisions made in audit order; a
+    design whose frame changed since it was drawn is named on stderr and skipped unless ``--audit`` asked for it."""
+    from empathy.inference import ppi_estimates
+    from empathy.labels.audits import audit_decisions
+
     sentences = features.frame(dataset.outputs)
     reports = []
     for design in designs:
@@ -202,7 +210,7 @@ def _audit_reports(args: argparse.Namespace, dataset: Dataset, features: TextFea
             reports.append(ppi_estimates(dataset.outputs, dataset.ratings, design, labels.decisions,
                                          sentences=sentences, egm_both_zero=args.egm_both_zero))
         except ValueError as exc:
-            if asked:
+            if args.audit:
                 raise
             print(f"empathy: note: audit {design.short_digest} skipped: {exc}", file=sys.stderr)
             continue
