@@ -115,7 +115,7 @@ def test_audit_list_and_show(audited, demo, capsys):
     design = audited["design"]
     listing = _json(capsys, "audit", "list", str(demo / "outputs.csv"))  # the store beside the outputs
     assert [d["digest"] for d in listing["designs"]] == [design.digest]
-    shown = _json(capsys, "audit", "show", str(demo / "outputs.csv"), "--audit", design.short_digest)
+    shown = _json(capsys, "audit", "show", str(demo / "outputs.csv"), design.short_digest)
     assert shown["decided"] == DECIDED and shown["unmarked"] == 1
     assert [r["decided"] for r in shown["outputs"]] == [True] * DECIDED + [False] * (60 - DECIDED)
     assert shown["outputs"][0]["value"] == audited["decisions"]["value"].iloc[0]

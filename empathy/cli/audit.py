@@ -95,6 +95,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     show = actions.add_parser("show", help="a stored design: its drawn outputs in audit order, which are decided")
     show.add_argument("outputs", help="outputs file (names the data set; its texts make decisions fresh or stale)")
+    show.add_argument("digest", nargs="?", metavar="DIGEST", help="the design (as --audit)")
     _store_options(show, optional=False)
     _design_option(show)
     show.add_argument("--format", choices=FORMATS, default="table")
@@ -236,7 +237,9 @@ def run_show(args: argparse.Namespace) -> int:
 
     dataset = load_dataset(args.outputs, [])
     store, name = _open(args, create=False)
-    design = _design(store, name, args.audit)
+    if args.digest and args.audit and args.digest != args.audit:
+        raise ValueError(f"audit show: DIGEST {args.digest!r} and --audit {args.audit!r} name two designs")
+    design = _design(store, name, args.digest or args.audit)
     labels = _labels(args, store, name, dataset, design)
     queue = audit_queue(design, labels)
     signature = _signature(dataset.ratings, {**design.signature_fields(), "labels": args.label_rule})
