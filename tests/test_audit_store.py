@@ -53,9 +53,19 @@ def _ratings() -> pd.DataFrame:
 OUTPUTS, RATINGS = _outputs(), _ratings()
 
 
+def _close(*stores: OverrideStore) -> None:
+    """Close a PostgreSQL store's idle connections now (a connection collected later, during another test that
+    turns warnings into errors, would fail that test with its ResourceWarning)."""
+    for opened in stores:
+        if hasattr(opened, "close"):
+            opened.close()
+
+
 @pytest.fixture()
 def store(store_location):
-    return open_store(store_location)
+    opened = open_store(store_location)
+    yield opened
+    _close(opened)
 
 
 @pytest.fixture()
@@ -314,6 +324,7 @@ def test_migrate_copies_designs_and_marks(tmp_path, store_location, design):
     # the copy must be empty: a design alone counts
     with pytest.raises(StoreError, match="audit design rows"):
         migrate_store(store_location, target, rename={DS: "renamed.csv"})
+    _close(source)
 
 
 # ------------------------------------------------------------------------------------------ the schema step
@@ -340,6 +351,7 @@ def test_a_version_3_store_is_upgraded_and_keeps_its_decisions(store_location, d
     assert row["value"] == 1.0 and row["audit_design"] == "" and pd.isna(row["audit_position"])
     assert save_design(reopened, DS, design)
     assert load_design(reopened, DS, design.digest) == design
+    _close(store, reopened)
 
 
 def test_the_hashes_of_the_outputs_bind_audit_decisions_to_their_text(store, design):

@@ -340,6 +340,22 @@ def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str
     if not is_server_location(source) and not Path(source).exists():
         raise StoreError(str(source), "no such store (nothing was written)")
     origin = open_store(source)
+    try:
+        return _copy_store(origin, target, rename, translate_names)
+    finally:
+        _close(origin)
+
+
+def _close(store: OverrideStore) -> None:
+    """Close a server store's idle connections (a SQLite store holds none)."""
+    close = getattr(store, "close", None)
+    if close is not None:
+        close()
+
+
+def _copy_store(origin: OverrideStore, target: str | Path, rename: Mapping[str, str] | None,
+                translate_names: bool) -> MigrationReport:
+    """:func:`migrate_store`'s copy from an opened source."""
     decisions, audit = store_rows(origin)
     exhibits = exhibit_rows(origin)
     designs, design_outputs = design_rows(origin)
@@ -351,8 +367,11 @@ def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str
     exhibits, designs, design_outputs = ([(mapping.get(str(row[0]), row[0]), *row[1:]) for row in rows]
                                          for rows in (exhibits, designs, design_outputs))
     copy = open_store(target)
-    restore(copy, decisions, audit, exhibits, designs, design_outputs)
-    copied = (*store_rows(copy), exhibit_rows(copy), *design_rows(copy))
+    try:
+        restore(copy, decisions, audit, exhibits, designs, design_outputs)
+        copied = (*store_rows(copy), exhibit_rows(copy), *design_rows(copy))
+    finally:
+        _close(copy)
     sent = (decisions, audit, exhibits, designs, design_outputs)
     if tuple(map(len, copied)) != tuple(map(len, sent)):
         raise StoreError(copy.label, "the copy holds " + ", ".join(
