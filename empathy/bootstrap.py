@@ -52,8 +52,10 @@ from empathy.agreement import (
     DEFAULT_CONFIDENCE,
     DEFAULT_SEED,
     MAX_EXACT_MODELS,
+    ConfidenceInterval,
     _blocks,
     _rowwise_correlation,
+    interval_warning,
     kendall_tau_b,
     rank_correlation_test,
     spearman,
@@ -391,7 +393,7 @@ def _agreement_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] 
 
 #: Columns of :attr:`TableIntervals.values`: the interval and rank interval of each (task, model, scorer, metric).
 TABLE_VALUE_COLUMNS: tuple[str, ...] = ("task", "model", "scorer", "metric", "ci_low", "ci_high", "rank",
-                                        "rank_low", "rank_high")
+                                        "rank_low", "rank_high", "warning")
 #: Columns of :attr:`TableIntervals.agreement`: Table 6 per (task, metric, judge pair).
 TABLE_AGREEMENT_COLUMNS: tuple[str, ...] = ("task", "metric", *AGREEMENT_COLUMNS)
 
@@ -409,9 +411,11 @@ class TableIntervals:
 
     ``values`` (:data:`TABLE_VALUE_COLUMNS`): per (task, model, scorer, metric) the expanded percentile interval
     of the value and the rank interval among the models of its (task, scorer, metric), as
-    :func:`model_intervals`; ``agreement`` (:data:`TABLE_AGREEMENT_COLUMNS`): per (task, metric) and pair of
-    scorers rho's percentile interval, the exact permutation p over models and Kendall's tau-b, as
-    :func:`judge_agreement`. ``n_resamples`` 0: no intervals (``None``), the p-values and tau-b all the same.
+    :func:`model_intervals`, and :func:`empathy.agreement.interval_warning` of the interval (zero width, or
+    fewer than :data:`empathy.agreement.MIN_INTERVAL_UNITS` usable items); ``agreement``
+    (:data:`TABLE_AGREEMENT_COLUMNS`): per (task, metric) and pair of scorers rho's percentile interval, the
+    exact permutation p over models and Kendall's tau-b, as :func:`judge_agreement`. ``n_resamples`` 0: no
+    intervals (``None``), the p-values and tau-b all the same.
     """
 
     values: pd.DataFrame
@@ -505,7 +509,9 @@ def table_intervals(terms: pd.DataFrame, *, n_resamples: int = DEFAULT_BOOTSTRAP
                                        [str(codes[2][1][k]) for k in model_of[index]], confidence, direction)
                 value_rows += [{"task": task, "scorer": scorer, "metric": metric, "model": row["model"],
                                 "ci_low": row["low"], "ci_high": row["high"], "rank": row["rank"],
-                                "rank_low": row["rank_low"], "rank_high": row["rank_high"]}
+                                "rank_low": row["rank_low"], "rank_high": row["rank_high"],
+                                "warning": interval_warning({"value": ConfidenceInterval(
+                                    row["low"], row["high"], confidence, int(n_resamples), seed, row["n"])})}
                                for row in table.to_dict("records")]
             agreement_rows += [{"task": task, "metric": metric, **row} for row in _agreement_rows(
                 array[:, mine], None if replicates is None else replicates[:, mine],

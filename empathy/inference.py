@@ -664,7 +664,7 @@ def label_budget(report: PPIReport, *, power: float = DEFAULT_POWER, direction: 
 ESTIMATOR_COLUMNS: tuple[str, ...] = (
     "task", "model", "scorer", "metric", "estimator", "value", "ci_low", "ci_high", "n", "n_missing", "n_undefined",
     "rank", "rank_low", "rank_high", "n_audit", "n_decided", "n_pending", "n_skipped", "n_unusable", "human",
-    "human_low", "human_high", "lam", "n_effective", "ess_gain", "scheme", "audit")
+    "human_low", "human_high", "lam", "n_effective", "ess_gain", "scheme", "audit", "warning")
 #: ``estimator`` of a row: the judge's own values, a text-only metric's detectors, or PPI++ with an audit.
 ESTIMATOR_JUDGE, ESTIMATOR_DETECTOR, ESTIMATOR_PPI = "judge", "detector", "ppi"
 
@@ -711,9 +711,10 @@ def estimator_table(table: pd.DataFrame, intervals: pd.DataFrame | None = None,
     DataFrame
         :data:`ESTIMATOR_COLUMNS`: the table's rows in order, with ``estimator`` ``judge`` (a judge metric) or
         ``detector`` (a text-only metric, LD), ``rank`` (:func:`empathy.evaluate.rank_by_direction`) and the
-        bootstrap intervals; after each judge row, the PPI rows of the same (task, model, judge, metric), one per
-        audit (``estimator`` ``ppi``, ``ci_low``/``ci_high`` the PPI interval, ``human`` the human-only value
-        with its interval, ``n_audit``, ``n_effective``, ``ess_gain``, ``audit`` the design's short digest).
+        bootstrap intervals (and their ``warning``: too few items, zero width); after each judge row, the PPI
+        rows of the same (task, model, judge, metric), one per audit (``estimator`` ``ppi``, ``ci_low``/``ci_high``
+        the PPI interval, ``human`` the human-only value with its interval, ``n_audit``, ``n_effective``,
+        ``ess_gain``, ``audit`` the design's short digest).
     """
     from empathy.evaluate import rank_by_direction
 
@@ -723,7 +724,8 @@ def estimator_table(table: pd.DataFrame, intervals: pd.DataFrame | None = None,
     rows["rank"] = rank_by_direction(rows) if len(rows) else pd.Series(dtype="Int64")
     keys = ["task", "model", "scorer", "metric"]
     if intervals is not None and len(intervals):
-        rows = rows.merge(intervals[[*keys, "ci_low", "ci_high", "rank_low", "rank_high"]], on=keys, how="left")
+        shown = [c for c in ("ci_low", "ci_high", "rank_low", "rank_high", "warning") if c in intervals.columns]
+        rows = rows.merge(intervals[[*keys, *shown]], on=keys, how="left")
     extra = [row for report in reports for row in _ppi_rows(report, by_task)]
     beside: dict[tuple[object, ...], list[dict[str, object]]] = {}
     for row in extra:

@@ -155,7 +155,10 @@ def test_metrics_json_carries_intervals_ppi_rows_and_table6(audited, demo, capsy
     judge_rows = [r for r in rows if r["estimator"] == "judge"]
     # the original keys first and unchanged, the new ones appended
     assert list(judge_rows[0])[:7] == ["model", "scorer", "metric", "value", "n", "n_missing", "n_undefined"]
-    assert list(judge_rows[0])[7:] == ["estimator", "ci_low", "ci_high", "rank", "rank_low", "rank_high"]
+    assert list(judge_rows[0])[7:] == ["estimator", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "warning"]
+    # pooled, SA and EGM rest on 23-25 items: no warning; CA on 7-9 counseling items: each says so
+    assert all(r["warning"] is None for r in judge_rows if r["metric"] != "CA")
+    assert all("fewer than 10" in r["warning"] for r in judge_rows if r["metric"] == "CA")
     # the judges' intervals are model_intervals' on the same items and seed (SA and EGM cover every item)
     for scorer in ("author", "lexicon"):
         for metric in ("SA", "EGM"):

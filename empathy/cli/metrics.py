@@ -152,12 +152,12 @@ def run(args: argparse.Namespace) -> int:
 
 #: Columns of ``--format table`` (CSV has all of :data:`empathy.inference.ESTIMATOR_COLUMNS`).
 _TABLE_COLUMNS = ("task", "model", "scorer", "metric", "estimator", "value", "ci_low", "ci_high", "n", "rank",
-                  "rank_low", "rank_high", "n_audit", "human", "ess_gain", "audit")
+                  "rank_low", "rank_high", "n_audit", "human", "ess_gain", "audit", "warning")
 _AUDIT_COLUMNS = ("n_audit", "human", "ess_gain", "audit")
 _AGREEMENT_TABLE = ["task", "metric", "scorer_a", "scorer_b", "spearman", "ci_low", "ci_high", "n_models",
                     "p_exact", "kendall_tau_b", "p_kendall"]
 #: Keys of each row kind in the JSON contract, after the original keys (appended: old readers see no change).
-_INTERVAL_KEYS = ["estimator", "ci_low", "ci_high", "rank", "rank_low", "rank_high"]
+_INTERVAL_KEYS = ["estimator", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "warning"]
 _PPI_KEYS = ["estimator", "ci_low", "ci_high", "n_audit", "n_decided", "n_pending", "n_skipped", "n_unusable", "human",
              "human_low", "human_high", "lam", "n_effective", "ess_gain", "scheme", "audit"]
 _AGREEMENT_KEYS = ["ci_low", "ci_high", "p_exact", "p_method", "p_se", "kendall_tau_b", "p_kendall", "n_items"]
