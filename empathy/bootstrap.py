@@ -52,14 +52,16 @@ from empathy.agreement import (
     DEFAULT_CONFIDENCE,
     DEFAULT_SEED,
     MAX_EXACT_MODELS,
+    ConfidenceInterval,
     _blocks,
     _rowwise_correlation,
+    interval_warning,
     kendall_tau_b,
     rank_correlation_test,
     spearman,
 )
 from empathy.io import require_frame
-from empathy.metrics import _as_float_array
+from empathy.metrics import _as_float_array, get_metric
 from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
 
 INTERVAL = "expanded-percentile"
@@ -234,18 +236,35 @@ def model_intervals(terms: pd.DataFrame, *, n_resamples: int = DEFAULT_BOOTSTRAP
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     array = _terms_array(matrix.to_numpy(), "terms")
     models = [str(c) for c in matrix.columns]
-    usable = ~np.isnan(array)
-    n = usable.sum(axis=0)
+    replicates = cluster_means(array, n_resamples=n_resamples, seed=seed)
+    table, pairs = _model_rows(array, replicates, models, confidence, direction)
+    return ModelIntervals(table, pairs, int(array.shape[0]), int(n_resamples), int(seed), float(confidence),
+                          direction)
+
+
+def _column_values(array: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Each column's mean of usable (non-NaN) terms (NaN when none) and its number of usable terms."""
+    n = (~np.isnan(array)).sum(axis=0)
     with np.errstate(invalid="ignore"):
         values = np.where(n > 0, np.nansum(array, axis=0) / np.maximum(n, 1), np.nan)
-    replicates = cluster_means(array, n_resamples=n_resamples, seed=seed)
-    ranks = _ranks(replicates, direction) if len(models) else replicates
+    return values, n
+
+
+def _model_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] | None, models: Sequence[str],
+                confidence: float, direction: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The models table (:data:`MODEL_COLUMNS`, best first) and adjacent pairs (:data:`PAIR_COLUMNS`) of one
+    items x models terms matrix from its bootstrap ``replicates`` (resamples x models; ``None``: no resamples,
+    so values and ranks without intervals)."""
+    usable = ~np.isnan(array)
+    values, n = _column_values(array)
+    ranks = _ranks(replicates, direction) if replicates is not None and len(models) else None
     point_ranks = _ranks(values[None, :], direction)[0] if len(models) else values
     alpha = 1.0 - confidence
     rows = []
     for j, model in enumerate(models):
-        low, high = expanded_percentile(replicates[:, j], int(n[j]), confidence) if n[j] else (None, None)
-        column = ranks[:, j][~np.isnan(ranks[:, j])]
+        low, high = (expanded_percentile(replicates[:, j], int(n[j]), confidence)
+                     if n[j] and replicates is not None else (None, None))
+        column = ranks[:, j][~np.isnan(ranks[:, j])] if ranks is not None else values[:0]
         rank_low, rank_high = ((int(np.quantile(column, alpha / 2, method="inverted_cdf")),
                                 int(np.quantile(column, 1 - alpha / 2, method="inverted_cdf")))
                                if len(column) and not np.isnan(values[j]) else (None, None))
@@ -257,10 +276,9 @@ def model_intervals(terms: pd.DataFrame, *, n_resamples: int = DEFAULT_BOOTSTRAP
     table = pd.DataFrame(rows, columns=list(MODEL_COLUMNS)).astype({c: "Int64" for c in ("rank", "rank_low",
                                                                                         "rank_high")})
     scored = [r["model"] for r in rows if r["value"] is not None]
-    pairs = [_pair(better, worse, array, usable, replicates, models, confidence, direction)
-             for better, worse in itertools.pairwise(scored)]
-    return ModelIntervals(table, pd.DataFrame(pairs, columns=list(PAIR_COLUMNS)), int(array.shape[0]),
-                          int(n_resamples), int(seed), float(confidence), direction)
+    pairs = ([_pair(better, worse, array, usable, replicates, models, confidence, direction)
+              for better, worse in itertools.pairwise(scored)] if replicates is not None else [])
+    return table, pd.DataFrame(pairs, columns=list(PAIR_COLUMNS))
 
 
 def _pair(better: str, worse: str, array: NDArray[np.float64], usable: NDArray[np.bool_],
@@ -332,14 +350,23 @@ def judge_agreement(terms: pd.DataFrame, *, judges: Sequence[str] | None = None,
         raise ValueError(f"judge(s) {unknown} have no terms; judges are {sorted(terms['judge'].astype(str).unique())}")
     wide = terms.assign(judge=terms["judge"].astype(str)).pivot_table(index="item_id", columns=["judge", "model"],
                                                                        values="term", aggfunc="first", dropna=False)
-    columns = list(wide.columns)
     array = wide.to_numpy(dtype=float)
     replicates = cluster_means(array, n_resamples=n_resamples, seed=seed)
-    counts = (~np.isnan(array)).sum(axis=0)
-    values = np.where(counts > 0, np.nansum(array, axis=0) / np.maximum(counts, 1), np.nan)
+    rows = _agreement_rows(array, replicates, list(wide.columns), names, n_resamples=n_resamples, seed=seed,
+                           confidence=confidence, n_permutations=n_permutations)
+    return JudgeAgreement(pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS)), int(n_resamples), int(seed),
+                          float(confidence))
+
+
+def _agreement_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] | None,
+                    columns: Sequence[tuple[str, str]], judges: Sequence[str], *, n_resamples: int, seed: int,
+                    confidence: float, n_permutations: int) -> list[dict[str, object]]:
+    """One :data:`AGREEMENT_COLUMNS` row per pair of ``judges`` from an items x (judge, model) terms matrix and
+    its bootstrap ``replicates`` (``None``: no resamples, so rho without an interval)."""
+    values, _ = _column_values(array)
     alpha = 1.0 - confidence
     rows = []
-    for judge_a, judge_b in itertools.combinations(names, 2):
+    for judge_a, judge_b in itertools.combinations(judges, 2):
         models = sorted({m for j, m in columns if j == judge_a} & {m for j, m in columns if j == judge_b})
         a = [columns.index((judge_a, m)) for m in models]
         b = [columns.index((judge_b, m)) for m in models]
@@ -348,7 +375,7 @@ def judge_agreement(terms: pd.DataFrame, *, judges: Sequence[str] | None = None,
         rho_test = rank_correlation_test(x, y, n_permutations=n_permutations, seed=seed)
         tau_test = rank_correlation_test(x, y, statistic="kendall", n_permutations=n_permutations, seed=seed)
         low = high = None
-        if len(keep) >= 3:
+        if len(keep) >= 3 and replicates is not None:
             # a resample on which a model has no usable item gives NaN ranks and is dropped as undefined
             rhos = _rowwise_correlation(replicates[:, [a[k] for k in keep]], replicates[:, [b[k] for k in keep]],
                                         ranked=True)
@@ -359,5 +386,138 @@ def judge_agreement(terms: pd.DataFrame, *, judges: Sequence[str] | None = None,
                      "spearman": spearman(x, y), "ci_low": low, "ci_high": high, "p_exact": rho_test.p_value,
                      "p_method": rho_test.method, "p_se": rho_test.mc_se, "kendall_tau_b": kendall_tau_b(x, y),
                      "p_kendall": tau_test.p_value})
-    return JudgeAgreement(pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS)), int(n_resamples), int(seed),
-                          float(confidence))
+    return rows
+
+
+# ------------------------------------------------------------------------------------------ a results table
+
+#: Columns of :attr:`TableIntervals.values`: the interval and rank interval of each (task, model, scorer, metric).
+TABLE_VALUE_COLUMNS: tuple[str, ...] = ("task", "model", "scorer", "metric", "ci_low", "ci_high", "rank",
+                                        "rank_low", "rank_high", "warning")
+#: Columns of :attr:`TableIntervals.agreement`: Table 6 per (task, metric, judge pair).
+TABLE_AGREEMENT_COLUMNS: tuple[str, ...] = ("task", "metric", *AGREEMENT_COLUMNS)
+
+
+def _compact(codes: NDArray[np.int64]) -> tuple[int, NDArray[np.int64]]:
+    """Codes renumbered 0..k-1 in their order (as ``np.unique(..., return_inverse=True)``, without sorting)."""
+    present = np.zeros(int(codes.max(initial=-1)) + 1, dtype=bool)
+    present[codes] = True
+    return int(present.sum()), (np.cumsum(present) - 1)[codes]
+
+
+@dataclass(frozen=True)
+class TableIntervals:
+    """Bootstrap intervals for a whole results table, from one set of item resamples per task.
+
+    ``values`` (:data:`TABLE_VALUE_COLUMNS`): per (task, model, scorer, metric) the expanded percentile interval
+    of the value and the rank interval among the models of its (task, scorer, metric), as
+    :func:`model_intervals`, and :func:`empathy.agreement.interval_warning` of the interval (zero width, or
+    fewer than :data:`empathy.agreement.MIN_INTERVAL_UNITS` usable items); ``agreement``
+    (:data:`TABLE_AGREEMENT_COLUMNS`): per (task, metric) and pair of scorers rho's percentile interval, the
+    exact permutation p over models and Kendall's tau-b, as :func:`judge_agreement`. ``n_resamples`` 0: no
+    intervals (``None``), the p-values and tau-b all the same.
+    """
+
+    values: pd.DataFrame
+    agreement: pd.DataFrame
+    n_resamples: int
+    seed: int
+    confidence: float
+
+    def signature_fields(self) -> dict[str, str]:
+        """The bootstrap's design (unit, interval, resamples, seed) and the permutation test's exactness bound."""
+        if not self.n_resamples:
+            return {"bootstrap": "none", "p": f"permutation(exact<={MAX_EXACT_MODELS} models)"}
+        return {"bootstrap": "items", "interval": INTERVAL, "resamples": str(self.n_resamples),
+                "bootstrap-seed": str(self.seed), "p": f"permutation(exact<={MAX_EXACT_MODELS} models)"}
+
+
+def table_intervals(terms: pd.DataFrame, *, n_resamples: int = DEFAULT_BOOTSTRAP, seed: int = DEFAULT_SEED,
+                    confidence: float = DEFAULT_CONFIDENCE, n_permutations: int = 10_000) -> TableIntervals:
+    """Intervals for every row of a results table and its Table 6, resampling the items of each task once.
+
+    Parameters
+    ----------
+    terms : DataFrame
+        Long per-item terms: task, item_id, model, scorer, metric, term (NaN where the metric leaves the term
+        out), one row per (task, item, model, scorer, metric), e.g.
+        :meth:`empathy.evaluate.MetricPlan.item_terms` of the judge metrics. The mean of a group's usable terms
+        is its value (every metric here is a mean of per-item terms).
+    n_resamples, seed, confidence
+        Item resamples per task (0: none), the seed of ``np.random.default_rng`` and the nominal coverage.
+    n_permutations
+        Monte Carlo orderings of the rank tests beyond :data:`empathy.agreement.MAX_EXACT_MODELS` models.
+
+    Returns
+    -------
+    TableIntervals
+        Within a task, the items are resampled once for every (scorer, metric, model) column together (one
+        matrix product per block of resamples), so the per-model intervals, the rank intervals and rho's interval
+        rest on the same resamples. A (task, scorer, metric) group whose items are the task's items gets exactly
+        :func:`model_intervals`' intervals (same seed, same items); a judge that scored fewer of the task's items
+        resamples them within the task's resamples (its usable count varies between resamples; the expansion
+        uses its usable count).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a malformed table, a row twice, or invalid settings.
+    """
+    require_frame(terms, ("task", "item_id", "model", "scorer", "metric", "term"), "terms")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
+        raise ValueError(f"n_resamples must be a whole number >= 0, got {n_resamples!r}")
+    _check_settings(max(int(n_resamples), 1), confidence, seed)
+    value_rows: list[dict[str, object]] = []
+    agreement_rows: list[dict[str, object]] = []
+    if terms.empty:
+        return TableIntervals(pd.DataFrame(columns=list(TABLE_VALUE_COLUMNS)),
+                              pd.DataFrame(columns=list(TABLE_AGREEMENT_COLUMNS)), int(n_resamples), int(seed),
+                              float(confidence))
+    # integer codes once for the whole table (factorising strings, not tuples of them, is what stays fast at a
+    # million rows); the items sorted by name, as a pivot orders them, so that one group's resamples are
+    # model_intervals' own
+    task_code, tasks = pd.factorize(terms["task"])
+    item_code, _ = pd.factorize(terms["item_id"].astype(str), sort=True)
+    codes = [pd.factorize(terms[c].astype(str), sort=True) for c in ("metric", "scorer", "model")]
+    sizes = [len(names) for _, names in codes]
+    column_key = (codes[0][0] * sizes[1] + codes[1][0]) * sizes[2] + codes[2][0]
+    term = _terms_array(terms[["term"]].to_numpy(), "terms")[:, 0]
+    order = np.argsort(task_code, kind="stable")
+    for task_index, rows in enumerate(np.split(order, np.cumsum(np.bincount(task_code, minlength=len(tasks)))[:-1])):
+        task = tasks[task_index]
+        n_items, item_row = _compact(item_code[rows])
+        keys = np.flatnonzero(np.bincount(column_key[rows], minlength=sizes[0] * sizes[1] * sizes[2]))
+        column = np.searchsorted(keys, column_key[rows])
+        cell = item_row * len(keys) + column
+        if np.bincount(cell).max(initial=0) > 1:
+            first = rows[np.flatnonzero(pd.Series(cell).duplicated().to_numpy())[0]]
+            raise ValueError(f"terms hold ({task}, {terms['item_id'].iloc[first]}, {terms['model'].iloc[first]}, "
+                             f"{terms['scorer'].iloc[first]}, {terms['metric'].iloc[first]}) twice")
+        array = np.full((n_items, len(keys)), np.nan)
+        array[item_row, column] = term[rows]
+        replicates = cluster_means(array, n_resamples=int(n_resamples), seed=seed) if n_resamples else None
+        metric_of, rest = np.divmod(keys, sizes[1] * sizes[2])
+        scorer_of, model_of = np.divmod(rest, sizes[2])
+        for metric_index in np.unique(metric_of):
+            metric = str(codes[0][1][metric_index])
+            mine = np.flatnonzero(metric_of == metric_index)
+            direction = get_metric(metric).better
+            scorers = [str(codes[1][1][k]) for k in np.unique(scorer_of[mine])]
+            for scorer in scorers:
+                index = mine[np.asarray(codes[1][1][scorer_of[mine]]) == scorer]
+                table, _ = _model_rows(array[:, index], None if replicates is None else replicates[:, index],
+                                       [str(codes[2][1][k]) for k in model_of[index]], confidence, direction)
+                value_rows += [{"task": task, "scorer": scorer, "metric": metric, "model": row["model"],
+                                "ci_low": row["low"], "ci_high": row["high"], "rank": row["rank"],
+                                "rank_low": row["rank_low"], "rank_high": row["rank_high"],
+                                "warning": interval_warning({"value": ConfidenceInterval(
+                                    row["low"], row["high"], confidence, int(n_resamples), seed, row["n"])})}
+                               for row in table.to_dict("records")]
+            agreement_rows += [{"task": task, "metric": metric, **row} for row in _agreement_rows(
+                array[:, mine], None if replicates is None else replicates[:, mine],
+                [(str(codes[1][1][scorer_of[j]]), str(codes[2][1][model_of[j]])) for j in mine], scorers,
+                n_resamples=int(n_resamples), seed=seed, confidence=confidence, n_permutations=n_permutations)]
+    values = pd.DataFrame(value_rows, columns=list(TABLE_VALUE_COLUMNS)).astype(
+        {c: "Int64" for c in ("rank", "rank_low", "rank_high")})
+    return TableIntervals(values, pd.DataFrame(agreement_rows, columns=list(TABLE_AGREEMENT_COLUMNS)),
+                          int(n_resamples), int(seed), float(confidence))

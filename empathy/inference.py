@@ -656,3 +656,101 @@ def label_budget(report: PPIReport, *, power: float = DEFAULT_POWER, direction: 
                               "reachable": further is not None})
     return LabelBudget(pd.DataFrame(model_rows, columns=list(BUDGET_MODEL_COLUMNS)),
                        pd.DataFrame(pair_rows, columns=list(BUDGET_PAIR_COLUMNS)), report.confidence, float(power))
+
+
+# ------------------------------------------------------------------------------------------ a results table
+
+#: Columns of :func:`estimator_table`: every row of a results table with its interval, and the audit's rows.
+ESTIMATOR_COLUMNS: tuple[str, ...] = (
+    "task", "model", "scorer", "metric", "estimator", "value", "ci_low", "ci_high", "n", "n_missing", "n_undefined",
+    "rank", "rank_low", "rank_high", "n_audit", "n_decided", "n_pending", "n_skipped", "n_unusable", "human",
+    "human_low", "human_high", "lam", "n_effective", "ess_gain", "scheme", "audit", "warning")
+#: ``estimator`` of a row: the judge's own values, a text-only metric's detectors, or PPI++ with an audit.
+ESTIMATOR_JUDGE, ESTIMATOR_DETECTOR, ESTIMATOR_PPI = "judge", "detector", "ppi"
+
+
+def _ppi_rows(report: PPIReport, by_task: bool) -> list[dict[str, object]]:
+    """One results row per PPI estimate: the pooled rows, or with ``by_task`` the per-task rows."""
+    table = report.table
+    if not by_task:
+        part = table[table["task"] == ALL_TASKS]
+    else:
+        part = table[table["task"] != ALL_TASKS]
+        tasks = {o.task for o in report.design.outputs}
+        if part.empty and len(tasks) == 1:  # a frame of one task has pooled rows only: they are that task's
+            part = table[table["task"] == ALL_TASKS].assign(task=tasks.pop())
+    return [{"task": row["task"], "model": row["model"], "scorer": row["judge"], "metric": row["metric"],
+             "estimator": ESTIMATOR_PPI, "value": row["ppi_value"], "ci_low": row["ppi_low"],
+             "ci_high": row["ppi_high"], "n": row["n_frame"], "n_audit": row["n_audit"],
+             "n_decided": row["n_decided"], "n_pending": row["n_pending"], "n_skipped": row["n_skipped"],
+             "n_unusable": row["n_unusable"], "human": row["human_value"], "human_low": row["human_low"],
+             "human_high": row["human_high"], "lam": row["lam"], "n_effective": row["n_effective"],
+             "ess_gain": row["ess_gain"], "scheme": row["scheme"], "audit": report.design.short_digest}
+            for row in part.to_dict("records")]
+
+
+def estimator_table(table: pd.DataFrame, intervals: pd.DataFrame | None = None,
+                    reports: Sequence[PPIReport] = (), *, by_task: bool = True) -> pd.DataFrame:
+    """A results table with each value's interval and rank interval, and beside each audited value its PPI row.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The results table of :func:`empathy.evaluate.compute_metrics` (task, model, scorer, metric, value, n,
+        n_missing, n_undefined), judges' values with whatever overrides the caller applied.
+    intervals : DataFrame, optional
+        :attr:`empathy.bootstrap.TableIntervals.values` of the same table (ci_low, ci_high, rank_low, rank_high
+        per task, model, scorer, metric); without it the intervals are missing.
+    reports : sequence of PPIReport
+        :func:`ppi_estimates` of the audits to show (each computed from the judge's *own* ratings).
+    by_task : bool
+        Whether ``table`` is per task (the PPI rows are then the per-task ones) or pooled (task ``"all"``).
+
+    Returns
+    -------
+    DataFrame
+        :data:`ESTIMATOR_COLUMNS`: the table's rows in order, with ``estimator`` ``judge`` (a judge metric) or
+        ``detector`` (a text-only metric, LD), ``rank`` (:func:`empathy.evaluate.rank_by_direction`) and the
+        bootstrap intervals (and their ``warning``: too few items, zero width); after each judge row, the PPI
+        rows of the same (task, model, judge, metric), one per audit (``estimator`` ``ppi``, ``ci_low``/``ci_high``
+        the PPI interval, ``human`` the human-only value with its interval, ``n_audit``, ``n_effective``,
+        ``ess_gain``, ``audit`` the design's short digest).
+    """
+    from empathy.evaluate import rank_by_direction
+
+    rows = table.copy()
+    rows["estimator"] = [ESTIMATOR_JUDGE if m.get_metric(name).judged else ESTIMATOR_DETECTOR
+                         for name in rows["metric"]]
+    rows["rank"] = rank_by_direction(rows) if len(rows) else pd.Series(dtype="Int64")
+    keys = ["task", "model", "scorer", "metric"]
+    if intervals is not None and len(intervals):
+        shown = [c for c in ("ci_low", "ci_high", "rank_low", "rank_high", "warning") if c in intervals.columns]
+        rows = rows.merge(intervals[[*keys, *shown]], on=keys, how="left")
+    extra = [row for report in reports for row in _ppi_rows(report, by_task)]
+    beside: dict[tuple[object, ...], list[dict[str, object]]] = {}
+    for row in extra:
+        beside.setdefault(tuple(row[k] for k in keys), []).append(row)
+    ordered: list[dict[str, object]] = []
+    for row in rows.to_dict("records"):
+        ordered.append(row)
+        ordered.extend(beside.pop(tuple(row[k] for k in keys), []))
+    ordered.extend(row for left in beside.values() for row in left)
+    result = pd.DataFrame(ordered, columns=list(ESTIMATOR_COLUMNS))
+    for column in ("n", "n_missing", "n_undefined", "rank", "rank_low", "rank_high", "n_audit", "n_decided",
+                   "n_pending", "n_skipped", "n_unusable"):
+        result[column] = pd.to_numeric(result[column], errors="coerce").astype("Int64")
+    return result
+
+
+def estimator_signature_fields(reports: Sequence[PPIReport]) -> dict[str, str]:
+    """The signature's fields for a table with these audits' PPI rows: ``estimator`` (``judge`` alone, or
+    ``judge+ppi++``) and each :meth:`PPIReport.signature_fields` value, those of several audits joined with ``+``
+    in the audits' order (the confidence level once when they share it)."""
+    if not reports:
+        return {"estimator": ESTIMATOR_JUDGE}
+    fields: dict[str, list[str]] = {}
+    for report in reports:
+        for key, value in report.signature_fields().items():
+            if key != "estimator" and not (key == "confidence" and value in fields.get(key, [])):
+                fields.setdefault(key, []).append(value)
+    return {"estimator": f"{ESTIMATOR_JUDGE}+{ESTIMATOR}", **{k: "+".join(v) for k, v in fields.items()}}

@@ -9,10 +9,12 @@ that reads ratings (metrics --ratings, agreement, panels, stability --dimension)
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -344,6 +346,35 @@ JUDGED: dict[str, str | bytes] = {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings(
 # A judge config with one LLM judge 'a'; the cases add one setting.
 JUDGE = '[judges.a]\nbase_url = "https://api.example.org/v1"\nmodel = "m"\n'
 
+
+def _store_with_a_damaged_design() -> bytes:
+    """A SQLite override store holding an audit design of GOOD_OUTPUTS (data set ``out.csv``) whose drawn output was
+    changed after it was stored: its digest no longer matches its rows."""
+    import sqlite3
+    import tempfile
+
+    from empathy.audit import draw_audit
+    from empathy.labels.audits import save_design
+    from empathy.labels.sqlite import OverrideStore
+
+    outputs = pd.DataFrame({"item_id": ["1", "2"], "model": ["a", "a"], "task": ["news", "news"]})
+    ratings = pd.DataFrame({"item_id": ["1", "2"], "model": "a", "rater": "j", "dimension": "ca", "value": [1.0, 0.0]})
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "store.sqlite"
+        save_design(OverrideStore(path), "out.csv",
+                    draw_audit(outputs, ratings, judge="j", dimension="ca", per_model=1, seed=0))
+        connection = sqlite3.connect(path)
+        connection.execute("UPDATE audit_design_outputs SET item_id = CASE item_id WHEN '1' THEN '2' ELSE '1' END")
+        connection.commit()
+        connection.execute("PRAGMA journal_mode=DELETE")  # everything in the one file
+        connection.close()
+        return path.read_bytes()
+
+
+DAMAGED_DESIGN = _store_with_a_damaged_design()
+AUDITED: dict[str, str | bytes] = {"out.csv": GOOD_OUTPUTS, "r.csv": _ratings("1,a,j,ca,1,llm", "2,a,j,ca,0,llm")}
+_DRAW = ["audit", "draw", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv"]
+
 # --- options and other commands: (id, {file: content}, args, expected fragments) ----------------------------
 OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
     # --scheduler (issue 13): checked while parsing the options, or before a cluster starts
@@ -386,6 +417,40 @@ OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
     ("store-migrate-bad-rename", {}, ["store", "migrate", "{tmp}/a.sqlite", "{tmp}/b.sqlite", "--rename", "x"],
      ["--rename", "OLD=NEW"]),
     ("store-info-missing", {}, ["store", "info", "{tmp}/none.sqlite"], ["none.sqlite", "no such store"]),
+    # a random audit (issue 23)
+    ("audit-unknown-judge", AUDITED, [*_DRAW, "--judge", "nobody", "--dimension", "ca", "--per-model", "1",
+                                      "--seed", "0"], ["judge 'nobody' has no ratings", "raters are 'j'"]),
+    ("audit-unknown-dimension", AUDITED, [*_DRAW, "--judge", "j", "--dimension", "e_gen", "--per-model", "1",
+                                          "--seed", "0"], ["'j' did not rate dimension 'e_gen'", "it rated 'ca'"]),
+    ("audit-larger-than-the-data", AUDITED, [*_DRAW, "--judge", "j", "--dimension", "ca", "--per-model", "3",
+                                             "--seed", "0"], ["larger than the data", "model 'a' has 2 output(s)"]),
+    ("audit-larger-than-a-task", AUDITED, [*_DRAW, "--judge", "j", "--dimension", "ca", "--per-model", "3",
+                                           "--seed", "0", "--stratify-by-task"], ["model 'a' in task 'news'"]),
+    ("audit-per-model-zero", AUDITED, [*_DRAW, "--judge", "j", "--dimension", "ca", "--per-model", "0", "--seed", "0"],
+     ["--per-model", "at least 1"]),
+    ("audit-seed-beyond-64-bits", AUDITED, [*_DRAW, "--judge", "j", "--dimension", "ca", "--per-model", "1",
+                                            "--seed", str(2 ** 63)], ["--seed", "out of range"]),
+    ("audit-show-damaged-design", {**AUDITED, "store.sqlite": DAMAGED_DESIGN},
+     ["audit", "show", "{tmp}/out.csv", "--store", "{tmp}/store.sqlite"],
+     ["store.sqlite", "damaged audit design", "does not match its rows"]),
+    ("metrics-store-damaged-design", {**AUDITED, "store.sqlite": DAMAGED_DESIGN},
+     ["metrics", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--store", "{tmp}/store.sqlite", "--no-ld"],
+     ["store.sqlite", "damaged audit design", "does not match its rows"]),
+    ("audit-estimate-damaged-design", {**AUDITED, "store.sqlite": DAMAGED_DESIGN},
+     ["audit", "estimate", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--store", "{tmp}/store.sqlite"],
+     ["store.sqlite", "damaged audit design"]),
+    ("audit-unknown-digest", {**AUDITED, "store.sqlite": DAMAGED_DESIGN},
+     ["audit", "estimate", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--store", "{tmp}/store.sqlite", "--audit",
+      "ffffffff"], ["no audit design 'ffffffff' in data set 'out.csv'"]),
+    ("audit-list-missing-store", AUDITED, ["audit", "list", "{tmp}/out.csv", "--store", "{tmp}/none.sqlite"],
+     ["none.sqlite", "no such store"]),
+    ("audit-estimate-without-design", {**AUDITED, "store.sqlite": b""},
+     ["audit", "budget", "{tmp}/out.csv", "--ratings", "{tmp}/r.csv", "--store", "{tmp}/store.sqlite"],
+     ["store.sqlite", "empty (0 bytes)"]),
+    ("metrics-audit-without-store", AUDITED, ["metrics", "{tmp}/out.csv", "--audit", "abcdef"],
+     ["--audit needs --store"]),
+    ("metrics-resamples-million", AUDITED, ["metrics", "{tmp}/out.csv", "--resamples", "1000000"],
+     ["--resamples", "100,000"]),
     ("store-unparseable-url", {}, ["store", "info", "postgresql://ann:pw99@[bad"], ["postgresql://ann:***@[bad"]),
 
     ("fragility-no-ratings", {"out.csv": GOOD_OUTPUTS}, ["fragility", "{tmp}/out.csv"],
@@ -610,6 +675,11 @@ def _check(code: int, out: str, err: str, fragments: list[str]) -> None:
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch, tmp_path):
+    # Collect what earlier tests of this worker left behind (an idle PostgreSQL connection of a store test, say)
+    # now, quietly: collected during a case, its ResourceWarning would fail the case under filterwarnings("error").
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
     monkeypatch.delenv("EMPATHY_JUDGES_CONFIG", raising=False)
     monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)  # no ./judges.toml from the repository

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -151,3 +152,20 @@ def test_slices_override_rate_and_ledger_humans(files, capsys) -> None:
     # each other and g disagrees with both (|g - 0| = 1 on 4; |0 - 1| = 1 on 5); on 6 all say 1.
     payload = _json(capsys, [*base, "--outcome", "judge_human"])
     assert payload["n_units"] == 6 and payload["n_events"] == 2
+
+
+def test_slices_are_exact_by_default_and_monte_carlo_on_request(files, capsys) -> None:
+    base = ["slices", str(files / "out.csv"), "--ratings", str(files / "r.csv"), "--dimension", "ca", "--feature",
+            "task", "--permutations", "5", "--min-units", "1"]
+    # task a: 15 arrangements, more than 5 permutations: exact only through its null distribution (Fisher)
+    rows = {r["slice"]: r for r in _json(capsys, [*base, "--format", "json"])["slices"]}
+    assert (rows["a"]["p_method"], rows["a"]["p_se"]) == ("exact", None)
+    assert rows["a"]["p_value"] == pytest.approx(7 / 15)
+    carlo = {r["slice"]: r for r in _json(capsys, [*base, "--format", "json", "--monte-carlo"])["slices"]}
+    p = carlo["a"]["p_value"]
+    assert carlo["a"]["p_method"] == "monte-carlo" and carlo["a"]["p_se"] == pytest.approx(math.sqrt(p * (1 - p) / 5))
+    assert main(base) == 0
+    assert "p-values: 2 of 2 exact" in capsys.readouterr().out
+    assert main([*base, "--monte-carlo"]) == 0
+    out = capsys.readouterr().out
+    assert "p-values: 0 of 2 exact; 2 by Monte Carlo over 5 permutations (standard error in p_se, at most" in out

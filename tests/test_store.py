@@ -246,7 +246,8 @@ def test_export_import_round_trip(tmp_path, store, suffix):
     else:
         first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
         assert set(first) == {"dataset_id", "item_id", "model", "rater", "dimension", "value", "annotator",
-                              "role", "updated_at", "reason", "text_hash", "judge_value", "judge_signature"}
+                              "role", "updated_at", "reason", "text_hash", "judge_value", "judge_signature",
+                              "audit_design", "audit_position"}
     other = OverrideStore(tmp_path / "other.sqlite")
     assert import_ledger(other, path) == len(EVIL) + 1
     before = _effective(store, DS).drop(columns=["updated_at"])

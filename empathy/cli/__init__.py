@@ -9,6 +9,7 @@ One module per command group, each with ``register(subparsers)`` and handlers th
 * :mod:`empathy.cli.datasets`: ``import``;
 * :mod:`empathy.cli.slices`: ``slices``, ``calibration`` (why judges and humans disagree);
 * :mod:`empathy.cli.store`: ``store info``, ``store migrate`` (the override store, SQLite or PostgreSQL);
+* :mod:`empathy.cli.audit`: ``audit draw``, ``list``, ``show``, ``estimate``, ``budget`` (a random audit of a judge);
 * :mod:`empathy.cli.distancing`: ``distancing`` (also ``python -m empathy.distancing``);
 * :mod:`empathy.cli.fragility`: ``fragility``;
 * :mod:`empathy.cli.common`: exit codes and the error-to-exit-code mapping, output formats (JSON exact; table and
@@ -30,11 +31,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from empathy import __version__
-from empathy.cli import agreement, datasets, distancing, fragility, judges, metrics, slices, stability, store
+from empathy.cli import agreement, audit, datasets, distancing, fragility, judges, metrics, slices, stability, store
 from empathy.cli.common import Parser
 
 #: The command groups in the order ``--help`` lists them.
-COMMAND_GROUPS = (metrics, agreement, distancing, judges, datasets, stability, slices, fragility, store)
+COMMAND_GROUPS = (metrics, agreement, distancing, judges, datasets, stability, slices, fragility, store, audit)
 
 
 def build_parser() -> Parser:

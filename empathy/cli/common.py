@@ -206,6 +206,10 @@ def _print_frame(frame: pd.DataFrame) -> None:
     shown = frame.copy()
     for column in shown.columns:
         values = shown[column]
+        if isinstance(values.dtype, pd.Int64Dtype):
+            # whole numbers (ranks, counts) stay whole; pandas would print a gap as <NA>
+            shown[column] = values.astype(object).where(values.notna(), NA_REP)
+            continue
         if values.dtype == object and values.map(lambda v: v is None or isinstance(v, float | int)).all():
             shown[column] = values.astype(float)  # None where undefined prints '-' like every other gap
         elif not (pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype)):

@@ -65,8 +65,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="values this far apart disagree (default: 0.5 for labels, 1 for whole-number "
                              "scales, a fifth of the range for scores)")
     slices.add_argument("--permutations", type=bounded_int(1, MAX_RESAMPLES), default=1000, metavar="N",
-                        help=f"permutations per feature (exact when a slice has at most N arrangements); at "
-                             f"most {MAX_RESAMPLES:,}")
+                        help=f"permutations per feature where no exact p-value is computable (exact when a slice "
+                             f"has at most N arrangements); at most {MAX_RESAMPLES:,}")
+    slices.add_argument("--monte-carlo", action="store_true",
+                        help="skip the exact null distributions (by default every p-value that can be computed "
+                             "exactly is; the others are Monte Carlo, with their standard error in p_se)")
     slices.add_argument("--per-judge", action="store_true", help="map every judge on its own as well as pooled")
     slices.add_argument("--top", type=bounded_int(1), default=10, help="ranked slices to list (default 10)")
     slices.add_argument("--min-units", type=bounded_int(1), default=5,
@@ -204,7 +207,7 @@ def run_slices(args: argparse.Namespace) -> int:  # noqa: C901 - one flat sequen
     features = sl.output_features(outputs, ratings, *parts)
     result = sl.slice_map(features, events, outcome=args.outcome, dimension=args.dimension, feature_names=chosen,
                           bins=args.bins, thresholds=cuts, n_permutations=args.permutations, seed=args.seed,
-                          per_judge=args.per_judge, threshold=threshold)
+                          per_judge=args.per_judge, threshold=threshold, exact=not args.monte_carlo)
     ranked = sl.ranked_slices(result.table, top=args.top, min_units=args.min_units)
     signature = _signature(ratings, args.seed, {**extra, **result.signature_fields()}, distancing)
     if result.holm_floor >= 0.05:
@@ -224,8 +227,19 @@ def run_slices(args: argparse.Namespace) -> int:  # noqa: C901 - one flat sequen
     print(f"{int(events['event'].sum())} of {len(events)} units disagree "
           f"({args.outcome}, {args.dimension}); the slices that depart most from the whole:")
     print_table(ranked.drop(columns=["outcome", "dimension", "outputs", "low", "high"]))
+    print(_p_note(result.table, args.permutations))
     print_signature(signature)
     return 0
+
+
+def _p_note(table: pd.DataFrame, permutations: int) -> str:
+    """How the map's p-values were computed: how many exactly, how many by Monte Carlo and its largest error."""
+    carlo = table[table["p_method"] == "monte-carlo"]
+    line = f"\np-values: {len(table) - len(carlo)} of {len(table)} exact"
+    if len(carlo):
+        line += (f"; {len(carlo)} by Monte Carlo over {permutations:,} permutations (standard error in p_se, at "
+                 f"most {float(carlo['p_se'].max()):.3f})")
+    return line
 
 
 def _json_keys(frame: pd.DataFrame) -> pd.DataFrame:

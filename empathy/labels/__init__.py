@@ -1,7 +1,8 @@
 """Human labels: the override store (two backends), its transfer, the label rules and the ledger.
 
-Modules, lowest first (each imports only those above it in this list, and the core and data layers:
-``empathy.vocabulary``, ``empathy.metrics``, ``empathy.escaping``, ``empathy.sqlite_wal``, ``empathy.io``):
+Modules, lowest first (each imports only those above it in this list, :mod:`empathy.audit` (a random audit's
+design, of this layer), and the core and data layers: ``empathy.vocabulary``, ``empathy.metrics``,
+``empathy.escaping``, ``empathy.sqlite_wal``, ``empathy.io``):
 
 ``schema``
     the tables: column tuples, the DDL of both backends, :data:`~empathy.labels.schema.SCHEMA_VERSION` and its
@@ -28,12 +29,15 @@ Modules, lowest first (each imports only those above it in this list, and the co
     imports both, so choosing one needs no import cycle).
 ``exhibit_list``
     the outputs pinned for a demo, per data set, in order (functions over a store).
+``audits``
+    random audits in the store (:mod:`empathy.audit`'s designs saved, listed and loaded, ``audit_mark`` for a
+    decision made in audit order, ``audit_decisions``: a design's audit labels under a label rule).
 ``queue_state``
     the team's queue state in the store: skips, assignments (a balanced design with an overlap quota) and
     per-annotator progress (functions over a store).
 ``transfer``
     the ledger as JSONL/CSV (export, read, import) and copying a whole store (``store_rows``, ``queue_rows``,
-    ``restore``, ``migrate_store``).
+    ``restore``, ``migrate_store``), audit designs and marks included.
 ``relocation``
     moving the uploads' store that earlier versions left in the working directory to its place, with a message.
 ``rules``

@@ -62,6 +62,8 @@ MAX_IDLE = 4
 CONNECT_TIMEOUT_S = 10
 
 _PLACEHOLDER = re.compile(r"\?")
+# an insert into the audit trail (not into audit_designs or audit_design_outputs): its id is the lastrowid
+_AUDIT_INSERT = re.compile(r"\s*INSERT\s+INTO\s+audit\b", re.IGNORECASE)
 _URL_CREDENTIALS = re.compile(r"(://[^:/@\s\"']*:)[^@\s\"']*@")
 _PASSWORD_PARAMETER = re.compile(r"(password\s*=\s*)[^&\s\"']+", re.IGNORECASE)
 
@@ -104,7 +106,7 @@ class _Connection:
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> _Cursor:
         statement = _PLACEHOLDER.sub("%s", sql)
-        if statement.lstrip().upper().startswith("INSERT INTO AUDIT") and "RETURNING" not in statement.upper():
+        if _AUDIT_INSERT.match(statement) and "RETURNING" not in statement.upper():
             cursor = self.raw.execute(statement + " RETURNING id", tuple(params))
             return _Cursor(cursor, int(cursor.fetchone()[0]))
         return _Cursor(self.raw.execute(statement, tuple(params)))

@@ -35,7 +35,10 @@ class Change:
     ``text_hash`` is :func:`text_hash` of the output the annotator read (``""``: unknown, which
     :func:`empathy.labels.ledger.ledger_status` treats as stale); ``judge_value`` and ``judge_signature`` are
     the judge's rating it replaces (``None`` / ``""`` when the judge did not rate it).
-    :func:`empathy.labels.rules.make_changes` fills all three from the data.
+    :func:`empathy.labels.rules.make_changes` fills all three from the data. ``audit_design`` and
+    ``audit_position`` mark an audit decision (:class:`AuditMark`: the design's digest and the output's position
+    in audit order; ``""`` and ``None`` for any other decision); set them through
+    :meth:`empathy.labels.sqlite.OverrideStore.set_overrides`' ``audit`` parameter, which checks them.
     """
 
     item_id: str
@@ -47,6 +50,44 @@ class Change:
     text_hash: str = ""
     judge_value: float | None = None
     judge_signature: str = ""
+    audit_design: str = ""
+    audit_position: int | None = None
+
+
+@dataclass(frozen=True)
+class AuditMark:
+    """That a decision was made on a drawn output of a random audit, in audit order.
+
+    ``design`` is the design's full digest (:attr:`empathy.audit.AuditDesign.digest`, 64 hex digits) and
+    ``position`` the output's place in audit order (0, 1, ...); :func:`empathy.labels.audits.audit_mark` builds
+    one from a design and an output. Only decisions carrying a mark feed the audit's estimators: decisions made
+    from the disagreement-first or the by-influence queue never do.
+    """
+
+    design: str
+    position: int
+
+    def __post_init__(self) -> None:
+        check_audit_mark(self.design, self.position)
+
+
+def check_audit_mark(design: object, position: object) -> None:
+    """Check an audit mark's two fields: both empty (``""``, ``None``) or a 64-hex digest and a position >= 0.
+
+    Raises ``TypeError``/``ValueError`` naming the field.
+    """
+    if not isinstance(design, str):
+        raise TypeError(f"audit_design must be a string, got {type(design).__name__}")
+    if design == "":
+        if position is not None:
+            raise ValueError(f"audit_position {position!r} given without an audit design")
+        return
+    if len(design) != 64 or any(c not in "0123456789abcdef" for c in design):
+        raise ValueError(f"audit_design must be a design's full digest (64 lowercase hex digits), got {design!r}")
+    if isinstance(position, bool) or not isinstance(position, int | np.integer):
+        raise TypeError(f"audit_position must be a whole number, got {position!r}")
+    if position < 0:
+        raise ValueError(f"audit_position must be at least 0, got {position}")
 
 
 def validate_value(dimension: str, value: object) -> float:

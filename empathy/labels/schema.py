@@ -27,6 +27,13 @@ backends (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's advisory lock), so ``seq`` 
 changes were committed whatever the writers' clocks say. "Latest" (the ``latest`` label rule, the value a
 change replaced, undo) means the highest ``seq``; ``updated_at``/``at`` are the writer's clock, kept as a record
 only (a decision frame without ``seq``, built by hand, falls back to them).
+``audit_designs`` and ``audit_design_outputs``
+    random audits (:mod:`empathy.audit`, :mod:`empathy.labels.audits`): one header row per (data set, design
+    digest) with every field of :meth:`empathy.audit.AuditDesign.to_rows`, and the drawn outputs in audit
+    order with their inclusion probabilities (added in version 5). ``overrides`` and ``audit`` gained
+    ``audit_design`` and ``audit_position`` then: a decision made on a drawn output in audit order carries the
+    design's digest and the output's position (``''`` and ``NULL`` otherwise), so that only such decisions feed
+    the audit's estimators.
 
 A new table or column: raise :data:`SCHEMA_VERSION` and add one step to :data:`SCHEMA_UPGRADES` with a script
 for each backend; both backends apply the steps in their opening transaction.
@@ -36,7 +43,7 @@ from __future__ import annotations
 
 #: Version of the store's tables; version 1 files are migrated on open. Raising it: add the step to
 #: :data:`SCHEMA_UPGRADES`.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: The version the base schemas (:data:`SQLITE_SCHEMA`, :data:`POSTGRES_SCHEMA`) create.
 BASE_VERSION = 2
 
@@ -44,11 +51,14 @@ BASE_VERSION = 2
 KEY_COLUMNS: tuple[str, ...] = ("item_id", "model", "rater", "dimension")
 #: Who decided: an annotator's own decision or an adjudicator's resolution of a disagreement.
 ROLES: tuple[str, ...] = ("annotator", "adjudicator")
+#: What marks a decision as an audit decision: the design's digest (``''``: none) and the output's position in
+#: audit order (``NULL``: none); on ``overrides`` and ``audit`` (version 5).
+AUDIT_MARK_COLUMNS: tuple[str, ...] = ("audit_design", "audit_position")
 #: The columns of one decision (a row of ``overrides`` without its data set).
 DECISION_COLUMNS: tuple[str, ...] = (*KEY_COLUMNS, "value", "annotator", "role", "updated_at", "reason",
-                                     "text_hash", "judge_value", "judge_signature")
-#: A row of an exported ledger (JSONL/CSV): a decision and its data set. The file lists decisions in commit
-#: order, so an import keeps which decision came last without carrying the store's numbers.
+                                     "text_hash", "judge_value", "judge_signature", *AUDIT_MARK_COLUMNS)
+#: A row of an exported ledger (JSONL/CSV): a decision, its audit mark and its data set. The file lists decisions
+#: in commit order, so an import keeps which decision came last without carrying the store's numbers.
 LEDGER_COLUMNS: tuple[str, ...] = ("dataset_id", *DECISION_COLUMNS)
 #: The store's commit order (see the module docstring).
 ORDER_COLUMN = "seq"
@@ -59,7 +69,7 @@ OVERRIDE_ROW_COLUMNS: tuple[str, ...] = (*LEDGER_COLUMNS, ORDER_COLUMN)
 #: A row of ``audit``.
 AUDIT_COLUMNS: tuple[str, ...] = ("id", "batch", "dataset_id", *KEY_COLUMNS, "annotator", "role", "at",
                                   "old_value", "new_value", "reason", "action", "undone_by", "text_hash", "prior",
-                                  ORDER_COLUMN)
+                                  ORDER_COLUMN, *AUDIT_MARK_COLUMNS)
 #: A row of ``skips``: an annotator set an output aside on one dimension (``seq``: the data set's skip order).
 SKIP_COLUMNS: tuple[str, ...] = ("dataset_id", "dimension", "annotator", "item_id", "model", "reason", "at",
                                  ORDER_COLUMN)
@@ -69,6 +79,13 @@ ASSIGNMENT_COLUMNS: tuple[str, ...] = ("dataset_id", "annotator", "item_id", "mo
                                        "design", "seed", "k", "overlap", "assigned_by", "at")
 #: A row of ``exhibits`` without its data set.
 EXHIBIT_COLUMNS: tuple[str, ...] = ("item_id", "model", "position", "note", "annotator", "updated_at")
+#: A row of ``audit_designs`` without its data set: :data:`empathy.audit.HEADER_FIELDS` (a test keeps them
+#: equal; this module imports nothing) and who stored the design when.
+DESIGN_COLUMNS: tuple[str, ...] = ("format", "digest", "seed", "judge", "dimension", "per_model", "stratify_by_task",
+                                   "frame_digest", "n_frame", "n_drawn", "annotator", "created_at")
+#: A row of ``audit_design_outputs`` without its data set and design: :data:`empathy.audit.OUTPUT_FIELDS`.
+DESIGN_OUTPUT_COLUMNS: tuple[str, ...] = ("position", "item_id", "model", "task", "stratum_size", "stratum_drawn",
+                                          "inclusion")
 #: What an audit row records.
 ACTIONS: frozenset[str] = frozenset({"set", "undo", "import", "adjudicate", "confirm", "migrate"})
 #: Actions that :meth:`empathy.labels.sqlite.OverrideStore.undo_last` can undo.
@@ -77,7 +94,9 @@ UNDOABLE: tuple[str, ...] = ("set", "import", "adjudicate")
 EXPECTED_COLUMNS: dict[str, frozenset[str]] = {
     "overrides": frozenset(OVERRIDE_ROW_COLUMNS), "audit": frozenset(AUDIT_COLUMNS),
     "exhibits": frozenset({"dataset_id", *EXHIBIT_COLUMNS}), "skips": frozenset(SKIP_COLUMNS),
-    "assignments": frozenset(ASSIGNMENT_COLUMNS)}
+    "assignments": frozenset(ASSIGNMENT_COLUMNS),
+    "audit_designs": frozenset({"dataset_id", *DESIGN_COLUMNS}),
+    "audit_design_outputs": frozenset({"dataset_id", "digest", *DESIGN_OUTPUT_COLUMNS})}
 
 # Version 3: the exhibit list (plain portable SQL: no INSERT OR REPLACE, positions renumbered by UPDATE).
 EXHIBITS_SCHEMA = """
@@ -139,6 +158,56 @@ CREATE TABLE assignments (
 CREATE INDEX assignments_output ON assignments (dataset_id, item_id, model)
 """
 
+
+def _audit_designs_schema(key: str, real: str, big: str, add: str) -> str:
+    """Version 5 on one backend: the audit design tables and the audit mark of decisions and audit rows.
+
+    ``key`` is the type of a sorted text key, ``real`` of a float, ``big`` of a seed (64-bit), ``add`` the
+    backend's ``ADD COLUMN`` (PostgreSQL's skips a column that exists; SQLite has no such clause, and
+    :func:`empathy.labels.sqlite.open_sqlite_schema` skips those statements itself). Booleans are 0/1 integers on
+    both backends (:meth:`empathy.audit.AuditDesign.from_rows` reads them back).
+    """
+    return f"""
+ALTER TABLE overrides {add} audit_design TEXT NOT NULL DEFAULT '';
+ALTER TABLE overrides {add} audit_position INTEGER;
+ALTER TABLE audit {add} audit_design TEXT NOT NULL DEFAULT '';
+ALTER TABLE audit {add} audit_position INTEGER;
+CREATE TABLE IF NOT EXISTS audit_designs (
+    dataset_id       {key},
+    digest           {key},
+    format           INTEGER NOT NULL,
+    seed             {big} NOT NULL,
+    judge            TEXT NOT NULL,
+    dimension        TEXT NOT NULL,
+    per_model        INTEGER NOT NULL,
+    stratify_by_task INTEGER NOT NULL,
+    frame_digest     TEXT NOT NULL,
+    n_frame          INTEGER NOT NULL,
+    n_drawn          INTEGER NOT NULL,
+    annotator        TEXT NOT NULL DEFAULT '',
+    created_at       TEXT NOT NULL,
+    PRIMARY KEY (dataset_id, digest)
+);
+CREATE TABLE IF NOT EXISTS audit_design_outputs (
+    dataset_id    {key},
+    digest        {key},
+    position      INTEGER NOT NULL,
+    item_id       TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    task          TEXT NOT NULL,
+    stratum_size  INTEGER NOT NULL,
+    stratum_drawn INTEGER NOT NULL,
+    inclusion     {real} NOT NULL,
+    PRIMARY KEY (dataset_id, digest, position)
+);
+"""
+
+
+#: Version 5 (the random audit, issue 23) on each backend.
+AUDIT_DESIGNS_SQLITE = _audit_designs_schema("TEXT NOT NULL", "REAL", "INTEGER", "ADD COLUMN")
+AUDIT_DESIGNS_POSTGRES = _audit_designs_schema('TEXT COLLATE "C" NOT NULL', "DOUBLE PRECISION", "BIGINT",
+                                               "ADD COLUMN IF NOT EXISTS")
+
 #: Upgrade steps after the base schema: ``{from_version: {"sqlite": script, "postgresql": script}}``, applied in
 #: order in the opening transaction until :data:`SCHEMA_VERSION` (a new table, e.g. pinned exhibits, is one
 #: entry here with its ``CREATE TABLE`` for each backend). Scripts hold no ``;`` inside strings.
@@ -147,6 +216,7 @@ SCHEMA_UPGRADES: dict[int, dict[str, str]] = {
     3: {"sqlite": ORDER_UPGRADE.format(integer="INTEGER", key="TEXT NOT NULL", real="REAL"),
         "postgresql": ORDER_UPGRADE.format(integer="BIGINT", key='TEXT COLLATE "C" NOT NULL',
                                            real="DOUBLE PRECISION")},
+    4: {"sqlite": AUDIT_DESIGNS_SQLITE, "postgresql": AUDIT_DESIGNS_POSTGRES},
 }
 
 # The base schema (version 2) on SQLite.

@@ -23,6 +23,7 @@ and :meth:`OverrideStore.fetch` (:mod:`empathy.labels.transfer`, :mod:`empathy.l
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import stat
 import tempfile
@@ -31,15 +32,25 @@ import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 from empathy.labels.locations import StoreError, is_server_location
-from empathy.labels.records import Change, check_text, optional_float, utc_now, validate_value
+from empathy.labels.records import (
+    AuditMark,
+    Change,
+    check_audit_mark,
+    check_text,
+    optional_float,
+    utc_now,
+    validate_value,
+)
 from empathy.labels.roles import Roles
 from empathy.labels.schema import (
     AUDIT_COLUMNS,
+    AUDIT_MARK_COLUMNS,
     BASE_VERSION,
     KEY_COLUMNS,
     MIGRATE_V1,
@@ -66,6 +77,11 @@ _KEY_WHERE = "dataset_id=? AND item_id=? AND model=? AND rater=? AND dimension=?
 _ROW_WHERE = f"{_KEY_WHERE} AND annotator=? AND role=?"
 _AUDIT_INSERT = ("INSERT INTO audit (batch, dataset_id, item_id, model, rater, dimension, annotator, role, at,"
                  " old_value, new_value, reason, action, text_hash, prior, seq) VALUES ")
+# A change that sets a value also records its audit mark (an audit decision's design and position, or none).
+_MARKED_INSERT = ("INSERT INTO audit (batch, dataset_id, item_id, model, rater, dimension, annotator, role, at,"
+                  " old_value, new_value, reason, action, text_hash, prior, seq, audit_design, audit_position) VALUES ")
+#: Actions whose audit rows set a decision's value (and so its audit mark).
+_SETTING_ACTIONS = "('set', 'import', 'adjudicate', 'undo', 'migrate')"
 #: Mode of a store file this package creates (its ``-wal``/``-shm`` companions take the same).
 STORE_FILE_MODE = 0o600
 #: ``read_only`` of :class:`OverrideStore`: open for writing (a read-only file is an error), for reading only, or
@@ -270,7 +286,7 @@ class OverrideStore:
     # ---------------------------------------------------------------------------------------- writing
 
     def write_batch(self, groups: Mapping[tuple[str, str, str], Sequence[Change]]
-                    | Sequence[tuple[tuple[str, str, str], Change]], *, action: str) -> int:
+                    | Sequence[tuple[tuple[str, str, str], Change]], *, action: str, check_audit: bool = True) -> int:
         """Record decisions of one or more ``(dataset_id, annotator, role)`` in one transaction and one undo
         batch; return the batch number.
 
@@ -280,7 +296,12 @@ class OverrideStore:
         annotator's decision on the same rating is never replaced. Values are checked against their dimension's
         range first, and with roles each annotator's right to decide (or adjudicate); the changes' other fields
         are written as given (:meth:`set_overrides` cleans a page's input;
-        :func:`empathy.labels.transfer.import_ledger` reads a file's).
+        :func:`empathy.labels.transfer.import_ledger` reads a file's). A change marked as an audit decision
+        (``audit_design``, ``audit_position``) is checked, in the same transaction, against the stored design with
+        ``check_audit``: the design must be stored for the data set, audit the change's dimension and hold the
+        change's output at that position (``ValueError`` naming what differs; nothing is written). An imported
+        ledger is written without that check (its designs may not be in this store); the estimators read only
+        marks that match a design.
         """
         if action not in BATCH_ACTIONS:
             raise ValueError(f"action must be 'set', 'import' or 'adjudicate', got {action!r}")
@@ -292,10 +313,17 @@ class OverrideStore:
             if role not in ROLES:
                 raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
             validate_value(change.dimension, change.value)
+            check_audit_mark(change.audit_design, change.audit_position)
         for annotator, role in dict.fromkeys((annotator, role) for (_, annotator, role), _ in pairs):
             self.require(annotator, "adjudicate" if role == "adjudicator" else "decide")
         at = utc_now()
         with self.transaction() as connection:
+            if check_audit:
+                by_dataset: dict[str, list[Change]] = {}
+                for (dataset, _, _), change in pairs:
+                    by_dataset.setdefault(dataset, []).append(change)
+                for dataset, changes in by_dataset.items():
+                    _check_marks(connection, dataset, changes)
             batch = _next_batch(connection)
             seq = next_seq(connection)
             for offset, ((dataset, annotator, role), change) in enumerate(pairs):
@@ -314,12 +342,19 @@ class OverrideStore:
                                                       judge_value, judge_signature)], annotator=annotator)
 
     def set_overrides(self, dataset_id: str, changes: Sequence[Change], *, annotator: str,
-                      action: str = "set", role: str = "annotator") -> int:
+                      action: str = "set", role: str = "annotator", audit: AuditMark | None = None) -> int:
         """Record several decisions of one annotator in one transaction and one undo batch; return the batch.
 
         Each annotator keeps their own row per rating: another annotator's decision on the same rating is
         never replaced. ``role="adjudicator"`` (action ``adjudicate``) records the resolution of a
         disagreement, see :meth:`adjudicate`.
+
+        ``audit`` marks the changes as an audit decision: made on the drawn output at ``audit.position`` of the
+        stored design ``audit.design`` while deciding in audit order
+        (:func:`empathy.labels.audits.audit_mark` builds it). Every change must then be on that output and the
+        design's dimension (checked against the stored design in the write's transaction: ``ValueError``,
+        nothing written). Leave it ``None`` for decisions made from any other queue: those never feed the
+        audit's estimators, and they clear the mark of the annotator's earlier decision on the same rating.
         """
         check_text("dataset_id", dataset_id)
         check_text("annotator", annotator)
@@ -327,9 +362,14 @@ class OverrideStore:
             raise ValueError(f"action must be 'set', 'import' or 'adjudicate', got {action!r}")
         if role not in ROLES:
             raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        if audit is not None and not isinstance(audit, AuditMark):
+            raise TypeError(f"audit must be an AuditMark or None, got {type(audit).__name__}")
         checked = _validated(changes)
         if not checked:
             raise ValueError("set_overrides: no changes given")
+        if audit is not None:
+            checked = [replace(change, audit_design=audit.design, audit_position=int(audit.position))
+                       for change in checked]
         return self.write_batch({(dataset_id, annotator, role): checked}, action=action)
 
     def adjudicate(self, dataset_id: str, changes: Sequence[Change], *, annotator: str) -> int:
@@ -496,6 +536,7 @@ class OverrideStore:
         frame["value"] = frame["value"].astype(float)
         frame["judge_value"] = pd.to_numeric(frame["judge_value"], errors="coerce").astype(float)
         frame[ORDER_COLUMN] = frame[ORDER_COLUMN].astype("int64")
+        frame["audit_position"] = _positions(frame["audit_position"])
         return frame
 
     def audit(self, dataset_id: str | None = None) -> pd.DataFrame:
@@ -505,6 +546,7 @@ class OverrideStore:
         frame = self._read(f"SELECT {', '.join(columns)} FROM audit {where} ORDER BY seq, id", params, columns)
         for column in ("old_value", "new_value"):
             frame[column] = frame[column].astype(float)
+        frame["audit_position"] = _positions(frame["audit_position"])
         return frame
 
     def count(self, dataset_id: str) -> int:
@@ -541,10 +583,43 @@ def _validated(changes: Iterable[Change]) -> list[Change]:
             if not isinstance(getattr(change, name), str):
                 raise TypeError(f"{name} must be a string, got {type(getattr(change, name)).__name__}")
         value = validate_value(change.dimension, change.value)
+        check_audit_mark(change.audit_design, change.audit_position)
         checked.append(Change(change.item_id, change.model, change.rater, change.dimension, value,
                               change.reason.strip(), change.text_hash, optional_float(change.judge_value),
-                              change.judge_signature))
+                              change.judge_signature, change.audit_design,
+                              None if change.audit_position is None else int(change.audit_position)))
     return checked
+
+
+def _positions(column: pd.Series) -> pd.Series:
+    """Audit positions as nullable whole numbers (``<NA>``: not an audit decision)."""
+    return pd.to_numeric(column, errors="coerce").astype("Int64")
+
+
+def _check_marks(connection: sqlite3.Connection, dataset: str, changes: Sequence[Change]) -> None:
+    """Refuse audit marks that do not match a stored design: its data set, dimension, output and position."""
+    designs: dict[str, str | None] = {}
+    for change in changes:
+        if not change.audit_design:
+            continue
+        digest = change.audit_design
+        if digest not in designs:
+            row = connection.execute("SELECT dimension FROM audit_designs WHERE dataset_id=? AND digest=?",
+                                     (dataset, digest)).fetchone()
+            designs[digest] = None if row is None else str(row[0])
+        dimension = designs[digest]
+        if dimension is None:
+            raise ValueError(f"audit design {digest[:12]} is not stored for data set {dataset!r}: save it first "
+                             "(empathy.labels.audits.save_design)")
+        if change.dimension != dimension:
+            raise ValueError(f"audit design {digest[:12]} audits {dimension!r}, not {change.dimension!r}: a decision "
+                             f"on {change.dimension!r} is not an audit decision of it")
+        found = connection.execute("SELECT item_id, model FROM audit_design_outputs WHERE dataset_id=? AND digest=? "
+                                   "AND position=?", (dataset, digest, change.audit_position)).fetchone()
+        if found is None or (str(found[0]), str(found[1])) != (change.item_id, change.model):
+            drawn = "nothing" if found is None else f"output ({found[0]!r}, {found[1]!r})"
+            raise ValueError(f"audit design {digest[:12]} holds {drawn} at position {change.audit_position}, not "
+                             f"output ({change.item_id!r}, {change.model!r})")
 
 
 def _record(connection: sqlite3.Connection, dataset: str, change: Change, annotator: str, role: str, at: str,
@@ -564,20 +639,24 @@ def _record(connection: sqlite3.Connection, dataset: str, change: Change, annota
             f"SELECT value FROM overrides WHERE {_KEY_WHERE} ORDER BY seq DESC, updated_at DESC LIMIT 1",
             row_key).fetchone()
         old = float(row[0]) if row is not None else change.judge_value
+    # the row's audit mark is that of the decision that set its value: a later decision from another queue
+    # clears it, so the audit's estimators never read a value that was not decided in audit order
     connection.execute(
         "INSERT INTO overrides (dataset_id, item_id, model, rater, dimension, annotator, role, value,"
-        " updated_at, reason, text_hash, judge_value, judge_signature, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        " updated_at, reason, text_hash, judge_value, judge_signature, seq, audit_design, audit_position)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
         " ON CONFLICT (dataset_id, item_id, model, rater, dimension, annotator, role) DO UPDATE SET"
         " value=excluded.value, updated_at=excluded.updated_at, reason=excluded.reason,"
         " text_hash=excluded.text_hash, judge_value=COALESCE(excluded.judge_value, overrides.judge_value),"
         " judge_signature=CASE WHEN excluded.judge_signature='' THEN overrides.judge_signature"
-        " ELSE excluded.judge_signature END, seq=excluded.seq",
+        " ELSE excluded.judge_signature END, seq=excluded.seq, audit_design=excluded.audit_design,"
+        " audit_position=excluded.audit_position",
         (*row_key, annotator, role, change.value, at, change.reason, change.text_hash, change.judge_value,
-         change.judge_signature, seq))
+         change.judge_signature, seq, change.audit_design, change.audit_position))
     cursor = connection.execute(
-        _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        _MARKED_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (batch, *row_key, annotator, role, at, old, change.value, change.reason, action, change.text_hash,
-         int(own is not None), seq))
+         int(own is not None), seq, change.audit_design, change.audit_position))
     return int(cursor.lastrowid)
 
 
@@ -586,23 +665,32 @@ def _undo_one(connection: sqlite3.Connection, record: dict[str, object], batch: 
     """Return one audited change's decision to the value before it, log the undo (commit order ``seq``), and link
     the two rows."""
     key = (record["dataset_id"], *(record[c] for c in KEY_COLUMNS), record["annotator"], record["role"])
-    found = connection.execute(f"SELECT value FROM overrides WHERE {_ROW_WHERE}", key).fetchone()
+    found = connection.execute(f"SELECT value, {', '.join(AUDIT_MARK_COLUMNS)} FROM overrides WHERE {_ROW_WHERE}",
+                               key).fetchone()
     current = None if found is None else float(found[0])
+    mark: tuple[object, object] = ("", None) if found is None else (found[1], found[2])
     if current is not None and record["new_value"] is not None and current == record["new_value"]:
         if not record["prior"]:
             connection.execute(f"DELETE FROM overrides WHERE {_ROW_WHERE}", key)
             restored = None
+            mark = ("", None)
         else:
-            connection.execute(f"UPDATE overrides SET value=?, updated_at=?, seq=? WHERE {_ROW_WHERE}",
-                               (record["old_value"], at, seq, *key))
+            # the value goes back to the previous change's, and so does its audit mark
+            before = connection.execute(
+                f"SELECT {', '.join(AUDIT_MARK_COLUMNS)} FROM audit WHERE {_ROW_WHERE} AND id < ? AND undone_by IS "
+                f"NULL AND action IN {_SETTING_ACTIONS} ORDER BY seq DESC, id DESC LIMIT 1",
+                (*key, record["id"])).fetchone()
+            mark = ("", None) if before is None else (before[0], before[1])
+            connection.execute(f"UPDATE overrides SET value=?, updated_at=?, seq=?, audit_design=?, audit_position=? "
+                               f"WHERE {_ROW_WHERE}", (record["old_value"], at, seq, *mark, *key))
             restored = record["old_value"]
     else:
         restored = current
     who = annotator or record["annotator"]
     cursor = connection.execute(
-        _AUDIT_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,'undo',?,?,?)",
+        _MARKED_INSERT + "(?,?,?,?,?,?,?,?,?,?,?,?,'undo',?,?,?,?,?)",
         (batch, *key, at, current, restored, f"undo of change {record['id']} by {who}", record["text_hash"],
-         int(current is not None), seq))
+         int(current is not None), seq, *mark))
     connection.execute("UPDATE audit SET undone_by=? WHERE id=?", (int(cursor.lastrowid), record["id"]))
 
 
@@ -742,8 +830,22 @@ def open_sqlite_schema(connection: sqlite3.Connection, path: Path, busy_timeout:
         _migrate_v1(connection, path, busy_timeout)
         version = BASE_VERSION
     statements = split_sql(SQLITE_SCHEMA) if version < BASE_VERSION else []
-    statements += upgrade_statements(max(version, BASE_VERSION), "sqlite")
+    statements += [s for s in upgrade_statements(max(version, BASE_VERSION), "sqlite")
+                   if not _adds_existing_column(connection, s)]
     _run_in_transaction(connection, busy_timeout, [*statements, f"PRAGMA user_version={SCHEMA_VERSION}"])
+
+
+_ADD_COLUMN = re.compile(r"^ALTER TABLE (\w+) ADD COLUMN (\w+)", re.IGNORECASE)
+
+
+def _adds_existing_column(connection: sqlite3.Connection, statement: str) -> bool:
+    """Whether ``statement`` adds a column its table already has (SQLite has no ``ADD COLUMN IF NOT EXISTS``):
+    an upgrade step then runs on a file whose version number is older than its tables."""
+    found = _ADD_COLUMN.match(statement)
+    if found is None:
+        return False
+    table, column = found.groups()
+    return column in {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
 
 
 def _migrate_v1(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:

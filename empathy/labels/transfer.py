@@ -8,9 +8,14 @@ Functions over any store (both backends):
 * :func:`read_ledger` reads either format back (unescaping CSV cells) and :func:`import_ledger` applies it as
   one undo batch, every record checked first (a bad one raises :class:`empathy.io.DataError` naming file, row
   and column; nothing is written).
-* :func:`migrate_store` copies every decision, the whole audit trail and the pinned exhibits of one store into
-  another, empty one (``python -m empathy store migrate SRC DST``), through :func:`store_rows` and
+* :func:`migrate_store` copies every decision, the whole audit trail, the pinned exhibits and the audit designs of
+  one store into another, empty one (``python -m empathy store migrate SRC DST``), through :func:`store_rows` and
   :func:`restore`.
+
+A decision's audit mark (``audit_design``, ``audit_position``: made on a drawn output of a random audit, in audit
+order) travels with it in both file formats; an imported mark is not checked against the target's designs (they
+may be drawn there later: ``audit draw`` with the same data, judge, size and seed gives the same digest), and
+only marks that match a stored design ever feed an estimate (:func:`empathy.labels.audits.audit_decisions`).
 """
 
 from __future__ import annotations
@@ -26,13 +31,23 @@ import pandas as pd
 
 from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
 from empathy.io import DataError, iter_jsonl
+from empathy.labels.audits import design_rows
 from empathy.labels.backends import open_store
 from empathy.labels.exhibit_list import exhibit_rows
 from empathy.labels.locations import StoreError, is_server_location, mask_location
-from empathy.labels.records import Change, dataset_name, in_commit_order, optional_float, validate_value
+from empathy.labels.records import (
+    Change,
+    check_audit_mark,
+    dataset_name,
+    in_commit_order,
+    optional_float,
+    validate_value,
+)
 from empathy.labels.schema import (
     ASSIGNMENT_COLUMNS,
     AUDIT_COLUMNS,
+    DESIGN_COLUMNS,
+    DESIGN_OUTPUT_COLUMNS,
     EXHIBIT_COLUMNS,
     KEY_COLUMNS,
     LEDGER_COLUMNS,
@@ -63,6 +78,7 @@ def export_jsonl(store: OverrideStore, path: str | Path, dataset_id: str | None 
     with Path(path).open("w", encoding="utf-8") as handle:
         for record in frame.to_dict(orient="records"):
             record["judge_value"] = optional_float(record["judge_value"])
+            record["audit_position"] = _optional_position(record["audit_position"])
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     return len(frame)
 
@@ -75,6 +91,9 @@ def export_csv(store: OverrideStore, path: str | Path, dataset_id: str | None = 
         if column in ("value", "judge_value"):
             number = optional_float(value)
             return "" if number is None else repr(number)
+        if column == "audit_position":
+            position = _optional_position(value)
+            return "" if position is None else str(position)
         return escape_cell(str(value))
 
     with Path(path).open("w", encoding="utf-8", newline="") as handle:
@@ -86,7 +105,31 @@ def export_csv(store: OverrideStore, path: str | Path, dataset_id: str | None = 
 
 
 def _missing(cell: object) -> bool:
-    return cell is None or (isinstance(cell, float) and math.isnan(cell))
+    return cell is None or cell is pd.NA or (isinstance(cell, float) and math.isnan(cell))
+
+
+def _optional_position(value: object) -> int | None:
+    """A stored audit position as an int, ``None`` when there is none."""
+    return None if _missing(value) else int(value)  # type: ignore[call-overload]
+
+
+def _audit_mark(label: str, row_number: int, record: dict[str, object]) -> tuple[str, int | None]:
+    """The audit mark of a ledger record (``""``/``None`` when it has none), or a DataError naming the cell."""
+    design = "" if _missing(record.get("audit_design")) else str(record.get("audit_design")).strip()
+    raw = record.get("audit_position")
+    position: int | None = None
+    if not (_missing(raw) or (isinstance(raw, str) and not raw.strip())):
+        text = str(raw).strip()
+        if isinstance(raw, bool) or not (isinstance(raw, int) or (text.isascii() and text.isdigit())):
+            raise DataError(label, f"not a position (a whole number >= 0): {text[:40]!r}", row=row_number,
+                            column="audit_position")
+        position = int(text)
+    try:
+        check_audit_mark(design, position)
+    except (TypeError, ValueError) as exc:
+        raise DataError(label, str(exc), row=row_number,
+                        column="audit_design" if design or position is None else "audit_position") from None
+    return design, position
 
 
 def _raw_records(path: Path, label: str, suffix: str) -> list[tuple[int, dict[str, object]]]:
@@ -148,6 +191,7 @@ def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int,
             cell = record.get(column, "")
             out[column] = "" if _missing(cell) else str(cell)
         out["judge_value"] = optional_float(record.get("judge_value"))
+        out["audit_design"], out["audit_position"] = _audit_mark(label, row_number, record)
         cleaned.append((row_number, out))
     return cleaned
 
@@ -187,11 +231,14 @@ def import_ledger(store: OverrideStore, path: str | Path, *, dataset_id: str | N
             (str(record["item_id"]), str(record["model"])), "")
         change = Change(str(record["item_id"]), str(record["model"]), str(record["rater"]),
                         str(record["dimension"]), value, str(record.get("reason", "")), digest,
-                        optional_float(record.get("judge_value")), str(record.get("judge_signature") or ""))
+                        optional_float(record.get("judge_value")), str(record.get("judge_signature") or ""),
+                        str(record["audit_design"]), record["audit_position"])  # type: ignore[arg-type]
         in_order.append(((target, who.strip(), role), change))
     if not in_order:
         return 0
-    store.write_batch(in_order, action="import")
+    # an imported ledger's designs may not be in this store: its marks are kept as written, and the estimators
+    # read only marks that match a stored design
+    store.write_batch(in_order, action="import", check_audit=False)
     return len(in_order)
 
 
@@ -227,25 +274,32 @@ def _insert_all(connection: object, table: str, columns: Sequence[str], rows: Se
 
 
 def restore(store: OverrideStore, decisions: Sequence[Sequence[object]], audit: Sequence[Sequence[object]],
-            exhibits: Sequence[Sequence[object]] = (), skips: Sequence[Sequence[object]] = (),
-            assignments: Sequence[Sequence[object]] = ()) -> None:
-    """Write the rows of :func:`store_rows`, :func:`~empathy.labels.exhibit_list.exhibit_rows` and
-    :func:`queue_rows` (of another store) into ``store``, which must be empty; one transaction.
+            exhibits: Sequence[Sequence[object]] = (), *, skips: Sequence[Sequence[object]] = (),
+            assignments: Sequence[Sequence[object]] = (), designs: Sequence[Sequence[object]] = (),
+            design_outputs: Sequence[Sequence[object]] = ()) -> None:
+    """Write the rows of :func:`store_rows`, :func:`~empathy.labels.exhibit_list.exhibit_rows`, :func:`queue_rows`
+    and :func:`~empathy.labels.audits.design_rows` (of another store) into ``store``, which must be empty; one
+    transaction.
 
     Audit ids, batches, undo links and the commit order are kept, so the copy's history,
     :meth:`~empathy.labels.sqlite.OverrideStore.undo_last` and :meth:`~empathy.labels.sqlite.OverrideStore.version`
     continue where the source's stopped; exhibits keep their order and notes, skips and assignments their
-    annotators and order. Raises :class:`~empathy.labels.locations.StoreError` when the store already holds
-    decisions, audit rows, exhibits, skips or assignments (nothing is written).
+    annotators and order, audit designs their rows (and so their digests). Raises
+    :class:`~empathy.labels.locations.StoreError` when the store already holds decisions, audit rows, exhibits,
+    skips, assignments or audit designs (nothing is written).
     """
     with store.transaction() as connection:
         held = connection.execute("SELECT (SELECT COUNT(*) FROM overrides) + (SELECT COUNT(*) FROM audit) "
                                   "+ (SELECT COUNT(*) FROM exhibits) + (SELECT COUNT(*) FROM skips) "
-                                  "+ (SELECT COUNT(*) FROM assignments)").fetchone()[0]
+                                  "+ (SELECT COUNT(*) FROM assignments) + (SELECT COUNT(*) FROM audit_designs)"
+                                  ).fetchone()[0]
         if held:
-            raise StoreError(store.label, f"already holds {held} decision, audit, exhibit, skip and assignment rows;"
-                             " migrate into an empty store (nothing was written)")
+            raise StoreError(store.label, f"already holds {held} decision, audit, exhibit, skip, assignment and audit "
+                             "design rows; migrate into an empty store (nothing was written)")
         _insert_all(connection, "exhibits", ("dataset_id", *EXHIBIT_COLUMNS), exhibits)
+        _insert_all(connection, "audit_designs", ("dataset_id", *DESIGN_COLUMNS), designs)
+        _insert_all(connection, "audit_design_outputs", ("dataset_id", "digest", *DESIGN_OUTPUT_COLUMNS),
+                    design_outputs)
         _insert_all(connection, "overrides", OVERRIDE_ROW_COLUMNS, decisions)
         _insert_all(connection, "audit", AUDIT_COLUMNS, audit)
         _insert_all(connection, "skips", SKIP_COLUMNS, skips)
@@ -265,6 +319,7 @@ class MigrationReport:
     exhibits: int = 0
     skips: int = 0
     assignments: int = 0
+    designs: int = 0
 
     def summary(self) -> str:
         """One line for the CLI (locations with passwords masked)."""
@@ -272,6 +327,8 @@ class MigrationReport:
             else ""
         line = (f"migrated {self.decisions} decisions, {self.audit} audit rows and {self.exhibits} exhibits{queue} "
                 f"from {self.source} to {self.target}")
+        if self.designs:
+            line += f"; {self.designs} audit design{'s' if self.designs != 1 else ''}"
         if self.renamed:
             line += "; data sets renamed: " + ", ".join(f"{old} -> {new}" for old, new in self.renamed.items())
         return line
@@ -297,8 +354,8 @@ def _renames(origin: OverrideStore, names: Sequence[str], target: str | Path, re
 
 def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str, str] | None = None,
                   translate_names: bool = True) -> MigrationReport:
-    """Copy every decision, the whole audit trail, the pinned exhibits and the queue state (skips, assignments) of
-    one store into another, empty one (any two backends).
+    """Copy every decision, the whole audit trail, the pinned exhibits, the queue state (skips, assignments) and
+    the audit designs of one store into another, empty one (any two backends).
 
     One transaction on the target: all or nothing, verified by reading the copy back. A data set is named by its
     outputs file *relative to the store* (:func:`~empathy.labels.records.dataset_name`), so with
@@ -316,20 +373,46 @@ def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str
     if not is_server_location(source) and not Path(source).exists():
         raise StoreError(str(source), "no such store (nothing was written)")
     origin = open_store(source, read_only=None)
+    try:
+        return _copy_store(origin, target, rename, translate_names)
+    finally:
+        _close(origin)
+
+
+def _close(store: OverrideStore) -> None:
+    """Close a server store's idle connections (a SQLite store holds none)."""
+    close = getattr(store, "close", None)
+    if close is not None:
+        close()
+
+
+def _copy_store(origin: OverrideStore, target: str | Path, rename: Mapping[str, str] | None,
+                translate_names: bool) -> MigrationReport:
+    """:func:`migrate_store`'s copy from an opened source."""
     decisions, audit = store_rows(origin)
     exhibits = exhibit_rows(origin)
     skips, assignments = queue_rows(origin)
-    names = sorted({str(row[0]) for row in (*decisions, *exhibits, *skips, *assignments)}
+    designs, design_outputs = design_rows(origin)
+    names = sorted({str(row[0]) for row in (*decisions, *exhibits, *skips, *assignments, *designs)}
                    | {str(row[2]) for row in audit})
     mapping = _renames(origin, names, target, rename, translate_names)
     decisions, exhibits, skips, assignments = ([(mapping.get(str(row[0]), row[0]), *row[1:]) for row in rows]
                                                for rows in (decisions, exhibits, skips, assignments))
     audit = [(*row[:2], mapping.get(str(row[2]), row[2]), *row[3:]) for row in audit]
+    designs, design_outputs = ([(mapping.get(str(row[0]), row[0]), *row[1:]) for row in rows]
+                               for rows in (designs, design_outputs))
     copy = open_store(target)
-    restore(copy, decisions, audit, exhibits, skips, assignments)
-    wanted = [len(rows) for rows in (decisions, audit, exhibits, skips, assignments)]
-    held = [len(rows) for rows in (*store_rows(copy), exhibit_rows(copy), *queue_rows(copy))]
-    if held != wanted:
-        raise StoreError(copy.label, "the copy holds {} decisions, {} audit rows, {} exhibits, {} skips and {} "
-                         "assignments, not {}, {}, {}, {} and {}".format(*held, *wanted))
-    return MigrationReport(origin.label, copy.label, *wanted[:2], mapping, *wanted[2:])
+    try:
+        restore(copy, decisions, audit, exhibits, skips=skips, assignments=assignments, designs=designs,
+                design_outputs=design_outputs)
+        copied = (*store_rows(copy), exhibit_rows(copy), *queue_rows(copy), *design_rows(copy))
+    finally:
+        _close(copy)
+    sent = (decisions, audit, exhibits, skips, assignments, designs, design_outputs)
+    if tuple(map(len, copied)) != tuple(map(len, sent)):
+        raise StoreError(copy.label, "the copy holds " + ", ".join(
+            f"{len(c)} {what} (not {len(s)})" for c, s, what in zip(
+                copied, sent, ("decisions", "audit rows", "exhibits", "skips", "assignments", "audit designs",
+                               "drawn outputs"), strict=True)))
+    return MigrationReport(origin.label, copy.label, len(decisions), len(audit), mapping, len(exhibits),
+                           len(skips), len(assignments), len(designs))

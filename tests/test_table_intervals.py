@@ -1,0 +1,117 @@
+"""A whole results table's intervals from one item resample per task (empathy.bootstrap.table_intervals) and the
+table with its PPI rows beside (empathy.inference.estimator_table): against the per-group functions and by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from empathy.audit import draw_audit
+from empathy.bootstrap import judge_agreement, model_intervals, table_intervals
+from empathy.inference import estimator_signature_fields, estimator_table, ppi_estimates
+
+
+def _terms(seed: int = 0) -> pd.DataFrame:
+    """Two tasks of 30 items, three models, judges a and b on metric CA, and judge c scoring only task t's first 12
+    items; every term 0/1 with an item effect shared by the models."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for task in ("s", "t"):
+        for k in range(30):
+            item = f"{task}{k:02d}"
+            effect = rng.normal()
+            for j, model in enumerate(("m1", "m2", "m3")):
+                for judge in ("a", "b", "c"):
+                    if judge == "c" and (task == "s" or k >= 12):
+                        continue
+                    term = float(effect + 0.4 * j + rng.normal() > 0.5)
+                    rows.append((task, item, model, judge, "CA", term))
+    return pd.DataFrame(rows, columns=["task", "item_id", "model", "scorer", "metric", "term"])
+
+
+def test_a_group_over_all_of_a_tasks_items_gets_model_intervals_exactly():
+    terms = _terms()
+    result = table_intervals(terms, n_resamples=300, seed=11)
+    for (task, judge), part in terms[terms["scorer"] != "c"].groupby(["task", "scorer"]):
+        expected = model_intervals(part.pivot(index="item_id", columns="model", values="term"), n_resamples=300,
+                                   seed=11).models.set_index("model")
+        got = result.values[(result.values["task"] == task) & (result.values["scorer"] == judge)].set_index("model")
+        for model in ("m1", "m2", "m3"):
+            assert (got.loc[model, "ci_low"], got.loc[model, "ci_high"]) == pytest.approx(
+                (expected.loc[model, "low"], expected.loc[model, "high"]))
+            assert [int(got.loc[model, c]) for c in ("rank", "rank_low", "rank_high")] == [
+                int(expected.loc[model, c]) for c in ("rank", "rank_low", "rank_high")]
+
+
+def test_table6_rows_are_judge_agreements_on_the_same_resamples():
+    terms = _terms()
+    result = table_intervals(terms, n_resamples=300, seed=11).agreement
+    part = terms[(terms["task"] == "s")].rename(columns={"scorer": "judge"})
+    expected = judge_agreement(part, n_resamples=300, seed=11).table.iloc[0]
+    got = result[(result["task"] == "s")].iloc[0]
+    assert (got["scorer_a"], got["scorer_b"]) == ("a", "b")
+    for column in ("spearman", "ci_low", "ci_high", "p_exact", "kendall_tau_b", "p_kendall", "n_items", "n_models"):
+        assert got[column] == pytest.approx(expected[column]), column
+    # task t has three judges: three pairs, c's over its 12 items
+    pairs = result[result["task"] == "t"]
+    assert pairs[["scorer_a", "scorer_b"]].values.tolist() == [["a", "b"], ["a", "c"], ["b", "c"]]
+    assert pairs["n_items"].tolist() == [30, 30, 30]  # items either judge scored
+
+
+def test_a_judge_of_fewer_items_is_resampled_within_the_task_and_zero_resamples_give_no_interval():
+    terms = _terms()
+    values = table_intervals(terms, n_resamples=300, seed=11).values
+    c = values[values["scorer"] == "c"]
+    means = terms[terms["scorer"] == "c"].groupby("model")["term"].mean()
+    assert len(c) == 3 and (c["task"] == "t").all()
+    for row in c.to_dict("records"):
+        assert row["ci_low"] <= means[row["model"]] <= row["ci_high"]
+    none = table_intervals(terms, n_resamples=0, seed=11)
+    assert none.values["ci_low"].isna().all() and none.values["rank_low"].isna().all()
+    assert none.values["rank"].notna().all() and none.agreement["ci_low"].isna().all()
+    assert none.agreement["p_exact"].notna().all()
+    assert none.signature_fields()["bootstrap"] == "none"
+
+
+def test_a_row_twice_and_bad_settings_are_refused():
+    terms = _terms()
+    with pytest.raises(ValueError, match=r"terms hold \(s, s00, m1, a, CA\) twice"):
+        table_intervals(pd.concat([terms, terms.iloc[:1]]), n_resamples=10)
+    with pytest.raises(ValueError, match="n_resamples"):
+        table_intervals(terms, n_resamples=-1)
+    empty = table_intervals(terms.iloc[:0], n_resamples=10)
+    assert empty.values.empty and empty.agreement.empty
+
+
+def test_estimator_table_puts_each_ppi_row_beside_its_judge_row():
+    outputs = pd.DataFrame({"item_id": [f"i{k}" for k in range(20)] * 2, "model": ["a"] * 20 + ["b"] * 20})
+    rng = np.random.default_rng(3)
+    judge = rng.integers(0, 2, 40).astype(float)
+    ratings = pd.DataFrame({**outputs, "rater": "J", "dimension": "ca", "value": judge})
+    design = draw_audit(outputs, ratings, judge="J", dimension="ca", per_model=8, seed=2)
+    decisions = pd.DataFrame([(o.item_id, o.model, 1.0 - judge[(o.model == "b") * 20 + int(o.item_id[1:])])
+                              for o in design.outputs], columns=["item_id", "model", "value"])
+    report = ppi_estimates(outputs, ratings, design, decisions)
+    table = pd.DataFrame({"task": "all", "model": ["a", "b", "a"], "scorer": ["J", "J", "spacy-distancing"],
+                          "metric": ["CA", "CA", "LD"], "value": [judge[:20].mean(), judge[20:].mean(), 1.5],
+                          "n": [20, 20, 20], "n_missing": 0, "n_undefined": 0})
+    intervals = pd.DataFrame({"task": "all", "model": ["a", "b"], "scorer": "J", "metric": "CA",
+                              "ci_low": [0.1, 0.2], "ci_high": [0.8, 0.9], "rank_low": [1, 1], "rank_high": [2, 2]})
+    rows = estimator_table(table, intervals, [report], by_task=False)
+    assert rows["estimator"].tolist() == ["judge", "ppi", "judge", "ppi", "detector"]
+    assert rows["rank"].tolist() == [1 if judge[:20].mean() <= judge[20:].mean() else 2,
+                                     pd.NA, 2 if judge[:20].mean() <= judge[20:].mean() else 1, pd.NA, 1]
+    ppi = rows[rows["estimator"] == "ppi"].set_index("model")
+    expected = report.table.set_index("model")
+    assert ppi["value"].tolist() == pytest.approx(expected["ppi_value"].tolist())
+    assert ppi["human"].tolist() == pytest.approx(expected["human_value"].tolist())
+    assert (ppi["n_audit"] == 8).all() and (ppi["audit"] == design.short_digest).all()
+    # every decision contradicts the judge: the human-only value is the share of 0s the judge gave the audit
+    for model in ("a", "b"):
+        audited = [judge[(model == "b") * 20 + int(o.item_id[1:])] for o in design.outputs if o.model == model]
+        assert ppi.loc[model, "human"] == pytest.approx(1.0 - np.mean(audited))
+    assert rows.loc[0, "ci_low"] == 0.1 and pd.isna(rows.loc[4, "ci_low"])
+    fields = estimator_signature_fields([report, report])
+    assert fields["estimator"] == "judge+ppi++" and fields["audit"] == f"{design.short_digest}+{design.short_digest}"
+    assert fields["confidence"] == "0.95" and estimator_signature_fields([]) == {"estimator": "judge"}
