@@ -35,7 +35,6 @@ import krippendorff
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from empathy.metrics import REFERENCE_DIMENSIONS
 
@@ -93,6 +92,8 @@ def pearson(x: ArrayLike, y: ArrayLike) -> float | None:
     a, b = _clean_pairs(x, y)
     if len(a) < MIN_PAIRS or _constant(a) or _constant(b):
         return None
+    from scipy import stats  # here, not at import: the metrics pipeline needs no SciPy (issue 25)
+
     return float(stats.pearsonr(a, b).statistic)
 
 
@@ -198,6 +199,8 @@ def _rowwise_correlation(x: NDArray[np.float64], y: NDArray[np.float64], *, rank
     if x.shape[1] < MIN_PAIRS:
         return np.array([])
     if ranked:
+        from scipy import stats
+
         x = stats.rankdata(x, axis=1)
         y = stats.rankdata(y, axis=1)
     xc = x - x.mean(axis=1, keepdims=True)
@@ -495,6 +498,8 @@ def kendall_tau_b(x: ArrayLike, y: ArrayLike) -> float | None:
     a, b = _clean_pairs(x, y)
     if len(a) < MIN_PAIRS or _constant(a) or _constant(b):
         return None
+    from scipy import stats
+
     return float(stats.kendalltau(a, b, variant="b").statistic)
 
 

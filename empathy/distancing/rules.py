@@ -67,9 +67,10 @@ possessive, adjective or numeral, or used as a noun modifier (a nominal gerund, 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from spacy.tokens import Doc, Token
+if TYPE_CHECKING:  # annotations only: importing the rules (e.g. for parse_text) does not import spaCy
+    from spacy.tokens import Doc, Token
 
 from .lexicon import (
     ADJECTIVAL_PARTICIPLES,
