@@ -20,7 +20,14 @@ import pandas as pd
 
 from empathy import metrics as m
 from empathy.agreement import krippendorff_by_dimension, pairwise_agreement
-from empathy.evaluate import MetricsReport, TextFeatures, compute_metrics, plan_metrics, rank_by_direction
+from empathy.evaluate import (
+    LiveMetrics,
+    MetricsReport,
+    TextFeatures,
+    compute_metrics,
+    plan_metrics,
+    rank_by_direction,
+)
 from empathy.labels.ledger import annotator_ratings, apply_overrides, human_ratings
 
 #: Name of the human rater in agreement tables built from overrides.
@@ -30,9 +37,11 @@ HUMAN = "human"
 class Recompute:
     """Metrics of one data set under any set of overrides, recomputed in milliseconds.
 
-    Holds the data set's :class:`empathy.evaluate.MetricPlan` (built once) and evaluates it on the rating
-    values with the overrides patched in: the code path of :func:`empathy.evaluate.compute_metrics`. An
-    override that adds a rating absent from the data changes a metric's scope; then the full
+    Holds the data set's :class:`empathy.evaluate.MetricPlan` (built once) and a
+    :class:`empathy.evaluate.LiveMetrics` of it: each report writes the overrides that changed since the previous
+    one into the rating values and recomputes the terms of the units they touch and the sums of those units'
+    groups only, with the terms functions of :func:`empathy.evaluate.compute_metrics` (the same values, bit for
+    bit). An override that adds a rating absent from the data changes a metric's scope; then the full
     ``compute_metrics`` runs on the effective ratings instead.
 
     Parameters
@@ -56,15 +65,16 @@ class Recompute:
         self.settings = {"by_task": by_task, "include_ld": include_ld, "ld_standardization": ld_standardization,
                          "egm_both_zero": egm_both_zero}
         self.plan = plan_metrics(outputs, ratings, features=features, **self.settings)
+        self.live = LiveMetrics(self.plan)
 
     def report(self, overrides: pd.DataFrame | None = None) -> MetricsReport:
         """The metrics report with ``overrides`` applied (``None`` or empty: judge-only)."""
         n_overrides = 0 if overrides is None else len(overrides)
-        values = self.plan.patch(overrides)
-        if values is None:
+        report = self.live.report(overrides, n_overrides=n_overrides)
+        if report is None:
             return compute_metrics(self.outputs, apply_overrides(self.ratings, overrides), features=self.features,
                                    n_overrides=n_overrides, **self.settings)
-        return self.plan.evaluate(values, n_overrides=n_overrides)
+        return report
 
 
 def judge_labels(ratings: pd.DataFrame, dimension: str) -> pd.DataFrame:
