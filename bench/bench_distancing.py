@@ -40,9 +40,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import spacy
-from bench_cli_scaling import run_child
+from bench_cli_scaling import ROOT, run_child
 from machine import cpu_model
 
 SUBJECTS = ["My sister", "The neighbour", "Our manager", "My best friend", "The doctor", "My father", "Anna",
@@ -194,10 +195,7 @@ def large_cache(before: str | None) -> dict[str, dict[str, dict[str, float]]]:
     versions: dict[str, str | None] = {"current": None}
     with tempfile.TemporaryDirectory() as old:
         if before is not None:
-            root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-            archive = subprocess.run(["git", "-C", root, "archive", before, "empathy"], capture_output=True,
-                                     check=True).stdout
-            subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
+            _extract(before, old)
             versions[f"before ({before})"] = old
         return {name: {str(rows): _run_cache_case(rows, path) for rows in (0, 200_000)}
                 for name, path in versions.items()}
@@ -214,11 +212,24 @@ for doc in nlp.pipe(lines, batch_size=BATCH):
 """
 
 
-def whole_process(n_texts: int, rounds: int) -> dict[str, list[dict[str, float]]]:
+def _extract(revision: str, folder: str) -> None:
+    """The package as of git ``revision``, extracted into ``folder`` (``folder/empathy``)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    archive = subprocess.run(["git", "-C", root, "archive", revision, "empathy"], capture_output=True,
+                             check=True).stdout
+    subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+
+
+def whole_process(n_texts: int, rounds: int, before: str | None = None) -> dict[str, list[dict[str, float]]]:
     """Per variant, one ``{"cpu", "wall"}`` per round: bare ``nlp.pipe`` and the ``distancing`` command as fresh
-    processes (the command with an empty cache each time), alternating; raises if an output differs."""
+    processes (the command with an empty cache each time), alternating; raises if an output differs. With
+    ``before``, the command of the package at that git revision runs in the same rounds."""
     python = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
+        old = os.path.join(tmp, "before")
+        if before is not None:
+            os.mkdir(old)
+            _extract(before, old)
         path = os.path.join(tmp, "texts.txt")
         with open(path, "w", encoding="utf-8") as handle:
             handle.write("".join(text + "\n" for text in generate_texts(n_texts, seed=5)))
@@ -230,13 +241,16 @@ def whole_process(n_texts: int, rounds: int) -> dict[str, list[dict[str, float]]
             "distancing, batch 256, --n-process 2": ([python, "-m", "empathy", "distancing", path],
                                                      ["--batch-size", "256", "--n-process", "2"]),
         }
+        if before is not None:
+            variants[f"distancing (before, {before}), batch 256"] = (
+                [python, "-m", "empathy", "distancing", path], ["--batch-size", "256"])
         results: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
         expected = None
         for index in range(rounds):
             for name, (command, extra) in variants.items():
                 env = {**os.environ, "EMPATHY_CACHE_DIR": os.path.join(tmp, f"cache-{index}-{len(results[name])}-"
                                                                               f"{hash(name) & 0xffff}")}
-                done = run_child([*command, *extra], env)
+                done = run_child([*command, *extra], env, Path(old if "(before" in name else ROOT))
                 if done["rc"] != 0:
                     raise SystemExit(f"{name} failed: {done['stderr'].decode()[-2000:]}")  # type: ignore[union-attr]
                 if name.startswith("distancing"):
@@ -312,7 +326,7 @@ def run(n_texts: int, before: str | None = None, whole_texts: int = 2000, rounds
         memory[str(n)] = json.loads(out.stdout)
 
     return {
-        "whole_process": whole_process(whole_texts, rounds),
+        "whole_process": whole_process(whole_texts, rounds, before),
         "whole_texts": whole_texts,
         "large_cache": large_cache(before),
         "load_average": os.getloadavg(),
@@ -411,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(_cache_child(args.cache_child)))
         return 0
     if args.whole_process_only:
-        print(whole_process_table(whole_process(args.whole_texts, args.rounds), args.whole_texts))
+        print(whole_process_table(whole_process(args.whole_texts, args.rounds, args.before), args.whole_texts))
         return 0
     if args.large_cache_only:
         cases = large_cache(args.before)

@@ -149,3 +149,23 @@ def test_sessions_sharing_one_engine_each_get_their_own_overrides() -> None:
     for thread in threads:
         thread.join()
     assert failures == []
+
+
+def test_a_long_ledger_is_located_as_a_short_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above a few hundred changes the names are looked up in pandas indexes instead of dictionaries: the same
+    cells, values (later rows winning) and refusals."""
+    import empathy.evaluate as evaluate
+
+    outputs, ratings, features = _synthetic(seed=10)
+    plan = plan_metrics(outputs, ratings, features=features)
+    rng = np.random.default_rng(10)
+    many = pd.DataFrame([_decision(ratings, rng) for _ in range(900)])  # repeats included: later rows win
+    unknown = pd.concat([many, many.iloc[[3]].assign(rater="nobody")], ignore_index=True)
+    assert len(many) > evaluate._DICT_LOOKUPS
+    fast = [plan.locate(many), plan.locate(unknown)]
+    monkeypatch.setattr(evaluate, "_DICT_LOOKUPS", 10**9)
+    cells, written = plan.locate(many)
+    np.testing.assert_array_equal(fast[0][0], cells)
+    np.testing.assert_array_equal(fast[0][1], written)
+    assert fast[1] is None and plan.locate(unknown) is None
+    assert len(cells) < len(many)  # some cells decided twice
