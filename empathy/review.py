@@ -29,6 +29,7 @@ from empathy.evaluate import (
     rank_by_direction,
 )
 from empathy.labels.ledger import annotator_ratings, apply_overrides, human_ratings
+from empathy.labels.schema import KEY_COLUMNS
 
 #: Name of the human rater in agreement tables built from overrides.
 HUMAN = "human"
@@ -75,6 +76,45 @@ class Recompute:
             return compute_metrics(self.outputs, apply_overrides(self.ratings, overrides), features=self.features,
                                    n_overrides=n_overrides, **self.settings)
         return report
+
+
+class EffectiveRatings:
+    """:func:`empathy.labels.ledger.apply_overrides` of one data set's ratings, prepared once per data set.
+
+    ``apply_overrides`` hashes every rating's key on each call (0.4 s of CPU at 3 million rating rows, after every
+    decision on every page that reads the effective ratings); here the keys are indexed once, and a call looks up
+    the overrides' keys (O(overrides)) and copies the value column. Returns the same frame as ``apply_overrides``
+    (the columns other than ``value`` shared with ``ratings``, copy-on-write), and calls it when an override adds
+    a rating no judge gave (a gap filled: a new row) or the ratings hold a key twice.
+    """
+
+    def __init__(self, ratings: pd.DataFrame) -> None:
+        self.ratings = ratings
+        keys = list(KEY_COLUMNS)
+        self._ready = all(column in ratings.columns for column in (*keys, "value"))
+        if self._ready:
+            self._index = pd.MultiIndex.from_frame(ratings[keys])
+            self._ready = bool(self._index.is_unique)
+            self._values = ratings["value"].to_numpy(dtype=float, copy=True)
+
+    def __call__(self, overrides: pd.DataFrame | None) -> pd.DataFrame:
+        """The effective ratings under ``overrides`` (as ``apply_overrides(ratings, overrides)``)."""
+        keys = list(KEY_COLUMNS)
+        if (not self._ready or overrides is None or len(overrides) == 0
+                or not all(column in overrides.columns for column in (*keys, "value"))):
+            return apply_overrides(self.ratings, overrides)  # its result, or its error naming the column
+        table = overrides[[*keys, "value"]].drop_duplicates(keys, keep="last")
+        rows = self._index.get_indexer(pd.MultiIndex.from_frame(table[keys]))
+        if (rows < 0).any():
+            return apply_overrides(self.ratings, overrides)
+        values = self._values.copy()
+        values[rows] = table["value"].to_numpy(dtype=float)
+        overridden = np.zeros(len(values), dtype=bool)
+        overridden[rows] = True
+        out = self.ratings.copy(deep=False)
+        out["value"] = values
+        out["overridden"] = overridden
+        return out
 
 
 def judge_labels(ratings: pd.DataFrame, dimension: str) -> pd.DataFrame:

@@ -169,3 +169,30 @@ def test_a_long_ledger_is_located_as_a_short_one(monkeypatch: pytest.MonkeyPatch
     np.testing.assert_array_equal(fast[0][1], written)
     assert fast[1] is None and plan.locate(unknown) is None
     assert len(cells) < len(many)  # some cells decided twice
+
+
+def test_effective_ratings_prepared_once_equal_apply_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
+    from empathy.review import EffectiveRatings
+
+    outputs, ratings, features = _synthetic(seed=11)
+    ratings = ratings.astype({k: "string" for k in KEYS})  # as load_ratings gives them; the store's are objects
+    effective = EffectiveRatings(ratings)
+    sizes: list[int] = []
+    original = pd.MultiIndex.from_frame
+    monkeypatch.setattr(pd.MultiIndex, "from_frame", lambda frame, *a, **k: sizes.append(len(frame)) or
+                        original(frame, *a, **k))
+    rng = np.random.default_rng(11)
+    gap = pd.DataFrame([{"item_id": "i000", "model": "m0", "rater": "j2", "dimension": "ca", "value": 1.0}])
+    cases = [None, pd.DataFrame(columns=[*KEYS, "value"]), gap,
+             *(pd.DataFrame([_decision(ratings, rng) for _ in range(k)]).astype({k: object for k in KEYS})
+               for k in (1, 2, 40, 400))]
+    for overrides in cases:
+        sizes.clear()
+        got = effective(overrides)
+        fast = overrides is not None and len(overrides) and overrides is not gap
+        assert not fast or max(sizes) < len(ratings)  # never the ratings' keys again: the overrides' only
+        pd.testing.assert_frame_equal(got, apply_overrides(ratings, overrides), check_exact=True)
+    with pytest.raises(ValueError, match="overrides lack the column 'value'"):
+        effective(gap.drop(columns="value"))
+    twice = pd.concat([ratings, ratings.iloc[:1]], ignore_index=True)  # a key held twice: apply_overrides' path
+    pd.testing.assert_frame_equal(EffectiveRatings(twice)(cases[-1]), apply_overrides(twice, cases[-1]))

@@ -96,15 +96,18 @@ def _distribution_version(name: str) -> str | None:
         return None
 
 
-def _package_folders(name: str) -> list[str]:
-    """The folders of the installed package ``name`` (none when it is not installed), found without importing it."""
+@functools.lru_cache(maxsize=16)
+def _package_folders(name: str) -> tuple[str, ...]:
+    """The folders of the installed package ``name`` (none when it is not installed), found without importing it
+    (once per process, as the model is loaded once)."""
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
-        return []
-    return list(spec.submodule_search_locations or []) if spec is not None else []
+        return ()
+    return tuple(spec.submodule_search_locations or ()) if spec is not None else ()
 
 
+@functools.lru_cache(maxsize=16)
 def _meta_version(name: str) -> str | None:
     """The ``version`` of the model package's own ``meta.json`` (the file spaCy packages the model's version
     in, also its distribution's version), read without importing the package."""
