@@ -88,8 +88,9 @@ else:
 """
 
 
-def run_child(command: list[str], env: dict[str, str]) -> dict[str, object]:
-    """Run ``python -m MODULE ARGS`` or ``python -c CODE`` given as ``[python, "-m"|"-c", ...]``.
+def run_child(command: list[str], env: dict[str, str], cwd: Path = ROOT) -> dict[str, object]:
+    """Run ``python -m MODULE ARGS`` or ``python -c CODE`` given as ``[python, "-m"|"-c", ...]`` in ``cwd`` (first
+    on the child's ``sys.path``: another folder holding an ``empathy/`` runs that version of the package).
 
     Returns wall seconds, CPU seconds (user + system of that child, from ``os.wait4``), its peak RSS (MiB),
     exit code, stdout and stderr.
@@ -97,7 +98,7 @@ def run_child(command: list[str], env: dict[str, str]) -> dict[str, object]:
     python, flag, *rest = command
     command = [python, "-c", _WRAPPER, *(["-c"] if flag == "-c" else []), *rest]
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
     chunks: dict[str, bytes] = {}
     # Drain both pipes (a full pipe would block the child), then reap this child with wait4 for its own rusage.
     readers = [threading.Thread(target=lambda n=name, f=pipe: chunks.__setitem__(n, f.read()))

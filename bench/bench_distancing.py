@@ -14,7 +14,12 @@ sentences each, no third-party text):
 * a large shared cache: 1,000 cached texts looked up one call per text (as the app highlights a text) and in
   one call, in a cache of 1k rows and of 201k rows (fresh subprocess each, CPU time). With ``--before REV``
   the same case also runs on the package as of git revision ``REV`` (extracted to a temporary folder), so a
-  fix is measured against the code it replaced in the same run.
+  fix is measured against the code it replaced in the same run;
+* whole process (issue 25 item 6): ``python -m empathy distancing FILE`` on ``--whole-texts`` texts (2,000) with
+  an empty cache (parse, rules, cache writes, JSON lines out) against a bare process that loads the same
+  pipeline (``spacy.load`` with the detector's components) and runs ``nlp.pipe`` over the file's lines, fresh
+  processes alternating in ``--rounds`` rounds, CPU of each child (``os.wait4``, its worker processes included)
+  and wall time; variants: batch size 1,000 (both) and ``--n-process 2`` (output checked identical).
 
 The honest comparison is at equal pipelines: ``analyze`` against bare ``nlp.pipe`` with the same components
 (NER excluded in both). The full default pipeline (with NER) is reported too, labelled as such, because it
@@ -29,13 +34,16 @@ import os
 import platform
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import spacy
+from bench_cli_scaling import ROOT, run_child
 from machine import cpu_model
 
 SUBJECTS = ["My sister", "The neighbour", "Our manager", "My best friend", "The doctor", "My father", "Anna",
@@ -187,16 +195,96 @@ def large_cache(before: str | None) -> dict[str, dict[str, dict[str, float]]]:
     versions: dict[str, str | None] = {"current": None}
     with tempfile.TemporaryDirectory() as old:
         if before is not None:
-            root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-            archive = subprocess.run(["git", "-C", root, "archive", before, "empathy"], capture_output=True,
-                                     check=True).stdout
-            subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
+            _extract(before, old)
             versions[f"before ({before})"] = old
         return {name: {str(rows): _run_cache_case(rows, path) for rows in (0, 200_000)}
                 for name, path in versions.items()}
 
 
-def run(n_texts: int, before: str | None = None) -> dict:
+_BARE = """
+import spacy
+from empathy.distancing.model import UNUSED_COMPONENTS, resolve_model_name
+nlp = spacy.load(resolve_model_name(), exclude=list(UNUSED_COMPONENTS))
+with open(PATH, encoding="utf-8") as handle:
+    lines = [line.rstrip("\\n") for line in handle]
+for doc in nlp.pipe(lines, batch_size=BATCH):
+    pass
+"""
+
+
+def _extract(revision: str, folder: str) -> None:
+    """The package as of git ``revision``, extracted into ``folder`` (``folder/empathy``)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    archive = subprocess.run(["git", "-C", root, "archive", revision, "empathy"], capture_output=True,
+                             check=True).stdout
+    subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+
+
+def whole_process(n_texts: int, rounds: int, before: str | None = None) -> dict[str, list[dict[str, float]]]:
+    """Per variant, one ``{"cpu", "wall"}`` per round: bare ``nlp.pipe`` and the ``distancing`` command as fresh
+    processes (the command with an empty cache each time), alternating; raises if an output differs. With
+    ``before``, the command of the package at that git revision runs in the same rounds."""
+    python = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        old = os.path.join(tmp, "before")
+        if before is not None:
+            os.mkdir(old)
+            _extract(before, old)
+        path = os.path.join(tmp, "texts.txt")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("".join(text + "\n" for text in generate_texts(n_texts, seed=5)))
+        variants = {
+            "bare nlp.pipe, batch 256": ([python, "-c", f"PATH, BATCH = {path!r}, 256\n{_BARE}"], []),
+            "distancing, batch 256": ([python, "-m", "empathy", "distancing", path], ["--batch-size", "256"]),
+            "bare nlp.pipe, batch 1000": ([python, "-c", f"PATH, BATCH = {path!r}, 1000\n{_BARE}"], []),
+            "distancing, batch 1000": ([python, "-m", "empathy", "distancing", path], ["--batch-size", "1000"]),
+            "distancing, batch 256, --n-process 2": ([python, "-m", "empathy", "distancing", path],
+                                                     ["--batch-size", "256", "--n-process", "2"]),
+        }
+        if before is not None:
+            variants[f"distancing (before, {before}), batch 256"] = (
+                [python, "-m", "empathy", "distancing", path], ["--batch-size", "256"])
+        results: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
+        expected = None
+        for index in range(rounds):
+            for name, (command, extra) in variants.items():
+                env = {**os.environ, "EMPATHY_CACHE_DIR": os.path.join(tmp, f"cache-{index}-{len(results[name])}-"
+                                                                              f"{hash(name) & 0xffff}")}
+                done = run_child([*command, *extra], env, Path(old if "(before" in name else ROOT))
+                if done["rc"] != 0:
+                    raise SystemExit(f"{name} failed: {done['stderr'].decode()[-2000:]}")  # type: ignore[union-attr]
+                if name.startswith("distancing"):
+                    expected = done["stdout"] if expected is None else expected
+                    if done["stdout"] != expected:
+                        raise SystemExit(f"{name}: output differs from the first distancing run")
+                results[name].append({"cpu": float(done["cpu"]), "wall": float(done["wall"]),  # type: ignore[arg-type]
+                                      "load": os.getloadavg()[0]})
+    return results
+
+
+def whole_process_table(results: dict[str, list[dict[str, float]]], n_texts: int) -> str:
+    """Markdown: per variant the median CPU and wall, and the per-round ratio bare / ours at equal batch size."""
+    lines = [f"Whole process, {n_texts:,} texts, {len(next(iter(results.values())))} alternating rounds (fresh "
+             "processes; CPU includes worker processes):", "",
+             "| variant | CPU s (median) | wall s (median) | bare / this, CPU: median (per round) | bare / this, wall "
+             "(median) |", "| --- | --- | --- | --- | --- |"]
+    for name, runs in results.items():
+        cpu = statistics.median(r["cpu"] for r in runs)
+        wall = statistics.median(r["wall"] for r in runs)
+        bare = results.get("bare nlp.pipe, batch " + ("1000" if "batch 1000" in name else "256"))
+        ratio = wall_ratio = ""
+        if bare is not None and not name.startswith("bare"):
+            per_round = [b["cpu"] / r["cpu"] for b, r in zip(bare, runs, strict=True)]
+            ratio = f"{statistics.median(per_round):.3f} ({', '.join(f'{x:.2f}' for x in per_round)})"
+            wall_ratio = f"{statistics.median(b['wall'] / r['wall'] for b, r in zip(bare, runs, strict=True)):.3f}"
+        lines.append(f"| {name} | {cpu:.2f} | {wall:.2f} | {ratio} | {wall_ratio} |")
+    loads = [r["load"] for runs in results.values() for r in runs]
+    lines.append("")
+    lines.append(f"Load average (1 min) during the rounds: {min(loads):.1f}-{max(loads):.1f}.")
+    return "\n".join(lines)
+
+
+def run(n_texts: int, before: str | None = None, whole_texts: int = 2000, rounds: int = 5) -> dict:
     """Every measurement of the module docstring, on ``n_texts`` generated texts."""
     from empathy.distancing import DistancingCache, analyze, base_vocabularies, load_model, model_info
     from empathy.distancing.rules import analyze_doc
@@ -238,6 +326,8 @@ def run(n_texts: int, before: str | None = None) -> dict:
         memory[str(n)] = json.loads(out.stdout)
 
     return {
+        "whole_process": whole_process(whole_texts, rounds, before),
+        "whole_texts": whole_texts,
         "large_cache": large_cache(before),
         "load_average": os.getloadavg(),
         "texts": n_texts,
@@ -311,6 +401,7 @@ def markdown(result: dict) -> str:
         for case in cases.values():
             lines.append(f"| {name} | {case['rows']:,} | {case['per_text_cpu']:.2f} | {case['one_call_cpu']:.3f} | "
                          f"{case['per_text_cpu'] / small:.2f}x |")
+    lines += ["", whole_process_table(result["whole_process"], result["whole_texts"])]
     return "\n".join(lines) + "\n"
 
 
@@ -321,6 +412,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the raw figures as JSON")
     parser.add_argument("--before", metavar="REV", help="also run the large-cache case on the package at git REV")
     parser.add_argument("--large-cache-only", action="store_true", help="run only the large-cache case")
+    parser.add_argument("--whole-process-only", action="store_true", help="run only the whole-process case")
+    parser.add_argument("--whole-texts", type=int, default=2000, help="texts of the whole-process case")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of the whole-process case")
     parser.add_argument("--memory-child", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--cache-child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -330,13 +424,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.cache_child is not None:
         print(json.dumps(_cache_child(args.cache_child)))
         return 0
+    if args.whole_process_only:
+        print(whole_process_table(whole_process(args.whole_texts, args.rounds, args.before), args.whole_texts))
+        return 0
     if args.large_cache_only:
         cases = large_cache(args.before)
         print(json.dumps({"large_cache": cases, "load_average": os.getloadavg()}, indent=2))
         return 0
     if args.texts < 1000:
         parser.error("--texts must be at least 1000")
-    result = run(args.texts, args.before)
+    result = run(args.texts, args.before, args.whole_texts, args.rounds)
     print(json.dumps(result, indent=2) if args.json else markdown(result))
     return 0
 

@@ -17,6 +17,15 @@ Run: ``python bench/bench_recompute.py [--repeats 30]``; prints a Markdown table
 ``--baseline DIR`` compares two versions of the package in one run: DIR holds another version's ``empathy/``
 (e.g. ``git archive <commit> empathy | tar -x -C DIR``); this script runs itself under that version and
 under the current one, alternating, ``--rounds`` times each, and prints the medians and their ratio.
+
+``--lab`` (issue 25 items 2-3): one decision at a lab's scale, 10 models x 3 judges x ``--items`` items (20,000:
+200,000 outputs, 600,000 judge units, 3 million rating rows), with 0, 1,000 and 10,000 CA decisions already in
+the store (``--ledgers``). Per decision (``--decisions`` of them, each on a new output), the CPU milliseconds of
+each library step a page pays after it: the SQLite write, the ledger read again (``open_ledger``), its digest
+(the signature's ``ledger`` field), the effective ratings (before: ``apply_overrides``; now:
+``EffectiveRatings``, the rating keys indexed once per data set), and the recompute: before
+(``MetricPlan.evaluate`` of the patched values, what ``Recompute.report`` ran before) and now
+(``Recompute.report``: ``LiveMetrics``, the changed units only), the two checked equal after every decision.
 """
 
 from __future__ import annotations
@@ -157,6 +166,78 @@ def compare(baseline: str, rounds: int, repeats: int, n_overrides: int) -> None:
         print(f"| {step} | {base:.1f} | {now:.1f} | {now / base:.2f} |")
 
 
+def _cpu_ms(function) -> tuple[object, float]:
+    start = time.process_time()
+    result = function()
+    return result, (time.process_time() - start) * 1000
+
+
+def lab(n_items: int, ledgers: list[int], decisions: int) -> None:
+    """Per ledger size, the median and max CPU ms of each step after one decision (see the module docstring)."""
+    from empathy.review import EffectiveRatings  # here: --baseline runs this script on packages without it
+
+    start = time.process_time()
+    outputs, ratings, features = synthetic(n_items=n_items)
+    hashes = output_hashes(outputs)
+    build_s = time.process_time() - start
+    start = time.process_time()
+    engine = Recompute(outputs, ratings, features)
+    engine.report(None)
+    prepare_s = time.process_time() - start
+    plan = engine.plan
+    effective, effective_ms = _cpu_ms(lambda: EffectiveRatings(ratings))
+    ca = ratings[ratings["dimension"] == "ca"].reset_index(drop=True)
+    rng = np.random.default_rng(2)
+    order = rng.permutation(len(ca))
+    print(f"Scale: 10 models x 3 judges x {n_items:,} items = {len(outputs):,} outputs, {len(plan.values):,} judge "
+          f"units, {len(ratings):,} rating rows; data built in {build_s:.1f} s CPU, Recompute prepared (plan + first "
+          f"report) in {prepare_s:.1f} s CPU, EffectiveRatings in {effective_ms / 1000:.1f} s CPU. Python "
+          f"{platform.python_version()}, pandas {pd.__version__}, {platform.machine()}; load average "
+          f"{os.getloadavg()[0]:.2f}.\n")
+    print("| decisions in the store | step | median CPU ms | max CPU ms |")
+    print("|---:|---|---:|---:|")
+    used = 0
+    for size in ledgers:
+        with tempfile.TemporaryDirectory() as folder:
+            store = OverrideStore(Path(folder) / "lab.sqlite")
+
+            def change(row: int) -> Change:
+                rating = ca.iloc[int(order[row])]
+                return Change(rating["item_id"], rating["model"], rating["rater"], "ca", 1.0 - rating["value"],
+                              text_hash=hashes[(rating["item_id"], rating["model"])])
+
+            if size:
+                store.set_overrides("lab", [change(used + k) for k in range(size)], annotator="bench")
+            used += size
+            engine.report(open_ledger(store, "lab", outputs, hashes=hashes).applied)  # the page's state so far
+            samples: dict[str, list[float]] = {}
+            for _ in range(decisions):
+                steps: list[tuple[str, float]] = []
+                _, ms = _cpu_ms(lambda: store.set_overrides("lab", [change(used)], annotator="bench"))  # noqa: B023
+                used += 1
+                steps.append(("SQLite write of the decision", ms))
+                ledger, ms = _cpu_ms(lambda: open_ledger(store, "lab", outputs, hashes=hashes))  # noqa: B023
+                steps.append(("`open_ledger` (decisions read, status, label rule)", ms))
+                steps.append(("`Ledger.digest`", _cpu_ms(lambda: ledger.digest)[1]))  # noqa: B023
+                applied = ledger.applied
+                full, ms = _cpu_ms(lambda: apply_overrides(ratings, applied))  # noqa: B023
+                steps.append(("effective ratings before: `apply_overrides`", ms))
+                fast, ms = _cpu_ms(lambda: effective(applied))  # noqa: B023
+                steps.append(("**effective ratings now: `EffectiveRatings` (keys indexed once)**", ms))
+                pd.testing.assert_frame_equal(fast, full, check_exact=True)
+                before, ms = _cpu_ms(lambda: plan.evaluate(plan.patch(applied), n_overrides=len(applied)))  # noqa: B023
+                steps.append(("recompute before: `MetricPlan.evaluate` of the patched values", ms))
+                after, ms = _cpu_ms(lambda: engine.report(applied))  # noqa: B023
+                steps.append(("**recompute now: `Recompute.report` (`LiveMetrics`)**", ms))
+                pd.testing.assert_frame_equal(after.table, before.table, check_exact=True)
+                pd.testing.assert_frame_equal(after.agreement, before.agreement, check_exact=True)
+                for name, ms in steps:
+                    samples.setdefault(name, []).append(ms)
+            for name, values in samples.items():
+                print(f"| {size:,} | {name} | {statistics.median(values):.1f} | {max(values):.1f} |")
+    print(f"\nLoad average after the run: {os.getloadavg()[0]:.2f}.")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=30)
@@ -164,7 +245,15 @@ def main() -> None:
     parser.add_argument("--baseline", help="folder holding another version's empathy/ package to compare with")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--lab", action="store_true", help="one decision at a lab's scale (see the docstring)")
+    parser.add_argument("--items", type=int, default=20_000, help="--lab: items per model (20,000: 200,000 outputs)")
+    parser.add_argument("--ledgers", type=int, nargs="+", default=[0, 1_000, 10_000],
+                        help="--lab: decisions in the store before the measured ones")
+    parser.add_argument("--decisions", type=int, default=15, help="--lab: measured decisions per ledger size")
     args = parser.parse_args()
+    if args.lab:
+        lab(args.items, args.ledgers, args.decisions)
+        return
     if args.baseline:
         compare(args.baseline, args.rounds, args.repeats, args.overrides)
         return

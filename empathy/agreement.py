@@ -35,7 +35,6 @@ import krippendorff
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from empathy.metrics import REFERENCE_DIMENSIONS
 
@@ -78,6 +77,24 @@ def _average_ranks(values: NDArray[np.float64]) -> NDArray[np.float64]:
     return (upper - (counts - 1) / 2.0)[inverse]
 
 
+def _average_ranks_by_row(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`_average_ranks` of every row of a 2-D array at once (``scipy.stats.rankdata(values, axis=1)``, exactly:
+    ranks are whole or half numbers), so that a bootstrap's rank correlations need no SciPy."""
+    rows, n = values.shape
+    order = np.argsort(values, axis=1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=1)
+    starts = np.ones((rows, n), dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    ends = np.ones((rows, n), dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    position = np.arange(1, n + 1, dtype=float)
+    first = np.maximum.accumulate(np.where(starts, position, 0.0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, position, n + 1.0)[:, ::-1], axis=1)[:, ::-1]
+    ranks = np.empty((rows, n))
+    np.put_along_axis(ranks, order, (first + last) / 2.0, axis=1)
+    return ranks
+
+
 def spearman(x: ArrayLike, y: ArrayLike) -> float | None:
     """Spearman's rho over the pairs where both values are present; ``None`` when undefined."""
     a, b = _clean_pairs(x, y)
@@ -93,6 +110,8 @@ def pearson(x: ArrayLike, y: ArrayLike) -> float | None:
     a, b = _clean_pairs(x, y)
     if len(a) < MIN_PAIRS or _constant(a) or _constant(b):
         return None
+    from scipy import stats  # here, not at import: the metrics pipeline needs no SciPy (issue 25)
+
     return float(stats.pearsonr(a, b).statistic)
 
 
@@ -198,8 +217,8 @@ def _rowwise_correlation(x: NDArray[np.float64], y: NDArray[np.float64], *, rank
     if x.shape[1] < MIN_PAIRS:
         return np.array([])
     if ranked:
-        x = stats.rankdata(x, axis=1)
-        y = stats.rankdata(y, axis=1)
+        x = _average_ranks_by_row(x)
+        y = _average_ranks_by_row(y)
     xc = x - x.mean(axis=1, keepdims=True)
     yc = y - y.mean(axis=1, keepdims=True)
     sx = np.sqrt((xc * xc).sum(axis=1))
@@ -477,6 +496,8 @@ DEFAULT_PERMUTATIONS = 10_000
 #: Most paired values a permutation test accepts: it is meant for per-model values (a handful to a few dozen),
 #: and a Monte Carlo ordering costs Kendall's statistic n^2 / 2 sign comparisons.
 MAX_PERMUTATION_PAIRS = 200
+#: Up to this many pairs Kendall's tau-b is counted over every pair in NumPy; beyond, ``scipy.stats.kendalltau``.
+KENDALL_PAIRWISE_MAX = 500
 RANK_STATISTICS: tuple[str, ...] = ("spearman", "kendall")
 ALTERNATIVES: tuple[str, ...] = ("two-sided", "greater", "less")
 # Every ordering of the last min(n, 8) positions is built once (8! rows); orderings of n models are that block
@@ -495,7 +516,15 @@ def kendall_tau_b(x: ArrayLike, y: ArrayLike) -> float | None:
     a, b = _clean_pairs(x, y)
     if len(a) < MIN_PAIRS or _constant(a) or _constant(b):
         return None
-    return float(stats.kendalltau(a, b, variant="b").statistic)
+    if len(a) > KENDALL_PAIRWISE_MAX:
+        from scipy import stats  # O(n log n) for long inputs
+
+        return float(stats.kendalltau(a, b, variant="b").statistic)
+    # per-model values are few: every pair's signs at once, and no SciPy import in a warm metrics run (issue 25)
+    dx = np.sign(a[:, None] - a[None, :])[np.triu_indices(len(a), k=1)]
+    dy = np.sign(b[:, None] - b[None, :])[np.triu_indices(len(b), k=1)]
+    untied_x, untied_y = float(np.count_nonzero(dx)), float(np.count_nonzero(dy))
+    return float(np.sum(dx * dy) / math.sqrt(untied_x * untied_y))
 
 
 @dataclass(frozen=True)

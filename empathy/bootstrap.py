@@ -45,7 +45,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from empathy.agreement import (
     DEFAULT_BOOTSTRAP,
@@ -60,6 +59,7 @@ from empathy.agreement import (
     rank_correlation_test,
     spearman,
 )
+from empathy.distributions import MIN_P, normal_cdf, student_t_ppf
 from empathy.io import require_frame
 from empathy.metrics import _as_float_array, get_metric
 from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
@@ -149,9 +149,12 @@ def expanded_levels(n: int, confidence: float = DEFAULT_CONFIDENCE) -> tuple[flo
 
 @functools.lru_cache(maxsize=1024)
 def _expanded_levels(n: int, confidence: float) -> tuple[float, float]:
-    # scipy's t quantile dominates an interval's cost; a table has few distinct n
+    # the t quantile dominates an interval's cost; a table has few distinct n
     alpha = 1.0 - confidence
-    low = float(stats.norm.cdf(math.sqrt(n / (n - 1.0)) * stats.t.ppf(alpha / 2.0, n - 1)))
+    if alpha / 2.0 < MIN_P:
+        raise ValueError(f"confidence must be at most {1.0 - 2.0 * MIN_P:g} for an expanded percentile interval, "
+                         f"got {confidence!r}")
+    low = normal_cdf(math.sqrt(n / (n - 1.0)) * student_t_ppf(alpha / 2.0, n - 1))
     return low, 1.0 - low
 
 

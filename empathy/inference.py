@@ -76,10 +76,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from empathy import metrics as m
 from empathy.audit import NO_TASK, AuditDesign, audit_frame, frame_digest
+from empathy.distributions import normal_ppf
 from empathy.io import require_frame
 from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
 
@@ -105,9 +105,9 @@ def _z(confidence: float) -> float:
 
 @functools.lru_cache(maxsize=64)
 def _normal_quantile(confidence: float) -> float:
-    # scipy's ppf costs more than the rest of a small PPI estimate, which simulations call thousands of times
+    # the quantile costs more than the rest of a small PPI estimate, which simulations call thousands of times
     alpha = 1.0 - confidence
-    return float(stats.norm.ppf(1.0 - alpha / 2.0))
+    return normal_ppf(1.0 - alpha / 2.0)
 
 
 def _vector(values: ArrayLike, name: str) -> NDArray[np.float64]:
@@ -628,7 +628,7 @@ def label_budget(report: PPIReport, *, power: float = DEFAULT_POWER, direction: 
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     z = _z(report.confidence)
-    needed = z + float(stats.norm.ppf(power))
+    needed = z + normal_ppf(power)
     table = report.table
     design_rows = table[(table["scheme"] == "srs") & table["ppi_value"].notna()]
     model_rows, pair_rows = [], []

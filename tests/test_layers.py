@@ -42,6 +42,7 @@ LAYER_OF: dict[str, str] = {
     # core: names, tables and helpers every layer uses; no data model
     "empathy": "core",
     "empathy.vocabulary": "core",
+    "empathy.distributions": "core",
     "empathy.identifiers": "core",
     "empathy.metrics": "core",
     "empathy.escaping": "core",

@@ -15,23 +15,46 @@ from __future__ import annotations
 import collections
 import itertools
 import re
+import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .cache import DistancingCache, default_cache_dir, text_key
 from .model import (
     RULES_VERSION,
     base_vocabularies,
+    detector_key,
     detector_signature,
     load_model,
+    loaded_model,
     model_info,
     resolve_model_name,
 )
 from .result import LABELS, DistancingResult, DistancingSpan
-from .rules import analyze_doc, parse_text
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Names of :mod:`empathy.distancing.rules` this package exports, imported on first use: a run whose texts are
+#: all cached needs neither the rules nor numpy nor spaCy (issue 25).
+_LAZY_RULES = ("analyze_doc", "parse_text")
+
+
+def __getattr__(name: str) -> Any:
+    """The rules' entry points (:data:`_LAZY_RULES`), imported when first asked for."""
+    if name in _LAZY_RULES:
+        from . import rules
+
+        value = getattr(rules, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _rule(name: str) -> Callable[..., Any]:
+    """The package's current ``name`` (a test may replace it), importing the rules when needed."""
+    return getattr(sys.modules[__name__], name)
 
 __all__ = [
     "LABELS",
@@ -43,6 +66,7 @@ __all__ = [
     "analyze_text",
     "default_cache_dir",
     "density_matrix",
+    "detector_key",
     "detector_signature",
     "split_long_text",
     "load_model",
@@ -141,7 +165,7 @@ def _default_cache() -> DistancingCache:
     return _DEFAULT_CACHES[directory]
 
 
-def analyze(  # noqa: C901 - one streaming loop (cache lookup, parse, progress, input order) kept whole
+def analyze(
     texts: Iterable[str],
     *,
     cache: DistancingCache | None | bool = True,
@@ -152,9 +176,11 @@ def analyze(  # noqa: C901 - one streaming loop (cache lookup, parse, progress, 
 ) -> Iterator[DistancingResult]:
     """Stream distancing results for ``texts``, in input order.
 
-    Texts are read lazily in rounds of a few batches: each round is looked up in the cache, the misses are
-    parsed with ``nlp.pipe`` and stored, and the round's results are yielded. Memory is therefore bounded
-    by the round size, not by the number of texts.
+    Texts are read lazily in rounds of a few batches: each round is looked up in the cache, its misses are
+    parsed, stored, and the round's results are yielded. Memory is therefore bounded by the round size, not
+    by the number of texts. The misses of every round go through *one* ``nlp.pipe`` stream (started at the
+    first miss), so worker processes start once per call and batches run on across rounds. The spaCy model
+    is loaded only when a text is not in the cache: a run whose texts are all cached never imports spaCy.
 
     Parameters
     ----------
@@ -166,13 +192,14 @@ def analyze(  # noqa: C901 - one streaming loop (cache lookup, parse, progress, 
     batch_size
         ``nlp.pipe`` batch size.
     n_process
-        ``nlp.pipe`` worker processes (more than 1 pays a start-up cost per round; use for long inputs).
+        ``nlp.pipe`` worker processes (started once per call, at the first text to parse; for large cold runs
+        on an otherwise idle machine: see docs/benchmarks.md).
     model
         spaCy model package; ``None`` for the default (see :func:`load_model`).
     progress
         Called with the number of texts finished since its last call: once per round for the cache hits
         (with ``True`` as a second argument: they took no parsing), then once per parsed text (a long text
-        when its last piece is parsed), before the round's results are yielded. Pass
+        when its round's last piece is parsed), before the round's results are yielded. Pass
         :meth:`empathy.progress.Tracker.advance` for counts and an ETA.
 
     Notes
@@ -192,15 +219,51 @@ def analyze(  # noqa: C901 - one streaming loop (cache lookup, parse, progress, 
         raise TypeError("texts must be an iterable of strings, not a single string (use analyze_text)")
     store = _resolve_cache(cache)
     name = resolve_model_name(model)
-    info = model_info(name)
-    nlp = load_model(name)
-    verbs, adjectives = base_vocabularies(nlp)
-    memo: dict[str, str | None] = {}
-    chunk_size = batch_size * _CHUNK_PER_BATCH * n_process
+    detector = detector_key(name)  # from the package's meta.json: the cache keys need no model
+    rounds = _rounds(texts, batch_size * _CHUNK_PER_BATCH * n_process, store, detector, progress)
+    for first in rounds:
+        if first.missing:
+            yield from _parse_stream(first, rounds, _Parser(name, batch_size, n_process), store, detector, progress)
+            return
+        yield from first.results()
+
+
+class _Round:
+    """One round of texts: their cache keys, the results found in the cache, and the misses to parse."""
+
+    def __init__(self, chunk: list[str], keys: list[str], cached: dict[str, DistancingResult],
+                 missing: list[int]) -> None:
+        self.chunk = chunk
+        self.keys = keys
+        self.cached = cached
+        self.missing = missing
+        self.fresh: dict[int, DistancingResult] = {}
+        self.short: list[int] = []  # misses parsed whole, in the order their documents come back
+        self.long: list[int] = []   # misses parsed in pieces when the round is finished
+        self.received = 0
+
+    def split(self, limit: int) -> None:
+        """Sort the misses into texts parsed whole and texts longer than ``limit`` (parsed in pieces)."""
+        self.short = [i for i in self.missing if len(self.chunk[i]) <= limit]
+        self.long = [i for i in self.missing if len(self.chunk[i]) > limit]
+
+    @property
+    def waiting(self) -> bool:
+        """Whether documents of this round's short misses are still to come from the parse stream."""
+        return self.received < len(self.short)
+
+    def results(self) -> Iterator[DistancingResult]:
+        fresh, cached, keys = self.fresh, self.cached, self.keys
+        return (fresh[i] if i in fresh else cached[keys[i]] for i in range(len(self.chunk)))
+
+
+def _rounds(texts: Iterable[str], size: int, store: DistancingCache | None, detector: tuple[str, str, str],
+            progress: Callable[..., None] | None) -> Iterator[_Round]:
+    """The input in rounds of ``size`` texts, each checked and looked up in the cache (hits reported)."""
     iterator = iter(texts)
     position = 0
     while True:
-        chunk = list(itertools.islice(iterator, chunk_size))
+        chunk = list(itertools.islice(iterator, size))
         if not chunk:
             return
         for offset, text in enumerate(chunk):
@@ -210,37 +273,88 @@ def analyze(  # noqa: C901 - one streaming loop (cache lookup, parse, progress, 
         # "store is None", never "not store": truth-testing a cache calls __len__, a COUNT(*) over the whole
         # table once per round, which made lookups in a large shared cache quadratic (issue 17).
         keys = [text_key(text) for text in chunk] if store is not None else []
-        cached = store.get_many(info["model"], info["version"], info["rules"], keys) if store is not None else {}
+        cached = store.get_many(*detector, keys) if store is not None else {}
         missing = [i for i in range(len(chunk)) if store is None or keys[i] not in cached]
-        fresh: dict[int, DistancingResult] = {}
         if progress is not None and len(chunk) > len(missing):
             progress(len(chunk) - len(missing), True)
-        if missing:
-            limit = min(MAX_PIECE_CHARS, nlp.max_length)
-            short = [i for i in missing if len(chunk[i]) <= limit]
-            docs = nlp.pipe((parse_text(chunk[i]) for i in short), batch_size=batch_size, n_process=n_process)
-            for i, doc in zip(short, docs, strict=True):
-                fresh[i] = analyze_doc(doc, verbs, adjectives, memo, chunk[i])
-                if progress is not None:
-                    progress(1)
-            pieces = [(i, start, end) for i in missing if len(chunk[i]) > limit
-                      for start, end in split_long_text(chunk[i], limit)]
-            if pieces:
-                parts: dict[int, list[tuple[int, DistancingResult]]] = {}
-                docs = nlp.pipe((parse_text(chunk[i][start:end]) for i, start, end in pieces),
-                                batch_size=max(1, _PIECE_BATCH_CHARS // limit), n_process=n_process)
-                for (i, start, end), doc in zip(pieces, docs, strict=True):
-                    parts.setdefault(i, []).append(
-                        (start, analyze_doc(doc, verbs, adjectives, memo, chunk[i][start:end])))
-                for i, joined in parts.items():
-                    fresh[i] = _join(joined)
-                if progress is not None:
-                    progress(len(parts))
-            if store is not None:
-                store.put_many(info["model"], info["version"], info["rules"],
-                               ((keys[i], fresh[i]) for i in missing))
-        for i in range(len(chunk)):
-            yield fresh[i] if i in fresh else cached[keys[i]]
+        yield _Round(chunk, keys, cached, missing)
+
+
+class _Parser:
+    """The loaded pipeline (checked against the signature's version) and what the rules read from it."""
+
+    def __init__(self, name: str, batch_size: int, n_process: int) -> None:
+        self.nlp = loaded_model(name)
+        self.verbs, self.adjectives = base_vocabularies(self.nlp)
+        self.memo: dict[str, str | None] = {}
+        self.limit = min(MAX_PIECE_CHARS, self.nlp.max_length)
+        self.batch_size = batch_size
+        self.n_process = n_process
+        self.analyze_doc = _rule("analyze_doc")
+        self.parse_text = _rule("parse_text")
+
+    def result(self, doc: Any, original: str) -> DistancingResult:
+        return self.analyze_doc(doc, self.verbs, self.adjectives, self.memo, original)
+
+    def pieces(self, text: str) -> DistancingResult:
+        """A text longer than the parse limit, parsed piece by piece (one piece per batch) and joined."""
+        ranges = split_long_text(text, self.limit)
+        docs = self.nlp.pipe((self.parse_text(text[start:end]) for start, end in ranges),
+                             batch_size=max(1, _PIECE_BATCH_CHARS // self.limit))
+        return _join([(start, self.result(doc, text[start:end])) for (start, end), doc in zip(ranges, docs,
+                                                                                             strict=True)])
+
+
+def _parse_stream(first: _Round, rounds: Iterator[_Round], parser: _Parser, store: DistancingCache | None,
+                  detector: tuple[str, str, str], progress: Callable[..., None] | None
+                  ) -> Iterator[DistancingResult]:
+    """Results of ``first`` and every later round, the misses parsed by one ``nlp.pipe`` stream.
+
+    The stream pulls rounds as it needs texts (so at most about a batch of rounds is held ahead of the parse);
+    a round is finished (long texts parsed, results stored, yielded) once its last document came back, in input
+    order.
+    """
+    first.split(parser.limit)
+    pending: collections.deque[_Round] = collections.deque([first])
+
+    def feed() -> Iterator[str]:
+        round_ = first
+        while True:
+            for i in round_.short:
+                yield parser.parse_text(round_.chunk[i])
+            round_ = next(rounds, None)
+            if round_ is None:
+                return
+            round_.split(parser.limit)  # before it is pending: the consumer reads short/waiting
+            pending.append(round_)
+
+    def finished() -> Iterator[DistancingResult]:
+        while pending and not pending[0].waiting:
+            yield from _finish(pending.popleft(), parser, store, detector, progress)
+
+    docs = parser.nlp.pipe(feed(), batch_size=parser.batch_size, n_process=parser.n_process)
+    yield from finished()
+    for doc in docs:
+        receiving = next(r for r in pending if r.waiting)
+        i = receiving.short[receiving.received]
+        receiving.fresh[i] = parser.result(doc, receiving.chunk[i])
+        receiving.received += 1
+        if progress is not None:
+            progress(1)
+        yield from finished()
+    yield from finished()
+
+
+def _finish(round_: _Round, parser: _Parser, store: DistancingCache | None, detector: tuple[str, str, str],
+            progress: Callable[..., None] | None) -> Iterator[DistancingResult]:
+    """A round whose short misses are parsed: its long texts parsed in pieces, its results stored and yielded."""
+    for i in round_.long:
+        round_.fresh[i] = parser.pieces(round_.chunk[i])
+    if progress is not None and round_.long:
+        progress(len(round_.long))
+    if store is not None and round_.missing:
+        store.put_many(*detector, ((round_.keys[i], round_.fresh[i]) for i in round_.missing))
+    return round_.results()
 
 
 def analyze_text(text: str, *, cache: DistancingCache | None | bool = True) -> DistancingResult:
@@ -255,6 +369,8 @@ def density_matrix(texts: Sequence[str], **kw: Any) -> np.ndarray:
 
     Rows for texts without sentences are NaN. Keyword arguments go to :func:`analyze`.
     """
+    import numpy as np
+
     rows = [result.densities() for result in analyze(texts, **kw)]
     if not rows:
         return np.empty((0, len(LABELS)), dtype=float)

@@ -67,9 +67,10 @@ possessive, adjective or numeral, or used as a noun modifier (a nominal gerund, 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from spacy.tokens import Doc, Token
+if TYPE_CHECKING:  # annotations only: importing the rules (e.g. for parse_text) does not import spaCy
+    from spacy.tokens import Doc, Token
 
 from .lexicon import (
     ADJECTIVAL_PARTICIPLES,
@@ -92,6 +93,8 @@ from .result import LABELS, DistancingResult, DistancingSpan
 
 _SUBJECTS = frozenset({"nsubj", "nsubjpass"})
 _PASSIVE_MARKERS = frozenset({"auxpass", "nsubjpass", "csubjpass"})
+#: Tags of the words that can be a passive's participle (a simple past only in the contexts find_passives names).
+_PAST_FORMS = frozenset({"VBN", "VBD"})
 _OWN_CLAUSE = frozenset({"nsubj", "nsubjpass", "csubjpass", "aux", "auxpass"})
 _NOMINAL_HEADS = frozenset({"NOUN", "PROPN", "PRON"})
 _COMPLEMENTIZERS = frozenset({"that", "whether", "if"})
@@ -205,6 +208,8 @@ def find_passives(doc: Doc, verbs: frozenset[str], adjectives: frozenset[str]) -
     found: dict[int, Passive] = {}
     participles: list[Token] = []
     for token in doc:
+        if token.tag_ not in _PAST_FORMS and token.dep_ not in _PASSIVE_MARKERS:
+            continue  # neither a passive's marker nor a participle: nothing below can fire (most tokens)
         if token.dep_ in _PASSIVE_MARKERS and token.head.i != token.i:
             head = token.head
             if head.i in found or head.lemma_ == "be":
@@ -773,10 +778,13 @@ def analyze_doc(
     )
     counts = dict.fromkeys(LABELS, 0)
     spans = []
+    source = doc.text if original is None else original
     for hit in hits:
         counts[hit.label] += 1
-        span = doc[hit.start : hit.end]
-        text = span.text if original is None else original[span.start_char : span.end_char]
-        spans.append(DistancingSpan(span.start_char, span.end_char, hit.label, hit.rule, text))
+        # a Span's offsets, read off its first and last token without building the Span (cheaper, the same
+        # numbers): start at the first token, end after the last token's text (its trailing space excluded)
+        last = doc[hit.end - 1]
+        start, end = doc[hit.start].idx, last.idx + len(last)
+        spans.append(DistancingSpan(start, end, hit.label, hit.rule, source[start:end]))
     spans.sort(key=lambda s: (s.start, s.end, s.label))
     return DistancingResult(sentences=count_sentences(doc), counts=counts, spans=tuple(spans))

@@ -1,0 +1,182 @@
+"""Benchmark: warm ``distancing`` and ``metrics`` runs against reading their inputs (issue 25 item 4).
+
+A *warm* run finds every text in the parse cache. It should cost what reading its inputs costs: the target is
+within 1.2x of ``python -c "import empathy"`` plus reading the inputs. The stand-ins for "import empathy plus
+reading the inputs" are fresh processes that import ``empathy`` and read exactly what the command reads, with
+the project's own readers and nothing else:
+
+* ``distancing FILE``: the text file's lines, their cached results (``DistancingCache.get_many``, decoded), and
+  the JSON lines written to stdout;
+* ``metrics OUTPUTS --ratings A --ratings B``: ``empathy.io.load_dataset`` of the three files and the cached
+  results of every distinct text.
+
+Data: the demo data scaled 1x and 10x with distinct texts (``bench_cli_scaling.scaled_demo``); the cache is
+filled by one cold ``metrics`` run per scale (not timed). Every case is a fresh process (CPU = user + system of
+that child, ``os.wait4``), the cases interleaved in each of ``--runs`` rounds, medians reported. ``--before REV``
+runs the same two commands on the package as of git revision ``REV`` (extracted to a temporary folder; same
+cache keys) in the same rounds, and checks its output equals the current one. Reference row: loading the spaCy
+model alone (what a warm run used to pay first).
+
+Run: ``python bench/bench_warm_runs.py [--scales 1 10] [--runs 7] [--before e9c37ea]``; prints a Markdown table,
+the machine and the load averages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench_cli_scaling import ROOT, load, machine, run_child, scaled_demo
+
+_READ_TEXTS = """
+import json, sys
+import empathy
+from empathy.distancing.cache import DistancingCache, text_key
+from empathy.distancing.model import detector_key
+with open(PATH, encoding="utf-8") as handle:
+    lines = [line.rstrip("\\n") for line in handle]
+keys = [text_key(line) for line in lines]
+found = DistancingCache().get_many(*detector_key(), keys)
+out = sys.stdout
+for key in keys:
+    out.write(json.dumps(found[key].to_json(), ensure_ascii=False))
+    out.write("\\n")
+"""
+
+_READ_DATASET = """
+import pandas as pd
+import empathy
+from empathy.distancing.cache import DistancingCache, text_key
+from empathy.distancing.model import detector_key
+from empathy.io import load_dataset
+dataset = load_dataset(OUTPUTS, RATINGS)
+texts = pd.unique(pd.concat([dataset.outputs["reference"], dataset.outputs["generation"]]))
+found = DistancingCache().get_many(*detector_key(), [text_key(text) for text in texts])
+assert len(found) == len(texts)
+"""
+
+_LOAD_MODEL = """
+import spacy
+from empathy.distancing.model import UNUSED_COMPONENTS, resolve_model_name
+spacy.load(resolve_model_name(), exclude=list(UNUSED_COMPONENTS))
+"""
+
+
+def _texts_file(outputs: Path, folder: Path) -> Path:
+    """The outputs' distinct texts, one per line (the ``distancing`` command's input; no text has a newline)."""
+    import pandas as pd
+
+    frame = pd.read_csv(outputs, dtype=str, keep_default_na=False)
+    texts = pd.unique(pd.concat([frame["reference"], frame["generation"]]))
+    path = folder / f"{outputs.stem}_texts.txt"
+    path.write_text("".join(text.replace("\n", " ").replace("\r", " ") + "\n" for text in texts), encoding="utf-8")
+    return path
+
+
+def _checked(run: dict[str, object], label: str) -> bytes:
+    if run["rc"] != 0:
+        raise SystemExit(f"{label} failed ({run['rc']}): {run['stderr'].decode()[-2000:]}")  # type: ignore[union-attr]
+    return run["stdout"]  # type: ignore[return-value]
+
+
+def measure(scales: list[int], runs: int, before: str | None) -> list[dict[str, object]]:
+    """Median CPU / wall / peak RSS of every case at every scale."""
+    python = sys.executable
+    rows: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        old = folder / "before"
+        if before is not None:
+            old.mkdir()
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", before, "empathy"], check=True,
+                                     capture_output=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        env = {**os.environ, "EMPATHY_CACHE_DIR": str(folder / "cache"), "PYTHONPATH": str(ROOT)}
+        for scale in scales:
+            outputs, author, lexicon, n_texts = scaled_demo(scale, folder)
+            texts = _texts_file(outputs, folder)
+            metrics = [python, "-m", "empathy", "metrics", str(outputs), "--ratings", str(author), "--ratings",
+                       str(lexicon), "--format", "json"]
+            distancing = [python, "-m", "empathy", "distancing", str(texts)]
+            expected_metrics = json.loads(_checked(run_child(metrics, env), "cold metrics"))  # fills the cache
+            cases: dict[str, tuple[list[str], Path]] = {
+                "python -c 'import empathy'": ([python, "-c", "import empathy"], ROOT),
+                "import empathy + read the texts and their cached results, write the JSON lines":
+                    ([python, "-c", f"PATH = {str(texts)!r}\n{_READ_TEXTS}"], ROOT),
+                "`distancing` warm (now)": (distancing, ROOT),
+                "import empathy + load_dataset + read the cached results":
+                    ([python, "-c", f"OUTPUTS, RATINGS = {str(outputs)!r}, {[str(author), str(lexicon)]!r}\n"
+                      f"{_READ_DATASET}"], ROOT),
+                "`metrics` warm (now)": (metrics, ROOT),
+                "reference: import spaCy and load the model": ([python, "-c", _LOAD_MODEL], ROOT),
+            }
+            if before is not None:
+                cases[f"`distancing` warm (before, {before})"] = (distancing, old)
+                cases[f"`metrics` warm (before, {before})"] = (metrics, old)
+            samples: dict[str, list[dict[str, object]]] = {name: [] for name in cases}
+            outputs_seen: dict[str, bytes] = {}
+            loads = [os.getloadavg()[0]]
+            for _ in range(runs):
+                for name, (command, cwd) in cases.items():
+                    run = run_child(command, env, cwd)
+                    outputs_seen[name] = _checked(run, name)
+                    samples[name].append(run)
+                loads.append(os.getloadavg()[0])
+            distancing_now = outputs_seen["`distancing` warm (now)"]
+            if outputs_seen["import empathy + read the texts and their cached results, write the JSON lines"] \
+                    != distancing_now:
+                raise SystemExit("the stand-in does not write what the command writes")
+            for name, output in outputs_seen.items():
+                if name.startswith("`metrics`") and json.loads(output) != expected_metrics:
+                    raise SystemExit(f"{name}: not the cold run's JSON")
+                if name.startswith("`distancing`") and output != distancing_now:
+                    raise SystemExit(f"{name}: not the current command's output")
+            for name, runs_of in samples.items():
+                rows.append({"scale": scale, "texts": n_texts, "case": name,
+                             "cpu": statistics.median(float(r["cpu"]) for r in runs_of),
+                             "wall": statistics.median(float(r["wall"]) for r in runs_of),
+                             "rss": statistics.median(float(r["rss_mib"]) for r in runs_of),
+                             "load": (min(loads), max(loads))})
+    return rows
+
+
+def markdown(rows: list[dict[str, object]]) -> str:
+    """The table for docs/benchmarks.md: each command's CPU over its stand-in's."""
+    lines = ["| scale | distinct texts | case | CPU (s) | wall (s) | peak RSS (MiB) | CPU / stand-in | load avg |",
+             "|---:|---:|---|---:|---:|---:|---:|---|"]
+    for row in rows:
+        same_scale = {r["case"]: r["cpu"] for r in rows if r["scale"] == row["scale"]}
+        case = str(row["case"])
+        stand_in = None
+        if case.startswith("`distancing`"):
+            stand_in = same_scale["import empathy + read the texts and their cached results, write the JSON lines"]
+        elif case.startswith("`metrics`"):
+            stand_in = same_scale["import empathy + load_dataset + read the cached results"]
+        ratio = f"{float(row['cpu']) / float(stand_in):.2f}" if stand_in else ""
+        low, high = row["load"]  # type: ignore[misc]
+        lines.append(f"| {row['scale']}x | {row['texts']:,} | {case} | {row['cpu']:.3f} | {row['wall']:.3f} | "
+                     f"{row['rss']:.0f} | {ratio} | {low:.1f}-{high:.1f} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scales", type=int, nargs="+", default=[1, 10])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--before", metavar="REV", help="also run the two commands on the package at git REV")
+    args = parser.parse_args()
+    print(machine())
+    print(load())
+    rows = measure(args.scales, args.runs, args.before)
+    print(markdown(rows))
+    print(load())
+
+
+if __name__ == "__main__":
+    main()
