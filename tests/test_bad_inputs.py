@@ -581,6 +581,21 @@ OTHER_CASES: list[tuple[str, dict[str, str | bytes], list[str], list[str]]] = [
                                       "j.toml": JUDGE.replace("[judges.a]", '[judges."a\u200b"]')},
      ["judge", "{tmp}/out.csv", "--out", "{tmp}/r.csv", "--config", "{tmp}/j.toml", "--judge", "a", "--quiet"],
      ["j.toml", "U+200B"]),
+    # an imported ledger's keys and values are checked as a ratings file's (issue 27)
+    *((f"ledger-{name}", {file: content}, ["store", "import", f"{{tmp}}/{file}", "--store", "{tmp}/s.sqlite"],
+       [file, *fragments]) for name, file, content, fragments in (
+        ("underscore-number", "l.csv", LEDGER.replace(",1,alice", ",1_0,alice"), ["row 2", "column 'value'",
+                                                                                  "not a number: '1_0'"]),
+        ("rounds-onto-a-label", "l.csv", LEDGER.replace(",1,alice", ",0.99999999999999999,alice"),
+         ["row 2", "column 'value'", "a float would round it to 1"]),
+        ("zero-width-item", "l.csv", LEDGER.replace("\n1,a,", "\n1\u200b,a,"), ["row 2", "column 'item_id'",
+                                                                                  "U+200B"]),
+        ("near-miss-dimension", "l.csv", LEDGER.replace(",ca,", ",CA,"), ["row 2", "column 'dimension'",
+                                                                          "the paper's 'ca'"]),
+        ("json-boolean", "l.jsonl", '{"item_id": "1", "model": "a", "rater": "j", "dimension": "ca", "value": true, '
+                                    '"annotator": "alice"}\n',
+         ["row 1", "column 'value'", "a boolean is not a number"]),
+    )),
     # the team store (issue 24): the roles file, a write the role does not allow, a bad assignment design
     ("roles-malformed", {"l.csv": LEDGER, "roles.toml": "[roles\nalice = 'annotator'\n"},
      ["store", "import", "{tmp}/l.csv", "--store", "{tmp}/s.sqlite", "--as", "alice", "--roles", "{tmp}/roles.toml"],

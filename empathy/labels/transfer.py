@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
-from empathy.io import DataError, iter_jsonl
+from empathy.io import DataError, iter_jsonl, validate_ratings
 from empathy.labels.audits import design_rows
 from empathy.labels.backends import open_store
 from empathy.labels.exhibit_list import exhibit_rows
@@ -132,6 +132,18 @@ def _audit_mark(label: str, row_number: int, record: dict[str, object]) -> tuple
     return design, position
 
 
+def _checked_values(records: list[tuple[int, dict[str, object]]], label: str, suffix: str) -> list[float]:
+    """The ledger's values as floats, its keys and values checked exactly as a ratings file's
+    (:func:`empathy.io.validate_ratings`: ASCII decimals, no booleans, a label exactly 0 or 1 as written, ranges on
+    the written number, no invisible character in an identifier, no near miss of the paper's dimensions), with
+    :class:`empathy.io.DataError` naming the file, row and column."""
+    if not records:
+        return []
+    frame = pd.DataFrame([{column: record[column] for column in (*KEY_COLUMNS, "value")} for _, record in records])
+    frame.attrs.update(source=label, suffix=suffix, lines=[row for row, _ in records])
+    return validate_ratings(frame)["value"].astype(float).tolist()
+
+
 def _raw_records(path: Path, label: str, suffix: str) -> list[tuple[int, dict[str, object]]]:
     """``(file row, record)`` of a JSONL or CSV ledger, CSV cells unescaped and its header checked."""
     records: list[tuple[int, dict[str, object]]] = []
@@ -166,9 +178,8 @@ def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int,
     suffix = Path(name).suffix.lower() if name else path.suffix.lower()
     if not path.exists():
         raise DataError(label, "file not found")
-    cleaned = []
-    for row_number, record in _raw_records(path, label, suffix):
-        out: dict[str, object] = {}
+    records = _raw_records(path, label, suffix)
+    for row_number, record in records:
         for column in KEY_COLUMNS + ("value",):
             if column not in record:
                 raise DataError(label, "missing required column", row=row_number, column=column)
@@ -176,17 +187,13 @@ def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int,
             cell = record[column]
             if _missing(cell) or not str(cell).strip():
                 raise DataError(label, "empty value", row=row_number, column=column)
-            out[column] = str(cell)
-        raw = record["value"]
-        if isinstance(raw, str):
-            try:
-                raw = float(raw.strip())
-            except ValueError:
-                raise DataError(label, f"not a number: {raw[:40]!r}", row=row_number,
-                                column="value") from None
-        if raw is None:
+        if _missing(record["value"]) or (isinstance(record["value"], str) and not record["value"].strip()):
             raise DataError(label, "empty value", row=row_number, column="value")
-        out["value"] = raw
+    values = _checked_values(records, label, suffix)
+    cleaned = []
+    for (row_number, record), value in zip(records, values, strict=True):
+        out: dict[str, object] = {column: str(record[column]).strip() for column in KEY_COLUMNS}
+        out["value"] = value
         for column in ("dataset_id", "annotator", "reason", "updated_at", "role", "text_hash", "judge_signature"):
             cell = record.get(column, "")
             out[column] = "" if _missing(cell) else str(cell)
