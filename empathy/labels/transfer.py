@@ -192,7 +192,7 @@ def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int,
     values = _checked_values(records, label, suffix)
     cleaned = []
     for (row_number, record), value in zip(records, values, strict=True):
-        out: dict[str, object] = {column: str(record[column]).strip() for column in KEY_COLUMNS}
+        out: dict[str, object] = {column: str(record[column]) for column in KEY_COLUMNS}  # verbatim: the store's keys
         out["value"] = value
         for column in ("dataset_id", "annotator", "reason", "updated_at", "role", "text_hash", "judge_signature"):
             cell = record.get(column, "")
