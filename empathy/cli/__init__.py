@@ -28,30 +28,51 @@ Building the parser imports none of pandas, SciPy, spaCy or openai: each handler
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
+from types import ModuleType
 
 from empathy import __version__
-from empathy.cli import agreement, audit, datasets, distancing, fragility, judges, metrics, slices, stability, store
 from empathy.cli.common import Parser
 
-#: The command groups in the order ``--help`` lists them.
-COMMAND_GROUPS = (metrics, agreement, distancing, judges, datasets, stability, slices, fragility, store, audit)
+#: The command groups' modules in the order ``--help`` lists them.
+GROUP_MODULES: tuple[str, ...] = tuple(f"empathy.cli.{name}" for name in (
+    "metrics", "agreement", "distancing", "judges", "datasets", "stability", "slices", "fragility", "store", "audit"))
+#: Each command -> the module that registers it: a light name -> import table, so that a run imports the module of
+#: its own command only (``tests/test_cli.py`` keeps it equal to what the modules register).
+COMMAND_MODULES: dict[str, str] = {
+    "metrics": "empathy.cli.metrics", "agreement": "empathy.cli.agreement", "panels": "empathy.cli.agreement",
+    "distancing": "empathy.cli.distancing", "judge": "empathy.cli.judges", "standard": "empathy.cli.judges",
+    "import": "empathy.cli.datasets", "stability": "empathy.cli.stability", "slices": "empathy.cli.slices",
+    "calibration": "empathy.cli.slices", "fragility": "empathy.cli.fragility", "store": "empathy.cli.store",
+    "audit": "empathy.cli.audit",
+}
 
 
-def build_parser() -> Parser:
-    """The ``empathy`` argument parser with every sub-command."""
+def _group(module: str) -> ModuleType:
+    return importlib.import_module(module)
+
+
+def build_parser(command: str | None = None) -> Parser:
+    """The ``empathy`` argument parser: with ``command`` (a name of :data:`COMMAND_MODULES`) only the module that
+    registers it, otherwise every sub-command (``--help``, usage errors)."""
     parser = Parser(prog="empathy", description="Measure empathic failure in LLM outputs (SA, EGM, CA, LD).")
     parser.add_argument("--version", action="version", version=f"empathy {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for group in COMMAND_GROUPS:
-        group.register(commands)
+    groups = (COMMAND_MODULES[command],) if command in COMMAND_MODULES else GROUP_MODULES
+    for group in groups:
+        _group(group).register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 1 service refused, 2 bad input; see common)."""
-    args = build_parser().parse_args(argv)
+    import sys
+
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in arguments if not a.startswith("-")), None)
+    args = build_parser(command).parse_args(arguments)
     return int(args.handler(args))
 
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMAND_MODULES", "GROUP_MODULES", "build_parser", "main"]
