@@ -88,7 +88,7 @@ def _open_relabel(context, url: str, folder: Path, annotator: str):
     box = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
     box.wait_for(state="visible", timeout=WAIT_MS)
     box.fill(annotator)
-    tab.get_by_role("button", name="Start as this annotator").click()
+    tab.get_by_role("button", name="Use this name").click()
     tab.locator('[data-testid="relabel-item"]').wait_for(state="visible", timeout=WAIT_MS)
     return tab
 
