@@ -134,7 +134,7 @@ class Access:
         if not self.identity:
             verb = _VERB.get(action, action)
             if self.login:
-                return f"Signed out: sign in (sidebar) to {verb}; nothing was written"
+                return f"Signed out: sign in (sidebar) to {verb}"
             return f"No annotator name: type yours in the sidebar and press Use this name to {verb}"
         if self.roles is None:
             return None
