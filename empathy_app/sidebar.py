@@ -34,8 +34,11 @@ def init_session() -> None:
     chosen = session_keys.SOURCE in st.session_state  # set before the first run (tests, a caller): never replaced
     for key, value in session_keys.DEFAULTS.items():
         st.session_state.setdefault(key, copy.deepcopy(value))  # no mutable default shared between sessions
-    if session_keys.ANNOTATOR not in st.session_state:  # a reload: the name committed before, remembered
-        st.session_state[session_keys.ANNOTATOR] = settings().annotator
+    if session_keys.ANNOTATOR not in st.session_state:
+        # a reload: the name committed before on this machine; a browser elsewhere (an app served without a login)
+        # names itself, never inheriting the name of the person at the server
+        local = st.context.ip_address is None  # None: a connection from this machine
+        st.session_state[session_keys.ANNOTATOR] = settings().annotator if local else ""
     st.session_state[session_keys.INITIALISED] = True
     if not chosen:
         restore()
