@@ -37,7 +37,8 @@ def init_session() -> None:
     if session_keys.ANNOTATOR not in st.session_state:
         # a reload: the name committed before on this machine; a browser elsewhere (an app served without a login)
         # names itself, never inheriting the name of the person at the server
-        local = st.context.ip_address is None  # None: a connection from this machine
+        # None for a connection from this machine (and no address at all under AppTest): only a remote one is text
+        local = not isinstance(st.context.ip_address, str)
         st.session_state[session_keys.ANNOTATOR] = settings().annotator if local else ""
     st.session_state[session_keys.INITIALISED] = True
     if not chosen:
