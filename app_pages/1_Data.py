@@ -217,18 +217,16 @@ if len(audit):
         st.dataframe(audit.iloc[::-1], hide_index=True, key="data_audit_table")
 
 
-def _assignment_form(design) -> None:
+def _assignment_form(progress, design) -> None:
     """An adjudicator's form: give each output to annotators (k on an overlap share, one on the rest)."""
     roles = data.store.roles
-    known = set(design["annotator"]) if len(design) else set()
+    known = set(progress["annotator"].astype(str))  # whoever was assigned, decided or skipped here
     if roles is not None:
         known |= {roles.names.get(key, key) for key, role in roles.members.items() if role in ROLE_NAMES[1:]}
-    if len(ledger_now.decisions):
-        known |= set(ledger_now.decisions["annotator"].astype(str))
     with st.form("data_assign_form", border=True):
         chosen = st.multiselect("Annotators", sorted(known), default=sorted(known), key="data_assign_people",
-                                help="Those the roles list as annotators or adjudicators, and those who decided "
-                                     "already; add others below.")
+                                help="Those the roles list as annotators or adjudicators, and those who decided, "
+                                     "skipped or were assigned here; add others below.")
         typed = st.text_input("More annotators (comma-separated)", key="data_assign_more")
         columns = st.columns(3)
         k = columns[0].number_input("Annotators per overlapping output (k)", min_value=1, value=DEFAULT_K, step=1,
@@ -260,8 +258,8 @@ def _assignment_form(design) -> None:
 st.subheader("Team progress and assignments")
 try:
     design_now = assignments(data.store, data.dataset_id)
-    decisions.team_progress(annotator_progress(data.store, data.dataset_id, outputs=data.all_data.outputs),
-                            key="data_team_progress")
+    progress_now = annotator_progress(data.store, data.dataset_id, outputs=data.all_data.outputs)
+    decisions.team_progress(progress_now, key="data_team_progress")
 except StoreError as error:
     st.error(f"The override store cannot be used: {md(error)}")
     st.stop()
@@ -275,7 +273,7 @@ if assign_refusal:
     st.caption(f"Assigning outputs is not open to you: {md(assign_refusal)}.")
 else:
     with st.expander("Assign outputs to annotators", expanded=design_now.empty):
-        _assignment_form(design_now)
+        _assignment_form(progress_now, design_now)
         if len(design_now) and st.button("Remove the assignment design", key="data_assign_clear",
                                          help="Every queue shows every output again; decisions and skips stay."):
             try:
