@@ -13,7 +13,7 @@ from empathy.io import DataError  # noqa: E402
 from empathy.labels.exhibit_list import exhibit_list, move_exhibit, pin_exhibit, unpin_exhibit  # noqa: E402
 from empathy.labels.locations import StoreError  # noqa: E402
 from empathy.paths import DEMO_DIR  # noqa: E402
-from empathy_app import compute, loading, session_keys, views  # noqa: E402
+from empathy_app import compute, identity, loading, session_keys, views  # noqa: E402
 from empathy_app import exhibit_views as ev  # noqa: E402
 from empathy_app.markup import code, md  # noqa: E402
 
@@ -21,7 +21,12 @@ data = loading.require_data(ratings=False)
 views.show_flash_error()
 views.mode_caption(data)
 store, name = data.store, data.dataset_id
-annotator = st.session_state.get(session_keys.ANNOTATOR, "").strip()
+who = identity.access(store)
+annotator = who.identity
+refusal = who.why_not_curate()  # pins, notes and order are writes too
+refusal_help = md(refusal) if refusal else None
+if refusal:
+    st.caption(f"The exhibit list is read-only for you: {md(refusal)}.")
 try:
     pinned = exhibit_list(store, name)
 except StoreError as error:
@@ -38,6 +43,7 @@ if st.session_state.get(session_keys.SOURCE, {}).get("kind") == "demo" and curat
     have = set(zip(pinned["item_id"], pinned["model"], strict=True))
     missing = [r for r in curated.to_dict("records") if (r["item_id"], r["model"]) not in have]
     if missing and st.button("Pin the demo's curated exhibits (one per mechanism)", key="exhibits_curated",
+                             disabled=refusal is not None,
                              help="SA, EGM, CA and LD, each on an output where it is plain to see "
                                   "(data/exhibits.csv)."):
         try:
@@ -60,16 +66,20 @@ with listing:
             st.markdown(f"**{position}.** item {code(item_id)} · model {code(model)}")
             note = st.text_area("Note", record["note"], key=f"exhibit_note_{tag}", label_visibility="collapsed")
             buttons = st.columns(4)
-            if buttons[0].button("Save note", key=f"exhibit_save_{tag}", disabled=note == record["note"]):
+            locked = refusal is not None
+            if buttons[0].button("Save note", key=f"exhibit_save_{tag}", disabled=note == record["note"] or locked,
+                                 help=refusal_help):
                 pin_exhibit(store, name, item_id, model, note, annotator=annotator)
                 st.rerun()
-            if buttons[1].button("Move up", key=f"exhibit_up_{tag}", disabled=position == 1):
+            if buttons[1].button("Move up", key=f"exhibit_up_{tag}", disabled=position == 1 or locked,
+                                 help=refusal_help):
                 move_exhibit(store, name, item_id, model, -1)
                 st.rerun()
-            if buttons[2].button("Move down", key=f"exhibit_down_{tag}", disabled=position == len(pinned)):
+            if buttons[2].button("Move down", key=f"exhibit_down_{tag}", disabled=position == len(pinned) or locked,
+                                 help=refusal_help):
                 move_exhibit(store, name, item_id, model, 1)
                 st.rerun()
-            if buttons[3].button("Unpin", key=f"exhibit_unpin_{tag}"):
+            if buttons[3].button("Unpin", key=f"exhibit_unpin_{tag}", disabled=locked, help=refusal_help):
                 unpin_exhibit(store, name, item_id, model)
                 st.rerun()
 

@@ -1,4 +1,6 @@
-"""Data page: choose the data set (demo, upload, path or the Kumar et al. 2025 import); export or import the ledger."""
+"""Data page: choose the data set (demo, upload, path or the Kumar et al. 2025 import); where its store is and
+whether it is read-only; export or import the ledger; the team's progress per annotator and, for an adjudicator,
+the assignment of outputs to annotators (k per output, an overlap share)."""
 
 import hashlib
 import re
@@ -9,10 +11,19 @@ import streamlit as st  # noqa: E402
 
 from empathy.datasets import IMPORTERS  # noqa: E402
 from empathy.io import DataError  # noqa: E402
-from empathy.labels.locations import mask_location  # noqa: E402
+from empathy.labels.locations import StoreError, mask_location  # noqa: E402
+from empathy.labels.queue_state import (  # noqa: E402
+    DEFAULT_K,
+    DEFAULT_OVERLAP,
+    annotator_progress,
+    assign,
+    assignments,
+    clear_assignments,
+)
 from empathy.labels.records import output_hashes  # noqa: E402
+from empathy.labels.roles import ROLE_NAMES, AccessDenied  # noqa: E402
 from empathy.labels.transfer import export_csv, export_jsonl, import_ledger  # noqa: E402
-from empathy_app import loading, overrides, session_keys, sidebar, views  # noqa: E402
+from empathy_app import decisions, loading, overrides, session_keys, sidebar, views  # noqa: E402
 from empathy_app.markup import code, md  # noqa: E402
 
 data = loading.current_data()  # None when it could not be loaded: this page still offers the sources
@@ -150,6 +161,13 @@ with st.expander("Ratings table", expanded=False):
 st.subheader("Human overrides ledger")
 st.caption(f"Overrides of this data set (named {code(data.dataset_id)} in the store) live in "
            f"{overrides.store_path_note(data)}; each is stored (committed) before the app says *Saved*.")
+if data.store.read_only:
+    st.warning("The store is **read-only** (opened for reading: the file or its folder cannot be written): every "
+               "page reads it, and every write is refused.")
+notice = st.session_state.get(session_keys.STORE_NOTICE)
+if notice:
+    st.info(notice)
+who = decisions.access(data)
 # the applied overrides of the whole data set (whatever the task filter) under the session's label rule: the
 # same ledger Relabel and Overview count with
 ledger_now = overrides.ledger(data)
@@ -174,7 +192,11 @@ with right:
     ledger = st.file_uploader("Import a ledger (JSONL or CSV)", type=["jsonl", "json", "csv"], key="data_import_ledger")
     if ledger is not None:
         st.caption(f"Ready to import: {md(ledger.name)}.")
-    if st.button("Import into this data set", key="data_import_button", disabled=ledger is None):
+    import_refusal = who.why_not("decide")
+    if import_refusal:
+        st.caption(f"Importing is not open to you: {md(import_refusal)}.")
+    if st.button("Import into this data set", key="data_import_button",
+                 disabled=ledger is None or import_refusal is not None):
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / f"ledger{Path(ledger.name).suffix.lower()}"
             path.write_bytes(ledger.getvalue())
@@ -182,7 +204,7 @@ with right:
                 # a record without a text hash (a version 1 ledger) is taken as decided on the text loaded now
                 count = import_ledger(data.store, path, dataset_id=data.dataset_id, name=ledger.name,
                                       hashes=output_hashes(data.all_data.outputs))
-            except DataError as error:
+            except (DataError, AccessDenied) as error:
                 st.error(f"**Not imported.** {md(error)}")
             else:
                 st.session_state[session_keys.FLASH] = f"Imported {count} override(s) from {md(ledger.name)}."
@@ -193,3 +215,71 @@ audit = data.store.audit(data.dataset_id)
 if len(audit):
     with st.expander(f"Audit trail ({len(audit)} change(s), newest first)"):
         st.dataframe(audit.iloc[::-1], hide_index=True, key="data_audit_table")
+
+
+def _assignment_form(progress, design) -> None:
+    """An adjudicator's form: give each output to annotators (k on an overlap share, one on the rest)."""
+    roles = data.store.roles
+    known = set(progress["annotator"].astype(str))  # whoever was assigned, decided or skipped here
+    if roles is not None:
+        known |= {roles.names.get(key, key) for key, role in roles.members.items() if role in ROLE_NAMES[1:]}
+    with st.form("data_assign_form", border=True):
+        chosen = st.multiselect("Annotators", sorted(known), default=sorted(known), key="data_assign_people",
+                                help="Those the roles list as annotators or adjudicators, and those who decided, "
+                                     "skipped or were assigned here; add others below.")
+        typed = st.text_input("More annotators (comma-separated)", key="data_assign_more")
+        columns = st.columns(3)
+        k = columns[0].number_input("Annotators per overlapping output (k)", min_value=1, value=DEFAULT_K, step=1,
+                                    key="data_assign_k")
+        overlap = columns[1].number_input("Overlap share", min_value=0.0, max_value=1.0, value=DEFAULT_OVERLAP,
+                                          step=0.05, key="data_assign_overlap",
+                                          help="The share of outputs given to k annotators (human-human agreement "
+                                               "has data by design); every other output goes to one.")
+        seed = columns[2].number_input("Seed", min_value=0, value=0, step=1, key="data_assign_seed")
+        replace = st.checkbox("Replace the design in place (decisions and skips stay)", key="data_assign_replace",
+                              disabled=design.empty)
+        submitted = st.form_submit_button("Assign outputs", key="data_assign_button", type="primary")
+    if not submitted:
+        return
+    people = [*chosen, *(name.strip() for name in typed.split(",") if name.strip())]
+    try:
+        plan = assign(data.store, data.dataset_id, data.all_data.outputs, people, k=int(k), overlap=float(overlap),
+                      seed=int(seed), by=who.identity, replace=replace)
+    except (AccessDenied, StoreError, TypeError, ValueError) as error:
+        st.error(f"**Not assigned.** {md(error)}")
+        return
+    loads = plan.loads()
+    st.session_state[session_keys.FLASH] = (
+        f"Assigned {plan.n_outputs} outputs to {len(loads)} annotators (design {code(plan.digest)}): "
+        f"{plan.n_overlap} to {plan.k} annotators each, {loads.min()}-{loads.max()} outputs per annotator.")
+    st.rerun()
+
+
+st.subheader("Team progress and assignments")
+try:
+    design_now = assignments(data.store, data.dataset_id)
+    progress_now = annotator_progress(data.store, data.dataset_id, outputs=data.all_data.outputs)
+    decisions.team_progress(progress_now, key="data_team_progress")
+except StoreError as error:
+    st.error(f"The override store cannot be used: {md(error)}")
+    st.stop()
+if len(design_now):
+    first = design_now.iloc[0]
+    st.caption(f"Assignment design {code(first['design'])}: {design_now['annotator'].nunique()} annotators, "
+               f"k = {int(first['k'])} on an overlap share of {float(first['overlap']):g}, seed {int(first['seed'])}, "
+               f"by {md(first['assigned_by'] or '(unnamed)')}. Each annotator's Relabel queue holds their outputs.")
+assign_refusal = who.why_not("assign")
+if assign_refusal:
+    st.caption(f"Assigning outputs is not open to you: {md(assign_refusal)}.")
+else:
+    with st.expander("Assign outputs to annotators", expanded=design_now.empty):
+        _assignment_form(progress_now, design_now)
+        if len(design_now) and st.button("Remove the assignment design", key="data_assign_clear",
+                                         help="Every queue shows every output again; decisions and skips stay."):
+            try:
+                removed = clear_assignments(data.store, data.dataset_id, by=who.identity)
+            except (AccessDenied, StoreError) as error:
+                st.error(f"**Not removed.** {md(error)}")
+            else:
+                st.session_state[session_keys.FLASH] = f"Removed the assignment design ({removed} rows)."
+                st.rerun()

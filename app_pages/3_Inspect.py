@@ -125,7 +125,9 @@ try:
 except StoreError as error:  # the file was damaged after the store was opened
     st.error(f"The override store cannot be used: {md(error)}")
     st.stop()
-decisions.ledger_panel(data, ledger, st.session_state.get(session_keys.ANNOTATOR, "").strip(), "inspect_ledger")
+who = decisions.access(data)
+annotator = who.identity
+decisions.ledger_panel(data, ledger, annotator, "inspect_ledger")
 stale_here = ledger.status.stale
 if len(stale_here):
     stale_here = stale_here[(stale_here["item_id"] == item_id) & (stale_here["model"] == model_name)]
@@ -152,10 +154,10 @@ with controls[2]:
 reason = st.text_input("Reason (optional)", key="inspect_override_reason")
 if not targets:
     st.warning(f"No LLM or lexicon judge rated {md(dim_choice)} of this output: choose a rater by name.")
-annotator = st.session_state.get(session_keys.ANNOTATOR, "").strip()
+refusal = who.why_not("decide")
 buttons = st.columns([1, 1, 4])
 if buttons[0].button("Save override", key=output_key("inspect_save", item_id, model_name), type="primary",
-                     disabled=not targets):
+                     disabled=not targets or refusal is not None, help=md(refusal) if refusal else None):
     try:
         changes = make_changes(outputs, judge_ratings, item_id, model_name, targets, dim_choice, new_value, reason)
     except ValueError as error:
@@ -164,11 +166,13 @@ if buttons[0].button("Save override", key=output_key("inspect_save", item_id, mo
         if decisions.save(data, changes, annotator):
             st.rerun()
     views.show_flash_error()
-if buttons[1].button("Undo my last", key="inspect_undo"):
+if buttons[1].button("Undo my last", key="inspect_undo", disabled=refusal is not None,
+                     help=md(refusal) if refusal else None):
     decisions.undo(data, annotator)
     st.rerun()
 st.caption(f"Saving applies to {', '.join(map(views.code, targets)) or '(nobody)'} as "
-           f"{views.code(annotator) if annotator else '(enter your name in the sidebar)'}.")
+           f"{views.code(who.describe()) if annotator else '(nobody yet)'}."
+           + (f" {md(refusal)}." if refusal else ""))
 
 dis = disagreement(judge_ratings, dim_choice)
 if len(data.dataset.raters) >= 2 and len(dis):

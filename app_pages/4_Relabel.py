@@ -7,12 +7,13 @@ said so. Dimensions without levels are decided one output at a time with a value
 output was decided). The queue, and beside it the live metric of the dimension per model for a chosen judge,
 run in one ``st.fragment``: a decision reruns that, not the page. For CA (a mean of labels) the browser updates
 the live table at the key from the labels now and after that the server sent with the window, and the
-fragment's recomputation replaces it once the key is saved. Decisions are recorded under the annotator
-name committed with a button and bound to the text they were made on. A blind switch hides every judge label
-(and the live metric); the paper's rubric of the dimension stands beside each item.
+fragment's recomputation replaces it once the key is saved. Decisions are recorded under the signed-in identity
+(with a login) or the name committed in the sidebar, and bound to the text they were made on; a role that may not
+decide sees the queue but every key is refused with the reason. The queue is the annotator's own: their assigned
+outputs when the data set has an assignment design, their skips (kept in the store) last. A blind switch hides
+every judge label (and the live metric) and orders the queue at random, seeded per annotator, never by judge
+disagreement; the paper's rubric of the dimension stands beside each item.
 """
-
-from datetime import datetime, timezone
 
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
@@ -21,6 +22,14 @@ from empathy.evaluate import rank_by_direction  # noqa: E402
 from empathy.io import BINARY_DIMENSIONS  # noqa: E402
 from empathy.labels.ledger import adjudication_list, classify_rerun  # noqa: E402
 from empathy.labels.locations import StoreError  # noqa: E402
+from empathy.labels.queue_state import (  # noqa: E402
+    annotator_progress,
+    assignments,
+    skip_output,
+    skipped_outputs,
+    unskip_output,
+)
+from empathy.labels.roles import AccessDenied  # noqa: E402
 from empathy.labels.rules import (  # noqa: E402
     ALL_JUDGES,
     JUDGE_KINDS,
@@ -30,7 +39,7 @@ from empathy.labels.rules import (  # noqa: E402
     rubric,
 )
 from empathy.render import highlight_html, legend_html  # noqa: E402
-from empathy.review import human_agreement  # noqa: E402
+from empathy.review import annotator_queue, blind_queue, blind_seed, human_agreement  # noqa: E402
 from empathy_app import (  # noqa: E402
     compute,
     decisions,
@@ -60,16 +69,25 @@ apply_to = controls[1].selectbox("Apply each decision to", [ALL_JUDGES, *raters_
                                  "expert, crowd, human and author raters are changed only when chosen by name.")
 tasks = sorted(t for t in data.dataset.outputs["task"].unique() if t)
 task = controls[2].selectbox("Task", ["(all)", *tasks], key=session_keys.RELABEL_TASK)
+who = decisions.access(data)
+annotator = who.identity
 options = st.columns([2, 2, 3])
-st.session_state[session_keys.RELABEL_BLIND_WIDGET] = bool(st.session_state.get(session_keys.RELABEL_BLIND, False))
+# a role that may not see what blind mode hides (a viewer, unless the roles allow) is always blind
+sees_hidden = who.sees_hidden()
+st.session_state[session_keys.RELABEL_BLIND_WIDGET] = (not sees_hidden) or bool(
+    st.session_state.get(session_keys.RELABEL_BLIND, False))
 blind = options[0].toggle("Blind: hide judge labels", key=session_keys.RELABEL_BLIND_WIDGET,
                           on_change=lambda: st.session_state.__setitem__(
                               session_keys.RELABEL_BLIND, st.session_state[session_keys.RELABEL_BLIND_WIDGET]),
+                          disabled=not sees_hidden,
                           help="Hides every judge's label (and which outputs the judges disagree on) so that "
-                               "they cannot anchor your decision.")
+                               "they cannot anchor your decision, and orders the queue at random (the same order "
+                               "for you on every reload)." if sees_hidden else
+                               f"Always on for {md(who.describe())}: the roles let viewers see the judges' labels "
+                               "only with viewers_see_hidden = true.")
 decisions.label_rule_select(options[1])
 
-annotator = decisions.annotator_form()
+decisions.identity_line(who)
 try:
     ledger = overrides.ledger(data)
 except StoreError as error:  # the file was damaged after the store was opened
@@ -77,7 +95,6 @@ except StoreError as error:  # the file was damaged after the store was opened
     st.stop()
 if not annotator:
     decisions.ledger_panel(data, ledger, annotator, "relabel_ledger")
-    st.info("Commit your annotator name above to start: it is recorded with every decision.")
     st.stop()
 
 outputs = data.dataset.outputs if task == "(all)" else data.dataset.outputs[data.dataset.outputs["task"] == task]
@@ -93,7 +110,7 @@ def _scale_of(dim: str) -> tuple[int, int] | None:
 
 
 def _undo() -> None:
-    decisions.undo(data, decisions.committed_annotator())
+    decisions.undo(data, annotator)
     st.session_state[session_keys.RELABEL_SHOWN] = None
 
 
@@ -106,7 +123,7 @@ def _decide(value: float, dim: str, item: str, model: str, choice: str) -> None:
                                                       "is no longer the output on screen (already decided). Nothing "
                                                       "was saved; decide the output now shown.")
         return
-    who = decisions.committed_annotator()
+    who = annotator
     chosen = override_targets(judge_ratings, item, model, dim, choice)
     try:
         changes = make_changes(all_outputs, judge_ratings, item, model, chosen, dim, value,
@@ -114,10 +131,9 @@ def _decide(value: float, dim: str, item: str, model: str, choice: str) -> None:
     except ValueError as error:
         st.session_state[session_keys.FLASH_ERROR] = f"Not saved: {md(error)}"
         return
-    others = data.store.decisions(data.dataset_id)
-    if len(others):
-        others = others[(others["item_id"] == item) & (others["model"] == model) & (others["dimension"] == dim)
-                        & (others["annotator"] != who) & (others["updated_at"] > shown[3])]
+    # before the save: who else had decided it, by the store's commit order after it was shown (never a clock)
+    others = keyqueue.decided_meanwhile(data.store.decisions(data.dataset_id), item, model, dim, annotator=who,
+                                        shown_at=int(shown[3]))
     if decisions.save(data, changes, who):
         # one decision per output shown: a second key for it is refused
         st.session_state[session_keys.RELABEL_SHOWN] = None
@@ -128,8 +144,22 @@ def _decide(value: float, dim: str, item: str, model: str, choice: str) -> None:
 
 
 def _skip(item: str, model: str) -> None:
-    st.session_state[session_keys.RELABEL_SKIPPED] = [*st.session_state[session_keys.RELABEL_SKIPPED], (item, model)]
+    """Set the output aside for this annotator (a row of the store: kept across reloads, seen by the team)."""
+    try:
+        skip_output(data.store, data.dataset_id, item, model, dimension, annotator=annotator)
+    except (AccessDenied, StoreError, TypeError, ValueError) as error:
+        st.session_state[session_keys.FLASH_ERROR] = f"Not skipped: {md(error)}"
+        return
     st.session_state[session_keys.RELABEL_SHOWN] = None
+
+
+def _unskip(pairs: list[tuple[str, str]]) -> None:
+    """Bring this annotator's skipped outputs back into the queue (in its order, no longer last)."""
+    try:
+        for item, model in pairs:
+            unskip_output(data.store, data.dataset_id, item, model, dimension, annotator=annotator)
+    except (AccessDenied, StoreError) as error:
+        st.session_state[session_keys.FLASH_ERROR] = f"Not brought back: {md(error)}"
 
 
 def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
@@ -177,7 +207,7 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
     if items is not None:
         low, high = _scale_of(dimension) or (0, 1)
         live = keyqueue.live_state(data, table, items, metric=metric, judge=judge, dimension=dimension,
-                                   apply_to=apply_to, annotator=decisions.committed_annotator(), decisions=fresh,
+                                   apply_to=apply_to, annotator=annotator, decisions=fresh,
                                    rule=overrides.label_rule(),
                                    levels=[float(v) for v in range(low, high + 1)], task=shown_task,
                                    ahead=ahead or ())
@@ -259,10 +289,39 @@ def _rubric() -> None:
                 st.markdown(f"**{level:g}** — {definition[level]}")
 
 
+def _my_queue(queue: pd.DataFrame) -> tuple[pd.DataFrame, str, list[tuple[str, str]]]:
+    """This annotator's queue in its order (blind: seeded random; else judge disagreement or by influence), kept to
+    their assigned outputs when the data set has an assignment design, their skips last; with the progress
+    text's note on the order and design, and the skipped outputs."""
+    if blind:  # never by what the judges said: the order would tell what blind mode hides
+        queue = blind_queue(queue, seed=blind_seed(data.dataset_id, dimension, annotator))
+        note = " · blind: in a random order of your own"
+    elif st.session_state.get(session_keys.RELABEL_ORDER) == "by influence":
+        queue = exhibit_views.relabel_by_influence(data, queue, dimension)
+        note = f" · {int(queue['disagree'].sum())} with judge disagreement (most influential first)"
+    else:
+        note = f" · {int(queue['disagree'].sum())} with judge disagreement (shown first)"
+    design = assignments(data.store, data.dataset_id)
+    mine = design[design["annotator"] == annotator]
+    if len(mine):
+        note += f" · your assigned outputs (design {md(mine['design'].iloc[0])})"
+    elif len(design):
+        note += " · the assignment design gives you no output: every output is shown"
+    skipped = skipped_outputs(data.store, data.dataset_id, annotator=annotator, dimension=dimension)
+    queue = annotator_queue(queue, assigned=mine, skipped=skipped)
+    aside = set(zip(skipped["item_id"].astype(str), skipped["model"].astype(str), strict=True))
+    pending = queue[~queue["done"]]
+    skipped_here = [pair for pair in zip(pending["item_id"].astype(str), pending["model"].astype(str), strict=True)
+                    if pair in aside]
+    if skipped_here:
+        note += f" · {len(skipped_here)} skipped (last)"
+    return queue, note, skipped_here
+
+
 def _queue_body(right, top) -> None:
-    who = decisions.committed_annotator()
+    who = annotator
     applied = keyqueue.apply_events(data, st.session_state.get(session_keys.RELABEL_KEYQUEUE), annotator=who,
-                                    scale_of=_scale_of)
+                                    scale_of=_scale_of, refusal=access_refusal)
     if applied.outcomes:
         st.session_state[session_keys.RELABEL_OUTCOMES] = applied.outcomes
     try:
@@ -282,19 +341,22 @@ def _queue_body(right, top) -> None:
     if queue.empty:
         st.info("None of these outputs is in this queue (check the task filter in the sidebar).")
         return
-    by_influence = st.session_state.get(session_keys.RELABEL_ORDER) == "by influence"
-    if by_influence and len(queue):
-        queue = exhibit_views.relabel_by_influence(data, queue, dimension)
+    try:
+        queue, order_note, skipped_here = _my_queue(queue)
+    except StoreError as error:
+        st.error(f"The override store cannot be used: {md(error)}")
+        return
+    if queue.empty:
+        st.info("None of your assigned outputs is in this queue (check the task filter in the sidebar).")
+        return
     done = int(queue["done"].sum())
-    st.progress(done / len(queue), text=f"{done} of {len(queue)} decided by you" + (
-        "" if blind else f" · {int(queue['disagree'].sum())} with judge disagreement"
-        + (" (most influential first)" if by_influence else " (shown first)")))
+    st.progress(done / len(queue), text=f"{done} of {len(queue)} decided by you{order_note}")
     _show_outcomes()
-    skipped = set(map(tuple, st.session_state[session_keys.RELABEL_SKIPPED]))
-    pending = queue[~queue["done"]]
-    is_skipped = [(i, m) in skipped for i, m in zip(pending["item_id"], pending["model"], strict=True)]
-    skipped_mask = pd.Series(is_skipped, index=pending.index, dtype=bool)  # rows, also when none is pending
-    pending = pd.concat([pending[~skipped_mask], pending[skipped_mask]])
+    pending = queue[~queue["done"]]  # the skipped ones last (annotator_queue)
+    if skipped_here:
+        st.button(f"Bring back my {len(skipped_here)} skipped output(s)", key="relabel_unskip", on_click=_unskip,
+                  args=(skipped_here,), disabled=access_refusal is not None,
+                  help="They return to their place in your queue instead of coming last.")
     done_text = f"Every output in this queue has your {dimension} decision. Change the filters or undo (U)."
     if keyed:
         everyone = now.decisions
@@ -343,8 +405,8 @@ def _one_output(current: pd.Series, now) -> None:
     shown_now = (dimension, item_id, model_name)
     previous = st.session_state.get(session_keys.RELABEL_SHOWN)
     if previous is None or tuple(previous[:3]) != shown_now:
-        shown_at = datetime.now(timezone.utc).isoformat(timespec="microseconds")
-        st.session_state[session_keys.RELABEL_SHOWN] = (*shown_now, shown_at)
+        # the store's version when shown: "decided meanwhile" is a later commit, whatever the clocks say
+        st.session_state[session_keys.RELABEL_SHOWN] = (*shown_now, data.store.version())
     labels = current[[c for c in current.index if c in raters_with]]
     judge_labels = labels[[r for r in labels.index if r in targets or r == apply_to]]
     header = f"{views.code(item_id)} · {views.code(model_name)} (task {views.code(row['task'] or '-')})"
@@ -377,13 +439,14 @@ def _one_output(current: pd.Series, now) -> None:
                                    start)
     buttons[1].button("Save", key=output_key("relabel_save", dimension, item_id, model_name), on_click=_decide,
                       args=(value, dimension, item_id, model_name, apply_to), shortcut="Enter", type="primary",
-                      width="stretch", disabled=not targets)
+                      width="stretch", disabled=not targets or access_refusal is not None, help=refusal_help)
     buttons[2].button("Skip", key="relabel_skip", on_click=_skip, args=(item_id, model_name), shortcut="S",
-                      width="stretch")
-    buttons[3].button("Undo", key="relabel_undo", on_click=_undo, shortcut="U", width="stretch")
+                      width="stretch", disabled=access_refusal is not None, help=refusal_help)
+    buttons[3].button("Undo", key="relabel_undo", on_click=_undo, shortcut="U", width="stretch",
+                      disabled=access_refusal is not None, help=refusal_help)
     st.caption(f"Keys: Enter saves, S skip, U undo. One decision per output shown: a key pressed again before the "
                f"next output appears is refused, never applied to another output. Decisions are saved as "
-               f"{views.code(decisions.committed_annotator())} for "
+               f"{views.code(annotator)} for "
                f"{', '.join(map(views.code, targets)) or '(nobody)'}.")
 
 
@@ -395,8 +458,12 @@ if used and st.session_state.get(session_keys.RELABEL_REASON) == used:
     st.session_state[session_keys.RELABEL_REASON] = ""  # recorded with a decision: the next one starts without it
     st.session_state.pop(session_keys.RELABEL_REASON_USED, None)
 st.radio("Order", ["judge disagreement", "by influence"], horizontal=True, key=session_keys.RELABEL_ORDER,
-         help="By influence: first the outputs whose one label accounts for most of the margin between their "
-              "model and the nearest rival (ranking fragility)")
+         disabled=blind,
+         help="Blind mode orders the queue at random (seeded per annotator, data set and dimension), never by what "
+              "the judges said." if blind else "By influence: first the outputs whose one label accounts for most "
+              "of the margin between their model and the nearest rival (ranking fragility)")
+access_refusal = who.why_not("decide")
+refusal_help = md(access_refusal) if access_refusal else None
 _queue_area()
 st.text_input("Reason (optional, kept in the audit trail with your next decision)", key=session_keys.RELABEL_REASON)
 try:
@@ -425,20 +492,32 @@ with st.expander("Several annotators: agreement and adjudication"):
         chosen = conflicts.iloc[labels_of.index(pick)]
         verdict = views.value_widget(dimension, output_key("relabel_adjudicate_value", dimension, chosen["item_id"],
                                                            chosen["model"]), None, scale=scale)
-        if st.button("Record adjudication", key="relabel_adjudicate_save"):
+        not_adjudicator = who.why_not("adjudicate")
+        if not_adjudicator:
+            st.caption(f"Recording an adjudication is not open to you: {md(not_adjudicator)}.")
+        if st.button("Record adjudication", key="relabel_adjudicate_save", disabled=not_adjudicator is not None,
+                     help=md(not_adjudicator) if not_adjudicator else None):
             raters = sorted(set(ledger.status.fresh.loc[(ledger.status.fresh["item_id"] == chosen["item_id"])
                                                         & (ledger.status.fresh["model"] == chosen["model"])
                                                         & (ledger.status.fresh["dimension"] == dimension),
                                                         "rater"]))
             changes = make_changes(all_outputs, judge_ratings, chosen["item_id"], chosen["model"], raters,
                                    dimension, verdict, "adjudication")
-            batch = data.store.adjudicate(data.dataset_id, changes, annotator=annotator)
-            st.session_state[session_keys.FLASH] = (f"Adjudicated (change #{batch}): {md(dimension)} = {verdict:g} "
-                                                    f"for {md(chosen['item_id'])} / {md(chosen['model'])} by "
-                                                    f"{md(annotator)}.")
-            st.rerun()
+            try:
+                batch = data.store.adjudicate(data.dataset_id, changes, annotator=annotator)
+            except (AccessDenied, StoreError, ValueError) as error:
+                st.error(f"Not adjudicated: {md(error)}")
+            else:
+                st.session_state[session_keys.FLASH] = (f"Adjudicated (change #{batch}): {md(dimension)} = "
+                                                        f"{verdict:g} for {md(chosen['item_id'])} / "
+                                                        f"{md(chosen['model'])} by {md(annotator)}.")
+                st.rerun()
     else:
         st.caption(f"No disagreement between annotators on {md(dimension)}.")
+
+with st.expander(f"Team progress on {md(dimension)}"):
+    decisions.team_progress(annotator_progress(data.store, data.dataset_id, dimension=dimension,
+                                           outputs=data.all_data.outputs), key="relabel_team_progress")
 
 with st.expander("A judge re-run meets the ledger"):
     decided_raters = sorted(set(ledger.decisions["rater"])) if len(ledger.decisions) else []

@@ -5,7 +5,8 @@ reload reopens it, and listed in a small settings file (``$EMPATHY_SETTINGS``, e
 the cache folder; mode 0600 like the caches, :mod:`empathy.cachefiles`), so a new tab can offer it again.
 Uploaded files are copied into ``uploads/<digest>/`` beside it (folder 0700, files 0600) so they can be
 reopened after the browser session ends. Overrides need no memory of their own: they live in the store under
-the data set's stable name, so reopening the data set reopens them.
+the data set's stable name, so reopening the data set reopens them. Without a login, the annotator name committed
+in the app is kept there too (:attr:`Settings.annotator`), so a reload does not forget who is deciding.
 
 A URL is untrusted (anyone can send a link): :func:`resolve_key` opens only the bundled demo, the Kumar et
 al. (2025) import, a saved upload named by its digest, or a path this machine's settings file lists as
@@ -30,6 +31,7 @@ __all__ = [
     "SETTINGS_ENV",
     "Resolved",
     "Settings",
+    "clean_annotator",
     "default_settings_path",
     "load_upload",
     "resolve_key",
@@ -44,6 +46,21 @@ SETTINGS_ENV = "EMPATHY_SETTINGS"
 MAX_RECENT = 10
 _DIGEST = re.compile(r"^[0-9a-f]{16}$")
 _KINDS = ("demo", "path", "upload", "kumar2025")
+#: The longest annotator name the settings file keeps.
+MAX_ANNOTATOR = 200
+
+
+def clean_annotator(name: object) -> str:
+    """An annotator name as the settings file keeps it: stripped; ``ValueError`` for a non-string, a name with a
+    control character or one longer than :data:`MAX_ANNOTATOR` characters."""
+    if not isinstance(name, str):
+        raise ValueError(f"an annotator name is text, got {type(name).__name__}")
+    cleaned = name.strip()
+    if len(cleaned) > MAX_ANNOTATOR:
+        raise ValueError(f"an annotator name has at most {MAX_ANNOTATOR} characters, got {len(cleaned)}")
+    if any(ord(c) < 32 or ord(c) == 127 for c in cleaned):
+        raise ValueError("an annotator name cannot hold control characters")
+    return cleaned
 
 
 def default_settings_path(cache_dir: Path) -> Path:
@@ -93,14 +110,15 @@ def _valid_source(entry: object) -> dict | None:
 
 @dataclass
 class Settings:
-    """The settings file: the recently opened sources, newest first.
+    """The settings file: the recently opened sources, newest first, and the annotator name last committed.
 
     A missing, unreadable or malformed file reads as empty (it is only a convenience; nothing is lost but
-    the list), and entries that are not well-formed sources are dropped.
+    the list), and entries that are not well-formed sources are dropped, as is a malformed annotator name.
     """
 
     path: Path
     recent: list[dict]
+    annotator: str = ""
 
     @classmethod
     def load(cls, path: Path) -> Settings:
@@ -111,7 +129,11 @@ class Settings:
             return cls(Path(path), [])
         entries = raw.get("recent", []) if isinstance(raw, dict) else []
         recent = [e for e in (_valid_source(e) for e in entries if isinstance(entries, list)) if e is not None]
-        return cls(Path(path), recent[:MAX_RECENT])
+        try:
+            annotator = clean_annotator(raw.get("annotator", "")) if isinstance(raw, dict) else ""
+        except ValueError:
+            annotator = ""
+        return cls(Path(path), recent[:MAX_RECENT], annotator)
 
     def save(self) -> None:
         """Write the file (created 0600, its folder 0700 when created here), replacing it atomically."""
@@ -121,7 +143,8 @@ class Settings:
         descriptor, name = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
         try:
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                handle.write(json.dumps({"version": 1, "recent": self.recent}, indent=1))
+                handle.write(json.dumps({"version": 1, "recent": self.recent, "annotator": self.annotator},
+                                        indent=1))
             os.chmod(name, FILE_MODE)
             os.replace(name, self.path)
         except BaseException:
@@ -134,6 +157,12 @@ class Settings:
             raise ValueError(f"not a data source: {source!r}")
         key = source_key(source)
         self.recent = [source, *(e for e in self.recent if source_key(e) != key)][:MAX_RECENT]
+        self.save()
+
+    def remember_annotator(self, name: str) -> None:
+        """Keep ``name`` as the annotator of the next session (``""`` forgets it) and save; ``ValueError`` for a
+        name :func:`clean_annotator` refuses."""
+        self.annotator = clean_annotator(name)
         self.save()
 
     def last(self) -> dict | None:

@@ -10,6 +10,8 @@ The modules, by layer (lowest first; ``tests/test_layers.py`` enforces it, with 
 ``session_keys``            every key of ``st.session_state`` as a named constant (what it holds, who writes it), the
                             session's defaults and each page's widget-key prefix; imports nothing
 ``markup``, ``progress``    escaping data strings for Markdown, HTML, Plotly and CSV; the progress bar
+``identity``                who decides (the signed-in identity with a login, else the sidebar's committed name),
+                            the roles (secrets ``[roles]`` or ``$EMPATHY_ROLES``) and :class:`identity.Access`
 ``loading``                 the session's data set: files, uploads, saved uploads, imports, this session's added
                             ratings, the task filter, the store it opens; :class:`loading.Loaded`; the frame's
                             ``open_data_set`` and the pages' ``current_data`` / ``require_data``

@@ -1,5 +1,7 @@
-"""Recording human decisions from the Inspect and Relabel pages: widget keys per output, the committed
-annotator, saving with the item the annotator saw, undo, and the ledger's status (stale, orphaned).
+"""Recording human decisions from the Inspect and Relabel pages: widget keys per output, who is deciding (the
+line every page that writes shows), saving with the item the annotator saw, undo, and the ledger's status (stale,
+orphaned). A write the session's role does not allow is refused with the text of
+:class:`empathy.labels.roles.AccessDenied`; nothing is written.
 
 Every data string (item, model, rater, annotator names) shown through Markdown goes through
 :func:`empathy.escaping.markdown_literal`.
@@ -14,8 +16,9 @@ from empathy.escaping import markdown_literal
 from empathy.labels.ledger import Ledger
 from empathy.labels.locations import StoreError
 from empathy.labels.records import Change, output_hashes
+from empathy.labels.roles import AccessDenied
 from empathy.vocabulary import LABEL_RULE_HELP, LABEL_RULES
-from empathy_app import overrides, session_keys
+from empathy_app import identity, overrides, session_keys
 from empathy_app.loading import Loaded
 
 
@@ -31,43 +34,21 @@ def md(value: object) -> str:
     return markdown_literal(value)
 
 
-def committed_annotator() -> str:
-    """The annotator name committed with the button of :func:`annotator_form` (``""`` before)."""
-    return str(st.session_state.get(session_keys.RELABEL_ANNOTATOR, "")).strip()
+def access(data: Loaded | None) -> identity.Access:
+    """Who is deciding in this run, and what they may do on the data set's store (:mod:`empathy_app.identity`)."""
+    return identity.access(data.store if data is not None else None)
 
 
-def _commit() -> None:
-    name = str(st.session_state.get(session_keys.RELABEL_ANNOTATOR_WIDGET, "")).strip()
-    if name:
-        st.session_state[session_keys.RELABEL_ANNOTATOR] = name
-        st.session_state[session_keys.ANNOTATOR] = name  # Inspect and the sidebar use the same name
-    else:
-        st.session_state[session_keys.FLASH_ERROR] = "Type a name first, then press **Start as this annotator**."
-
-
-def _release() -> None:
-    st.session_state[session_keys.RELABEL_ANNOTATOR] = ""
-
-
-def annotator_form() -> str:
-    """Ask for the annotator's name and commit it only with a button (keys typed into the box never decide).
-
-    Returns the committed name, or ``""`` while none is committed.
-    """
-    name = committed_annotator()
-    if name:
-        columns = st.columns([4, 1])
-        columns[0].markdown(f"Deciding as **{md(name)}**: every decision is recorded under this name.")
-        columns[1].button("Change annotator", key="relabel_change_annotator", on_click=_release)
-        return name
-    with st.form("relabel_annotator_form", border=True):
-        st.text_input("Annotator name", key=session_keys.RELABEL_ANNOTATOR_WIDGET,
-                      value=str(st.session_state.get(session_keys.ANNOTATOR, "")),
-                      help="Recorded with every decision. It takes effect only when you press the button; "
-                           "the decision keys do nothing while you type here.")
-        st.form_submit_button("Start as this annotator", on_click=_commit, type="primary",
-                              key="relabel_commit_annotator")
-    return ""
+def identity_line(who: identity.Access, action: str = "decide") -> bool:
+    """Say on the page who decides (``Deciding as alice@lab.example (annotator)``) or why this session may not
+    ``action`` (the reason, e.g. signed out, or a viewer's role); return whether it may."""
+    reason = who.why_not(action)
+    if reason is None:
+        st.caption(f"Deciding as **{md(who.describe())}**: every decision is recorded under this name.")
+        return True
+    # a read-only store is a state to fix (an error); a missing name or a role is who you are (information)
+    (st.error if who.read_only else st.info)(md(reason) + ("" if who.identity else "."))
+    return False
 
 
 def _keep_label_rule() -> None:
@@ -86,10 +67,14 @@ def label_rule_select(container=st) -> str:
 def save(data: Loaded, changes: list[Change], annotator: str) -> bool:
     """Write one decision (several judges' ratings) for ``annotator``; flash the result, escaped."""
     if not annotator.strip():
-        st.session_state[session_keys.FLASH_ERROR] = "Enter and commit your annotator name first."
+        st.session_state[session_keys.FLASH_ERROR] = ("Not saved: no annotator. Type your name in the sidebar and "
+                                                      "press **Use this name** (or sign in).")
         return False
     try:
         batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator)
+    except AccessDenied as error:
+        st.session_state[session_keys.FLASH_ERROR] = f"Not saved: {md(error)}"
+        return False
     except StoreError as error:
         st.session_state[session_keys.FLASH_ERROR] = f"Not saved: the override store cannot be used: {md(error)}"
         return False
@@ -105,8 +90,14 @@ def save(data: Loaded, changes: list[Change], annotator: str) -> bool:
 
 def undo(data: Loaded, annotator: str | None) -> None:
     """Undo ``annotator``'s last change on this data set (flash escaped)."""
+    if not annotator:
+        st.session_state[session_keys.FLASH_ERROR] = "Not undone: no annotator (whose decision to undo?)."
+        return
     try:
-        undone = data.store.undo_last(annotator or None, dataset_id=data.dataset_id)
+        undone = data.store.undo_last(annotator, dataset_id=data.dataset_id)
+    except AccessDenied as error:
+        st.session_state[session_keys.FLASH_ERROR] = f"Not undone: {md(error)}"
+        return
     except StoreError as error:
         st.session_state[session_keys.FLASH_ERROR] = f"Not undone: the override store cannot be used: {md(error)}"
         return
@@ -133,13 +124,14 @@ def ledger_panel(data: Loaded, ledger: Ledger, annotator: str, key: str) -> None
             st.markdown("**Stale**: the reference or generation changed after the decision. Check the text on "
                         "Inspect, then confirm to apply the decision again.")
             st.dataframe(ledger.status.stale[columns], hide_index=True, key=f"{key}_stale")
+            refusal = access(data).why_not("decide")
             if st.button(f"Confirm all {counts['stale']} on the current texts", key=f"{key}_confirm",
-                         disabled=not annotator):
+                         disabled=refusal is not None, help=md(refusal) if refusal else None):
                 try:
                     count = data.store.confirm(data.dataset_id, ledger.status.stale,
                                                output_hashes(data.all_data.outputs), annotator=annotator)
                     st.session_state[session_keys.FLASH] = f"Confirmed {count} stale decision(s) as {md(annotator)}."
-                except StoreError as error:
+                except (StoreError, AccessDenied) as error:
                     st.session_state[session_keys.FLASH_ERROR] = f"Not confirmed: {md(error)}"
                 st.rerun()
         if counts["orphaned"]:
@@ -148,3 +140,14 @@ def ledger_panel(data: Loaded, ledger: Ledger, annotator: str, key: str) -> None
         if counts["unresolved"]:
             st.markdown("**Unresolved**: annotators disagree and the rule leaves the judge's label.")
             st.dataframe(pd.DataFrame(ledger.unresolved), hide_index=True, key=f"{key}_unresolved")
+
+
+def team_progress(progress: pd.DataFrame, *, key: str) -> None:
+    """Per annotator: outputs assigned, decided, skipped and remaining
+    (:func:`empathy.labels.queue_state.annotator_progress`), or a line saying nobody has started."""
+    if progress.empty:
+        st.caption("No annotator has an assignment, a decision or a skip here yet.")
+        return
+    st.dataframe(progress, hide_index=True, key=key)
+    st.caption("Decided: outputs decided in the annotator's own name (stale ones included); skipped: set aside and "
+               "not decided; remaining: assigned and neither. Assignments are made on the Data page.")

@@ -15,19 +15,21 @@ from empathy.exhibits import EXHIBIT_CSS, ExhibitView, exhibit_html, exhibit_vie
 from empathy.fragility import FragilityReport, fragility, influence_order, order_queue
 from empathy.labels.exhibit_list import pin_exhibit
 from empathy.labels.locations import StoreError
-from empathy_app import compute, overrides, session_keys, views
+from empathy_app import compute, identity, overrides, session_keys, views
 from empathy_app.loading import Loaded
 from empathy_app.markup import md
 
 
 def pin_control(data: Loaded, item_id: str, model: str, key: str) -> None:
     """A "Pin as exhibit" popover: a note and a button that adds the output to the data set's exhibit list."""
+    who = identity.access(data.store)
+    refusal = who.why_not_curate()
     with st.popover("Pin as exhibit", help="Add this output to the Exhibits page, with a note."):
         note = st.text_area("Note", key=f"{key}_note", placeholder="What should the audience see here?")
-        if st.button("Pin", key=f"{key}_pin"):
+        if st.button("Pin", key=f"{key}_pin", disabled=refusal is not None, help=md(refusal) if refusal else None):
             try:
                 position = pin_exhibit(data.store, data.dataset_id, str(item_id), str(model), note,
-                                       annotator=st.session_state.get(session_keys.ANNOTATOR, "").strip())
+                                       annotator=who.identity)
             except (StoreError, OSError) as error:
                 st.error(f"Could not pin: {md(error)}")
             else:

@@ -13,7 +13,12 @@ or vanish (issue 14). Here the browser owns the item on screen:
   two quick updates into one rerun nothing is dropped; the page applies the events it has not applied yet,
   in order, each to the output it names, and acknowledges them by number (:func:`apply_events`);
 * an event whose output is no longer to decide (already decided by this annotator, text changed since it was
-  shown, output gone, annotator changed) is refused and said so, never applied to another output;
+  shown, output gone, annotator changed) is refused and said so, never applied to another output; so is every
+  event of a session that may not decide (signed out, a viewer: the text of
+  :class:`empathy.labels.roles.AccessDenied`);
+* a skip is a row of the store (:func:`empathy.labels.queue_state.skip_output`: durable, per annotator); "decided
+  meanwhile" compares the store's commit order (another's decision with a ``seq`` above the store's version when
+  the output was first sent here), never clocks;
 * when the window is used up before the server answers, or while an undo is on its way, the component stops
   taking decisions and says so on the page, counting the keys it did not take.
 
@@ -41,7 +46,6 @@ import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -49,6 +53,8 @@ import streamlit as st
 
 from empathy.escaping import html_literal, markdown_literal
 from empathy.labels.locations import StoreError
+from empathy.labels.queue_state import skip_output
+from empathy.labels.roles import AccessDenied
 from empathy.labels.rules import ALL_JUDGES, DecisionEffect, decision_effects, make_changes, override_targets
 from empathy.metrics import get_metric, label_mean_metrics
 from empathy.render import conversation_html, conversation_turns, highlight_html
@@ -179,7 +185,7 @@ def _valid_value(value: object, scale: tuple[int, int] | None) -> float | None:
 
 
 def apply_events(data: Loaded, raw: object, *, annotator: str,
-                 scale_of: Callable[[str], tuple[int, int] | None]) -> Applied:
+                 scale_of: Callable[[str], tuple[int, int] | None], refusal: str | None = None) -> Applied:
     """Apply, in order, the events of the component's state that this session has not applied yet.
 
     Each decision is recorded for the output it names (never for the output the server now shows first),
@@ -188,7 +194,8 @@ def apply_events(data: Loaded, raw: object, *, annotator: str,
     text changed since it was shown, that is gone, whose annotator is no longer the committed one, or whose
     value is not one of the dimension's levels. Every event, applied or refused, is acknowledged by its
     number in :data:`ACKED` right after its write (no Streamlit call in between, so a run stopped midway never
-    applies an event twice).
+    applies an event twice). ``refusal``: why this session may not decide (signed out, a viewer's role); every
+    event is then refused with it, and nothing is written.
     """
     client, events = pending_events(raw)
     acked: dict[str, int] = st.session_state.setdefault(ACKED, {})
@@ -196,6 +203,14 @@ def apply_events(data: Loaded, raw: object, *, annotator: str,
     fresh = [e for e in events if e["seq"] > last]
     result = Applied()
     if not fresh:
+        return result
+    if refusal is not None:
+        from empathy_app.markup import md
+
+        for event in fresh:
+            acked[client] = int(event["seq"])
+            result.outcomes.append(Outcome("refused", f"Refused key #{int(event['seq'])}: {md(refusal)}",
+                                           seq=int(event["seq"])))
         return result
     ratings = data.dataset.ratings
     outputs = data.all_data.outputs
@@ -233,6 +248,8 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
             return Outcome("refused", "Refused an undo typed under another annotator name.", seq=seq)
         try:
             undone = data.store.undo_last(annotator, dataset_id=data.dataset_id)
+        except AccessDenied as error:
+            return Outcome("refused", f"Not undone: {md(error)}", seq=seq)
         except StoreError as error:
             return Outcome("refused", f"Not undone: the override store cannot be used: {md(error)}", seq=seq)
         if undone.empty:
@@ -247,10 +264,17 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
         return Outcome("refused", f"Refused key #{seq}: it does not name an output.", seq=seq)
     where = f"{md(item)} / {md(model)}"
     if action == "skip":
-        skipped = st.session_state.setdefault(session_keys.RELABEL_SKIPPED, [])
-        if (item, model) not in {tuple(s) for s in skipped}:
-            st.session_state[session_keys.RELABEL_SKIPPED] = [*skipped, (item, model)]
-        return Outcome("skipped", f"Skipped {where}.", item=(item, model), seq=seq)
+        try:
+            skip_output(data.store, data.dataset_id, item, model, dimension, annotator=annotator)
+        except AccessDenied as error:
+            return Outcome("refused", f"Not skipped: {md(error)}", item=(item, model), seq=seq)
+        except StoreError as error:
+            return Outcome("refused", f"Not skipped: the override store cannot be used: {md(error)}",
+                           item=(item, model), seq=seq)
+        except (TypeError, ValueError) as error:
+            return Outcome("refused", f"Not skipped: {md(error)}", item=(item, model), seq=seq)
+        return Outcome("skipped", f"Skipped {where} (kept in the store: it comes back last in your queue).",
+                       item=(item, model), seq=seq)
     if str(event.get("annotator", "")) != annotator:
         return Outcome("refused", f"Refused: the key for {where} was pressed as {md(event.get('annotator'))}, "
                                   f"not as {md(annotator)} (the annotator changed). Nothing was saved.",
@@ -283,6 +307,8 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
     try:
         changes = make_changes(outputs, ratings, item, model, targets, dimension, value, reason)
         batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator)
+    except AccessDenied as error:
+        return Outcome("refused", f"Not saved: {md(error)}", item=(item, model), seq=seq)
     except StoreError as error:
         return Outcome("refused", f"Not saved: the override store cannot be used: {md(error)}", item=(item, model),
                        seq=seq)
@@ -293,12 +319,10 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
         st.session_state[REASON_USED] = reason
     text = (f"Saved (change #{batch}): {md(dimension)} = {_label(value)} for {where} "
             f"({', '.join(md(t) for t in targets)}) as {md(annotator)}.")
-    issued = str(event.get("issued", "") or "")
+    issued = issued_version(event.get("issued"))
     others = everyone  # read once per batch, before it: what other sessions had decided by then
-    if len(others) and issued:
-        others = others[(others["item_id"] == item) & (others["model"] == model)
-                        & (others["dimension"] == dimension) & (others["annotator"] != annotator)
-                        & (others["updated_at"] > issued)]
+    if len(others) and issued is not None:
+        others = decided_meanwhile(others, item, model, dimension, annotator=annotator, shown_at=issued)
         if len(others):
             names = ", ".join(sorted(map(md, set(others["annotator"]))))
             return Outcome("meanwhile", text + f" Note: {names} decided this output meanwhile (after it was shown "
@@ -307,16 +331,41 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
     return Outcome("saved", text, item=(item, model), seq=seq, value=value)
 
 
-def issued_at(keys: Sequence[tuple[str, str, str]]) -> list[str]:
-    """When each (dimension, item, model) was first sent to this session (server clock, ISO, microseconds)."""
+def issued_at(keys: Sequence[tuple[str, str, str]], version: int) -> list[int]:
+    """The store's version (:meth:`~empathy.labels.sqlite.OverrideStore.version`, its commit order) when each
+    (dimension, item, model) was first sent to this session; ``version`` is the store's version now."""
     issued: dict = st.session_state.setdefault(ISSUED, {})
-    now = datetime.now(timezone.utc).isoformat(timespec="microseconds")
     out = []
     for key in keys:
         if key not in issued:
-            issued[key] = now
-        out.append(issued[key])
+            issued[key] = int(version)
+        out.append(int(issued[key]))
     return out
+
+
+def issued_version(value: object) -> int | None:
+    """The store version an event says its output was shown at (an integer, or its decimal text); ``None`` for
+    anything else (an event without one: no "decided meanwhile" note)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def decided_meanwhile(decisions: pd.DataFrame, item: str, model: str, dimension: str, *, annotator: str,
+                      shown_at: int) -> pd.DataFrame:
+    """Other annotators' decisions on one output and dimension committed after the store's version ``shown_at``
+    (the store's commit order ``seq``, never a writer's clock)."""
+    if decisions.empty or "seq" not in decisions.columns:
+        return decisions.iloc[0:0]
+    return decisions[(decisions["item_id"] == item) & (decisions["model"] == model)
+                     & (decisions["dimension"] == dimension) & (decisions["annotator"] != annotator)
+                     & (decisions["seq"].astype("int64") > int(shown_at))]
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -359,7 +408,8 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
     if head.empty:
         return []
     hashes = overrides.output_hash_map(data)
-    issued = issued_at([(dimension, str(i), str(m)) for i, m in zip(head["item_id"], head["model"], strict=True)])
+    issued = issued_at([(dimension, str(i), str(m)) for i, m in zip(head["item_id"], head["model"], strict=True)],
+                       data.store.version())
     memo = _memo(data.base_key or data.content_key)
     shown_raters = [r for r in raters if r in head.columns]
     queued_rows = head.to_dict("records")

@@ -32,13 +32,16 @@ from empathy.io import (
     load_ratings,
     validate_outputs,
 )
+from empathy.labels import locations
 from empathy.labels.backends import open_store
 from empathy.labels.locations import STORE_ENV, StoreError, default_store_path
 from empathy.labels.records import dataset_name
+from empathy.labels.relocation import adopt_working_directory_store
+from empathy.labels.roles import Roles
 from empathy.labels.sqlite import OverrideStore
 from empathy.paths import DEMO_DIR
 from empathy.settings import default_settings_path, load_upload
-from empathy_app import session_keys
+from empathy_app import identity, session_keys
 from empathy_app.markup import md
 from empathy_app.progress import ProgressBar
 
@@ -159,8 +162,7 @@ def kumar_directory() -> Path | None:
 
 def user_cache_dir() -> Path:
     """``$EMPATHY_CACHE_DIR``, else ``~/.cache/empathy`` (the judges' and distancing caches live there too)."""
-    root = os.environ.get("EMPATHY_CACHE_DIR", "").strip()
-    return Path(root).expanduser() if root else Path.home() / ".cache" / "empathy"
+    return locations.user_cache_dir()
 
 
 def _tree_mtimes(directory: Path) -> tuple[tuple[str, float], ...]:
@@ -214,13 +216,16 @@ def load_import(name: str, directory: str | Path) -> tuple[Dataset, ImportReport
 
 def store_path_for(source: dict, data_dir: Path | None) -> Path | str:
     """The override store of a source: ``$EMPATHY_STORE``, else beside the data (an imported data set, whose
-    folder is read-only third-party data: ``<user cache dir>/overrides-<importer>.sqlite``).
+    folder is read-only third-party data: ``<user cache dir>/overrides-<importer>.sqlite``; uploaded files: with
+    the uploads, ``<uploads dir>/overrides.sqlite``, never the working directory).
 
     ``$EMPATHY_STORE`` may be a team's ``postgresql://`` URL (returned as a string; print it only through
     :func:`empathy.labels.locations.mask_location`)."""
     importer = IMPORTERS.get(source.get("kind", ""))
     if importer is not None and not os.environ.get(STORE_ENV, "").strip():
         return user_cache_dir() / importer.store_file
+    if data_dir is None:
+        return default_store_path(None, uploads_dir=uploads_dir())
     return default_store_path(data_dir)
 
 
@@ -280,9 +285,36 @@ def store_dataset_name(source: dict, store_path: Path | str) -> str:
 
 
 @st.cache_resource(show_spinner=False)
-def get_store(path: str) -> OverrideStore:
-    """One :class:`OverrideStore` per SQLite file or PostgreSQL URL, shared by every session."""
-    return open_store(path)
+def _open_store(path: str, roles_token: str, _roles: Roles | None) -> OverrideStore:
+    return open_store(path, read_only=None, roles=_roles)
+
+
+def get_store(path: str, roles: Roles | None = None) -> OverrideStore:
+    """One store per SQLite file or PostgreSQL URL (and roles), shared by every session.
+
+    Opened for writing when it can be written, else for reading (``store.read_only``: the Data page says so and
+    every write is refused with one line); with ``roles`` every write is checked against them.
+    """
+    return _open_store(path, identity.roles_token(roles), roles)
+
+
+def _adopt_old_store(store_path: Path | str) -> None:
+    """Once per session: move an uploads' store an earlier version left in the working directory to
+    ``store_path`` (:func:`empathy.labels.relocation.adopt_working_directory_store`); its message is shown now and
+    on the Data page (:data:`~empathy_app.session_keys.STORE_NOTICE`)."""
+    if st.session_state.get(session_keys.STORE_ADOPTION_CHECKED):
+        return
+    st.session_state[session_keys.STORE_ADOPTION_CHECKED] = True
+    try:
+        found = adopt_working_directory_store(store_path)
+    except StoreError as error:
+        st.session_state[session_keys.STORE_NOTICE] = (f"An uploads store left in the working directory by an "
+                                                       f"earlier version could not be moved: {md(error)}")
+    else:
+        if found is None:
+            return
+        st.session_state[session_keys.STORE_NOTICE] = md(found.message)
+    st.info(st.session_state[session_keys.STORE_NOTICE])
 
 
 
@@ -546,7 +578,15 @@ def _load() -> Loaded | None:
     derived = _derived(base)
     store_path = store_path_for(st.session_state[session_keys.SOURCE], base.data_dir)
     try:
-        store = get_store(str(store_path))
+        roles = identity.load_roles()
+    except DataError as error:
+        # no roles is no check: malformed roles never fall back to letting everyone write
+        st.error(f"The roles cannot be read, so the data set is not opened: {md(error)}")
+        return None
+    if st.session_state[session_keys.SOURCE].get("kind") == "upload":
+        _adopt_old_store(store_path)
+    try:
+        store = get_store(str(store_path), roles)
         store.version()  # one small read: a store damaged after it was opened is reported here too
     except StoreError as error:
         # A damaged store is never replaced by a fresh one: say so and stop, nothing is written.

@@ -56,8 +56,11 @@ POOLED_WIDGET = "_w_pooled"
 #: The global judge-only / with-overrides toggle; mirrored from :data:`WITH_OVERRIDES_WIDGET`.
 WITH_OVERRIDES = "with_overrides"
 WITH_OVERRIDES_WIDGET = "_w_with_overrides"
-#: The name recorded with every override (sidebar; also set when a name is committed on Relabel).
+#: Local mode (no login configured): the annotator name committed with the sidebar's one name box and its button
+#: (:mod:`empathy_app.identity`); recorded with every decision; put in place from the settings file by
+#: :func:`empathy_app.sidebar.init_session`, written by the box's button. Typing alone never commits it.
 ANNOTATOR = "annotator"
+#: The sidebar's name box (inside a form: sent with its button only).
 ANNOTATOR_WIDGET = "_w_annotator"
 #: A message of the data set's memory for the sidebar (could not remember, a link that failed); shown once.
 MEMORY_NOTICE = "_memory_notice"
@@ -65,20 +68,21 @@ MEMORY_NOTICE = "_memory_notice"
 MEMORY_UNWRITABLE = "_memory_unwritable"
 #: A path named by the URL that this machine never opened: the sidebar asks before opening it.
 LINK_UNCONFIRMED = "_link_unconfirmed"
+#: The uploads' store left in the working directory by an earlier version was looked for (once per session;
+#: loading).
+STORE_ADOPTION_CHECKED = "_store_adoption_checked"
+#: What that search found and did (escaped Markdown), shown when it happened and on the Data page (loading).
+STORE_NOTICE = "_store_notice"
 
 # ------------------------------------------------------------------------------------------ labels
 #: The label rule when annotators differ (latest / majority / adjudicated); mirrored from
 #: :data:`LABEL_RULE_WIDGET` (Relabel's select, :func:`empathy_app.decisions.label_rule_select`).
 LABEL_RULE = "label_rule"
 LABEL_RULE_WIDGET = "_w_label_rule"
-#: The annotator name committed with Relabel's button (typing alone never commits it; decisions).
-RELABEL_ANNOTATOR = "relabel_annotator"
-RELABEL_ANNOTATOR_WIDGET = "_w_relabel_annotator_name"
 
 # ------------------------------------------------------------------------------------------ Relabel
-#: (item_id, model) pairs skipped in the Relabel queue this session (Relabel page, key queue).
-RELABEL_SKIPPED = "relabel_skipped"
-#: (dimension, item_id, model, shown at) of the output on screen (one output at a time); ``None`` once decided.
+#: (dimension, item_id, model, store version when shown) of the output on screen (one output at a time; the
+#: version is :meth:`empathy.labels.sqlite.OverrideStore.version`, the store's commit order); ``None`` once decided.
 RELABEL_SHOWN = "relabel_shown"
 #: (metric, judge, task) -> {model: (value, rank)} as last shown in the live table (Relabel page).
 RELABEL_LIVE_PREVIOUS = "relabel_live_previous"
@@ -98,7 +102,8 @@ RELABEL_FOCUS = "relabel_focus"
 RELABEL_KEYQUEUE = "relabel_keyqueue"
 #: Per browser client, the number of the last key-queue event applied or refused (keyqueue).
 RELABEL_ACKED = "relabel_acked"
-#: When each output was first sent to this session, server clock (keyqueue; "decided meanwhile").
+#: The store's version (commit order, never a clock) when each output was first sent to this session (keyqueue;
+#: "decided meanwhile": another's decision with a later ``seq``).
 RELABEL_ISSUED = "relabel_issued"
 #: What the last batch of key-queue events did: a list of :class:`empathy_app.keyqueue.Outcome`.
 RELABEL_OUTCOMES = "relabel_outcomes"
@@ -155,9 +160,7 @@ JUDGE_CONFIG_PATH_KEPT = kept(JUDGE_CONFIG_PATH)
 DEFAULTS: dict[str, object] = {
     SOURCE: {"kind": "demo"},
     WITH_OVERRIDES: True,
-    ANNOTATOR: "",
     FLASH: None,
-    RELABEL_SKIPPED: [],
     TASK: "",
     POOLED_TASKS: False,
     EXTRA_RATINGS: {},

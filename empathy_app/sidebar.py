@@ -1,11 +1,13 @@
 """The sidebar every page shares, and the app's memory of the chosen data set across reloads and sessions.
 
 The frame in ``app.py`` calls :func:`init_session` (the session's defaults; a new session reopens the data set
-its URL names, :func:`restore`) and, once the data set is loaded, :func:`draw`: the data set's name and
-overrides, the task filter, the with-overrides toggle, the annotator name, the link to confirm or the offer to
-reopen the last data set, and the URL kept naming the data set (``?data=...``, :func:`sync_url`), so a reload
-or a shared link reopens it with its overrides. :func:`choose` is how the Data page switches data sets
-(session, URL and settings file at once). Logic and validation of the memory live in :mod:`empathy.settings`.
+its URL names, :func:`restore`, and the annotator name the settings file remembers) and, once the data set is
+loaded, :func:`draw`: who is deciding (:func:`identity_box`: the sign-in button or the signed-in identity and its
+role with a login, the one name box without), the data set's name and overrides, the task filter, the
+with-overrides toggle, the link to confirm or the offer to reopen the last data set, and the URL kept naming the
+data set (``?data=...``, :func:`sync_url`), so a reload or a shared link reopens it with its overrides.
+:func:`choose` is how the Data page switches data sets (session, URL and settings file at once). Logic and
+validation of the memory live in :mod:`empathy.settings`.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ import copy
 import streamlit as st
 
 from empathy.io import DataError
-from empathy.settings import Settings, resolve_key, save_upload, source_key
-from empathy_app import loading, overrides, session_keys
+from empathy.settings import Settings, clean_annotator, resolve_key, save_upload, source_key
+from empathy_app import identity, loading, overrides, session_keys
 from empathy_app.loading import ALL_TASKS, Loaded
 from empathy_app.markup import code, codes, md
 
@@ -32,6 +34,12 @@ def init_session() -> None:
     chosen = session_keys.SOURCE in st.session_state  # set before the first run (tests, a caller): never replaced
     for key, value in session_keys.DEFAULTS.items():
         st.session_state.setdefault(key, copy.deepcopy(value))  # no mutable default shared between sessions
+    if session_keys.ANNOTATOR not in st.session_state:
+        # a reload: the name committed before on this machine; a browser elsewhere (an app served without a login)
+        # names itself, never inheriting the name of the person at the server
+        # None for a connection from this machine (and no address at all under AppTest): only a remote one is text
+        local = not isinstance(st.context.ip_address, str)
+        st.session_state[session_keys.ANNOTATOR] = settings().annotator if local else ""
     st.session_state[session_keys.INITIALISED] = True
     if not chosen:
         restore()
@@ -181,6 +189,72 @@ def _remembered() -> None:
         st.rerun()
 
 
+# ------------------------------------------------------------------------------------------ who decides
+
+def _commit_name() -> None:
+    """The name box's button: commit the typed name for this session and remember it for the next."""
+    typed = str(st.session_state.get(session_keys.ANNOTATOR_WIDGET, "") or "")
+    try:
+        name = clean_annotator(typed)
+    except ValueError as error:
+        st.session_state[session_keys.FLASH_ERROR] = f"Name not used: {md(error)}"
+        return
+    if not name:
+        st.session_state[session_keys.FLASH_ERROR] = "Type a name first, then press **Use this name**."
+        return
+    st.session_state[session_keys.ANNOTATOR] = name
+    _remember_name(name)
+
+
+def _release_name() -> None:
+    st.session_state[session_keys.ANNOTATOR] = ""
+    _remember_name("")
+
+
+def _remember_name(name: str) -> None:
+    try:
+        settings().remember_annotator(name)
+    except (OSError, ValueError) as error:
+        st.session_state[session_keys.MEMORY_NOTICE] = f"The name is used but could not be remembered: {md(error)}"
+
+
+def _signed_in_box(who: identity.Access) -> None:
+    if who.identity:
+        st.markdown(f"Signed in as **{md(who.identity)}**" + (f" · {md(who.role)}" if who.role else ""))
+        st.button("Sign out", key="identity_sign_out", on_click=st.logout,
+                  help="Ends the sign-in in this browser; signed out, nothing is written.")
+        return
+    st.markdown("**Signed out**: you can read; sign in to decide.")
+    for provider in identity.login_providers():
+        label = "Sign in" if provider is None else f"Sign in with {provider}"
+        st.button(label, key=f"identity_sign_in_{provider or 'default'}", type="primary", on_click=st.login,
+                  args=(provider,) if provider is not None else ())
+
+
+def _name_box(who: identity.Access) -> None:
+    if who.identity:
+        st.markdown(f"Deciding as **{md(who.identity)}**" + (f" · {md(who.role)}" if who.role else ""))
+        st.button("Change name", key="identity_change_name", on_click=_release_name)
+        return
+    with st.form("identity_name_form", border=False):
+        st.text_input("Annotator name", key=session_keys.ANNOTATOR_WIDGET,
+                      value=str(st.session_state.get(session_keys.ANNOTATOR, "")),
+                      placeholder="your name (recorded with each decision)",
+                      help="Recorded with every decision and remembered on this machine. It takes effect only "
+                           "when you press the button; decision keys do nothing while you type here.")
+        st.form_submit_button("Use this name", key="identity_commit", on_click=_commit_name, type="primary")
+
+
+def identity_box(data: Loaded | None) -> None:
+    """Who is deciding: with a login, the signed-in identity and role and a sign-out button, or the sign-in
+    button; without, the one name box (committed with its button, remembered in the settings file)."""
+    who = identity.access(data.store if data is not None else None)
+    if who.login:
+        _signed_in_box(who)
+    else:
+        _name_box(who)
+
+
 # ------------------------------------------------------------------------------------------ the sidebar
 
 def _sync(widget_key: str, state_key: str) -> None:
@@ -237,19 +311,16 @@ def _data_set(data: Loaded) -> None:
 
 
 def draw(data: Loaded | None) -> None:
-    """The sidebar of every page: the data set (:func:`_data_set`), the with-overrides toggle, the annotator
-    name, the key-help script and the data set's memory; the URL is kept naming the data set."""
+    """The sidebar of every page: who is deciding (:func:`identity_box`), the data set (:func:`_data_set`), the
+    with-overrides toggle, the key-help script and the data set's memory; the URL is kept naming the data set."""
     with st.sidebar:
+        identity_box(data)
         if data is not None:
             _data_set(data)
         st.session_state[session_keys.WITH_OVERRIDES_WIDGET] = st.session_state[session_keys.WITH_OVERRIDES]
         st.toggle("Include human overrides", key=session_keys.WITH_OVERRIDES_WIDGET,
                   on_change=_sync, args=(session_keys.WITH_OVERRIDES_WIDGET, session_keys.WITH_OVERRIDES),
                   help="Off: every number is the judges' alone. On: human overrides replace judge labels.")
-        st.session_state[session_keys.ANNOTATOR_WIDGET] = st.session_state[session_keys.ANNOTATOR]
-        st.text_input("Annotator name", key=session_keys.ANNOTATOR_WIDGET, on_change=_sync,
-                      args=(session_keys.ANNOTATOR_WIDGET, session_keys.ANNOTATOR),
-                      placeholder="your name (recorded with each override)")
         st.html(KEYS_SCRIPT, unsafe_allow_javascript=True)
         _remembered()
         sync_url()

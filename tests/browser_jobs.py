@@ -174,10 +174,10 @@ def job_relabel(page, url: str, count: int = 20) -> JobResult:
     start = time.monotonic()
     page.goto(f"{url}/Relabel")
     settle(page, "Annotator name")
-    # the form's box (the sidebar has another): typing there never decides, the button commits it
+    # the sidebar's one name box, a form: typing there never decides, the button commits it
     name_box = page.locator("[data-testid=stForm]").get_by_label("Annotator name", exact=True)
     name_box.fill(ANNOTATOR)
-    page.get_by_role("button", name="Start as this annotator").click()
+    page.get_by_role("button", name="Use this name").click()
     settle(page, "decided by you")
     _wait_until(lambda: _decided(page) is not None, "the Relabel progress line")
     first = _decided(page)

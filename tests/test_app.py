@@ -245,8 +245,8 @@ def test_relabel_queue_decision_undo_and_restart(tmp_path, _store):
     at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
     assert any("annotator name" in i for i in _texts(at.info))
-    at.text_input(key="_w_relabel_annotator_name").input("rel")
-    at.button(key="relabel_commit_annotator").click().run()
+    at.text_input(key="_w_annotator").input("rel")  # the sidebar's one name box, committed with its button
+    at.button(key="identity_commit").click().run()
     _ok(at)
     # disagreements first: (i1, B) is the first item where j1 = 1 and j2 = 0 (items sorted by id within ties)
     first = window(at)["items"][0]

@@ -53,9 +53,8 @@ def _app(source: dict | None = None, *, committed: str | None = None, annotator:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     if source is not None:
         at.session_state["source"] = source
-    at.session_state["annotator"] = annotator
-    if committed is not None:
-        at.session_state["relabel_annotator"] = committed
+    # one name box (issue 24): the committed name is the session's annotator
+    at.session_state["annotator"] = committed if committed is not None else annotator
     return at.run()
 
 
@@ -158,16 +157,16 @@ def test_keys_queued_in_one_update_land_each_on_its_own_output(tmp_path, _store)
 
 
 def test_typing_a_name_commits_nothing_until_the_button(tmp_path, _store):
-    at = _app(_fixture(tmp_path / "data"), annotator="sidebar-name")
+    at = _app(_fixture(tmp_path / "data"))
     at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
-    assert any("Commit your annotator name" in i for i in _texts(at.info))
+    assert any("No annotator name" in i for i in _texts(at.info))
     assert not at.get("bidi_component")
-    at.text_input(key="_w_relabel_annotator_name").input("name0").run()  # typed, e.g. then the key 0
-    assert any("Commit your annotator name" in i for i in _texts(at.info))
+    at.text_input(key="_w_annotator").input("name0").run()  # typed, e.g. then the key 0
+    assert any("No annotator name" in i for i in _texts(at.info))
     assert OverrideStore(_store).decisions().empty
-    at.text_input(key="_w_relabel_annotator_name").input("name0")  # a form: sent with its button only
-    at.button(key="relabel_commit_annotator").click().run()
+    at.text_input(key="_w_annotator").input("name0")  # the sidebar's form: sent with its button only
+    at.button(key="identity_commit").click().run()
     _ok(at)
     assert any("Deciding as **name0**" in m for m in _texts(at.markdown))
     press(at, 0.0)

@@ -129,8 +129,8 @@ def test_keys_help_on_inspect():
 
 def test_keys_help_on_relabel_lists_its_shortcuts():
     at = _page("app_pages/4_Relabel.py")
-    at.text_input(key="_w_relabel_annotator_name").input("ann")  # in a form: sent with its button
-    at.button(key="relabel_commit_annotator").click().run()
+    at.text_input(key="_w_annotator").input("ann")  # the sidebar's name box, a form: sent with its button
+    at.button(key="identity_commit").click().run()
     _ok(at)
     at.button(key="keys_help").click().run()
     _ok(at)

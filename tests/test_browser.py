@@ -65,10 +65,10 @@ def _shot(page, name: str) -> None:
 
 
 def _set_annotator(page, name: str) -> None:
-    """Commit the annotator on the Relabel page: typing never decides; the form's button commits the name."""
+    """Commit the annotator in the sidebar's name box: typing never decides; the form's button commits the name."""
     box = page.get_by_test_id("stForm").get_by_test_id("stTextInputField")
     box.fill(name)
-    page.get_by_role("button", name="Start as this annotator").click()
+    page.get_by_role("button", name="Use this name").click()
 
 
 PAGES = [("", "0_home", "Pages"), ("Data", "1_data", "Human overrides ledger"),

@@ -248,7 +248,7 @@ def _pin(page) -> None:
 
 def _relabel(page) -> None:
     page.get_by_test_id("stForm").get_by_test_id("stTextInputField").fill("payload-test")
-    page.get_by_role("button", name="Start as this annotator").click()
+    page.get_by_role("button", name="Use this name").click()
     _settle(page, "raters say")
     page.get_by_role("button", name=re.compile(r"^ca = 1")).click()
     _settle(page, "Saved (change #")
@@ -294,7 +294,7 @@ PAGE_STEPS = {
     "Data": ("Human overrides ledger", None, None),
     "Overview": ("Reproducibility signature", _overview, None),
     "Inspect": ("Distancing densities", _inspect, _pin),
-    "Relabel": ("Start as this annotator", _relabel, None),
+    "Relabel": ("No annotator name", _relabel, None),
     "Agreement": ("Human vs each judge", _plots_drawn, None),
     "Workbench": ("Sample-size stability", _plots_drawn, None),
     "Judge": ("Name of the new rater", _judge, None),

@@ -86,9 +86,14 @@ def _open_relabel(context, url: str, folder: Path, annotator: str):
     # the sidebar link keeps the session (a new URL would start a new one, with the demo data)
     tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
     box = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
+    # the sidebar's one name box; the name another tab of this machine committed is remembered: change it first
+    change = tab.get_by_role("button", name="Change name")
+    box.or_(change).first.wait_for(state="visible", timeout=WAIT_MS)
+    if change.is_visible():
+        change.click()
     box.wait_for(state="visible", timeout=WAIT_MS)
     box.fill(annotator)
-    tab.get_by_role("button", name="Start as this annotator").click()
+    tab.get_by_role("button", name="Use this name").click()
     tab.locator('[data-testid="relabel-item"]').wait_for(state="visible", timeout=WAIT_MS)
     return tab
 

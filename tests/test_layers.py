@@ -92,6 +92,7 @@ LAYER_OF: dict[str, str] = {
     "empathy_app.session_keys": "app_base",
     "empathy_app.markup": "app_base",
     "empathy_app.progress": "app_base",
+    "empathy_app.identity": "app_base",  # who decides and what they may: loading opens the store with the roles
     # the data set of the session, its human overrides, the computations on both
     "empathy_app.loading": "app_loading",
     "empathy_app.overrides": "app_overrides",

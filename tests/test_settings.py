@@ -161,3 +161,24 @@ def test_an_unwritable_place_raises_oserror(tmp_path):
     with pytest.raises(OSError):
         Settings.load(blocker / "app-settings.json").remember(PATH_SOURCE)
     assert Settings.load(blocker / "app-settings.json").recent == []
+
+
+def test_the_annotator_name_is_remembered_and_checked(tmp_path):
+    from empathy.settings import MAX_ANNOTATOR, clean_annotator
+
+    path = tmp_path / "app-settings.json"
+    settings = Settings.load(path)
+    assert settings.annotator == ""
+    settings.remember({"kind": "demo"})
+    settings.remember_annotator("  alice  ")
+    again = Settings.load(path)
+    assert again.annotator == "alice" and [source_key(s) for s in again.recent] == ["demo"]
+    again.remember({"kind": "demo"})  # remembering a data set keeps the name
+    assert Settings.load(path).annotator == "alice"
+    for bad, message in (("a\nb", "control characters"), ("x" * (MAX_ANNOTATOR + 1), "at most"), (3, "is text")):
+        with pytest.raises(ValueError, match=message):
+            clean_annotator(bad)
+    path.write_text(json.dumps({"recent": [], "annotator": "a\x00b"}), encoding="utf-8")
+    assert Settings.load(path).annotator == ""  # a malformed name reads as none
+    Settings.load(path).remember_annotator("")
+    assert Settings.load(path).annotator == ""
