@@ -74,8 +74,8 @@ exhibit_views.pin_control(data, item_id, model_name, "inspect_exhibit")
 if views.has_text(row):
     texts = (row["reference"], row["generation"])
     analysis = compute.densities_for(texts)
-    views.side_by_side(texts, key="inspect", scores=output_scores(ratings, item_id, model_name, analysis[0][0],
-                                                                  analysis[1][0]), notes=note_fields(row), data=data)
+    views.output_side_by_side(data, row, key="inspect", notes=note_fields(row),
+                              scores=output_scores(ratings, item_id, model_name, analysis[0][0], analysis[1][0]))
     views.conversation(row, "inspect_conversation")
 
     density = pd.DataFrame({

@@ -133,10 +133,9 @@ st.caption(f"Task {views.code(row['task'] or '-')} · item {views.code(row['item
            f"{views.code(row['model'])}" + (f" · overridden: {md(row['override_dimensions'])}"
                                             if row["overrides"] else ""))
 if views.has_text(source):
-    texts = (row["reference"], row["generation"])
-    views.side_by_side(texts, key="items", notes=note_fields(source), data=data,
-                       scores=output_scores(ratings, row["item_id"], row["model"], _sentences(row["sentences_ref"]),
-                                            _sentences(row["sentences_gen"])))
+    views.output_side_by_side(data, source, key="items", notes=note_fields(source),
+                              scores=output_scores(ratings, row["item_id"], row["model"],
+                                                   _sentences(row["sentences_ref"]), _sentences(row["sentences_gen"])))
     views.conversation(source, "items_conversation")
 else:
     views.no_text_note(source, "Its judge terms are in the table above.")

@@ -105,7 +105,7 @@ else:
             item_id, model = keys[choices.index(opened)]
             source = outputs[(outputs["item_id"] == item_id) & (outputs["model"] == model)]
             if not source.empty and views.has_text(source.iloc[0]):
-                views.side_by_side((source.iloc[0]["reference"], source.iloc[0]["generation"]), key="disagreement")
+                views.output_side_by_side(data, source.iloc[0], key="disagreement")
             elif not source.empty:
                 views.no_text_note(source.iloc[0])
             if st.button("Open in Inspect", key="dis_open_inspect", help="the Inspect page, filters cleared, at "

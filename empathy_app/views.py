@@ -19,9 +19,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from empathy import metrics as m
+from empathy.exhibits import CONFLICT_TASK
 from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES
+from empathy.mechanisms import MechanismMarks, marks_legend_html, side_html, summary_html
 from empathy.paths import PROJECT_ROOT
-from empathy.render import conversation_html, conversation_turns, highlight_html, legend_html
+from empathy.render import conversation_html, conversation_turns, legend_html
 from empathy.vocabulary import DIRECTIONS
 from empathy_app import compute, loading, overrides, session_keys
 from empathy_app.loading import Loaded
@@ -150,38 +152,96 @@ def _side_scores(scores: pd.DataFrame, side: str, underlined: dict[str, int]) ->
     return " · ".join(parts)
 
 
-def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | None = None,
-                 notes: list[tuple[str, str]] | tuple = (), data: Loaded | None = None) -> None:
-    """Reference and generation side by side, showing the four mechanisms in the text.
+def output_marks(data: Loaded | None, texts: tuple[str, str], *, conflict: bool
+                 ) -> tuple[MechanismMarks, compute.JudgedMarks]:
+    """The marks of the four mechanisms on a pair (:func:`empathy_app.compute.marks_for`), with the LLM judges'
+    own marks from their answer cache when ``data`` is given (:func:`empathy_app.compute.judged_for`)."""
+    judged = compute.judged_for(data, texts) if data is not None else compute.JudgedMarks()
+    return compute.marks_for(texts, conflict, judged.spans), judged
 
-    Distancing spans (LD) as coloured backgrounds and the lexicon checklist's disturbing content (EGM) as red
-    underlines, each with its rule or phrase in a tooltip; above each side its affect intensity (SA's input)
-    and disturbing count (EGM's input) per judge; under both the output's SA and EGM terms and CA label per
-    judge (``scores``, :func:`empathy.mechanisms.output_scores`). ``notes``: the row's ``demo_note`` and
-    ``source`` (:func:`empathy.mechanisms.note_fields`). ``data``: the loaded data set, whose LLM judges' cached
-    per-sentence counts mark the sentences they counted disturbing content in (:func:`empathy_app.compute.judged_for`).
-    Widgets are keyed ``{key}_...``.
+
+def blind_marks(texts: tuple[str, str]) -> MechanismMarks:
+    """The LD marks only (:func:`empathy_app.compute.spans_for`), through the same renderer: what blind
+    relabelling shows, since the lexicon judge's SA, EGM and CA marks carry its labels."""
+    from empathy.mechanisms import mechanism_marks
+
+    return mechanism_marks(texts[0], texts[1], distancing=compute.spans_for(texts), sentence_spans=((), ()),
+                           conflict=False)
+
+
+def conflict_shown(data: Loaded, item_id: str, model: str, task: object) -> bool:
+    """Whether an output's texts get the CA marks: a counseling output or one a rater labelled ``ca``, as an
+    exhibit does (:data:`empathy.exhibits.CONFLICT_TASK`)."""
+    return str(task or "") == CONFLICT_TASK or (str(item_id), str(model)) in compute.output_facts(data).ca_rated
+
+
+def draw_mechanisms(marks: MechanismMarks, *, key: str, judged: compute.JudgedMarks | None = None,
+                    titles: tuple[str, str] = ("Reference", "Generation"), llm_judges: Sequence[str] = (),
+                    captions: tuple[str, str] = ("", ""), height: int | None = None, blind: bool = False) -> None:
+    """The two texts with the marks of all four mechanisms, from the one renderer: the legend
+    (:func:`empathy.mechanisms.marks_legend_html`), each side (:func:`empathy.mechanisms.side_html`) in a bordered
+    box keyed ``{key}_ref_text`` / ``{key}_gen_text`` under its title and caption, and under both the summary
+    (:func:`empathy.mechanisms.summary_html`: each side's E, what the generation lost, the CA cues' sum, and that
+    the SA and CA marks are the lexicon's when ``llm_judges`` are shown). ``judged``: the LLM judges' own marks,
+    named in a caption each. ``blind``: ``marks`` are :func:`blind_marks` (LD only), said so, no summary."""
+    if blind:
+        st.markdown(legend_html(), unsafe_allow_html=True)
+        st.caption("Blind: only the distancing (LD) marks; the lexicon judge's SA, EGM and CA marks carry its labels "
+                   "and are hidden.")
+    else:
+        st.markdown(marks_legend_html(marks), unsafe_allow_html=True)
+    if judged is not None and judged.counted:
+        st.caption(f"Dotted: sentences in which {', '.join(code(j) for j in judged.counted)} counted disturbing "
+                   "content (from the judge answer cache; hover for the count).")
+    for judge, quote in judged.quoted if judged is not None else ():
+        st.caption(f"Boxed: the passage {code(judge)} quoted as the evidence of its CA label (from the judge answer "
+                   f"cache): “{md(quote)}”")
+    columns = st.columns(2)
+    for column, title, side_name, side, caption in zip(columns, titles, ("ref", "gen"),
+                                                       (marks.reference, marks.generation), captions, strict=True):
+        with column:
+            st.markdown(f"**{md(title)}**")
+            if caption:
+                st.caption(caption)
+            with st.container(border=True, key=f"{key}_{side_name}_text", height=height or "content"):
+                st.markdown(side_html(side), unsafe_allow_html=True)
+    if not blind:
+        st.markdown(summary_html(marks, llm_judges=llm_judges), unsafe_allow_html=True)
+
+
+def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | None = None,
+                 notes: list[tuple[str, str]] | tuple = (), data: Loaded | None = None, conflict: bool = False,
+                 llm_judges: Sequence[str] = (), titles: tuple[str, str] = ("Reference", "Generation"),
+                 height: int | None = None, blind: bool = False) -> None:
+    """Reference and generation side by side, showing the four mechanisms in the text (:func:`draw_mechanisms`).
+
+    LD as coloured backgrounds, EGM's disturbing content as red underlines, SA's affect words with a top border
+    as strong as the word, and (``conflict``: a counseling output or one labelled ``ca``, :func:`conflict_shown`)
+    the CA cues on the response and the client's tension on the narrative, each with its rule in a tooltip; above
+    each side its affect intensity (SA's input) and disturbing count (EGM's input) per judge; under both the
+    lexicon's E of each side, what the generation lost and the CA cues' sum, then the output's SA and EGM terms
+    and CA label per judge (``scores``, :func:`empathy.mechanisms.output_scores`). ``notes``: the row's
+    ``demo_note`` and ``source`` (:func:`empathy.mechanisms.note_fields`). ``data``: the loaded data set, whose
+    LLM judges' cached answers mark the sentences they counted disturbing content in and the passage they quoted
+    for CA (:func:`empathy_app.compute.judged_for`). ``llm_judges``: the LLM judges shown beside the text (the
+    summary says the SA and CA marks are the lexicon's, not theirs). ``titles`` and ``height`` (of each text's box,
+    scrolling) as for :func:`draw_mechanisms`; ``blind``: the LD marks only (:func:`blind_marks`), no judge's
+    number. Widgets are keyed ``{key}_...``.
     """
     from empathy.mechanisms import category_counts
 
     for column, text in notes:
         st.caption(f"**{md(column)}**: {md(text)}")
-    spans = compute.spans_for(texts)
-    disturbing = compute.disturbing_for(texts)
-    judged, judges = compute.judged_for(data, texts) if data is not None else ([[], []], [])
-    st.markdown(legend_html(disturbing=True, judged=bool(judges)), unsafe_allow_html=True)
-    if judges:
-        st.caption(f"Dotted: sentences in which {', '.join(code(j) for j in judges)} counted disturbing content "
-                   "(from the judge answer cache; hover for the count).")
-    sides = st.columns(2)
-    for column, title, side, text, text_spans, marks, sentences in zip(
-            sides, ("Reference", "Generation"), ("ref", "gen"), texts, spans, disturbing, judged, strict=True):
-        with column:
-            st.markdown(f"**{title}**")
-            st.caption(_side_scores(scores if scores is not None else pd.DataFrame(
-                columns=["judge", "e_ref", "e_gen", "u_ref", "u_gen", "d", "q"]), side, category_counts(marks)))
-            with st.container(border=True, key=f"{key}_{side}_text"):
-                st.markdown(highlight_html(text, [*text_spans, *marks, *sentences]), unsafe_allow_html=True)
+    if blind:
+        draw_mechanisms(blind_marks(texts), key=key, titles=titles, height=height, blind=True)
+        return
+    marks, judged = output_marks(data, texts, conflict=conflict)
+    shown = scores if scores is not None else pd.DataFrame(columns=["judge", "e_ref", "e_gen", "u_ref", "u_gen", "d",
+                                                                     "q"])
+    captions = tuple(_side_scores(shown, name, category_counts(side.disturbing))
+                     for name, side in (("ref", marks.reference), ("gen", marks.generation)))
+    draw_mechanisms(marks, key=key, judged=judged, titles=titles, llm_judges=llm_judges, captions=captions,
+                    height=height)
     if scores is not None and len(scores):
         st.markdown("**This output under each judge**: SA = (e_ref - e_gen) / e_ref (Eq. 1; < 0: the generation "
                     "is more intense); EGM = |a - b| / (a + b) with a = u_ref / d, b = u_gen / q (Eq. 2); CA = the "
@@ -199,6 +259,17 @@ def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | Non
         config.update({name: st.column_config.NumberColumn(format="%.3f", help=spec.description)
                        for name, spec in m.METRIC_SPECS.items() if name in scores.columns})
         st.dataframe(scores, hide_index=True, key=f"{key}_scores", column_config=config)
+
+
+def output_side_by_side(data: Loaded, row: pd.Series, *, key: str, scores: pd.DataFrame | None = None,
+                        notes: list[tuple[str, str]] | tuple = (), **layout: object) -> None:
+    """:func:`side_by_side` of one output row (``item_id``, ``model``, ``task``, ``reference``, ``generation``): the
+    CA marks where :func:`conflict_shown`, and the note that SA and CA marks are the lexicon's beside the output's
+    LLM judges (:func:`empathy_app.compute.llm_judges_of`). ``layout``: ``titles``, ``height``, ``blind``."""
+    item_id, model = str(row["item_id"]), str(row["model"])
+    side_by_side((str(row["reference"]), str(row["generation"])), key=key, scores=scores, notes=notes, data=data,
+                 conflict=conflict_shown(data, item_id, model, row.get("task")),
+                 llm_judges=compute.llm_judges_of(data, item_id, model), **layout)
 
 
 def and_list(names: Sequence[str], conjunction: str = "and") -> str:
