@@ -466,6 +466,16 @@ def conversation(row: pd.Series, key: str) -> None:
             st.markdown(conversation_html(text), unsafe_allow_html=True)
 
 
+#: Static CSS (no data) that hides the sidebar and the control that reopens it (Presentation mode).
+HIDE_SIDEBAR_CSS = ("<style>[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'], "
+                    "[data-testid='stExpandSidebarButton'] {display: none !important;}</style>")
+
+
+def hide_sidebar() -> None:
+    """Hide the sidebar on this run of the page (the next run without this call shows it again)."""
+    st.html(HIDE_SIDEBAR_CSS)
+
+
 def show_flash_error() -> None:
     """Show (once) the error a page's action left in the session for its next run."""
     message = st.session_state.pop(session_keys.FLASH_ERROR, None)
@@ -663,18 +673,35 @@ def keys_help(page: str) -> None:
         _keys_dialog(page)
 
 
-def follow_table_selection(event: object, labels: Sequence[str], pick_key: str, selection_key: str) -> None:
+def follow_table_selection(event: object, labels: Sequence[str], pick_key: str, selection_key: str, *,
+                           order: str | None = None, order_key: str | None = None) -> None:
     """Keep the selectbox ``pick_key`` (over ``labels``, one per table row) the one source of truth for the open row.
 
     A newly selected row of the table (``event``, what ``st.dataframe(..., on_select="rerun")`` returned) moves
     the pick; the same selection seen again on a later rerun does not, so a pick made in the selectbox since
     stays. ``selection_key`` remembers the last selection seen. A pick no longer among ``labels`` (the table was
-    filtered) falls back to the first row. ``labels`` must not be empty. Both keys are constants of
-    :mod:`empathy_app.session_keys`.
+    filtered) falls back to the first row. ``order``: a token of the table's order (its sort, search and filters),
+    remembered under ``order_key``; when it differs from the last one seen, the pick moves to the new first row,
+    so the output open under a re-sorted table is its top row, not the one open before (key the table by the
+    order too, :func:`table_key`, so that no stale row stays selected). ``labels`` must not be empty. The keys are
+    constants of :mod:`empathy_app.session_keys`.
     """
     selected = list(event.selection.rows) if event is not None else []  # type: ignore[attr-defined]
+    if order is not None and order_key is not None and st.session_state.get(order_key) != order:
+        st.session_state[order_key] = order
+        st.session_state[pick_key] = labels[0]
+        st.session_state[selection_key] = selected
+        return
     if selected and selected != st.session_state.get(selection_key) and selected[0] < len(labels):
         st.session_state[pick_key] = labels[selected[0]]
     st.session_state[selection_key] = selected
     if st.session_state.get(pick_key) not in labels:
         st.session_state[pick_key] = labels[0]
+
+
+def table_key(prefix: str, order: str) -> str:
+    """A table's widget key that changes with its ``order`` token (:func:`follow_table_selection`): a re-sorted
+    table is a new widget, with no row selected that now holds another output."""
+    import hashlib
+
+    return f"{prefix}_{hashlib.sha256(order.encode('utf-8')).hexdigest()[:10]}"
