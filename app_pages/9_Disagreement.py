@@ -10,6 +10,7 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from empathy.calibration import confusion_matrix  # noqa: E402
+from empathy.labels.decisions import decision_count  # noqa: E402
 from empathy.labels.rules import rubric  # noqa: E402
 from empathy.signature import Signature, judge_signatures  # noqa: E402
 from empathy.slices import ALL_JUDGES, describe, ranked_slices  # noqa: E402
@@ -29,7 +30,7 @@ if not dimensions:
             "disagreement to map. Run one on the **Judge** page.")
     st.stop()
 st.caption("Judges are read with their own labels; human overrides from the ledger count as human raters "
-           f"({len(ledger.status.fresh)} fresh decision(s)), and the override rate reads the ledger.")
+           f"({decision_count(ledger.status.fresh)} fresh decision(s)), and the override rate reads the ledger.")
 
 with st.container(border=True):
     top = st.columns([2, 2, 1, 1, 1, 1])

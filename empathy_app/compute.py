@@ -138,7 +138,8 @@ def _use_overrides(with_overrides: bool | None) -> bool:
 @st.cache_data(show_spinner=False, max_entries=16)
 def _report(key: str, okey: str, scope: str, _engine: Recompute, _overrides: pd.DataFrame | None
             ) -> MetricsReport:
-    return _engine.report(_overrides)
+    # the signature counts the human decisions (what a person reads) beside the judge labels they replaced
+    return _engine.report(_overrides, decisions=_overrides is not None)
 
 
 def report(data: Loaded, *, with_overrides: bool | None = None, egm_both_zero: str = "zero",

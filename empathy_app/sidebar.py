@@ -15,6 +15,7 @@ import copy
 import streamlit as st
 
 from empathy.io import DataError
+from empathy.labels.decisions import decision_count
 from empathy.settings import Settings, resolve_key, save_upload, source_key
 from empathy_app import loading, overrides, session_keys
 from empathy_app.loading import ALL_TASKS, Loaded
@@ -215,9 +216,11 @@ POOL_HELP = ("Off (the default, as in the paper's Tables 3-5): every number is c
 def _data_set(data: Loaded) -> None:
     """The data set's name, its overrides and added raters, and the task filter."""
     st.caption(f"Data: **{md(data.name)}** · id {code(data.dataset_id)}")
-    # the ledger every page counts with: decided ratings, whatever their status (the Data page lists
-    # how many apply under the label rule and how many are stale, orphaned or unresolved)
-    st.caption(f"Human overrides: **{overrides.ledger(data).decided}** · store {code(data.store.short_label)}")
+    # the ledger every page counts with: human decisions (one "(all judges)" decision is one), whatever their
+    # status (the Data page lists how many apply under the label rule and how many are stale, orphaned or
+    # unresolved)
+    st.caption(f"Human decisions: **{decision_count(overrides.ledger(data).decisions)}** · store "
+               f"{code(data.store.short_label)}")
     added = loading.extra_ratings(data.base_key)
     if added:
         st.caption("Added this session (not in the files): " + codes(added))

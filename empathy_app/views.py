@@ -322,9 +322,41 @@ def interval_warnings(frame: pd.DataFrame, names: list[str], *, most: int = 8) -
                "uncertainty:\n\n" + "\n".join(lines) + more)
 
 
+def plural(count: int, noun: str) -> str:
+    """``"1 human decision"``, ``"2 human decisions"``."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def human_decisions(data: Loaded) -> tuple[int, int]:
+    """The human decisions that apply to the shown outputs and the judge labels they replace: ``(decisions,
+    labels)`` (:func:`empathy.labels.decisions.decision_count` of :func:`empathy_app.overrides.applied`: a decision
+    applied to two judges is one decision, two labels)."""
+    from empathy.labels.decisions import decision_count
+
+    table = overrides.applied(data)
+    return decision_count(table), len(table)
+
+
+def agreement_warnings(agreement: pd.DataFrame, names: Sequence[str] = ("metric", "task")) -> None:
+    """One warning box for the agreement rows whose two raters carry the same human label somewhere (their
+    ``warning``, :func:`empathy.review.agreement_labels` or :func:`empathy.labels.decisions.pair_decisions`), each
+    row named by its ``names`` columns that it has: there, their agreement is a human's, not theirs."""
+    if "warning" not in agreement.columns:
+        return
+    flagged = agreement[agreement["warning"].map(lambda w: isinstance(w, str) and bool(w))]
+    if flagged.empty:
+        return
+    lines = [f"- {' / '.join(code(row[n]) for n in names if n in row and str(row[n]))}: {md(row['warning'])}"
+             for _, row in flagged.iterrows()]
+    st.warning(f"**{plural(len(flagged), 'agreement row')} rest partly on human labels.** Where one human decision "
+               "gave both raters of a pair the same label (an *(all judges)* decision does), their agreement is the "
+               "human's; turn *Include human overrides* off in the sidebar for the raters' own:\n\n"
+               + "\n".join(lines))
+
+
 def mode_caption(data: Loaded) -> None:
-    """One line: the task shown and whether the human overrides are included (both set in the sidebar)."""
-    count = len(overrides.applied(data))
+    """One line: the task shown and whether the human decisions are included (both set in the sidebar)."""
+    decisions, labels = human_decisions(data)
     scope = (f"Task **{md(loading.task_label(data.task))}** ({len(data.dataset.outputs)} of "
              f"{len(data.all_data.outputs)} outputs) · " if data.filtered else "")
     if compute.by_task(data):
@@ -332,11 +364,24 @@ def mode_caption(data: Loaded) -> None:
     elif compute.pooled(data):
         scope += "**Tasks pooled** (one value per model over all tasks; signature tasks:pooled) · "
     if st.session_state[session_keys.WITH_OVERRIDES]:
-        st.caption(f"{scope}Showing judge labels **with {count} human override(s)** applied (toggle in the "
-                   "sidebar).")
+        st.caption(f"{scope}Showing judge labels **with {plural(decisions, 'human decision')}** applied "
+                   f"({plural(labels, 'judge label')} replaced; toggle in the sidebar).")
     else:
-        st.caption(f"{scope}Showing **judge-only** numbers; {count} human override(s) are ignored (toggle in the "
-                   "sidebar).")
+        st.caption(f"{scope}Showing **judge-only** numbers; {plural(decisions, 'human decision')} "
+                   f"{'is' if decisions == 1 else 'are'} ignored (toggle in the sidebar).")
+
+
+def labels_used(data: Loaded) -> str:
+    """Which labels the numbers beside it rest on, under the sidebar's *Include human overrides* switch (Markdown,
+    static apart from counts): the judges' own, or the judges' with N human decisions (and the label rule)."""
+    decisions, labels = human_decisions(data)
+    if not st.session_state[session_keys.WITH_OVERRIDES]:
+        ignored = f"; {plural(decisions, 'human decision')} not counted" if decisions else ""
+        return f"Labels: **the judges' own** (the sidebar's *Include human overrides* is off{ignored})."
+    if not decisions:
+        return "Labels: **the judges' own** (no human decision applies; *Include human overrides* is on)."
+    return (f"Labels: **the judges' with {plural(decisions, 'human decision')}** ({plural(labels, 'judge label')} "
+            f"replaced, {md(overrides.label_rule())} rule; the sidebar's *Include human overrides*).")
 
 
 # Figures are cached on the (small) results table: building one with Plotly Express is a large share of a

@@ -271,7 +271,7 @@ def test_the_open_output_follows_the_tables_order():
         top = _top(at)
         assert at.selectbox(key="items_pick").value == top, column
         # the open output's texts are the top row's
-        assert any(c.startswith(f"Task `") and top.split(" · ")[0] in c for c in map(str, (c.value for c in at.caption)))
+        assert any(c.startswith("Task `") and top.split(" · ")[0] in c for c in map(str, (c.value for c in at.caption)))
     tops = {_top(at)}
     at.checkbox(key="items_abs").check().run()
     assert at.selectbox(key="items_pick").value == _top(at)
