@@ -1,11 +1,12 @@
 """The sidebar every page shares, and the app's memory of the chosen data set across reloads and sessions.
 
 The frame in ``app.py`` calls :func:`init_session` (the session's defaults; a new session reopens the data set
-its URL names, :func:`restore`) and, once the data set is loaded, :func:`draw`: the data set's name and
-overrides, the task filter, the with-overrides toggle, the annotator name, the link to confirm or the offer to
-reopen the last data set, and the URL kept naming the data set (``?data=...``, :func:`sync_url`), so a reload
-or a shared link reopens it with its overrides. :func:`choose` is how the Data page switches data sets
-(session, URL and settings file at once). Logic and validation of the memory live in :mod:`empathy.settings`.
+its URL names, :func:`restore`), then :func:`draw_controls` before anything is loaded (the with-overrides toggle,
+the annotator name) and, once the data set is loaded, :func:`draw_data`: the data set's name and human decisions,
+the task filter, the link to confirm or the offer to reopen the last data set, and the URL kept naming the data
+set (``?data=...``, :func:`sync_url`), so a reload or a shared link reopens it with its overrides.
+:func:`choose` is how the Data page switches data sets (session, URL and settings file at once). Logic and
+validation of the memory live in :mod:`empathy.settings`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import copy
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from empathy.io import DataError
 from empathy.labels.decisions import decision_count
@@ -239,12 +241,12 @@ def _data_set(data: Loaded) -> None:
         st.caption(f"Task: **{md(loading.task_label(choices[0]))}** (the only one)")
 
 
-def draw(data: Loaded | None) -> None:
-    """The sidebar of every page: the data set (:func:`_data_set`), the with-overrides toggle, the annotator
-    name, the key-help script and the data set's memory; the URL is kept naming the data set."""
+def draw_controls() -> DeltaGenerator:
+    """The part of the sidebar that needs no data set (the with-overrides toggle, the annotator name, the key-help
+    script), drawn before anything is loaded; returns the empty place at the sidebar's top that :func:`draw_data`
+    fills once the data set is loaded (the frame in ``app.py`` draws the page's first paint in between)."""
     with st.sidebar:
-        if data is not None:
-            _data_set(data)
+        top = st.container()
         st.session_state[session_keys.WITH_OVERRIDES_WIDGET] = st.session_state[session_keys.WITH_OVERRIDES]
         st.toggle("Include human overrides", key=session_keys.WITH_OVERRIDES_WIDGET,
                   on_change=_sync, args=(session_keys.WITH_OVERRIDES_WIDGET, session_keys.WITH_OVERRIDES),
@@ -254,5 +256,16 @@ def draw(data: Loaded | None) -> None:
                       args=(session_keys.ANNOTATOR_WIDGET, session_keys.ANNOTATOR),
                       placeholder="your name (recorded with each override)")
         st.html(KEYS_SCRIPT, unsafe_allow_javascript=True)
+    return top
+
+
+def draw_data(data: Loaded | None, top: DeltaGenerator) -> None:
+    """The sidebar's part that reads the loaded data set: at ``top`` (from :func:`draw_controls`) its name,
+    decisions and task filter (:func:`_data_set`); under the controls the data set's memory; the URL is kept
+    naming the data set."""
+    if data is not None:
+        with top:
+            _data_set(data)
+    with st.sidebar:
         _remembered()
         sync_url()

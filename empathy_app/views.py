@@ -654,21 +654,43 @@ def page_icon() -> str | Path:
     return ICON if ICON.is_file() else "🫶"
 
 
+#: What the landing page says first (static).
+HOME_INTRO = ("Measure the four mechanisms of empathic failure of *the empathy mechanisms paper* (Section 2.2): "
+              "**Sentiment Attenuation** (SA), **Empathic Granularity Mismatch** (EGM), **Conflict Avoidance** (CA) "
+              "and **Linguistic Distancing** (LD); compare the judges that produce them; correct their labels by "
+              "hand. Every number on every page follows your overrides on the next rerun.")
+
+
+def home_intro() -> None:
+    """The landing page's first paint: what the app does and the links to the pages. Static, so the frame draws
+    it before the data set is loaded (:func:`first_paint`): the main area is never blank while that runs."""
+    st.markdown(HOME_INTRO)
+    st.subheader("Pages")
+    for path, label, text, icon in PAGES:
+        st.page_link(path, label=f"**{label}** - {text}", icon=icon)
+
+
 def home() -> None:
-    """The landing page: what the app does, the loaded data set and links to the pages."""
+    """The landing page once the data set is loaded (its text and links are :func:`home_intro`): the data set's
+    summary."""
     data = loading.current_data()
-    st.markdown(
-        "Measure the four mechanisms of empathic failure of *the empathy mechanisms paper* (Section 2.2): "
-        "**Sentiment Attenuation** (SA), **Empathic Granularity Mismatch** (EGM), **Conflict Avoidance** (CA) "
-        "and **Linguistic Distancing** (LD); compare the judges that produce them; correct their labels by "
-        "hand. Every number on every page follows your overrides on the next rerun.")
+    st.subheader("The data set")
     if data is None:
         st.info("Choose a data set on the **Data** page.")
         st.stop()
     summary(data)
-    st.subheader("Pages")
-    for path, label, text, icon in PAGES:
-        st.page_link(path, label=f"**{label}** - {text}", icon=icon)
+
+
+#: A page's first paint, by navigation title: static content the frame draws before anything slow (loading the
+#: data set, the sidebar's counts), then the page runs as usual.
+FIRST_PAINT = {"Home": home_intro}
+
+
+def first_paint(title: str) -> None:
+    """Draw the first paint of the page titled ``title`` (:data:`FIRST_PAINT`), if it has one."""
+    paint = FIRST_PAINT.get(title)
+    if paint is not None:
+        paint()
 
 
 def navigation(root: Path) -> list[tuple[str, str, str]]:
