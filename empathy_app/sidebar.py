@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 from empathy.io import DataError
 from empathy.labels.decisions import decision_count
@@ -241,7 +240,7 @@ def _data_set(data: Loaded) -> None:
         st.caption(f"Task: **{md(loading.task_label(choices[0]))}** (the only one)")
 
 
-def draw_controls() -> DeltaGenerator:
+def draw_controls() -> st.delta_generator.DeltaGenerator:
     """The part of the sidebar that needs no data set (the with-overrides toggle, the annotator name, the key-help
     script), drawn before anything is loaded; returns the empty place at the sidebar's top that :func:`draw_data`
     fills once the data set is loaded (the frame in ``app.py`` draws the page's first paint in between)."""
@@ -259,7 +258,7 @@ def draw_controls() -> DeltaGenerator:
     return top
 
 
-def draw_data(data: Loaded | None, top: DeltaGenerator) -> None:
+def draw_data(data: Loaded | None, top: st.delta_generator.DeltaGenerator) -> None:
     """The sidebar's part that reads the loaded data set: at ``top`` (from :func:`draw_controls`) its name,
     decisions and task filter (:func:`_data_set`); under the controls the data set's memory; the URL is kept
     naming the data set."""
