@@ -306,16 +306,23 @@ def signature_caption(signature: object) -> None:
     st.caption(f"Signature: {code(str(signature))}")
 
 
+def _flagged(frame: pd.DataFrame, names: Sequence[str], most: int | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """The rows of ``frame`` with a ``warning`` (a non-empty string) and a Markdown bullet for each of the first
+    ``most``: the row named by its ``names`` columns that it has, then its warning."""
+    if "warning" not in frame.columns:
+        return frame.iloc[0:0], []
+    flagged = frame[frame["warning"].map(lambda w: isinstance(w, str) and bool(w))]
+    shown = flagged if most is None else flagged.head(most)
+    return flagged, [f"- {' / '.join(code(row[n]) for n in names if n in row and str(row[n]))}: {md(row['warning'])}"
+                     for _, row in shown.iterrows()]
+
+
 def interval_warnings(frame: pd.DataFrame, names: list[str], *, most: int = 8) -> None:
     """One warning box for the rows of ``frame`` whose ``warning`` column flags a bootstrap interval (zero width,
     or fewer than 10 items: :func:`empathy.agreement.interval_warning`), each row named by its ``names``."""
-    if "warning" not in frame.columns:
-        return
-    flagged = frame[frame["warning"].map(lambda w: isinstance(w, str) and bool(w))]
+    flagged, lines = _flagged(frame, names, most)
     if flagged.empty:
         return
-    lines = [f"- {' / '.join(code(row[n]) for n in names)}: {md(row['warning'])}"
-             for _, row in flagged.head(most).iterrows()]
     more = f"\n\n... and {len(flagged) - most} more rows (see the `warning` column)." if len(flagged) > most else ""
     st.warning(f"**{len(flagged)} interval row{'s' if len(flagged) != 1 else ''} to read with care.** A percentile "
                "bootstrap over a handful of items, or one whose resamples all agree, does not show the "
@@ -341,13 +348,9 @@ def agreement_warnings(agreement: pd.DataFrame, names: Sequence[str] = ("metric"
     """One warning box for the agreement rows whose two raters carry the same human label somewhere (their
     ``warning``, :func:`empathy.review.agreement_labels` or :func:`empathy.labels.decisions.pair_decisions`), each
     row named by its ``names`` columns that it has: there, their agreement is a human's, not theirs."""
-    if "warning" not in agreement.columns:
-        return
-    flagged = agreement[agreement["warning"].map(lambda w: isinstance(w, str) and bool(w))]
+    flagged, lines = _flagged(agreement, names)
     if flagged.empty:
         return
-    lines = [f"- {' / '.join(code(row[n]) for n in names if n in row and str(row[n]))}: {md(row['warning'])}"
-             for _, row in flagged.iterrows()]
     st.warning(f"**{plural(len(flagged), 'agreement row')} rest partly on human labels.** Where one human decision "
                "gave both raters of a pair the same label (an *(all judges)* decision does), their agreement is the "
                "human's; turn *Include human overrides* off in the sidebar for the raters' own:\n\n"

@@ -164,7 +164,11 @@ def test_notes_and_scores_escaped_and_absent_columns_tolerated(tmp_path):
     assert any(c.startswith("underlined 0") for c in _captions(at))
 
 
-def test_llm_judges_counted_sentences_are_marked_from_its_cache(tmp_path, monkeypatch):
+def _fake_judge_run(tmp_path: Path, monkeypatch, outputs: pd.DataFrame, protocols: str, options: str = ""
+                    ) -> tuple[pd.DataFrame, dict]:
+    """``outputs`` rated by the fake OpenAI server's judge ``fake`` (``options``: more lines of its config), its
+    answers in the test's judge cache and its config named by ``$EMPATHY_JUDGES_CONFIG``; the server is stopped
+    before the app reads anything (so the app can only read the cache). Returns the ratings and the data source."""
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -174,24 +178,30 @@ def test_llm_judges_counted_sentences_are_marked_from_its_cache(tmp_path, monkey
 
     folder = tmp_path / "llm"
     folder.mkdir()
-    # the fake judge counts "dead", "killed" and "blood" in each sentence
-    outputs = pd.DataFrame([{"item_id": "n1", "model": "m1", "task": "news",
-                             "reference": "Two men were killed. Blood was everywhere. The road closed.",
-                             "generation": "An incident occurred. Nobody was dead."}])
     outputs.to_csv(folder / "outputs.csv", index=False)
     monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path / "cache"))
     with FakeOpenAIServer() as server:
         config = folder / "judges.toml"
-        config.write_text(f"[judges.fake]\nbase_url = '{server.base_url}'\nmodel = 'fake-model'\n", encoding="utf-8")
+        config.write_text(f"[judges.fake]\nbase_url = '{server.base_url}'\nmodel = 'fake-model'\n{options}",
+                          encoding="utf-8")
         monkeypatch.setenv("EMPATHY_JUDGES_CONFIG", str(config))
         judge = available_judges(load_config(config))["fake"]
         with JudgeCache(tmp_path / "cache" / "judges.sqlite") as cache:
-            run = run_judge(outputs, judge, protocols="disturbing", cache=cache)
+            run = run_judge(outputs, judge, protocols=protocols, cache=cache)
     run.ratings.to_csv(folder / "ratings_fake.csv", index=False)
-    assert run.ratings.set_index("dimension")["value"].to_dict() == {"u_ref": 2.0, "u_gen": 1.0}
+    return run.ratings, {"kind": "path", "outputs": str(folder / "outputs.csv"),
+                         "ratings": [str(folder / "ratings_fake.csv")]}
+
+
+def test_llm_judges_counted_sentences_are_marked_from_its_cache(tmp_path, monkeypatch):
+    # the fake judge counts "dead", "killed" and "blood" in each sentence
+    outputs = pd.DataFrame([{"item_id": "n1", "model": "m1", "task": "news",
+                             "reference": "Two men were killed. Blood was everywhere. The road closed.",
+                             "generation": "An incident occurred. Nobody was dead."}])
+    ratings, source = _fake_judge_run(tmp_path, monkeypatch, outputs, "disturbing")
+    assert ratings.set_index("dimension")["value"].to_dict() == {"u_ref": 2.0, "u_gen": 1.0}
     # the server is gone: what follows reads the cache only
-    at = _page("app_pages/3_Inspect.py", {"kind": "path", "outputs": str(folder / "outputs.csv"),
-                                          "ratings": [str(folder / "ratings_fake.csv")]})
+    at = _page("app_pages/3_Inspect.py", source)
     reference, generation = _texts(at)
     title = "Judge fake: 1 disturbing element(s) counted in this sentence"
     assert _judged(reference) == (["Two men were killed.", "Blood was everywhere."], {title})
@@ -300,33 +310,13 @@ def test_relabels_value_box_draws_them_too(tmp_path):
 
 
 def test_an_llm_judges_evidence_quote_and_the_note_that_the_marks_are_the_lexicons(tmp_path, monkeypatch):
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from fake_openai_server import FakeOpenAIServer
-
-    from empathy.judges import JudgeCache, available_judges, load_config, run_judge
-
-    folder = tmp_path / "llm"
-    folder.mkdir()
     outputs = pd.DataFrame([{"item_id": "c1", "model": "m1", "task": "counseling",
                              "reference": "I feel torn about my sister. I want to call her, but I am scared.",
                              "generation": "You should  call her tonight.\nIt will all work out."}])
-    outputs.to_csv(folder / "outputs.csv", index=False)
-    monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path / "cache"))
-    with FakeOpenAIServer() as server:
-        config = folder / "judges.toml"
-        config.write_text(f"[judges.fake]\nbase_url = '{server.base_url}'\nmodel = 'fake-model'\n"
-                          "conflict_evidence = true\n", encoding="utf-8")
-        monkeypatch.setenv("EMPATHY_JUDGES_CONFIG", str(config))
-        judge = available_judges(load_config(config))["fake"]
-        with JudgeCache(tmp_path / "cache" / "judges.sqlite") as cache:
-            run = run_judge(outputs, judge, protocols="conflict", cache=cache)
-    run.ratings.to_csv(folder / "ratings_fake.csv", index=False)
-    assert run.ratings.set_index("dimension")["value"].to_dict() == {"ca": 1.0}
+    ratings, source = _fake_judge_run(tmp_path, monkeypatch, outputs, "conflict", "conflict_evidence = true\n")
+    assert ratings.set_index("dimension")["value"].to_dict() == {"ca": 1.0}
     # the server is gone: the quote comes from the answer cache
-    at = _page("app_pages/3_Inspect.py", {"kind": "path", "outputs": str(folder / "outputs.csv"),
-                                          "ratings": [str(folder / "ratings_fake.csv")]})
+    at = _page("app_pages/3_Inspect.py", source)
     _ok(at)
     reference, generation = _texts(at)
     quoted = re.findall(r'<mark class="ca-evidence"[^>]*title="([^"]*)"[^>]*data-mark="(\d+)"', generation)

@@ -37,6 +37,28 @@ def _tab(browser, width: int = 1440, height: int = 1600):
     return context, page
 
 
+def _remembered(app: dict, folder: Path) -> str:
+    """The URL's ``data`` value of the data set in ``folder`` (its outputs and every ratings file), listed in the
+    app's settings file first as opened before on this machine (a link to any other path is asked about)."""
+    from empathy.settings import Settings, source_key
+
+    source = {"kind": "path", "outputs": str(folder / "outputs.csv"),
+              "ratings": [str(path) for path in sorted(folder.glob("ratings*.csv"))]}
+    Settings.load(app["folder"] / "settings" / "app-settings.json").remember(source)
+    return source_key(source)
+
+
+def _queue(page, url: str, annotator: str):
+    """Open Relabel at ``url``, commit ``annotator`` and wait for the key queue's output; its element."""
+    page.goto(url)
+    settle(page, "Annotator")
+    page.get_by_test_id("stForm").get_by_test_id("stTextInputField").fill(annotator)
+    page.get_by_role("button", name="Start as this annotator").click()
+    item = page.get_by_test_id("relabel-item")
+    item.wait_for(state="visible")
+    return item
+
+
 def _nav(page, title: str) -> None:
     """Go to another page in the same session (the sidebar's navigation)."""
     page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
@@ -99,12 +121,7 @@ def test_inspect_draws_sa_and_ca_in_the_text(demo_app, browser):
 def test_the_relabel_queue_draws_them_and_blind_mode_hides_the_lexicons(demo_app, browser):
     context, page = _tab(browser)
     try:
-        page.goto(f"{demo_app['url']}/Relabel")
-        settle(page, "Annotator")
-        page.get_by_test_id("stForm").get_by_test_id("stTextInputField").fill("marks")
-        page.get_by_role("button", name="Start as this annotator").click()
-        item = page.get_by_test_id("relabel-item")
-        item.wait_for(state="visible")
+        item = _queue(page, f"{demo_app['url']}/Relabel", "marks")
         settle(page, "raters say")
         shown = item.get_attribute("data-item"), item.get_attribute("data-model")
         _counted(page.evaluate(MARKS_JS, "[data-testid=relabel-item] .rq-box .ld-text"), _library(*shown))
@@ -160,19 +177,7 @@ def test_agreement_says_which_labels_and_counts_are_decisions(demo_app, browser,
     folder = _write_fixture(tmp_path / "two-judges")
     context, page = _tab(browser)
     try:
-        page.goto(f"{demo_app['url']}/Data")
-        page.get_by_text("Path on this machine", exact=True).click()
-        box = page.get_by_label("Folder or outputs file")
-        box.fill(str(folder))
-        box.press("Tab")
-        page.get_by_role("button", name="Load from path").click()
-        settle(page, "ratings file(s)")
-        _nav(page, "Relabel")
-        settle(page, "Annotator")
-        page.get_by_test_id("stForm").get_by_test_id("stTextInputField").fill("agree")
-        page.get_by_role("button", name="Start as this annotator").click()
-        item = page.get_by_test_id("relabel-item")
-        item.wait_for(state="visible")
+        item = _queue(page, f"{demo_app['url']}/Relabel?data={_remembered(demo_app, folder)}", "agree")
         assert (item.get_attribute("data-item"), item.get_attribute("data-model")) == ("i1", "B")
         page.get_by_role("button", name=re.compile(r"^ca = 0")).click()  # "(all judges)": j1 and j2
         page.wait_for_function("() => document.querySelector('[data-testid=\"relabel-queue-status\"]')"
@@ -214,8 +219,6 @@ requestAnimationFrame(look);
 def test_the_home_page_draws_its_main_area_before_the_data_set_is_loaded(demo_app, browser, tmp_path):
     """A data set of 40,000 outputs takes a moment to load on a fresh server: the home page's text is on the page
     before the sidebar names the data set (the frame draws it first; the sidebar once drew first)."""
-    from empathy.settings import Settings, source_key
-
     folder = tmp_path / "large"
     folder.mkdir()
     n = 40_000
@@ -226,12 +229,10 @@ def test_the_home_page_draws_its_main_area_before_the_data_set_is_loaded(demo_ap
         folder / "outputs.csv", index=False)
     pd.DataFrame({"item_id": ids, "model": "m", "rater": "j", "dimension": "ca", "value": 1.0}).to_csv(
         folder / "ratings_j.csv", index=False)
-    source = {"kind": "path", "outputs": str(folder / "outputs.csv"), "ratings": [str(folder / "ratings_j.csv")]}
-    Settings.load(demo_app["folder"] / "settings" / "app-settings.json").remember(source)  # opened before
     context, page = _tab(browser)
     try:
         context.add_init_script(FIRST_PAINT_JS)
-        page.goto(f"{demo_app['url']}/?data={source_key(source)}")
+        page.goto(f"{demo_app['url']}/?data={_remembered(demo_app, folder)}")
         page.wait_for_function("() => window.__seen && window.__seen.main && window.__seen.sidebar")
         seen = page.evaluate("() => window.__seen")
         settle(page, "The data set")
