@@ -340,8 +340,10 @@ def human_decisions(data: Loaded) -> tuple[int, int]:
     applied to two judges is one decision, two labels)."""
     from empathy.labels.decisions import decision_count
 
+    ledger = overrides.ledger(data)
     table = overrides.applied(data)
-    return decision_count(table), len(table)
+    # the ledger's own table (no task filter, every rater present): its count is computed once per ledger
+    return (ledger.applied_decisions if table is ledger.applied else decision_count(table)), len(table)
 
 
 def agreement_warnings(agreement: pd.DataFrame, names: Sequence[str] = ("metric", "task")) -> None:
