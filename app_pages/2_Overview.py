@@ -75,6 +75,9 @@ buttons[1].download_button("Download as the paper's Table 6 (CSV)",
                            file_name=f"empathy-table6{suffix}.csv", mime="text/csv", key="overview_download_table6",
                            help="One row per model, a column group per judge with its metrics (two header rows, "
                                 "as the paper's Table 6), and the signature; spreadsheet-safe.")
+# both files and the tables above rest on the labels the sidebar's switch chose: said beside them, counted in the
+# signature (decisions:N, overridden_ratings:N)
+buttons[2].caption(views.labels_used(data))
 
 for metric in metrics.metrics_reading("egm_both_zero"):
     if not table.loc[table["metric"] == metric, "value"].notna().any():

@@ -38,7 +38,6 @@ from empathy.labels.rules import (  # noqa: E402
     override_targets,
     rubric,
 )
-from empathy.render import highlight_html, legend_html  # noqa: E402
 from empathy.review import annotator_queue, blind_queue, blind_seed, human_agreement  # noqa: E402
 from empathy_app import (  # noqa: E402
     compute,
@@ -365,7 +364,6 @@ def _queue_body(right, top) -> None:
             here = everyone[(everyone["dimension"] == dimension) & (everyone["annotator"] != who)]
             for (item, model), names in here.groupby(["item_id", "model"])["annotator"]:
                 others[(str(item), str(model))] = sorted(set(map(str, names)))
-        st.markdown(legend_html(), unsafe_allow_html=True)
         compute.features(data)  # every text analysed once (a spinner the first time): the window's spans are cached
         items = keyqueue.window_items(data, pending, dimension=dimension, apply_to=apply_to, blind=blind,
                                       raters=raters_with, others=others)
@@ -416,16 +414,8 @@ def _one_output(current: pd.Series, now) -> None:
         label_text = ", ".join(views.code(f"{j}: {'-' if pd.isna(v) else f'{v:g}'}") for j, v in labels.items())
         st.markdown(f"{header} — raters say {label_text}" + (" — **judges disagree**" if current["disagree"] else ""))
     if views.has_text(row):
-        texts = (row["reference"], row["generation"])
-        spans = compute.spans_for(texts)
-        st.markdown(legend_html(), unsafe_allow_html=True)
-        sides = st.columns(2)
-        for column, title, text, text_spans in zip(sides, ("Reference / prompt", "Generation"), texts, spans,
-                                                   strict=True):
-            with column:
-                st.markdown(f"**{title}**")
-                with st.container(border=True, height=320):
-                    st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
+        views.output_side_by_side(data, row, key="relabel", titles=("Reference / prompt", "Generation"), height=320,
+                                  blind=blind)
         views.conversation(row, "relabel_conversation")
     else:
         views.no_text_note(row, "Decide from the other raters' labels, or skip it.")

@@ -10,6 +10,7 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from empathy.calibration import confusion_matrix  # noqa: E402
+from empathy.labels.decisions import decision_count  # noqa: E402
 from empathy.labels.rules import rubric  # noqa: E402
 from empathy.signature import Signature, judge_signatures  # noqa: E402
 from empathy.slices import ALL_JUDGES, describe, ranked_slices  # noqa: E402
@@ -29,7 +30,7 @@ if not dimensions:
             "disagreement to map. Run one on the **Judge** page.")
     st.stop()
 st.caption("Judges are read with their own labels; human overrides from the ledger count as human raters "
-           f"({len(ledger.status.fresh)} fresh decision(s)), and the override rate reads the ledger.")
+           f"({decision_count(ledger.status.fresh)} fresh decision(s)), and the override rate reads the ledger.")
 
 with st.container(border=True):
     top = st.columns([2, 2, 1, 1, 1, 1])
@@ -105,7 +106,7 @@ else:
             item_id, model = keys[choices.index(opened)]
             source = outputs[(outputs["item_id"] == item_id) & (outputs["model"] == model)]
             if not source.empty and views.has_text(source.iloc[0]):
-                views.side_by_side((source.iloc[0]["reference"], source.iloc[0]["generation"]), key="disagreement")
+                views.output_side_by_side(data, source.iloc[0], key="disagreement")
             elif not source.empty:
                 views.no_text_note(source.iloc[0])
             if st.button("Open in Inspect", key="dis_open_inspect", help="the Inspect page, filters cleared, at "

@@ -110,11 +110,13 @@ def undo(data: Loaded, annotator: str | None) -> None:
 
 
 def ledger_panel(data: Loaded, ledger: Ledger, annotator: str, key: str) -> None:
-    """The ledger's status line (applied, stale, orphaned, unresolved), with the lists and a confirm button."""
+    """The ledger's status line in human decisions (applied, stale, orphaned, unresolved; a decision applied to
+    several judges is one), with the lists and a confirm button."""
     counts = ledger.counts
-    text = (f"Ledger ({md(ledger.rule)} rule): **{counts['applied']}** overrides applied · "
-            f"**{counts['stale']}** stale (text changed, not applied) · **{counts['orphaned']}** orphaned "
-            f"(output gone, kept) · **{counts['unresolved']}** unresolved disagreements")
+    decided = ledger.decision_counts
+    text = (f"Ledger ({md(ledger.rule)} rule): **{decided['applied']}** decisions applied (to {counts['applied']} "
+            f"judge labels) · **{decided['stale']}** stale (text changed, not applied) · **{decided['orphaned']}** "
+            f"orphaned (output gone, kept) · **{decided['unresolved']}** unresolved disagreements")
     st.caption(text)
     if not (counts["stale"] or counts["orphaned"] or counts["unresolved"]):
         return
@@ -125,7 +127,7 @@ def ledger_panel(data: Loaded, ledger: Ledger, annotator: str, key: str) -> None
                         "Inspect, then confirm to apply the decision again.")
             st.dataframe(ledger.status.stale[columns], hide_index=True, key=f"{key}_stale")
             refusal = access(data).why_not("decide")
-            if st.button(f"Confirm all {counts['stale']} on the current texts", key=f"{key}_confirm",
+            if st.button(f"Confirm all {decided['stale']} on the current texts", key=f"{key}_confirm",
                          disabled=refusal is not None, help=md(refusal) if refusal else None):
                 try:
                     count = data.store.confirm(data.dataset_id, ledger.status.stale,

@@ -56,10 +56,11 @@ from empathy.labels.locations import StoreError
 from empathy.labels.queue_state import skip_output
 from empathy.labels.roles import AccessDenied
 from empathy.labels.rules import ALL_JUDGES, DecisionEffect, decision_effects, make_changes, override_targets
+from empathy.mechanisms import marks_legend_html, side_html, summary_html
 from empathy.metrics import get_metric, label_mean_metrics
-from empathy.render import conversation_html, conversation_turns, highlight_html
+from empathy.render import conversation_html, conversation_turns, legend_html
 from empathy.review import relabel_queue
-from empathy_app import compute, overrides, session_keys
+from empathy_app import compute, overrides, session_keys, views
 from empathy_app.loading import Loaded
 from empathy_app.session_keys import RELABEL_ACKED as ACKED
 from empathy_app.session_keys import RELABEL_ISSUED as ISSUED
@@ -374,20 +375,47 @@ def _memo(key: str) -> dict:
     return {}
 
 
-def _texts_html(memo: dict, item: str, model: str, row: Mapping) -> tuple[str, str, str]:
-    """The highlighted reference and generation and the conversation of one output (escaped HTML)."""
-    found = memo.get(("html", item, model))
+def _texts_html(data: Loaded, memo: dict, item: str, model: str, row: Mapping, blind: bool
+                ) -> tuple[str, str, str, str, str]:
+    """The reference and generation with the marks of the four mechanisms (the one renderer:
+    :func:`empathy.mechanisms.side_html`; in ``blind`` mode the LD marks only, :func:`empathy_app.views.blind_marks`),
+    the conversation, the summary under them (:func:`empathy.mechanisms.summary_html`; none when blind) and their
+    legend (:func:`empathy.mechanisms.marks_legend_html`) of one output (escaped HTML), remembered per data set."""
+    key = ("html", item, model, blind)
+    found = memo.get(key)
     if found is None:
-        reference, generation = str(row["reference"]), str(row["generation"])
-        spans = compute.spans_for((reference, generation))
+        texts = (str(row["reference"]), str(row["generation"]))
         text = str(row.get("conversation", "") or "")
         conversation = ""
         if len(conversation_turns(text)) > 2:
             conversation = ("<details><summary>The whole conversation</summary><div class=\"rq-box\">"
                             + conversation_html(text) + "</div></details>")
-        found = memo[("html", item, model)] = (highlight_html(reference, spans[0]),
-                                               highlight_html(generation, spans[1]), conversation)
+        if blind:
+            marks, summary, legend = views.blind_marks(texts), "", legend_html()
+        else:
+            conflict = views.conflict_shown(data, item, model, row.get("task"))
+            marks, _ = views.output_marks(data, texts, conflict=conflict)
+            summary = summary_html(marks, llm_judges=compute.llm_judges_of(data, item, model))
+            legend = marks_legend_html(marks)
+        found = memo[key] = (side_html(marks.reference), side_html(marks.generation), conversation, summary, legend)
     return found
+
+
+def _prefetch_sentences(data: Loaded, memo: dict, pending: pd.DataFrame, blind: bool) -> None:
+    """Parse in one batch the sentences of the outputs of ``pending`` whose marks are not built yet (their SA,
+    EGM and CA marks sit on the judges' sentences, :func:`empathy.judges.segment.sentence_spans`, memoised per
+    process): one parse for many outputs instead of one per key."""
+    if blind:
+        return  # LD marks only: no sentences needed
+    texts: list[str] = []
+    for item, model in zip(pending["item_id"].astype(str), pending["model"].astype(str), strict=True):
+        if ("html", item, model, blind) not in memo:
+            row = data.all_data.outputs.iloc[_position(data, memo, item, model)]
+            texts += [str(row["reference"]), str(row["generation"])]
+    if texts:
+        from empathy.judges.segment import sentence_spans
+
+        sentence_spans(list(dict.fromkeys(texts)))
 
 
 def _targets(memo: dict, ratings: pd.DataFrame, item: str, model: str, dimension: str, choice: str) -> list[str]:
@@ -411,6 +439,11 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
     issued = issued_at([(dimension, str(i), str(m)) for i, m in zip(head["item_id"], head["model"], strict=True)],
                        data.store.version())
     memo = _memo(data.base_key or data.content_key)
+    if any(("entry", str(i), str(m), dimension, apply_to, blind) not in memo
+           for i, m in zip(head["item_id"], head["model"], strict=True)):
+        # the window moves by one output per key: parse this window's and the next one's texts together, so that
+        # a parse happens once per window's worth of keys, not at every key
+        _prefetch_sentences(data, memo, pending.head(2 * size), blind)
     shown_raters = [r for r in raters if r in head.columns]
     queued_rows = head.to_dict("records")
     items = []
@@ -418,7 +451,8 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
         item, model = str(queued["item_id"]), str(queued["model"])
         # what depends only on the output and the decision's target is built once per data set (the window
         # mostly moves by one output per key: 99 of its 100 entries were built by an earlier run)
-        task, decidable, note, ref, gen, conv, notext = _static_entry(data, memo, item, model, dimension, apply_to)
+        task, decidable, note, ref, gen, conv, notext, summary, legend = _static_entry(
+            data, memo, item, model, dimension, apply_to, blind)
         header = (f"<code>{html_literal(item)}</code> · <code>{html_literal(model)}</code> "
                   f"(task <code>{task}</code>)")
         if blind:
@@ -435,17 +469,18 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
         # the same reference for many models: sent once (show)
         entry = {"item": item, "model": model, "hash": hashes.get((item, model), ""), "issued": when,
                  "head": header, "decidable": decidable, "notext": notext, "ref": ref, "gen": gen, "conv": conv,
-                 "note": note}
+                 "sum": summary, "legend": legend, "note": note}
         items.append(entry)
     return items
 
 
-def _static_entry(data: Loaded, memo: dict, item: str, model: str, dimension: str, apply_to: str
-                  ) -> tuple[str, bool, str, str, str, str, str]:
-    """The parts of one window entry fixed by the data set and the decision's target (escaped HTML): the task,
-    whether the output is decidable, the note on whom a decision is saved for, the highlighted reference,
-    generation and conversation, or the note that the output has no text. Remembered per data set."""
-    key = ("entry", item, model, dimension, apply_to)
+def _static_entry(data: Loaded, memo: dict, item: str, model: str, dimension: str, apply_to: str, blind: bool
+                  ) -> tuple[str, bool, str, str, str, str, str, str, str]:
+    """The parts of one window entry fixed by the data set, the decision's target and blind mode (escaped HTML):
+    the task, whether the output is decidable, the note on whom a decision is saved for, the marked reference,
+    generation and conversation, or the note that the output has no text, and the marks' summary and legend.
+    Remembered per data set."""
+    key = ("entry", item, model, dimension, apply_to, blind)
     found = memo.get(key)
     if found is not None:
         return found
@@ -454,15 +489,16 @@ def _static_entry(data: Loaded, memo: dict, item: str, model: str, dimension: st
     note = ("Saved for " + ", ".join(f"<code>{html_literal(t)}</code>" for t in targets) if targets
             else f"No LLM or lexicon judge rated {html_literal(dimension)} of this output: choose a rater by name "
             "in <b>Apply each decision to</b>, or skip it (S).")
-    ref = gen = conv = notext = ""
+    ref = gen = conv = notext = summary = legend = ""
     # views.has_text on the row's values (the same test, without building a Series per output)
     if str(row.get("reference", "")).strip() or str(row.get("generation", "")).strip():
-        ref, gen, conv = _texts_html(memo, item, model, row)
+        ref, gen, conv, summary, legend = _texts_html(data, memo, item, model, row, blind)
     else:
         corpus = row.get("corpus") or row.get("model")
         notext = (f"This output has no text: the conversations of <code>{html_literal(corpus)}</code> are not "
                   "public, only their ratings are in the data set. Decide from the other raters' labels, or skip it.")
-    found = memo[key] = (html_literal(row.get("task", "") or "-"), bool(targets), note, ref, gen, conv, notext)
+    found = memo[key] = (html_literal(row.get("task", "") or "-"), bool(targets), note, ref, gen, conv, notext,
+                         summary, legend)
     return found
 
 
@@ -503,14 +539,16 @@ def show(*, items: list[dict], dimension: str, apply_to: str, annotator: str, sc
         buttons[0]["help"] = "Engages with the tension (no conflict avoidance) (key 0)"
         buttons[1]["help"] = "Avoids the conflict (premature solution/harmony) (key 1)"
     keys = {str(level): float(level) for level in levels if 0 <= level <= 9}
-    # an item's reference is shared by all its models: send each highlighted reference once
+    # an item's reference is shared by all its models, and a legend by many outputs: send each once
     refs: dict[str, str] = {}
+    legends: dict[str, str] = {}
     slim = []
     for entry in items:
-        ref = entry.get("ref", "")
-        ref_id = refs.setdefault(ref, str(len(refs))) if ref else ""
-        slim.append({**entry, "ref": ref_id})
+        ref, legend = entry.get("ref", ""), entry.get("legend", "")
+        slim.append({**entry, "ref": refs.setdefault(ref, str(len(refs))) if ref else "",
+                     "legend": legends.setdefault(legend, str(len(legends))) if legend else ""})
     payload = {"refs": {number: text for text, number in refs.items()},
+               "legends": {number: text for text, number in legends.items()},
                "session": session_id(), "acked": dict(st.session_state.get(ACKED, {})), "dimension": dimension,
                "apply_to": apply_to, "annotator": annotator, "enabled": True, "navigation": True, "keys": keys,
                "buttons": buttons, "items": slim, "remaining": int(remaining), "done_text": done_text,

@@ -126,11 +126,13 @@ INSPECT_VALUE = "inspect_value"
 INSPECT_DISAGREE = "inspect_disagree"
 
 # ------------------------------------------------------------------------------------------ other pages
-#: Items: the "worst first by" select (the page puts a valid default in), the open row's select and the table
-#: selection last seen (:func:`empathy_app.views.follow_table_selection`).
+#: Items: the "worst first by" select (the page puts a valid default in), the open row's select, the table
+#: selection and the table's order (sort, search, filters) last seen (:func:`empathy_app.views.follow_table_selection`:
+#: a new order opens its top row).
 ITEMS_SORT = "items_sort"
 ITEMS_PICK = "items_pick"
 ITEMS_TABLE_SELECTION = "items_table_selection"
+ITEMS_TABLE_ORDER = "items_table_order"
 #: Disagreement: the open slice's select and the ranked table's selection last seen.
 DIS_SLICE = "dis_slice"
 DIS_RANKED_SELECTION = "dis_ranked_selection"

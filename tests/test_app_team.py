@@ -162,7 +162,7 @@ def test_an_uploads_store_left_in_the_working_directory_is_moved_with_a_message(
     assert not old.exists() and old.with_name("overrides.sqlite.moved").exists()
     moved = OverrideStore(settings_dir / "uploads" / "overrides.sqlite").decisions("upload:outputs.csv")
     assert moved[["item_id", "model", "annotator"]].values.tolist() == [["i1", "A", "ann"]]
-    assert any("Human overrides: **1**" in c for c in _texts(at.sidebar.caption))
+    assert any("Human decisions: **1**" in c for c in _texts(at.sidebar.caption))
 
 
 # ------------------------------------------------------------------------------------------ refusals

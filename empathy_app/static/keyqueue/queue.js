@@ -159,8 +159,8 @@ function render(q) {
     '<button type="button" data-action="undo">Undo (U)</button>' : '';
   const reference = (d.refs || {})[cur.ref] || '';
   const texts = cur.notext ? `<div class="rq-note">${cur.notext}</div>` :
-    `<div class="rq-texts"><div><b>Reference / prompt</b><div class="rq-box">${reference}</div></div>` +
-    `<div><b>Generation</b><div class="rq-box">${cur.gen}</div></div></div>${cur.conv || ''}`;
+    `${(d.legends || {})[cur.legend] || ''}<div class="rq-texts"><div><b>Reference / prompt</b><div class="rq-box">${reference}</div></div>` +
+    `<div><b>Generation</b><div class="rq-box">${cur.gen}</div></div></div>${cur.sum || ''}${cur.conv || ''}`;
   body.innerHTML = `<div class="rq-item" data-testid="relabel-item"><div class="rq-head">${cur.head}</div>${texts}` +
     `<div class="rq-buttons">${buttons}${navigation}</div><div class="rq-note">${cur.note}</div></div>`;
   const item = body.querySelector('.rq-item');
