@@ -32,6 +32,7 @@ from empathy.labels.rules import (  # noqa: E402
 from empathy.render import highlight_html, legend_html  # noqa: E402
 from empathy.review import human_agreement  # noqa: E402
 from empathy_app import (  # noqa: E402
+    audit_views,
     compute,
     decisions,
     exhibit_views,
@@ -97,9 +98,10 @@ def _undo() -> None:
     st.session_state[session_keys.RELABEL_SHOWN] = None
 
 
-def _decide(value: float, dim: str, item: str, model: str, choice: str) -> None:
+def _decide(value: float, dim: str, item: str, model: str, choice: str, mark=None) -> None:
     """Record ``value`` for the output the pressed button belonged to, if it is still the one on screen
-    (dimensions without levels, decided with a value box and a button: one output at a time)."""
+    (dimensions without levels, decided with a value box and a button: one output at a time); ``mark``: its
+    audit mark, bound when the button was drawn in audit order (``None`` in any other order)."""
     shown = st.session_state.get(session_keys.RELABEL_SHOWN)
     if shown is None or tuple(shown[:3]) != (dim, item, model):
         st.session_state[session_keys.FLASH_ERROR] = (f"Refused: that key was for {md(item)} / {md(model)}, which "
@@ -118,7 +120,7 @@ def _decide(value: float, dim: str, item: str, model: str, choice: str) -> None:
     if len(others):
         others = others[(others["item_id"] == item) & (others["model"] == model) & (others["dimension"] == dim)
                         & (others["annotator"] != who) & (others["updated_at"] > shown[3])]
-    if decisions.save(data, changes, who):
+    if decisions.save(data, changes, who, audit=mark):
         # one decision per output shown: a second key for it is refused
         st.session_state[session_keys.RELABEL_SHOWN] = None
         st.session_state[session_keys.RELABEL_REASON] = ""
@@ -219,6 +221,19 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
     return None
 
 
+def _beside_queue(audit, last: tuple[str, str] | None = None, items: list[dict] | None = None,
+                  fresh: pd.DataFrame | None = None, ahead: list[tuple[str, str]] | None = None) -> dict | None:
+    """Beside the queue: the live metric (:func:`_live_metrics`, its arguments; returns its browser state), or in
+    audit order what the audit's decisions so far estimate, with the window's entries marked as audit decisions
+    (the browser sends each key's mark with its event)."""
+    if audit is None:
+        return _live_metrics(last, items, fresh, ahead)
+    if items is not None:
+        audit_views.mark_window(items, audit_design)
+    audit_views.beside_queue(data, audit_design, audit)
+    return None
+
+
 def _show_outcomes() -> None:
     """What the last keys did: the last saved decision, every refusal, and decisions made meanwhile elsewhere."""
     outcomes = st.session_state.get(session_keys.RELABEL_OUTCOMES) or []
@@ -276,9 +291,15 @@ def _queue_body(right, top) -> None:
     mine = mine[(mine["annotator"] == who) & (mine["role"] == "annotator")] if len(mine) else mine
     if apply_to != ALL_JUDGES and len(mine):
         mine = mine[mine["rater"] == apply_to]  # relabelling one rater: the queue counts its decisions
-    # the queue is this annotator's: what others decided does not take an output out of it (each keeps theirs)
-    queue = keyqueue.queue_for(data, dimension, task, outputs, mine)
-    queue = relabel_focus.apply(queue, dimension)  # one confusion cell's outputs, from Disagreement
+    audit = None
+    if audit_order:  # the design's drawn outputs in its random order (none: the panel above says why)
+        if audit_design is None:
+            return
+        queue, audit = audit_views.queue_of(now, audit_design, mine, outputs)
+    else:
+        # the queue is this annotator's: what others decided does not take an output out of it (each keeps theirs)
+        queue = keyqueue.queue_for(data, dimension, task, outputs, mine)
+        queue = relabel_focus.apply(queue, dimension)  # one confusion cell's outputs, from Disagreement
     if queue.empty:
         st.info("None of these outputs is in this queue (check the task filter in the sidebar).")
         return
@@ -286,9 +307,10 @@ def _queue_body(right, top) -> None:
     if by_influence and len(queue):
         queue = exhibit_views.relabel_by_influence(data, queue, dimension)
     done = int(queue["done"].sum())
-    st.progress(done / len(queue), text=f"{done} of {len(queue)} decided by you" + (
-        "" if blind else f" · {int(queue['disagree'].sum())} with judge disagreement"
-        + (" (most influential first)" if by_influence else " (shown first)")))
+    st.progress(done / len(queue), text=audit_views.progress_text(queue, audit_design, audit) if audit else (
+        f"{done} of {len(queue)} decided by you"
+        + ("" if blind else f" · {int(queue['disagree'].sum())} with judge disagreement"
+           + (" (most influential first)" if by_influence else " (shown first)"))))
     _show_outcomes()
     skipped = set(map(tuple, st.session_state[session_keys.RELABEL_SKIPPED]))
     pending = queue[~queue["done"]]
@@ -309,7 +331,7 @@ def _queue_body(right, top) -> None:
                                       raters=raters_with, others=others)
         with right:  # the live metric first: its state goes to the browser with the window
             after = pending.iloc[len(items):len(items) + keyqueue.WINDOW]
-            live = _live_metrics(None, items, now.status.fresh,
+            live = _beside_queue(audit, None, items, now.status.fresh,
                                  list(zip(after["item_id"].astype(str), after["model"].astype(str), strict=True)))
             _rubric()
         keyqueue.show(items=items, dimension=dimension, apply_to=apply_to, annotator=who, scale=scale,
@@ -325,8 +347,8 @@ def _queue_body(right, top) -> None:
         return
     saved = [o for o in applied.outcomes if o.kind in ("saved", "meanwhile") and o.item is not None]
     with right:
-        if not pending.empty:
-            _live_metrics(saved[-1].item if saved else None)
+        if audit is not None or not pending.empty:
+            _beside_queue(audit, saved[-1].item if saved else None)
         _rubric()
     if pending.empty:
         st.success(md(done_text))
@@ -376,7 +398,8 @@ def _one_output(current: pd.Series, now) -> None:
         value = views.value_widget(dimension, output_key("relabel_value", dimension, item_id, model_name, apply_to),
                                    start)
     buttons[1].button("Save", key=output_key("relabel_save", dimension, item_id, model_name), on_click=_decide,
-                      args=(value, dimension, item_id, model_name, apply_to), shortcut="Enter", type="primary",
+                      args=(value, dimension, item_id, model_name, apply_to,
+                            audit_views.mark_for(audit_design, item_id, model_name)), shortcut="Enter", type="primary",
                       width="stretch", disabled=not targets)
     buttons[2].button("Skip", key="relabel_skip", on_click=_skip, args=(item_id, model_name), shortcut="S",
                       width="stretch")
@@ -394,9 +417,15 @@ used = st.session_state.get(session_keys.RELABEL_REASON_USED)
 if used and st.session_state.get(session_keys.RELABEL_REASON) == used:
     st.session_state[session_keys.RELABEL_REASON] = ""  # recorded with a decision: the next one starts without it
     st.session_state.pop(session_keys.RELABEL_REASON_USED, None)
-st.radio("Order", ["judge disagreement", "by influence"], horizontal=True, key=session_keys.RELABEL_ORDER,
-         help="By influence: first the outputs whose one label accounts for most of the margin between their "
-              "model and the nearest rival (ranking fragility)")
+order = st.radio("Order", ["judge disagreement", "by influence", audit_views.AUDIT_ORDER], horizontal=True,
+                 key=session_keys.RELABEL_ORDER,
+                 help="By influence: first the outputs whose one label accounts for most of the margin between their "
+                      "model and the nearest rival (ranking fragility). Audit sample: the outputs a random audit "
+                      "drew, in its random order: the only decisions that correct the judges' values.")
+st.caption(audit_views.NOT_A_SAMPLE)
+audit_order = order == audit_views.AUDIT_ORDER
+audit_design = audit_views.panel(data, dimension, annotator, key="relabel_audit") if audit_order else None
+blind = blind or audit_order  # audit order hides the judges' labels: seen, they would pull the human's towards them
 _queue_area()
 st.text_input("Reason (optional, kept in the audit trail with your next decision)", key=session_keys.RELABEL_REASON)
 try:

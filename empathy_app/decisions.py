@@ -13,7 +13,7 @@ import streamlit as st
 from empathy.escaping import markdown_literal
 from empathy.labels.ledger import Ledger
 from empathy.labels.locations import StoreError
-from empathy.labels.records import Change, output_hashes
+from empathy.labels.records import AuditMark, Change, output_hashes
 from empathy.vocabulary import LABEL_RULE_HELP, LABEL_RULES
 from empathy_app import overrides, session_keys
 from empathy_app.loading import Loaded
@@ -83,13 +83,16 @@ def label_rule_select(container=st) -> str:
     return overrides.label_rule()
 
 
-def save(data: Loaded, changes: list[Change], annotator: str) -> bool:
-    """Write one decision (several judges' ratings) for ``annotator``; flash the result, escaped."""
+def save(data: Loaded, changes: list[Change], annotator: str, *, audit: AuditMark | None = None) -> bool:
+    """Write one decision (several judges' ratings) for ``annotator``; flash the result, escaped.
+
+    ``audit``: the mark of a decision made in audit order on a drawn output (``None`` from any other order).
+    """
     if not annotator.strip():
         st.session_state[session_keys.FLASH_ERROR] = "Enter and commit your annotator name first."
         return False
     try:
-        batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator)
+        batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator, audit=audit)
     except StoreError as error:
         st.session_state[session_keys.FLASH_ERROR] = f"Not saved: the override store cannot be used: {md(error)}"
         return False
@@ -99,7 +102,8 @@ def save(data: Loaded, changes: list[Change], annotator: str) -> bool:
     first = changes[0]
     raters = ", ".join(md(r) for r in sorted({c.rater for c in changes}))
     st.session_state[session_keys.FLASH] = (f"Saved (change #{batch}): {md(first.dimension)} = {first.value:g} for "
-                                            f"{md(first.item_id)} / {md(first.model)} ({raters}) as {md(annotator)}.")
+                                            f"{md(first.item_id)} / {md(first.model)} ({raters}) as {md(annotator)}"
+                                            + (f", an audit decision (position {audit.position})." if audit else "."))
     return True
 
 

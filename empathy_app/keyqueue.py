@@ -49,6 +49,7 @@ import streamlit as st
 
 from empathy.escaping import html_literal, markdown_literal
 from empathy.labels.locations import StoreError
+from empathy.labels.records import AuditMark
 from empathy.labels.rules import ALL_JUDGES, DecisionEffect, decision_effects, make_changes, override_targets
 from empathy.metrics import get_metric, label_mean_metrics
 from empathy.render import conversation_html, conversation_turns, highlight_html
@@ -212,9 +213,14 @@ def apply_events(data: Loaded, raw: object, *, annotator: str,
         everyone) else everyone
     decided = set(zip(mine["item_id"], mine["model"], mine["dimension"], mine["rater"], strict=True)) if len(
         mine) else set()
+    # an audit decision is one carrying the design's mark: a decision from another order leaves the output to decide
+    # in audit order
+    marked = mine[mine["audit_design"].fillna("").astype(str) != ""] if "audit_design" in mine.columns else mine[:0]
+    audited = set(zip(marked["item_id"], marked["model"], marked["dimension"], marked["rater"],
+                      marked["audit_design"], strict=True))
     for event in fresh:
         outcome = _apply_one(data, event, annotator=annotator, scale_of=scale_of, ratings=ratings, outputs=outputs,
-                             hashes=hashes, decided=decided, everyone=everyone)
+                             hashes=hashes, decided=decided, everyone=everyone, audited=audited)
         acked[client] = int(event["seq"])
         result.outcomes.append(outcome)
     return result
@@ -223,7 +229,7 @@ def apply_events(data: Loaded, raw: object, *, annotator: str,
 def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one refusal check a line, in the order they are reported
                scale_of: Callable[[str], tuple[int, int] | None],
                ratings: pd.DataFrame, outputs: pd.DataFrame, hashes: Mapping[tuple[str, str], str],
-               decided: set, everyone: pd.DataFrame) -> Outcome:
+               decided: set, everyone: pd.DataFrame, audited: set) -> Outcome:
     from empathy_app.decisions import md
 
     seq = int(event["seq"])
@@ -239,6 +245,8 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
             return Outcome("refused", "Nothing to undo.", seq=seq)
         for row in undone.itertuples():
             decided.discard((row.item_id, row.model, row.dimension, row.rater))
+            audited.difference_update({key for key in audited if key[:4] == (row.item_id, row.model, row.dimension,
+                                                                              row.rater)})
         first = undone.iloc[0]
         return Outcome("undone", f"Undone: {md(first['dimension'])} of {md(first['item_id'])} / "
                                  f"{md(first['model'])} ({len(undone)} label(s)).", seq=seq)
@@ -272,7 +280,13 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
     if not targets:
         return Outcome("refused", f"Refused: no LLM or lexicon judge rated {md(dimension)} of {where}; choose a "
                                   "rater by name.", item=(item, model), seq=seq)
-    if all((item, model, dimension, rater) in decided for rater in targets):
+    try:
+        mark = event_mark(event)
+    except (TypeError, ValueError) as error:
+        return Outcome("refused", f"Refused: the key for {where} carries a damaged audit mark ({md(error)}). Nothing "
+                                  "was saved.", item=(item, model), seq=seq)
+    if (all((item, model, dimension, rater) in decided for rater in targets) if mark is None
+            else all((item, model, dimension, rater, mark.design) in audited for rater in targets)):
         return Outcome("refused", f"Refused: {where} already has your {md(dimension)} decision (a key for an "
                                   "output no longer on screen is never applied to another one). Undo to change "
                                   "it.", item=(item, model), seq=seq)
@@ -282,17 +296,20 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
         reason = ""
     try:
         changes = make_changes(outputs, ratings, item, model, targets, dimension, value, reason)
-        batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator)
+        batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator, audit=mark)
     except StoreError as error:
         return Outcome("refused", f"Not saved: the override store cannot be used: {md(error)}", item=(item, model),
                        seq=seq)
     except (TypeError, ValueError) as error:
         return Outcome("refused", f"Not saved: {md(error)}", item=(item, model), seq=seq)
     decided.update((item, model, dimension, rater) for rater in targets)
+    if mark is not None:
+        audited.update((item, model, dimension, rater, mark.design) for rater in targets)
     if reason:
         st.session_state[REASON_USED] = reason
     text = (f"Saved (change #{batch}): {md(dimension)} = {_label(value)} for {where} "
-            f"({', '.join(md(t) for t in targets)}) as {md(annotator)}.")
+            f"({', '.join(md(t) for t in targets)}) as {md(annotator)}"
+            + (f", an audit decision (position {mark.position})." if mark is not None else "."))
     issued = str(event.get("issued", "") or "")
     others = everyone  # read once per batch, before it: what other sessions had decided by then
     if len(others) and issued:
@@ -305,6 +322,29 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
                                                "to you); both decisions are kept.", item=(item, model), seq=seq,
                            value=value)
     return Outcome("saved", text, item=(item, model), seq=seq, value=value)
+
+
+def event_mark(event: Mapping) -> AuditMark | None:
+    """The audit mark a decision event carries, or ``None``.
+
+    The page puts ``audit`` (the design's digest and the output's position) on each window entry it sends in
+    audit order only, and the browser copies it into the event of a key pressed on that entry: so the mark says
+    in which order the key went down, whatever order the page is in when the event is applied, and a key from any
+    other order never carries one. The store checks the mark against the stored design as it writes.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a mark that is not ``{"design": <64 hex digits>, "position": <whole number >= 0>}``.
+    """
+    raw = event.get("audit")
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise TypeError(f"audit must be a mapping, got {type(raw).__name__}")
+    if not raw.get("design"):
+        raise ValueError("the audit mark names no design")
+    return AuditMark(raw.get("design"), raw.get("position"))
 
 
 def issued_at(keys: Sequence[tuple[str, str, str]]) -> list[str]:
