@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -305,3 +306,55 @@ def test_the_value_box_saves_an_audit_decision(_store):
     assert len(rows) == 1 and rows["audit_design"].iloc[0] != "" and rows["audit_position"].iloc[0] == 0
     assert any("an audit decision (position 0)" in m for m in app_texts(at.success))
     assert at.get("progress")[0].proto.text.startswith("1 of 10 decided by you in audit order")
+
+
+def test_under_a_task_filter_the_corrected_values_are_that_tasks(_store):
+    at = _relabel()
+    _draw(at, per_model=4, seed=1)
+    _decide(at, _author(_demo(), "ca"), 12)
+    report, _ = _expected(_store, _dataset_id(at))
+    pooled = report.table[report.table["task"] == "all"].set_index("model")  # CA: a frame of counseling only
+    at.switch_page(OVERVIEW).run()
+    at.sidebar.selectbox(key="_w_task").set_value("counseling").run()
+    _ok(at)
+    shown = _intervals(at)
+    ca = shown[(shown["metric"] == "CA") & (shown["scorer"] == "lexicon")].set_index("model")
+    valued = pooled[pooled["ppi_value"].notna()]
+    assert len(valued) and np.allclose(ca.loc[valued.index, "corrected"].astype(float), valued["ppi_value"])
+    assert (ca.loc[pooled.index, "n_audit"] == pooled["n_audit"]).all()
+    # another task has no CA, so nothing corrected
+    at.sidebar.selectbox(key="_w_task").set_value("news").run()
+    _ok(at)
+    shown = _intervals(at)
+    assert "CA" not in set(shown["metric"]) and ("corrected" not in shown or shown["corrected"].isna().all())
+
+
+def test_the_estimates_are_recomputed_only_when_the_audit_labels_change(_store, monkeypatch):
+    from empathy_app import intervals
+
+    calls: list[str] = []
+    original = intervals.ppi_estimates
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(args[2].digest)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(intervals, "ppi_estimates", counted)
+    at = _relabel()
+    _draw(at, per_model=3, seed=5)
+    _decide(at, _author(_demo(), "ca"), 2)
+    before = len(calls)
+    at.run()  # a rerun: nothing new
+    assert len(calls) == before
+    # a decision from the disagreement order on an output the audit did not draw leaves the estimates cached
+    at.radio(key="relabel_order").set_value("judge disagreement").run()
+    drawn = {(o.item_id, o.model) for o in load_design(open_store(str(_store)), _dataset_id(at),
+                                                        calls[-1]).outputs}
+    outside = next(e for e in window(at)["items"] if (e["item"], e["model"]) not in drawn)
+    press(at, 1.0, item=(outside["item"], outside["model"]))
+    _ok(at)
+    at.radio(key="relabel_order").set_value(audit_views.AUDIT_ORDER).run()
+    _ok(at)
+    assert len(calls) == before
+    _decide(at, _author(_demo(), "ca"), 1)  # an audit decision: once
+    assert len(calls) == before + 1
