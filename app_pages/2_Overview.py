@@ -79,15 +79,25 @@ for problem in audits.problems:
 number = {c: st.column_config.NumberColumn(c, format="%.3f") for c in ("value", "ci_low", "ci_high", "corrected",
                                                                         "corrected_low", "corrected_high", "human")}
 hidden = [] if audited else list(intervals.CORRECTED_COLUMNS)
-st.dataframe(shown.drop(columns=[*hidden, "warning"]).assign(
-    rank_interval=[intervals.rank_range(lo, hi) for lo, hi in zip(shown["rank_low"], shown["rank_high"], strict=True)]
-).drop(columns=["rank_low", "rank_high"]), hide_index=True, key="overview_intervals", column_config=number)
-st.caption(intervals.settings_caption(bootstrap) + (
-    " **corrected**: the judge's value corrected by a random human audit (PPI++ from the judge's own labels and "
-    "the decisions made in *audit sample* order on Relabel; decisions from the other orders never count), with "
-    "its 95 % interval, the audited outputs it uses (n_audit) and the humans' mean on them alone (human)."
-    if audited else " No audit corrects these values yet: draw one on **Relabel** (order *audit sample*)."))
-views.interval_warnings(shown, [c for c in ("task", "model", "scorer", "metric") if c in shown.columns])
+names = list(dict.fromkeys(shown["metric"]))
+corrected_names = list(dict.fromkeys(shown.loc[shown["n_audit"].notna(), "metric"]))
+chosen_metric = st.radio("Intervals of", ["all", *names], horizontal=True, key="overview_intervals_metric",
+                         index=1 + names.index(corrected_names[0]) if corrected_names else 0,
+                         help="One metric's rows, or all (the first metric an audit corrects is shown first).")
+part = shown if chosen_metric == "all" else shown[shown["metric"] == chosen_metric]
+table_shown = part.drop(columns=[*hidden, "warning"])
+table_shown.insert(table_shown.columns.get_loc("rank") + 1, "rank_interval",
+                   [intervals.rank_range(lo, hi) for lo, hi in zip(part["rank_low"], part["rank_high"], strict=True)])
+st.dataframe(table_shown.drop(columns=["rank_low", "rank_high"]), hide_index=True, key="overview_intervals",
+             column_config=number)
+st.caption("**value**: as in the table above (with the human overrides when the sidebar includes them). "
+           + intervals.settings_caption(bootstrap) + (
+               " **corrected**: the judge's value corrected by a random human audit (PPI++ from the judge's own "
+               "labels and the decisions made in *audit sample* order on Relabel; decisions from the other orders "
+               "never count), with its 95 % interval, the audited outputs it uses (n_audit) and the humans' mean on "
+               "them alone (human). " + intervals.SMALL_AUDIT_NOTE
+               if audited else " No audit corrects these values yet: draw one on **Relabel** (order *audit sample*)."))
+views.interval_warnings(part, [c for c in ("task", "model", "scorer", "metric") if c in part.columns])
 interval_signature = dataclasses.replace(report.signature, extra={
     **report.signature.extra, **intervals.signature_fields(bootstrap, [r for r in reports if audited])})
 views.signature_caption(interval_signature)

@@ -258,7 +258,7 @@ def _queue_area() -> None:
     """The queue (progress, the output on screen, the decision keys) and beside it the live metric and the
     rubric: rerun alone after each decision."""
     top = st.container()  # the ledger's line, drawn once this run's keys are saved (it counts them)
-    left, right = st.columns([5, 2])
+    left, right = st.columns([4, 3] if audit_order else [5, 2])  # the audit's tables need the room
     with left:
         _queue_body(right, top)
 

@@ -242,42 +242,63 @@ def mark_for(design: AuditDesign | None, item_id: str, model: str) -> AuditMark 
     return None if design is None else audit_mark(design, item_id, model)
 
 
+def _further(separated: bool, reachable: bool, further: object) -> str:
+    """A pair's further decisions as the budget table says them: none when separated now."""
+    if separated:
+        return "none (separated)"
+    return str(int(further)) if reachable else "not reachable"
+
+
+def _fixed(values: object) -> list[str]:
+    """Numbers as text with three decimals (empty where missing), as the tables beside the queue show them."""
+    return ["" if pd.isna(v) else f"{float(v):.3f}" for v in values]
+
+
 def beside_queue(data: Loaded, design: AuditDesign, decided: AuditDecisions) -> None:
     """Beside the audit queue: per model the judge's value, the value corrected by the decisions so far (PPI++)
     with its interval and half-width, and the label budget (the further audit decisions that would separate each
     adjacent pair). Recomputed when the audit's labels change (cached per design and labels)."""
     report, problem = intervals.estimate(data, design, decided)
-    st.markdown(f"**Corrected by the audit** ({code(design.judge)} on {code(design.dimension)}, "
-                f"{len(decided.decisions)} audit label(s))")
     if report is None:
-        st.error(f"Not estimable: {md(problem)}")
+        st.error(f"Audit {code('audit:' + design.short_digest)} is not estimable: {md(problem)}")
         return
     pooled = report.table[report.table["task"] == ALL_TASKS]
-    rows = pd.DataFrame({
-        "metric": pooled["metric"], "model": pooled["model"], "judge": pooled["judge_value"].round(3),
-        "corrected": pooled["ppi_value"].round(3), "low": pooled["ppi_low"].round(3),
-        "high": pooled["ppi_high"].round(3),
-        "± half-width": [round(intervals.half_width(lo, hi), 3) for lo, hi in zip(pooled["ppi_low"],
-                                                                                  pooled["ppi_high"], strict=True)],
-        "n_audit": pooled["n_audit"].astype(int), "n_skipped": pooled["n_skipped"].astype(int)})
-    # a plain table (a handful of rows): its numbers are text in the page, read as they are
-    st.table(rows.set_index(["metric", "model"]))
-    if rows["corrected"].isna().any():
-        st.caption("A model needs two audited outputs for a corrected value.")
     plan = intervals.budget(report)
-    pairs = plan.pairs
-    if len(pairs):
-        shown = pd.DataFrame({
-            "metric": pairs["metric"], "better": pairs["better"], "worse": pairs["worse"],
-            "difference": pairs["difference"].round(3), "separated": pairs["separated"].map({True: "yes",
-                                                                                              False: "no"}),
-            "further decisions": [("not reachable" if not reachable else str(int(n)))
-                                  for reachable, n in zip(pairs["reachable"], pairs["further_decisions"],
-                                                          strict=True)]})
-        st.markdown("**Label budget**: further audit decisions to separate adjacent models")
-        st.table(shown.set_index(["metric", "better", "worse"]))
-        st.caption("A z-test at 5 % with 80 % power, taking today's difference as the true one (a planning figure); "
-                   "split evenly between the two models. *Not reachable*: even auditing every output would not.")
+    # plain tables (a handful of rows, their numbers text in the page); st.table renders its cells as Markdown:
+    # the names from data go in as Markdown literals
+    for metric, part in pooled.groupby("metric", sort=False):
+        st.markdown(f"**{md(metric)} corrected by the audit** ({code(design.judge)} on {code(design.dimension)}, "
+                    f"{len(decided.decisions)} audit label(s))")
+        st.table(pd.DataFrame({
+            "model": part["model"].map(md), "judge": _fixed(part["judge_value"]),
+            "corrected": _fixed(part["ppi_value"]),
+            "±": _fixed([intervals.half_width(lo, hi) for lo, hi in zip(part["ppi_low"], part["ppi_high"],
+                                                                        strict=True)]),
+            "n_audit": part["n_audit"].astype(int).to_numpy()}).set_index("model"))
+        notes = []
+        if part["ppi_value"].isna().any():
+            notes.append("a model needs two audited outputs for a corrected value")
+        if (part["n_audit"] < intervals.SMALL_AUDIT).any():
+            notes.append(intervals.SMALL_AUDIT_NOTE.rstrip("."))
+        if part["n_skipped"].sum():
+            notes.append(f"{int(part['n_skipped'].sum())} drawn output(s) skipped before the last decision: the "
+                         "sample has gaps (decide them to close them)")
+        st.caption("Corrected ± the half-width of its 95 % interval (PPI++)" + (": " + "; ".join(notes) if notes
+                                                                                 else "") + ".")
+        pairs = plan.pairs[plan.pairs["metric"] == metric]
+        if len(pairs):
+            st.markdown("**Label budget**: further audit decisions to separate adjacent models")
+            st.table(pd.DataFrame({
+                "better": pairs["better"].map(md), "worse": pairs["worse"].map(md),
+                "difference": _fixed(pairs["difference"]),
+                "separated": pairs["separated"].map({True: "yes", False: "no"}).to_numpy(),
+                "further": [_further(*row) for row in zip(pairs["separated"], pairs["reachable"],
+                                                          pairs["further_decisions"], strict=True)]
+            }).set_index(["better", "worse"]))
+            st.caption("*separated*: a z-test at 5 % tells the two apart now. *further*: the audit decisions that "
+                       "would give that test 80 % power, taking today's difference as the true one (a planning "
+                       "figure), split evenly between the two models; *not reachable*: even auditing every output "
+                       "would not.")
     rule, name = label_rule_field(decided.rule)
     fields = {**estimator_signature_fields([report]), **plan.signature_fields(), rule: name}
     views.signature_caption(Signature(judges=judge_signatures(
