@@ -15,7 +15,10 @@ or vanish (issue 14). Here the browser owns the item on screen:
 * an event whose output is no longer to decide (already decided by this annotator, text changed since it was
   shown, output gone, annotator changed) is refused and said so, never applied to another output;
 * when the window is used up before the server answers, or while an undo is on its way, the component stops
-  taking decisions and says so on the page, counting the keys it did not take.
+  taking decisions and says so on the page, counting the keys it did not take;
+* in a random audit's order (:mod:`empathy_app.audit_views`) each window entry carries its audit mark (the
+  design's digest and the output's position), which the browser copies into the key's event; the event's mark,
+  never the page's order when the event is applied, makes the decision an audit decision (:func:`event_mark`).
 
 The component lives in an ``st.fragment`` of the page: a decision reruns the fragment (queued, never
 interrupting a run in progress), not the whole page.

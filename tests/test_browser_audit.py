@@ -49,10 +49,14 @@ def _number(text: str) -> float:
     return float(text) if text.strip() else math.nan
 
 
-def _corrected(tab) -> dict[str, dict[str, float]]:
-    """The corrected CA beside the queue: model -> corrected, half-width (±) and n_audit, as the page shows them."""
+def _corrected(tab, decided: int) -> dict[str, dict[str, float]]:
+    """The corrected CA beside the queue once it counts ``decided`` audited outputs: model -> corrected, half-width
+    (±) and n_audit, as the page shows them (the table is redrawn by the queue's fragment after the keys are
+    saved: waited for, never read while the previous one stands)."""
+    tab.wait_for_function(f"(n) => {{ const rows = ({TABLE_JS})('corrected');"
+                          " return rows !== null && rows.reduce((s, r) => s + Number(r.n_audit), 0) === n; }",
+                          arg=decided, timeout=WAIT_MS)
     rows = tab.evaluate(TABLE_JS, "corrected")
-    assert rows, "no corrected table beside the queue"
     return {row["model"]: {"corrected": _number(row["corrected"]), "half": _number(row["±"]),
                            "n_audit": _number(row["n_audit"])} for row in rows}
 
@@ -128,19 +132,19 @@ def test_draw_an_audit_decide_20_by_key_and_the_corrected_ca_moves(tmp_path, bro
         tab.get_by_role("button", name="Draw and save the audit").click()
         _settle(tab, "Drew audit")
         assert "judge labels hidden" in tab.locator('[data-testid="relabel-item"]').inner_text()
-        before = _corrected(tab)
+        before = _corrected(tab, 0)
         assert all(math.isnan(row["corrected"]) and row["n_audit"] == 0 for row in before.values())
 
         first = _press(tab, author, 10)
         _settle(tab, "10 audit label(s)")
-        middle = _corrected(tab)
+        middle = _corrected(tab, 10)
         expected, design, _ = _library(store)
         _same(middle, expected)
         assert sum(row["n_audit"] for row in middle.values()) == 10
 
         second = _press(tab, author, 10)
         _settle(tab, "20 audit label(s)")
-        after = _corrected(tab)
+        after = _corrected(tab, 20)
         expected, design, decided = _library(store)
         _same(after, expected)
         assert all(row["n_audit"] == 4 for row in after.values())  # every drawn output decided
@@ -154,6 +158,15 @@ def test_draw_an_audit_decide_20_by_key_and_the_corrected_ca_moves(tmp_path, bro
         assert len(marks) == 20 and (marks["audit_design"] == design.digest).all()
         assert all(positions[(i, m)] == p for i, m, p in zip(marks["item_id"], marks["model"], marks["audit_position"],
                                                              strict=True))
+        # docs/statistics.md, *Small audits*: hazel's four audited labels agree with the judge, whose five other
+        # labels are all 0, and the corrected CA sits near 0 with an interval of a few hundredths
+        rated = ratings[(ratings["rater"] == "lexicon") & (ratings["dimension"] == "ca")]
+        rated = rated[rated["model"] == "hazel"]
+        judge = {str(i): float(v) for i, v in zip(rated["item_id"], rated["value"], strict=True)}
+        audited = [i for i, m in order if m == "hazel"]
+        assert len(audited) == 4 and all(float(author[(i, "hazel")]) == judge[i] for i in audited)
+        assert len(judge) == 9 and all(v == 0 for i, v in judge.items() if i not in audited)
+        assert after["hazel"]["corrected"] < 0.05 and after["hazel"]["half"] < 0.05
         assert not tab.locator("[data-testid='stException']").count()
         _shot(tab, "relabel_audit")
 
@@ -161,8 +174,13 @@ def test_draw_an_audit_decide_20_by_key_and_the_corrected_ca_moves(tmp_path, bro
         tab.locator('[data-testid="stSidebarNav"]').get_by_text("Overview", exact=True).click()
         _settle(tab, "and corrected by the audit")
         _settle(tab, "Error bars")
-        tab.wait_for_timeout(1500)  # Plotly and the data grid draw after the script has finished
-        _shot(tab, "overview_audit")
+        # the intervals table, then the CA chart (its caption, under it, at the bottom of the view)
+        for target, name in ((tab.get_by_role("heading", name="Values with 95 % intervals, and corrected by the "
+                                                             "audit"), "overview_audit"),
+                             (tab.get_by_text("The share of outputs", exact=False).first, "overview_audit_charts")):
+            target.scroll_into_view_if_needed()
+            tab.wait_for_timeout(1500)  # Plotly and the data grid draw after the script has finished
+            _shot(tab, name)
     finally:
         context.close()
         _stop(process)
