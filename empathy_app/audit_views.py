@@ -279,7 +279,7 @@ def beside_queue(data: Loaded, design: AuditDesign, decided: AuditDecisions) -> 
         if part["ppi_value"].isna().any():
             notes.append("a model needs two audited outputs for a corrected value")
         if (part["n_audit"] < intervals.SMALL_AUDIT).any():
-            notes.append(intervals.SMALL_AUDIT_NOTE.rstrip("."))
+            notes.append(intervals.SMALL_AUDIT_NOTE[0].lower() + intervals.SMALL_AUDIT_NOTE[1:].rstrip("."))
         if part["n_skipped"].sum():
             notes.append(f"{int(part['n_skipped'].sum())} drawn output(s) skipped before the last decision: the "
                          "sample has gaps (decide them to close them)")
