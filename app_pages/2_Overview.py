@@ -142,12 +142,15 @@ else:
     shown_ranks = intervals.with_rank_intervals(wide[order].astype("Int64"), shown)
     st.dataframe(shown_ranks.reset_index(), hide_index=True, key="overview_ranks")
     st.caption(views.HOW_TO_READ["rankings"] + " Beside each rank its 95 % interval over item resamples.")
+    views.signature_caption(dataclasses.replace(report.signature, extra={**report.signature.extra,
+                                                                         **intervals.signature_fields(bootstrap)}))
 
 st.subheader("Charts")
 charted = [name for name in metrics.charted_metrics()
            if table.loc[table["metric"] == name, "value"].notna().any()]
 bars = intervals.chart_frame(table, with_intervals)
-st.caption("Error bars: 95 % intervals (item-cluster bootstrap; for a judge corrected by the audit, PPI++).")
+st.caption("Error bars: 95 % intervals (item-cluster bootstrap; for a judge corrected by the audit, PPI++). "
+           f"Signature: {markup.code(str(interval_signature))}")
 columns = st.columns(2)
 for position, metric in enumerate(charted):
     with columns[position % 2]:
