@@ -28,7 +28,7 @@ import streamlit as st
 
 from empathy.audit import AuditDesign
 from empathy.bootstrap import TableIntervals, table_intervals
-from empathy.evaluate import plan_metrics
+from empathy.evaluate import TextFeatures, plan_metrics
 from empathy.inference import (
     ALL_TASKS,
     ESTIMATOR_PPI,
@@ -138,11 +138,11 @@ def stored_designs(data: Loaded) -> tuple[list[AuditDesign], list[str]]:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _estimate(key: str, digest: str, labels_key: str, egm_both_zero: str, _outputs: pd.DataFrame,
-              _ratings: pd.DataFrame, _design: AuditDesign, _decisions: pd.DataFrame, _sentences: pd.DataFrame
+              _ratings: pd.DataFrame, _design: AuditDesign, _decisions: pd.DataFrame, _features: TextFeatures
               ) -> tuple[PPIReport | None, str]:
     try:
         # the judges' own ratings: with the overrides applied the audited values would equal the humans'
-        return ppi_estimates(_outputs, _ratings, _design, _decisions, sentences=_sentences,
+        return ppi_estimates(_outputs, _ratings, _design, _decisions, sentences=_features.frame(_outputs),
                              egm_both_zero=egm_both_zero), ""
     except ValueError as error:
         return None, str(error)
@@ -157,7 +157,7 @@ def estimate(data: Loaded, design: AuditDesign, labels: AuditDecisions, *, egm_b
     outputs = data.all_data.outputs
     return _estimate(data.content_key, design.digest, f"{labels.rule}|{overrides.overrides_key(labels.decisions)}",
                      egm_both_zero, outputs, data.all_data.ratings, design, labels.decisions,
-                     compute.all_features(data).frame(outputs))
+                     compute.all_features(data))
 
 
 def audit_estimates(data: Loaded, *, egm_both_zero: str = "zero") -> AuditEstimates:
