@@ -289,8 +289,9 @@ def test_keys_from_other_orders_never_carry_a_mark(_store):
     at.radio(key="relabel_order").set_value("judge disagreement").run()
     _ok(at)
     # a key of the disagreement order on a drawn output, applied after switching to audit order: never marked
-    drawn = {(o["item"], o["model"]) for o in [first]}
-    other = next(e for e in window(at)["items"] if (e["item"], e["model"]) not in drawn)
+    design = load_design(open_store(str(_store)), _dataset_id(at), first["audit"]["design"])
+    drawn = {(o.item_id, o.model) for o in design.outputs} - {(first["item"], first["model"])}
+    other = next(e for e in window(at)["items"] if (e["item"], e["model"]) in drawn)
     assert "audit" not in other
     press(at, 1.0, item=(other["item"], other["model"]), run=False)
     at.radio(key="relabel_order").set_value(audit_views.AUDIT_ORDER).run()
@@ -300,9 +301,11 @@ def test_keys_from_other_orders_never_carry_a_mark(_store):
     assert rows.loc[(first["item"], first["model"]), "audit_position"] == first["audit"]["position"]
     assert rows.loc[(other["item"], other["model"]), "audit_design"] == ""
     _, labels = _expected(_store, _dataset_id(at))
-    assert len(labels.decisions) == 1
+    assert len(labels.decisions) == 1 and labels.unmarked == 1  # the other order's decision is counted, not used
     # the first drawn output is done in audit order; a drawn output decided from another order is still to decide
     assert at.get("progress")[0].proto.text.startswith("1 of 15 decided by you in audit order")
+    pending = [(e["item"], e["model"]) for e in window(at)["items"]]
+    assert (other["item"], other["model"]) in pending and (first["item"], first["model"]) not in pending
 
 
 def test_the_value_box_saves_an_audit_decision(_store):
