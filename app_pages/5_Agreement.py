@@ -1,11 +1,13 @@
 """Agreement page: inter-judge Spearman per metric (Table 6), human vs judges, and how overrides moved ranks."""
 
+import dataclasses
+
 import streamlit as st  # noqa: E402
 
 from empathy import metrics  # noqa: E402
 from empathy.exports import agreement_csv  # noqa: E402
 from empathy.review import agreement_labels, per_task, ranking_shift  # noqa: E402
-from empathy_app import compute, loading, overrides, session_keys, views  # noqa: E402
+from empathy_app import compute, intervals, loading, overrides, session_keys, views  # noqa: E402
 from empathy_app.markup import codes, md  # noqa: E402
 
 data = loading.require_data()
@@ -43,7 +45,11 @@ else:
             if figure is not None:
                 columns[shown % 3].plotly_chart(figure, key=f"agreement_heatmap_{metric}" + (f"_{number}" * split))
                 shown += 1
-    pairs = (agreement if split else agreement.drop(columns=["task"], errors="ignore")).copy()
+    # rho's interval over item resamples, the exact permutation p over models and Kendall's tau-b (cached per data
+    # set and overrides, as the Overview's intervals)
+    bootstrap = intervals.intervals(data)  # the sidebar's toggle, as the report above
+    table6 = intervals.agreement_table(agreement, bootstrap)
+    pairs = (table6 if split else table6.drop(columns=["task"], errors="ignore")).copy()
     pairs["spearman"] = pairs["spearman"].astype(float).round(3)
     st.markdown(views.labels_used(data))
     st.dataframe(pairs.drop(columns=["warning"]), hide_index=True, key="agreement_pairs",
@@ -52,10 +58,19 @@ else:
                                 "human_decisions": st.column_config.NumberColumn(
                                     help="distinct human decisions in the two judges' labels of this metric"),
                                 "same_human_label": st.column_config.NumberColumn(
-                                    help="outputs on which both judges carry the same human label")})
+                                    help="outputs on which both judges carry the same human label")}
+                 | {c: st.column_config.NumberColumn(c, format="%.3f") for c in ("ci_low", "ci_high", "kendall_tau_b")}
+                 | {c: st.column_config.NumberColumn(c, format="%.4g") for c in ("p_exact", "p_kendall", "p_se")})
     views.agreement_warnings(agreement)
-    views.signature_caption(report.signature)
+    views.signature_caption(dataclasses.replace(report.signature, extra={
+        **report.signature.extra, **intervals.signature_fields(bootstrap)}))
     st.caption(views.HOW_TO_READ["table6"])
+    st.caption("**ci_low, ci_high**: rho's 95 % interval over item resamples (an item's outputs of every model "
+               "resampled together). **p_exact**: the permutation p-value of rho over the models' orderings (exact up "
+               "to 10 models, every ordering counted with its ties; Monte Carlo beyond, p_se its standard error): "
+               "with 5 models no rho below 1 reaches p < 0.083. **kendall_tau_b**: Kendall's tau-b of the same "
+               "values, steadier than rho when a metric takes few distinct values (CA), with its own p "
+               "(p_kendall).")
 
     st.download_button("Download the agreement table (CSV)", agreement_csv(agreement, report.signature).encode(),
                        file_name="empathy-agreement.csv", mime="text/csv", key="agreement_download",

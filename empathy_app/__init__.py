@@ -23,7 +23,9 @@ The modules, by layer (lowest first; ``tests/test_layers.py`` enforces it, with 
                             pair and the LLM judges' own marks from their answer cache
 ``views``                   reusable views (the pages' table, headings, the Home page, summary, charts, value
                             widgets, key help); ``decisions``, ``keyqueue``, ``relabel_focus`` (Inspect and Relabel's
-                            decisions); ``exhibit_views``, ``workbench``, ``disagreement`` (their pages' views)
+                            decisions); ``exhibit_views``, ``workbench``, ``disagreement`` (their pages' views);
+                            ``intervals`` (bootstrap intervals and the audits' corrected values, cached, for
+                            Overview, Agreement and Relabel); ``audit_views`` (Relabel's audit order)
 ``sidebar``                 the session's start (defaults; a new session reopens the data set its URL names), the
                             sidebar every page shares, and the data set remembered in the URL and the settings file
 ==========================  ==========================================================================================

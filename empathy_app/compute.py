@@ -88,7 +88,7 @@ def features(data: Loaded) -> TextFeatures:
     midway keeps the finished texts.
     """
     outputs = data.all_data.outputs
-    every = _features(data.base_key or data.content_key, outputs)
+    every = all_features(data)
     if not data.filtered:
         return every
     position = pd.MultiIndex.from_frame(outputs[["item_id", "model"]]).get_indexer(
@@ -96,6 +96,12 @@ def features(data: Loaded) -> TextFeatures:
     return TextFeatures(sentences_ref=every.sentences_ref[position], sentences_gen=every.sentences_gen[position],
                         densities_ref=every.densities_ref[position], densities_gen=every.densities_gen[position],
                         signature=every.signature)
+
+
+def all_features(data: Loaded) -> TextFeatures:
+    """:func:`features` of every output of the data set, whatever the task filter (rows of
+    ``data.all_data.outputs``): what an audit, drawn from the whole data set, is estimated on."""
+    return _features(data.base_key or data.content_key, data.all_data.outputs)
 
 
 def by_task(data: Loaded) -> bool:
@@ -133,6 +139,12 @@ def engine(data: Loaded, *, egm_both_zero: str = "zero", ld_standardization: str
 
 def _use_overrides(with_overrides: bool | None) -> bool:
     return bool(st.session_state[session_keys.WITH_OVERRIDES] if with_overrides is None else with_overrides)
+
+
+def overrides_used(data: Loaded, with_overrides: bool | None = None) -> pd.DataFrame | None:
+    """The overrides a computation under the global toggle (or as asked) applies: the applied overrides, or
+    ``None`` for the judges' own labels."""
+    return overrides.applied(data) if _use_overrides(with_overrides) else None
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -20,7 +20,10 @@ or vanish (issue 14). Here the browser owns the item on screen:
   meanwhile" compares the store's commit order (another's decision with a ``seq`` above the store's version when
   the output was first sent here), never clocks;
 * when the window is used up before the server answers, or while an undo is on its way, the component stops
-  taking decisions and says so on the page, counting the keys it did not take.
+  taking decisions and says so on the page, counting the keys it did not take;
+* in a random audit's order (:mod:`empathy_app.audit_views`) each window entry carries its audit mark (the
+  design's digest and the output's position), which the browser copies into the key's event; the event's mark,
+  never the page's order when the event is applied, makes the decision an audit decision (:func:`event_mark`).
 
 The component lives in an ``st.fragment`` of the page: a decision reruns the fragment (queued, never
 interrupting a run in progress), not the whole page.
@@ -54,6 +57,7 @@ import streamlit as st
 from empathy.escaping import html_literal, markdown_literal
 from empathy.labels.locations import StoreError
 from empathy.labels.queue_state import skip_output
+from empathy.labels.records import AuditMark
 from empathy.labels.roles import AccessDenied
 from empathy.labels.rules import ALL_JUDGES, DecisionEffect, decision_effects, make_changes, override_targets
 from empathy.mechanisms import marks_legend_html, side_html, summary_html
@@ -228,9 +232,14 @@ def apply_events(data: Loaded, raw: object, *, annotator: str,
         everyone) else everyone
     decided = set(zip(mine["item_id"], mine["model"], mine["dimension"], mine["rater"], strict=True)) if len(
         mine) else set()
+    # an audit decision is one carrying the design's mark: a decision from another order leaves the output to decide
+    # in audit order
+    marked = mine[mine["audit_design"].fillna("").astype(str) != ""] if "audit_design" in mine.columns else mine[:0]
+    audited = set(zip(marked["item_id"], marked["model"], marked["dimension"], marked["rater"],
+                      marked["audit_design"], strict=True))
     for event in fresh:
         outcome = _apply_one(data, event, annotator=annotator, scale_of=scale_of, ratings=ratings, outputs=outputs,
-                             hashes=hashes, decided=decided, everyone=everyone)
+                             hashes=hashes, decided=decided, everyone=everyone, audited=audited)
         acked[client] = int(event["seq"])
         result.outcomes.append(outcome)
     return result
@@ -239,7 +248,7 @@ def apply_events(data: Loaded, raw: object, *, annotator: str,
 def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one refusal check a line, in the order they are reported
                scale_of: Callable[[str], tuple[int, int] | None],
                ratings: pd.DataFrame, outputs: pd.DataFrame, hashes: Mapping[tuple[str, str], str],
-               decided: set, everyone: pd.DataFrame) -> Outcome:
+               decided: set, everyone: pd.DataFrame, audited: set) -> Outcome:
     from empathy_app.decisions import md
 
     seq = int(event["seq"])
@@ -257,6 +266,8 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
             return Outcome("refused", "Nothing to undo.", seq=seq)
         for row in undone.itertuples():
             decided.discard((row.item_id, row.model, row.dimension, row.rater))
+            audited.difference_update({key for key in audited if key[:4] == (row.item_id, row.model, row.dimension,
+                                                                              row.rater)})
         first = undone.iloc[0]
         return Outcome("undone", f"Undone: {md(first['dimension'])} of {md(first['item_id'])} / "
                                  f"{md(first['model'])} ({len(undone)} label(s)).", seq=seq)
@@ -297,7 +308,13 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
     if not targets:
         return Outcome("refused", f"Refused: no LLM or lexicon judge rated {md(dimension)} of {where}; choose a "
                                   "rater by name.", item=(item, model), seq=seq)
-    if all((item, model, dimension, rater) in decided for rater in targets):
+    try:
+        mark = event_mark(event)
+    except (TypeError, ValueError) as error:
+        return Outcome("refused", f"Refused: the key for {where} carries a damaged audit mark ({md(error)}). Nothing "
+                                  "was saved.", item=(item, model), seq=seq)
+    if (all((item, model, dimension, rater) in decided for rater in targets) if mark is None
+            else all((item, model, dimension, rater, mark.design) in audited for rater in targets)):
         return Outcome("refused", f"Refused: {where} already has your {md(dimension)} decision (a key for an "
                                   "output no longer on screen is never applied to another one). Undo to change "
                                   "it.", item=(item, model), seq=seq)
@@ -307,7 +324,7 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
         reason = ""
     try:
         changes = make_changes(outputs, ratings, item, model, targets, dimension, value, reason)
-        batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator)
+        batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator, audit=mark)
     except AccessDenied as error:
         return Outcome("refused", f"Not saved: {md(error)}", item=(item, model), seq=seq)
     except StoreError as error:
@@ -316,10 +333,13 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
     except (TypeError, ValueError) as error:
         return Outcome("refused", f"Not saved: {md(error)}", item=(item, model), seq=seq)
     decided.update((item, model, dimension, rater) for rater in targets)
+    if mark is not None:
+        audited.update((item, model, dimension, rater, mark.design) for rater in targets)
     if reason:
         st.session_state[REASON_USED] = reason
     text = (f"Saved (change #{batch}): {md(dimension)} = {_label(value)} for {where} "
-            f"({', '.join(md(t) for t in targets)}) as {md(annotator)}.")
+            f"({', '.join(md(t) for t in targets)}) as {md(annotator)}"
+            + (f", an audit decision (position {mark.position})." if mark is not None else "."))
     issued = issued_version(event.get("issued"))
     others = everyone  # read once per batch, before it: what other sessions had decided by then
     if len(others) and issued is not None:
@@ -330,6 +350,29 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
                                                "to you); both decisions are kept.", item=(item, model), seq=seq,
                            value=value)
     return Outcome("saved", text, item=(item, model), seq=seq, value=value)
+
+
+def event_mark(event: Mapping) -> AuditMark | None:
+    """The audit mark a decision event carries, or ``None``.
+
+    The page puts ``audit`` (the design's digest and the output's position) on each window entry it sends in
+    audit order only, and the browser copies it into the event of a key pressed on that entry: so the mark says
+    in which order the key went down, whatever order the page is in when the event is applied, and a key from any
+    other order never carries one. The store checks the mark against the stored design as it writes.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a mark that is not ``{"design": <64 hex digits>, "position": <whole number >= 0>}``.
+    """
+    raw = event.get("audit")
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise TypeError(f"audit must be a mapping, got {type(raw).__name__}")
+    if not raw.get("design"):
+        raise ValueError("the audit mark names no design")
+    return AuditMark(raw.get("design"), raw.get("position"))
 
 
 def issued_at(keys: Sequence[tuple[str, str, str]], version: int) -> list[int]:

@@ -113,6 +113,9 @@ RELABEL_REASON_USED = "relabel_reason_used"
 RELABEL_LIVE_METRIC = "relabel_live_metric"
 #: A random id of this session: the browser keeps one event queue per session (keyqueue).
 RELABEL_SESSION = "relabel_session"
+#: The audit design Relabel's "audit sample" order follows: its full digest (a select of
+#: :func:`empathy_app.audit_views.panel`, set there when a new audit is drawn; read by the queue's fragment).
+RELABEL_AUDIT_DESIGN = "relabel_audit_design"
 
 # ------------------------------------------------------------------------------------------ Inspect
 #: The output open on Inspect ("item · model"), a selectbox; set by Disagreement's "Open in Inspect".

@@ -393,12 +393,18 @@ def labels_used(data: Loaded) -> str:
 # rerun, and the table only changes with the data or an override. Shared, not copied: never modified.
 @st.cache_resource(show_spinner=False, max_entries=64)
 def metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
-    """Bar chart of one metric by model, one bar per judge (scorer)."""
+    """Bar chart of one metric by model, one bar per judge (scorer); with ``ci_low``/``ci_high`` columns (the
+    rows' intervals), each bar has its error bar."""
     part = plot_frame(table[table["metric"] == metric].dropna(subset=["value"]), ["model", "scorer", "task"])
     per_task = part["task"].nunique() > 1  # one panel per task: values of different tasks are not comparable
+    bars: dict[str, str] = {}
+    if {"ci_low", "ci_high"} <= set(part.columns) and part["ci_low"].notna().any():
+        part = part.assign(above=(part["ci_high"] - part["value"]).clip(lower=0),
+                           below=(part["value"] - part["ci_low"]).clip(lower=0))
+        bars = {"error_y": "above", "error_y_minus": "below"}
     figure = px.bar(part, x="model", y="value", color="scorer", barmode="group", hover_data=["n", "n_missing"],
                     facet_col="task" if per_task else None, title=f"{metric} by model and judge",
-                    labels={"value": metric})
+                    labels={"value": metric}, **bars)
     figure.update_layout(height=340, margin={"t": 50, "b": 10, "l": 10, "r": 10}, legend_title_text="judge")
     return figure
 

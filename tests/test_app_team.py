@@ -247,7 +247,8 @@ def test_blind_mode_orders_at_random_seeded_per_annotator_never_by_disagreement(
     expected = blind_queue(queue, seed=blind_seed(data.dataset_id, "ca", "ann"))
     assert blind == list(zip(expected["item_id"], expected["model"], strict=True))
     assert blind != by_disagreement and sorted(blind) == sorted(by_disagreement)
-    assert at.radio(key="relabel_order").disabled
+    # the order stays open in blind mode (the audit sample is one of them); its help says blind orders the others
+    assert "Blind mode orders the other two at random" in at.radio(key="relabel_order").help
     other = _app(fixture_source, annotator="bob")
     other.toggle(key="_w_relabel_blind").set_value(True).run()
     assert [(e["item"], e["model"]) for e in window(other)["items"]] != blind  # each annotator's own order

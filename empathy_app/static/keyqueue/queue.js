@@ -36,6 +36,8 @@ function act(q, a) {
   const e = {seq: ++q.seq, item: cur.item, model: cur.model, hash: cur.hash, issued: cur.issued,
              dimension: d.dimension, apply_to: d.apply_to, annotator: d.annotator, t: Date.now()};
   if (a.action === 'skip') { e.action = 'skip'; } else { e.action = 'decide'; e.value = a.value; }
+  // shown in audit order: the key is an audit decision (the server checks the mark against the design)
+  if (cur.audit && e.action === 'decide') e.audit = cur.audit;
   const live = d.live;
   // the label the metric uses now and after this decision (the server computed both for each level)
   const fx = e.action === 'decide' ? keyEffect(live, cur, a.value) : null;
