@@ -718,7 +718,7 @@ def test_readme_quotes_the_catalogue_size():
     import re
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    quoted = re.search(r"`tests/test_bad_inputs.py` holds the catalogue \((\d[\d,]*) cases\)", readme)
+    quoted = re.search(r"`tests/test_bad_inputs.py`\s+holds\s+the\s+catalogue\s+\((\d[\d,]*)\s+cases\)", readme)
     assert quoted is not None
     assert int(quoted.group(1).replace(",", "")) == len(CATALOGUE)
 

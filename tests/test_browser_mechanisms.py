@@ -51,8 +51,9 @@ def _remembered(app: dict, folder: Path) -> str:
 def _queue(page, url: str, annotator: str):
     """Open Relabel at ``url``, commit ``annotator`` and wait for the key queue's output; its element."""
     page.goto(url)
-    settle(page, "Relabel")
     change = page.get_by_role("button", name="Change name")
+    box = page.get_by_test_id("stForm").get_by_label("Annotator name", exact=True)
+    change.or_(box).first.wait_for(state="visible", timeout=WAIT_MS)  # the sidebar's identity box, either form
     if change.count():  # a name another test remembered on this machine: release it first
         change.first.click()
     settle(page, "Annotator name")
