@@ -120,3 +120,69 @@ def test_relabel_ca_queue_holds_at_least_100_outputs(shipped, dataset):
     assert found, text
     rated = dataset.ratings[dataset.ratings["dimension"] == "ca"][["item_id", "model"]].drop_duplicates()
     assert int(found.group(1)) == len(rated) >= 100
+
+
+# --------------------------------------------------------------------- the checklist's "scream" on the demo
+#: Every sentence of the shipped demo with "scream" in it, and whether the lexicon checklist should count the
+#: word as disturbing content (hand-labelled): a scream of pain or terror counts; an expressive frame (what the
+#: speaker feels like doing, a speech act aimed at someone, issue 26's "I also want to scream") does not.
+#: ``KNOWN`` marks the uses that should not count but still do: docs/detectors.md lists them as known.
+SCREAMS = [
+    ("I am grateful, and that's the worst part, because I also want to scream.", False),
+    ("I sat in the car and screamed into my scarf.", False),
+    ("Screaming into a scarf in the car is what people do just before they snap completely.", False),
+    ("and then our daughter screams at me when I say no.", False),
+    ("Your father screamed at you to get out of his own house", False),
+    ("The headaches you invent are your body screaming at you to get out.", False),
+    ("I heard my neighbours screaming and I couldn't reach them", True),
+    ("I could hear my neighbours screaming and I couldn't get to them", True),
+    ("screaming from his balcony with his clothes alight", True),
+    ("he screamed for an hour clutching his own intestines", True),
+    ("a man on the third floor screaming from a balcony with his clothes on fire", True),
+    ("I cannot tell her that her son screamed for an hour", True),
+    ("Screams filled the Helmsworth workshop on Friday night", True),
+    ("as she sank screaming into the dark.", True),
+]
+KNOWN = [
+    ("the wind was screaming", "the wind was screaming"),
+    ("Bastien, screams when a plate is late", "screams when a plate is late"),
+    ("Mother screamed, and she smashed the rice bowl", "Mother screamed"),
+    ("I chased the carriage screaming her name into the scalding steam", "screaming her name"),
+    ("Standoffs like this end with screaming matches, slammed doors", "screaming matches"),
+]
+
+
+def _demo_sentence(dataset, fragment: str) -> str:
+    texts = pd.concat([dataset.outputs["reference"], dataset.outputs["generation"]])
+    for text in texts[texts.str.contains(fragment, regex=False)]:
+        for sentence in re.split(r"(?<=[.?!])\s+", text):
+            if fragment in sentence:
+                return sentence
+    raise AssertionError(f"not in the shipped demo: {fragment!r}")
+
+
+def _counts_scream(sentence: str) -> bool:
+    from empathy.judges.lexicon import disturbing_matches
+
+    return any("scream" in word.lower() for _, word in disturbing_matches(sentence))
+
+
+@pytest.mark.parametrize(("fragment", "counted"), SCREAMS)
+def test_expressive_screams_on_the_demo_are_not_disturbing_content(dataset, fragment, counted):
+    assert _counts_scream(_demo_sentence(dataset, fragment)) is counted
+
+
+def test_every_scream_of_the_demo_is_labelled_here(dataset):
+    texts = pd.concat([dataset.outputs["reference"], dataset.outputs["generation"]])
+    sentences = {s for text in texts for s in re.split(r"(?<=[.?!])\s+", text) if re.search("scream", s, re.I)}
+    labelled = [fragment for fragment, _ in SCREAMS] + [fragment for fragment, _ in KNOWN]
+    unlabelled = [s for s in sentences if not any(fragment in s for fragment in labelled)]
+    assert unlabelled == []
+
+
+@pytest.mark.parametrize(("fragment", "documented"), KNOWN)
+def test_the_remaining_scream_false_positives_are_listed_as_known(dataset, fragment, documented):
+    """Still counted (a phrase list cannot tell these senses apart): docs/detectors.md says so, by example."""
+    assert _counts_scream(_demo_sentence(dataset, fragment))
+    known = (ROOT / "docs" / "detectors.md").read_text(encoding="utf-8")
+    assert f'"{documented}"' in known
