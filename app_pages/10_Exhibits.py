@@ -12,7 +12,7 @@ from empathy.exhibits import CURATED_FILENAME, chromium_path, export_html, expor
 from empathy.io import DataError  # noqa: E402
 from empathy.labels.exhibit_list import exhibit_list, move_exhibit, pin_exhibit, unpin_exhibit  # noqa: E402
 from empathy.labels.locations import StoreError  # noqa: E402
-from empathy.paths import DEMO_DIR  # noqa: E402
+from empathy.paths import demo_dir  # noqa: E402
 from empathy_app import compute, identity, loading, session_keys, views  # noqa: E402
 from empathy_app import exhibit_views as ev  # noqa: E402
 from empathy_app.markup import code, md  # noqa: E402
@@ -33,7 +33,7 @@ except StoreError as error:
     st.error(f"The store cannot be used: {md(error)}")
     st.stop()
 
-curated_path = DEMO_DIR / CURATED_FILENAME
+curated_path = demo_dir() / CURATED_FILENAME
 if st.session_state.get(session_keys.SOURCE, {}).get("kind") == "demo" and curated_path.exists():
     try:
         curated = read_curated(curated_path, data.all_data.outputs)

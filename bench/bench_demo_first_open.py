@@ -1,16 +1,22 @@
-"""Benchmark: what the generated demo costs on first open, against the bundled hand-written demo.
+"""Benchmark: what the shipped demo costs on first open, against the first, hand-written demo.
 
 The first open of a data set parses every distinct text with spaCy (the distancing detectors and the sentence
 counts of Eq. 2); later opens read the parses from the cache. Both are timed here as what a researcher runs,
 ``python -m empathy metrics outputs.csv --ratings ratings_author.csv --ratings ratings_lexicon.csv``, each run a
 fresh process: *cold* with an empty ``$EMPATHY_CACHE_DIR`` (the first open), *warm* with the cache the cold run
-filled. The baseline is the bundled demo (``data/``, 121 outputs), measured in the same run, interleaved with
-the generated demo (``scripts/make_demo.py``, written to a temporary folder first unless ``--demo`` names one).
-Reported: medians of wall time and CPU time (user + system of the child) and the ratios to the baseline's cold
-run.
+filled. The baseline is the first demo (``tests/demo_v1/data/``, 121 outputs, the demo ``data/`` held until
+issue 26), measured in the same run, interleaved with the shipped demo (``data/``, written by
+``scripts/make_demo.py``; ``--demo DIR`` measures another folder instead). Reported: medians of wall time and CPU
+time (user + system of the child) and the ratios to the baseline's cold run.
 
-Run: ``python bench/bench_demo_first_open.py [--runs 5] [--demo DIR]``; prints a Markdown table, the machine
-and the load average.
+``--app`` also times the app itself, as a researcher first opens it: ``streamlit run app.py`` with the demo folder
+as its demo (``$EMPATHY_DEMO_DIR``), an empty cache and store, started and healthy before the clock starts; a
+headless Chromium then opens the home page (timed until the data set's summary is drawn and the script is idle)
+and then the Overview (timed until its metric table is drawn and the script is idle: the first page that needs
+every text parsed). Each run is a fresh server, the two demos interleaved.
+
+Run: ``python bench/bench_demo_first_open.py [--runs 5] [--demo DIR] [--app] [--app-runs 3]``; prints Markdown
+tables, the machine and the load average.
 """
 
 from __future__ import annotations
@@ -28,6 +34,14 @@ from pathlib import Path
 from machine import machine
 
 ROOT = Path(__file__).resolve().parent.parent
+BASELINE = "first demo (tests/demo_v1/data/, baseline)"
+
+
+def _shown(folder: Path) -> str:
+    try:
+        return f"{folder.resolve().relative_to(ROOT)}/"
+    except ValueError:
+        return str(folder)
 
 
 def _command(folder: Path) -> list[str]:
@@ -46,6 +60,28 @@ def _run(command: list[str], cache: Path) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def _app_open(folder: Path, scratch: Path) -> tuple[float, float]:
+    """Seconds from opening the home page to its data summary, then from opening the Overview to its table, on a
+    fresh app whose demo is ``folder`` (empty cache, store and settings)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from browser_support import chromium, running_app, settle
+
+    scratch.mkdir(parents=True)
+    env = {"EMPATHY_DEMO_DIR": str(folder), "EMPATHY_CACHE_DIR": str(scratch / "cache"),
+           "EMPATHY_STORE": str(scratch / "overrides.sqlite"), "EMPATHY_SETTINGS": str(scratch / "settings.json")}
+    with running_app(env, scratch / "streamlit.log") as url, chromium() as browser:
+        tab = browser.new_context(viewport={"width": 1440, "height": 1600}).new_page()
+        start = time.perf_counter()
+        tab.goto(url)
+        settle(tab, "Outputs", timeout=600_000)
+        home = time.perf_counter() - start
+        start = time.perf_counter()
+        tab.goto(f"{url}/Overview")
+        settle(tab, "Values with 95 % intervals", timeout=600_000)
+        overview = time.perf_counter() - start
+    return home, overview
+
+
 def _texts(folder: Path) -> tuple[int, int]:
     import pandas as pd
 
@@ -56,15 +92,13 @@ def _texts(folder: Path) -> tuple[int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--demo", type=Path, help="an already generated demo folder")
+    parser.add_argument("--demo", type=Path, default=ROOT / "data",
+                        help="the demo folder to measure (default: the shipped data/)")
+    parser.add_argument("--app", action="store_true", help="also time the app's first open in Chromium")
+    parser.add_argument("--app-runs", type=int, default=3)
     args = parser.parse_args()
+    cases = {BASELINE: ROOT / "tests" / "demo_v1" / "data", f"shipped demo ({_shown(args.demo)})": args.demo}
     with tempfile.TemporaryDirectory() as scratch:
-        demo = args.demo
-        if demo is None:
-            demo = Path(scratch) / "demo"
-            subprocess.run([sys.executable, str(ROOT / "scripts" / "make_demo.py"), "--out", str(demo)], check=True,
-                           capture_output=True, cwd=ROOT)
-        cases = {"bundled demo (data/, baseline)": ROOT / "data", "generated demo (scripts/make_demo.py)": demo}
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for run in range(args.runs):  # interleaved, so load changes hit every case alike
             for index, (name, folder) in enumerate(cases.items()):
@@ -73,7 +107,7 @@ def main() -> None:
                 times.setdefault((name, "warm"), []).append(_run(_command(folder), cache))
     medians = {key: (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
                for key, runs in times.items()}
-    base_wall, base_cpu = medians[("bundled demo (data/, baseline)", "cold")]
+    base_wall, base_cpu = medians[(BASELINE, "cold")]
     print(f"{args.runs} runs each, interleaved; medians. {machine()}; "
           f"load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
     print("| data set | outputs | distinct texts | open | wall s | CPU s | wall / baseline | CPU / baseline |")
@@ -82,6 +116,25 @@ def main() -> None:
         outputs, texts = _texts(cases[name])
         print(f"| {name} | {outputs} | {texts} | {state} | {wall:.1f} | {cpu:.1f} | {wall / base_wall:.2f} | "
               f"{cpu / base_cpu:.2f} |")
+    if args.app:
+        _app_table(cases, args.app_runs)
+
+
+def _app_table(cases: dict[str, Path], runs: int) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        opens: dict[str, list[tuple[float, float]]] = {}
+        for run in range(runs):  # interleaved, a fresh server and an empty cache every time
+            for index, (name, folder) in enumerate(cases.items()):
+                opens.setdefault(name, []).append(_app_open(folder, Path(scratch) / f"app-{run}-{index}"))
+    medians = {name: (statistics.median(h for h, _ in values), statistics.median(o for _, o in values))
+               for name, values in opens.items()}
+    base_home, base_overview = medians[BASELINE]
+    print(f"\nThe app, first open in Chromium: {runs} runs each, interleaved; medians. "
+          f"Load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    print("| data set | home page s | Overview s | home / baseline | Overview / baseline |")
+    print("|---|---:|---:|---:|---:|")
+    for name, (home, overview) in medians.items():
+        print(f"| {name} | {home:.1f} | {overview:.1f} | {home / base_home:.2f} | {overview / base_overview:.2f} |")
 
 
 if __name__ == "__main__":

@@ -200,7 +200,7 @@ def _drive(tab, url: str, folder: Path, judge: str, keys: int, warmup: int, time
             tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
             form = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
             form.fill("bench")
-            tab.get_by_role("button", name="Start as this annotator").click()
+            tab.get_by_role("button", name="Use this name").click()
             tab.locator('[data-testid="relabel-item"]').wait_for()
             tab.get_by_text(f"Live CA per model ({judge})", exact=False).first.wait_for()
             first_visit = time.perf_counter() - started

@@ -7,8 +7,23 @@ from pathlib import Path
 
 #: The repository root (the folder holding ``app.py`` and ``data/``).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-#: The bundled demo data set.
-DEMO_DIR = PROJECT_ROOT / "data"
+#: The demo data set the repository ships (``data/``, written by ``scripts/make_demo.py``).
+SHIPPED_DEMO_DIR = PROJECT_ROOT / "data"
+
+
+def demo_dir() -> Path:
+    """The folder the app opens as its demo: ``$EMPATHY_DEMO_DIR`` when set, else the shipped ``data/``.
+
+    The override exists for the test suite, whose hand-worked numbers were computed on the first demo (kept in
+    ``tests/demo_v1/data/``): the shipped demo can then grow without changing what those tests assert. It is
+    read on every call, so an app run (or a test) that sets it sees it at once.
+    """
+    override = os.environ.get("EMPATHY_DEMO_DIR", "").strip()
+    return Path(override).expanduser() if override else SHIPPED_DEMO_DIR
+
+
+#: The demo folder as :func:`demo_dir` gave it when this module was imported (scripts, tests, benchmarks).
+DEMO_DIR = demo_dir()
 
 
 def shared_dir() -> Path | None:

@@ -39,7 +39,7 @@ from empathy.labels.records import dataset_name
 from empathy.labels.relocation import adopt_working_directory_store
 from empathy.labels.roles import Roles
 from empathy.labels.sqlite import OverrideStore
-from empathy.paths import DEMO_DIR
+from empathy.paths import demo_dir
 from empathy.settings import default_settings_path, load_upload
 from empathy_app import identity, session_keys
 from empathy_app.markup import md
@@ -94,8 +94,10 @@ class Loaded:
 
 # ----------------------------------------------------------------------------------------------- loading
 
-def demo_files(directory: Path = DEMO_DIR) -> tuple[Path | None, list[Path]]:
-    """The outputs file and every ``ratings*`` file of a data folder (CSV, JSONL or Parquet)."""
+def demo_files(directory: Path | None = None) -> tuple[Path | None, list[Path]]:
+    """The outputs file and every ``ratings*`` file of a data folder (CSV, JSONL or Parquet; by default the demo's,
+    :func:`empathy.paths.demo_dir`)."""
+    directory = demo_dir() if directory is None else directory
     outputs = None
     for suffix in SUPPORTED_SUFFIXES:
         candidate = directory / f"outputs{suffix}"
@@ -279,8 +281,8 @@ def store_dataset_name(source: dict, store_path: Path | str) -> str:
         return dataset_name(explicit=f"upload:{source.get('name', 'upload')}")
     if kind in IMPORTERS:
         return dataset_name(explicit=kind)
-    outputs, _ = demo_files(DEMO_DIR)
-    return dataset_name(outputs if outputs is not None else DEMO_DIR / "outputs.csv", store_path=store_path)
+    outputs, _ = demo_files()
+    return dataset_name(outputs if outputs is not None else demo_dir() / "outputs.csv", store_path=store_path)
 
 
 
@@ -354,10 +356,11 @@ def _current_source_dataset() -> tuple[Dataset, str, Path | None]:
     if source["kind"] in IMPORTERS:
         dataset, _ = load_import(source["kind"], source["directory"])
         return dataset, IMPORTERS[source["kind"]].title, None
-    outputs, ratings = demo_files(DEMO_DIR)
+    folder = demo_dir()
+    outputs, ratings = demo_files(folder)
     if outputs is None:
-        raise DataError(str(DEMO_DIR), "the bundled demo data (outputs.csv) is missing")
-    return load_from_paths(outputs, ratings), "demo data", DEMO_DIR
+        raise DataError(str(folder), "the bundled demo data (outputs.csv) is missing")
+    return load_from_paths(outputs, ratings), "demo data", folder
 
 
 def tasks_of(dataset: Dataset) -> list[str]:
@@ -507,7 +510,7 @@ def source_token(source: dict) -> tuple:
     if kind in IMPORTERS:
         directory = Path(source["directory"])
         return (kind, str(directory), _tree_mtimes(directory) if directory.is_dir() else ())
-    outputs, ratings = demo_files(DEMO_DIR)
+    outputs, ratings = demo_files()
     return ("demo", _file_stamps([p for p in (outputs, *ratings) if p is not None]))
 
 

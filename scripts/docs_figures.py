@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from empathy.paths import DEMO_DIR, PROJECT_ROOT, shared_dataset
+from empathy.paths import PROJECT_ROOT, SHIPPED_DEMO_DIR, shared_dataset
 
 MARKER = re.compile(r"<!-- fig:(?P<name>[a-z0-9-]+) -->(?P<body>.*?)<!-- /fig -->", re.S)
 KUMAR = "kumar2025-empathic-communication"
@@ -42,7 +42,14 @@ EXPERTS = ("expert1", "expert2", "expert3")
 
 
 class Sources:
-    """The data behind the figures, each computed once: the demo's metrics and the Kumar et al. import."""
+    """The data behind the figures, each computed once: the demo's metrics and the Kumar et al. import.
+
+    ``demo_dir`` is the demo folder the figures describe: the shipped ``data/`` (never ``$EMPATHY_DEMO_DIR``,
+    which the test suite points at the first demo), or a folder ``scripts/make_demo.py`` is writing.
+    """
+
+    def __init__(self, demo_dir: Path = SHIPPED_DEMO_DIR) -> None:
+        self.demo_dir = Path(demo_dir)
 
     @cached_property
     def demo(self) -> tuple[pd.DataFrame, pd.DataFrame, object]:
@@ -50,8 +57,8 @@ class Sources:
         from empathy.evaluate import text_features
         from empathy.io import load_dataset
 
-        dataset = load_dataset(DEMO_DIR / "outputs.csv", [DEMO_DIR / "ratings_author.csv",
-                                                          DEMO_DIR / "ratings_lexicon.csv"])
+        folder = self.demo_dir
+        dataset = load_dataset(folder / "outputs.csv", [folder / "ratings_author.csv", folder / "ratings_lexicon.csv"])
         return dataset.outputs, dataset.ratings, text_features(dataset.outputs)
 
     def metrics(self, *, by_task: bool, raters: tuple[str, ...] = ("author", "lexicon"), **options: str
@@ -188,8 +195,8 @@ def _point_interval(sources: Sources) -> str:
 
 
 def _count(path: str, what: Callable[[pd.DataFrame], int]) -> Callable[[Sources], str]:
-    def compute(_: Sources) -> str:
-        return f"{what(pd.read_csv(DEMO_DIR / path, dtype=str, keep_default_na=False)):,}"
+    def compute(sources: Sources) -> str:
+        return f"{what(pd.read_csv(sources.demo_dir / path, dtype=str, keep_default_na=False)):,}"
 
     return compute
 
@@ -449,6 +456,27 @@ def run(root: Path = PROJECT_ROOT, *, write: bool = False, sources: Sources | No
         if write and rewritten != text:
             file.write_text(rewritten, encoding="utf-8")
     return result
+
+
+def fill(text: str, sources: Sources, path: str = DATA_README) -> str:
+    """``text`` with every figure marked in it computed from ``sources``: how ``scripts/make_demo.py`` writes the
+    figures of the demo's README (``path``), so that the check finds them as the data give them.
+
+    Raises
+    ------
+    ValueError
+        When a marker names a figure that ``path`` does not quote (:data:`FIGURES`).
+    """
+    chosen = {figure.name: figure for figure in FIGURES if path in figure.paths}
+
+    def replace(match: re.Match[str]) -> str:
+        figure = chosen.get(match.group("name"))
+        if figure is None:
+            raise ValueError(f"{path}: fig:{match.group('name')} is not a figure of this file "
+                             "(scripts/docs_figures.py FIGURES)")
+        return f"<!-- fig:{figure.name} -->{figure.compute(sources)}<!-- /fig -->"
+
+    return MARKER.sub(replace, text)
 
 
 def main(argv: list[str] | None = None) -> int:

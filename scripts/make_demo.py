@@ -29,6 +29,10 @@ Design
   0 where the reply explores. A few ratings are deliberately missing (:func:`_missing`).
 * **Lexicon ratings through the public API.** ``ratings_lexicon.csv`` is the offline lexicon judge run on the
   written ``outputs.csv`` by :func:`make_demo_lexicon_ratings.lexicon_ratings` (never numbers copied from it).
+* **README figures checked.** The figures of the README that ``scripts/docs_figures.py`` checks in
+  ``data/README.md`` (``<!-- fig:NAME -->`` markers: row counts, the author's pooled table, ``larch``'s
+  densities, LD under the reference standardisation) are computed by that script's own functions
+  (:func:`docs_figures.fill`) on the files just written, so regenerating never leaves them stale.
 * **Determinism.** Every choice is made by ranking the clients by a SHA-256 digest of a salt and the client's key
   and dealing the options round-robin in that order (:func:`_pick`), so each frame is used about equally often
   and nothing depends on Python's ``random`` or on hash seeds: the same code writes the same bytes.
@@ -52,6 +56,7 @@ import pandas as pd
 from demo_bank import frames
 from demo_bank.clients import CLIENTS, SCENARIOS, Client
 from demo_bank.words import CHEER_LEVEL, FEELINGS, NOUN_SHARE
+from docs_figures import Sources, fill
 from make_demo_lexicon_ratings import lexicon_ratings
 
 from empathy.paths import PROJECT_ROOT
@@ -621,8 +626,9 @@ def generate(out: Path) -> dict[str, int]:
     counts["exhibits.csv"] = _write(out / "exhibits.csv", EXHIBIT_COLUMNS,
                                     _exhibit_rows(dataset.outputs, author), line_end="\n")
     metrics = metric_table(dataset.outputs, dataset.ratings, text_features(dataset.outputs))
-    (out / "README.md").write_text(readme(dataset.outputs, author, lexicon, counts["exhibits.csv"], metrics),
-                                   encoding="utf-8")
+    text = readme(dataset.outputs, author, lexicon, counts["exhibits.csv"], metrics)
+    # the figures scripts/docs_figures.py checks in data/README.md, computed by it from the files just written
+    (out / "README.md").write_text(fill(text, Sources(out)), encoding="utf-8")
     return counts
 
 

@@ -68,7 +68,7 @@ def _relabel(page, path: Path) -> None:
     page.goto(page.url.split("/Items")[0] + "/Relabel")
     _settle(page, "Annotator")
     page.get_by_test_id("stForm").get_by_test_id("stTextInputField").fill("screenshots")
-    page.get_by_role("button", name="Start as this annotator").click()
+    page.get_by_role("button", name="Use this name").click()
     page.get_by_test_id("relabel-item").wait_for(state="visible", timeout=120_000)
     _settle(page, "raters say")
     page.mouse.move(5, 5)

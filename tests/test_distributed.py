@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -33,10 +32,10 @@ from empathy.cluster import (  # noqa: E402
 )
 from empathy.distancing import analyze, detector_signature  # noqa: E402
 from empathy.evaluate import compute_metrics, text_features  # noqa: E402
+from empathy.paths import DEMO_DIR  # noqa: E402
 from empathy.scheduler import SchedulerSpec, parse_scheduler  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-DEMO = ROOT / "data" / "outputs.csv"
+DEMO = DEMO_DIR / "outputs.csv"
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +152,7 @@ def _features(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 def test_demo_metrics_cli_equal_single_process(cluster, tmp_path, capsys, monkeypatch):
     """``metrics --scheduler tcp://...`` (the module's cluster) prints the single-process JSON exactly."""
-    ratings = str(ROOT / "data" / "ratings_author.csv")
+    ratings = str(DEMO_DIR / "ratings_author.csv")
     monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path / "single-cache"))
     assert main(["metrics", str(DEMO), "--ratings", ratings, "--format", "json"]) == 0
     single = capsys.readouterr().out

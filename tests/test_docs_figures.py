@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from empathy.paths import PROJECT_ROOT, shared_dataset
+from empathy.paths import DEMO_DIR, PROJECT_ROOT, SHIPPED_DEMO_DIR, shared_dataset
 
 spec = importlib.util.spec_from_file_location("docs_figures", PROJECT_ROOT / "scripts" / "docs_figures.py")
 figures = importlib.util.module_from_spec(spec)
@@ -24,7 +24,15 @@ spec.loader.exec_module(figures)  # type: ignore[union-attr]
 
 @pytest.fixture(scope="module")
 def sources():
+    """The figures of the shipped demo (``data/``), which the docs quote."""
     return figures.Sources()
+
+
+@pytest.fixture(scope="module")
+def first_demo():
+    """The figures computed on the first demo (``tests/demo_v1/data/``, the suite's demo), on which issue 27 found
+    the claims wrong."""
+    return figures.Sources(DEMO_DIR)
 
 
 def _only(source: str) -> tuple:
@@ -44,12 +52,12 @@ def test_shared_figures_are_what_the_data_give(sources):
     assert [str(p) for p in result.problems] == []
 
 
-def test_issue_27_claims_are_corrected(sources):
+def test_issue_27_claims_are_corrected(first_demo):
     """The claims issue 27 found wrong, as the data give them now (distancing rules 10: under rules 9 they were
     2.39, 2.29, 2.19 against 2.24, 2.14, 2.00 and 9.21 against 1.48-2.33)."""
-    assert figures._ld_eq4(sources) == ("has the highest LD of the 5 models in every task under Eq. 4 (counseling "
+    assert figures._ld_eq4(first_demo) == ("has the highest LD of the 5 models in every task under Eq. 4 (counseling "
                                         "2.35, news 2.17, translation 2.19; the best other model 2.24, 2.07, 2.00)")
-    assert figures._ld_reference(sources) == "pooled, 9.36 against 1.39-2.33"
+    assert figures._ld_reference(first_demo) == "pooled, 9.36 against 1.39-2.33"
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     data = (PROJECT_ROOT / "data" / "README.md").read_text(encoding="utf-8")
     assert "unremarkable LD" not in readme and "about 7.9" not in data
@@ -86,3 +94,29 @@ def test_every_marker_in_the_docs_is_a_known_figure():
         names = {m.group("name") for m in figures.MARKER.finditer(path.read_text(encoding="utf-8"))}
         assert names <= known, (path, names - known)
     assert all(Path(PROJECT_ROOT / p).is_file() for f in figures.FIGURES for p in f.paths)
+
+
+def test_the_figures_describe_the_shipped_demo(sources):
+    """The docs quote the demo the app ships (``data/``), never the suite's fixture, whatever
+    ``$EMPATHY_DEMO_DIR`` says."""
+    assert sources.demo_dir == SHIPPED_DEMO_DIR and DEMO_DIR != SHIPPED_DEMO_DIR
+    assert figures._count("outputs.csv", len)(sources) == "436"
+    assert figures._count("outputs.csv", len)(figures.Sources(DEMO_DIR)) == "121"
+
+
+def test_the_demo_readme_is_written_with_its_figures(tmp_path, sources):
+    """``fill`` writes every figure data/README.md quotes as the check computes it, and refuses a figure the file
+    does not quote."""
+    names = [f.name for f in figures.FIGURES if figures.DATA_README in f.paths]
+    blank = "\n".join(f"<!-- fig:{name} --><!-- /fig -->" for name in names)
+    filled = figures.fill(blank, sources)
+    assert "<!-- fig:rows-outputs -->436<!-- /fig -->" in filled
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "README.md").write_text(filled, encoding="utf-8")
+    shutil.copy(PROJECT_ROOT / "README.md", tmp_path / "README.md")  # ld-reference is quoted there too
+    chosen = tuple(f for f in figures.FIGURES if f.name in names)
+    result = figures.run(tmp_path, sources=sources, figures=chosen)
+    assert result.problems == []
+    assert sorted(c for c in result.checked if c.startswith("data/")) == sorted(f"data/README.md:{n}" for n in names)
+    with pytest.raises(ValueError, match="sa-term-min"):
+        figures.fill("<!-- fig:sa-term-min --><!-- /fig -->", sources)

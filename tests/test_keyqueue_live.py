@@ -28,6 +28,7 @@ from empathy.io import load_dataset
 from empathy.labels.ledger import ledger_from_decisions
 from empathy.labels.rules import ALL_JUDGES, make_changes, override_targets
 from empathy.labels.sqlite import OverrideStore
+from empathy.paths import DEMO_DIR
 from empathy.review import Recompute, relabel_queue
 from empathy.vocabulary import DIRECTIONS, HIGHER_IS_BETTER, LOWER_IS_BETTER, RANK_TIES
 from empathy_app import keyqueue, loading
@@ -284,7 +285,7 @@ def demo_keys(page: Page, count: int) -> tuple[list[tuple[str, str]], list]:
 @pytest.mark.parametrize("rule", ["latest", "majority", "adjudicated"])
 @pytest.mark.parametrize(("judge", "apply_to"), [("lexicon", ALL_JUDGES), ("author", "author")])
 def test_demo_data_windows_under_each_label_rule(tmp_path, rule, judge, apply_to):
-    files = ROOT / "data"
+    files = DEMO_DIR
     page = open_page(files, [files / "ratings_author.csv", files / "ratings_lexicon.csv"],
                      tmp_path / "store.sqlite", rule=rule, judge=judge, apply_to=apply_to)
     window, keys = demo_keys(page, 16)

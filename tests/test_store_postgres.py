@@ -26,6 +26,7 @@ from empathy.labels.rules import effective_overrides
 from empathy.labels.schema import AUDIT_COLUMNS, SCHEMA_VERSION
 from empathy.labels.sqlite import OverrideStore
 from empathy.labels.transfer import migrate_store
+from empathy.paths import DEMO_DIR
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from postgres_server import PASSWORD, run_sql, select_only_login  # noqa: E402
@@ -366,7 +367,7 @@ def test_metrics_reads_a_team_store(tmp_path, postgres_url):
 
     data = tmp_path / "demo"
     data.mkdir()
-    for source in (ROOT / "data").glob("*.csv"):
+    for source in DEMO_DIR.glob("*.csv"):
         shutil.copy(source, data / source.name)
     from empathy.io import load_dataset
     from empathy.labels.rules import make_changes

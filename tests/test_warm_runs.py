@@ -18,9 +18,9 @@ import pytest
 import empathy.distancing as dist
 from empathy.distancing import DistancingCache, analyze, detector_signature, load_model, model_info
 from empathy.distancing.model import detector_key, loaded_model, model_version
-from empathy.paths import PROJECT_ROOT
+from empathy.paths import DEMO_DIR, PROJECT_ROOT
 
-DEMO = PROJECT_ROOT / "data"
+DEMO = DEMO_DIR
 TEXTS = ["The decision was announced.", "There is hope.", "", "I lost my job today. It was hard."]
 
 

@@ -3,7 +3,9 @@
 Every figure the document quotes comes from :func:`demo_tables` (and the paper's Table 6 rows from
 tests/test_agreement.py); tests/test_statistics.py recomputes them and finds each line in the document, so the
 text cannot drift from the code. The demo's ``author`` ratings play the humans and the ``lexicon`` judge the
-judge (``data/README.md``: both are ratings of the same 121 outputs; the author's are hand-assigned).
+judge (``data/README.md``: both are ratings of the same outputs), on the demo's 25 hand-written items (121 outputs,
+whose author ratings are hand-assigned; the generated items' are assigned by construction, which would make the
+"humans" of the example the generator's own rules).
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from empathy.inference import ALL_TASKS, label_budget, ppi_estimates
 from empathy.io import load_dataset
 from empathy.stability import metric_matrix, metric_terms
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+#: The hand-written items of the demo (``scripts/make_demo.py`` copies them into ``data/`` verbatim).
+HAND_WRITTEN = ROOT / "scripts" / "demo_bank" / "handwritten" / "outputs.csv"
 SEED = 1
 RESAMPLES = 2000
 PER_MODEL = 12
@@ -33,9 +38,12 @@ def _interval(low: object, high: object) -> str:
 
 
 def load_demo() -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The demo's outputs and ratings (author and lexicon)."""
+    """The demo's outputs and ratings (author and lexicon) on its hand-written items."""
     data = load_dataset(DATA / "outputs.csv", [DATA / "ratings_author.csv", DATA / "ratings_lexicon.csv"])
-    return data.outputs, data.ratings
+    items = set(pd.read_csv(HAND_WRITTEN, dtype=str, keep_default_na=False)["item_id"])
+    outputs = data.outputs[data.outputs["item_id"].isin(items)].reset_index(drop=True)
+    ratings = data.ratings[data.ratings["item_id"].isin(items)].reset_index(drop=True)
+    return outputs, ratings
 
 
 def model_table(outputs: pd.DataFrame, ratings: pd.DataFrame, metric: str, judge: str,
