@@ -3,7 +3,7 @@ report, the effective ratings, Krippendorff's alpha, the standard metrics and th
 
 Each function takes the :class:`empathy_app.loading.Loaded` data set and reads the sidebar's choices (the
 with-overrides toggle, pooled tasks) from the session; the statistics are :mod:`empathy`'s. The caches are keyed
-on the data set's content key and the key of the overrides that apply (:func:`empathy_app.overrides.overrides_key`),
+on the data set's content key and the key of the overrides that apply (:func:`empathy_app.overrides.applied_key`),
 so a rerun with no new override recomputes nothing and an override recomputes only what reads it.
 """
 
@@ -18,10 +18,9 @@ import pandas as pd
 import streamlit as st
 
 from empathy.evaluate import MetricsReport, TextFeatures, default_by_task, text_features
-from empathy.labels.ledger import apply_overrides
 from empathy.metrics import registry_token
 from empathy.progress import format_duration
-from empathy.review import Recompute
+from empathy.review import EffectiveRatings, Recompute
 from empathy_app import overrides, session_keys
 from empathy_app.loading import Loaded
 from empathy_app.progress import ProgressBar
@@ -150,7 +149,7 @@ def report(data: Loaded, *, with_overrides: bool | None = None, egm_both_zero: s
     """
     current = overrides.applied(data) if _use_overrides(with_overrides) else None
     scope = f"by_task={by_task(data)}|egm={egm_both_zero}|ld={ld_standardization}|metrics={registry_token()}"
-    result = _report(data.content_key, overrides.overrides_key(current), scope,
+    result = _report(data.content_key, _overrides_key(data, current), scope,
                      engine(data, egm_both_zero=egm_both_zero, ld_standardization=ld_standardization), current)
     if current is None:
         return result
@@ -162,17 +161,38 @@ def report(data: Loaded, *, with_overrides: bool | None = None, egm_both_zero: s
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
+def _effective_engine(key: str, _ratings: pd.DataFrame) -> EffectiveRatings:
+    return EffectiveRatings(_ratings)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _dimension_rows(key: str, _ratings: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The rows of each dimension (positions, ascending), found once per data set."""
+    codes, names = pd.factorize(_ratings["dimension"].astype(str))
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
+    return {str(name): order[bounds[k]:bounds[k + 1]] for k, name in enumerate(names)}
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
 def _effective(key: str, okey: str, _ratings: pd.DataFrame, _overrides: pd.DataFrame | None) -> pd.DataFrame:
-    return apply_overrides(_ratings, _overrides)
+    return _effective_engine(key, _ratings)(_overrides)
 
 
 def effective_ratings(data: Loaded, *, with_overrides: bool | None = None) -> pd.DataFrame:
     """Ratings with overrides applied (column ``overridden``) under the global toggle.
 
-    Cached per (data set, overrides) and shared, not copied: callers must not modify the frame in place.
+    Cached per (data set, overrides) and shared, not copied: callers must not modify the frame in place. The
+    rating keys are indexed once per data set (:class:`empathy.review.EffectiveRatings`), so new overrides cost a
+    look-up of theirs and a copy of the value column, not a hash of every rating.
     """
     current = overrides.applied(data) if _use_overrides(with_overrides) else None
-    return _effective(data.content_key, overrides.overrides_key(current), data.dataset.ratings, current)
+    return _effective(data.content_key, _overrides_key(data, current), data.dataset.ratings, current)
+
+
+def _overrides_key(data: Loaded, current: pd.DataFrame | None, dimensions: Sequence[str] | None = None) -> str:
+    """The key of the overrides that apply (:func:`empathy_app.overrides.applied_key`), ``"none"`` without."""
+    return "none" if current is None else overrides.applied_key(data, dimensions)
 
 
 def effective_key(data: Loaded, dimensions: Sequence[str] | None = None, *,
@@ -183,10 +203,8 @@ def effective_key(data: Loaded, dimensions: Sequence[str] | None = None, *,
     so a relabel of another dimension leaves it cached.
     """
     current = overrides.applied(data) if _use_overrides(with_overrides) else None
-    if current is not None and dimensions is not None:
-        current = current[current["dimension"].isin(list(dimensions))]
     scope = "" if dimensions is None else ":" + ",".join(sorted(dimensions))
-    return f"{data.content_key}:{overrides.overrides_key(current)}{scope}"
+    return f"{data.content_key}:{_overrides_key(data, current, dimensions)}{scope}"
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -194,7 +212,11 @@ def _alpha(key: str, dimension: str, okey: str, _ratings: pd.DataFrame, _overrid
            ) -> pd.DataFrame:
     from empathy.agreement import krippendorff_by_dimension
 
-    part = apply_overrides(_ratings[_ratings["dimension"] == dimension], _overrides)
+    every = _effective_engine(key, _ratings)(_overrides)
+    if len(every) == len(_ratings):
+        part = every.iloc[_dimension_rows(key, _ratings).get(dimension, np.empty(0, dtype=np.int64))]
+    else:  # an override filled a gap: its new row is at the end
+        part = every[every["dimension"] == dimension]
     return krippendorff_by_dimension(part.drop(columns=["overridden"]))
 
 
@@ -203,20 +225,18 @@ def alpha_by_dimension(data: Loaded, *, with_overrides: bool | None = None) -> p
     :func:`empathy.agreement.krippendorff_by_dimension` on them).
 
     Cached per dimension on the overrides *of that dimension*: after an override only its dimension is
-    recomputed.
+    recomputed (the rating keys and each dimension's rows found once per data set).
     """
     current = overrides.applied(data) if _use_overrides(with_overrides) else None
     ratings = data.dataset.ratings
     parts = []
-    for dimension in dimensions_of(data):
-        mine = None if current is None else current[current["dimension"] == dimension]
-        mine = None if mine is None or mine.empty else mine.reset_index(drop=True)
-        parts.append(_alpha(data.content_key, dimension, overrides.overrides_key(mine), ratings, mine))
     # An override can add a rating on a dimension no judge rated (a human filling a gap).
     extra = [] if current is None else sorted(set(current["dimension"]) - set(dimensions_of(data)))
-    for dimension in extra:
-        mine = current[current["dimension"] == dimension].reset_index(drop=True)
-        parts.append(_alpha(data.content_key, dimension, overrides.overrides_key(mine), ratings, mine))
+    for dimension in [*dimensions_of(data), *extra]:
+        mine = None if current is None else current[current["dimension"] == dimension]
+        mine = None if mine is None or mine.empty else mine.reset_index(drop=True)
+        okey = "none" if mine is None else overrides.applied_key(data, [dimension])
+        parts.append(_alpha(data.content_key, dimension, okey, ratings, mine))
     parts = [p for p in parts if len(p)]
     if not parts:
         return pd.DataFrame(columns=["dimension", "alpha", "level", "n_raters", "n_units"])
@@ -243,7 +263,7 @@ def _human_vs_judges(key: str, okey: str, _ratings: pd.DataFrame, _overrides: pd
 def human_agreement(data: Loaded) -> pd.DataFrame:
     """:func:`empathy.review.human_vs_judges` of the judges' own ratings and the current overrides (cached)."""
     current = overrides.applied(data)
-    return _human_vs_judges(data.content_key, overrides.overrides_key(current), data.dataset.ratings, current)
+    return _human_vs_judges(data.content_key, _overrides_key(data, current), data.dataset.ratings, current)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
