@@ -14,6 +14,7 @@ import os
 import threading
 import uuid
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 import pandas as pd
 import streamlit as st
@@ -60,8 +61,9 @@ def _held(path: str, name: str, rule: str, key: str) -> _Held:
 def _current(data: Loaded) -> _Held:
     """The held ledger of the data set under the session's label rule, brought to the store's version now.
 
-    The first call (and one after the store's version went down: another store at the path) reads every decision
-    (:func:`empathy.labels.ledger.open_ledger`, which also moves version 1 rows to the data set's name); later
+    The first call (and one after the store's version went down: another store at the path, or after rows were
+    written under the outputs' version 1 key) reads every decision (:func:`empathy.labels.ledger.open_ledger`, which
+    also moves version 1 rows to the data set's name); later
     calls read only the decisions changed since (:meth:`~empathy.labels.sqlite.OverrideStore.changed_decisions`,
     O(changes)) and update the ledger (:func:`empathy.labels.ledger.updated_ledger`): a decision costs the same
     whatever the ledger's size.
@@ -75,7 +77,11 @@ def _current(data: Loaded) -> _Held:
         if held.ledger is not None and version == held.version:
             return held
         hashes, legacy = _output_hashes(key, data.all_data.outputs)
-        if held.ledger is None or version < held.version:
+        # rows written since under the outputs' version 1 key (a tool of before the data sets' names): the full
+        # read moves them to the data set's name, as at the first read
+        moved = legacy != data.dataset_id and held.ledger is not None and len(
+            data.store.changed_decisions(legacy, held.version)[0])
+        if held.ledger is None or version < held.version or moved:
             held.ledger = open_ledger(data.store, data.dataset_id, data.all_data.outputs, label_rule(), hashes=hashes,
                                       legacy_id=legacy)
             # the version read before: rows it moved from a version 1 key are read again, by key (harmless)
@@ -95,6 +101,11 @@ def _current(data: Loaded) -> _Held:
 def output_hash_map(data: Loaded) -> dict[tuple[str, str], str]:
     """:func:`empathy.labels.records.output_hashes` of the loaded outputs (computed once per data set, shared)."""
     return _output_hashes(data.base_key or data.content_key, data.all_data.outputs)[0]
+
+
+def output_keys(data: Loaded) -> AbstractSet[tuple[str, str]]:
+    """The ``(item_id, model)`` of every loaded output, as a set (computed once per data set, shared)."""
+    return output_hash_map(data).keys()
 
 
 def label_rule() -> str:

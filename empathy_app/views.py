@@ -111,6 +111,19 @@ def summary(data: Loaded, *, full: bool = False) -> None:
         ]))
 
 
+#: The rows of a table the Data page sends to the browser (the first ones; the count says how many there are).
+PREVIEW_ROWS = 1000
+
+
+def table_preview(table: pd.DataFrame, *, key: str, rows: int = PREVIEW_ROWS) -> None:
+    """The first ``rows`` rows of ``table`` (all when fewer), saying how many it has: a table is sent to the
+    browser on every run of its page, shown or not, so a whole ratings table of millions of rows cost seconds per
+    run and hundreds of MiB."""
+    if len(table) > rows:
+        st.caption(f"The first {rows:,} of {len(table):,} rows.")
+    st.dataframe(table.head(rows), hide_index=True, key=key)
+
+
 def _short(paths: list[str]) -> list[str]:
     """Paths inside the project shown relative to it (``data/outputs.csv``), others unchanged."""
     shown = []

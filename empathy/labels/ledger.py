@@ -375,7 +375,8 @@ class RerunLedger:
 
 
 def classify_rerun(decisions: pd.DataFrame, new_ratings: pd.DataFrame, outputs: pd.DataFrame, *,
-                   rater_map: Mapping[str, str] | None = None, tolerance: float = 0.0) -> RerunLedger:
+                   rater_map: Mapping[str, str] | None = None, tolerance: float = 0.0,
+                   hashes: Mapping[tuple[str, str], str] | None = None) -> RerunLedger:
     """Classify every decision of the ledger against a re-run judge's ratings.
 
     ``orphaned``: the output is gone; ``stale``: its text changed since the decision (see
@@ -383,7 +384,9 @@ def classify_rerun(decisions: pd.DataFrame, new_ratings: pd.DataFrame, outputs: 
     renamed through ``rater_map``, e.g. ``{"gpt4": "gpt4-prompt-v2"}``) is within ``tolerance`` of the human
     value (0: equal), and ``disputed`` when it differs or the re-run did not rate it (``new_value`` NaN).
     Only decisions of raters the re-run covers are classified (a decision on another judge is not about
-    this re-run). ``confirmed`` and ``disputed`` carry the ``new_value``.
+    this re-run). ``confirmed`` and ``disputed`` carry the ``new_value``. ``hashes``: the outputs'
+    :func:`empathy.labels.records.output_hashes` when already computed. Only the rows of ``new_ratings`` for the
+    decided outputs are read, so the re-run's ratings of those outputs are enough.
     """
     if tolerance < 0:
         raise ValueError(f"tolerance must be >= 0, got {tolerance!r}")
@@ -393,7 +396,7 @@ def classify_rerun(decisions: pd.DataFrame, new_ratings: pd.DataFrame, outputs: 
         empty = empty_decisions()
         return RerunLedger(empty, empty.copy(), empty.copy(), empty.copy())
     covered = decisions[decisions["rater"].astype(str).map(lambda r: mapping.get(r, r)).isin(rerun_raters)]
-    status = ledger_status(covered.reset_index(drop=True), outputs)
+    status = ledger_status(covered.reset_index(drop=True), outputs, hashes)
     fresh = status.fresh.copy()
     fresh["new_rater"] = fresh["rater"].astype(str).map(lambda r: mapping.get(r, r))
     lookup = (new_ratings.drop_duplicates(["item_id", "model", "rater", "dimension"], keep="last")
