@@ -2,9 +2,10 @@
 
 This file is the frame every page shares (Streamlit's ``st.navigation``): on every run it picks the page, then
 configures the browser tab, puts the session's defaults in place (a new session reopens the data set its URL
-names), loads the data set and keeps it for the page, draws the sidebar, the page's heading and the one-shot
-``flash`` message, and only then runs the page. A page is thin: ``data = loading.require_data()`` (or
-``loading.current_data()``), then its content; no page repeats these steps.
+names), draws the sidebar's controls, the page's heading, the one-shot ``flash`` message and the page's static
+first paint (the Home page's text and links), and only then loads the data set (kept for the page), draws the
+sidebar's data part and runs the page: the main area is drawn before anything slow. A page is thin:
+``data = loading.require_data()`` (or ``loading.current_data()``), then its content; no page repeats these steps.
 
 The pages live in ``app_pages/`` (thin scripts over :mod:`empathy_app` and :mod:`empathy`); ``st.navigation``
 gives them their titles and URLs (``/Data``, ``/Overview``, ``/Inspect``, ``/Relabel``, ``/Agreement``...), and a
@@ -27,11 +28,17 @@ page = st.navigation(pages)
 heading = views.heading(page.title)
 st.set_page_config(page_title=f"{heading} · empathy", page_icon=views.page_icon(), layout="wide")
 sidebar.init_session()
-data = loading.open_data_set()
-sidebar.draw(data)
+# Nothing slow before the main area's first paint: the sidebar's controls need no data set, the heading, the flash
+# and the page's static first paint (the Home page's text and links) are drawn before the data set is loaded and
+# the sidebar's data part (name, decisions, task filter) is drawn into the place kept at its top (issue 26 item 9:
+# the main area stayed blank for 13 s while the sidebar loaded).
+sidebar_top = sidebar.draw_controls()
 st.title(heading)
 flash = st.session_state.get(session_keys.FLASH)
 if flash:
     st.success(flash)
     st.session_state[session_keys.FLASH] = None
+views.first_paint(page.title)
+data = loading.open_data_set()
+sidebar.draw_data(data, sidebar_top)
 page.run()

@@ -54,7 +54,9 @@ if st.session_state.get(session_keys.SOURCE, {}).get("kind") == "demo" and curat
             st.stop()
         st.rerun()
 
-listing, present, fragile = st.tabs(["Exhibits", "Presentation", "Ranking fragility"])
+# the tabs track which one is open (a rerun on switching): Presentation hides the sidebar while it is open
+listing, present, fragile = st.tabs(["Exhibits", "Presentation", "Ranking fragility"], key="exhibit_tabs",
+                                    on_change="rerun")
 
 with listing:
     if pinned.empty:
@@ -89,6 +91,10 @@ if len(shown) < len(pinned):
                     "the data set; they are not presented or exported.")
 
 with present:
+    if present.open:
+        views.hide_sidebar()
+        st.caption("Presentation: the sidebar is hidden while this tab is open (choose another tab to bring it "
+                   "back). Each exhibit draws all four mechanisms in the text, with its legend.")
     if not shown:
         st.info("Nothing to present: pin outputs first.")
     else:

@@ -187,7 +187,9 @@ current = ledger_now.applied
 export_stem = "overrides-" + re.sub(r"[^\w.-]+", "_", data.dataset_id).strip("._")
 left, right = st.columns(2)
 with left:
-    st.markdown(f"**{len(current)}** override(s). Export the ledger:")
+    counts = ledger_now.decision_counts
+    st.markdown(f"**{views.plural(counts['applied'], 'decision')}** applied to "
+                f"{views.plural(len(current), 'judge label')}. Export the ledger:")
     st.caption(md(ledger_now.summary()))
     buttons = st.columns(2)
     # written when a button is pressed (Streamlit calls the function then), not on every run of the page

@@ -1,6 +1,7 @@
 """Overview page: every registered metric (SA, EGM, CA, LD) per model under each judge, with n, rankings, charts
 and the signature; names, help, charts and rank directions come from the metric registry."""
 
+import dataclasses
 import re
 
 import streamlit as st  # noqa: E402
@@ -9,7 +10,7 @@ from empathy import metrics  # noqa: E402
 from empathy.evaluate import rankings  # noqa: E402
 from empathy.exports import table6_csv  # noqa: E402
 from empathy.review import egm_readings, metric_pivot, per_task  # noqa: E402
-from empathy_app import compute, loading, markup, views  # noqa: E402
+from empathy_app import compute, intervals, loading, markup, views  # noqa: E402
 
 data = loading.require_data(ratings=False)  # without ratings LD is still computed: it needs only the texts
 views.mode_caption(data)
@@ -63,6 +64,43 @@ with st.expander("How many outputs each value rests on (n)"):
     counts = pivot[[*rows, *(c for c in pivot.columns if c.startswith("n "))]]
     st.dataframe(counts.rename(columns=lambda c: c.removeprefix("n ")), hide_index=True, key="overview_counts")
 st.caption(views.HOW_TO_READ["metrics"])
+
+# every value with its item-cluster bootstrap interval and rank interval, and where an audit corrects a judge, the
+# corrected value beside the judge's (both cached: the bootstrap per data set and overrides, PPI per audit labels)
+audits = intervals.audit_estimates(data)
+reports = intervals.scoped_reports(audits.reports, data)
+bootstrap = intervals.intervals(data)
+with_intervals = intervals.value_table(table, bootstrap, reports, by_task=compute.by_task(data))
+shown = with_intervals if per_task(table) else with_intervals.drop(columns="task")
+audited = any(len(r.table) for r in reports)  # an audit of a dimension these values read: its column, even empty
+st.subheader("Values with 95 % intervals" + (", and corrected by the audit" if audited else ""))
+for problem in audits.problems:
+    st.warning(problem)
+number = {c: st.column_config.NumberColumn(c, format="%.3f") for c in ("value", "ci_low", "ci_high", "corrected",
+                                                                        "corrected_low", "corrected_high", "human")}
+hidden = [] if audited else list(intervals.CORRECTED_COLUMNS)
+names = list(dict.fromkeys(shown["metric"]))
+corrected_names = list(dict.fromkeys(shown.loc[shown["n_audit"].notna(), "metric"]))
+chosen_metric = st.radio("Intervals of", ["all", *names], horizontal=True, key="overview_intervals_metric",
+                         index=1 + names.index(corrected_names[0]) if corrected_names else 0,
+                         help="One metric's rows, or all (the first metric an audit corrects is shown first).")
+part = shown if chosen_metric == "all" else shown[shown["metric"] == chosen_metric]
+table_shown = part.drop(columns=[*hidden, "warning"])
+table_shown.insert(table_shown.columns.get_loc("rank") + 1, "rank_interval",
+                   [intervals.rank_range(lo, hi) for lo, hi in zip(part["rank_low"], part["rank_high"], strict=True)])
+st.dataframe(table_shown.drop(columns=["rank_low", "rank_high"]), hide_index=True, key="overview_intervals",
+             column_config=number)
+st.caption("**value**: as in the table above (with the human overrides when the sidebar includes them). "
+           + intervals.settings_caption(bootstrap) + (
+               " **corrected**: the judge's value corrected by a random human audit (PPI++ from the judge's own "
+               "labels and the decisions made in *audit sample* order on Relabel; decisions from the other orders "
+               "never count), with its 95 % interval, the audited outputs it uses (n_audit) and the humans' mean on "
+               "them alone (human). " + intervals.SMALL_AUDIT_NOTE
+               if audited else " No audit corrects these values yet: draw one on **Relabel** (order *audit sample*)."))
+views.interval_warnings(part, [c for c in ("task", "model", "scorer", "metric") if c in part.columns])
+interval_signature = dataclasses.replace(report.signature, extra={
+    **report.signature.extra, **intervals.signature_fields(bootstrap, [r for r in reports if audited])})
+views.signature_caption(interval_signature)
 task_name = loading.task_label(data.task)
 download = table.assign(task=task_name) if data.filtered else table  # the engine calls its one group "all"
 download = download.assign(signature=str(report.signature))  # the file carries what it depends on
@@ -75,6 +113,9 @@ buttons[1].download_button("Download as the paper's Table 6 (CSV)",
                            file_name=f"empathy-table6{suffix}.csv", mime="text/csv", key="overview_download_table6",
                            help="One row per model, a column group per judge with its metrics (two header rows, "
                                 "as the paper's Table 6), and the signature; spreadsheet-safe.")
+# both files and the tables above rest on the labels the sidebar's switch chose: said beside them, counted in the
+# signature (decisions:N, overridden_ratings:N)
+buttons[2].caption(views.labels_used(data))
 
 for metric in metrics.metrics_reading("egm_both_zero"):
     if not table.loc[table["metric"] == metric, "value"].notna().any():
@@ -101,16 +142,22 @@ else:
     wide = ranked.pivot_table(index=["task", "model"] if per_task(table) else "model", columns="column",
                               values="rank", aggfunc="first")
     order = [c for c in metric_pivot(table).columns if c in wide.columns]
-    st.dataframe(wide[order].astype("Int64").reset_index(), hide_index=True, key="overview_ranks")
-    st.caption(views.HOW_TO_READ["rankings"])
+    shown_ranks = intervals.with_rank_intervals(wide[order].astype("Int64"), shown)
+    st.dataframe(shown_ranks.reset_index(), hide_index=True, key="overview_ranks")
+    st.caption(views.HOW_TO_READ["rankings"] + " Beside each rank its 95 % interval over item resamples.")
+    views.signature_caption(dataclasses.replace(report.signature, extra={**report.signature.extra,
+                                                                         **intervals.signature_fields(bootstrap)}))
 
 st.subheader("Charts")
 charted = [name for name in metrics.charted_metrics()
            if table.loc[table["metric"] == name, "value"].notna().any()]
+bars = intervals.chart_frame(table, with_intervals)
+st.caption("Error bars: 95 % intervals (item-cluster bootstrap; for a judge corrected by the audit, PPI++). "
+           f"Signature: {markup.code(str(interval_signature))}")
 columns = st.columns(2)
 for position, metric in enumerate(charted):
     with columns[position % 2]:
-        st.plotly_chart(views.metric_bars(table, metric), key=f"overview_chart_{metric}")
+        st.plotly_chart(views.metric_bars(bars, metric), key=f"overview_chart_{metric}")
         if metrics.get_metric(metric).how_to_read:
             st.caption(metrics.get_metric(metric).how_to_read)
 

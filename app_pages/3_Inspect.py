@@ -4,6 +4,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
+from empathy.labels.decisions import decision_count  # noqa: E402
 from empathy.labels.locations import StoreError  # noqa: E402
 from empathy.labels.rules import ALL_JUDGES, make_changes, override_targets  # noqa: E402
 from empathy.mechanisms import note_fields, output_scores  # noqa: E402
@@ -75,9 +76,9 @@ exhibit_views.pin_control(data, item_id, model_name, "inspect_exhibit")
 if views.has_text(row):
     texts = (row["reference"], row["generation"])
     analysis = compute.densities_for(texts)
-    views.side_by_side(texts, key="inspect", scores=output_scores(index.ratings_of(ratings, item_id, model_name),
-                                                                  item_id, model_name, analysis[0][0],
-                                                                  analysis[1][0]), notes=note_fields(row), data=data)
+    views.output_side_by_side(data, row, key="inspect", notes=note_fields(row),
+                              scores=output_scores(index.ratings_of(ratings, item_id, model_name), item_id,
+                                                   model_name, analysis[0][0], analysis[1][0]))
     views.conversation(row, "inspect_conversation")
 
     density = pd.DataFrame({
@@ -134,7 +135,7 @@ stale_here = ledger.status.stale
 if len(stale_here):
     stale_here = stale_here[(stale_here["item_id"] == item_id) & (stale_here["model"] == model_name)]
     if len(stale_here):
-        st.warning(f"{len(stale_here)} decision(s) on this output were made on a different text and are not "
+        st.warning(f"{decision_count(stale_here)} decision(s) on this output were made on a different text and are not "
                    "applied until confirmed (see the ledger above).")
 controls = st.columns([2, 2, 3])
 target = controls[0].selectbox("Judge", [ALL_JUDGES, *judges_here], key="inspect_override_judge",

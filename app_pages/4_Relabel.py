@@ -38,9 +38,9 @@ from empathy.labels.rules import (  # noqa: E402
     override_targets,
     rubric,
 )
-from empathy.render import highlight_html, legend_html  # noqa: E402
 from empathy.review import annotator_queue, blind_queue, blind_seed, human_agreement  # noqa: E402
 from empathy_app import (  # noqa: E402
+    audit_views,
     compute,
     decisions,
     exhibit_views,
@@ -114,9 +114,10 @@ def _undo() -> None:
     st.session_state[session_keys.RELABEL_SHOWN] = None
 
 
-def _decide(value: float, dim: str, item: str, model: str, choice: str) -> None:
+def _decide(value: float, dim: str, item: str, model: str, choice: str, mark=None) -> None:
     """Record ``value`` for the output the pressed button belonged to, if it is still the one on screen
-    (dimensions without levels, decided with a value box and a button: one output at a time)."""
+    (dimensions without levels, decided with a value box and a button: one output at a time); ``mark``: its
+    audit mark, bound when the button was drawn in audit order (``None`` in any other order)."""
     shown = st.session_state.get(session_keys.RELABEL_SHOWN)
     if shown is None or tuple(shown[:3]) != (dim, item, model):
         st.session_state[session_keys.FLASH_ERROR] = (f"Refused: that key was for {md(item)} / {md(model)}, which "
@@ -134,7 +135,7 @@ def _decide(value: float, dim: str, item: str, model: str, choice: str) -> None:
     # before the save: who else had decided it, by the store's commit order after it was shown (never a clock)
     others = keyqueue.decided_meanwhile(data.store.decisions(data.dataset_id), item, model, dim, annotator=who,
                                         shown_at=int(shown[3]))
-    if decisions.save(data, changes, who):
+    if decisions.save(data, changes, who, audit=mark):
         # one decision per output shown: a second key for it is refused
         st.session_state[session_keys.RELABEL_SHOWN] = None
         st.session_state[session_keys.RELABEL_REASON] = ""
@@ -251,6 +252,19 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
     return None
 
 
+def _beside_queue(audit, last: tuple[str, str] | None = None, items: list[dict] | None = None,
+                  fresh: pd.DataFrame | None = None, ahead: list[tuple[str, str]] | None = None) -> dict | None:
+    """Beside the queue: the live metric (:func:`_live_metrics`, its arguments; returns its browser state), or in
+    audit order what the audit's decisions so far estimate, with the window's entries marked as audit decisions
+    (the browser sends each key's mark with its event)."""
+    if audit is None:
+        return _live_metrics(last, items, fresh, ahead)
+    if items is not None:
+        audit_views.mark_window(items, audit_design)
+    audit_views.beside_queue(data, audit_design, audit)
+    return None
+
+
 def _show_outcomes() -> None:
     """What the last keys did: the last saved decision, every refusal, and decisions made meanwhile elsewhere."""
     outcomes = st.session_state.get(session_keys.RELABEL_OUTCOMES) or []
@@ -287,7 +301,7 @@ def _queue_area() -> None:
             st.rerun()  # the parse is done: once more as a whole page, which polls no longer
         st.caption(f"Text analysis in the background (highlights): {parsing.progress.describe()}. The queue works "
                    "meanwhile; an output shows plain text until the analysis reaches it.")
-    left, right = st.columns([5, 2])
+    left, right = st.columns([4, 3] if audit_order else [5, 2])  # the audit's tables need the room
     with left:
         _queue_body(right, top)
 
@@ -303,10 +317,14 @@ def _rubric() -> None:
                 st.markdown(f"**{level:g}** — {definition[level]}")
 
 
-def _my_queue(queue: pd.DataFrame) -> tuple[pd.DataFrame, str, list[tuple[str, str]]]:
+def _my_queue(queue: pd.DataFrame, audit: bool) -> tuple[pd.DataFrame, str, list[tuple[str, str]]]:
     """This annotator's queue in its order (blind: seeded random; else judge disagreement or by influence), kept to
     their assigned outputs when the data set has an assignment design, their skips last; with the progress
-    text's note on the order and design, and the skipped outputs."""
+    text's note on the order and design, and the skipped outputs. An ``audit`` sample keeps its random order
+    as it is (the correction needs its prefix decided in that order): no reordering, no assignment filter, no
+    skips moved last."""
+    if audit:
+        return queue, "", []
     if blind:  # never by what the judges said: the order would tell what blind mode hides
         queue = blind_queue(queue, seed=blind_seed(data.dataset_id, dimension, annotator))
         note = " · blind: in a random order of your own"
@@ -349,14 +367,20 @@ def _queue_body(right, top) -> None:
     mine = mine[(mine["annotator"] == who) & (mine["role"] == "annotator")] if len(mine) else mine
     if apply_to != ALL_JUDGES and len(mine):
         mine = mine[mine["rater"] == apply_to]  # relabelling one rater: the queue counts its decisions
-    # the queue is this annotator's: what others decided does not take an output out of it (each keeps theirs)
-    queue = keyqueue.queue_for(data, dimension, task, outputs, mine)
-    queue = relabel_focus.apply(queue, dimension)  # one confusion cell's outputs, from Disagreement
+    audit = None
+    if audit_order:  # the design's drawn outputs in its random order (none: the panel above says why)
+        if audit_design is None:
+            return
+        queue, audit = audit_views.queue_of(now, audit_design, mine, outputs)
+    else:
+        # the queue is this annotator's: what others decided does not take an output out of it (each keeps theirs)
+        queue = keyqueue.queue_for(data, dimension, task, outputs, mine)
+        queue = relabel_focus.apply(queue, dimension)  # one confusion cell's outputs, from Disagreement
     if queue.empty:
         st.info("None of these outputs is in this queue (check the task filter in the sidebar).")
         return
     try:
-        queue, order_note, skipped_here = _my_queue(queue)
+        queue, order_note, skipped_here = _my_queue(queue, audit is not None)
     except StoreError as error:
         st.error(f"The override store cannot be used: {md(error)}")
         return
@@ -364,7 +388,8 @@ def _queue_body(right, top) -> None:
         st.info("None of your assigned outputs is in this queue (check the task filter in the sidebar).")
         return
     done = int(queue["done"].sum())
-    st.progress(done / len(queue), text=f"{done} of {len(queue)} decided by you{order_note}")
+    st.progress(done / len(queue), text=audit_views.progress_text(queue, audit_design, audit) if audit else
+                f"{done} of {len(queue)} decided by you{order_note}")
     _show_outcomes()
     pending = queue[~queue["done"]]  # the skipped ones last (annotator_queue)
     if skipped_here:
@@ -373,41 +398,45 @@ def _queue_body(right, top) -> None:
                   help="They return to their place in your queue instead of coming last.")
     done_text = f"Every output in this queue has your {dimension} decision. Change the filters or undo (U)."
     if keyed:
-        everyone = now.decisions
-        others: dict[tuple[str, str], list[str]] = {}
-        if len(everyone):
-            here = everyone[(everyone["dimension"] == dimension) & (everyone["annotator"] != who)]
-            for (item, model), names in here.groupby(["item_id", "model"])["annotator"]:
-                others[(str(item), str(model))] = sorted(set(map(str, names)))
-        st.markdown(legend_html(), unsafe_allow_html=True)
-        items = keyqueue.window_items(data, pending, dimension=dimension, apply_to=apply_to, blind=blind,
-                                      raters=raters_with, others=others)
-        with right:  # the live metric first: its state goes to the browser with the window
-            after = pending.iloc[len(items):len(items) + keyqueue.WINDOW]
-            live = _live_metrics(None, items, now.status.fresh,
-                                 list(zip(after["item_id"].astype(str), after["model"].astype(str), strict=True)))
-            _rubric()
-        keyqueue.show(items=items, dimension=dimension, apply_to=apply_to, annotator=who, scale=scale,
-                      remaining=len(pending), done_text=done_text, live=live)
-        keys = "0 / 1" if dimension in BINARY_DIMENSIONS else f"{scale[0]}-{min(scale[1], 9)}"
-        st.caption(f"Keys: {keys} decide, S skip, U undo. Each key is recorded for the output on screen when it "
-                   "went down: the next output shows at once and the keys are saved in order, none dropped; a key "
-                   "for an output that is no longer to decide is refused, never applied to another one. If the "
-                   "server falls more than a window of outputs behind, or while an undo is on its way, keys are "
-                   "paused and the page says so.")
-        views.keys_help("relabel")  # "?" opens the key list
-    if keyed:
+        _keyed_queue(right, now, pending, audit, done_text)
         return
     saved = [o for o in applied.outcomes if o.kind in ("saved", "meanwhile") and o.item is not None]
     with right:
-        if not pending.empty:
-            _live_metrics(saved[-1].item if saved else None)
+        if audit is not None or not pending.empty:
+            _beside_queue(audit, saved[-1].item if saved else None)
         _rubric()
     if pending.empty:
         st.success(md(done_text))
         st.button("Undo my last decision", key="relabel_undo_done", shortcut="U", on_click=_undo)
         return
     _one_output(pending.iloc[0], now)
+
+
+def _keyed_queue(right, now, pending: pd.DataFrame, audit, done_text: str) -> None:
+    """Dimensions with levels: the browser's key queue (a window of outputs), the live metric and the rubric."""
+    who = annotator
+    everyone = now.decisions
+    others: dict[tuple[str, str], list[str]] = {}
+    if len(everyone):
+        here = everyone[(everyone["dimension"] == dimension) & (everyone["annotator"] != who)]
+        for (item, model), names in here.groupby(["item_id", "model"])["annotator"]:
+            others[(str(item), str(model))] = sorted(set(map(str, names)))
+    items = keyqueue.window_items(data, pending, dimension=dimension, apply_to=apply_to, blind=blind,
+                                  raters=raters_with, others=others)
+    with right:  # the live metric first: its state goes to the browser with the window
+        after = pending.iloc[len(items):len(items) + keyqueue.WINDOW]
+        live = _beside_queue(audit, None, items, now.status.fresh,
+                             list(zip(after["item_id"].astype(str), after["model"].astype(str), strict=True)))
+        _rubric()
+    keyqueue.show(items=items, dimension=dimension, apply_to=apply_to, annotator=who, scale=scale,
+                  remaining=len(pending), done_text=done_text, live=live)
+    keys = "0 / 1" if dimension in BINARY_DIMENSIONS else f"{scale[0]}-{min(scale[1], 9)}"
+    st.caption(f"Keys: {keys} decide, S skip, U undo. Each key is recorded for the output on screen when it "
+               "went down: the next output shows at once and the keys are saved in order, none dropped; a key "
+               "for an output that is no longer to decide is refused, never applied to another one. If the "
+               "server falls more than a window of outputs behind, or while an undo is on its way, keys are "
+               "paused and the page says so.")
+    views.keys_help("relabel")  # "?" opens the key list
 
 
 def _one_output(current: pd.Series, now) -> None:
@@ -429,16 +458,8 @@ def _one_output(current: pd.Series, now) -> None:
         label_text = ", ".join(views.code(f"{j}: {'-' if pd.isna(v) else f'{v:g}'}") for j, v in labels.items())
         st.markdown(f"{header} — raters say {label_text}" + (" — **judges disagree**" if current["disagree"] else ""))
     if views.has_text(row):
-        texts = (row["reference"], row["generation"])
-        spans = compute.spans_for(texts)
-        st.markdown(legend_html(), unsafe_allow_html=True)
-        sides = st.columns(2)
-        for column, title, text, text_spans in zip(sides, ("Reference / prompt", "Generation"), texts, spans,
-                                                   strict=True):
-            with column:
-                st.markdown(f"**{title}**")
-                with st.container(border=True, height=320):
-                    st.markdown(highlight_html(text, text_spans), unsafe_allow_html=True)
+        views.output_side_by_side(data, row, key="relabel", titles=("Reference / prompt", "Generation"), height=320,
+                                  blind=blind)
         views.conversation(row, "relabel_conversation")
     else:
         views.no_text_note(row, "Decide from the other raters' labels, or skip it.")
@@ -451,7 +472,8 @@ def _one_output(current: pd.Series, now) -> None:
         value = views.value_widget(dimension, output_key("relabel_value", dimension, item_id, model_name, apply_to),
                                    start)
     buttons[1].button("Save", key=output_key("relabel_save", dimension, item_id, model_name), on_click=_decide,
-                      args=(value, dimension, item_id, model_name, apply_to), shortcut="Enter", type="primary",
+                      args=(value, dimension, item_id, model_name, apply_to,
+                            audit_views.mark_for(audit_design, item_id, model_name)), shortcut="Enter", type="primary",
                       width="stretch", disabled=not targets or access_refusal is not None, help=refusal_help)
     buttons[2].button("Skip", key="relabel_skip", on_click=_skip, args=(item_id, model_name), shortcut="S",
                       width="stretch", disabled=access_refusal is not None, help=refusal_help)
@@ -470,11 +492,17 @@ used = st.session_state.get(session_keys.RELABEL_REASON_USED)
 if used and st.session_state.get(session_keys.RELABEL_REASON) == used:
     st.session_state[session_keys.RELABEL_REASON] = ""  # recorded with a decision: the next one starts without it
     st.session_state.pop(session_keys.RELABEL_REASON_USED, None)
-st.radio("Order", ["judge disagreement", "by influence"], horizontal=True, key=session_keys.RELABEL_ORDER,
-         disabled=blind,
-         help="Blind mode orders the queue at random (seeded per annotator, data set and dimension), never by what "
-              "the judges said." if blind else "By influence: first the outputs whose one label accounts for most "
-              "of the margin between their model and the nearest rival (ranking fragility)")
+order = st.radio("Order", ["judge disagreement", "by influence", audit_views.AUDIT_ORDER], horizontal=True,
+                 key=session_keys.RELABEL_ORDER,
+                 help="By influence: first the outputs whose one label accounts for most of the margin between their "
+                      "model and the nearest rival (ranking fragility). Audit sample: the outputs a random audit "
+                      "drew, in its random order: the only decisions that correct the judges' values. Blind mode "
+                      "orders the other two at random (seeded per annotator, data set and dimension), never by what "
+                      "the judges said.")
+st.caption(audit_views.NOT_A_SAMPLE)
+audit_order = order == audit_views.AUDIT_ORDER
+audit_design = audit_views.panel(data, dimension, annotator, key="relabel_audit") if audit_order else None
+blind = blind or audit_order  # audit order hides the judges' labels: seen, they would pull the human's towards them
 access_refusal = who.why_not("decide")
 refusal_help = md(access_refusal) if access_refusal else None
 _queue_area()

@@ -1,32 +1,25 @@
 """Agreement page: inter-judge Spearman per metric (Table 6), human vs judges, and how overrides moved ranks."""
 
+import dataclasses
+
 import streamlit as st  # noqa: E402
 
 from empathy import metrics  # noqa: E402
 from empathy.exports import agreement_csv  # noqa: E402
-from empathy.review import per_task, ranking_shift  # noqa: E402
-from empathy_app import compute, loading, overrides, views  # noqa: E402
+from empathy.review import agreement_labels, per_task, ranking_shift  # noqa: E402
+from empathy_app import compute, intervals, loading, overrides, session_keys, views  # noqa: E402
 from empathy_app.markup import codes, md  # noqa: E402
 
 data = loading.require_data()
 views.mode_caption(data)
 current = overrides.applied(data)
-# Judge-judge statistics use each judge's own labels: a human label copied into two judges would count as
-# their agreement (30 relabels took the demo's CA alpha from 0.457 to 1.0, issue 14). Counting them is an
-# explicit, labelled choice of this page, whatever the sidebar's toggle says for the metrics.
-judge_view_with_overrides = st.toggle(
-    "Count human overrides as the judges' labels in judge-judge statistics", value=False,
-    key="agreement_judges_with_overrides", disabled=current.empty,
-    help="Off: each judge's own labels. On: the overridden labels, which makes judges that a human "
-         "overrode together agree by construction.")
-if judge_view_with_overrides:
-    st.warning(f"Judge-judge statistics below include **{len(current)}** human label(s) written over judges' "
-               "labels: agreement they create is the human's, not the judges'.")
-elif not current.empty:
-    st.caption(f"Judge-judge statistics use each judge's own labels; the {len(current)} human override(s) are "
-               "compared with the judges in their own table below.")
-report = compute.report(data, with_overrides=judge_view_with_overrides)
-agreement = report.agreement
+# One truth (issue 26): every number here follows the sidebar's "Include human overrides", as every other page's
+# does, and says which labels it rests on. With it on, overrides recompute the inter-judge Spearman live; where a
+# human decision wrote the same label into both judges of a pair, the row says so (agreement a human created).
+with_overrides = bool(st.session_state[session_keys.WITH_OVERRIDES])
+report = compute.report(data)
+agreement = agreement_labels(report.agreement, current if with_overrides else None,
+                             data.dataset.outputs if per_task(report.table) else None)
 judges = sorted(set(report.table.loc[report.table["metric"].isin(metrics.judged_metrics()), "scorer"]))
 
 st.subheader("Inter-judge agreement on the per-model metrics (the paper's Table 6)")
@@ -52,22 +45,45 @@ else:
             if figure is not None:
                 columns[shown % 3].plotly_chart(figure, key=f"agreement_heatmap_{metric}" + (f"_{number}" * split))
                 shown += 1
-    pairs = (agreement if split else agreement.drop(columns=["task"], errors="ignore")).copy()
+    # rho's interval over item resamples, the exact permutation p over models and Kendall's tau-b (cached per data
+    # set and overrides, as the Overview's intervals)
+    bootstrap = intervals.intervals(data)  # the sidebar's toggle, as the report above
+    table6 = intervals.agreement_table(agreement, bootstrap)
+    pairs = (table6 if split else table6.drop(columns=["task"], errors="ignore")).copy()
     pairs["spearman"] = pairs["spearman"].astype(float).round(3)
-    st.dataframe(pairs, hide_index=True, key="agreement_pairs")
-    views.signature_caption(report.signature)
+    st.markdown(views.labels_used(data))
+    st.dataframe(pairs.drop(columns=["warning"]), hide_index=True, key="agreement_pairs",
+                 column_config={"labels": st.column_config.TextColumn(help="judges: each judge's own labels; "
+                                "with_overrides: with the human decisions applied"),
+                                "human_decisions": st.column_config.NumberColumn(
+                                    help="distinct human decisions in the two judges' labels of this metric"),
+                                "same_human_label": st.column_config.NumberColumn(
+                                    help="outputs on which both judges carry the same human label")}
+                 | {c: st.column_config.NumberColumn(c, format="%.3f") for c in ("ci_low", "ci_high", "kendall_tau_b")}
+                 | {c: st.column_config.NumberColumn(c, format="%.4g") for c in ("p_exact", "p_kendall", "p_se")})
+    views.agreement_warnings(agreement)
+    views.signature_caption(dataclasses.replace(report.signature, extra={
+        **report.signature.extra, **intervals.signature_fields(bootstrap)}))
     st.caption(views.HOW_TO_READ["table6"])
+    st.caption("**ci_low, ci_high**: rho's 95 % interval over item resamples (an item's outputs of every model "
+               "resampled together). **p_exact**: the permutation p-value of rho over the models' orderings (exact up "
+               "to 10 models, every ordering counted with its ties; Monte Carlo beyond, p_se its standard error): "
+               "with 5 models no rho below 1 reaches p < 0.083. **kendall_tau_b**: Kendall's tau-b of the same "
+               "values, steadier than rho when a metric takes few distinct values (CA), with its own p "
+               "(p_kendall).")
 
     st.download_button("Download the agreement table (CSV)", agreement_csv(agreement, report.signature).encode(),
                        file_name="empathy-agreement.csv", mime="text/csv", key="agreement_download",
-                       help="Spearman per metric and judge pair with the number of models, and the signature; "
+                       help="Spearman per metric and judge pair with the number of models, which labels each row "
+                            "rests on (labels, human_decisions, same_human_label, warning) and the signature; "
                             "spreadsheet-safe.")
 
 st.subheader("Instance-level agreement between judges")
-effective = compute.effective_ratings(data, with_overrides=judge_view_with_overrides)
-alpha = compute.alpha_by_dimension(data, with_overrides=judge_view_with_overrides)  # cached per dimension
+effective = compute.effective_ratings(data)
+alpha = compute.alpha_by_dimension(data)  # cached per dimension
 if effective["rater"].nunique() >= 2 and len(alpha):
     alpha = alpha.assign(alpha=alpha["alpha"].astype(float).round(3))
+    st.markdown(views.labels_used(data))
     st.dataframe(alpha, hide_index=True, key="agreement_alpha")
     views.signature_caption(report.signature)
     st.caption(views.HOW_TO_READ["alpha"])
@@ -76,8 +92,8 @@ else:
 
 st.subheader("Human vs each judge (from the overrides)")
 if current.empty:
-    st.info("No human overrides yet. Relabel some outputs on the **Relabel** or **Inspect** page; the human "
-            "label of an output is its most recent override.")
+    st.info("No human decision yet. Relabel some outputs on the **Relabel** or **Inspect** page; the human "
+            "label of an output is its most recent decision (under the label rule).")
 else:
     human = compute.human_agreement(data)
     if human.empty:

@@ -5,7 +5,7 @@ import streamlit as st  # noqa: E402
 from empathy import metrics  # noqa: E402
 from empathy.panels import is_panel  # noqa: E402
 from empathy.stability import STATISTICS, default_sizes  # noqa: E402
-from empathy_app import compute, loading, views  # noqa: E402
+from empathy_app import compute, loading, overrides, session_keys, views  # noqa: E402
 from empathy_app import workbench as wb  # noqa: E402
 from empathy_app.markup import codes, md  # noqa: E402
 
@@ -28,7 +28,7 @@ shown_dimensions = tuple(dimensions) if every else (dimension,)
 st.subheader("Every pair of raters")
 st.caption("Spearman with a percentile bootstrap interval over items, Pearson, Cohen's kappa (unweighted and "
            "quadratic; only for whole-number labels, blank otherwise), percent agreement, and Krippendorff's "
-           "alpha of the dimension over all raters. Includes the overrides when the sidebar toggle is on.")
+           "alpha of the dimension over all raters. " + views.labels_used(data))
 # Each result is keyed on the data set and the overrides of the dimensions it reads (no hashing of ratings).
 key = compute.effective_key(data, shown_dimensions)
 signature = f"{compute.report(data).signature}|bootstrap:{bootstrap}|seed:{seed}"
@@ -38,6 +38,8 @@ if pairs.empty:
             "with several raters (for example the Kumar et al. 2025 import) on the **Data** page.")
 else:
     wb.show(pairs, "wb_pairs")
+    views.agreement_warnings(wb.pair_provenance(pairs, overrides.applied(data) if st.session_state[
+        session_keys.WITH_OVERRIDES] else None), ("dimension", "rater_a", "rater_b"))
     views.signature_caption(signature)
 
 # ---------------------------------------------------------------------------------------------- panels

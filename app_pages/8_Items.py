@@ -111,15 +111,18 @@ config["generation"] = st.column_config.TextColumn("generation", width="large")
 # the sort column's label names a judge (data): Markdown-escaped, or a rater called ![i](http://host/x.png)
 # would put an image in the page
 st.caption(f"{len(shown)} of {len(table)} outputs" + (f", worst {md(_label(sort_by))} first" if sort_by else "")
-           + ". Click a column header to sort by it instead; select a row to open it below.")
-event = st.dataframe(shown[visible], hide_index=True, key="items_table", column_config=config,
+           + ". The top row is open below; select a row to open it instead (a column header sorts the view only).")
+# what decides the rows' order: a new one opens its top row below (and is a new table, with no stale selection)
+order = repr((sort_by, bool(absolute), query, list(models), sorted(minimums.items()), overridden, side))
+event = st.dataframe(shown[visible], hide_index=True, key=views.table_key("items_table", order), column_config=config,
                      on_select="rerun", selection_mode="single-row", height=420)
 st.download_button("Download these rows (CSV)", items_csv(shown, str(compute.report(data).signature)),
                    file_name="empathy-items.csv", mime="text/csv", key="items_download")
 
 # The selectbox is the one source of truth for the open row; a newly selected table row moves it.
 labels = [f"{i} · {m}" for i, m in zip(shown["item_id"], shown["model"], strict=True)]
-views.follow_table_selection(event, labels, session_keys.ITEMS_PICK, session_keys.ITEMS_TABLE_SELECTION)
+views.follow_table_selection(event, labels, session_keys.ITEMS_PICK, session_keys.ITEMS_TABLE_SELECTION, order=order,
+                             order_key=session_keys.ITEMS_TABLE_ORDER)
 
 def _sentences(value: float) -> float | None:
     return None if pd.isna(value) else float(value)
@@ -133,10 +136,9 @@ st.caption(f"Task {views.code(row['task'] or '-')} · item {views.code(row['item
            f"{views.code(row['model'])}" + (f" · overridden: {md(row['override_dimensions'])}"
                                             if row["overrides"] else ""))
 if views.has_text(source):
-    texts = (row["reference"], row["generation"])
-    views.side_by_side(texts, key="items", notes=note_fields(source), data=data,
-                       scores=output_scores(ratings, row["item_id"], row["model"], _sentences(row["sentences_ref"]),
-                                            _sentences(row["sentences_gen"])))
+    views.output_side_by_side(data, source, key="items", notes=note_fields(source),
+                              scores=output_scores(ratings, row["item_id"], row["model"],
+                                                   _sentences(row["sentences_ref"]), _sentences(row["sentences_gen"])))
     views.conversation(source, "items_conversation")
 else:
     views.no_text_note(source, "Its judge terms are in the table above.")

@@ -10,6 +10,7 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from empathy.calibration import confusion_matrix  # noqa: E402
+from empathy.labels.decisions import decision_count  # noqa: E402
 from empathy.labels.rules import rubric  # noqa: E402
 from empathy.signature import Signature, judge_signatures  # noqa: E402
 from empathy.slices import ALL_JUDGES, describe, ranked_slices  # noqa: E402
@@ -29,10 +30,10 @@ if not dimensions:
             "disagreement to map. Run one on the **Judge** page.")
     st.stop()
 st.caption("Judges are read with their own labels; human overrides from the ledger count as human raters "
-           f"({len(ledger.status.fresh)} fresh decision(s)), and the override rate reads the ledger.")
+           f"({decision_count(ledger.status.fresh)} fresh decision(s)), and the override rate reads the ledger.")
 
 with st.container(border=True):
-    top = st.columns([2, 2, 1, 1, 1, 1])
+    top = st.columns([2, 2, 1, 1, 1, 1, 1])
     outcome = top[0].selectbox("Disagreement", list(dg.OUTCOME_LABELS), key="dis_outcome",
                                format_func=dg.OUTCOME_LABELS.get)
     dimension = top[1].selectbox("Dimension", dimensions, key="dis_dimension", format_func=views.dimension_label)
@@ -41,6 +42,9 @@ with st.container(border=True):
     permutations = int(top[3].selectbox("Permutations", [200, 1000, 5000], index=1, key="dis_permutations"))
     seed = int(top[4].number_input("Seed", min_value=0, value=0, step=1, key="dis_seed"))
     per_judge = top[5].checkbox("Per judge", key="dis_per_judge", help="map each judge on its own too")
+    exact = top[6].checkbox("Exact p", value=True, key="dis_exact",
+                            help="Every p-value that can be computed exactly is (the permutations above serve the "
+                                 "others, whose Monte Carlo standard error is p_se). Off: all by Monte Carlo.")
 
 st.subheader("The mechanism x disagreement map")
 events, threshold = dg.events(key, outcome, dimension, ratings, ledger.applied)
@@ -52,14 +56,22 @@ if events.empty:
 else:
     features = dg.output_features(data.content_key, outputs, data.dataset.ratings, compute.features(data))
     result = dg.slice_map(key, outcome, dimension, bins, permutations, seed, per_judge, features, events,
-                          threshold)
+                          threshold, exact)
     signature = Signature(distancing=compute.features(data).signature, judges=judge_signatures(ratings), seed=seed,
-                          extra={"outcome": outcome, **result.signature_fields(), **ledger.signature_fields()})
+                          extra={"outcome": outcome, **result.signature_fields(), **dg.RATE_INTERVAL,
+                                 **ledger.signature_fields()})
     table = result.table
     st.caption(f"{int(events['event'].sum())} of {len(events)} units disagree"
                + (f" (values at least {threshold:g} apart)" if threshold is not None else "")
                + ". Each feature is cut at its quantiles; a slice's rate is tested against the whole by permuting "
-                 "which outputs fall in it (exact when few arrangements exist), Holm-corrected over the map.")
+                 "which outputs fall in it, Holm-corrected over the map: exactly wherever the null distribution can "
+                 "be computed, otherwise by Monte Carlo with its standard error (p_se). Intervals take the item "
+                 "(conversation) as the unit: the judges of one output and the models of one item are not "
+                 "independent.")
+    carlo = int((result.table["p_method"] == "monte-carlo").sum())
+    if carlo:
+        st.caption(f"{carlo} of {len(result.table)} p-values by Monte Carlo ({permutations:,} permutations); the "
+                   f"largest standard error is {result.table['p_se'].max():.3g}.")
     if result.holm_floor >= 0.05:
         st.warning(f"{len(table)} slices and {permutations:,} permutations: no Holm-adjusted p-value can fall below "
                    f"{result.holm_floor:.3g}, whatever the data. Choose more permutations to test at 0.05.")
@@ -87,7 +99,7 @@ else:
                              selection_mode="single-row",
                              column_config={c: st.column_config.NumberColumn(c, format="%.3f")
                                             for c in ("rate", "whole_rate", "rate_ratio", "difference", "p_value",
-                                                      "p_holm")})
+                                                      "p_holm", "rate_low", "rate_high", "p_se")})
         views.signature_caption(signature)
         names = [f"{f} · {s} ({n} units)" for f, s, n in zip(ranked["feature"], ranked["slice"], ranked["n_units"],
                                                                strict=True)]
@@ -105,7 +117,7 @@ else:
             item_id, model = keys[choices.index(opened)]
             source = outputs[(outputs["item_id"] == item_id) & (outputs["model"] == model)]
             if not source.empty and views.has_text(source.iloc[0]):
-                views.side_by_side((source.iloc[0]["reference"], source.iloc[0]["generation"]), key="disagreement")
+                views.output_side_by_side(data, source.iloc[0], key="disagreement")
             elif not source.empty:
                 views.no_text_note(source.iloc[0])
             if st.button("Open in Inspect", key="dis_open_inspect", help="the Inspect page, filters cleared, at "

@@ -316,7 +316,7 @@ def _decisions(decisions: pd.DataFrame, design: AuditDesign) -> tuple[pd.DataFra
 
 def _unique_rater(ratings: pd.DataFrame) -> str:
     name = "(audit decisions)"
-    taken = set(ratings["rater"].astype(str))
+    taken = set(ratings["rater"].astype(str).unique())
     while name in taken:
         name += "'"
     return name
@@ -497,7 +497,8 @@ def ppi_estimates(outputs: pd.DataFrame, ratings: pd.DataFrame, design: AuditDes
                          "draw a new audit")
     decided, n_ignored = _decisions(decisions, design)
     drawn_positions = {(o.item_id, o.model): o.position for o in design.outputs}
-    frame["position"] = [drawn_positions.get(k) for k in zip(frame["item_id"], frame["model"], strict=True)]
+    frame["position"] = [drawn_positions.get(k) for k in zip(frame["item_id"].tolist(), frame["model"].tolist(),
+                                                             strict=True)]
     frame["decided"] = frame.set_index(["item_id", "model"]).index.isin(
         pd.MultiIndex.from_frame(decided[["item_id", "model"]]))
     tasks = sorted(frame["task"].unique())

@@ -635,7 +635,8 @@ def _checked_values(frame: pd.DataFrame, dimensions: np.ndarray, rows: np.ndarra
                     column=column)
 
 
-def _validate_rating_values(frame: pd.DataFrame, label: str, suffix: str) -> pd.DataFrame:
+def _validate_rating_values(frame: pd.DataFrame, label: str, suffix: str, *,
+                            unique_keys: bool = True) -> pd.DataFrame:
     wide = "_row" in frame.columns
     rows = frame["_row"].to_numpy() if wide else _file_rows(frame, suffix)
     keys = ("item_id", "model", "rater", "dimension")
@@ -665,8 +666,8 @@ def _validate_rating_values(frame: pd.DataFrame, label: str, suffix: str) -> pd.
         raise DataError(label, f"unknown rater_kind {out['rater_kind'].iat[position]!r} "
                         f"(use one of {', '.join(sorted(k for k in RATER_KINDS if k))})",
                         row=int(rows[position]), column="rater_kind")
-    duplicate = out.duplicated(["item_id", "model", "rater", "dimension"])
-    if duplicate.any():
+    duplicate = out.duplicated(["item_id", "model", "rater", "dimension"]) if unique_keys else None
+    if duplicate is not None and duplicate.any():
         position = int(np.flatnonzero(duplicate)[0])
         raise DataError(label, "duplicate rating for the same (item_id, model, rater, dimension)",
                         row=int(rows[position]), column="rater")
@@ -675,14 +676,18 @@ def _validate_rating_values(frame: pd.DataFrame, label: str, suffix: str) -> pd.
     return out
 
 
-def validate_ratings(frame: pd.DataFrame, *, name: str = "<ratings>") -> pd.DataFrame:
-    """Validate a long-form ratings table and return it with canonical columns and a float ``value``."""
+def validate_ratings(frame: pd.DataFrame, *, name: str = "<ratings>", unique_keys: bool = True) -> pd.DataFrame:
+    """Validate a long-form ratings table and return it with canonical columns and a float ``value``.
+
+    ``unique_keys=False`` accepts several rows for one ``(item_id, model, rater, dimension)``: a decisions ledger
+    holds every annotator's decision on a key, in commit order.
+    """
     label = frame.attrs.get("source", name)
     suffix = frame.attrs.get("suffix", ".csv")
     _check_required(frame, RATING_REQUIRED, label)
     if frame.empty:
         return empty_ratings()
-    return _validate_rating_values(frame.reset_index(drop=True), label, suffix)
+    return _validate_rating_values(frame.reset_index(drop=True), label, suffix, unique_keys=unique_keys)
 
 
 def load_outputs(path: str | Path, *, name: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -20,6 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from empathy.evaluate import MetricsReport, TextFeatures, default_by_task, text_features
+from empathy.mechanisms import MechanismMarks
 from empathy.metrics import registry_token
 from empathy.progress import Progress, Tracker, format_duration
 from empathy.review import EffectiveRatings, Recompute
@@ -214,7 +215,7 @@ def features(data: Loaded) -> TextFeatures:
     midway keeps the finished texts.
     """
     outputs = data.all_data.outputs
-    every = _features(data.base_key or data.content_key, outputs)
+    every = all_features(data)
     if not data.filtered:
         return every
     position = pd.MultiIndex.from_frame(outputs[["item_id", "model"]]).get_indexer(
@@ -293,6 +294,12 @@ def row_index(data: Loaded, *, whole: bool = False) -> RowIndex:
     return _row_index(data.content_key, data.dataset.outputs, data.dataset.ratings)
 
 
+def all_features(data: Loaded) -> TextFeatures:
+    """:func:`features` of every output of the data set, whatever the task filter (rows of
+    ``data.all_data.outputs``): what an audit, drawn from the whole data set, is estimated on."""
+    return _features(data.base_key or data.content_key, data.all_data.outputs)
+
+
 def by_task(data: Loaded) -> bool:
     """Whether the numbers are computed within each task: whenever the shown outputs hold several tasks, unless
     the sidebar pools them (an explicit choice, named ``tasks:pooled`` in the signature). The paper reports per
@@ -343,10 +350,17 @@ def _use_overrides(with_overrides: bool | None) -> bool:
     return bool(st.session_state[session_keys.WITH_OVERRIDES] if with_overrides is None else with_overrides)
 
 
+def overrides_used(data: Loaded, with_overrides: bool | None = None) -> pd.DataFrame | None:
+    """The overrides a computation under the global toggle (or as asked) applies: the applied overrides, or
+    ``None`` for the judges' own labels."""
+    return overrides.applied(data) if _use_overrides(with_overrides) else None
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def _report(key: str, okey: str, scope: str, _engine: Recompute, _overrides: pd.DataFrame | None
             ) -> MetricsReport:
-    return _engine.report(_overrides)
+    # the signature counts the human decisions (what a person reads) beside the judge labels they replaced
+    return _engine.report(_overrides, decisions=_overrides is not None)
 
 
 def report(data: Loaded, *, with_overrides: bool | None = None, egm_both_zero: str = "zero",
@@ -515,55 +529,130 @@ def spans_for(texts: tuple[str, ...]) -> list[list[dict[str, object]]]:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def disturbing_for(texts: tuple[str, ...]) -> list[list[dict[str, object]]]:
-    """Disturbing-content spans of each text (:func:`empathy.mechanisms.disturbing_highlights`), found on the
-    sentences the judges count on (:func:`empathy.judges.segment.sentence_spans`, memoised per process)."""
+def marks_for(texts: tuple[str, str], conflict: bool, judged: tuple = ((), ())) -> MechanismMarks:
+    """The marks of the four mechanisms on a reference/generation pair (:func:`empathy.mechanisms.mechanism_marks`):
+    the distancing spans (:func:`spans_for`), the lexicon judge's disturbing elements, affect words and (with
+    ``conflict``) CA cues and client tension, located on the sentences the judges rate
+    (:func:`empathy.judges.segment.sentence_spans`, memoised per process), and the LLM judges' ``judged`` marks
+    per text (:func:`judged_for`). Cached per pair."""
     from empathy.judges.segment import sentence_spans
-    from empathy.mechanisms import disturbing_highlights
+    from empathy.mechanisms import mechanism_marks
 
-    return [disturbing_highlights(text, spans) for text, spans in zip(texts, sentence_spans(texts), strict=True)]
+    return mechanism_marks(texts[0], texts[1], distancing=spans_for(texts), sentence_spans=sentence_spans(texts),
+                           conflict=conflict, judged=[list(side) for side in judged])
 
 
-def judged_for(data: Loaded, texts: tuple[str, ...]) -> tuple[list[list[dict[str, object]]], list[str]]:
-    """The sentences each LLM judge of the data set counted disturbing content in, per text, and those judges.
+@dataclasses.dataclass(frozen=True)
+class JudgedMarks:
+    """What the LLM judges of a data set marked in a reference/generation pair, from their answer cache.
 
-    A rater counts when its ``rater_kind`` is ``llm``, it rated ``u_ref``/``u_gen``, and the judges config (the
-    Judge page's, else ``$EMPATHY_JUDGES_CONFIG`` or ``./judges.toml``) defines a judge of that name; the counts
-    come from the answer cache (:func:`empathy.judges.run.cached_sentence_counts`; never a call). Without a
-    config, a cache file or such a rater: nothing (the lexicon underlines and every judge's ``u`` still show).
+    ``spans``: per text, the sentences a judge counted disturbing content in and, on the generation, the passage
+    a judge quoted as evidence of its CA label (:func:`empathy.mechanisms.judged_highlights`,
+    :func:`empathy.mechanisms.evidence_highlights`); ``counted``: the judges with sentence marks; ``quoted``:
+    ``(judge, quote)`` of each quote found in the response.
     """
-    empty: list[list[dict[str, object]]] = [[] for _ in texts]
-    ratings = data.dataset.ratings
-    if "rater_kind" not in ratings.columns:
-        return empty, []
-    rated = ratings[(ratings["dimension"].isin(["u_ref", "u_gen"])) & (ratings["rater_kind"].astype(str) == "llm")]
-    if rated.empty:
-        return empty, []
-    from empathy.judges import JudgeCache, JudgeConfigError, available_judges, default_cache_path, load_config
-    from empathy.judges.run import cached_sentence_counts
-    from empathy.mechanisms import judged_highlights
+
+    spans: tuple[tuple[dict[str, object], ...], tuple[dict[str, object], ...]] = ((), ())
+    counted: tuple[str, ...] = ()
+    quoted: tuple[tuple[str, str], ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class OutputFacts:
+    """What the text views ask of each output, found once per data set: ``llm_judges``, the raters of kind
+    ``llm`` that rated it (the SA and CA marks beside their numbers are the lexicon's); ``ca_rated``, the outputs
+    a rater labelled ``ca`` (their texts get the CA marks)."""
+
+    llm_judges: dict[tuple[str, str], tuple[str, ...]]
+    ca_rated: frozenset[tuple[str, str]]
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _output_facts(key: str, _ratings: pd.DataFrame) -> OutputFacts:
+    def keys(frame: pd.DataFrame) -> list[tuple[str, str]]:
+        return list(zip(frame["item_id"].astype(str), frame["model"].astype(str), strict=True))
+
+    llm: dict[tuple[str, str], set[str]] = {}
+    if "rater_kind" in _ratings.columns:
+        rows = _ratings[_ratings["rater_kind"].astype(str) == "llm"]
+        for pair, rater in zip(keys(rows), rows["rater"].astype(str), strict=True):
+            llm.setdefault(pair, set()).add(rater)
+    return OutputFacts({pair: tuple(sorted(names)) for pair, names in llm.items()},
+                       frozenset(keys(_ratings[_ratings["dimension"] == "ca"])))
+
+
+def output_facts(data: Loaded) -> OutputFacts:
+    """:class:`OutputFacts` of the data set (cached per content key, shared: not to be modified)."""
+    return _output_facts(data.content_key, data.dataset.ratings)
+
+
+def _llm_judges_configured(data: Loaded) -> tuple[dict, Path] | None:
+    """The judges config's LLM judges that are raters of the data set (``rater_kind`` ``llm``), and the answer
+    cache, or ``None`` without a config (the Judge page's, else ``$EMPATHY_JUDGES_CONFIG`` or ``./judges.toml``),
+    a cache file or such a rater."""
+    raters = {name for names in output_facts(data).llm_judges.values() for name in names}
+    if not raters:
+        return None
+    from empathy.judges import JudgeConfigError, available_judges, default_cache_path, load_config
+    from empathy.judges.config import default_config_path
 
     path_text = str(st.session_state.get(session_keys.JUDGE_CONFIG_PATH_KEPT) or "").strip()
     try:
-        from empathy.judges.config import default_config_path
-
         path = Path(path_text).expanduser() if path_text else default_config_path()
         cache_path = default_cache_path()
         if path is None or not path.is_file() or not cache_path.is_file():
-            return empty, []
+            return None
         judges = available_judges(load_config(path))
     except (JudgeConfigError, OSError):
-        return empty, []
-    names = [name for name in sorted(rated["rater"].astype(str).unique())
-             if name in judges and judges[name].kind == "llm"]
-    if not names:
-        return empty, []
-    out = [list(spans) for spans in empty]
+        return None
+    chosen = {name: judge for name, judge in judges.items() if name in raters and judge.kind == "llm"}
+    return (chosen, cache_path) if chosen else None
+
+
+def judged_for(data: Loaded, texts: tuple[str, str]) -> JudgedMarks:
+    """The LLM judges' own marks on a reference/generation pair: the sentences each counted disturbing content in
+    (judges that rated ``u_ref``/``u_gen``) and the passage each quoted for its CA label (judges that rated ``ca``
+    with ``conflict_evidence`` on).
+
+    A judge counts when its rater's ``rater_kind`` is ``llm`` and the judges config defines a judge of that name;
+    everything comes from the answer cache (:func:`empathy.judges.run.cached_sentence_counts`,
+    :func:`empathy.judges.run.cached_evidence`; never a call). Without a config, a cache file or such a rater:
+    nothing (the lexicon's marks and every judge's numbers still show).
+    """
+    ratings = data.dataset.ratings
+    found = _llm_judges_configured(data)
+    if found is None:
+        return JudgedMarks()
+    judges, cache_path = found
+    from empathy.judges import JudgeCache
+    from empathy.judges.run import cached_evidence, cached_sentence_counts
+    from empathy.mechanisms import evidence_highlights, judged_highlights
+
+    def rated(dimensions: list[str]) -> list[str]:
+        names = set(ratings.loc[ratings["dimension"].isin(dimensions), "rater"].astype(str))
+        return sorted(name for name in judges if name in names)
+
+    counted = rated(["u_ref", "u_gen"])
+    quoting = [name for name in rated(["ca"]) if judges[name].conflict_evidence]
+    spans: list[list[dict[str, object]]] = [[], []]
+    quoted = []
     with JudgeCache(cache_path) as cache:
-        for name in names:
+        for name in counted:
             for position, text in enumerate(texts):
-                out[position].extend(judged_highlights(cached_sentence_counts(text, judges[name], cache), name))
-    return out, names
+                spans[position].extend(judged_highlights(cached_sentence_counts(text, judges[name], cache), name))
+        for name in quoting:
+            evidence = cached_evidence(texts[0], texts[1], judges[name], cache)
+            marks = evidence_highlights(evidence, name)
+            if marks:
+                spans[1].extend(marks)
+                quoted.append((name, str(evidence.quote)))
+    return JudgedMarks((tuple(spans[0]), tuple(spans[1])), tuple(counted), tuple(quoted))
+
+
+def llm_judges_of(data: Loaded, item_id: str, model: str) -> list[str]:
+    """The LLM judges (``rater_kind`` ``llm``) that rated output ``(item_id, model)``: the SA and CA marks beside
+    their numbers are the lexicon's, which the summary under the texts says."""
+    return list(output_facts(data).llm_judges.get((str(item_id), str(model)), ()))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

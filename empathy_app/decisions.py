@@ -15,7 +15,7 @@ import streamlit as st
 from empathy.escaping import markdown_literal
 from empathy.labels.ledger import Ledger
 from empathy.labels.locations import StoreError
-from empathy.labels.records import Change, output_hashes
+from empathy.labels.records import AuditMark, Change, output_hashes
 from empathy.labels.roles import AccessDenied
 from empathy.vocabulary import LABEL_RULE_HELP, LABEL_RULES
 from empathy_app import identity, overrides, session_keys
@@ -64,14 +64,17 @@ def label_rule_select(container=st) -> str:
     return overrides.label_rule()
 
 
-def save(data: Loaded, changes: list[Change], annotator: str) -> bool:
-    """Write one decision (several judges' ratings) for ``annotator``; flash the result, escaped."""
+def save(data: Loaded, changes: list[Change], annotator: str, *, audit: AuditMark | None = None) -> bool:
+    """Write one decision (several judges' ratings) for ``annotator``; flash the result, escaped.
+
+    ``audit``: the mark of a decision made in audit order on a drawn output (``None`` from any other order).
+    """
     if not annotator.strip():
         st.session_state[session_keys.FLASH_ERROR] = ("Not saved: no annotator. Type your name in the sidebar and "
                                                       "press **Use this name** (or sign in).")
         return False
     try:
-        batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator)
+        batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator, audit=audit)
     except AccessDenied as error:
         st.session_state[session_keys.FLASH_ERROR] = f"Not saved: {md(error)}"
         return False
@@ -84,7 +87,8 @@ def save(data: Loaded, changes: list[Change], annotator: str) -> bool:
     first = changes[0]
     raters = ", ".join(md(r) for r in sorted({c.rater for c in changes}))
     st.session_state[session_keys.FLASH] = (f"Saved (change #{batch}): {md(first.dimension)} = {first.value:g} for "
-                                            f"{md(first.item_id)} / {md(first.model)} ({raters}) as {md(annotator)}.")
+                                            f"{md(first.item_id)} / {md(first.model)} ({raters}) as {md(annotator)}"
+                                            + (f", an audit decision (position {audit.position})." if audit else "."))
     return True
 
 
@@ -110,11 +114,13 @@ def undo(data: Loaded, annotator: str | None) -> None:
 
 
 def ledger_panel(data: Loaded, ledger: Ledger, annotator: str, key: str) -> None:
-    """The ledger's status line (applied, stale, orphaned, unresolved), with the lists and a confirm button."""
+    """The ledger's status line in human decisions (applied, stale, orphaned, unresolved; a decision applied to
+    several judges is one), with the lists and a confirm button."""
     counts = ledger.counts
-    text = (f"Ledger ({md(ledger.rule)} rule): **{counts['applied']}** overrides applied · "
-            f"**{counts['stale']}** stale (text changed, not applied) · **{counts['orphaned']}** orphaned "
-            f"(output gone, kept) · **{counts['unresolved']}** unresolved disagreements")
+    decided = ledger.decision_counts
+    text = (f"Ledger ({md(ledger.rule)} rule): **{decided['applied']}** decisions applied (to {counts['applied']} "
+            f"judge labels) · **{decided['stale']}** stale (text changed, not applied) · **{decided['orphaned']}** "
+            f"orphaned (output gone, kept) · **{decided['unresolved']}** unresolved disagreements")
     st.caption(text)
     if not (counts["stale"] or counts["orphaned"] or counts["unresolved"]):
         return
@@ -125,7 +131,7 @@ def ledger_panel(data: Loaded, ledger: Ledger, annotator: str, key: str) -> None
                         "Inspect, then confirm to apply the decision again.")
             st.dataframe(ledger.status.stale[columns], hide_index=True, key=f"{key}_stale")
             refusal = access(data).why_not("decide")
-            if st.button(f"Confirm all {counts['stale']} on the current texts", key=f"{key}_confirm",
+            if st.button(f"Confirm all {decided['stale']} on the current texts", key=f"{key}_confirm",
                          disabled=refusal is not None, help=md(refusal) if refusal else None):
                 try:
                     count = data.store.confirm(data.dataset_id, ledger.status.stale,

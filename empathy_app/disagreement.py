@@ -70,20 +70,32 @@ def events(key: str, outcome: str, dimension: str, _ratings: pd.DataFrame, _appl
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def slice_map(key: str, outcome: str, dimension: str, bins: int, permutations: int, seed: int, per_judge: bool,
-              _features: pd.DataFrame, _events: pd.DataFrame, threshold: float | None) -> sl.SliceMap:
-    """The map (cached per data, ledger and options: a rerun that changes nothing recomputes nothing)."""
+              _features: pd.DataFrame, _events: pd.DataFrame, threshold: float | None, exact: bool = True
+              ) -> sl.SliceMap:
+    """The map (cached per data, ledger and options: a rerun that changes nothing recomputes nothing).
+
+    ``exact``: every p-value that can be computed exactly is (:func:`empathy.slices.exact_slice_p`), the others by
+    Monte Carlo with ``permutations`` draws and their standard error (``p_se``)."""
     return sl.slice_map(_features, _events, outcome=outcome, dimension=dimension, bins=bins,
-                        n_permutations=permutations, seed=seed, per_judge=per_judge, threshold=threshold)
+                        n_permutations=permutations, seed=seed, per_judge=per_judge, threshold=threshold,
+                        exact=exact)
+
+
+#: The signature's name of the map's rate intervals (:func:`empathy.slices.cluster_rate_interval`).
+RATE_INTERVAL = {"rate-interval": "cluster-wilson(item)"}
 
 
 def map_figure(table: pd.DataFrame, title: str) -> go.Figure:
-    """The map as a paper figure: each slice's rate with its Wilson interval, the whole's rate as a line.
+    """The map as a paper figure: each slice's rate with its cluster-aware interval, the whole's rate as a line.
 
-    One row per (feature, slice), grouped by feature; filled markers are slices whose Holm-adjusted p-value is
-    below :data:`ALPHA`, marker area grows with the slice's units.
+    The interval is the map's ``rate_low``/``rate_high`` (:func:`empathy.slices.cluster_rate_interval`: the item,
+    the conversation, is the unit; a Wilson interval over (output, judge) units would treat the judges of one
+    output and the models of one item as independent, and be too narrow). One row per (feature, slice), grouped
+    by feature; filled markers are slices whose Holm-adjusted p-value is below :data:`ALPHA`, marker area grows
+    with the slice's units.
     """
     part = table.reset_index(drop=True)
-    low, high = sl.wilson_interval(part["events"], part["n_units"])
+    low, high = part["rate_low"].to_numpy(float), part["rate_high"].to_numpy(float)
     labels = [f"{html(f)} · {html(s)}" for f, s in zip(part["feature"], part["slice"], strict=True)]
     significant = part["p_holm"].to_numpy(float) < ALPHA
     figure = go.Figure()
@@ -107,7 +119,7 @@ def map_figure(table: pd.DataFrame, title: str) -> go.Figure:
                          annotation_text=f"whole: {whole:.0%}", annotation_position="top")
     figure.update_layout(title=html(title), height=max(320, 22 * len(part) + 120),
                          margin={"t": 60, "b": 40, "l": 10, "r": 10}, legend={"orientation": "h", "y": -0.08},
-                         xaxis={"title": "disagreement rate (95% Wilson interval)", "range": [-0.02, 1.02],
+                         xaxis={"title": "disagreement rate (95% interval, item as unit)", "range": [-0.02, 1.02],
                                 "tickformat": ".0%"},
                          yaxis={"autorange": "reversed", "type": "category"})
     return figure

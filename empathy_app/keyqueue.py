@@ -20,7 +20,10 @@ or vanish (issue 14). Here the browser owns the item on screen:
   meanwhile" compares the store's commit order (another's decision with a ``seq`` above the store's version when
   the output was first sent here), never clocks;
 * when the window is used up before the server answers, or while an undo is on its way, the component stops
-  taking decisions and says so on the page, counting the keys it did not take.
+  taking decisions and says so on the page, counting the keys it did not take;
+* in a random audit's order (:mod:`empathy_app.audit_views`) each window entry carries its audit mark (the
+  design's digest and the output's position), which the browser copies into the key's event; the event's mark,
+  never the page's order when the event is applied, makes the decision an audit decision (:func:`event_mark`).
 
 The component lives in an ``st.fragment`` of the page: a decision reruns the fragment (queued, never
 interrupting a run in progress), not the whole page.
@@ -54,12 +57,14 @@ import streamlit as st
 from empathy.escaping import html_literal, markdown_literal
 from empathy.labels.locations import StoreError
 from empathy.labels.queue_state import skip_output
+from empathy.labels.records import AuditMark
 from empathy.labels.roles import AccessDenied
 from empathy.labels.rules import ALL_JUDGES, DecisionEffect, decision_effects, make_changes, override_targets
+from empathy.mechanisms import marks_legend_html, side_html, summary_html
 from empathy.metrics import get_metric, label_mean_metrics
-from empathy.render import conversation_html, conversation_turns, highlight_html
+from empathy.render import conversation_html, conversation_turns, highlight_html, legend_html
 from empathy.review import relabel_queue
-from empathy_app import compute, overrides, session_keys
+from empathy_app import compute, overrides, session_keys, views
 from empathy_app.loading import Loaded
 from empathy_app.session_keys import RELABEL_ACKED as ACKED
 from empathy_app.session_keys import RELABEL_ISSUED as ISSUED
@@ -227,9 +232,14 @@ def apply_events(data: Loaded, raw: object, *, annotator: str,
         everyone) else everyone
     decided = set(zip(mine["item_id"], mine["model"], mine["dimension"], mine["rater"], strict=True)) if len(
         mine) else set()
+    # an audit decision is one carrying the design's mark: a decision from another order leaves the output to decide
+    # in audit order
+    marked = mine[mine["audit_design"].fillna("").astype(str) != ""] if "audit_design" in mine.columns else mine[:0]
+    audited = set(zip(marked["item_id"], marked["model"], marked["dimension"], marked["rater"],
+                      marked["audit_design"], strict=True))
     for event in fresh:
         outcome = _apply_one(data, event, annotator=annotator, scale_of=scale_of, ratings=ratings, outputs=outputs,
-                             hashes=hashes, decided=decided, everyone=everyone)
+                             hashes=hashes, decided=decided, everyone=everyone, audited=audited)
         acked[client] = int(event["seq"])
         result.outcomes.append(outcome)
     return result
@@ -238,7 +248,7 @@ def apply_events(data: Loaded, raw: object, *, annotator: str,
 def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one refusal check a line, in the order they are reported
                scale_of: Callable[[str], tuple[int, int] | None],
                ratings: pd.DataFrame, outputs: pd.DataFrame, hashes: Mapping[tuple[str, str], str],
-               decided: set, everyone: pd.DataFrame) -> Outcome:
+               decided: set, everyone: pd.DataFrame, audited: set) -> Outcome:
     from empathy_app.decisions import md
 
     seq = int(event["seq"])
@@ -256,6 +266,8 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
             return Outcome("refused", "Nothing to undo.", seq=seq)
         for row in undone.itertuples():
             decided.discard((row.item_id, row.model, row.dimension, row.rater))
+            audited.difference_update({key for key in audited if key[:4] == (row.item_id, row.model, row.dimension,
+                                                                              row.rater)})
         first = undone.iloc[0]
         return Outcome("undone", f"Undone: {md(first['dimension'])} of {md(first['item_id'])} / "
                                  f"{md(first['model'])} ({len(undone)} label(s)).", seq=seq)
@@ -296,7 +308,13 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
     if not targets:
         return Outcome("refused", f"Refused: no LLM or lexicon judge rated {md(dimension)} of {where}; choose a "
                                   "rater by name.", item=(item, model), seq=seq)
-    if all((item, model, dimension, rater) in decided for rater in targets):
+    try:
+        mark = event_mark(event)
+    except (TypeError, ValueError) as error:
+        return Outcome("refused", f"Refused: the key for {where} carries a damaged audit mark ({md(error)}). Nothing "
+                                  "was saved.", item=(item, model), seq=seq)
+    if (all((item, model, dimension, rater) in decided for rater in targets) if mark is None
+            else all((item, model, dimension, rater, mark.design) in audited for rater in targets)):
         return Outcome("refused", f"Refused: {where} already has your {md(dimension)} decision (a key for an "
                                   "output no longer on screen is never applied to another one). Undo to change "
                                   "it.", item=(item, model), seq=seq)
@@ -310,7 +328,7 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
         row = index.output(data.dataset.outputs, item, model)
         changes = make_changes(row if len(row) else outputs, index.ratings_of(ratings, item, model) if len(row)
                                else ratings, item, model, targets, dimension, value, reason)
-        batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator)
+        batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator, audit=mark)
     except AccessDenied as error:
         return Outcome("refused", f"Not saved: {md(error)}", item=(item, model), seq=seq)
     except StoreError as error:
@@ -319,10 +337,13 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
     except (TypeError, ValueError) as error:
         return Outcome("refused", f"Not saved: {md(error)}", item=(item, model), seq=seq)
     decided.update((item, model, dimension, rater) for rater in targets)
+    if mark is not None:
+        audited.update((item, model, dimension, rater, mark.design) for rater in targets)
     if reason:
         st.session_state[REASON_USED] = reason
     text = (f"Saved (change #{batch}): {md(dimension)} = {_label(value)} for {where} "
-            f"({', '.join(md(t) for t in targets)}) as {md(annotator)}.")
+            f"({', '.join(md(t) for t in targets)}) as {md(annotator)}"
+            + (f", an audit decision (position {mark.position})." if mark is not None else "."))
     issued = issued_version(event.get("issued"))
     others = everyone  # read once per batch, before it: what other sessions had decided by then
     if len(others) and issued is not None:
@@ -333,6 +354,29 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
                                                "to you); both decisions are kept.", item=(item, model), seq=seq,
                            value=value)
     return Outcome("saved", text, item=(item, model), seq=seq, value=value)
+
+
+def event_mark(event: Mapping) -> AuditMark | None:
+    """The audit mark a decision event carries, or ``None``.
+
+    The page puts ``audit`` (the design's digest and the output's position) on each window entry it sends in
+    audit order only, and the browser copies it into the event of a key pressed on that entry: so the mark says
+    in which order the key went down, whatever order the page is in when the event is applied, and a key from any
+    other order never carries one. The store checks the mark against the stored design as it writes.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a mark that is not ``{"design": <64 hex digits>, "position": <whole number >= 0>}``.
+    """
+    raw = event.get("audit")
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise TypeError(f"audit must be a mapping, got {type(raw).__name__}")
+    if not raw.get("design"):
+        raise ValueError("the audit mark names no design")
+    return AuditMark(raw.get("design"), raw.get("position"))
 
 
 def issued_at(keys: Sequence[tuple[str, str, str]], version: int) -> list[int]:
@@ -378,23 +422,59 @@ def _memo(key: str) -> dict:
     return {}
 
 
-def _texts_html(memo: dict, item: str, model: str, row: Mapping) -> tuple[str, str, str] | None:
-    """The highlighted reference and generation and the conversation of one output (escaped HTML), or ``None``
-    while its texts are not parsed yet (a background parse is on its way to them: nothing is parsed here)."""
-    found = memo.get(("html", item, model))
+def _texts_html(data: Loaded, memo: dict, item: str, model: str, row: Mapping, blind: bool
+                ) -> tuple[str, str, str, str, str] | None:
+    """The reference and generation with the marks of the four mechanisms (the one renderer:
+    :func:`empathy.mechanisms.side_html`; in ``blind`` mode the LD marks only, :func:`empathy_app.views.blind_marks`),
+    the conversation, the summary under them (:func:`empathy.mechanisms.summary_html`; none when blind) and their
+    legend (:func:`empathy.mechanisms.marks_legend_html`) of one output (escaped HTML), remembered per data set;
+    ``None`` while its texts are not in the distancing cache yet (a background parse is on its way to them:
+    nothing is parsed here)."""
+    key = ("html", item, model, blind)
+    found = memo.get(key)
     if found is None:
-        reference, generation = str(row["reference"]), str(row["generation"])
-        spans = compute.spans_if_parsed((reference, generation))
-        if spans is None:
+        texts = (str(row["reference"]), str(row["generation"]))
+        if compute.spans_if_parsed(texts) is None:
             return None
         text = str(row.get("conversation", "") or "")
         conversation = ""
         if len(conversation_turns(text)) > 2:
             conversation = ("<details><summary>The whole conversation</summary><div class=\"rq-box\">"
                             + conversation_html(text) + "</div></details>")
-        found = memo[("html", item, model)] = (highlight_html(reference, spans[0]),
-                                               highlight_html(generation, spans[1]), conversation)
+        if blind:
+            marks, summary, legend = views.blind_marks(texts), "", legend_html()
+        else:
+            conflict = views.conflict_shown(data, item, model, row.get("task"))
+            marks, _ = views.output_marks(data, texts, conflict=conflict)
+            summary = summary_html(marks, llm_judges=compute.llm_judges_of(data, item, model))
+            legend = marks_legend_html(marks)
+        found = memo[key] = (side_html(marks.reference), side_html(marks.generation), conversation, summary, legend)
     return found
+
+
+def _prefetch_sentences(data: Loaded, memo: dict, pending: pd.DataFrame, blind: bool) -> None:
+    """Parse in one batch the sentences of the outputs of ``pending`` whose marks are not built yet (their SA,
+    EGM and CA marks sit on the judges' sentences, :func:`empathy.judges.segment.sentence_spans`, memoised per
+    process): one parse for many outputs instead of one per key. Outputs whose texts the distancing parse has not
+    reached yet are left out (they show plain text until then; their sentences are parsed when it has)."""
+    if blind:
+        return  # LD marks only: no sentences needed
+    texts: list[str] = []
+    index = compute.row_index(data)
+    for item, model in zip(pending["item_id"].astype(str), pending["model"].astype(str), strict=True):
+        if ("html", item, model, blind) not in memo:
+            row = index.output(data.dataset.outputs, item, model)
+            if len(row):
+                texts += [str(row["reference"].iat[0]), str(row["generation"].iat[0])]
+    texts = list(dict.fromkeys(texts))
+    if texts and not compute.texts_analysed(data):
+        from empathy.distancing import cached_results
+
+        texts = [text for text, result in zip(texts, cached_results(texts), strict=True) if result is not None]
+    if texts:
+        from empathy.judges.segment import sentence_spans
+
+        sentence_spans(texts)
 
 
 def _targets(data: Loaded, memo: dict, item: str, model: str, dimension: str, choice: str) -> list[str]:
@@ -420,6 +500,11 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
     issued = issued_at([(dimension, str(i), str(m)) for i, m in zip(head["item_id"], head["model"], strict=True)],
                        data.store.version())
     memo = _memo(data.base_key or data.content_key)
+    if any(("entry", str(i), str(m), dimension, apply_to, blind) not in memo
+           for i, m in zip(head["item_id"], head["model"], strict=True)):
+        # the window moves by one output per key: parse this window's and the next one's texts together, so that
+        # a parse happens once per window's worth of keys, not at every key
+        _prefetch_sentences(data, memo, pending.head(2 * size), blind)
     shown_raters = [r for r in raters if r in head.columns]
     queued_rows = head.to_dict("records")
     items = []
@@ -428,8 +513,8 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
         item, model = str(queued["item_id"]), str(queued["model"])
         # what depends only on the output and the decision's target is built once per data set (the window
         # mostly moves by one output per key: 99 of its 100 entries were built by an earlier run)
-        task, decidable, note, ref, gen, conv, notext, waiting = _static_entry(data, memo, item, model, dimension,
-                                                                               apply_to)
+        task, decidable, note, ref, gen, conv, notext, summary, legend, waiting = _static_entry(
+            data, memo, item, model, dimension, apply_to, blind)
         unparsed.extend(waiting)
         header = (f"<code>{html_literal(item)}</code> · <code>{html_literal(model)}</code> "
                   f"(task <code>{task}</code>)")
@@ -447,7 +532,7 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
         # the same reference for many models: sent once (show)
         entry = {"item": item, "model": model, "hash": hashes.get((item, model), ""), "issued": when,
                  "head": header, "decidable": decidable, "notext": notext, "ref": ref, "gen": gen, "conv": conv,
-                 "note": note}
+                 "sum": summary, "legend": legend, "note": note}
         items.append(entry)
     parse = compute.background_parse(data) if unparsed else None
     if parse is not None:
@@ -455,13 +540,13 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
     return items
 
 
-def _static_entry(data: Loaded, memo: dict, item: str, model: str, dimension: str, apply_to: str
-                  ) -> tuple[str, bool, str, str, str, str, str, tuple[str, ...]]:
-    """The parts of one window entry fixed by the data set and the decision's target (escaped HTML): the task,
-    whether the output is decidable, the note on whom a decision is saved for, the highlighted reference,
-    generation and conversation, or the note that the output has no text; and its texts when they are not
-    parsed yet (shown plain until then). Remembered per data set once highlighted."""
-    key = ("entry", item, model, dimension, apply_to)
+def _static_entry(data: Loaded, memo: dict, item: str, model: str, dimension: str, apply_to: str, blind: bool
+                  ) -> tuple[str, bool, str, str, str, str, str, str, str, tuple[str, ...]]:
+    """The parts of one window entry fixed by the data set, the decision's target and blind mode (escaped HTML):
+    the task, whether the output is decidable, the note on whom a decision is saved for, the marked reference,
+    generation and conversation, or the note that the output has no text, and the marks' summary and legend; and
+    its texts when they are not parsed yet (shown plain until then). Remembered per data set once marked."""
+    key = ("entry", item, model, dimension, apply_to, blind)
     found = memo.get(key)
     if found is not None:
         return found
@@ -470,22 +555,23 @@ def _static_entry(data: Loaded, memo: dict, item: str, model: str, dimension: st
     note = ("Saved for " + ", ".join(f"<code>{html_literal(t)}</code>" for t in targets) if targets
             else f"No LLM or lexicon judge rated {html_literal(dimension)} of this output: choose a rater by name "
             "in <b>Apply each decision to</b>, or skip it (S).")
-    ref = gen = conv = notext = ""
+    ref = gen = conv = notext = summary = legend = ""
     waiting: tuple[str, ...] = ()
     # views.has_text on the row's values (the same test, without building a Series per output)
     if str(row.get("reference", "")).strip() or str(row.get("generation", "")).strip():
-        texts = _texts_html(memo, item, model, row)
+        texts = _texts_html(data, memo, item, model, row, blind)
         if texts is None:  # shown as plain text until the background parse reaches it; not remembered
             waiting = (str(row["reference"]), str(row["generation"]))
-            ref, gen = (highlight_html(text, []) for text in waiting)
-            note += " · <small>Highlights appear when the text analysis reaches this output.</small>"
+            ref, gen = (highlight_html(text, [], numbered=True) for text in waiting)
+            note += " · <small>Marks appear when the text analysis reaches this output.</small>"
         else:
-            ref, gen, conv = texts
+            ref, gen, conv, summary, legend = texts
     else:
         corpus = row.get("corpus") or row.get("model")
         notext = (f"This output has no text: the conversations of <code>{html_literal(corpus)}</code> are not "
                   "public, only their ratings are in the data set. Decide from the other raters' labels, or skip it.")
-    found = (html_literal(row.get("task", "") or "-"), bool(targets), note, ref, gen, conv, notext, waiting)
+    found = (html_literal(row.get("task", "") or "-"), bool(targets), note, ref, gen, conv, notext, summary, legend,
+             waiting)
     if not waiting:
         memo[key] = found
     return found
@@ -528,14 +614,16 @@ def show(*, items: list[dict], dimension: str, apply_to: str, annotator: str, sc
         buttons[0]["help"] = "Engages with the tension (no conflict avoidance) (key 0)"
         buttons[1]["help"] = "Avoids the conflict (premature solution/harmony) (key 1)"
     keys = {str(level): float(level) for level in levels if 0 <= level <= 9}
-    # an item's reference is shared by all its models: send each highlighted reference once
+    # an item's reference is shared by all its models, and a legend by many outputs: send each once
     refs: dict[str, str] = {}
+    legends: dict[str, str] = {}
     slim = []
     for entry in items:
-        ref = entry.get("ref", "")
-        ref_id = refs.setdefault(ref, str(len(refs))) if ref else ""
-        slim.append({**entry, "ref": ref_id})
+        ref, legend = entry.get("ref", ""), entry.get("legend", "")
+        slim.append({**entry, "ref": refs.setdefault(ref, str(len(refs))) if ref else "",
+                     "legend": legends.setdefault(legend, str(len(legends))) if legend else ""})
     payload = {"refs": {number: text for text, number in refs.items()},
+               "legends": {number: text for text, number in legends.items()},
                "session": session_id(), "acked": dict(st.session_state.get(ACKED, {})), "dimension": dimension,
                "apply_to": apply_to, "annotator": annotator, "enabled": True, "navigation": True, "keys": keys,
                "buttons": buttons, "items": slim, "remaining": int(remaining), "done_text": done_text,

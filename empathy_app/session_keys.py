@@ -113,6 +113,9 @@ RELABEL_REASON_USED = "relabel_reason_used"
 RELABEL_LIVE_METRIC = "relabel_live_metric"
 #: A random id of this session: the browser keeps one event queue per session (keyqueue).
 RELABEL_SESSION = "relabel_session"
+#: The audit design Relabel's "audit sample" order follows: its full digest (a select of
+#: :func:`empathy_app.audit_views.panel`, set there when a new audit is drawn; read by the queue's fragment).
+RELABEL_AUDIT_DESIGN = "relabel_audit_design"
 
 # ------------------------------------------------------------------------------------------ Inspect
 #: The output open on Inspect ("item · model"), a selectbox; set by Disagreement's "Open in Inspect".
@@ -126,11 +129,13 @@ INSPECT_VALUE = "inspect_value"
 INSPECT_DISAGREE = "inspect_disagree"
 
 # ------------------------------------------------------------------------------------------ other pages
-#: Items: the "worst first by" select (the page puts a valid default in), the open row's select and the table
-#: selection last seen (:func:`empathy_app.views.follow_table_selection`).
+#: Items: the "worst first by" select (the page puts a valid default in), the open row's select, the table
+#: selection and the table's order (sort, search, filters) last seen (:func:`empathy_app.views.follow_table_selection`:
+#: a new order opens its top row).
 ITEMS_SORT = "items_sort"
 ITEMS_PICK = "items_pick"
 ITEMS_TABLE_SELECTION = "items_table_selection"
+ITEMS_TABLE_ORDER = "items_table_order"
 #: Disagreement: the open slice's select and the ranked table's selection last seen.
 DIS_SLICE = "dis_slice"
 DIS_RANKED_SELECTION = "dis_ranked_selection"

@@ -1,11 +1,12 @@
 """The sidebar every page shares, and the app's memory of the chosen data set across reloads and sessions.
 
 The frame in ``app.py`` calls :func:`init_session` (the session's defaults; a new session reopens the data set
-its URL names, :func:`restore`, and the annotator name the settings file remembers) and, once the data set is
-loaded, :func:`draw`: who is deciding (:func:`identity_box`: the sign-in button or the signed-in identity and its
-role with a login, the one name box without), the data set's name and overrides, the task filter, the
-with-overrides toggle, the link to confirm or the offer to reopen the last data set, and the URL kept naming the
-data set (``?data=...``, :func:`sync_url`), so a reload or a shared link reopens it with its overrides.
+its URL names, :func:`restore`, and the annotator name the settings file remembers), then :func:`draw_controls`
+before anything is loaded (the with-overrides toggle, the key-help script) and, once the data set is loaded,
+:func:`draw_data`: who is deciding (:func:`identity_box`: the sign-in button or the signed-in identity and its role
+with a login, the one name box without), the data set's name and human decisions, the task filter, the link to
+confirm or the offer to reopen the last data set, and the URL kept naming the data set (``?data=...``,
+:func:`sync_url`), so a reload or a shared link reopens it with its overrides.
 :func:`choose` is how the Data page switches data sets (session, URL and settings file at once). Logic and
 validation of the memory live in :mod:`empathy.settings`.
 """
@@ -17,6 +18,7 @@ import copy
 import streamlit as st
 
 from empathy.io import DataError
+from empathy.labels.decisions import decision_count
 from empathy.settings import Settings, clean_annotator, resolve_key, save_upload, source_key
 from empathy_app import identity, loading, overrides, session_keys
 from empathy_app.loading import ALL_TASKS, Loaded
@@ -289,9 +291,11 @@ POOL_HELP = ("Off (the default, as in the paper's Tables 3-5): every number is c
 def _data_set(data: Loaded) -> None:
     """The data set's name, its overrides and added raters, and the task filter."""
     st.caption(f"Data: **{md(data.name)}** · id {code(data.dataset_id)}")
-    # the ledger every page counts with: decided ratings, whatever their status (the Data page lists
-    # how many apply under the label rule and how many are stale, orphaned or unresolved)
-    st.caption(f"Human overrides: **{overrides.ledger(data).decided}** · store {code(data.store.short_label)}")
+    # the ledger every page counts with: human decisions (one "(all judges)" decision is one), whatever their
+    # status (the Data page lists how many apply under the label rule and how many are stale, orphaned or
+    # unresolved)
+    st.caption(f"Human decisions: **{decision_count(overrides.ledger(data).decisions)}** · store "
+               f"{code(data.store.short_label)}")
     added = loading.extra_ratings(data.base_key)
     if added:
         st.caption("Added this session (not in the files): " + codes(added))
@@ -310,17 +314,28 @@ def _data_set(data: Loaded) -> None:
         st.caption(f"Task: **{md(loading.task_label(choices[0]))}** (the only one)")
 
 
-def draw(data: Loaded | None) -> None:
-    """The sidebar of every page: who is deciding (:func:`identity_box`), the data set (:func:`_data_set`), the
-    with-overrides toggle, the key-help script and the data set's memory; the URL is kept naming the data set."""
+def draw_controls() -> st.delta_generator.DeltaGenerator:
+    """The part of the sidebar that needs no data set (the with-overrides toggle, the key-help script), drawn before
+    anything is loaded; returns the empty place at the sidebar's top that :func:`draw_data` fills once the data set
+    is loaded (the frame in ``app.py`` draws the page's first paint in between)."""
     with st.sidebar:
-        identity_box(data)
-        if data is not None:
-            _data_set(data)
+        top = st.container()
         st.session_state[session_keys.WITH_OVERRIDES_WIDGET] = st.session_state[session_keys.WITH_OVERRIDES]
         st.toggle("Include human overrides", key=session_keys.WITH_OVERRIDES_WIDGET,
                   on_change=_sync, args=(session_keys.WITH_OVERRIDES_WIDGET, session_keys.WITH_OVERRIDES),
                   help="Off: every number is the judges' alone. On: human overrides replace judge labels.")
         st.html(KEYS_SCRIPT, unsafe_allow_javascript=True)
+    return top
+
+
+def draw_data(data: Loaded | None, top: st.delta_generator.DeltaGenerator) -> None:
+    """The sidebar's part that reads the loaded data set: at ``top`` (from :func:`draw_controls`) who is deciding
+    (:func:`identity_box`: the roles come with the store) and the data set's name, decisions and task filter
+    (:func:`_data_set`); under the controls the data set's memory; the URL is kept naming the data set."""
+    with top:
+        identity_box(data)
+        if data is not None:
+            _data_set(data)
+    with st.sidebar:
         _remembered()
         sync_url()

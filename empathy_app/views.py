@@ -19,9 +19,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from empathy import metrics as m
+from empathy.exhibits import CONFLICT_TASK
 from empathy.io import BINARY_DIMENSIONS, DIMENSION_RANGES
+from empathy.mechanisms import MechanismMarks, marks_legend_html, side_html, summary_html
 from empathy.paths import PROJECT_ROOT
-from empathy.render import conversation_html, conversation_turns, highlight_html, legend_html
+from empathy.render import conversation_html, conversation_turns, legend_html
 from empathy.vocabulary import DIRECTIONS
 from empathy_app import compute, loading, overrides, session_keys
 from empathy_app.loading import Loaded
@@ -163,38 +165,96 @@ def _side_scores(scores: pd.DataFrame, side: str, underlined: dict[str, int]) ->
     return " · ".join(parts)
 
 
-def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | None = None,
-                 notes: list[tuple[str, str]] | tuple = (), data: Loaded | None = None) -> None:
-    """Reference and generation side by side, showing the four mechanisms in the text.
+def output_marks(data: Loaded | None, texts: tuple[str, str], *, conflict: bool
+                 ) -> tuple[MechanismMarks, compute.JudgedMarks]:
+    """The marks of the four mechanisms on a pair (:func:`empathy_app.compute.marks_for`), with the LLM judges'
+    own marks from their answer cache when ``data`` is given (:func:`empathy_app.compute.judged_for`)."""
+    judged = compute.judged_for(data, texts) if data is not None else compute.JudgedMarks()
+    return compute.marks_for(texts, conflict, judged.spans), judged
 
-    Distancing spans (LD) as coloured backgrounds and the lexicon checklist's disturbing content (EGM) as red
-    underlines, each with its rule or phrase in a tooltip; above each side its affect intensity (SA's input)
-    and disturbing count (EGM's input) per judge; under both the output's SA and EGM terms and CA label per
-    judge (``scores``, :func:`empathy.mechanisms.output_scores`). ``notes``: the row's ``demo_note`` and
-    ``source`` (:func:`empathy.mechanisms.note_fields`). ``data``: the loaded data set, whose LLM judges' cached
-    per-sentence counts mark the sentences they counted disturbing content in (:func:`empathy_app.compute.judged_for`).
-    Widgets are keyed ``{key}_...``.
+
+def blind_marks(texts: tuple[str, str]) -> MechanismMarks:
+    """The LD marks only (:func:`empathy_app.compute.spans_for`), through the same renderer: what blind
+    relabelling shows, since the lexicon judge's SA, EGM and CA marks carry its labels."""
+    from empathy.mechanisms import mechanism_marks
+
+    return mechanism_marks(texts[0], texts[1], distancing=compute.spans_for(texts), sentence_spans=((), ()),
+                           conflict=False)
+
+
+def conflict_shown(data: Loaded, item_id: str, model: str, task: object) -> bool:
+    """Whether an output's texts get the CA marks: a counseling output or one a rater labelled ``ca``, as an
+    exhibit does (:data:`empathy.exhibits.CONFLICT_TASK`)."""
+    return str(task or "") == CONFLICT_TASK or (str(item_id), str(model)) in compute.output_facts(data).ca_rated
+
+
+def draw_mechanisms(marks: MechanismMarks, *, key: str, judged: compute.JudgedMarks | None = None,
+                    titles: tuple[str, str] = ("Reference", "Generation"), llm_judges: Sequence[str] = (),
+                    captions: tuple[str, str] = ("", ""), height: int | None = None, blind: bool = False) -> None:
+    """The two texts with the marks of all four mechanisms, from the one renderer: the legend
+    (:func:`empathy.mechanisms.marks_legend_html`), each side (:func:`empathy.mechanisms.side_html`) in a bordered
+    box keyed ``{key}_ref_text`` / ``{key}_gen_text`` under its title and caption, and under both the summary
+    (:func:`empathy.mechanisms.summary_html`: each side's E, what the generation lost, the CA cues' sum, and that
+    the SA and CA marks are the lexicon's when ``llm_judges`` are shown). ``judged``: the LLM judges' own marks,
+    named in a caption each. ``blind``: ``marks`` are :func:`blind_marks` (LD only), said so, no summary."""
+    if blind:
+        st.markdown(legend_html(), unsafe_allow_html=True)
+        st.caption("Blind: only the distancing (LD) marks; the lexicon judge's SA, EGM and CA marks carry its labels "
+                   "and are hidden.")
+    else:
+        st.markdown(marks_legend_html(marks), unsafe_allow_html=True)
+    if judged is not None and judged.counted:
+        st.caption(f"Dotted: sentences in which {', '.join(code(j) for j in judged.counted)} counted disturbing "
+                   "content (from the judge answer cache; hover for the count).")
+    for judge, quote in judged.quoted if judged is not None else ():
+        st.caption(f"Boxed: the passage {code(judge)} quoted as the evidence of its CA label (from the judge answer "
+                   f"cache): “{md(quote)}”")
+    columns = st.columns(2)
+    for column, title, side_name, side, caption in zip(columns, titles, ("ref", "gen"),
+                                                       (marks.reference, marks.generation), captions, strict=True):
+        with column:
+            st.markdown(f"**{md(title)}**")
+            if caption:
+                st.caption(caption)
+            with st.container(border=True, key=f"{key}_{side_name}_text", height=height or "content"):
+                st.markdown(side_html(side), unsafe_allow_html=True)
+    if not blind:
+        st.markdown(summary_html(marks, llm_judges=llm_judges), unsafe_allow_html=True)
+
+
+def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | None = None,
+                 notes: list[tuple[str, str]] | tuple = (), data: Loaded | None = None, conflict: bool = False,
+                 llm_judges: Sequence[str] = (), titles: tuple[str, str] = ("Reference", "Generation"),
+                 height: int | None = None, blind: bool = False) -> None:
+    """Reference and generation side by side, showing the four mechanisms in the text (:func:`draw_mechanisms`).
+
+    LD as coloured backgrounds, EGM's disturbing content as red underlines, SA's affect words with a top border
+    as strong as the word, and (``conflict``: a counseling output or one labelled ``ca``, :func:`conflict_shown`)
+    the CA cues on the response and the client's tension on the narrative, each with its rule in a tooltip; above
+    each side its affect intensity (SA's input) and disturbing count (EGM's input) per judge; under both the
+    lexicon's E of each side, what the generation lost and the CA cues' sum, then the output's SA and EGM terms
+    and CA label per judge (``scores``, :func:`empathy.mechanisms.output_scores`). ``notes``: the row's
+    ``demo_note`` and ``source`` (:func:`empathy.mechanisms.note_fields`). ``data``: the loaded data set, whose
+    LLM judges' cached answers mark the sentences they counted disturbing content in and the passage they quoted
+    for CA (:func:`empathy_app.compute.judged_for`). ``llm_judges``: the LLM judges shown beside the text (the
+    summary says the SA and CA marks are the lexicon's, not theirs). ``titles`` and ``height`` (of each text's box,
+    scrolling) as for :func:`draw_mechanisms`; ``blind``: the LD marks only (:func:`blind_marks`), no judge's
+    number. Widgets are keyed ``{key}_...``.
     """
     from empathy.mechanisms import category_counts
 
     for column, text in notes:
         st.caption(f"**{md(column)}**: {md(text)}")
-    spans = compute.spans_for(texts)
-    disturbing = compute.disturbing_for(texts)
-    judged, judges = compute.judged_for(data, texts) if data is not None else ([[], []], [])
-    st.markdown(legend_html(disturbing=True, judged=bool(judges)), unsafe_allow_html=True)
-    if judges:
-        st.caption(f"Dotted: sentences in which {', '.join(code(j) for j in judges)} counted disturbing content "
-                   "(from the judge answer cache; hover for the count).")
-    sides = st.columns(2)
-    for column, title, side, text, text_spans, marks, sentences in zip(
-            sides, ("Reference", "Generation"), ("ref", "gen"), texts, spans, disturbing, judged, strict=True):
-        with column:
-            st.markdown(f"**{title}**")
-            st.caption(_side_scores(scores if scores is not None else pd.DataFrame(
-                columns=["judge", "e_ref", "e_gen", "u_ref", "u_gen", "d", "q"]), side, category_counts(marks)))
-            with st.container(border=True, key=f"{key}_{side}_text"):
-                st.markdown(highlight_html(text, [*text_spans, *marks, *sentences]), unsafe_allow_html=True)
+    if blind:
+        draw_mechanisms(blind_marks(texts), key=key, titles=titles, height=height, blind=True)
+        return
+    marks, judged = output_marks(data, texts, conflict=conflict)
+    shown = scores if scores is not None else pd.DataFrame(columns=["judge", "e_ref", "e_gen", "u_ref", "u_gen", "d",
+                                                                     "q"])
+    captions = tuple(_side_scores(shown, name, category_counts(side.disturbing))
+                     for name, side in (("ref", marks.reference), ("gen", marks.generation)))
+    draw_mechanisms(marks, key=key, judged=judged, titles=titles, llm_judges=llm_judges, captions=captions,
+                    height=height)
     if scores is not None and len(scores):
         st.markdown("**This output under each judge**: SA = (e_ref - e_gen) / e_ref (Eq. 1; < 0: the generation "
                     "is more intense); EGM = |a - b| / (a + b) with a = u_ref / d, b = u_gen / q (Eq. 2); CA = the "
@@ -212,6 +272,17 @@ def side_by_side(texts: tuple[str, str], *, key: str, scores: pd.DataFrame | Non
         config.update({name: st.column_config.NumberColumn(format="%.3f", help=spec.description)
                        for name, spec in m.METRIC_SPECS.items() if name in scores.columns})
         st.dataframe(scores, hide_index=True, key=f"{key}_scores", column_config=config)
+
+
+def output_side_by_side(data: Loaded, row: pd.Series, *, key: str, scores: pd.DataFrame | None = None,
+                        notes: list[tuple[str, str]] | tuple = (), **layout: object) -> None:
+    """:func:`side_by_side` of one output row (``item_id``, ``model``, ``task``, ``reference``, ``generation``): the
+    CA marks where :func:`conflict_shown`, and the note that SA and CA marks are the lexicon's beside the output's
+    LLM judges (:func:`empathy_app.compute.llm_judges_of`). ``layout``: ``titles``, ``height``, ``blind``."""
+    item_id, model = str(row["item_id"]), str(row["model"])
+    side_by_side((str(row["reference"]), str(row["generation"])), key=key, scores=scores, notes=notes, data=data,
+                 conflict=conflict_shown(data, item_id, model, row.get("task")),
+                 llm_judges=compute.llm_judges_of(data, item_id, model), **layout)
 
 
 def and_list(names: Sequence[str], conjunction: str = "and") -> str:
@@ -248,25 +319,62 @@ def signature_caption(signature: object) -> None:
     st.caption(f"Signature: {code(str(signature))}")
 
 
+def _flagged(frame: pd.DataFrame, names: Sequence[str], most: int | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """The rows of ``frame`` with a ``warning`` (a non-empty string) and a Markdown bullet for each of the first
+    ``most``: the row named by its ``names`` columns that it has, then its warning."""
+    if "warning" not in frame.columns:
+        return frame.iloc[0:0], []
+    flagged = frame[frame["warning"].map(lambda w: isinstance(w, str) and bool(w))]
+    shown = flagged if most is None else flagged.head(most)
+    return flagged, [f"- {' / '.join(code(row[n]) for n in names if n in row and str(row[n]))}: {md(row['warning'])}"
+                     for _, row in shown.iterrows()]
+
+
 def interval_warnings(frame: pd.DataFrame, names: list[str], *, most: int = 8) -> None:
     """One warning box for the rows of ``frame`` whose ``warning`` column flags a bootstrap interval (zero width,
     or fewer than 10 items: :func:`empathy.agreement.interval_warning`), each row named by its ``names``."""
-    if "warning" not in frame.columns:
-        return
-    flagged = frame[frame["warning"].map(lambda w: isinstance(w, str) and bool(w))]
+    flagged, lines = _flagged(frame, names, most)
     if flagged.empty:
         return
-    lines = [f"- {' / '.join(code(row[n]) for n in names)}: {md(row['warning'])}"
-             for _, row in flagged.head(most).iterrows()]
     more = f"\n\n... and {len(flagged) - most} more rows (see the `warning` column)." if len(flagged) > most else ""
     st.warning(f"**{len(flagged)} interval row{'s' if len(flagged) != 1 else ''} to read with care.** A percentile "
                "bootstrap over a handful of items, or one whose resamples all agree, does not show the "
                "uncertainty:\n\n" + "\n".join(lines) + more)
 
 
+def plural(count: int, noun: str) -> str:
+    """``"1 human decision"``, ``"2 human decisions"``."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def human_decisions(data: Loaded) -> tuple[int, int]:
+    """The human decisions that apply to the shown outputs and the judge labels they replace: ``(decisions,
+    labels)`` (:func:`empathy.labels.decisions.decision_count` of :func:`empathy_app.overrides.applied`: a decision
+    applied to two judges is one decision, two labels)."""
+    from empathy.labels.decisions import decision_count
+
+    ledger = overrides.ledger(data)
+    table = overrides.applied(data)
+    # the ledger's own table (no task filter, every rater present): its count is computed once per ledger
+    return (ledger.applied_decisions if table is ledger.applied else decision_count(table)), len(table)
+
+
+def agreement_warnings(agreement: pd.DataFrame, names: Sequence[str] = ("metric", "task")) -> None:
+    """One warning box for the agreement rows whose two raters carry the same human label somewhere (their
+    ``warning``, :func:`empathy.review.agreement_labels` or :func:`empathy.labels.decisions.pair_decisions`), each
+    row named by its ``names`` columns that it has: there, their agreement is a human's, not theirs."""
+    flagged, lines = _flagged(agreement, names)
+    if flagged.empty:
+        return
+    st.warning(f"**{plural(len(flagged), 'agreement row')} rest partly on human labels.** Where one human decision "
+               "gave both raters of a pair the same label (an *(all judges)* decision does), their agreement is the "
+               "human's; turn *Include human overrides* off in the sidebar for the raters' own:\n\n"
+               + "\n".join(lines))
+
+
 def mode_caption(data: Loaded) -> None:
-    """One line: the task shown and whether the human overrides are included (both set in the sidebar)."""
-    count = len(overrides.applied(data))
+    """One line: the task shown and whether the human decisions are included (both set in the sidebar)."""
+    decisions, labels = human_decisions(data)
     scope = (f"Task **{md(loading.task_label(data.task))}** ({len(data.dataset.outputs)} of "
              f"{len(data.all_data.outputs)} outputs) · " if data.filtered else "")
     if compute.by_task(data):
@@ -274,23 +382,42 @@ def mode_caption(data: Loaded) -> None:
     elif compute.pooled(data):
         scope += "**Tasks pooled** (one value per model over all tasks; signature tasks:pooled) · "
     if st.session_state[session_keys.WITH_OVERRIDES]:
-        st.caption(f"{scope}Showing judge labels **with {count} human override(s)** applied (toggle in the "
-                   "sidebar).")
+        st.caption(f"{scope}Showing judge labels **with {plural(decisions, 'human decision')}** applied "
+                   f"({plural(labels, 'judge label')} replaced; toggle in the sidebar).")
     else:
-        st.caption(f"{scope}Showing **judge-only** numbers; {count} human override(s) are ignored (toggle in the "
-                   "sidebar).")
+        st.caption(f"{scope}Showing **judge-only** numbers; {plural(decisions, 'human decision')} "
+                   f"{'is' if decisions == 1 else 'are'} ignored (toggle in the sidebar).")
+
+
+def labels_used(data: Loaded) -> str:
+    """Which labels the numbers beside it rest on, under the sidebar's *Include human overrides* switch (Markdown,
+    static apart from counts): the judges' own, or the judges' with N human decisions (and the label rule)."""
+    decisions, labels = human_decisions(data)
+    if not st.session_state[session_keys.WITH_OVERRIDES]:
+        ignored = f"; {plural(decisions, 'human decision')} not counted" if decisions else ""
+        return f"Labels: **the judges' own** (the sidebar's *Include human overrides* is off{ignored})."
+    if not decisions:
+        return "Labels: **the judges' own** (no human decision applies; *Include human overrides* is on)."
+    return (f"Labels: **the judges' with {plural(decisions, 'human decision')}** ({plural(labels, 'judge label')} "
+            f"replaced, {md(overrides.label_rule())} rule; the sidebar's *Include human overrides*).")
 
 
 # Figures are cached on the (small) results table: building one with Plotly Express is a large share of a
 # rerun, and the table only changes with the data or an override. Shared, not copied: never modified.
 @st.cache_resource(show_spinner=False, max_entries=64)
 def metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
-    """Bar chart of one metric by model, one bar per judge (scorer)."""
+    """Bar chart of one metric by model, one bar per judge (scorer); with ``ci_low``/``ci_high`` columns (the
+    rows' intervals), each bar has its error bar."""
     part = plot_frame(table[table["metric"] == metric].dropna(subset=["value"]), ["model", "scorer", "task"])
     per_task = part["task"].nunique() > 1  # one panel per task: values of different tasks are not comparable
+    bars: dict[str, str] = {}
+    if {"ci_low", "ci_high"} <= set(part.columns) and part["ci_low"].notna().any():
+        part = part.assign(above=(part["ci_high"] - part["value"]).clip(lower=0),
+                           below=(part["value"] - part["ci_low"]).clip(lower=0))
+        bars = {"error_y": "above", "error_y_minus": "below"}
     figure = px.bar(part, x="model", y="value", color="scorer", barmode="group", hover_data=["n", "n_missing"],
                     facet_col="task" if per_task else None, title=f"{metric} by model and judge",
-                    labels={"value": metric})
+                    labels={"value": metric}, **bars)
     figure.update_layout(height=340, margin={"t": 50, "b": 10, "l": 10, "r": 10}, legend_title_text="judge")
     return figure
 
@@ -406,6 +533,16 @@ def conversation(row: pd.Series, key: str) -> None:
     with st.expander(f"The whole conversation ({len(turns)} turns, in order)"):
         with st.container(height=360, key=key):
             st.markdown(conversation_html(text), unsafe_allow_html=True)
+
+
+#: Static CSS (no data) that hides the sidebar and the control that reopens it (Presentation mode).
+HIDE_SIDEBAR_CSS = ("<style>[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'], "
+                    "[data-testid='stExpandSidebarButton'] {display: none !important;}</style>")
+
+
+def hide_sidebar() -> None:
+    """Hide the sidebar on this run of the page (the next run without this call shows it again)."""
+    st.html(HIDE_SIDEBAR_CSS)
 
 
 def show_flash_error() -> None:
@@ -541,21 +678,43 @@ def page_icon() -> str | Path:
     return ICON if ICON.is_file() else "🫶"
 
 
+#: What the landing page says first (static).
+HOME_INTRO = ("Measure the four mechanisms of empathic failure of *the empathy mechanisms paper* (Section 2.2): "
+              "**Sentiment Attenuation** (SA), **Empathic Granularity Mismatch** (EGM), **Conflict Avoidance** (CA) "
+              "and **Linguistic Distancing** (LD); compare the judges that produce them; correct their labels by "
+              "hand. Every number on every page follows your overrides on the next rerun.")
+
+
+def home_intro() -> None:
+    """The landing page's first paint: what the app does and the links to the pages. Static, so the frame draws
+    it before the data set is loaded (:func:`first_paint`): the main area is never blank while that runs."""
+    st.markdown(HOME_INTRO)
+    st.subheader("Pages")
+    for path, label, text, icon in PAGES:
+        st.page_link(path, label=f"**{label}** - {text}", icon=icon)
+
+
 def home() -> None:
-    """The landing page: what the app does, the loaded data set and links to the pages."""
+    """The landing page once the data set is loaded (its text and links are :func:`home_intro`): the data set's
+    summary."""
     data = loading.current_data()
-    st.markdown(
-        "Measure the four mechanisms of empathic failure of *the empathy mechanisms paper* (Section 2.2): "
-        "**Sentiment Attenuation** (SA), **Empathic Granularity Mismatch** (EGM), **Conflict Avoidance** (CA) "
-        "and **Linguistic Distancing** (LD); compare the judges that produce them; correct their labels by "
-        "hand. Every number on every page follows your overrides on the next rerun.")
+    st.subheader("The data set")
     if data is None:
         st.info("Choose a data set on the **Data** page.")
         st.stop()
     summary(data)
-    st.subheader("Pages")
-    for path, label, text, icon in PAGES:
-        st.page_link(path, label=f"**{label}** - {text}", icon=icon)
+
+
+#: A page's first paint, by navigation title: static content the frame draws before anything slow (loading the
+#: data set, the sidebar's counts), then the page runs as usual.
+FIRST_PAINT = {"Home": home_intro}
+
+
+def first_paint(title: str) -> None:
+    """Draw the first paint of the page titled ``title`` (:data:`FIRST_PAINT`), if it has one."""
+    paint = FIRST_PAINT.get(title)
+    if paint is not None:
+        paint()
 
 
 def navigation(root: Path) -> list[tuple[str, str, str]]:
@@ -605,18 +764,35 @@ def keys_help(page: str) -> None:
         _keys_dialog(page)
 
 
-def follow_table_selection(event: object, labels: Sequence[str], pick_key: str, selection_key: str) -> None:
+def follow_table_selection(event: object, labels: Sequence[str], pick_key: str, selection_key: str, *,
+                           order: str | None = None, order_key: str | None = None) -> None:
     """Keep the selectbox ``pick_key`` (over ``labels``, one per table row) the one source of truth for the open row.
 
     A newly selected row of the table (``event``, what ``st.dataframe(..., on_select="rerun")`` returned) moves
     the pick; the same selection seen again on a later rerun does not, so a pick made in the selectbox since
     stays. ``selection_key`` remembers the last selection seen. A pick no longer among ``labels`` (the table was
-    filtered) falls back to the first row. ``labels`` must not be empty. Both keys are constants of
-    :mod:`empathy_app.session_keys`.
+    filtered) falls back to the first row. ``order``: a token of the table's order (its sort, search and filters),
+    remembered under ``order_key``; when it differs from the last one seen, the pick moves to the new first row,
+    so the output open under a re-sorted table is its top row, not the one open before (key the table by the
+    order too, :func:`table_key`, so that no stale row stays selected). ``labels`` must not be empty. The keys are
+    constants of :mod:`empathy_app.session_keys`.
     """
     selected = list(event.selection.rows) if event is not None else []  # type: ignore[attr-defined]
+    if order is not None and order_key is not None and st.session_state.get(order_key) != order:
+        st.session_state[order_key] = order
+        st.session_state[pick_key] = labels[0]
+        st.session_state[selection_key] = selected
+        return
     if selected and selected != st.session_state.get(selection_key) and selected[0] < len(labels):
         st.session_state[pick_key] = labels[selected[0]]
     st.session_state[selection_key] = selected
     if st.session_state.get(pick_key) not in labels:
         st.session_state[pick_key] = labels[0]
+
+
+def table_key(prefix: str, order: str) -> str:
+    """A table's widget key that changes with its ``order`` token (:func:`follow_table_selection`): a re-sorted
+    table is a new widget, with no row selected that now holds another output."""
+    import hashlib
+
+    return f"{prefix}_{hashlib.sha256(order.encode('utf-8')).hexdigest()[:10]}"

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from empathy.agreement import krippendorff_by_dimension, pairwise_agreement
+from empathy.labels.decisions import pair_decisions
 from empathy.panels import compare_panels, is_panel, panel_ratings, rater_vs_panel
 from empathy.stability import (
     StabilityResult,
@@ -43,6 +44,18 @@ def pair_table(_ratings: pd.DataFrame, key: str, dimensions: tuple[str, ...], bo
     pairs = pairs.merge(alphas[["dimension", "alpha", "level"]].rename(
         columns={"alpha": "krippendorff_alpha", "level": "alpha_level"}), on="dimension", how="left")
     return _floats(pairs)
+
+
+def pair_provenance(pairs: pd.DataFrame, applied: pd.DataFrame | None) -> pd.DataFrame:
+    """Per rater pair of :func:`pair_table` (``dimension``, ``rater_a``, ``rater_b``), the human decisions in the two
+    raters' labels and the warning where both carry the same human label
+    (:func:`empathy.labels.decisions.pair_decisions`); ``applied``: the overrides the pairs were computed with, or
+    ``None`` for the raters' own labels."""
+    rows = []
+    for record in pairs[["dimension", "rater_a", "rater_b"]].to_dict("records"):
+        found = pair_decisions(applied, record["rater_a"], record["rater_b"], [record["dimension"]])
+        rows.append({**record, "human_decisions": found.decisions, "warning": found.warning})
+    return pd.DataFrame(rows, columns=["dimension", "rater_a", "rater_b", "human_decisions", "warning"])
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -6,10 +6,15 @@ both texts with their highlights and scores, the per-judge table) clipped from t
 
 * ``mechanism_egm.png``: news-07 / gorse, disturbing detail sanitised away (u_ref 4-5 vs u_gen 0);
 * ``mechanism_egm_added.png``: news-05 / gorse, graphic detail added (author u 3 vs 6, lexicon 2 vs 5);
-* ``mechanism_sa.png``: news-01 / fennel, affect flattened (author e 0.80 vs 0.15);
+* ``mechanism_sa.png``: news-08 / larch, affect flattened in the text (the lexicon's E 0.603 vs 0.210: the SA
+  marks of both sides and the "lost:" line);
 * ``mechanism_ld.png``: news-01 / larch, nominalisations and agentless passives;
-* ``mechanism_ca.png``: co-01 / fennel, solution-giving (ca = 1);
+* ``mechanism_ca.png``: co-05 / sorrel, the CA cues behind the lexicon's label 1 (solution-giving, reassurance)
+  on the response and the client's tension on the narrative;
+* ``mechanism_sa_ca.png``: co-03 / fennel, both at once: affect dropped (E 0.611 vs 0.259) and solution-giving;
 * ``items_mechanisms.png``: the Items page's row view of news-05 / gorse (the same side by side);
+* ``relabel_mechanisms.png``: the Relabel key queue on CA, its first output with all four mechanisms' marks;
+* ``exhibit_presentation.png``: the Exhibits page's Presentation tab (the sidebar hidden), the curated CA exhibit;
 * ``overview_1400.png``: the Overview at 1400 px wide (every metric column visible);
 * ``keys_help.png``: the keyboard help opened with ``?`` on Inspect.
 
@@ -26,9 +31,10 @@ from browser_support import ROOT, screenshot_session, settle  # noqa: E402
 
 SHOTS = (("mechanism_egm.png", "news", "gorse", "news-07 · gorse"),
          ("mechanism_egm_added.png", "news", "gorse", "news-05 · gorse"),
-         ("mechanism_sa.png", "news", "fennel", "news-01 · fennel"),
+         ("mechanism_sa.png", "news", "larch", "news-08 · larch"),
          ("mechanism_ld.png", "news", "larch", "news-01 · larch"),
-         ("mechanism_ca.png", "counseling", "fennel", "co-01 · fennel"))
+         ("mechanism_ca.png", "counseling", "sorrel", "co-05 · sorrel"),
+         ("mechanism_sa_ca.png", "counseling", "fennel", "co-03 · fennel"))
 
 
 def _settle(page, text: str, timeout: float = 120_000) -> None:
@@ -57,6 +63,36 @@ def _clip_mechanisms(page, path: Path) -> None:
     page.screenshot(path=str(path), clip={"x": 0, "y": box["top"], "width": 1440, "height": box["bottom"] - box["top"]})
 
 
+def _relabel(page, path: Path) -> None:
+    """The key queue on CA (the default dimension) after committing an annotator name: its first output."""
+    page.goto(page.url.split("/Items")[0] + "/Relabel")
+    _settle(page, "Annotator")
+    page.get_by_test_id("stForm").get_by_test_id("stTextInputField").fill("screenshots")
+    page.get_by_role("button", name="Start as this annotator").click()
+    page.get_by_test_id("relabel-item").wait_for(state="visible", timeout=120_000)
+    _settle(page, "raters say")
+    page.mouse.move(5, 5)
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(path))
+
+
+def _presentation(page, path: Path) -> None:
+    """The curated exhibits pinned, the Presentation tab open at the CA exhibit (the third): no sidebar."""
+    page.goto(page.url.split("/Relabel")[0] + "/Exhibits")
+    _settle(page, "Ranking fragility")
+    page.get_by_role("button", name="Pin the demo's curated exhibits").click()
+    _settle(page, "news-07")
+    page.get_by_role("tab", name="Presentation").click()
+    _settle(page, "Exhibit 1 of")
+    for _ in range(2):
+        page.get_by_role("button", name="Next ▶").click()
+        _settle(page, None)
+    _settle(page, "Exhibit 3 of")
+    page.mouse.move(5, 5)
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(path), full_page=False)
+
+
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with screenshot_session("empathy-mechanism-shots-", width=1440, height=1800) as (url, browser, page):
@@ -83,6 +119,9 @@ def main(out: Path) -> None:
         _settle(page, "One output")
         page.mouse.move(5, 5)
         _clip_mechanisms(page, out / "items_mechanisms.png")
+
+        _relabel(page, out / "relabel_mechanisms.png")
+        _presentation(page, out / "exhibit_presentation.png")
 
         wide = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
         wide.goto(f"{url}/Overview")

@@ -8,8 +8,8 @@ The jobs, on the bundled demo data, as a researcher does them with the visible c
     the first row (worst SA first);
 (b) *relabel 20 CA items*: commit an annotator name on Relabel, then 20 times press the visible ``ca = 0`` or
     ``ca = 1`` button and wait until the progress line counts the decision (whatever the keyboard handling);
-(c) *one example of each mechanism*: on Items, sort worst first by SA, EGM, CA and LD in turn and wait for the
-    open output to be that mechanism's worst, with its texts side by side.
+(c) *one example of each mechanism*: on Items, sort worst first by SA, EGM, CA and LD in turn and read the output
+    the sort opens (the table's top row: that mechanism's worst), with its texts side by side.
 
 Every wait is on a condition (text, the script runner's status) with generous timeouts, never a fixed long
 sleep, so a loaded machine makes it slower, not flaky. Timings are wall-clock seconds per job.
@@ -82,28 +82,6 @@ def choose(page, label: str, option: str) -> None:
 OUTPUT_PICK = "Output (in the table's order)"
 
 
-def open_first(page) -> tuple[str, str]:
-    """Open the table's first row on the Items page (the first entry of its output list); its (item, model)."""
-    field_ = page.get_by_label(OUTPUT_PICK, exact=True)
-    # an output is "item · model"; another list's options (a multiselect's "Select all") never are
-    option = page.get_by_role("option").filter(has_text=" · ").first
-    deadline = time.monotonic() + WAIT_MS / 1000
-    while not option.is_visible():  # a click can land while a list from before is closing: open it again
-        if time.monotonic() > deadline:
-            raise TimeoutError("the output list did not open")
-        page.keyboard.press("Escape")
-        field_.click()
-        try:
-            option.wait_for(state="visible", timeout=5_000)
-        except Exception:  # noqa: BLE001 - playwright's TimeoutError: try again until the deadline
-            continue
-    wanted = option.inner_text().strip()
-    option.click()
-    _wait_until(lambda: selected(page, OUTPUT_PICK) == wanted, f"the output {wanted} to open")
-    settle(page)
-    return _open_output(page)
-
-
 def _open_output(page) -> tuple[str, str]:
     """(item_id, model) of the output open on the Items page."""
     value = selected(page, OUTPUT_PICK)
@@ -148,7 +126,7 @@ def job_worst_sa(page, url: str) -> JobResult:
     page.keyboard.press("Escape")
     _wait_until(lambda: _open_output(page)[1] == worst_model, f"the Items page filtered to {worst_model}")
     settle(page)
-    item, model = open_first(page)
+    item, model = _open_output(page)  # a new filter opens the table's top row: the model's worst SA
     return JobResult("a: worst SA item of the worst model", time.monotonic() - start,
                      {"judge": judge, "model": model, "item_id": item, "sa_of_model": values[worst_model],
                       "table6_header": rows[:2]})
@@ -228,9 +206,11 @@ def job_mechanisms(page, url: str) -> JobResult:
             choose(page, "Worst first by", option)
             _wait_until(lambda option=option: selected(page, "Worst first by") == option, f"sorting by {option}")
         # the table's caption names the sort once the page has rerun with it (before that the previous sort's
-        # list is still on screen and nothing is stale yet)
+        # list is still on screen and nothing is stale yet); the output open under it is then the table's top
+        # row, the sort's worst (issue 26 item 4: it used to stay the output open before, so the job opened the
+        # first row itself and hid that)
         settle(page, f"worst {option} first")
-        item, model = open_first(page)  # the worst row under this sort
+        item, model = _open_output(page)
         # The reference and generation side by side: both headings are on the page with the open output.
         page.get_by_text("Generation", exact=False).first.wait_for(state="visible", timeout=WAIT_MS)
         seen[metric] = {"item_id": item, "model": model, "before": before}

@@ -11,9 +11,14 @@ pytest.importorskip("streamlit")
 from conftest import open_page  # noqa: E402
 from relabel_keys import on_screen  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
+from test_mechanism_marks import _distinct, _parse  # noqa: E402
 
+from empathy.judges.segment import sentence_spans  # noqa: E402
 from empathy.labels.exhibit_list import exhibit_list  # noqa: E402
 from empathy.labels.sqlite import OverrideStore  # noqa: E402
+from empathy.mechanisms import mechanism_marks  # noqa: E402
+from empathy.paths import DEMO_DIR  # noqa: E402
+from empathy_app.views import HIDE_SIDEBAR_CSS  # noqa: E402
 
 PAGE = "app_pages/10_Exhibits.py"
 TIMEOUT = 240
@@ -194,3 +199,60 @@ def test_exported_html_names_the_data_set_not_a_path(tmp_path, monkeypatch):
     assert pages, "the Presentation tab offered no HTML"
     assert "<title>Exhibits: study-7</title>" in pages[-1] and "<h1>Exhibits: study-7</h1>" in pages[-1]
     assert str(tmp_path) not in pages[-1] and "outputs.csv" not in pages[-1]
+
+
+def test_presentation_hides_the_sidebar_and_the_export_draws_all_four(monkeypatch, _store):
+    """Issue 26 item 3: the exported page and Presentation draw the marks of all four mechanisms from the one
+    renderer (counted here against the library's marks of each exhibit), and Presentation hides the sidebar."""
+    import empathy.exhibits as exhibits
+
+    pages: list[str] = []
+    original = exhibits.export_html
+
+    def recording(*args: object, **kwargs: object) -> str:
+        pages.append(original(*args, **kwargs))
+        return pages[-1]
+
+    monkeypatch.setattr(exhibits, "export_html", recording)
+    at = _app()
+    at.button(key="exhibits_curated").click().run()
+    _ok(at)
+    assert HIDE_SIDEBAR_CSS not in [str(e.proto.body) for e in at.get("html")]  # the Exhibits tab is open
+    at.session_state["exhibit_tabs"] = "Presentation"
+    at.run()
+    _ok(at)
+    assert HIDE_SIDEBAR_CSS in [str(e.proto.body) for e in at.get("html")]
+    assert any("the sidebar is hidden while this tab is open" in str(c.value) for c in at.caption)
+    shown = [body for body in _html(at) if 'class="exhibit"' in body]
+    assert len(shown) == 1 and "sa-affect" in shown[0] and "egm-disturbing" in shown[0]
+    # the page offered for download: every exhibit's marks, one per span, as the library computes them
+    sections = pages[-1].split('<section class="exhibit">')[1:]
+    pinned = _exhibits(_store)
+    assert len(sections) == len(pinned) == 4
+    outputs = pd.read_csv(DEMO_DIR / "outputs.csv", dtype=str, keep_default_na=False)
+    totals = dict.fromkeys(("ld", "egm-disturbing", "sa-affect", "ca-cue", "ca-tension"), 0)
+    for section, record in zip(sections, pinned.to_dict("records"), strict=True):
+        row = outputs[(outputs["item_id"] == record["item_id"]) & (outputs["model"] == record["model"])].iloc[0]
+        texts = [row["reference"], row["generation"]]
+        marks = mechanism_marks(*texts, distancing=exhibits.distancing_spans(texts),
+                                sentence_spans=sentence_spans(texts), conflict=row["task"] == exhibits.CONFLICT_TASK)
+        parsed = _parse(section)
+        for number, side in enumerate((marks.reference, marks.generation)):
+            weights = [float(m["data-weight"]) for m in _distinct(parsed.marks, "sa-affect", number).values()]
+            assert len(weights) == len(side.affect.contributions)
+            assert sum(weights) == pytest.approx(side.affect.intensity, abs=1e-12)
+            assert len(_distinct(parsed.marks, "egm-disturbing", number)) == len(side.disturbing)
+            cues = "ca-cue" if number else "ca-tension"
+            assert len(_distinct(parsed.marks, cues, number)) == len(side.cues)
+            ld = {m["data-mark"] for m in parsed.marks if m["side"] == str(number) and "data-mark" in m
+                  and m.get("class", "").startswith("ld-")}
+            assert len(ld) == len(side.distancing)
+            totals["sa-affect"] += len(weights)
+            totals["egm-disturbing"] += len(side.disturbing)
+            totals[cues] += len(side.cues)
+            totals["ld"] += len(ld)
+    # the curated list has one clear exhibit of each mechanism: all four are in the file
+    assert all(totals[kind] > 0 for kind in ("ld", "egm-disturbing", "sa-affect", "ca-cue")), totals
+    at.session_state["exhibit_tabs"] = "Exhibits"
+    at.run()
+    assert HIDE_SIDEBAR_CSS not in [str(e.proto.body) for e in at.get("html")]

@@ -324,13 +324,13 @@ def test_overrides_of_a_removed_session_rater_do_not_come_back_as_a_phantom_rate
     key = dataset_id(pd.read_csv(source["outputs"], dtype=str, keep_default_na=False))
     store.set_overrides(key, [Change("i1", "A", "lexicon", "ca", 1.0, "")], annotator="ann")
     at.switch_page("app_pages/2_Overview.py").run()
-    assert "CA (lexicon)" in _pivot(at).columns and any("with 1 human override(s)" in c for c in _texts(at.caption))
+    assert "CA (lexicon)" in _pivot(at).columns and any("with 1 human decision**" in c for c in _texts(at.caption))
     at.switch_page(PAGE).run()
     at.button(key="judge_remove_lexicon").click().run()
     _ok(at)
     at.switch_page("app_pages/2_Overview.py").run()
     assert [c for c in _pivot(at).columns if "lexicon" in c] == []
-    assert any("with 0 human override(s)" in c for c in _texts(at.caption))
+    assert any("with 0 human decisions" in c for c in _texts(at.caption))
     at.switch_page("app_pages/1_Data.py").run()  # the ledger itself keeps it
     assert len(next(f.value for f in at.dataframe if "annotator" in f.value.columns)) == 1
 

@@ -93,12 +93,13 @@ def test_relabel_ledger_line_counts_the_key_just_saved(tmp_path, _store):
     at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
     ledger_line = [c for c in _texts(at.caption) if c.startswith("Ledger")]
-    assert len(ledger_line) == 1 and "**0** overrides applied" in ledger_line[0]
+    assert len(ledger_line) == 1 and "**0** decisions applied (to 0 judge labels)" in ledger_line[0]
     press(at, 1.0)
     _ok(at)
     ledger_line = [c for c in _texts(at.caption) if c.startswith("Ledger")]
-    # one key under '(all judges)' overrides both judges of the output (gpt and lex, never the expert)
-    assert len(ledger_line) == 1 and "**2** overrides applied" in ledger_line[0]
+    # one key under '(all judges)' overrides both judges of the output (gpt and lex, never the expert): one
+    # decision, two judge labels (issue 26 item 6: counted as decisions)
+    assert len(ledger_line) == 1 and "**1** decisions applied (to 2 judge labels)" in ledger_line[0]
 
 
 def test_decision_for_an_output_no_longer_on_screen_is_refused(tmp_path, _store):
@@ -288,7 +289,7 @@ def test_stale_and_orphaned_counts_are_shown_and_never_applied(tmp_path, _store)
     at.switch_page("app_pages/4_Relabel.py").run()
     _ok(at)
     status = next(c for c in _texts(at.caption) if c.startswith("Ledger"))
-    assert "**1** overrides applied" in status and "**1** stale" in status and "**1** orphaned" in status
+    assert "**1** decisions applied" in status and "**1** stale" in status and "**1** orphaned" in status
     at.switch_page("app_pages/2_Overview.py").run()
     overview = next(f.value for f in at.dataframe if "CA (gpt)" in f.value.columns)
     # gpt on B: 1, 1, 0 -> CA 2/3 with i1's override (1, as gpt); the stale i2 = 0 is not applied
@@ -300,7 +301,7 @@ def test_stale_and_orphaned_counts_are_shown_and_never_applied(tmp_path, _store)
     at.button(key="inspect_ledger_confirm").click().run()
     _ok(at)
     status = next(c for c in _texts(at.caption) if c.startswith("Ledger"))
-    assert "**2** overrides applied" in status and "**0** stale" in status
+    assert "**2** decisions applied" in status and "**0** stale" in status
     at.switch_page("app_pages/2_Overview.py").run()
     overview = next(f.value for f in at.dataframe if "CA (gpt)" in f.value.columns)
     assert float(overview.set_index("model").loc["B", "CA (gpt)"]) == pytest.approx(1 / 3, abs=5e-4)
@@ -321,13 +322,15 @@ def test_the_data_page_counts_the_ledger_relabel_counts(tmp_path, _store):
         at.session_state["label_rule"] = rule
         at.switch_page("app_pages/1_Data.py").run()
         _ok(at)
-        assert any(f"**{applied}** override(s). Export the ledger" in m for m in _texts(at.markdown)), rule
+        noun = "decision" if applied == 1 else "decisions"
+        assert any(f"**{applied} {noun}** applied to" in m for m in _texts(at.markdown)), rule
         at.switch_page("app_pages/4_Relabel.py").run()
         _ok(at)
         status = next(c for c in _texts(at.caption) if c.startswith("Ledger"))
-        assert f"**{applied}** overrides applied" in status, (rule, status)
-    # the sidebar counts the decided ratings, whatever their status: i1, i2, i3 and the orphaned one
-    assert any("Human overrides: **4**" in c for c in _texts(at.sidebar.caption))
+        assert f"**{applied}** decisions applied" in status, (rule, status)
+    # the sidebar counts the human decisions, whatever their status: i1, i2, ann's and bob's on i3 and the
+    # orphaned one (issue 26 item 6: decisions, where it counted the 4 decided ratings)
+    assert any("Human decisions: **5**" in c for c in _texts(at.sidebar.caption))
 
 
 def test_store_damaged_while_the_app_runs_is_a_message(tmp_path, _store):

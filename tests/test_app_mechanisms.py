@@ -3,6 +3,7 @@ and disturbing counts beside each side, the output's SA/EGM terms, the row's dem
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -12,7 +13,11 @@ import pytest
 pytest.importorskip("streamlit")
 from conftest import app_ok as _ok  # noqa: E402
 from conftest import open_page  # noqa: E402
+from relabel_keys import window  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
+from test_mechanism_marks import _distinct, _parse  # noqa: E402
+
+from empathy.paths import DEMO_DIR  # noqa: E402
 
 TIMEOUT = 240
 
@@ -159,7 +164,11 @@ def test_notes_and_scores_escaped_and_absent_columns_tolerated(tmp_path):
     assert any(c.startswith("underlined 0") for c in _captions(at))
 
 
-def test_llm_judges_counted_sentences_are_marked_from_its_cache(tmp_path, monkeypatch):
+def _fake_judge_run(tmp_path: Path, monkeypatch, outputs: pd.DataFrame, protocols: str, options: str = ""
+                    ) -> tuple[pd.DataFrame, dict]:
+    """``outputs`` rated by the fake OpenAI server's judge ``fake`` (``options``: more lines of its config), its
+    answers in the test's judge cache and its config named by ``$EMPATHY_JUDGES_CONFIG``; the server is stopped
+    before the app reads anything (so the app can only read the cache). Returns the ratings and the data source."""
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -169,24 +178,30 @@ def test_llm_judges_counted_sentences_are_marked_from_its_cache(tmp_path, monkey
 
     folder = tmp_path / "llm"
     folder.mkdir()
-    # the fake judge counts "dead", "killed" and "blood" in each sentence
-    outputs = pd.DataFrame([{"item_id": "n1", "model": "m1", "task": "news",
-                             "reference": "Two men were killed. Blood was everywhere. The road closed.",
-                             "generation": "An incident occurred. Nobody was dead."}])
     outputs.to_csv(folder / "outputs.csv", index=False)
     monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path / "cache"))
     with FakeOpenAIServer() as server:
         config = folder / "judges.toml"
-        config.write_text(f"[judges.fake]\nbase_url = '{server.base_url}'\nmodel = 'fake-model'\n", encoding="utf-8")
+        config.write_text(f"[judges.fake]\nbase_url = '{server.base_url}'\nmodel = 'fake-model'\n{options}",
+                          encoding="utf-8")
         monkeypatch.setenv("EMPATHY_JUDGES_CONFIG", str(config))
         judge = available_judges(load_config(config))["fake"]
         with JudgeCache(tmp_path / "cache" / "judges.sqlite") as cache:
-            run = run_judge(outputs, judge, protocols="disturbing", cache=cache)
+            run = run_judge(outputs, judge, protocols=protocols, cache=cache)
     run.ratings.to_csv(folder / "ratings_fake.csv", index=False)
-    assert run.ratings.set_index("dimension")["value"].to_dict() == {"u_ref": 2.0, "u_gen": 1.0}
+    return run.ratings, {"kind": "path", "outputs": str(folder / "outputs.csv"),
+                         "ratings": [str(folder / "ratings_fake.csv")]}
+
+
+def test_llm_judges_counted_sentences_are_marked_from_its_cache(tmp_path, monkeypatch):
+    # the fake judge counts "dead", "killed" and "blood" in each sentence
+    outputs = pd.DataFrame([{"item_id": "n1", "model": "m1", "task": "news",
+                             "reference": "Two men were killed. Blood was everywhere. The road closed.",
+                             "generation": "An incident occurred. Nobody was dead."}])
+    ratings, source = _fake_judge_run(tmp_path, monkeypatch, outputs, "disturbing")
+    assert ratings.set_index("dimension")["value"].to_dict() == {"u_ref": 2.0, "u_gen": 1.0}
     # the server is gone: what follows reads the cache only
-    at = _page("app_pages/3_Inspect.py", {"kind": "path", "outputs": str(folder / "outputs.csv"),
-                                          "ratings": [str(folder / "ratings_fake.csv")]})
+    at = _page("app_pages/3_Inspect.py", source)
     reference, generation = _texts(at)
     title = "Judge fake: 1 disturbing element(s) counted in this sentence"
     assert _judged(reference) == (["Two men were killed.", "Blood was everywhere."], {title})
@@ -195,3 +210,121 @@ def test_llm_judges_counted_sentences_are_marked_from_its_cache(tmp_path, monkey
     assert "egm-disturbing" not in generation
     assert any("Dotted: sentences in which `fake` counted disturbing content" in c for c in _captions(at))
     assert any('class="egm-judged"' in m.value and "ld-legend" in m.value for m in at.markdown)
+
+
+# ------------------------------------------------------------------ issue 26: SA and CA in the text, every view
+
+def _lexicon(item_id: str, model: str) -> dict[str, float]:
+    """The demo's lexicon ratings of one output, as the judge wrote them (full precision)."""
+    ratings = pd.read_csv(DEMO_DIR / "ratings_lexicon.csv", dtype={"item_id": str, "model": str})
+    mine = ratings[(ratings["item_id"] == item_id) & (ratings["model"] == model)]
+    return dict(zip(mine["dimension"], mine["value"].astype(float), strict=True))
+
+
+def _expected_marks(reference: str, generation: str):
+    """The library's marks of a counseling pair on the judges' sentences: what every view must draw."""
+    from empathy.judges.segment import sentence_spans
+    from empathy.mechanisms import mechanism_marks
+
+    return mechanism_marks(reference, generation, sentence_spans=sentence_spans([reference, generation]))
+
+
+def _count_sides(sides: list[str], marks) -> None:
+    """Each side's marks counted by kind (one per span, ``data-mark``) against the library's, and the SA weights
+    summing to the lexicon judge's E of that side."""
+    for markup, side in zip(sides, (marks.reference, marks.generation), strict=True):
+        parsed = _parse(markup)
+        weights = [float(m["data-weight"]) for m in _distinct(parsed.marks, "sa-affect").values()]
+        assert len(weights) == len(side.affect.contributions) > 0
+        assert sum(weights) == pytest.approx(side.affect.intensity, abs=1e-12)
+        assert len(_distinct(parsed.marks, "egm-disturbing")) == len(side.disturbing)
+        cue_class = "ca-cue" if side is marks.generation else "ca-tension"
+        assert len(_distinct(parsed.marks, cue_class)) == len(side.cues)
+
+
+def test_inspect_draws_sa_and_ca_in_the_text_adding_up_to_the_lexicon_judge():
+    """co-05 / sorrel: the lexicon's CA label 1 from a solution and a reassurance cue, the client's tension on the
+    narrative, and the SA marks of each side adding up to the lexicon judge's E in the demo's ratings file."""
+    at = _page("app_pages/3_Inspect.py")
+    at.selectbox(key="inspect_task").set_value("counseling").run()
+    at.selectbox(key="inspect_model").set_value("sorrel").run()
+    at.selectbox(key="_w_inspect_pick").set_value("co-05 · sorrel").run()
+    _ok(at)
+    outputs = pd.read_csv(DEMO_DIR / "outputs.csv", dtype=str, keep_default_na=False)
+    row = outputs[(outputs["item_id"] == "co-05") & (outputs["model"] == "sorrel")].iloc[0]
+    marks = _expected_marks(row["reference"], row["generation"])
+    sides = _texts(at)
+    _count_sides(sides, marks)
+    lexicon = _lexicon("co-05", "sorrel")
+    assert marks.reference.affect.intensity == pytest.approx(lexicon["e_ref"], abs=1e-12)
+    assert marks.generation.affect.intensity == pytest.approx(lexicon["e_gen"], abs=1e-12)
+    assert len(marks.conflict.cues) >= 2 and len(marks.reference.cues) == 3
+    assert marks.conflict.label == lexicon["ca"] == 1
+    summary = next(m.value for m in at.markdown if m.value.startswith('<div class="mechanism-summary"'))
+    text = html.unescape(re.sub(r"<[^>]+>", " ", summary))
+    assert f"E(reference) = {lexicon['e_ref']:.3f}" in text and "lost: " in text
+    assert "A = 2 (solution 1, reassurance 1) > X = 0: lexicon CA label 1" in text
+    legend = next(m.value for m in at.markdown if "ld-legend" in m.value and "sa-affect" in m.value)
+    assert "ca-cue" in legend and "ca-tension" in legend
+    assert "not author" not in text  # no LLM judge rated it: no note that the marks are not its
+
+
+def test_items_and_relabels_views_draw_the_same_marks():
+    outputs = pd.read_csv(DEMO_DIR / "outputs.csv", dtype=str, keep_default_na=False)
+    at = _page("app_pages/8_Items.py")
+    at.selectbox(key="items_pick").set_value("co-05 · sorrel").run()
+    _ok(at)
+    row = outputs[(outputs["item_id"] == "co-05") & (outputs["model"] == "sorrel")].iloc[0]
+    _count_sides(_texts(at), _expected_marks(row["reference"], row["generation"]))
+
+    # Relabel's key queue (CA): the window's entries carry the same markup, the summary and the legend
+    at.session_state["annotator"] = "ann"
+    at.switch_page("app_pages/4_Relabel.py").run()
+    _ok(at)
+    sent = window(at)
+    first = sent["items"][0]
+    shown = outputs[(outputs["item_id"] == first["item"]) & (outputs["model"] == first["model"])].iloc[0]
+    marks = _expected_marks(shown["reference"], shown["generation"])
+    _count_sides([sent["refs"][first["ref"]], first["gen"]], marks)
+    assert "lexicon CA label" in first["sum"] and "E(reference)" in html.unescape(first["sum"])
+    assert "sa-affect" in sent["legends"][first["legend"]] and "ca-cue" in sent["legends"][first["legend"]]
+    # blind: LD only, no summary (the lexicon's marks carry its labels)
+    at.toggle(key="_w_relabel_blind").set_value(True).run()
+    _ok(at)
+    blind = window(at)
+    entry = blind["items"][0]
+    assert "sa-affect" not in entry["gen"] and "ca-cue" not in entry["gen"] and "egm-disturbing" not in entry["gen"]
+    assert entry["sum"] == "" and "sa-affect" not in blind["legends"][entry["legend"]]
+    assert "ld-" in entry["gen"] + blind["refs"][entry["ref"]]
+
+
+def test_relabels_value_box_draws_them_too(tmp_path):
+    """A dimension without levels (e_gen) is decided one output at a time: its texts carry the same marks."""
+    at = _page("app_pages/4_Relabel.py")
+    at.session_state["annotator"] = "ann"
+    at.selectbox(key="relabel_dimension").set_value("e_gen").run()
+    _ok(at)
+    sides = _texts(at)
+    assert len(sides) == 2 and all("sa-affect" in side for side in sides)
+    assert any(m.value.startswith('<div class="mechanism-summary"') for m in at.markdown)
+
+
+def test_an_llm_judges_evidence_quote_and_the_note_that_the_marks_are_the_lexicons(tmp_path, monkeypatch):
+    outputs = pd.DataFrame([{"item_id": "c1", "model": "m1", "task": "counseling",
+                             "reference": "I feel torn about my sister. I want to call her, but I am scared.",
+                             "generation": "You should  call her tonight.\nIt will all work out."}])
+    ratings, source = _fake_judge_run(tmp_path, monkeypatch, outputs, "conflict", "conflict_evidence = true\n")
+    assert ratings.set_index("dimension")["value"].to_dict() == {"ca": 1.0}
+    # the server is gone: the quote comes from the answer cache
+    at = _page("app_pages/3_Inspect.py", source)
+    _ok(at)
+    reference, generation = _texts(at)
+    quoted = re.findall(r'<mark class="ca-evidence"[^>]*title="([^"]*)"[^>]*data-mark="(\d+)"', generation)
+    assert quoted and len({number for _, number in quoted}) == 1
+    assert all(title.startswith("CA evidence quoted by judge fake") for title, _ in quoted)
+    boxed = [html.unescape(c) for c in _captions(at) if c.startswith("Boxed: ")]  # as the reader sees it
+    assert boxed == ["Boxed: the passage `fake` quoted as the evidence of its CA label (from the judge answer cache): "
+                     "“You should  call her tonight.”"], boxed  # the response's own characters
+    summary = next(m.value for m in at.markdown if m.value.startswith('<div class="mechanism-summary"'))
+    assert "not fake's: an LLM judge gives one number per text" in html.unescape(summary)
+    assert any('class="ca-evidence"' in m.value and "ld-legend" in m.value for m in at.markdown)

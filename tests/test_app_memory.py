@@ -73,7 +73,7 @@ def test_a_path_is_named_in_the_url_remembered_and_reopened_with_its_overrides(f
     _ok(reloaded)
     assert reloaded.session_state["source"] == remembered
     assert outputs in _data_name(reloaded)
-    assert any("Human overrides: **1**" in c.value for c in reloaded.sidebar.caption)
+    assert any("Human decisions: **1**" in c.value for c in reloaded.sidebar.caption)
 
 
 def _dataset_id(at: AppTest) -> str:

@@ -228,10 +228,10 @@ def test_overrides_of_other_tasks_stay_out_of_a_task(tmp_path, _store):
     assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": 0.75}  # n1 B and the override of n2 B
     _choose_task(at, "counseling")
     assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": 0.5}
-    assert any("with 0 human override(s)" in c for c in _texts(at.caption))
+    assert any("with 0 human decisions" in c for c in _texts(at.caption))
     _choose_task(at, "news")
     assert _pivot(at)["CA (j1)"].to_dict() == {"A": 1.0, "B": 1.0}
-    assert any("with 1 human override(s)" in c for c in _texts(at.caption))
+    assert any("with 1 human decision**" in c for c in _texts(at.caption))
     at.switch_page("app_pages/1_Data.py").run()
     assert len(next(f.value for f in at.dataframe if "annotator" in f.value.columns)) == 1
 

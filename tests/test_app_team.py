@@ -162,7 +162,7 @@ def test_an_uploads_store_left_in_the_working_directory_is_moved_with_a_message(
     assert not old.exists() and old.with_name("overrides.sqlite.moved").exists()
     moved = OverrideStore(settings_dir / "uploads" / "overrides.sqlite").decisions("upload:outputs.csv")
     assert moved[["item_id", "model", "annotator"]].values.tolist() == [["i1", "A", "ann"]]
-    assert any("Human overrides: **1**" in c for c in _texts(at.sidebar.caption))
+    assert any("Human decisions: **1**" in c for c in _texts(at.sidebar.caption))
 
 
 # ------------------------------------------------------------------------------------------ refusals
@@ -247,7 +247,8 @@ def test_blind_mode_orders_at_random_seeded_per_annotator_never_by_disagreement(
     expected = blind_queue(queue, seed=blind_seed(data.dataset_id, "ca", "ann"))
     assert blind == list(zip(expected["item_id"], expected["model"], strict=True))
     assert blind != by_disagreement and sorted(blind) == sorted(by_disagreement)
-    assert at.radio(key="relabel_order").disabled
+    # the order stays open in blind mode (the audit sample is one of them); its help says blind orders the others
+    assert "Blind mode orders the other two at random" in at.radio(key="relabel_order").help
     other = _app(fixture_source, annotator="bob")
     other.toggle(key="_w_relabel_blind").set_value(True).run()
     assert [(e["item"], e["model"]) for e in window(other)["items"]] != blind  # each annotator's own order

@@ -147,7 +147,10 @@ def test_override_through_relabel_is_saved_and_shown(server, page):
     with sqlite3.connect(server["store"]) as connection:
         count = connection.execute("SELECT COUNT(*) FROM overrides").fetchone()[0]
     page.get_by_text(f"overridden_ratings:{count}", exact=False).first.wait_for(state="visible", timeout=WAIT_MS)
-    assert page.get_by_text(f"with {count} human override(s)", exact=False).first.is_visible()
+    # counted as one decision applied to every judge's label (issue 26 item 6; "with N human override(s)" before)
+    label = "judge label" if count == 1 else "judge labels"
+    assert page.get_by_text(f"with 1 human decision applied ({count} {label}", exact=False).first.is_visible()
+    assert page.get_by_text("|decisions:1|", exact=False).first.is_visible()  # the signature counts it too
     page.goto(f"{server['url']}/Agreement")
     _settle(page, "Human vs each judge")
     _shot(page, "5_agreement_after_override")
@@ -175,8 +178,11 @@ def test_override_survives_a_killed_and_restarted_app(tmp_path, browser):
         with sqlite3.connect(store) as connection:
             count = connection.execute("SELECT COUNT(*) FROM overrides").fetchone()[0]
         assert count >= 1
-        tab.get_by_text(f"{count} override(s). Export the ledger", exact=False).first.wait_for(timeout=WAIT_MS)
-        assert tab.get_by_text(f"Human overrides: {count}", exact=False).first.is_visible()
+        # one decision (issue 26 item 6: counted as decisions, the judge labels named so)
+        label = "judge label" if count == 1 else "judge labels"
+        tab.get_by_text(f"1 decision applied to {count} {label}. Export the ledger", exact=False).first.wait_for(
+            timeout=WAIT_MS)
+        assert tab.get_by_text("Human decisions: 1", exact=False).first.is_visible()
     finally:
         context.close()
         _stop(process)
@@ -210,8 +216,9 @@ def test_ledger_csv_download_is_formula_safe(server, page):
         page.get_by_role("button", name="Download CSV").click()
     content = Path(info.value.path()).read_text(encoding="utf-8")
     header, *rows = content.splitlines()
+    # the ledger's columns, the audit mark last (issue 23: a decision made in audit order says so)
     assert header == ("dataset_id,item_id,model,rater,dimension,value,annotator,role,updated_at,reason,text_hash,"
-                      "judge_value,judge_signature")
+                      "judge_value,judge_signature,audit_design,audit_position")
     assert rows and all(f",ca,{float(dataset[1])},browser-test," in row for row in rows)  # the key pressed there
 
 

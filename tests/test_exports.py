@@ -103,3 +103,20 @@ def test_agreement_table_and_csv():
     rows = _rows(agreement_csv(two_tasks, SIG))
     assert rows[0][0] == "task" and rows[1][:3] == ["counseling", "SA", "a"]
     assert rows[3][:3] == ["news", "CA", "'=a"]
+
+
+def test_the_agreement_csv_keeps_which_labels_each_row_rests_on():
+    """Issue 26 item 5: the rows of :func:`empathy.review.agreement_labels` keep their provenance in the file."""
+    from empathy.review import PROVENANCE_COLUMNS, agreement_labels
+
+    agreement = pd.DataFrame({"task": ["all"], "metric": ["CA"], "scorer_a": ["a"], "scorer_b": ["b"],
+                              "spearman": [1.0], "n_models": [3]})
+    applied = pd.DataFrame({"item_id": ["i1", "i1"], "model": ["m", "m"], "rater": ["a", "b"], "dimension": ["ca"] * 2,
+                            "value": [0.0, 0.0], "annotator": ["ann"] * 2, "role": ["annotator"] * 2,
+                            "updated_at": ["t1"] * 2})
+    rows = _rows(agreement_csv(agreement_labels(agreement, applied), SIG))
+    assert rows[0] == ["metric", "scorer_a", "scorer_b", "spearman", "n_models", *PROVENANCE_COLUMNS, "signature"]
+    assert rows[1][5:8] == ["with_overrides", "1", "1"]
+    assert rows[1][8].startswith("on 1 output a human decision gave a and b the same label")
+    judges_only = _rows(agreement_csv(agreement_labels(agreement, None), SIG))
+    assert judges_only[1][5:9] == ["judges", "0", "0", ""]

@@ -141,7 +141,7 @@ def _checked_values(records: list[tuple[int, dict[str, object]]], label: str, su
         return []
     frame = pd.DataFrame([{column: record[column] for column in (*KEY_COLUMNS, "value")} for _, record in records])
     frame.attrs.update(source=label, suffix=suffix, lines=[row for row, _ in records])
-    return validate_ratings(frame)["value"].astype(float).tolist()
+    return validate_ratings(frame, unique_keys=False)["value"].astype(float).tolist()
 
 
 def _raw_records(path: Path, label: str, suffix: str) -> list[tuple[int, dict[str, object]]]:

@@ -36,6 +36,8 @@ function act(q, a) {
   const e = {seq: ++q.seq, item: cur.item, model: cur.model, hash: cur.hash, issued: cur.issued,
              dimension: d.dimension, apply_to: d.apply_to, annotator: d.annotator, t: Date.now()};
   if (a.action === 'skip') { e.action = 'skip'; } else { e.action = 'decide'; e.value = a.value; }
+  // shown in audit order: the key is an audit decision (the server checks the mark against the design)
+  if (cur.audit && e.action === 'decide') e.audit = cur.audit;
   const live = d.live;
   // the label the metric uses now and after this decision (the server computed both for each level)
   const fx = e.action === 'decide' ? keyEffect(live, cur, a.value) : null;
@@ -159,8 +161,8 @@ function render(q) {
     '<button type="button" data-action="undo">Undo (U)</button>' : '';
   const reference = (d.refs || {})[cur.ref] || '';
   const texts = cur.notext ? `<div class="rq-note">${cur.notext}</div>` :
-    `<div class="rq-texts"><div><b>Reference / prompt</b><div class="rq-box">${reference}</div></div>` +
-    `<div><b>Generation</b><div class="rq-box">${cur.gen}</div></div></div>${cur.conv || ''}`;
+    `${(d.legends || {})[cur.legend] || ''}<div class="rq-texts"><div><b>Reference / prompt</b><div class="rq-box">${reference}</div></div>` +
+    `<div><b>Generation</b><div class="rq-box">${cur.gen}</div></div></div>${cur.sum || ''}${cur.conv || ''}`;
   body.innerHTML = `<div class="rq-item" data-testid="relabel-item"><div class="rq-head">${cur.head}</div>${texts}` +
     `<div class="rq-buttons">${buttons}${navigation}</div><div class="rq-note">${cur.note}</div></div>`;
   const item = body.querySelector('.rq-item');
