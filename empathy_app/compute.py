@@ -158,10 +158,21 @@ def background_parse(data: Loaded) -> BackgroundParse | None:
     with _PARSES_LOCK:
         found = held.get(_parse_key(key))
         if found is None:
-            found = held[_parse_key(key)] = BackgroundParse(_distinct_texts(data.all_data.outputs))
+            try:
+                found = BackgroundParse(_distinct_texts(data.all_data.outputs))
+            except ValueError:  # no disk cache to parse into (a folder not writable): parsed in the foreground
+                return None
+            held[_parse_key(key)] = found
             while len(held) > _FEATURES_KEPT:
                 held.pop(next(iter(held)))
     return found
+
+
+def parse_pending(data: Loaded) -> bool:
+    """Whether a background parse of the data set's texts is running: what it has not reached yet is shown without
+    marks instead of being parsed by the page (once it has finished, or failed, a page parses what it needs)."""
+    found = _parses_held().get(_parse_key(data.base_key or data.content_key))
+    return found is not None and not found.finished.is_set()
 
 
 _PARSES_LOCK = threading.Lock()

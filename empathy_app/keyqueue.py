@@ -434,7 +434,7 @@ def _texts_html(data: Loaded, memo: dict, item: str, model: str, row: Mapping, b
     found = memo.get(key)
     if found is None:
         texts = (str(row["reference"]), str(row["generation"]))
-        if compute.spans_if_parsed(texts) is None:
+        if compute.parse_pending(data) and compute.spans_if_parsed(texts) is None:
             return None
         text = str(row.get("conversation", "") or "")
         conversation = ""
@@ -467,7 +467,7 @@ def _prefetch_sentences(data: Loaded, memo: dict, pending: pd.DataFrame, blind: 
             if len(row):
                 texts += [str(row["reference"].iat[0]), str(row["generation"].iat[0])]
     texts = list(dict.fromkeys(texts))
-    if texts and not compute.texts_analysed(data):
+    if texts and compute.parse_pending(data):
         from empathy.distancing import cached_results
 
         texts = [text for text, result in zip(texts, cached_results(texts), strict=True) if result is not None]
