@@ -193,10 +193,10 @@ with left:
     st.caption(md(ledger_now.summary()))
     buttons = st.columns(2)
     # written when a button is pressed (Streamlit calls the function then), not on every run of the page
-    buttons[0].download_button("Download JSONL", lambda: _ledger_file(export_jsonl, "ledger.jsonl"),
-                               file_name=f"{export_stem}.jsonl", mime="application/jsonl", key="data_export_jsonl")
-    buttons[1].download_button("Download CSV", lambda: _ledger_file(export_csv, "ledger.csv"),
-                               file_name=f"{export_stem}.csv", mime="text/csv", key="data_export_csv")
+    views.download_later(buttons[0], "Download JSONL", lambda: _ledger_file(export_jsonl, "ledger.jsonl"),
+                         file_name=f"{export_stem}.jsonl", mime="application/jsonl", key="data_export_jsonl")
+    views.download_later(buttons[1], "Download CSV", lambda: _ledger_file(export_csv, "ledger.csv"),
+                         file_name=f"{export_stem}.csv", mime="text/csv", key="data_export_csv")
 with right:
     ledger = st.file_uploader("Import a ledger (JSONL or CSV)", type=["jsonl", "json", "csv"], key="data_import_ledger")
     if ledger is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +17,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from empathy import metrics as m
 from empathy.exhibits import CONFLICT_TASK
@@ -111,6 +112,16 @@ def summary(data: Loaded, *, full: bool = False) -> None:
             f"- **Dimensions:** {codes(info['dimensions']) or '(none)'}",
             f"- **Outputs:** {info['outputs']} · **Sources:** {codes(_short(dataset.sources))}",
         ]))
+
+
+def download_later(place: object, label: str, make: Callable[[], bytes], **options: object) -> None:
+    """A download button in ``place`` whose file ``make`` writes when it is pressed (a Streamlit that takes a
+    callable), not on every run of the page; a Streamlit too old for that (it refuses the callable) gets the bytes
+    now. ``options`` go to ``download_button``."""
+    try:
+        place.download_button(label, make, **options)  # type: ignore[attr-defined]
+    except StreamlitAPIException:
+        place.download_button(label, make(), **options)  # type: ignore[attr-defined]
 
 
 #: The rows of a table the Data page sends to the browser (the first ones; the count says how many there are).
