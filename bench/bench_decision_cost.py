@@ -43,7 +43,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 from bench_app_rerun import variant_tree  # noqa: E402
-from bench_relabel_keypress import CHROMIUM, RECORDER, decided_by_another, paper_data, peak_rss_mib  # noqa: E402
+from bench_relabel_keypress import (  # noqa: E402
+    CHROMIUM,
+    RECORDER,
+    commit_name,
+    decided_by_another,
+    paper_data,
+    peak_rss_mib,
+)
 from machine import machine  # noqa: E402
 
 POTATO = "potato-annotation==2.12.1"
@@ -232,9 +239,7 @@ def open_relabel(tab, url: str, folder: Path) -> float:
     tab.get_by_role("button", name="Load from path").click()
     tab.get_by_text("ratings file(s)", exact=False).first.wait_for()
     tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
-    form = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
-    form.fill("bench")
-    tab.get_by_role("button", name="Start as this annotator").click()
+    commit_name(tab, "bench")
     tab.locator('[data-testid="relabel-item"]').wait_for()
     return time.perf_counter() - started
 

@@ -63,6 +63,19 @@ window.addEventListener('keydown', (ev) => {
 """
 
 
+def commit_name(tab, name: str) -> None:
+    """Type ``name`` into the sidebar's one annotator name box and press *Use this name* (a name this machine
+    committed before is changed first), as a person does before deciding."""
+    box = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
+    change = tab.get_by_role("button", name="Change name")
+    box.or_(change).first.wait_for(state="visible")
+    if change.is_visible():
+        change.click()
+    box.wait_for(state="visible")
+    box.fill(name)
+    tab.get_by_role("button", name="Use this name").click()
+
+
 def paper_data(folder: Path, scale: int, *, models: int = 10, judges: int = 3, items: int = 200, seed: int = 3,
                distinct: bool = False) -> tuple[Path, str]:
     """10 models x 3 LLM judges x ``items * scale`` items on CA; returns the folder and the live judge.
@@ -218,9 +231,7 @@ def _drive(tab, url: str, folder: Path, judge: str, keys: int, warmup: int, time
             tab.get_by_role("button", name="Load from path").click()
             tab.get_by_text("ratings file(s)", exact=False).first.wait_for()
             tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
-            form = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
-            form.fill("bench")
-            tab.get_by_role("button", name="Start as this annotator").click()
+            commit_name(tab, "bench")
             tab.locator('[data-testid="relabel-item"]').wait_for()
             tab.get_by_text(f"Live CA per model ({judge})", exact=False).first.wait_for()
             first_visit = time.perf_counter() - started
