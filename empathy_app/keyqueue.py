@@ -461,11 +461,11 @@ def _prefetch_sentences(data: Loaded, memo: dict, pending: pd.DataFrame, blind: 
         return  # LD marks only: no sentences needed
     texts: list[str] = []
     index = compute.row_index(data)
+    references, generations = data.dataset.outputs["reference"], data.dataset.outputs["generation"]
     for item, model in zip(pending["item_id"].astype(str), pending["model"].astype(str), strict=True):
-        if ("html", item, model, blind) not in memo:
-            row = index.output(data.dataset.outputs, item, model)
-            if len(row):
-                texts += [str(row["reference"].iat[0]), str(row["generation"].iat[0])]
+        position = index.position(item, model) if ("html", item, model, blind) not in memo else None
+        if position is not None:
+            texts += [str(references.iat[position]), str(generations.iat[position])]
     texts = list(dict.fromkeys(texts))
     if texts and compute.parse_pending(data):
         from empathy.distancing import cached_results
@@ -644,7 +644,7 @@ def _own_labels(data: Loaded, memo: dict, rater: str, dimension: str) -> dict[tu
 
 
 def _task_of(data: Loaded, item: str, model: str) -> str:
-    return str(compute.row_index(data).output(data.dataset.outputs, item, model)["task"].iat[0] or "")
+    return str(data.dataset.outputs["task"].iat[compute.row_index(data).position(item, model)] or "")
 
 
 def live_state(data: Loaded, table: pd.DataFrame, items: list[dict], *, metric: str, judge: str,
