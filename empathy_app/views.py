@@ -17,7 +17,6 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from empathy import metrics as m
 from empathy.exhibits import CONFLICT_TASK
@@ -120,7 +119,7 @@ def download_later(place: object, label: str, make: Callable[[], bytes], **optio
     now. ``options`` go to ``download_button``."""
     try:
         place.download_button(label, make, **options)  # type: ignore[attr-defined]
-    except StreamlitAPIException:
+    except st.errors.StreamlitAPIException:
         place.download_button(label, make(), **options)  # type: ignore[attr-defined]
 
 
