@@ -127,10 +127,11 @@ def download_later(place: object, label: str, make: Callable[[], bytes], **optio
 PREVIEW_ROWS = 1000
 
 
-def table_preview(table: pd.DataFrame, *, key: str, rows: int = PREVIEW_ROWS) -> None:
-    """The first ``rows`` rows of ``table`` (all when fewer), saying how many it has: a table is sent to the
-    browser on every run of its page, shown or not, so a whole ratings table of millions of rows cost seconds per
-    run and hundreds of MiB."""
+def table_preview(table: pd.DataFrame, *, key: str, rows: int | None = None) -> None:
+    """The first ``rows`` rows of ``table`` (default :data:`PREVIEW_ROWS`; all when fewer), saying how many it has:
+    a table is sent to the browser on every run of its page, shown or not, so a whole ratings table of millions of
+    rows cost seconds per run and hundreds of MiB."""
+    rows = PREVIEW_ROWS if rows is None else rows
     if len(table) > rows:
         st.caption(f"The first {rows:,} of {len(table):,} rows.")
     st.dataframe(table.head(rows), hide_index=True, key=key)
