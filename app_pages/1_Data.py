@@ -153,10 +153,11 @@ source_now = st.session_state[session_keys.SOURCE]
 if source_now["kind"] in IMPORTERS:
     _, import_report = loading.load_import(source_now["kind"], source_now["directory"])
     views.import_report(import_report)
-with st.expander("Outputs table", expanded=False):
-    st.dataframe(data.all_data.outputs, hide_index=True, key="data_outputs_table")
-with st.expander("Ratings table", expanded=False):
-    st.dataframe(data.all_data.ratings, hide_index=True, key="data_ratings_table")
+for title, table, table_key in (("Outputs table", data.all_data.outputs, "data_outputs_table"),
+                                ("Ratings table", data.all_data.ratings, "data_ratings_table")):
+    with st.expander(title, expanded=False):
+        # a table is sent to the browser on every run, expanded or not: at 3 million ratings that was seconds
+        views.table_preview(table, key=table_key)
 
 st.subheader("Human overrides ledger")
 st.caption(f"Overrides of this data set (named {code(data.dataset_id)} in the store) live in "
@@ -168,6 +169,16 @@ notice = st.session_state.get(session_keys.STORE_NOTICE)
 if notice:
     st.info(notice)
 who = decisions.access(data)
+
+
+def _ledger_file(export, name: str) -> bytes:
+    """The ledger of this data set as one export writes it (:mod:`empathy.labels.transfer`)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        export(data.store, path, data.dataset_id)
+        return path.read_bytes()
+
+
 # the applied overrides of the whole data set (whatever the task filter) under the session's label rule: the
 # same ledger Relabel and Overview count with
 ledger_now = overrides.ledger(data)
@@ -180,16 +191,12 @@ with left:
     st.markdown(f"**{views.plural(counts['applied'], 'decision')}** applied to "
                 f"{views.plural(len(current), 'judge label')}. Export the ledger:")
     st.caption(md(ledger_now.summary()))
-    with tempfile.TemporaryDirectory() as folder:
-        jsonl_path, csv_path = Path(folder) / "ledger.jsonl", Path(folder) / "ledger.csv"
-        export_jsonl(data.store, jsonl_path, data.dataset_id)
-        export_csv(data.store, csv_path, data.dataset_id)
-        jsonl_bytes, csv_bytes = jsonl_path.read_bytes(), csv_path.read_bytes()
     buttons = st.columns(2)
-    buttons[0].download_button("Download JSONL", jsonl_bytes, file_name=f"{export_stem}.jsonl",
-                               mime="application/jsonl", key="data_export_jsonl")
-    buttons[1].download_button("Download CSV", csv_bytes, file_name=f"{export_stem}.csv",
-                               mime="text/csv", key="data_export_csv")
+    # written when a button is pressed (Streamlit calls the function then), not on every run of the page
+    views.download_later(buttons[0], "Download JSONL", lambda: _ledger_file(export_jsonl, "ledger.jsonl"),
+                         file_name=f"{export_stem}.jsonl", mime="application/jsonl", key="data_export_jsonl")
+    views.download_later(buttons[1], "Download CSV", lambda: _ledger_file(export_csv, "ledger.csv"),
+                         file_name=f"{export_stem}.csv", mime="text/csv", key="data_export_csv")
 with right:
     ledger = st.file_uploader("Import a ledger (JSONL or CSV)", type=["jsonl", "json", "csv"], key="data_import_ledger")
     if ledger is not None:
@@ -216,7 +223,7 @@ if len(current):
 audit = data.store.audit(data.dataset_id)
 if len(audit):
     with st.expander(f"Audit trail ({len(audit)} change(s), newest first)"):
-        st.dataframe(audit.iloc[::-1], hide_index=True, key="data_audit_table")
+        views.table_preview(audit.iloc[::-1], key="data_audit_table")
 
 
 def _assignment_form(progress, design) -> None:
@@ -260,7 +267,7 @@ def _assignment_form(progress, design) -> None:
 st.subheader("Team progress and assignments")
 try:
     design_now = assignments(data.store, data.dataset_id)
-    progress_now = annotator_progress(data.store, data.dataset_id, outputs=data.all_data.outputs)
+    progress_now = annotator_progress(data.store, data.dataset_id, outputs=overrides.output_keys(data))
     decisions.team_progress(progress_now, key="data_team_progress")
 except StoreError as error:
     st.error(f"The override store cannot be used: {md(error)}")

@@ -8,7 +8,7 @@ from empathy.labels.decisions import decision_count  # noqa: E402
 from empathy.labels.locations import StoreError  # noqa: E402
 from empathy.labels.rules import ALL_JUDGES, make_changes, override_targets  # noqa: E402
 from empathy.mechanisms import note_fields, output_scores  # noqa: E402
-from empathy.review import disagreement, inspect_filter  # noqa: E402
+from empathy.review import inspect_filter  # noqa: E402
 from empathy_app import compute, decisions, exhibit_views, loading, overrides, session_keys, views  # noqa: E402
 from empathy_app.decisions import md, output_key  # noqa: E402
 
@@ -47,7 +47,7 @@ if keys.empty:
     st.info("No output matches these filters. Widen them above.")
     st.stop()
 
-labels = [f"{i} · {m}" for i, m in zip(keys["item_id"], keys["model"], strict=True)]
+labels = compute.output_labels(keys)
 if st.session_state.get(session_keys.INSPECT_PICK) not in labels:
     st.session_state[session_keys.INSPECT_PICK] = labels[0]
 
@@ -67,7 +67,8 @@ with nav[3]:
     views.keys_help("inspect")
 position = labels.index(pick)
 item_id, model_name = keys.iloc[position]["item_id"], keys.iloc[position]["model"]
-row = outputs[(outputs["item_id"] == item_id) & (outputs["model"] == model_name)].iloc[0]
+index = compute.row_index(data)  # one output's rows looked up, not every row compared
+row = index.output(outputs, item_id, model_name).iloc[0]
 st.caption(f"Output {position + 1} of {len(labels)} · task {views.code(row['task'] or '-')} · "
            f"item {views.code(item_id)} · model {views.code(model_name)}")
 exhibit_views.pin_control(data, item_id, model_name, "inspect_exhibit")
@@ -76,7 +77,8 @@ if views.has_text(row):
     texts = (row["reference"], row["generation"])
     analysis = compute.densities_for(texts)
     views.output_side_by_side(data, row, key="inspect", notes=note_fields(row),
-                              scores=output_scores(ratings, item_id, model_name, analysis[0][0], analysis[1][0]))
+                              scores=output_scores(index.ratings_of(ratings, item_id, model_name), item_id,
+                                                   model_name, analysis[0][0], analysis[1][0]))
     views.conversation(row, "inspect_conversation")
 
     density = pd.DataFrame({
@@ -93,8 +95,8 @@ else:
     views.no_text_note(row, "No highlights or distancing densities; the labels are below.")
 
 st.subheader("Judges' labels for this output")
-mine = ratings[(ratings["item_id"] == item_id) & (ratings["model"] == model_name)]
-base = judge_ratings[(judge_ratings["item_id"] == item_id) & (judge_ratings["model"] == model_name)]
+mine = index.ratings_of(ratings, item_id, model_name)
+base = index.ratings_of(judge_ratings, item_id, model_name)
 if mine.empty:
     st.info("No judge rated this output.")
 else:
@@ -142,7 +144,7 @@ target = controls[0].selectbox("Judge", [ALL_JUDGES, *judges_here], key="inspect
 here = sorted(base["dimension"].unique()) or dimensions  # this output's dimensions (a corpus has its own)
 dim_choice = controls[1].selectbox("Dimension", here, key="inspect_override_dimension",
                                    index=here.index("ca") if "ca" in here else 0)
-targets = override_targets(judge_ratings, item_id, model_name, dim_choice, target)
+targets = override_targets(base, item_id, model_name, dim_choice, target)
 # The form opens on this output's current label of the (first) target: keyed by output, dimension and target,
 # so it never keeps the value of the output shown before.
 shown_rater = targets[0] if targets else None
@@ -160,7 +162,8 @@ buttons = st.columns([1, 1, 4])
 if buttons[0].button("Save override", key=output_key("inspect_save", item_id, model_name), type="primary",
                      disabled=not targets or refusal is not None, help=md(refusal) if refusal else None):
     try:
-        changes = make_changes(outputs, judge_ratings, item_id, model_name, targets, dim_choice, new_value, reason)
+        changes = make_changes(index.output(outputs, item_id, model_name), base, item_id, model_name, targets,
+                               dim_choice, new_value, reason)
     except ValueError as error:
         st.session_state[session_keys.FLASH_ERROR] = f"Not saved: {md(error)}"
     else:
@@ -175,8 +178,7 @@ st.caption(f"Saving applies to {', '.join(map(views.code, targets)) or '(nobody)
            f"{views.code(who.describe()) if annotator else '(nobody yet)'}."
            + (f" {md(refusal)}." if refusal else ""))
 
-dis = disagreement(judge_ratings, dim_choice)
-if len(data.dataset.raters) >= 2 and len(dis):
-    share = dis["disagree"].mean()
-    st.caption(f"Judges disagree on {dim_choice} for {int(dis['disagree'].sum())} of {len(dis)} outputs "
-               f"({share:.0%}).")
+disagreeing, rated_outputs = compute.disagreement_count(data, dim_choice)
+if len(data.dataset.raters) >= 2 and rated_outputs:
+    st.caption(f"Judges disagree on {dim_choice} for {disagreeing} of {rated_outputs} outputs "
+               f"({disagreeing / rated_outputs:.0%}).")

@@ -193,7 +193,9 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
     judge = st.selectbox("Live metric for judge", raters_with, index=raters_with.index(default),
                          key="relabel_live_judge", help="The judge whose metric per model is shown, with your "
                          "and the other annotators' decisions applied (label rule above).")
-    report = compute.report(data, with_overrides=True)
+    spec = METRIC_SPECS[metric]
+    # a metric of the judges' labels alone (CA) waits for no text analysis (a new data set's is in the background)
+    report = compute.report(data, with_overrides=True, needs_texts=spec.needs_sentences or spec.needs_distancing)
     table = report.table
     table = table[(table["metric"] == metric) & (table["scorer"] == judge)]
     shown_task = None
@@ -282,11 +284,23 @@ def _show_outcomes() -> None:
         st.error(f"... and {len(refused) - 5} more refused key(s).")
 
 
-@st.fragment
+# A data set whose texts were never analysed: the queue needs no parse (CA is the judges' labels), so it is
+# usable at once while a background parse fills the distancing cache; the window's outputs show plain text
+# until the parse reaches them, and the fragment reruns every few seconds meanwhile to bring their highlights.
+parsing = compute.background_parse(data) if keyed else None
+polling = parsing is not None and not parsing.finished.is_set()
+
+
+@st.fragment(run_every=compute.PARSE_POLL_S if polling else None)
 def _queue_area() -> None:
     """The queue (progress, the output on screen, the decision keys) and beside it the live metric and the
-    rubric: rerun alone after each decision."""
+    rubric: rerun alone after each decision (and, while the texts are parsed, every few seconds)."""
     top = st.container()  # the ledger's line, drawn once this run's keys are saved (it counts them)
+    if polling:
+        if parsing.finished.is_set():
+            st.rerun()  # the parse is done: once more as a whole page, which polls no longer
+        st.caption(f"Text analysis in the background (highlights): {parsing.progress.describe()}. The queue works "
+                   "meanwhile; an output shows plain text until the analysis reaches it.")
     left, right = st.columns([4, 3] if audit_order else [5, 2])  # the audit's tables need the room
     with left:
         _queue_body(right, top)
@@ -330,7 +344,7 @@ def _my_queue(queue: pd.DataFrame, audit: bool) -> tuple[pd.DataFrame, str, list
     aside = set(zip(skipped["item_id"].astype(str), skipped["model"].astype(str), strict=True))
     pending = queue[~queue["done"]]
     skipped_here = [pair for pair in zip(pending["item_id"].astype(str), pending["model"].astype(str), strict=True)
-                    if pair in aside]
+                    if pair in aside] if aside else []
     if skipped_here:
         note += f" · {len(skipped_here)} skipped (last)"
     return queue, note, skipped_here
@@ -407,7 +421,6 @@ def _keyed_queue(right, now, pending: pd.DataFrame, audit, done_text: str) -> No
         here = everyone[(everyone["dimension"] == dimension) & (everyone["annotator"] != who)]
         for (item, model), names in here.groupby(["item_id", "model"])["annotator"]:
             others[(str(item), str(model))] = sorted(set(map(str, names)))
-    compute.features(data)  # every text analysed once (a spinner the first time): the window's spans are cached
     items = keyqueue.window_items(data, pending, dimension=dimension, apply_to=apply_to, blind=blind,
                                   raters=raters_with, others=others)
     with right:  # the live metric first: its state goes to the browser with the window
@@ -545,7 +558,7 @@ with st.expander("Several annotators: agreement and adjudication"):
 
 with st.expander(f"Team progress on {md(dimension)}"):
     decisions.team_progress(annotator_progress(data.store, data.dataset_id, dimension=dimension,
-                                           outputs=data.all_data.outputs), key="relabel_team_progress")
+                                               outputs=overrides.output_keys(data)), key="relabel_team_progress")
 
 with st.expander("A judge re-run meets the ledger"):
     decided_raters = sorted(set(ledger.decisions["rater"])) if len(ledger.decisions) else []
@@ -558,8 +571,12 @@ with st.expander("A judge re-run meets the ledger"):
         picks = st.columns(2)
         overridden = picks[0].selectbox("Judge the decisions overrode", decided_raters, key="relabel_rerun_old")
         rerun_of = picks[1].selectbox("Its re-run", sorted(data.all_data.raters), key="relabel_rerun_new")
-        result = classify_rerun(ledger.decisions[ledger.decisions["rater"] == overridden], data.all_data.ratings,
-                                all_outputs, rater_map={overridden: rerun_of})
+        mine = ledger.decisions[ledger.decisions["rater"] == overridden]
+        # the re-run's ratings of the decided outputs only (their rows looked up, not every rating compared)
+        decided_pairs = list(dict.fromkeys(zip(mine["item_id"].astype(str), mine["model"].astype(str), strict=True)))
+        result = classify_rerun(mine, compute.row_index(data, whole=True).ratings_of_many(data.all_data.ratings,
+                                                                                          decided_pairs),
+                                all_outputs, rater_map={overridden: rerun_of}, hashes=overrides.output_hash_map(data))
         counts = result.counts
         st.markdown(f"**{counts['confirmed']}** confirmed · **{counts['disputed']}** still disputed · "
                     f"**{counts['stale']}** stale · **{counts['orphaned']}** orphaned")

@@ -110,17 +110,23 @@ config.update({c: st.column_config.NumberColumn(c, format="%d") for c in COUNT_C
 config["generation"] = st.column_config.TextColumn("generation", width="large")
 # the sort column's label names a judge (data): Markdown-escaped, or a rater called ![i](http://host/x.png)
 # would put an image in the page
+# the table sent to the browser is the first rows in this order (the worst first): a table is sent on every run,
+# and every row of 200,000 outputs with its generation was seconds of CPU and gigabytes per run; the CSV has all
+listed = shown.head(views.PREVIEW_ROWS)
 st.caption(f"{len(shown)} of {len(table)} outputs" + (f", worst {md(_label(sort_by))} first" if sort_by else "")
+           + (f"; the table lists the first {len(listed):,} (the CSV has every row)" if len(listed) < len(shown)
+              else "")
            + ". The top row is open below; select a row to open it instead (a column header sorts the view only).")
 # what decides the rows' order: a new one opens its top row below (and is a new table, with no stale selection)
 order = repr((sort_by, bool(absolute), query, list(models), sorted(minimums.items()), overridden, side))
-event = st.dataframe(shown[visible], hide_index=True, key=views.table_key("items_table", order), column_config=config,
+event = st.dataframe(listed[visible], hide_index=True, key=views.table_key("items_table", order), column_config=config,
                      on_select="rerun", selection_mode="single-row", height=420)
-st.download_button("Download these rows (CSV)", items_csv(shown, str(compute.report(data).signature)),
-                   file_name="empathy-items.csv", mime="text/csv", key="items_download")
+signature = str(compute.report(data).signature)
+views.download_later(st, "Download these rows (CSV)", lambda: items_csv(shown, signature),
+                     file_name="empathy-items.csv", mime="text/csv", key="items_download")
 
 # The selectbox is the one source of truth for the open row; a newly selected table row moves it.
-labels = [f"{i} · {m}" for i, m in zip(shown["item_id"], shown["model"], strict=True)]
+labels = compute.output_labels(listed[["item_id", "model"]])  # the rows listed (the options go to the browser too)
 views.follow_table_selection(event, labels, session_keys.ITEMS_PICK, session_keys.ITEMS_TABLE_SELECTION, order=order,
                              order_key=session_keys.ITEMS_TABLE_ORDER)
 
@@ -130,14 +136,16 @@ def _sentences(value: float) -> float | None:
 
 st.subheader("One output")
 pick = st.selectbox("Output (in the table's order)", labels, key=session_keys.ITEMS_PICK)
-row = shown.iloc[labels.index(pick)]
-source = outputs[(outputs["item_id"] == row["item_id"]) & (outputs["model"] == row["model"])].iloc[0]
+row = listed.iloc[labels.index(pick)]
+index = compute.row_index(data)  # one output's rows looked up, not every row compared
+source = index.output(outputs, row["item_id"], row["model"]).iloc[0]
 st.caption(f"Task {views.code(row['task'] or '-')} · item {views.code(row['item_id'])} · model "
            f"{views.code(row['model'])}" + (f" · overridden: {md(row['override_dimensions'])}"
                                             if row["overrides"] else ""))
 if views.has_text(source):
     views.output_side_by_side(data, source, key="items", notes=note_fields(source),
-                              scores=output_scores(ratings, row["item_id"], row["model"],
+                              scores=output_scores(index.ratings_of(ratings, row["item_id"], row["model"]),
+                                                   row["item_id"], row["model"],
                                                    _sentences(row["sentences_ref"]), _sentences(row["sentences_gen"])))
     views.conversation(source, "items_conversation")
 else:
@@ -151,7 +159,7 @@ details = pd.DataFrame({
 counts = pd.DataFrame({"reference": [row[f"{label}_ref"] for label in ("sentences", *LABELS)],
                        "generation": [row[f"{label}_gen"] for label in ("sentences", *LABELS)]},
                       index=["sentences", *LABELS])
-mine = ratings[(ratings["item_id"] == row["item_id"]) & (ratings["model"] == row["model"])]
+mine = index.ratings_of(ratings, row["item_id"], row["model"])
 left, middle, right = st.columns(3)
 with left:
     st.markdown("**Terms of this output** (None = not computable; the status says why)")

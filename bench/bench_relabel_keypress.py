@@ -63,9 +63,27 @@ window.addEventListener('keydown', (ev) => {
 """
 
 
-def paper_data(folder: Path, scale: int, *, models: int = 10, judges: int = 3, items: int = 200, seed: int = 3
-               ) -> tuple[Path, str]:
-    """10 models x 3 LLM judges x ``items * scale`` items on CA; returns the folder and the live judge."""
+def commit_name(tab, name: str) -> None:
+    """Type ``name`` into the sidebar's one annotator name box and press *Use this name* (a name this machine
+    committed before is changed first), as a person does before deciding."""
+    box = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
+    change = tab.get_by_role("button", name="Change name")
+    box.or_(change).first.wait_for(state="visible")
+    if change.is_visible():
+        change.click()
+    box.wait_for(state="visible")
+    box.fill(name)
+    tab.get_by_role("button", name="Use this name").click()
+
+
+def paper_data(folder: Path, scale: int, *, models: int = 10, judges: int = 3, items: int = 200, seed: int = 3,
+               distinct: bool = False) -> tuple[Path, str]:
+    """10 models x 3 LLM judges x ``items * scale`` items on CA; returns the folder and the live judge.
+
+    ``distinct``: every output's reference and generation are the demo's texts, each with a sentence of its own
+    appended (``bench_cli_scaling.variant_sentence``): two distinct texts per output to parse, as in a new data
+    set of real outputs (else 200 short references and 200 short generations, repeated).
+    """
     import numpy as np
     import pandas as pd
 
@@ -83,6 +101,15 @@ def paper_data(folder: Path, scale: int, *, models: int = 10, judges: int = 3, i
                       for k in np.tile(np.arange(n_items), models) % 200],
         "generation": [f"Reply {k}: that is a heavy thing to carry alone; what would you want them to know?"
                        for k in pool]})
+    if distinct:
+        from bench_cli_scaling import variant_sentence
+
+        from empathy.paths import DEMO_DIR
+
+        demo = pd.read_csv(DEMO_DIR / "outputs.csv", dtype=str, keep_default_na=False)
+        own = [variant_sentence(k) for k in range(len(outputs))]
+        outputs["reference"] = [demo["reference"].iat[k % len(demo)] + own[k] for k in range(len(outputs))]
+        outputs["generation"] = [demo["generation"].iat[k % len(demo)] + own[k] for k in range(len(outputs))]
     outputs.to_csv(folder / "outputs.csv", index=False)
     frames = []
     base = rng.integers(0, 2, len(outputs))
@@ -132,9 +159,10 @@ def _idle(tab, timeout: float) -> None:
 
 
 def decided_by_another(folder: Path, store: Path, count: int) -> int:
-    """Store ``count`` outputs' CA decisions (every judge of each, the opposite of its label) by annotator
-    ``other``: a ledger of that size and, in the bench annotator's window, outputs another annotator decided.
-    Returns the number of decision rows."""
+    """Store ``count`` CA decisions (one output each, every judge of it, the opposite of its label) by other
+    annotators: a ledger of that size and, in the bench annotator's window, outputs another annotator decided.
+    More decisions than outputs go to more annotators (``other``, ``other2``, ...: each decides every output once
+    more, as a team of annotators would). Returns the number of decision rows."""
     import pandas as pd
 
     from empathy.labels.records import dataset_name
@@ -146,13 +174,18 @@ def decided_by_another(folder: Path, store: Path, count: int) -> int:
     ratings = ratings[ratings["dimension"] == "ca"]
     name = dataset_name(folder / "outputs.csv", store_path=store)
     target = OverrideStore(store)
-    changes = []
-    for (item, model), group in list(ratings.groupby(["item_id", "model"], sort=True))[:count]:
-        value = 1.0 - float(group["value"].iloc[0])
-        changes.extend(make_changes(outputs, ratings, item, model, sorted(group["rater"]), "ca", value))
-    for start in range(0, len(changes), 500):
-        target.set_overrides(name, changes[start:start + 500], annotator="other")
-    return len(changes)
+    groups = list(ratings.groupby(["item_id", "model"], sort=True))
+    rows = 0
+    for start in range(0, count, len(groups)):
+        annotator = "other" if start == 0 else f"other{start // len(groups) + 1}"
+        changes = []
+        for (item, model), group in groups[:count - start]:
+            value = 1.0 - float(group["value"].iloc[0])
+            changes.extend(make_changes(outputs, ratings, item, model, sorted(group["rater"]), "ca", value))
+        for first in range(0, len(changes), 500):
+            target.set_overrides(name, changes[first:first + 500], annotator=annotator)
+        rows += len(changes)
+    return rows
 
 
 def measure(folder: Path, judge: str, keys: int, warmup: int, workdir: Path, decided: int = 0, *,
@@ -198,9 +231,7 @@ def _drive(tab, url: str, folder: Path, judge: str, keys: int, warmup: int, time
             tab.get_by_role("button", name="Load from path").click()
             tab.get_by_text("ratings file(s)", exact=False).first.wait_for()
             tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
-            form = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
-            form.fill("bench")
-            tab.get_by_role("button", name="Use this name").click()
+            commit_name(tab, "bench")
             tab.locator('[data-testid="relabel-item"]').wait_for()
             tab.get_by_text(f"Live CA per model ({judge})", exact=False).first.wait_for()
             first_visit = time.perf_counter() - started

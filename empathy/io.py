@@ -47,6 +47,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 from pathlib import Path
 from typing import TextIO
 
@@ -711,15 +712,17 @@ class Dataset:
     ratings: pd.DataFrame
     sources: list[str] = field(default_factory=list)
 
-    @property
+    # Computed once per data set (a data set's tables are not modified once built): the app reads them on every
+    # run, and each was a pass over every rating (tens of ms at millions of ratings).
+    @cached_property
     def models(self) -> list[str]:
         return sorted(self.outputs["model"].unique())
 
-    @property
+    @cached_property
     def raters(self) -> list[str]:
         return sorted(self.ratings["rater"].unique())
 
-    @property
+    @cached_property
     def dimensions(self) -> list[str]:
         return sorted(self.ratings["dimension"].unique())
 

@@ -278,19 +278,25 @@ def annotator_queue(queue: pd.DataFrame, *, assigned: pd.DataFrame | None = None
     :func:`empathy.labels.queue_state.skipped_outputs` for the queue's dimension, moved to the end in the order
     they were skipped. Columns are kept; the index is reset.
     """
-    keys = list(zip(queue["item_id"].astype(str), queue["model"].astype(str), strict=True))
-    keep = np.ones(len(queue), dtype=bool)
-    if assigned is not None and len(assigned):
-        given = set(zip(assigned["item_id"].astype(str), assigned["model"].astype(str), strict=True))
-        keep = np.array([pair in given for pair in keys], dtype=bool)
-    late: dict[tuple[str, str], int] = {}
-    if skipped is not None and len(skipped):
-        for place, pair in enumerate(zip(skipped["item_id"].astype(str), skipped["model"].astype(str),
-                                         strict=True)):
-            late.setdefault(pair, place)
-    rank = np.array([late.get(pair, -1) for pair in keys], dtype=np.int64)
+    has_assigned = assigned is not None and len(assigned) > 0
+    has_skipped = skipped is not None and len(skipped) > 0
+    if not has_assigned and not has_skipped:
+        return queue.reset_index(drop=True)  # every output, in the queue's order
+    # vectorised (hash look-ups over the whole queue: a queue of 200,000 outputs is rebuilt on every decision)
+    keys = _pair_index(queue)
+    keep = keys.isin(_pair_index(assigned)) if has_assigned else np.ones(len(queue), dtype=bool)
+    rank = np.full(len(queue), -1, dtype=np.int64)
+    if has_skipped:
+        order = _pair_index(skipped)
+        order = order[~order.duplicated(keep="first")]  # a pair's first skip is its place
+        rank = order.get_indexer(keys).astype(np.int64)
     return (queue[keep].assign(_late=rank[keep]).sort_values("_late", kind="stable").drop(columns="_late")
             .reset_index(drop=True))
+
+
+def _pair_index(frame: pd.DataFrame) -> pd.MultiIndex:
+    """The ``(item_id, model)`` of each row of ``frame`` as text."""
+    return pd.MultiIndex.from_arrays([frame["item_id"].astype(str), frame["model"].astype(str)])
 
 
 def human_vs_judges(judge_ratings: pd.DataFrame, overrides: pd.DataFrame | None,

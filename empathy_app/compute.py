@@ -3,14 +3,16 @@ report, the effective ratings, Krippendorff's alpha, the standard metrics and th
 
 Each function takes the :class:`empathy_app.loading.Loaded` data set and reads the sidebar's choices (the
 with-overrides toggle, pooled tasks) from the session; the statistics are :mod:`empathy`'s. The caches are keyed
-on the data set's content key and the key of the overrides that apply (:func:`empathy_app.overrides.overrides_key`),
+on the data set's content key and the key of the overrides that apply (:func:`empathy_app.overrides.applied_key`),
 so a rerun with no new override recomputes nothing and an override recomputes only what reads it.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,14 +20,13 @@ import pandas as pd
 import streamlit as st
 
 from empathy.evaluate import MetricsReport, TextFeatures, default_by_task, text_features
-from empathy.labels.ledger import apply_overrides
 from empathy.mechanisms import MechanismMarks
 from empathy.metrics import registry_token
-from empathy.progress import format_duration
-from empathy.review import Recompute
+from empathy.progress import Progress, Tracker, format_duration
+from empathy.review import EffectiveRatings, Recompute
 from empathy_app import overrides, session_keys
 from empathy_app.loading import Loaded
-from empathy_app.progress import ProgressBar
+from empathy_app.progress import MIN_INTERVAL, ProgressBar
 
 
 def _analyze(texts: Sequence[str], progress: Callable[..., None] | None = None) -> list:
@@ -57,6 +58,140 @@ def _features_held() -> dict[str, TextFeatures]:
     return {}
 
 
+class BackgroundParse:
+    """The parse of one data set's distinct texts into the distancing disk cache, in a thread of its own.
+
+    What needs no parse is usable at once (Relabel's CA queue on a new data set): the texts are parsed meanwhile,
+    in the data set's order, except that :meth:`prioritise` puts texts a page is about to show first (within the
+    next round of :func:`empathy.distancing.analyze`, 128 texts). :attr:`progress` is the latest
+    :class:`empathy.progress.Progress` (counts, elapsed, ETA) for a page to draw; the thread draws nothing (Streamlit
+    elements belong to a script's thread). A failure ends the thread with :attr:`error` set; the texts it did not
+    reach are parsed by :func:`features` as before.
+    """
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        from empathy.distancing import DistancingCache, default_cache_dir
+
+        self.texts = texts
+        # the cache folder of now: the thread outlives the run that started it (and a test's environment)
+        self.cache = DistancingCache(default_cache_dir())
+        self.tracker = Tracker(len(texts), self._keep, stage="texts")
+        self.progress: Progress = self.tracker.snapshot()
+        self.error: str | None = None
+        self.finished = threading.Event()
+        self._urgent: collections.deque[str] = collections.deque()
+        self._waiting: set[int] = set()
+        self._seen: set[int] = set()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="empathy-background-parse", daemon=True)
+        self._thread.start()
+
+    def _keep(self, progress: Progress) -> None:
+        self.progress = progress
+
+    def prioritise(self, texts: Sequence[str]) -> None:
+        """Parse ``texts`` (of this data set) next; those parsed or already waiting are left as they are."""
+        with self._lock:
+            for text in texts:
+                key = hash(text)
+                if key not in self._seen and key not in self._waiting:
+                    self._waiting.add(key)
+                    self._urgent.append(text)
+
+    def _stream(self) -> Iterator[str]:
+        """The texts in the order they are parsed: each once, the prioritised ones first."""
+        position = 0
+        while True:
+            with self._lock:
+                if self._urgent:
+                    text = self._urgent.popleft()
+                    self._waiting.discard(hash(text))
+                elif position < len(self.texts):
+                    text, position = self.texts[position], position + 1
+                else:
+                    return
+                key = hash(text)  # 8 bytes a text, not the text: a data set's texts can be hundreds of MiB
+                if key in self._seen:
+                    continue
+                self._seen.add(key)
+            yield text
+
+    def _advance(self, count: int, cached: bool = False) -> None:
+        self.tracker.advance(min(count, self.tracker.total - self.tracker.done), cached)
+
+    def _run(self) -> None:
+        from empathy.distancing import analyze
+
+        try:
+            for _ in analyze(self._stream(), batch_size=32, progress=self._advance, cache=self.cache):
+                pass
+        except Exception as error:  # noqa: BLE001 - kept for the page: the parse is then done in the foreground
+            self.error = f"{type(error).__name__}: {error}"
+        finally:
+            self.cache.close()
+            self.finished.set()
+
+
+@st.cache_resource(show_spinner=False)
+def _parses_held() -> dict[str, BackgroundParse]:
+    return {}
+
+
+def _parse_key(key: str) -> str:
+    """A data set's parse is per distancing cache folder too (another folder has its own texts parsed)."""
+    from empathy.distancing import default_cache_dir
+
+    return f"{key}|{default_cache_dir()}"
+
+
+def _distinct_texts(outputs: pd.DataFrame) -> Sequence[str]:
+    return pd.unique(pd.concat([outputs["reference"], outputs["generation"]], ignore_index=True))
+
+
+def background_parse(data: Loaded) -> BackgroundParse | None:
+    """The data set's :class:`BackgroundParse`, started at the first call (shared by every session); ``None`` once
+    the text features are computed (nothing left to parse)."""
+    key = data.base_key or data.content_key
+    if key in _features_held():
+        return None
+    held = _parses_held()
+    with _PARSES_LOCK:
+        found = held.get(_parse_key(key))
+        if found is None:
+            try:
+                found = BackgroundParse(_distinct_texts(data.all_data.outputs))
+            except ValueError:  # no disk cache to parse into (a folder not writable): parsed in the foreground
+                return None
+            held[_parse_key(key)] = found
+            while len(held) > _FEATURES_KEPT:
+                held.pop(next(iter(held)))
+    return found
+
+
+def parse_pending(data: Loaded) -> bool:
+    """Whether a background parse of the data set's texts is running: what it has not reached yet is shown without
+    marks instead of being parsed by the page (once it has finished, or failed, a page parses what it needs)."""
+    found = _parses_held().get(_parse_key(data.base_key or data.content_key))
+    return found is not None and not found.finished.is_set()
+
+
+_PARSES_LOCK = threading.Lock()
+#: Seconds between two runs of a page that waits for a background parse (Relabel's queue, for the highlights).
+PARSE_POLL_S = 2.0
+
+
+def spans_if_parsed(texts: Sequence[str]) -> list[list[dict[str, object]]] | None:
+    """The distancing spans of each text when every one is parsed already (the disk cache), else ``None``: no
+    parse, no model load."""
+    from empathy.distancing import cached_results
+
+    results = cached_results(list(texts))
+    if any(result is None for result in results):
+        return None
+    return [[span.to_json() if hasattr(span, "to_json") else dict(span) for span in result.spans]
+            for result in results]
+
+
 def _features(key: str, outputs: pd.DataFrame) -> TextFeatures:
     held = _features_held()
     found = held.get(key)
@@ -67,6 +202,9 @@ def _features(key: str, outputs: pd.DataFrame) -> TextFeatures:
     frame = pd.DataFrame({"item_id": range(len(outputs)), "model": "", "task": "",
                           "reference": outputs["reference"].tolist(), "generation": outputs["generation"].tolist()})
     with ProgressBar("Analysing the texts (sentences and distancing)") as bar:
+        running = _parses_held().get(_parse_key(key))
+        while running is not None and running.error is None and not running.finished.wait(MIN_INTERVAL):
+            bar(running.progress)  # Relabel's background parse of these texts: drawn here, not parsed twice
         result = text_features(frame, lambda texts: _spacy_analyser(texts, bar),
                                signature=spacy_analyser_signature())
         if bar.last is not None:
@@ -98,6 +236,78 @@ def features(data: Loaded) -> TextFeatures:
                         signature=every.signature)
 
 
+class RowIndex:
+    """Where each output's rows are in the outputs and the ratings of one data set, found once (shared by every
+    session): a page that shows, decides or scores one output takes its rows in O(1) instead of comparing every
+    rating's key (a mask over millions of ratings was tens of ms per output, per run).
+
+    ``ratings`` frames derived from the indexed ones keep their rows' order (the effective ratings do: an override
+    that fills a gap adds its row at the end, where :meth:`ratings_of` looks too).
+    """
+
+    def __init__(self, outputs: pd.DataFrame, ratings: pd.DataFrame) -> None:
+        self.index = pd.MultiIndex.from_arrays([outputs["item_id"].astype(str), outputs["model"].astype(str)])
+        # one output's row by a dict (a key's page run looks up a window of outputs: a MultiIndex look-up per
+        # output was ~0.3 ms, tens of ms per key)
+        self.positions = {pair: k for k, pair in enumerate(zip(outputs["item_id"].astype(str),
+                                                                 outputs["model"].astype(str), strict=True))}
+        self.n_ratings = len(ratings)
+        if len(ratings):
+            codes = self.index.get_indexer(pd.MultiIndex.from_arrays(
+                [ratings["item_id"].astype(str), ratings["model"].astype(str)]))
+        else:
+            codes = np.empty(0, dtype=np.int64)
+        self.order = np.argsort(codes, kind="stable")
+        self.starts = np.searchsorted(codes[self.order], np.arange(len(outputs) + 1))
+
+    def position(self, item: str, model: str) -> int | None:
+        """The row of output ``(item, model)`` in the outputs, or ``None``."""
+        return self.positions.get((str(item), str(model)))
+
+    def output(self, outputs: pd.DataFrame, item: str, model: str) -> pd.DataFrame:
+        """The outputs row of ``(item, model)`` (no row when absent), as ``outputs[(item_id == item) & (model ==
+        model)]`` gives it."""
+        found = self.position(item, model)
+        return outputs.iloc[[] if found is None else [found]]
+
+    def ratings_of(self, ratings: pd.DataFrame, item: str, model: str) -> pd.DataFrame:
+        """The rows of ``ratings`` (the indexed ratings, or a frame derived from them in the same order) of output
+        ``(item, model)``, in their order: ``ratings[(item_id == item) & (model == model)]``."""
+        return self.ratings_of_many(ratings, [(item, model)])
+
+    def ratings_of_items(self, ratings: pd.DataFrame, items: Sequence[str]) -> pd.DataFrame:
+        """The rows of ``ratings`` of every output of the items ``items`` (all their models), in their order."""
+        chosen = self.index[self.index.get_level_values(0).isin([str(i) for i in items])]
+        return self.ratings_of_many(ratings, list(chosen))
+
+    def ratings_of_many(self, ratings: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
+        """The rows of ``ratings`` of the outputs ``pairs`` (``(item_id, model)``), in their order."""
+        found = self.index.get_indexer([(str(i), str(m)) for i, m in pairs]) if len(pairs) else np.empty(0, int)
+        found = found[found >= 0]
+        spans = [self.order[self.starts[k]:self.starts[k + 1]] for k in found]
+        rows = np.sort(np.concatenate(spans)) if spans else np.empty(0, dtype=np.int64)
+        part = ratings.iloc[rows]
+        if len(ratings) > self.n_ratings:  # rows added after the indexed ones (an override filling a gap)
+            tail = ratings.iloc[self.n_ratings:]
+            keys = pd.MultiIndex.from_arrays([tail["item_id"].astype(str), tail["model"].astype(str)])
+            tail = tail[keys.isin([(str(i), str(m)) for i, m in pairs])]
+            part = pd.concat([part, tail]) if len(tail) else part
+        return part
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _row_index(key: str, _outputs: pd.DataFrame, _ratings: pd.DataFrame) -> RowIndex:
+    return RowIndex(_outputs, _ratings)
+
+
+def row_index(data: Loaded, *, whole: bool = False) -> RowIndex:
+    """The :class:`RowIndex` of the data set the pages compute on (task filter applied; ``whole``: of the data set
+    without the filter, ``data.all_data``), built once per data set."""
+    if whole and data.filtered:
+        return _row_index(f"{data.content_key}|whole", data.all_data.outputs, data.all_data.ratings)
+    return _row_index(data.content_key, data.dataset.outputs, data.dataset.ratings)
+
+
 def all_features(data: Loaded) -> TextFeatures:
     """:func:`features` of every output of the data set, whatever the task filter (rows of
     ``data.all_data.outputs``): what an audit, drawn from the whole data set, is estimated on."""
@@ -117,24 +327,37 @@ def pooled(data: Loaded) -> bool:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _engine(key: str, by_task: bool, egm_both_zero: str, ld_standardization: str, _outputs: pd.DataFrame,
-            _ratings: pd.DataFrame, _features: TextFeatures) -> Recompute:
+def _engine(key: str, by_task: bool, egm_both_zero: str, ld_standardization: str, include_ld: bool,
+            _outputs: pd.DataFrame, _ratings: pd.DataFrame, _features: TextFeatures) -> Recompute:
     return Recompute(_outputs, _ratings, _features, by_task=by_task, egm_both_zero=egm_both_zero,
-                     ld_standardization=ld_standardization)
+                     ld_standardization=ld_standardization, include_ld=include_ld)
 
 
-def engine(data: Loaded, *, egm_both_zero: str = "zero", ld_standardization: str = "separate") -> Recompute:
+def texts_analysed(data: Loaded) -> bool:
+    """Whether the data set's text features are computed (:func:`features` returns at once)."""
+    return (data.base_key or data.content_key) in _features_held()
+
+
+def engine(data: Loaded, *, egm_both_zero: str = "zero", ld_standardization: str = "separate",
+           needs_texts: bool = True) -> Recompute:
     """The fast recompute engine of this data set (built once per data set, task scope, EGM and LD reading;
     shared).
 
     ``egm_both_zero``: the reading of an EGM item with a + b = 0, where Eq. 2 is 0/0 (``"zero"``, our default, or
     ``"exclude"``; :class:`empathy.metrics.MetricOptions`). ``ld_standardization``: ``"separate"`` (Eq. 4, the
     default everywhere) or ``"reference"`` (the CLI's ``--ld-standardization reference``, offered on the
-    Overview).
+    Overview). ``needs_texts=False``: for a caller that reads only metrics of judge labels alone (CA), an engine
+    without the texts while they are not analysed yet (LD left out, EGM's sentence counts missing: its values
+    undefined), so it waits for no parse; once they are, the engine with them.
     """
     # the registry's token too: a metric registered since (empathy.metrics.register_metric) needs a new plan
-    return _engine(f"{data.content_key}|{registry_token()}", by_task(data), egm_both_zero, ld_standardization,
-                   data.dataset.outputs, data.dataset.ratings, features(data))
+    key = f"{data.content_key}|{registry_token()}"
+    if not needs_texts and not texts_analysed(data):
+        none = text_features(data.dataset.outputs, rows=np.zeros(len(data.dataset.outputs), dtype=bool))
+        return _engine(f"{key}|no-texts", by_task(data), egm_both_zero, ld_standardization, False,
+                       data.dataset.outputs, data.dataset.ratings, none)
+    return _engine(key, by_task(data), egm_both_zero, ld_standardization, True, data.dataset.outputs,
+                   data.dataset.ratings, features(data))
 
 
 def _use_overrides(with_overrides: bool | None) -> bool:
@@ -155,17 +378,20 @@ def _report(key: str, okey: str, scope: str, _engine: Recompute, _overrides: pd.
 
 
 def report(data: Loaded, *, with_overrides: bool | None = None, egm_both_zero: str = "zero",
-           ld_standardization: str = "separate") -> MetricsReport:
+           ld_standardization: str = "separate", needs_texts: bool = True) -> MetricsReport:
     """Metrics under the global toggle (or as asked): judge-only or with the human overrides applied.
 
     Per task wherever the data hold several tasks (:func:`by_task`). Cached per (data set, overrides, task
     scope, EGM and LD reading): a rerun with no new override recomputes nothing. The signature names a
-    non-default reading.
+    non-default reading. ``needs_texts=False``: the caller reads metrics of judge labels alone (see
+    :func:`engine`).
     """
     current = overrides.applied(data) if _use_overrides(with_overrides) else None
-    scope = f"by_task={by_task(data)}|egm={egm_both_zero}|ld={ld_standardization}|metrics={registry_token()}"
-    result = _report(data.content_key, overrides.overrides_key(current), scope,
-                     engine(data, egm_both_zero=egm_both_zero, ld_standardization=ld_standardization), current)
+    chosen = engine(data, egm_both_zero=egm_both_zero, ld_standardization=ld_standardization,
+                    needs_texts=needs_texts)
+    scope = (f"by_task={by_task(data)}|egm={egm_both_zero}|ld={ld_standardization}|metrics={registry_token()}"
+             f"|texts={chosen.include_ld}")
+    result = _report(data.content_key, _overrides_key(data, current), scope, chosen, current)
     if current is None:
         return result
     # which human labels the table rests on (label rule and a digest of the applied overrides), not only
@@ -176,17 +402,38 @@ def report(data: Loaded, *, with_overrides: bool | None = None, egm_both_zero: s
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
+def _effective_engine(key: str, _ratings: pd.DataFrame) -> EffectiveRatings:
+    return EffectiveRatings(_ratings)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _dimension_rows(key: str, _ratings: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The rows of each dimension (positions, ascending), found once per data set."""
+    codes, names = pd.factorize(_ratings["dimension"].astype(str))
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
+    return {str(name): order[bounds[k]:bounds[k + 1]] for k, name in enumerate(names)}
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
 def _effective(key: str, okey: str, _ratings: pd.DataFrame, _overrides: pd.DataFrame | None) -> pd.DataFrame:
-    return apply_overrides(_ratings, _overrides)
+    return _effective_engine(key, _ratings)(_overrides)
 
 
 def effective_ratings(data: Loaded, *, with_overrides: bool | None = None) -> pd.DataFrame:
     """Ratings with overrides applied (column ``overridden``) under the global toggle.
 
-    Cached per (data set, overrides) and shared, not copied: callers must not modify the frame in place.
+    Cached per (data set, overrides) and shared, not copied: callers must not modify the frame in place. The
+    rating keys are indexed once per data set (:class:`empathy.review.EffectiveRatings`), so new overrides cost a
+    look-up of theirs and a copy of the value column, not a hash of every rating.
     """
     current = overrides.applied(data) if _use_overrides(with_overrides) else None
-    return _effective(data.content_key, overrides.overrides_key(current), data.dataset.ratings, current)
+    return _effective(data.content_key, _overrides_key(data, current), data.dataset.ratings, current)
+
+
+def _overrides_key(data: Loaded, current: pd.DataFrame | None, dimensions: Sequence[str] | None = None) -> str:
+    """The key of the overrides that apply (:func:`empathy_app.overrides.applied_key`), ``"none"`` without."""
+    return "none" if current is None else overrides.applied_key(data, dimensions)
 
 
 def effective_key(data: Loaded, dimensions: Sequence[str] | None = None, *,
@@ -197,10 +444,8 @@ def effective_key(data: Loaded, dimensions: Sequence[str] | None = None, *,
     so a relabel of another dimension leaves it cached.
     """
     current = overrides.applied(data) if _use_overrides(with_overrides) else None
-    if current is not None and dimensions is not None:
-        current = current[current["dimension"].isin(list(dimensions))]
     scope = "" if dimensions is None else ":" + ",".join(sorted(dimensions))
-    return f"{data.content_key}:{overrides.overrides_key(current)}{scope}"
+    return f"{data.content_key}:{_overrides_key(data, current, dimensions)}{scope}"
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -208,7 +453,11 @@ def _alpha(key: str, dimension: str, okey: str, _ratings: pd.DataFrame, _overrid
            ) -> pd.DataFrame:
     from empathy.agreement import krippendorff_by_dimension
 
-    part = apply_overrides(_ratings[_ratings["dimension"] == dimension], _overrides)
+    every = _effective_engine(key, _ratings)(_overrides)
+    if len(every) == len(_ratings):
+        part = every.iloc[_dimension_rows(key, _ratings).get(dimension, np.empty(0, dtype=np.int64))]
+    else:  # an override filled a gap: its new row is at the end
+        part = every[every["dimension"] == dimension]
     return krippendorff_by_dimension(part.drop(columns=["overridden"]))
 
 
@@ -217,20 +466,18 @@ def alpha_by_dimension(data: Loaded, *, with_overrides: bool | None = None) -> p
     :func:`empathy.agreement.krippendorff_by_dimension` on them).
 
     Cached per dimension on the overrides *of that dimension*: after an override only its dimension is
-    recomputed.
+    recomputed (the rating keys and each dimension's rows found once per data set).
     """
     current = overrides.applied(data) if _use_overrides(with_overrides) else None
     ratings = data.dataset.ratings
     parts = []
-    for dimension in dimensions_of(data):
-        mine = None if current is None else current[current["dimension"] == dimension]
-        mine = None if mine is None or mine.empty else mine.reset_index(drop=True)
-        parts.append(_alpha(data.content_key, dimension, overrides.overrides_key(mine), ratings, mine))
     # An override can add a rating on a dimension no judge rated (a human filling a gap).
     extra = [] if current is None else sorted(set(current["dimension"]) - set(dimensions_of(data)))
-    for dimension in extra:
-        mine = current[current["dimension"] == dimension].reset_index(drop=True)
-        parts.append(_alpha(data.content_key, dimension, overrides.overrides_key(mine), ratings, mine))
+    for dimension in [*dimensions_of(data), *extra]:
+        mine = None if current is None else current[current["dimension"] == dimension]
+        mine = None if mine is None or mine.empty else mine.reset_index(drop=True)
+        okey = "none" if mine is None else overrides.applied_key(data, [dimension])
+        parts.append(_alpha(data.content_key, dimension, okey, ratings, mine))
     parts = [p for p in parts if len(p)]
     if not parts:
         return pd.DataFrame(columns=["dimension", "alpha", "level", "n_raters", "n_units"])
@@ -255,9 +502,37 @@ def _human_vs_judges(key: str, okey: str, _ratings: pd.DataFrame, _overrides: pd
 
 
 def human_agreement(data: Loaded) -> pd.DataFrame:
-    """:func:`empathy.review.human_vs_judges` of the judges' own ratings and the current overrides (cached)."""
+    """:func:`empathy.review.human_vs_judges` of the judges' own ratings and the current overrides (cached).
+
+    Only the judges' ratings of the decided items are handed over (looked up, :class:`RowIndex`): a human-judge
+    pair has units where the human decided only, and a reference dimension's unit (an item) averages the judge's
+    copies of every model of the item, so the result is the same as with every rating.
+    """
     current = overrides.applied(data)
-    return _human_vs_judges(data.content_key, overrides.overrides_key(current), data.dataset.ratings, current)
+    judged = data.dataset.ratings
+    if len(current):
+        judged = row_index(data).ratings_of_items(judged, list(dict.fromkeys(current["item_id"].astype(str))))
+    return _human_vs_judges(data.content_key, _overrides_key(data, current), judged, current)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _disagreement_count(key: str, dimension: str, _ratings: pd.DataFrame) -> tuple[int, int]:
+    from empathy.review import disagreement
+
+    table = disagreement(_ratings, dimension)
+    return int(table["disagree"].sum()), len(table)
+
+
+def disagreement_count(data: Loaded, dimension: str) -> tuple[int, int]:
+    """How many outputs the judges disagree on in ``dimension`` (:func:`empathy.review.disagreement` of the
+    judges' own ratings), and how many were rated on it: cached per data set and dimension."""
+    return _disagreement_count(data.content_key, dimension, data.dataset.ratings)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def output_labels(keys: pd.DataFrame) -> list[str]:
+    """``"<item_id> · <model>"`` of each row of ``keys`` (a selectbox's options; cached on the rows' content)."""
+    return [f"{i} · {m}" for i, m in zip(keys["item_id"], keys["model"], strict=True)]
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

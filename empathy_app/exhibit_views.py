@@ -52,8 +52,8 @@ def _fragility(key: str, okey: str, _data: Loaded, top: int) -> FragilityReport:
 
 def fragility_report(data: Loaded, top: int = 5) -> FragilityReport:
     """Fragility of the data set's judge metrics under the global toggle (cached per data set and overrides)."""
-    current = overrides.applied(data) if st.session_state.get(session_keys.WITH_OVERRIDES, True) else None
-    return _fragility(f"{data.content_key}|{metrics.registry_token()}", overrides.overrides_key(current), data, top)
+    okey = overrides.applied_key(data) if st.session_state.get(session_keys.WITH_OVERRIDES, True) else "none"
+    return _fragility(f"{data.content_key}|{metrics.registry_token()}", okey, data, top)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -64,8 +64,8 @@ def _influence(key: str, okey: str, dimension: str, _data: Loaded) -> pd.DataFra
 def relabel_by_influence(data: Loaded, queue: pd.DataFrame, dimension: str) -> pd.DataFrame:
     """The Relabel queue in the "by influence" order (:func:`empathy.fragility.by_influence`); the order is
     cached per data set, overrides and dimension, so a decision costs one recompute, not one per rerun."""
-    current = overrides.applied(data) if st.session_state.get(session_keys.WITH_OVERRIDES, True) else None
-    return order_queue(queue, _influence(data.content_key, overrides.overrides_key(current), dimension, data))
+    okey = overrides.applied_key(data) if st.session_state.get(session_keys.WITH_OVERRIDES, True) else "none"
+    return order_queue(queue, _influence(data.content_key, okey, dimension, data))
 
 
 def exhibit_views(data: Loaded, pinned: pd.DataFrame) -> list[ExhibitView]:

@@ -62,7 +62,7 @@ from empathy.labels.roles import AccessDenied
 from empathy.labels.rules import ALL_JUDGES, DecisionEffect, decision_effects, make_changes, override_targets
 from empathy.mechanisms import marks_legend_html, side_html, summary_html
 from empathy.metrics import get_metric, label_mean_metrics
-from empathy.render import conversation_html, conversation_turns, legend_html
+from empathy.render import conversation_html, conversation_turns, highlight_html, legend_html
 from empathy.review import relabel_queue
 from empathy_app import compute, overrides, session_keys, views
 from empathy_app.loading import Loaded
@@ -304,7 +304,7 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
                        item=(item, model), seq=seq)
     choice = str(event.get("apply_to") or ALL_JUDGES)
     # remembered per output (the window computed it when it sent this output)
-    targets = _targets(_memo(data.base_key or data.content_key), ratings, item, model, dimension, choice)
+    targets = _targets(data, _memo(data.base_key or data.content_key), item, model, dimension, choice)
     if not targets:
         return Outcome("refused", f"Refused: no LLM or lexicon judge rated {md(dimension)} of {where}; choose a "
                                   "rater by name.", item=(item, model), seq=seq)
@@ -323,7 +323,11 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
     if reason and reason == st.session_state.get(REASON_USED):
         reason = ""
     try:
-        changes = make_changes(outputs, ratings, item, model, targets, dimension, value, reason)
+        # the output's own rows (one look-up each), not the whole tables: make_changes compares every key
+        index = compute.row_index(data)
+        row = index.output(data.dataset.outputs, item, model)
+        changes = make_changes(row if len(row) else outputs, index.ratings_of(ratings, item, model) if len(row)
+                               else ratings, item, model, targets, dimension, value, reason)
         batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator, audit=mark)
     except AccessDenied as error:
         return Outcome("refused", f"Not saved: {md(error)}", item=(item, model), seq=seq)
@@ -419,15 +423,19 @@ def _memo(key: str) -> dict:
 
 
 def _texts_html(data: Loaded, memo: dict, item: str, model: str, row: Mapping, blind: bool
-                ) -> tuple[str, str, str, str, str]:
+                ) -> tuple[str, str, str, str, str] | None:
     """The reference and generation with the marks of the four mechanisms (the one renderer:
     :func:`empathy.mechanisms.side_html`; in ``blind`` mode the LD marks only, :func:`empathy_app.views.blind_marks`),
     the conversation, the summary under them (:func:`empathy.mechanisms.summary_html`; none when blind) and their
-    legend (:func:`empathy.mechanisms.marks_legend_html`) of one output (escaped HTML), remembered per data set."""
+    legend (:func:`empathy.mechanisms.marks_legend_html`) of one output (escaped HTML), remembered per data set;
+    ``None`` while its texts are not in the distancing cache yet (a background parse is on its way to them:
+    nothing is parsed here)."""
     key = ("html", item, model, blind)
     found = memo.get(key)
     if found is None:
         texts = (str(row["reference"]), str(row["generation"]))
+        if compute.parse_pending(data) and compute.spans_if_parsed(texts) is None:
+            return None
         text = str(row.get("conversation", "") or "")
         conversation = ""
         if len(conversation_turns(text)) > 2:
@@ -447,26 +455,36 @@ def _texts_html(data: Loaded, memo: dict, item: str, model: str, row: Mapping, b
 def _prefetch_sentences(data: Loaded, memo: dict, pending: pd.DataFrame, blind: bool) -> None:
     """Parse in one batch the sentences of the outputs of ``pending`` whose marks are not built yet (their SA,
     EGM and CA marks sit on the judges' sentences, :func:`empathy.judges.segment.sentence_spans`, memoised per
-    process): one parse for many outputs instead of one per key."""
+    process): one parse for many outputs instead of one per key. Outputs whose texts the distancing parse has not
+    reached yet are left out (they show plain text until then; their sentences are parsed when it has)."""
     if blind:
         return  # LD marks only: no sentences needed
     texts: list[str] = []
+    index = compute.row_index(data)
+    references, generations = data.dataset.outputs["reference"], data.dataset.outputs["generation"]
     for item, model in zip(pending["item_id"].astype(str), pending["model"].astype(str), strict=True):
-        if ("html", item, model, blind) not in memo:
-            row = data.all_data.outputs.iloc[_position(data, memo, item, model)]
-            texts += [str(row["reference"]), str(row["generation"])]
+        position = index.position(item, model) if ("html", item, model, blind) not in memo else None
+        if position is not None:
+            texts += [str(references.iat[position]), str(generations.iat[position])]
+    texts = list(dict.fromkeys(texts))
+    if texts and compute.parse_pending(data):
+        from empathy.distancing import cached_results
+
+        texts = [text for text, result in zip(texts, cached_results(texts), strict=True) if result is not None]
     if texts:
         from empathy.judges.segment import sentence_spans
 
-        sentence_spans(list(dict.fromkeys(texts)))
+        sentence_spans(texts)
 
 
-def _targets(memo: dict, ratings: pd.DataFrame, item: str, model: str, dimension: str, choice: str) -> list[str]:
-    """:func:`empathy.labels.rules.override_targets`, remembered per output (the ratings of a data set are fixed)."""
+def _targets(data: Loaded, memo: dict, item: str, model: str, dimension: str, choice: str) -> list[str]:
+    """:func:`empathy.labels.rules.override_targets` of the output's own ratings, remembered per output (the ratings
+    of a data set are fixed)."""
     found = memo.get(("targets", item, model, dimension, choice))
     if found is None:
-        found = memo[("targets", item, model, dimension, choice)] = override_targets(ratings, item, model,
-                                                                                    dimension, choice)
+        rated = compute.row_index(data).ratings_of(data.dataset.ratings, item, model)
+        found = memo[("targets", item, model, dimension, choice)] = override_targets(rated, item, model, dimension,
+                                                                                    choice)
     return found
 
 
@@ -490,12 +508,14 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
     shown_raters = [r for r in raters if r in head.columns]
     queued_rows = head.to_dict("records")
     items = []
+    unparsed: list[str] = []
     for queued, when in zip(queued_rows, issued, strict=True):
         item, model = str(queued["item_id"]), str(queued["model"])
         # what depends only on the output and the decision's target is built once per data set (the window
         # mostly moves by one output per key: 99 of its 100 entries were built by an earlier run)
-        task, decidable, note, ref, gen, conv, notext, summary, legend = _static_entry(
+        task, decidable, note, ref, gen, conv, notext, summary, legend, waiting = _static_entry(
             data, memo, item, model, dimension, apply_to, blind)
+        unparsed.extend(waiting)
         header = (f"<code>{html_literal(item)}</code> · <code>{html_literal(model)}</code> "
                   f"(task <code>{task}</code>)")
         if blind:
@@ -514,34 +534,46 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
                  "head": header, "decidable": decidable, "notext": notext, "ref": ref, "gen": gen, "conv": conv,
                  "sum": summary, "legend": legend, "note": note}
         items.append(entry)
+    parse = compute.background_parse(data) if unparsed else None
+    if parse is not None:
+        parse.prioritise(unparsed)  # the window's texts first, in queue order
     return items
 
 
 def _static_entry(data: Loaded, memo: dict, item: str, model: str, dimension: str, apply_to: str, blind: bool
-                  ) -> tuple[str, bool, str, str, str, str, str, str, str]:
+                  ) -> tuple[str, bool, str, str, str, str, str, str, str, tuple[str, ...]]:
     """The parts of one window entry fixed by the data set, the decision's target and blind mode (escaped HTML):
     the task, whether the output is decidable, the note on whom a decision is saved for, the marked reference,
-    generation and conversation, or the note that the output has no text, and the marks' summary and legend.
-    Remembered per data set."""
+    generation and conversation, or the note that the output has no text, and the marks' summary and legend; and
+    its texts when they are not parsed yet (shown plain until then). Remembered per data set once marked."""
     key = ("entry", item, model, dimension, apply_to, blind)
     found = memo.get(key)
     if found is not None:
         return found
-    row = data.all_data.outputs.iloc[_position(data, memo, item, model)].to_dict()
-    targets = _targets(memo, data.dataset.ratings, item, model, dimension, apply_to)
+    row = compute.row_index(data).output(data.dataset.outputs, item, model).iloc[0].to_dict()
+    targets = _targets(data, memo, item, model, dimension, apply_to)
     note = ("Saved for " + ", ".join(f"<code>{html_literal(t)}</code>" for t in targets) if targets
             else f"No LLM or lexicon judge rated {html_literal(dimension)} of this output: choose a rater by name "
             "in <b>Apply each decision to</b>, or skip it (S).")
     ref = gen = conv = notext = summary = legend = ""
+    waiting: tuple[str, ...] = ()
     # views.has_text on the row's values (the same test, without building a Series per output)
     if str(row.get("reference", "")).strip() or str(row.get("generation", "")).strip():
-        ref, gen, conv, summary, legend = _texts_html(data, memo, item, model, row, blind)
+        texts = _texts_html(data, memo, item, model, row, blind)
+        if texts is None:  # shown as plain text until the background parse reaches it; not remembered
+            waiting = (str(row["reference"]), str(row["generation"]))
+            ref, gen = (highlight_html(text, [], numbered=True) for text in waiting)
+            note += " · <small>Marks appear when the text analysis reaches this output.</small>"
+        else:
+            ref, gen, conv, summary, legend = texts
     else:
         corpus = row.get("corpus") or row.get("model")
         notext = (f"This output has no text: the conversations of <code>{html_literal(corpus)}</code> are not "
                   "public, only their ratings are in the data set. Decide from the other raters' labels, or skip it.")
-    found = memo[key] = (html_literal(row.get("task", "") or "-"), bool(targets), note, ref, gen, conv, notext,
-                         summary, legend)
+    found = (html_literal(row.get("task", "") or "-"), bool(targets), note, ref, gen, conv, notext, summary, legend,
+             waiting)
+    if not waiting:
+        memo[key] = found
     return found
 
 
@@ -611,18 +643,8 @@ def _own_labels(data: Loaded, memo: dict, rater: str, dimension: str) -> dict[tu
     return found
 
 
-def _position(data: Loaded, memo: dict, item: str, model: str) -> int:
-    """The row of ``(item, model)`` in the loaded outputs (a dict per data set, not a MultiIndex lookup per run)."""
-    positions = memo.get("positions")
-    if positions is None:
-        outputs = data.all_data.outputs
-        positions = memo["positions"] = {(str(i), str(m)): k for k, (i, m) in enumerate(
-            zip(outputs["item_id"], outputs["model"], strict=True))}
-    return positions[(item, model)]
-
-
-def _task_of(data: Loaded, memo: dict, item: str, model: str) -> str:
-    return str(data.all_data.outputs["task"].iat[_position(data, memo, item, model)] or "")
+def _task_of(data: Loaded, item: str, model: str) -> str:
+    return str(data.dataset.outputs["task"].iat[compute.row_index(data).position(item, model)] or "")
 
 
 def live_state(data: Loaded, table: pd.DataFrame, items: list[dict], *, metric: str, judge: str,
@@ -655,8 +677,8 @@ def live_state(data: Loaded, table: pd.DataFrame, items: list[dict], *, metric: 
     def feeds(pair: tuple[str, str]) -> bool:
         """Whether deciding ``pair`` changes the table shown: the decision goes to ``judge`` (not only to other
         raters) and the output is of the task shown."""
-        return (judge in _targets(memo, data.dataset.ratings, *pair, dimension, apply_to)
-                and (task is None or _task_of(data, memo, *pair) == task))
+        return (judge in _targets(data, memo, *pair, dimension, apply_to)
+                and (task is None or _task_of(data, *pair) == task))
 
     feeding = [entry for entry in items if feeds((entry["item"], entry["model"]))]
     shown = [(e["item"], e["model"]) for e in feeding]

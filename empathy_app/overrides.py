@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
+import uuid
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 import pandas as pd
 import streamlit as st
 
-from empathy.labels.ledger import Ledger, open_ledger
+from empathy.labels.ledger import Ledger, open_ledger, updated_ledger
 from empathy.labels.records import dataset_id as legacy_dataset_id
 from empathy.labels.records import output_hashes
-from empathy.labels.sqlite import OverrideStore
 from empathy_app import session_keys
 from empathy_app.loading import Loaded
 from empathy_app.markup import code
@@ -29,16 +32,80 @@ def _output_hashes(key: str, _outputs: pd.DataFrame) -> tuple[dict[tuple[str, st
     return output_hashes(_outputs), legacy_dataset_id(_outputs)
 
 
+class _Held:
+    """One data set's ledger under one label rule, kept up to date with the store (shared by every session).
+
+    ``version`` is the store's version (:meth:`~empathy.labels.sqlite.OverrideStore.version`) the ledger is
+    current at; ``stamps`` the version at which each dimension's decisions last changed, and ``generation`` a
+    token of the last full read: together they name the applied overrides of some dimensions without hashing
+    them (:func:`applied_key`). ``reads`` counts the full reads (:func:`empathy.labels.ledger.open_ledger`) and
+    ``updates`` the incremental ones, for the tests.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.ledger: Ledger | None = None
+        self.version = -1
+        self.stamps: dict[str, int] = {}
+        self.generation = ""
+        self.reads = 0
+        self.updates = 0
+        self.applied: dict[str, pd.DataFrame] = {}
+
+
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _ledger(path: str, name: str, rule: str, key: str, version: int, _store: OverrideStore,
-            _outputs: pd.DataFrame) -> Ledger:
-    hashes, legacy = _output_hashes(key, _outputs)
-    return open_ledger(_store, name, _outputs, rule, hashes=hashes, legacy_id=legacy)
+def _held(path: str, name: str, rule: str, key: str) -> _Held:
+    return _Held()
+
+
+def _current(data: Loaded) -> _Held:
+    """The held ledger of the data set under the session's label rule, brought to the store's version now.
+
+    The first call (and one after the store's version went down: another store at the path, or after rows were
+    written under the outputs' version 1 key) reads every decision (:func:`empathy.labels.ledger.open_ledger`, which
+    also moves version 1 rows to the data set's name); later
+    calls read only the decisions changed since (:meth:`~empathy.labels.sqlite.OverrideStore.changed_decisions`,
+    O(changes)) and update the ledger (:func:`empathy.labels.ledger.updated_ledger`): a decision costs the same
+    whatever the ledger's size.
+    """
+    key = data.base_key or data.content_key
+    held = _held(data.store.label, data.dataset_id, label_rule(), key)
+    version = data.store.version()
+    if version == held.version and held.ledger is not None:
+        return held
+    with held.lock:  # one session updates; the others wait and find it current
+        if held.ledger is not None and version == held.version:
+            return held
+        hashes, legacy = _output_hashes(key, data.all_data.outputs)
+        # rows written since under the outputs' version 1 key (a tool of before the data sets' names): the full
+        # read moves them to the data set's name, as at the first read
+        moved = legacy != data.dataset_id and held.ledger is not None and len(
+            data.store.changed_decisions(legacy, held.version)[0])
+        if held.ledger is None or version < held.version or moved:
+            held.ledger = open_ledger(data.store, data.dataset_id, data.all_data.outputs, label_rule(), hashes=hashes,
+                                      legacy_id=legacy)
+            # the version read before: rows it moved from a version 1 key are read again, by key (harmless)
+            held.version = version
+            held.stamps, held.generation = {}, f"{held.version}.{uuid.uuid4().hex[:8]}"
+            held.reads += 1
+        else:
+            changed, rows = data.store.changed_decisions(data.dataset_id, held.version)
+            held.ledger = updated_ledger(held.ledger, changed, rows, data.all_data.outputs, hashes=hashes)
+            held.stamps.update(dict.fromkeys(changed["dimension"].astype(str), version))
+            held.version = version
+            held.updates += 1
+        held.applied = {}
+    return held
 
 
 def output_hash_map(data: Loaded) -> dict[tuple[str, str], str]:
     """:func:`empathy.labels.records.output_hashes` of the loaded outputs (computed once per data set, shared)."""
     return _output_hashes(data.base_key or data.content_key, data.all_data.outputs)[0]
+
+
+def output_keys(data: Loaded) -> AbstractSet[tuple[str, str]]:
+    """The ``(item_id, model)`` of every loaded output, as a set (computed once per data set, shared)."""
+    return output_hash_map(data).keys()
 
 
 def label_rule() -> str:
@@ -49,13 +116,12 @@ def label_rule() -> str:
 def ledger(data: Loaded) -> Ledger:
     """The data set's decisions sorted against its outputs: applied, stale, orphaned, unresolved.
 
-    Under the session's label rule (:func:`label_rule`). Computed again whenever the store changed (any session,
-    any process: :meth:`OverrideStore.version` is read on every call), else shared; version 1 rows of the same
-    outputs are moved to the data set's name first. Callers must not modify the frames.
+    Under the session's label rule (:func:`label_rule`). Brought up to date whenever the store changed (any
+    session, any process: :meth:`OverrideStore.version` is read on every call) from the decisions changed since,
+    else shared; version 1 rows of the same outputs are moved to the data set's name at the first read. Callers
+    must not modify the frames.
     """
-    key = data.base_key or data.content_key
-    return _ledger(data.store.label, data.dataset_id, label_rule(), key, data.store.version(), data.store,
-                   data.all_data.outputs)
+    return _current(data).ledger
 
 
 def applied(data: Loaded) -> pd.DataFrame:
@@ -63,16 +129,41 @@ def applied(data: Loaded) -> pd.DataFrame:
 
     Only those of raters in the data set and, under a task filter, of that task's outputs: any other would
     enter the ratings as a new row (:func:`empathy.labels.ledger.apply_overrides` adds unmatched overrides), e.g. as
-    a phantom rater after a rater added on the Judge page was removed or the session ended.
+    a phantom rater after a rater added on the Judge page was removed or the session ended. Kept per ledger and
+    data set (the same frame for every call until the store changes).
     """
-    table = ledger(data).applied  # stale, orphaned and unresolved decisions are never applied
-    if table.empty:
-        return table
-    keep = table["rater"].astype(str).isin(data.all_data.raters).to_numpy(copy=True)
-    if data.filtered:
-        keys = pd.MultiIndex.from_frame(data.dataset.outputs[["item_id", "model"]])
-        keep &= pd.MultiIndex.from_frame(table[["item_id", "model"]].astype(str)).isin(keys)
-    return table if keep.all() else table[keep].reset_index(drop=True)
+    held = _current(data)
+    found = held.applied.get(data.content_key)
+    if found is not None:
+        return found
+    table = held.ledger.applied  # stale, orphaned and unresolved decisions are never applied
+    if len(table):
+        keep = table["rater"].astype(str).isin(data.all_data.raters).to_numpy(copy=True)
+        if data.filtered:
+            keys = pd.MultiIndex.from_frame(data.dataset.outputs[["item_id", "model"]])
+            keep &= pd.MultiIndex.from_frame(table[["item_id", "model"]].astype(str)).isin(keys)
+        table = table if keep.all() else table[keep].reset_index(drop=True)
+    held.applied[data.content_key] = table
+    return table
+
+
+def applied_key(data: Loaded, dimensions: Sequence[str] | None = None) -> str:
+    """A key naming :func:`applied` (of ``dimensions`` only, when given) without hashing it: the ledger's full read
+    and the store's version at which those dimensions' decisions last changed.
+
+    Equal keys, equal overrides (any change to a dimension's decisions, of any session, stamps it with the
+    store's new version); a decision on CA leaves the key of the other dimensions as it was, so what is computed
+    from those stays cached. ``"none"`` when no override applies (the same as :func:`overrides_key`).
+    """
+    table = applied(data)
+    if dimensions is not None and len(table):
+        table = table[table["dimension"].isin(list(dimensions))]
+    if table is None or table.empty:
+        return "none"
+    held = _current(data)
+    chosen = sorted(held.stamps) if dimensions is None else sorted(map(str, dimensions))
+    stamps = ",".join(f"{d}@{held.stamps[d]}" for d in chosen if d in held.stamps)
+    return f"{held.generation}|{label_rule()}|{stamps}"
 
 
 def overrides_key(table: pd.DataFrame | None) -> str:

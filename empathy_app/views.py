@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -111,6 +111,30 @@ def summary(data: Loaded, *, full: bool = False) -> None:
             f"- **Dimensions:** {codes(info['dimensions']) or '(none)'}",
             f"- **Outputs:** {info['outputs']} · **Sources:** {codes(_short(dataset.sources))}",
         ]))
+
+
+def download_later(place: object, label: str, make: Callable[[], bytes], **options: object) -> None:
+    """A download button in ``place`` whose file ``make`` writes when it is pressed (a Streamlit that takes a
+    callable), not on every run of the page; a Streamlit too old for that (it refuses the callable) gets the bytes
+    now. ``options`` go to ``download_button``."""
+    try:
+        place.download_button(label, make, **options)  # type: ignore[attr-defined]
+    except st.errors.StreamlitAPIException:
+        place.download_button(label, make(), **options)  # type: ignore[attr-defined]
+
+
+#: The rows of a table the Data page sends to the browser (the first ones; the count says how many there are).
+PREVIEW_ROWS = 1000
+
+
+def table_preview(table: pd.DataFrame, *, key: str, rows: int | None = None) -> None:
+    """The first ``rows`` rows of ``table`` (default :data:`PREVIEW_ROWS`; all when fewer), saying how many it has:
+    a table is sent to the browser on every run of its page, shown or not, so a whole ratings table of millions of
+    rows cost seconds per run and hundreds of MiB."""
+    rows = PREVIEW_ROWS if rows is None else rows
+    if len(table) > rows:
+        st.caption(f"The first {rows:,} of {len(table):,} rows.")
+    st.dataframe(table.head(rows), hide_index=True, key=key)
 
 
 def _short(paths: list[str]) -> list[str]:

@@ -41,7 +41,7 @@ def free_port() -> int:
 
 
 def start_app(env: Mapping[str, str], log_path: Path, *, bind_address: bool = True,
-              timeout_s: float = 180.0, options: Sequence[str] = ()) -> tuple[subprocess.Popen, str]:
+              timeout_s: float = 180.0, options: Sequence[str] = (), root: Path = ROOT) -> tuple[subprocess.Popen, str]:
     """``streamlit run app.py`` on a free port with ``env`` added to this process's; returns once it is healthy.
 
     Parameters
@@ -57,6 +57,9 @@ def start_app(env: Mapping[str, str], log_path: Path, *, bind_address: bool = Tr
     options : Sequence[str]
         More ``streamlit run`` options (e.g. ``["--runner.postScriptGC", "true"]``: these win over the app's
         ``.streamlit/config.toml``, environment variables do not).
+    root : Path
+        The folder whose ``app.py`` runs (a benchmark's baseline: another revision extracted elsewhere, whose
+        packages come first on the path).
 
     Returns
     -------
@@ -80,7 +83,10 @@ def start_app(env: Mapping[str, str], log_path: Path, *, bind_address: bool = Tr
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
              "--server.port", str(port), *address, "--browser.gatherUsageStats", "false",
              "--server.fileWatcherType", "none", *options],
-            cwd=ROOT, env={**os.environ, **env, "PYTHONUNBUFFERED": "1"}, stdout=log, stderr=subprocess.STDOUT)
+            cwd=root, env={**os.environ, **env, "PYTHONUNBUFFERED": "1",
+                           **({"PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+                              if root != ROOT else {})},
+            stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout_s
     while True:

@@ -284,3 +284,23 @@ def test_the_open_output_follows_the_tables_order():
     at.selectbox(key="items_pick").set_value(second).run()
     at.checkbox(key="items_why").check().run()  # shows more columns: the order is the same
     assert at.selectbox(key="items_pick").value == second
+
+
+def test_a_large_table_lists_its_first_rows_in_order_and_says_so(monkeypatch):
+    """The table and the picker are the first rows in the table's order (every row is sent to the browser on every
+    run); the caption says how many match."""
+    from empathy_app import views
+
+    whole = _items(_page())  # every row (121 is under the limit)
+    monkeypatch.setattr(views, "PREVIEW_ROWS", 5)
+    at = _page()
+    table = _items(at)
+    assert len(table) == 5
+    pd.testing.assert_frame_equal(table.reset_index(drop=True), whole.head(5).reset_index(drop=True))
+    listed = [f"{i} · {m}" for i, m in zip(table["item_id"], table["model"], strict=True)]
+    assert at.selectbox(key="items_pick").options == listed
+    assert any("121 of 121 outputs" in c.value and "the table lists the first 5 (the CSV has every row)" in c.value
+               for c in at.caption)
+    at.switch_page("app_pages/1_Data.py").run()
+    outputs = next(f.value for f in at.dataframe if "generation" in f.value.columns and "demo_note" in f.value.columns)
+    assert len(outputs) == 5 and any("The first 5 of 121 rows." in c.value for c in at.caption)

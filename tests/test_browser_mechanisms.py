@@ -62,6 +62,11 @@ def _queue(page, url: str, annotator: str):
     page.get_by_role("button", name="Use this name").click()
     item = page.get_by_test_id("relabel-item")
     item.wait_for(state="visible")
+    # the queue is usable before the texts are analysed (in the background); the output on screen gets its marks
+    # when the analysis reaches it (the page polls meanwhile)
+    page.wait_for_function("() => { const i = document.querySelector('[data-testid=relabel-item]');"
+                           " return i && !i.innerText.includes('Marks appear when the text analysis'); }",
+                           timeout=600_000)
     return item
 
 

@@ -64,6 +64,7 @@ __all__ = [
     "DistancingSpan",
     "analyze",
     "analyze_text",
+    "cached_results",
     "default_cache_dir",
     "density_matrix",
     "detector_key",
@@ -355,6 +356,23 @@ def _finish(round_: _Round, parser: _Parser, store: DistancingCache | None, dete
     if store is not None and round_.missing:
         store.put_many(*detector, ((round_.keys[i], round_.fresh[i]) for i in round_.missing))
     return round_.results()
+
+
+def cached_results(texts: Sequence[str], *, cache: DistancingCache | None | bool = True,
+                   model: str | None = None) -> list[DistancingResult | None]:
+    """The results :func:`analyze` would give for ``texts`` that are in the cache already, ``None`` for the others.
+
+    Nothing is parsed and no model is loaded (one look-up of every key): what a page shows of texts a background
+    :func:`analyze` may not have reached yet. ``cache`` and ``model`` as for :func:`analyze`.
+    """
+    if isinstance(texts, str):
+        raise TypeError("texts must be a sequence of strings, not a single string")
+    store = _resolve_cache(cache)
+    if store is None or not texts:
+        return [None] * len(texts)
+    keys = [text_key(text) for text in texts]
+    found = store.get_many(*detector_key(resolve_model_name(model)), keys)
+    return [found.get(key) for key in keys]
 
 
 def analyze_text(text: str, *, cache: DistancingCache | None | bool = True) -> DistancingResult:

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -138,18 +139,16 @@ class Ledger:
         Names *which* human labels a results table rests on, not only how many (the signature's ``ledger``
         field); the empty ledger has the digest of nothing. Each applied row is its fields joined by U+001F
         (a float as ``repr``, anything else as ``str``), the rows sorted and each ended by U+001E. Computed
-        once per ledger (the frames are not to be modified).
+        once per ledger (the frames are not to be modified); a ledger brought up to date by
+        :func:`updated_ledger` sorts only the rows that changed into the previous ledger's.
         """
-        digest = hashlib.sha256()
-        if len(self.applied):
-            columns = [c for c in ("item_id", "model", "rater", "dimension", "value", "text_hash")
-                       if c in self.applied.columns]
-            # column by column, not row by row: iterating an Arrow-backed column element by element was most of
-            # the cost (a 6,000-row ledger's digest on every Relabel key)
-            fields = [[_digest_text(value) for value in _python_values(self.applied[column])] for column in columns]
-            for row in sorted("\x1f".join(parts) for parts in zip(*fields, strict=True)):
-                digest.update(row.encode("utf-8") + b"\x1e")
-        return digest.hexdigest()[:12]
+        rows = self._digest_rows.ordered
+        text = "\x1e".join(rows) + "\x1e" if rows else ""
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+    @cached_property
+    def _digest_rows(self) -> _DigestRows:
+        return _DigestRows.of(self.applied)
 
     def signature_fields(self) -> dict[str, str]:
         """The signature's fields for this ledger: the label rule and the digest of the applied overrides."""
@@ -170,6 +169,45 @@ class Ledger:
         return line
 
 
+@dataclass(frozen=True)
+class _DigestRows:
+    """The rows :attr:`Ledger.digest` hashes: each applied row's text by rating key, and the texts sorted."""
+
+    by_key: dict[tuple[str, ...], str]
+    ordered: list[str]
+
+    @staticmethod
+    def texts(applied: pd.DataFrame) -> dict[tuple[str, ...], str]:
+        """Each applied row's text (its fields joined by U+001F) by its rating key."""
+        if not len(applied):
+            return {}
+        columns = [c for c in ("item_id", "model", "rater", "dimension", "value", "text_hash") if c in applied.columns]
+        # column by column, not row by row: iterating an Arrow-backed column element by element was most of the
+        # cost (a 6,000-row ledger's digest on every Relabel key)
+        fields = [[_digest_text(value) for value in _python_values(applied[column])] for column in columns]
+        keys = zip(*(fields[columns.index(c)] for c in KEY_COLUMNS), strict=True)
+        return {key: "\x1f".join(parts) for key, parts in zip(keys, zip(*fields, strict=True), strict=True)}
+
+    @classmethod
+    def of(cls, applied: pd.DataFrame) -> _DigestRows:
+        by_key = cls.texts(applied)
+        return cls(by_key, sorted(by_key.values()))
+
+    def updated(self, changed: set[tuple[str, ...]], applied: pd.DataFrame) -> _DigestRows:
+        """These rows with the rating keys ``changed`` replaced by their rows in ``applied`` (those keys' applied
+        rows now): O(changes) look-ups and insertions into the sorted texts."""
+        by_key = dict(self.by_key)
+        ordered = list(self.ordered)
+        for key in changed:
+            text = by_key.pop(key, None)
+            if text is not None:
+                del ordered[bisect.bisect_left(ordered, text)]
+        for key, text in self.texts(applied).items():
+            by_key[key] = text
+            bisect.insort(ordered, text)
+        return _DigestRows(by_key, ordered)
+
+
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
@@ -180,6 +218,65 @@ def ledger_from_decisions(name: str, decisions: pd.DataFrame, outputs: pd.DataFr
     status = ledger_status(decisions, outputs, hashes)
     effective = effective_overrides(status.fresh, rule)
     return Ledger(name, rule, decisions, status, effective.effective, effective.unresolved, adopted)
+
+
+def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outputs: pd.DataFrame, *,
+                   hashes: Mapping[tuple[str, str], str] | None = None) -> Ledger:
+    """``ledger`` with the decisions ``keys`` replaced by ``rows``: what the store changed since it was read.
+
+    ``keys`` and ``rows`` are :meth:`empathy.labels.sqlite.OverrideStore.changed_decisions` after the store's
+    version the ledger was read at (a key without a row was removed). The result equals :func:`open_ledger` of
+    the store now (every frame, row order and digest; ``tests/test_ledger_update.py``), but only the changed
+    decisions are sorted against the outputs (fresh, stale, orphaned: each row's own text hash) and only the
+    ratings they decide are reduced by the label rule again (one override per rating key: a key's override
+    depends on that key's decisions alone); the other rows are kept as they were. ``hashes``: the outputs'
+    :func:`empathy.labels.records.output_hashes`, as for :func:`open_ledger`.
+    """
+    if keys.empty:
+        return ledger
+    row_key = [*KEY_COLUMNS, "annotator", "role"]
+    changed_rows = pd.MultiIndex.from_frame(keys[row_key].astype(str))
+    decisions = _spliced(ledger.decisions, rows, changed_rows, row_key)
+    if decisions.empty:  # every decision withdrawn: the empty ledger's own frames
+        return ledger_from_decisions(ledger.name, decisions, outputs, ledger.rule, adopted=ledger.adopted,
+                                     hashes=hashes)
+    hashes = output_hashes(outputs) if hashes is None else hashes
+    now = ledger_status(rows, outputs, hashes)
+    parts = [_spliced(old, new, changed_rows, row_key, empty=decisions.iloc[0:0])
+             for old, new in zip((ledger.status.fresh, ledger.status.stale, ledger.status.orphaned),
+                                 (now.fresh, now.stale, now.orphaned), strict=True)]
+    status = LedgerStatus(*parts)
+    rated = keys[list(KEY_COLUMNS)].astype(str).drop_duplicates()
+    changed_ratings = pd.MultiIndex.from_frame(rated)
+    fresh = status.fresh
+    touched = fresh[pd.MultiIndex.from_frame(fresh[list(KEY_COLUMNS)].astype(str)).isin(changed_ratings)]
+    effective = effective_overrides(touched, ledger.rule)
+    applied = _spliced(ledger.applied, effective.effective, changed_ratings, list(KEY_COLUMNS))
+    if applied.empty:  # nothing applies: the whole reduction, as open_ledger computes it (its empty frame)
+        applied = effective_overrides(fresh, ledger.rule).effective
+    unresolved = _spliced(ledger.unresolved, effective.unresolved, changed_ratings, list(KEY_COLUMNS),
+                          empty=pd.DataFrame(columns=[*KEY_COLUMNS, "decisions"]))
+    updated = Ledger(ledger.name, ledger.rule, decisions, status, applied, unresolved, ledger.adopted)
+    if "_digest_rows" in ledger.__dict__:  # the previous digest's sorted rows, with the changed keys' replaced
+        chosen = applied[pd.MultiIndex.from_frame(applied[list(KEY_COLUMNS)].astype(str)).isin(changed_ratings)]
+        updated.__dict__["_digest_rows"] = ledger._digest_rows.updated(set(changed_ratings), chosen)
+    return updated
+
+
+def _spliced(frame: pd.DataFrame, new: pd.DataFrame, changed: pd.MultiIndex, columns: list[str], *,
+             empty: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``frame`` without its rows whose ``columns`` are in ``changed``, plus ``new``, sorted by ``columns`` (unique
+    per row: the order the store and the label rule give). ``empty``: what an empty result is."""
+    kept = frame[~pd.MultiIndex.from_frame(frame[columns].astype(str)).isin(changed)] if len(frame) else frame
+    if len(kept) == 0:
+        out = new
+    elif len(new) == 0:
+        out = kept
+    else:
+        out = pd.concat([kept, new[list(kept.columns)]], ignore_index=True)
+    if len(out) == 0 and empty is not None:
+        return empty
+    return out.sort_values(columns, kind="stable").reset_index(drop=True)
 
 
 def open_ledger(store: OverrideStore, name: str, outputs: pd.DataFrame, rule: str = "latest", *,
@@ -278,7 +375,8 @@ class RerunLedger:
 
 
 def classify_rerun(decisions: pd.DataFrame, new_ratings: pd.DataFrame, outputs: pd.DataFrame, *,
-                   rater_map: Mapping[str, str] | None = None, tolerance: float = 0.0) -> RerunLedger:
+                   rater_map: Mapping[str, str] | None = None, tolerance: float = 0.0,
+                   hashes: Mapping[tuple[str, str], str] | None = None) -> RerunLedger:
     """Classify every decision of the ledger against a re-run judge's ratings.
 
     ``orphaned``: the output is gone; ``stale``: its text changed since the decision (see
@@ -286,7 +384,9 @@ def classify_rerun(decisions: pd.DataFrame, new_ratings: pd.DataFrame, outputs: 
     renamed through ``rater_map``, e.g. ``{"gpt4": "gpt4-prompt-v2"}``) is within ``tolerance`` of the human
     value (0: equal), and ``disputed`` when it differs or the re-run did not rate it (``new_value`` NaN).
     Only decisions of raters the re-run covers are classified (a decision on another judge is not about
-    this re-run). ``confirmed`` and ``disputed`` carry the ``new_value``.
+    this re-run). ``confirmed`` and ``disputed`` carry the ``new_value``. ``hashes``: the outputs'
+    :func:`empathy.labels.records.output_hashes` when already computed. Only the rows of ``new_ratings`` for the
+    decided outputs are read, so the re-run's ratings of those outputs are enough.
     """
     if tolerance < 0:
         raise ValueError(f"tolerance must be >= 0, got {tolerance!r}")
@@ -296,7 +396,7 @@ def classify_rerun(decisions: pd.DataFrame, new_ratings: pd.DataFrame, outputs: 
         empty = empty_decisions()
         return RerunLedger(empty, empty.copy(), empty.copy(), empty.copy())
     covered = decisions[decisions["rater"].astype(str).map(lambda r: mapping.get(r, r)).isin(rerun_raters)]
-    status = ledger_status(covered.reset_index(drop=True), outputs)
+    status = ledger_status(covered.reset_index(drop=True), outputs, hashes)
     fresh = status.fresh.copy()
     fresh["new_rater"] = fresh["rater"].astype(str).map(lambda r: mapping.get(r, r))
     lookup = (new_ratings.drop_duplicates(["item_id", "model", "rater", "dimension"], keep="last")

@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 import numpy as np
@@ -289,7 +290,7 @@ def clear_assignments(store: OverrideStore, dataset_id: str, *, by: str = "") ->
 
 # ------------------------------------------------------------------------------------------ progress
 
-def _pairs(frame: pd.DataFrame, outputs: set[tuple[str, str]] | None) -> pd.DataFrame:
+def _pairs(frame: pd.DataFrame, outputs: AbstractSet[tuple[str, str]] | None) -> pd.DataFrame:
     """``annotator, item_id, model`` of ``frame``, distinct, kept to ``outputs`` when given."""
     pairs = frame[["annotator", *_PAIR]].astype(str).drop_duplicates()
     if outputs is not None:
@@ -300,16 +301,17 @@ def _pairs(frame: pd.DataFrame, outputs: set[tuple[str, str]] | None) -> pd.Data
 
 
 def annotator_progress(store: OverrideStore, dataset_id: str, *, dimension: str | None = None,
-                       outputs: pd.DataFrame | None = None) -> pd.DataFrame:
+                       outputs: pd.DataFrame | AbstractSet[tuple[str, str]] | None = None) -> pd.DataFrame:
     """Per annotator: outputs ``assigned``, ``decided``, ``skipped`` and ``remaining`` (what Relabel and Data show).
 
     ``decided``: outputs the annotator decided in their own name (role ``annotator``; on ``dimension`` when given;
     assigned or not; stale ones included: the store's record of work done). ``skipped``: outputs they skipped (on
     ``dimension`` when given) and have not decided. ``remaining``: assigned outputs neither decided nor skipped.
-    ``outputs`` (the loaded data) keeps the counts to its outputs. One row per annotator with an assignment, a
-    decision or a skip, sorted by name; columns :data:`PROGRESS_COLUMNS`.
+    ``outputs`` (the loaded data, or the set of its ``(item_id, model)`` pairs when already at hand: a set is not
+    built again) keeps the counts to its outputs. One row per annotator with an assignment, a decision or a skip,
+    sorted by name; columns :data:`PROGRESS_COLUMNS`.
     """
-    keys = None if outputs is None else set(_output_keys(outputs))
+    keys = outputs if outputs is None or isinstance(outputs, AbstractSet) else set(_output_keys(outputs))
     decisions = store.decisions(dataset_id)
     decisions = decisions[decisions["role"] == "annotator"]
     if dimension is not None:

@@ -526,18 +526,37 @@ class OverrideStore:
         (:func:`empathy.labels.ledger.open_ledger`), never this table directly.
         """
         columns = ["dataset_id", *STORED_DECISION_COLUMNS]
-        order = "item_id, model, rater, dimension, annotator, role"
         if dataset_id is None:
-            frame = self._read(f"SELECT {', '.join(columns)} FROM overrides ORDER BY dataset_id, {order}", (),
-                               columns)
+            frame = self._read(f"SELECT {', '.join(columns)} FROM overrides ORDER BY dataset_id, {_DECISION_ORDER}",
+                               (), columns)
         else:
-            frame = self._read(f"SELECT {', '.join(columns)} FROM overrides WHERE dataset_id=? ORDER BY {order}",
-                               (dataset_id,), columns).drop(columns=["dataset_id"])
-        frame["value"] = frame["value"].astype(float)
-        frame["judge_value"] = pd.to_numeric(frame["judge_value"], errors="coerce").astype(float)
-        frame[ORDER_COLUMN] = frame[ORDER_COLUMN].astype("int64")
-        frame["audit_position"] = _positions(frame["audit_position"])
-        return frame
+            frame = self._read(f"SELECT {', '.join(columns)} FROM overrides WHERE dataset_id=? ORDER BY "
+                               f"{_DECISION_ORDER}", (dataset_id,), columns).drop(columns=["dataset_id"])
+        return _decision_types(frame)
+
+    def changed_decisions(self, dataset_id: str, since: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """What changed in one data set's decisions after the store's version ``since`` (:meth:`version`).
+
+        Returns the keys (:data:`~empathy.labels.schema.KEY_COLUMNS`, ``annotator``, ``role``) of every decision
+        an audited change committed after ``since`` touched (set, undo, import, adjudication, confirmation,
+        migration), and the current rows of those keys with the columns of :meth:`decisions`, in its order (a key
+        without a row was removed, by an undo). Read in one statement, so the two agree; the rows are found by
+        key, not by their ``seq`` (a confirmation keeps it), so applying them to the decisions read at ``since``
+        gives :meth:`decisions` as it is now (:func:`empathy.labels.ledger.updated_ledger`). O(changes) with the
+        ``audit_seq`` index and the decisions' primary key.
+        """
+        key_columns = [*KEY_COLUMNS, "annotator", "role"]
+        others = [c for c in STORED_DECISION_COLUMNS if c not in key_columns]
+        touched = f"SELECT DISTINCT {', '.join(key_columns)} FROM audit WHERE dataset_id=? AND seq > ?"
+        joined = " AND ".join(f"o.{c} = a.{c}" for c in key_columns)
+        rows = self.fetch(f"SELECT {', '.join(f'a.{c}' for c in key_columns)}, "
+                          f"{', '.join(f'o.{c}' for c in others)} FROM ({touched}) AS a LEFT JOIN overrides AS o "
+                          f"ON o.dataset_id = ? AND {joined} ORDER BY "
+                          + ", ".join(f"a.{c}" for c in key_columns), (dataset_id, int(since), dataset_id))
+        keys = pd.DataFrame([row[:len(key_columns)] for row in rows], columns=key_columns)
+        value = len(key_columns) + others.index("value")  # NOT NULL in a row: NULL is a key without one
+        current = pd.DataFrame([row for row in rows if row[value] is not None], columns=[*key_columns, *others])
+        return keys, _decision_types(current[list(STORED_DECISION_COLUMNS)])
 
     def audit(self, dataset_id: str | None = None) -> pd.DataFrame:
         """The audit trail in commit order: every set, undo, import, adjudication, confirmation and migration."""
@@ -589,6 +608,19 @@ def _validated(changes: Iterable[Change]) -> list[Change]:
                               change.judge_signature, change.audit_design,
                               None if change.audit_position is None else int(change.audit_position)))
     return checked
+
+
+#: The order of :meth:`OverrideStore.decisions`: by key, then annotator and role.
+_DECISION_ORDER = "item_id, model, rater, dimension, annotator, role"
+
+
+def _decision_types(frame: pd.DataFrame) -> pd.DataFrame:
+    """A decisions frame read from the store with its column types (values as floats, ``seq`` as integers)."""
+    frame["value"] = frame["value"].astype(float)
+    frame["judge_value"] = pd.to_numeric(frame["judge_value"], errors="coerce").astype(float)
+    frame[ORDER_COLUMN] = frame[ORDER_COLUMN].astype("int64")
+    frame["audit_position"] = _positions(frame["audit_position"])
+    return frame
 
 
 def _positions(column: pd.Series) -> pd.Series:

@@ -1,0 +1,161 @@
+"""AppTest: what guards the app's speed by design, not by the clock (issue 25).
+
+- Relabel's CA queue is usable before the data set's texts are parsed: the first output is on screen and a key is
+  saved while the background parse is held back, and nothing is parsed in the page's own thread (counted calls);
+  once the background parse is through, the same output shows its marks.
+- A decision on the key queue reads only the changed decisions (one full read of the ledger, then updates) and
+  recomputes only the touched terms of the live metric (counted calls of a metric's terms function).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit")
+from conftest import app_ok, app_texts, open_page  # noqa: E402
+from relabel_keys import press, window  # noqa: E402
+
+from empathy import distancing  # noqa: E402
+from empathy import metrics as m  # noqa: E402
+from empathy_app import compute, overrides  # noqa: E402
+from empathy_app.session_keys import RELABEL_OUTCOMES  # noqa: E402
+
+TIMEOUT = 240
+RELABEL = "app_pages/4_Relabel.py"
+BACKGROUND = "empathy-background-parse"
+
+pytestmark = pytest.mark.usefixtures("_store", "_cache")  # an override store and an empty text cache of its own
+
+
+def _data(folder: Path) -> dict:
+    """2 models x 3 items, the CA labels of two judges; texts of their own (a word unique to the test), so that no
+    other test's analysis of them is held in this process."""
+    folder.mkdir(parents=True, exist_ok=True)
+    word = uuid.uuid4().hex[:8]
+    rows = [{"item_id": item, "model": model, "task": "counseling",
+             "reference": f"I feel ignored by my sister ({item}, {word}). She never calls me back.",
+             "generation": f"It is understood that communication issues occur ({model}, {word}). Try talking."}
+            for model in ("A", "B") for item in ("i1", "i2", "i3")]
+    pd.DataFrame(rows).to_csv(folder / "outputs.csv", index=False)
+    labels = {"j1": [1, 0, 1, 1, 0, 0], "j2": [1, 1, 0, 0, 0, 1]}
+    paths = []
+    for judge, values in labels.items():
+        ratings = [{"item_id": row["item_id"], "model": row["model"], "rater": judge, "dimension": "ca",
+                    "value": value, "rater_kind": "llm", "reason": "", "signature": f"{judge}-sig"}
+                   for row, value in zip(rows, values, strict=True)]
+        pd.DataFrame(ratings).to_csv(folder / f"ratings_{judge}.csv", index=False)
+        paths.append(str(folder / f"ratings_{judge}.csv"))
+    return {"kind": "path", "outputs": str(folder / "outputs.csv"), "ratings": paths}
+
+
+def _relabel(source: dict):
+    return open_page(RELABEL, source, session={"annotator": "ann"}, timeout=TIMEOUT)
+
+
+def _parses_of_this_test() -> list[compute.BackgroundParse]:
+    """The background parses into this test's cache folder (the held ones are keyed by data set and folder)."""
+    folder = str(distancing.default_cache_dir())
+    return [parse for key, parse in compute._parses_held().items() if key.endswith(folder)]
+
+
+def test_the_ca_queue_works_before_the_background_parse(tmp_path):
+    release = threading.Event()
+    parsers: list[str] = []  # the thread of each distancing parse started
+    original_run, original_parser = compute.BackgroundParse._run, distancing._Parser.__init__
+
+    def held_run(self) -> None:
+        release.wait(TIMEOUT)
+        original_run(self)
+
+    def counted_parser(self, *args, **kwargs) -> None:
+        parsers.append(threading.current_thread().name)
+        original_parser(self, *args, **kwargs)
+
+    def no_sentences(*args, **kwargs):
+        raise AssertionError("the judges' sentences were parsed before the distancing parse reached the texts")
+
+    with pytest.MonkeyPatch.context() as patch:  # undone before the end (not the test's: it holds the cache folder)
+        patch.setattr(compute.BackgroundParse, "_run", held_run)
+        patch.setattr(distancing._Parser, "__init__", counted_parser)
+        patch.setattr("empathy.judges.segment.sentence_spans", no_sentences)
+        try:
+            at = _relabel(_data(tmp_path / "data"))
+            sent = window(at)
+            first = sent["items"][0]
+            assert sent["dimension"] == "ca" and first["decidable"]
+            # the texts as they are, without marks, and the note that the marks come later
+            assert "It is understood that communication issues occur" in first["gen"] and "<mark" not in first["gen"]
+            assert "Marks appear when the text analysis reaches this output" in first["note"]
+            assert any("Text analysis in the background" in text for text in app_texts(at.caption))
+            # the live metric (CA: judge labels alone) is there without the texts
+            assert sent["live"] is not None and {row["model"] for row in sent["live"]["models"]} == {"A", "B"}
+            press(at, 1.0)
+            app_ok(at)
+            assert [o.kind for o in at.session_state[RELABEL_OUTCOMES]] == ["saved"]
+            assert (window(at)["items"][0]["item"], window(at)["items"][0]["model"]) != (first["item"],
+                                                                                         first["model"])
+            assert parsers == []  # nothing parsed: neither by the page nor by the held background parse
+        finally:
+            release.set()
+        for parse in _parses_of_this_test():
+            assert parse.finished.wait(TIMEOUT) and parse.error is None
+    at.run()
+    app_ok(at)
+    entry = window(at)["items"][0]
+    assert "<mark" in entry["gen"] and "Marks appear" not in entry["note"]
+    assert parsers and set(parsers) == {BACKGROUND}  # the distancing parse ran in the background thread only
+    assert not any("Text analysis in the background" in text for text in app_texts(at.caption))
+
+
+def _counting(calls: list[int]):
+    def terms(inputs: m.TermInputs) -> m.Terms:
+        labels = np.asarray(inputs.ratings["ca"], dtype=float)
+        if not np.isnan(labels).any():  # the registry's probe of the entry (MetricSpec.label_mean) holds a NaN
+            calls.append(len(labels))
+        return m.conflict_avoidance_terms(inputs.ratings["ca"])
+    return terms
+
+
+def test_a_key_reads_the_changed_decisions_and_recomputes_the_touched_terms(tmp_path, monkeypatch):
+    reads: list[int] = []
+    updates: list[int] = []
+    original_open, original_update = overrides.open_ledger, overrides.updated_ledger
+    monkeypatch.setattr(overrides, "open_ledger", lambda *a, **k: reads.append(1) or original_open(*a, **k))
+    monkeypatch.setattr(overrides, "updated_ledger",
+                        lambda ledger, changed, *a, **k: updates.append(len(changed))
+                        or original_update(ledger, changed, *a, **k))
+    calls: list[int] = []
+    grouped: list[int] = []
+    original_mean = m.mean_by_group
+    monkeypatch.setattr(m, "mean_by_group", lambda group, *a: grouped.append(len(group)) or original_mean(group, *a))
+    # a CA metric of its own that counts the units its terms are computed for (the engine computes every metric)
+    with m.registered(m.MetricSpec("CA_COUNTED", ("ca",), _counting(calls), scorer=None)):
+        source = _data(tmp_path / "data")
+        at = _relabel(source)
+        assert reads == [1] and sum(calls) >= 12  # the plan: every unit (6 outputs x 2 judges) once
+        calls.clear(), grouped.clear(), updates.clear()
+        decided = {(window(at)["items"][0]["item"], window(at)["items"][0]["model"]): 1.0}
+        press(at, 1.0)
+        app_ok(at)
+        assert reads == [1]  # not read again: updated from what changed
+        assert updates and max(updates) <= 2  # one output's decisions (for each judge)
+        assert 0 < sum(calls) <= 2 and grouped == []  # the two judges' units of that output, no sum over every row
+        calls.clear(), updates.clear()
+        decided[(window(at)["items"][0]["item"], window(at)["items"][0]["model"])] = 0.0
+        press(at, 0.0)
+        app_ok(at)
+        assert reads == [1] and 0 < sum(calls) <= 2 and grouped == []
+        live = window(at)["live"]
+    # the live metric's sums and counts are the judge's labels with the two decisions in their place
+    shown = live["judge"]
+    labels = pd.read_csv(source["ratings"][["j1", "j2"].index(shown)], dtype={"item_id": str, "model": str})
+    values = {(r.item_id, r.model): float(r.value) for r in labels.itertuples()} | decided
+    for row in live["models"]:
+        mine = [v for (_, model), v in values.items() if model == row["model"]]
+        assert (row["n"], row["sum"]) == (len(mine), pytest.approx(sum(mine)))

@@ -1,0 +1,103 @@
+"""The ledger brought up to date from what the store changed (empathy.labels.ledger.updated_ledger with
+OverrideStore.changed_decisions): equal to reading every decision again, after any sequence of writes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from empathy.labels.backends import open_store
+from empathy.labels.ledger import Ledger, open_ledger, updated_ledger
+from empathy.labels.records import Change, output_hashes, text_hash
+from empathy.vocabulary import LABEL_RULES
+
+NAME = "outputs.csv"
+ANNOTATORS = ("ann", "bea", "cal")
+
+
+def _outputs(n: int = 8) -> pd.DataFrame:
+    return pd.DataFrame({"item_id": [f"i{k}" for k in range(n)], "model": "m", "task": "",
+                         "reference": [f"reference {k}" for k in range(n)],
+                         "generation": [f"generation {k}" for k in range(n)]})
+
+
+def _same(updated: Ledger, fresh: Ledger) -> None:
+    """Every frame equal (values, dtypes, row order), the digest and the counts too."""
+    for name in ("decisions", "applied", "unresolved"):
+        pd.testing.assert_frame_equal(getattr(updated, name), getattr(fresh, name), obj=name)
+    for name in ("fresh", "stale", "orphaned"):
+        pd.testing.assert_frame_equal(getattr(updated.status, name), getattr(fresh.status, name), obj=name)
+    assert updated.digest == fresh.digest
+    assert updated.counts == fresh.counts
+    assert updated.decided == fresh.decided
+
+
+def _change(rng: np.random.Generator, outputs: pd.DataFrame, item: int) -> list[Change]:
+    row = outputs.iloc[item]
+    # a few decisions are bound to another text (stale) or to an output the loaded data lack (orphaned)
+    bound = text_hash(row["reference"], row["generation"]) if rng.random() > 0.15 else "0123456789abcdef"
+    name = row["item_id"] if rng.random() > 0.1 else "gone"
+    value = float(rng.integers(0, 2))
+    raters = ["j1", "j2"] if rng.random() < 0.5 else ["j1"]
+    return [Change(name, "m", rater, "ca", value, "", bound, 1.0 - value, "judge") for rater in raters]
+
+
+@pytest.mark.parametrize("rule", LABEL_RULES)
+def test_updated_ledger_equals_reading_it_again_after_every_write(store_location, rule):
+    store = open_store(store_location)
+    outputs = _outputs()
+    hashes = output_hashes(outputs)
+    rng = np.random.default_rng(len(rule))
+    held = open_ledger(store, NAME, outputs, rule, hashes=hashes)
+    version = store.version()
+    _ = held.digest  # computed: the next ones are carried over
+    for step in range(70):
+        kind = rng.random()
+        annotator = str(rng.choice(ANNOTATORS))
+        if kind < 0.6:
+            store.set_overrides(NAME, _change(rng, outputs, int(rng.integers(0, len(outputs)))),
+                                annotator=annotator)
+        elif kind < 0.8:
+            store.undo_last(annotator, dataset_id=NAME)
+        elif kind < 0.9:
+            store.adjudicate(NAME, _change(rng, outputs, int(rng.integers(0, len(outputs)))), annotator="adj")
+        else:  # another data set's write changes the version and nothing of this ledger
+            store.set_overrides("other.csv", _change(rng, outputs, 0), annotator=annotator)
+        if step % 3 == 2:
+            continue  # several writes between two reads, as when other annotators decide meanwhile
+        now = store.version()
+        keys, rows = store.changed_decisions(NAME, version)
+        held, version = updated_ledger(held, keys, rows, outputs, hashes=hashes), now
+        _same(held, open_ledger(store, NAME, outputs, rule, hashes=hashes))
+    # everything withdrawn: the empty ledger
+    for annotator in (*ANNOTATORS, "adj"):
+        while len(store.undo_last(annotator, dataset_id=NAME)):
+            pass
+    keys, rows = store.changed_decisions(NAME, version)
+    held = updated_ledger(held, keys, rows, outputs, hashes=hashes)
+    fresh = open_ledger(store, NAME, outputs, rule, hashes=hashes)
+    assert fresh.decisions.empty
+    _same(held, fresh)
+
+
+def test_changed_decisions_names_removed_keys_and_reads_by_key(store_location):
+    """A confirmation keeps the decision's ``seq`` but changes its text hash: read by key, it is in the change."""
+    store = open_store(store_location)
+    outputs = _outputs(2)
+    first = Change("i0", "m", "j1", "ca", 1.0, "", "0123456789abcdef", 0.0, "judge")  # stale: another text
+    store.set_overrides(NAME, [first], annotator="ann")
+    store.set_overrides(NAME, [Change("i1", "m", "j1", "ca", 1.0, "", "", 0.0, "judge")], annotator="ann")
+    version = store.version()
+    keys, rows = store.changed_decisions(NAME, version)
+    assert keys.empty and rows.empty
+    store.confirm(NAME, store.decisions(NAME).iloc[[0]], output_hashes(outputs), annotator="ann")
+    store.set_overrides(NAME, [Change("i1", "m", "j2", "ca", 0.0, "", "", 1.0, "judge")], annotator="bea")
+    store.undo_last("bea", dataset_id=NAME)  # a first decision undone: its row is gone
+    keys, rows = store.changed_decisions(NAME, version)
+    assert sorted(map(tuple, keys[["item_id", "rater", "annotator"]].to_numpy().tolist())) == [
+        ("i0", "j1", "ann"), ("i1", "j2", "bea")]
+    assert rows[["item_id", "rater", "annotator"]].to_numpy().tolist() == [["i0", "j1", "ann"]]
+    assert rows["text_hash"].tolist() == [output_hashes(outputs)[("i0", "m")]]
+    assert list(rows.columns) == list(store.decisions(NAME).columns)
+    assert rows.dtypes.to_dict() == store.decisions(NAME).dtypes.to_dict()
