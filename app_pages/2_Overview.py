@@ -101,6 +101,12 @@ views.interval_warnings(part, [c for c in ("task", "model", "scorer", "metric") 
 interval_signature = dataclasses.replace(report.signature, extra={
     **report.signature.extra, **intervals.signature_fields(bootstrap, [r for r in reports if audited])})
 views.signature_caption(interval_signature)
+st.download_button("Download the values with intervals (CSV)",
+                   markup.people_csv(with_intervals.assign(signature=str(interval_signature))),
+                   file_name="empathy-intervals.csv", mime="text/csv", key="overview_download_intervals",
+                   help="Every value with its 95 % bootstrap interval, rank and rank interval (and, where an audit "
+                        "exists, the corrected value with its interval), the warnings and the signature naming the "
+                        "bootstrap and the audit; spreadsheet-safe.")
 task_name = loading.task_label(data.task)
 download = table.assign(task=task_name) if data.filtered else table  # the engine calls its one group "all"
 download = download.assign(signature=str(report.signature))  # the file carries what it depends on

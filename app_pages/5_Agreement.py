@@ -72,11 +72,13 @@ else:
                "values, steadier than rho when a metric takes few distinct values (CA), with its own p "
                "(p_kendall).")
 
-    st.download_button("Download the agreement table (CSV)", agreement_csv(agreement, report.signature).encode(),
+    table6_signature = dataclasses.replace(report.signature, extra={
+        **report.signature.extra, **intervals.signature_fields(bootstrap)})
+    st.download_button("Download the agreement table (CSV)", agreement_csv(table6, table6_signature).encode(),
                        file_name="empathy-agreement.csv", mime="text/csv", key="agreement_download",
-                       help="Spearman per metric and judge pair with the number of models, which labels each row "
-                            "rests on (labels, human_decisions, same_human_label, warning) and the signature; "
-                            "spreadsheet-safe.")
+                       help="Spearman per metric and judge pair with the number of models, rho's 95 % interval "
+                            "over items, the exact p and Kendall's tau-b, which labels each row rests on (labels, "
+                            "human_decisions, same_human_label, warning) and the signature; spreadsheet-safe.")
 
 st.subheader("Instance-level agreement between judges")
 effective = compute.effective_ratings(data)

@@ -114,18 +114,26 @@ def table6_csv(table: pd.DataFrame, signature: object) -> str:
     return _write(rows)
 
 
+#: rho's uncertainty, in the order of the command line's agreement rows (``metrics --format json``).
+AGREEMENT_UNCERTAINTY: tuple[str, ...] = ("ci_low", "ci_high", "p_exact", "p_method", "p_se", "kendall_tau_b",
+                                          "p_kendall", "n_items")
+
+
 def agreement_table(agreement: pd.DataFrame) -> pd.DataFrame:
     """Inter-judge Spearman pairs (:func:`empathy.agreement.spearman_pairs`) for people: one row per metric
     and judge pair, metrics in the paper's order, then by task (when there are several) and judges; ``spearman`` as a
     float (NaN when undefined) and ``n_models`` as an integer. The columns saying which labels a row rests on
     (:data:`empathy.review.PROVENANCE_COLUMNS`: ``labels``, ``human_decisions``, ``same_human_label``,
-    ``warning``, added by :func:`empathy.review.agreement_labels`) are kept when present."""
+    ``warning``, added by :func:`empathy.review.agreement_labels`) are kept when present, and so are rho's
+    uncertainty columns (:data:`AGREEMENT_UNCERTAINTY`: the bootstrap interval over items, the exact permutation
+    p, Kendall's tau-b; :func:`empathy_app.intervals.agreement_table` adds them), before the provenance."""
     from empathy.review import PROVENANCE_COLUMNS
 
     require_frame(agreement, _AGREEMENT_COLUMNS, "the agreement table")
     keys = ["task"] if _by_task(agreement) else []
+    uncertainty = [column for column in AGREEMENT_UNCERTAINTY if column in agreement.columns]
     provenance = [column for column in PROVENANCE_COLUMNS if column in agreement.columns]
-    out = agreement[[*keys, *_AGREEMENT_COLUMNS, *provenance]].copy()
+    out = agreement[[*keys, *_AGREEMENT_COLUMNS, *uncertainty, *provenance]].copy()
     out["spearman"] = pd.to_numeric(out["spearman"], errors="coerce").astype(float)
     out["n_models"] = pd.to_numeric(out["n_models"], errors="coerce").astype("Int64")
     out["_order"] = out["metric"].map(lambda name: _metric_order(str(name))[0])

@@ -21,10 +21,11 @@ def _isolated(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(("page", "key", "label", "file_suffix"), [
     ("app_pages/2_Overview.py", "overview_download_table6", "Download as the paper's Table 6 (CSV)", ".csv"),
+    ("app_pages/2_Overview.py", "overview_download_intervals", "Download the values with intervals (CSV)", ".csv"),
     ("app_pages/5_Agreement.py", "agreement_download", "Download the agreement table (CSV)", ".csv"),
 ])
 def test_the_export_is_offered(page, key, label, file_suffix):
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(APP, default_timeout=240).run()
     at.switch_page(page).run()
     assert not at.exception, [e.value for e in at.exception]
     buttons = [b for b in at.get("download_button") if b.proto.id.endswith(key)]

@@ -120,3 +120,21 @@ def test_the_agreement_csv_keeps_which_labels_each_row_rests_on():
     assert rows[1][8].startswith("on 1 output a human decision gave a and b the same label")
     judges_only = _rows(agreement_csv(agreement_labels(agreement, None), SIG))
     assert judges_only[1][5:9] == ["judges", "0", "0", ""]
+
+
+def test_the_agreement_csv_carries_rhos_uncertainty_before_the_provenance():
+    """A Table 6 row a researcher compares carries its interval, exact p and tau-b (issue 23), in the command line's
+    key order, and the provenance after them."""
+    from empathy.exports import AGREEMENT_UNCERTAINTY
+    from empathy.review import PROVENANCE_COLUMNS, agreement_labels
+
+    agreement = pd.DataFrame({"task": ["all"], "metric": ["CA"], "scorer_a": ["a"], "scorer_b": ["b"],
+                              "spearman": [0.9], "n_models": [5], "ci_low": [0.6], "ci_high": [1.0],
+                              "p_exact": [0.0833], "p_method": ["exact"], "p_se": [np.nan], "kendall_tau_b": [0.8],
+                              "p_kendall": [0.0833], "n_items": [40]})
+    rows = _rows(agreement_csv(agreement_labels(agreement, None), SIG))
+    assert rows[0] == ["metric", "scorer_a", "scorer_b", "spearman", "n_models", *AGREEMENT_UNCERTAINTY,
+                       *PROVENANCE_COLUMNS, "signature"]
+    assert rows[1][5:13] == ["0.6", "1.0", "0.0833", "exact", "", "0.8", "0.0833", "40"]
+    assert list(agreement_table(agreement.drop(columns=["p_se", "n_items"])).columns)[5:] == [
+        "ci_low", "ci_high", "p_exact", "p_method", "kendall_tau_b", "p_kendall"]
