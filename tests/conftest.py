@@ -24,8 +24,22 @@ from pathlib import Path
 DEMO_V1 = Path(__file__).resolve().parent / "demo_v1" / "data"
 os.environ["EMPATHY_DEMO_DIR"] = str(DEMO_V1)
 
+import sys  # noqa: E402
+
 import pytest  # noqa: E402
 from postgres_server import PostgresServer, unavailable_reason  # noqa: E402
+
+#: The test process's own ``__main__``: Streamlit's script runner (AppTest) puts the page script in its place and
+#: leaves it there, and a process started with "spawn" (a Dask nanny's worker, tests/test_distributed.py) runs the
+#: ``__main__`` it finds by path, i.e. app.py, and dies. Put back after every test.
+_TEST_MAIN = sys.modules.get("__main__")
+
+
+@pytest.fixture(autouse=True)
+def _restore_main_module():
+    yield
+    if _TEST_MAIN is not None and sys.modules.get("__main__") is not _TEST_MAIN:
+        sys.modules["__main__"] = _TEST_MAIN
 
 
 @pytest.fixture(scope="session")
