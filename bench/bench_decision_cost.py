@@ -36,7 +36,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,11 +45,12 @@ from bench_app_rerun import variant_tree  # noqa: E402
 from bench_relabel_keypress import (  # noqa: E402
     CHROMIUM,
     RECORDER,
-    commit_name,
     decided_by_another,
+    open_relabel,
     paper_data,
     peak_rss_mib,
 )
+from browser_support import stop_app, wait_for_http  # noqa: E402
 from machine import machine  # noqa: E402
 
 POTATO = "potato-annotation==2.12.1"
@@ -138,19 +138,10 @@ def start_potato(exe: Path, task: Path, port: int, timeout_s: float = 300.0) -> 
     log = (task / "potato-server.log").open("a")
     process = subprocess.Popen([str(exe), "start", "config.yaml", "-p", str(port)], cwd=task, stdout=log,
                                stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + timeout_s
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"potato exited with {process.returncode}; see {task / 'potato-server.log'}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as response:
-                if response.status == 200:
-                    return process
-        except OSError:
-            if time.monotonic() > deadline:
-                process.kill()
-                raise RuntimeError(f"potato did not answer on port {port}") from None
-            time.sleep(0.5)  # polling interval of the start-up check
+    wait_for_http(process, f"http://127.0.0.1:{port}/", name="potato", log_path=task / "potato-server.log",
+                  timeout_s=timeout_s, healthy=lambda response: response.status == 200,
+                  stop=lambda started: started.kill())
+    return process
 
 
 def _potato_warmup(tab, warmup: int) -> list[dict]:
@@ -228,22 +219,6 @@ def _ours_pending_zero(tab) -> None:
         timeout=600_000)
 
 
-def open_relabel(tab, url: str, folder: Path) -> float:
-    """Load ``folder`` on the Data page, open Relabel, commit the name; seconds until the first output shows."""
-    started = time.perf_counter()
-    tab.goto(f"{url}/Data")
-    tab.get_by_text("Path on this machine", exact=True).click()
-    box = tab.get_by_label("Folder or outputs file")
-    box.fill(str(folder))
-    box.press("Tab")
-    tab.get_by_role("button", name="Load from path").click()
-    tab.get_by_text("ratings file(s)", exact=False).first.wait_for()
-    tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
-    commit_name(tab, "bench")
-    tab.locator('[data-testid="relabel-item"]').wait_for()
-    return time.perf_counter() - started
-
-
 def drive_ours(browser, url: str, folder: Path, keys: int, pace: float, warmup: int, pid: int) -> dict:
     context = browser.new_context(viewport={"width": 1440, "height": 1400})
     context.add_init_script(RECORDER)
@@ -277,7 +252,7 @@ def on_the_right_output(pressed: list[dict], stored: dict[str, str], key) -> int
 
 
 def measure_ours(root: Path, work: Path, folder: Path, decided: int, args) -> dict:
-    from browser_support import chromium, start_app, stop_app
+    from browser_support import chromium, start_app
 
     work.mkdir(parents=True, exist_ok=True)
     store = work / "overrides.sqlite"
@@ -311,11 +286,7 @@ def measure_potato(work: Path, folder: Path, args) -> dict:
             result = drive_potato(browser, f"http://127.0.0.1:{port}", args.keys, args.pace, args.warmup,
                                   process.pid)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_app(process)
     right = on_the_right_output(result.pop("pressed"), potato_stored(task), lambda e: str(e["instance"]))
     return {**result, "right": right}
 
@@ -323,7 +294,7 @@ def measure_potato(work: Path, folder: Path, args) -> dict:
 def first_item(root: Path, work: Path, n_items: int = 200) -> float:
     """Seconds from loading a new data set of 2,000 outputs with 4,000 texts never parsed to its first output on
     Relabel (an empty distancing cache)."""
-    from browser_support import chromium, start_app, stop_app
+    from browser_support import chromium, start_app
 
     folder, _ = paper_data(work / "fresh-data", n_items // 200, distinct=True)
     process, url = start_app({"EMPATHY_STORE": str(work / "fresh.sqlite"),

@@ -40,6 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
+from browser_support import stop_app  # noqa: E402
 from machine import machine  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -212,59 +214,60 @@ def measure(folder: Path, judge: str, keys: int, warmup: int, workdir: Path, dec
                 tab.screenshot(path=str(workdir / "failure.png"), full_page=True)
                 raise
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_app(process)
+
+
+def open_relabel(tab, url: str, folder: Path) -> float:
+    """Load ``folder`` on the Data page, open Relabel, commit the name; seconds until the first output shows."""
+    started = time.perf_counter()
+    tab.goto(f"{url}/Data")
+    tab.get_by_text("Path on this machine", exact=True).click()
+    box = tab.get_by_label("Folder or outputs file")
+    box.fill(str(folder))
+    box.press("Tab")
+    tab.get_by_role("button", name="Load from path").click()
+    tab.get_by_text("ratings file(s)", exact=False).first.wait_for()
+    tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
+    commit_name(tab, "bench")
+    tab.locator('[data-testid="relabel-item"]').wait_for()
+    return time.perf_counter() - started
 
 
 def _drive(tab, url: str, folder: Path, judge: str, keys: int, warmup: int, timeout: float) -> dict:
-    if True:
-        if True:
-            started = time.perf_counter()
-            tab.goto(f"{url}/Data")
-            tab.get_by_text("Path on this machine", exact=True).click()
-            box = tab.get_by_label("Folder or outputs file")
-            box.fill(str(folder))
-            box.press("Tab")
-            tab.get_by_role("button", name="Load from path").click()
-            tab.get_by_text("ratings file(s)", exact=False).first.wait_for()
-            tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
-            commit_name(tab, "bench")
-            tab.locator('[data-testid="relabel-item"]').wait_for()
-            tab.get_by_text(f"Live CA per model ({judge})", exact=False).first.wait_for()
-            first_visit = time.perf_counter() - started
-            label = re.compile(re.escape(judge) + r": ([01])")
-            samples, frames, confirmed = [], [], []
-            for k in range(warmup + keys):
-                _idle(tab, timeout)
-                head = tab.locator('[data-testid="relabel-item"] .rq-head').inner_text()
-                found = label.search(head)
-                key = "1" if found is None or found.group(1) == "0" else "0"  # flip the judge: CA changes
-                count = tab.evaluate("() => window.__keys.length")
-                tab.keyboard.press(key)
-                done = tab.wait_for_function(
-                    """([count, judge]) => {
-                      const k = window.__keys[count];
-                      if (!k || k.frame === null) return false;
-                      const want = `Last decision ${k.item} / ${k.model}: CA (${judge}) of ${k.model} `;
-                      const line = document.querySelector('[data-testid="relabel-live-last"]');
-                      return line && line.textContent.includes(want) ? performance.now() : false;
-                    }""", arg=[count, judge], polling="raf", timeout=timeout).json_value()
-                # the server's recomputation on the page: the key saved and the table from the server's values
-                saved = tab.wait_for_function(
-                    """() => {
-                      const s = document.querySelector('[data-testid="relabel-queue-status"]');
-                      const live = document.querySelector('[data-testid="relabel-live"]');
-                      return s && live && s.getAttribute('data-pending') === '0'
-                        && live.getAttribute('data-pending') === '0' ? performance.now() : false;
-                    }""", polling="raf", timeout=timeout).json_value()
-                entry = tab.evaluate("(count) => window.__keys[count]", count)
-                if k >= warmup:
-                    samples.append(done - entry["down"])
-                    frames.append(entry["frame"] - entry["down"])
-                    confirmed.append(saved - entry["down"])
+    started = time.perf_counter()
+    open_relabel(tab, url, folder)
+    tab.get_by_text(f"Live CA per model ({judge})", exact=False).first.wait_for()
+    first_visit = time.perf_counter() - started  # until the live table is on the page too
+    label = re.compile(re.escape(judge) + r": ([01])")
+    samples, frames, confirmed = [], [], []
+    for k in range(warmup + keys):
+        _idle(tab, timeout)
+        head = tab.locator('[data-testid="relabel-item"] .rq-head').inner_text()
+        found = label.search(head)
+        key = "1" if found is None or found.group(1) == "0" else "0"  # flip the judge: CA changes
+        count = tab.evaluate("() => window.__keys.length")
+        tab.keyboard.press(key)
+        done = tab.wait_for_function(
+            """([count, judge]) => {
+              const k = window.__keys[count];
+              if (!k || k.frame === null) return false;
+              const want = `Last decision ${k.item} / ${k.model}: CA (${judge}) of ${k.model} `;
+              const line = document.querySelector('[data-testid="relabel-live-last"]');
+              return line && line.textContent.includes(want) ? performance.now() : false;
+            }""", arg=[count, judge], polling="raf", timeout=timeout).json_value()
+        # the server's recomputation on the page: the key saved and the table from the server's values
+        saved = tab.wait_for_function(
+            """() => {
+              const s = document.querySelector('[data-testid="relabel-queue-status"]');
+              const live = document.querySelector('[data-testid="relabel-live"]');
+              return s && live && s.getAttribute('data-pending') === '0'
+                && live.getAttribute('data-pending') === '0' ? performance.now() : false;
+            }""", polling="raf", timeout=timeout).json_value()
+        entry = tab.evaluate("(count) => window.__keys[count]", count)
+        if k >= warmup:
+            samples.append(done - entry["down"])
+            frames.append(entry["frame"] - entry["down"])
+            confirmed.append(saved - entry["down"])
     return {"samples": samples, "frames": frames, "confirmed": confirmed, "first_visit": first_visit}
 
 

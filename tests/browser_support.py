@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -88,19 +88,35 @@ def start_app(env: Mapping[str, str], log_path: Path, *, bind_address: bool = Tr
                               if root != ROOT else {})},
             stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
+    wait_for_http(process, f"{url}/_stcore/health", name="streamlit", log_path=log_path, timeout_s=timeout_s,
+                  healthy=lambda response: response.read().strip() == b"ok", stop=stop_app)
+    return process, url
+
+
+def wait_for_http(process: subprocess.Popen, url: str, *, name: str, log_path: Path, timeout_s: float,
+                  healthy: Callable[[object], bool], stop: Callable[[subprocess.Popen], None]) -> None:
+    """Poll ``url`` until ``healthy(response)`` says the server started by ``process`` is up.
+
+    Raises
+    ------
+    RuntimeError
+        When the process exits first, or after ``timeout_s`` (the process is stopped with ``stop`` first); both name
+        ``log_path``.
+    """
     deadline = time.monotonic() + timeout_s
     while True:
         if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {process.returncode}; see {log_path}")
+            raise RuntimeError(f"{name} exited with {process.returncode}; see {log_path}")
         try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as response:
-                if response.read().strip() == b"ok":
-                    return process, url
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if healthy(response):
+                    return
         except OSError:
-            if time.monotonic() > deadline:
-                stop_app(process)
-                raise RuntimeError(f"streamlit did not become healthy on port {port}; see {log_path}") from None
-            time.sleep(0.5)  # polling interval of the health check, not a wait for a result
+            pass
+        if time.monotonic() > deadline:
+            stop(process)
+            raise RuntimeError(f"{name} did not answer at {url}; see {log_path}")
+        time.sleep(0.5)  # polling interval of the health check, not a wait for a result
 
 
 def stop_app(process: subprocess.Popen, *, kill: bool = False, timeout_s: float = 30.0) -> None:
