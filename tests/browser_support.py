@@ -187,6 +187,23 @@ def settle(page, text: str | None = None, timeout: float = WAIT_MS, *, fresh: bo
         page.wait_for_timeout(pause_ms)
 
 
+#: Relabel's output on screen has its marks and no background text analysis is running any more (the queue is
+#: usable before; while the analysis runs, the page polls and reruns once as a whole when it ends).
+ANALYSIS_DONE_JS = """() => {
+  const item = document.querySelector('[data-testid="relabel-item"]');
+  const main = document.querySelector('[data-testid="stMain"]');
+  return Boolean(item) && !item.innerText.includes('Marks appear when the text analysis')
+    && !(main && main.innerText.includes('Text analysis in the background'));
+}"""
+
+
+def analysis_done(page, timeout: float = WAIT_MS) -> None:
+    """Wait until Relabel's background text analysis has reached the output on screen and ended
+    (:data:`ANALYSIS_DONE_JS`), then until the page is idle: a click made before could land in its last rerun."""
+    page.wait_for_function(ANALYSIS_DONE_JS, timeout=timeout)
+    settle(page)
+
+
 def page_summary(page, limit: int = 2_000) -> str:
     """The page's error boxes, alerts and the start of its main text, for a failure message."""
     parts = []

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from browser_support import CHROMIUM, WAIT_MS, settle, start_app, stop_app
+from browser_support import CHROMIUM, WAIT_MS, analysis_done, settle, start_app, stop_app
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium")]
@@ -121,7 +121,7 @@ def _relabel(tab, url: str) -> None:
     """Open Relabel (a new session: the sign-in cookie carries the identity) and wait for the key queue."""
     tab.goto(f"{url}/Relabel")
     tab.locator('[data-testid="relabel-item"]').wait_for(state="visible", timeout=WAIT_MS)
-    settle(tab)
+    analysis_done(tab)
 
 
 def _press(tab, key: str) -> None:

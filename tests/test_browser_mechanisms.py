@@ -12,7 +12,7 @@ from pathlib import Path
 import browser_support
 import pandas as pd
 import pytest
-from browser_support import WAIT_MS, settle
+from browser_support import WAIT_MS, analysis_done, settle
 from test_app import _write_fixture
 from test_mechanism_marks import _distinct, _parse
 
@@ -64,9 +64,7 @@ def _queue(page, url: str, annotator: str):
     item.wait_for(state="visible")
     # the queue is usable before the texts are analysed (in the background); the output on screen gets its marks
     # when the analysis reaches it (the page polls meanwhile)
-    page.wait_for_function("() => { const i = document.querySelector('[data-testid=relabel-item]');"
-                           " return i && !i.innerText.includes('Marks appear when the text analysis'); }",
-                           timeout=600_000)
+    analysis_done(page, timeout=600_000)
     return item
 
 
