@@ -158,6 +158,8 @@ def test_the_exported_html_counts_the_marks_and_presentation_hides_the_sidebar(d
         page.wait_for_function("() => { const s = document.querySelector('[data-testid=stSidebar]');"
                                " return !s || s.offsetParent === null; }")
         assert not sidebar.is_visible()
+        # the exhibit's HTML may be drawn a frame after the script has finished: wait for a mark (fails if none)
+        page.locator("section.exhibit mark.sa-affect").first.wait_for(state="attached", timeout=WAIT_MS)
         assert page.locator("section.exhibit mark.sa-affect").count() > 0
         with page.expect_download() as download:
             page.get_by_role("button", name="Download all as HTML (opens offline)").click()
