@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
-from browser_support import stop_app  # noqa: E402
+from browser_support import commit_name, stop_app  # noqa: E402
 from machine import machine  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -63,19 +63,6 @@ window.addEventListener('keydown', (ev) => {
   requestAnimationFrame(check);
 }, true);
 """
-
-
-def commit_name(tab, name: str) -> None:
-    """Type ``name`` into the sidebar's one annotator name box and press *Use this name* (a name this machine
-    committed before is changed first), as a person does before deciding."""
-    box = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
-    change = tab.get_by_role("button", name="Change name")
-    box.or_(change).first.wait_for(state="visible")
-    if change.is_visible():
-        change.click()
-    box.wait_for(state="visible")
-    box.fill(name)
-    tab.get_by_role("button", name="Use this name").click()
 
 
 def paper_data(folder: Path, scale: int, *, models: int = 10, judges: int = 3, items: int = 200, seed: int = 3,

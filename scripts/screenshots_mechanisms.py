@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from browser_support import ROOT, screenshot_session, settle  # noqa: E402
+from browser_support import ROOT, commit_name, screenshot_session, settle  # noqa: E402
 
 SHOTS = (("mechanism_egm.png", "news", "gorse", "news-07 · gorse"),
          ("mechanism_egm_added.png", "news", "gorse", "news-05 · gorse"),
@@ -67,8 +67,7 @@ def _relabel(page, path: Path) -> None:
     """The key queue on CA (the default dimension) after committing an annotator name: its first output."""
     page.goto(page.url.split("/Items")[0] + "/Relabel")
     _settle(page, "Annotator")
-    page.get_by_test_id("stForm").get_by_test_id("stTextInputField").fill("screenshots")
-    page.get_by_role("button", name="Use this name").click()
+    commit_name(page, "screenshots")
     page.get_by_test_id("relabel-item").wait_for(state="visible", timeout=120_000)
     _settle(page, "raters say")
     page.mouse.move(5, 5)

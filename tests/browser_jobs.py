@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # CHROMIUM and chromium are re-exported: bench/bench_browser_jobs.py reaches them through this module.
-from browser_support import CHROMIUM, WAIT_MS, chromium, running_app, settle  # noqa: F401
+from browser_support import CHROMIUM, WAIT_MS, chromium, commit_name, running_app, settle  # noqa: F401
 
 ANNOTATOR = "jobs-script"
 
@@ -152,10 +152,7 @@ def job_relabel(page, url: str, count: int = 20) -> JobResult:
     start = time.monotonic()
     page.goto(f"{url}/Relabel")
     settle(page, "Annotator name")
-    # the sidebar's one name box, a form: typing there never decides, the button commits it
-    name_box = page.locator("[data-testid=stForm]").get_by_label("Annotator name", exact=True)
-    name_box.fill(ANNOTATOR)
-    page.get_by_role("button", name="Use this name").click()
+    commit_name(page, ANNOTATOR)  # the sidebar's one name box, a form: typing there never decides
     settle(page, "decided by you")
     _wait_until(lambda: _decided(page) is not None, "the Relabel progress line")
     first = _decided(page)

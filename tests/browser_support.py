@@ -204,6 +204,19 @@ def analysis_done(page, timeout: float = WAIT_MS) -> None:
     settle(page)
 
 
+def commit_name(page, name: str, timeout: float = WAIT_MS) -> None:
+    """Type ``name`` into the sidebar's one annotator name box and press *Use this name*, as a person does before
+    deciding; a name this machine committed before (remembered, shown with *Change name*) is changed first."""
+    box = page.get_by_test_id("stForm").get_by_test_id("stTextInputField")
+    change = page.get_by_role("button", name="Change name")
+    box.or_(change).first.wait_for(state="visible", timeout=timeout)
+    if change.is_visible():
+        change.click()
+    box.wait_for(state="visible", timeout=timeout)
+    box.fill(name)
+    page.get_by_role("button", name="Use this name").click()
+
+
 def page_summary(page, limit: int = 2_000) -> str:
     """The page's error boxes, alerts and the start of its main text, for a failure message."""
     parts = []

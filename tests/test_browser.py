@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from browser_support import CHROMIUM, WAIT_MS, settle, start_app, upload
+from browser_support import CHROMIUM, WAIT_MS, commit_name, settle, start_app, upload
 from browser_support import stop_app as _stop
 
 SCREENSHOTS = Path(os.environ["EMPATHY_SCREENSHOTS"]).resolve() if os.environ.get("EMPATHY_SCREENSHOTS") else None
@@ -66,9 +66,7 @@ def _shot(page, name: str) -> None:
 
 def _set_annotator(page, name: str) -> None:
     """Commit the annotator in the sidebar's name box: typing never decides; the form's button commits the name."""
-    box = page.get_by_test_id("stForm").get_by_test_id("stTextInputField")
-    box.fill(name)
-    page.get_by_role("button", name="Use this name").click()
+    commit_name(page, name)
 
 
 PAGES = [("", "0_home", "Pages"), ("Data", "1_data", "Human overrides ledger"),

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_support import WAIT_MS
+from browser_support import WAIT_MS, commit_name
 from test_browser import CHROMIUM, _settle, _shot, _start, _stop
 from test_browser_relabel import _wait_saved
 
@@ -118,11 +118,7 @@ def test_draw_an_audit_decide_20_by_key_and_the_corrected_ca_moves(tmp_path, bro
     try:
         tab = context.new_page()
         tab.goto(f"{url}/Relabel")
-        # the sidebar's one name box (a form: its button commits the name)
-        box = tab.get_by_test_id("stForm").get_by_label("Annotator name", exact=True)
-        box.wait_for(state="visible", timeout=WAIT_MS)
-        box.fill("auditor")
-        tab.get_by_role("button", name="Use this name").click()
+        commit_name(tab, "auditor")  # the sidebar's one name box (a form: its button commits the name)
         tab.locator('[data-testid="relabel-item"]').wait_for(state="visible", timeout=WAIT_MS)
         tab.get_by_test_id("stRadioGroup").get_by_text("audit sample", exact=True).click()
         _settle(tab, "No audit of")

@@ -12,7 +12,7 @@ from pathlib import Path
 import browser_support
 import pandas as pd
 import pytest
-from browser_support import WAIT_MS, analysis_done, settle
+from browser_support import WAIT_MS, analysis_done, commit_name, settle
 from test_app import _write_fixture
 from test_mechanism_marks import _distinct, _parse
 
@@ -51,15 +51,9 @@ def _remembered(app: dict, folder: Path) -> str:
 def _queue(page, url: str, annotator: str):
     """Open Relabel at ``url``, commit ``annotator`` and wait for the key queue's output; its element."""
     page.goto(url)
-    change = page.get_by_role("button", name="Change name")
-    box = page.get_by_test_id("stForm").get_by_label("Annotator name", exact=True)
-    change.or_(box).first.wait_for(state="visible", timeout=WAIT_MS)  # the sidebar's identity box, either form
-    if change.count():  # a name another test remembered on this machine: release it first
-        change.first.click()
-    settle(page, "Annotator name")
-    # the sidebar's one name box (a form: typing never decides, its button commits the name)
-    page.get_by_test_id("stForm").get_by_label("Annotator name", exact=True).fill(annotator)
-    page.get_by_role("button", name="Use this name").click()
+    # the sidebar's one name box (a form: typing never decides, its button commits the name); a name another test
+    # remembered on this machine is changed first
+    commit_name(page, annotator)
     item = page.get_by_test_id("relabel-item")
     item.wait_for(state="visible")
     # the queue is usable before the texts are analysed (in the background); the output on screen gets its marks

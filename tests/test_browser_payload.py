@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from browser_support import CHROMIUM, IDLE_JS, ROOT, settle, start_app, stop_app
+from browser_support import CHROMIUM, IDLE_JS, ROOT, commit_name, settle, start_app, stop_app
 
 TIMEOUT = 240_000  # ms; the first visit of Overview parses every text with spaCy
 
@@ -247,8 +247,7 @@ def _pin(page) -> None:
 
 
 def _relabel(page) -> None:
-    page.get_by_test_id("stForm").get_by_test_id("stTextInputField").fill("payload-test")
-    page.get_by_role("button", name="Use this name").click()
+    commit_name(page, "payload-test")
     _settle(page, "raters say")
     page.get_by_role("button", name=re.compile(r"^ca = 1")).click()
     _settle(page, "Saved (change #")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from browser_support import WAIT_MS
+from browser_support import WAIT_MS, commit_name
 from test_browser import CHROMIUM, _settle, _start, _stop
 
 pytestmark = [pytest.mark.browser,
@@ -85,15 +85,8 @@ def _open_relabel(context, url: str, folder: Path, annotator: str):
     _settle(tab, "ratings file(s)")
     # the sidebar link keeps the session (a new URL would start a new one, with the demo data)
     tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
-    box = tab.get_by_test_id("stForm").get_by_test_id("stTextInputField")
-    # the sidebar's one name box; the name another tab of this machine committed is remembered: change it first
-    change = tab.get_by_role("button", name="Change name")
-    box.or_(change).first.wait_for(state="visible", timeout=WAIT_MS)
-    if change.is_visible():
-        change.click()
-    box.wait_for(state="visible", timeout=WAIT_MS)
-    box.fill(annotator)
-    tab.get_by_role("button", name="Use this name").click()
+    # the sidebar's one name box; the name another tab of this machine committed is remembered: changed first
+    commit_name(tab, annotator)
     tab.locator('[data-testid="relabel-item"]').wait_for(state="visible", timeout=WAIT_MS)
     return tab
 

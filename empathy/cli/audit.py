@@ -17,7 +17,17 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from empathy.cli.common import FORMATS, bounded_int, check_inputs, emit, json_rows, print_json, print_table, set_handler
+from empathy.cli.common import (
+    FORMATS,
+    action_parsers,
+    bounded_int,
+    check_inputs,
+    emit,
+    json_rows,
+    print_json,
+    print_table,
+    set_handler,
+)
 from empathy.vocabulary import DEFAULT_LABEL_RULE, EGM_BOTH_ZERO, LABEL_RULES
 
 if TYPE_CHECKING:
@@ -68,8 +78,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Draw a random audit of one judge on one dimension (the outputs humans decide in audit order "
                     "so that their decisions become an estimate), keep it in the override store, and compute the "
                     "prediction-powered (PPI++) estimates and the label budget from the decisions made on it.")
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
-    actions.required = True
+    actions = action_parsers(parser)
     draw = actions.add_parser("draw", help="draw the outputs to decide, at random, in one random order",
                               description="Draw PER_MODEL outputs from every model (or every model and task) among "
                                           "those the judge rated on the dimension, by simple random sampling, in "

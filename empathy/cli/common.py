@@ -141,6 +141,14 @@ def run_handler(handler: Handler, args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
 
 
+def action_parsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    """The required ``ACTION`` sub-commands of a command that has several (``store``, ``audit``), built with the
+    command's own parser class so that an action's usage error is reported like every other."""
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
+    actions.required = True
+    return actions
+
+
 def set_handler(parser: argparse.ArgumentParser, handler: Handler) -> None:
     """Make ``handler`` the command of ``parser``, guarded by :func:`run_handler`.
 

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from empathy.cli.common import print_json, print_table, set_handler
+from empathy.cli.common import action_parsers, print_json, print_table, set_handler
 from empathy.escaping import terminal_literal
 
 if TYPE_CHECKING:
@@ -263,8 +263,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Inspect an override store, move decisions in and out, copy it into another (e.g. a SQLite "
                     "ledger into a team's PostgreSQL server), assign outputs to annotators and see their progress. "
                     "STORE is a SQLite file or a postgresql:// URL; default $EMPATHY_STORE.")
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
-    actions.required = True
+    actions = action_parsers(parser)
     for name, help_text, description, arguments, handler in _ACTIONS:
         action = actions.add_parser(name, help=help_text, description=description)
         for flags, options in arguments:
