@@ -28,7 +28,8 @@ and package as they were at a git revision (``--baseline REF``: ``app.py``, ``ap
 ``empathy/`` extracted with ``git archive`` into a temporary folder and imported before the current tree's),
 measured in the same run, alternating with the current app per data set.
 
-Run: ``python bench/bench_app_rerun.py --baseline main --data lab:2000,lab:20000,lab:200000 [--reruns 3]``;
+Run: ``python bench/bench_app_rerun.py --baseline main --data lab:2000,lab:20000,lab:200000 [--reruns 3]
+[--pages Overview,Agreement]``;
 prints the machine, the load and a Markdown table.
 """
 
@@ -178,14 +179,18 @@ def _timed(at) -> float:
     return time.process_time() - start
 
 
-def worker(app_root: Path, data: Path, reruns: int, decisions: Path) -> dict[str, dict[str, float]]:
-    """Visit every page of ``app_root``'s navigation in one AppTest session on ``data``; CPU seconds per page."""
+def worker(app_root: Path, data: Path, reruns: int, decisions: Path, only: list[str] | None = None
+           ) -> dict[str, dict[str, float]]:
+    """Visit every page of ``app_root``'s navigation in one AppTest session on ``data``; CPU seconds per page.
+
+    ``only``: visit Home and the pages whose path contains one of these strings (every page when ``None``)."""
     sys.path.insert(0, str(app_root))  # the variant's empathy_app and empathy, not the current tree's
     from streamlit.testing.v1 import AppTest
 
     from empathy_app.views import navigation
 
-    pages = ["Home", *(path for path, _title, _url in navigation(app_root))]
+    pages = ["Home", *(path for path, _title, _url in navigation(app_root)
+                       if only is None or any(part in path for part in only))]
     source = {"kind": "path", "outputs": str(data / "outputs.csv"),
               "ratings": [str(p) for p in sorted(data.glob("ratings*.csv"))]}
     at = AppTest.from_file(str(app_root / "app.py"), default_timeout=3600)
@@ -215,11 +220,12 @@ def variant_tree(ref: str, folder: Path) -> Path:
     return folder
 
 
-def _run_variant(app_root: Path, data: Path, store: Path, cache: Path, reruns: int, decisions: Path) -> dict:
+def _run_variant(app_root: Path, data: Path, store: Path, cache: Path, reruns: int, decisions: Path,
+                 pages: str | None = None) -> dict:
     env = {**os.environ, "EMPATHY_STORE": str(store), "EMPATHY_CACHE_DIR": str(cache),
            "EMPATHY_SETTINGS": str(store.parent / f"{store.stem}-settings.json")}
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", str(app_root), "--folder", str(data),
-               "--reruns", str(reruns), "--decisions", str(decisions)]
+               "--reruns", str(reruns), "--decisions", str(decisions), *(["--pages", pages] if pages else [])]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False, cwd=str(app_root))
     if done.returncode != 0:
         raise RuntimeError(f"worker failed for {app_root}:\n{done.stderr[-3000:]}")
@@ -275,12 +281,15 @@ def main() -> None:
     parser.add_argument("--scales", help="demo:K for each K (the earlier form of --data)")
     parser.add_argument("--reruns", type=int, default=3)
     parser.add_argument("--baseline", help="git revision of the app to compare with (same run)")
+    parser.add_argument("--pages", help="visit Home and only the pages whose path contains one of these "
+                        "comma-separated strings (e.g. Overview,Agreement); every page by default")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--decisions", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(Path(args.worker), Path(args.folder), args.reruns, Path(args.decisions))))
+        only = args.pages.split(",") if args.pages else None
+        print(json.dumps(worker(Path(args.worker), Path(args.folder), args.reruns, Path(args.decisions), only)))
         return
     specs = [f"demo:{k}" for k in args.scales.split(",")] if args.scales else args.data.split(",")
     print(f"Machine: {machine()}; load average at the start {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
@@ -299,7 +308,7 @@ def main() -> None:
                 decisions = tmp / f"decisions-{name}-{spec.replace(':', '-')}.jsonl"
                 decisions_file(data, store, DECIDED_BEFORE + 40, decisions)
                 load = os.getloadavg()[0]
-                rows[(name, spec)] = _run_variant(app_root, data, store, cache, args.reruns, decisions)
+                rows[(name, spec)] = _run_variant(app_root, data, store, cache, args.reruns, decisions, args.pages)
                 print(f"done {name} {spec} (load {load:.2f} -> {os.getloadavg()[0]:.2f})", file=sys.stderr,
                       flush=True)
     print(f"Load average at the end {', '.join(f'{v:.2f}' for v in os.getloadavg())}; {args.reruns} reruns per "
