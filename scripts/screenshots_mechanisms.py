@@ -16,7 +16,10 @@ both texts with their highlights and scores, the per-judge table) clipped from t
 * ``relabel_mechanisms.png``: the Relabel key queue on CA, its first output with all four mechanisms' marks;
 * ``exhibit_presentation.png``: the Exhibits page's Presentation tab (the sidebar hidden), the curated CA exhibit;
 * ``overview_1400.png``: the Overview at 1400 px wide (every metric column visible);
-* ``keys_help.png``: the keyboard help opened with ``?`` on Inspect.
+* ``keys_help.png``: the keyboard help opened with ``?`` on Inspect;
+* ``items.png``: the Items page as it opens (the table worst first, the first row open under it);
+* ``progress_bar.png``: the Overview on a second app whose distancing cache is empty, while its first text
+  analysis runs (the bar with its counts and ETA).
 
 Usage: ``python scripts/screenshots_mechanisms.py [OUT_DIR]`` (default ``docs/screenshots``).
 """
@@ -24,10 +27,11 @@ Usage: ``python scripts/screenshots_mechanisms.py [OUT_DIR]`` (default ``docs/sc
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from browser_support import ROOT, commit_name, screenshot_session, settle  # noqa: E402
+from browser_support import ROOT, commit_name, running_app, screenshot_session, settle  # noqa: E402
 
 SHOTS = (("mechanism_egm.png", "news", "gorse", "news-07 · gorse"),
          ("mechanism_egm_added.png", "news", "gorse", "news-05 · gorse"),
@@ -92,6 +96,22 @@ def _presentation(page, path: Path) -> None:
     page.screenshot(path=str(path), full_page=False)
 
 
+def _progress_bar(browser, path: Path) -> None:
+    """The Overview of a fresh app (empty distancing cache) while the first text analysis runs: the bar."""
+    folder = Path(tempfile.mkdtemp(prefix="empathy-progress-shot-"))
+    env = {"EMPATHY_STORE": str(folder / "overrides.sqlite"), "EMPATHY_CACHE_DIR": str(folder / "cache"),
+           "EMPATHY_SETTINGS": str(folder / "app-settings.json")}
+    with running_app(env, folder / "streamlit.log") as url:
+        page = browser.new_context(viewport={"width": 1440, "height": 700}).new_page()
+        page.goto(f"{url}/Overview")
+        # the bar's text counts the parsed texts; wait until some are done so the counts and ETA are shown
+        page.get_by_text("Analysing the texts").first.wait_for(state="visible", timeout=120_000)
+        page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stProgress"]')]
+            .some(bar => /\\b[1-9]\\d* of \\d+/.test(bar.innerText))""", timeout=120_000)
+        page.mouse.move(5, 5)
+        page.screenshot(path=str(path))
+
+
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with screenshot_session("empathy-mechanism-shots-", width=1440, height=1800) as (url, browser, page):
@@ -119,6 +139,12 @@ def main(out: Path) -> None:
         page.mouse.move(5, 5)
         _clip_mechanisms(page, out / "items_mechanisms.png")
 
+        page.goto(f"{url}/Items")
+        _settle(page, "One output")
+        page.mouse.move(5, 5)
+        page.wait_for_timeout(2500)  # the data grid draws after the script has finished
+        page.screenshot(path=str(out / "items.png"))
+
         _relabel(page, out / "relabel_mechanisms.png")
         _presentation(page, out / "exhibit_presentation.png")
 
@@ -128,6 +154,7 @@ def main(out: Path) -> None:
         wide.locator("[data-testid='stDataFrame'] canvas").first.wait_for(state="visible", timeout=60_000)
         wide.wait_for_timeout(4000)  # the data grids draw after the script has finished
         wide.screenshot(path=str(out / "overview_1400.png"))
+        _progress_bar(browser, out / "progress_bar.png")
 
 
 if __name__ == "__main__":
