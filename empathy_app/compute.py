@@ -246,17 +246,15 @@ class RowIndex:
     """
 
     def __init__(self, outputs: pd.DataFrame, ratings: pd.DataFrame) -> None:
-        self.index = pd.MultiIndex.from_arrays([outputs["item_id"].astype(str), outputs["model"].astype(str)])
+        items, models = outputs["item_id"].astype(str), outputs["model"].astype(str)
+        self.index = pd.MultiIndex.from_arrays([items, models])
         # one output's row by a dict (a key's page run looks up a window of outputs: a MultiIndex look-up per
-        # output was ~0.3 ms, tens of ms per key)
-        self.positions = {pair: k for k, pair in enumerate(zip(outputs["item_id"].astype(str),
-                                                                 outputs["model"].astype(str), strict=True))}
+        # output was ~0.3 ms, tens of ms per key); whole columns as lists, not a walk over Arrow cells
+        self.positions = dict(zip(zip(items.tolist(), models.tolist(), strict=True), range(len(outputs)),
+                                  strict=True))
         self.n_ratings = len(ratings)
-        if len(ratings):
-            codes = self.index.get_indexer(pd.MultiIndex.from_arrays(
-                [ratings["item_id"].astype(str), ratings["model"].astype(str)]))
-        else:
-            codes = np.empty(0, dtype=np.int64)
+        codes = _pair_positions(items, models, ratings["item_id"].astype(str), ratings["model"].astype(str)) \
+            if len(ratings) else np.empty(0, dtype=np.int64)
         self.order = np.argsort(codes, kind="stable")
         self.starts = np.searchsorted(codes[self.order], np.arange(len(outputs) + 1))
 
@@ -293,6 +291,31 @@ class RowIndex:
             tail = tail[keys.isin([(str(i), str(m)) for i, m in pairs])]
             part = pd.concat([part, tail]) if len(tail) else part
         return part
+
+
+def _pair_positions(items: pd.Series, models: pd.Series, wanted_items: pd.Series, wanted_models: pd.Series
+                    ) -> np.ndarray:
+    """The position of each ``(wanted_items, wanted_models)`` pair among the (distinct) pairs ``(items, models)``,
+    -1 when absent: ``MultiIndex.get_indexer``, by integer codes (a MultiIndex of 3 million rating keys cost
+    seconds to build and match)."""
+    item_names, model_names = pd.Index(pd.unique(items)), pd.Index(pd.unique(models))
+    width = max(len(model_names), 1)
+
+    def code(column: pd.Series, names: pd.Index) -> np.ndarray:
+        # each distinct cell looked up once (get_indexer on millions of Arrow strings converts them to objects)
+        cells, distinct = pd.factorize(column)
+        found = names.get_indexer(distinct).astype(np.int64)
+        return np.where(cells < 0, -1, found[np.maximum(cells, 0)]) if len(found) else np.full(len(cells), -1)
+
+    def pair_codes(item_column: pd.Series, model_column: pd.Series) -> np.ndarray:
+        item_code, model_code = code(item_column, item_names), code(model_column, model_names)
+        return np.where((item_code < 0) | (model_code < 0), -1, item_code * width + model_code)
+
+    known = pd.Index(pair_codes(items, models))
+    if not known.is_unique:
+        raise ValueError("RowIndex: an (item_id, model) pair is given twice in the outputs")
+    wanted = pair_codes(wanted_items, wanted_models)
+    return np.where(wanted < 0, -1, known.get_indexer(wanted))
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

@@ -282,3 +282,23 @@ def test_llm_judges_per_output_by_whole_columns_equal_the_row_by_row_sets(seed):
     found = compute._judges_per_output(frame["item_id"], frame["model"], frame["rater"])
     assert found == {pair: tuple(sorted(names)) for pair, names in expected.items()}
     assert compute._judges_per_output(frame["item_id"][:0], frame["model"][:0], frame["rater"][:0]) == {}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_row_index_finds_the_rows_the_masks_find(seed):
+    from empathy_app import compute
+
+    rng = random.Random(seed)
+    pairs = list(dict.fromkeys((f"i{rng.randint(0, 40)}", rng.choice(["A", "B", "C", "é"])) for _ in range(80)))
+    outputs = pd.DataFrame({"item_id": [i for i, _ in pairs], "model": [m for _, m in pairs]}, dtype="str")
+    rows = [rng.choice(pairs) if rng.random() < 0.9 else ("ghost", "A") for _ in range(600)]
+    ratings = pd.DataFrame({"item_id": [i for i, _ in rows], "model": [m for _, m in rows],
+                            "value": [rng.random() for _ in rows]}).astype({"item_id": "str", "model": "str"})
+    index = compute.RowIndex(outputs, ratings)
+    for item, model in [*pairs, ("ghost", "A"), ("i0", "Z")]:
+        mask = (ratings["item_id"] == item) & (ratings["model"] == model)
+        pd.testing.assert_frame_equal(index.ratings_of(ratings, item, model), ratings[mask])
+        expected = outputs[(outputs["item_id"] == item) & (outputs["model"] == model)]
+        pd.testing.assert_frame_equal(index.output(outputs, item, model), expected)
+    empty = compute.RowIndex(outputs, ratings.iloc[:0])
+    assert empty.ratings_of(ratings.iloc[:0], *pairs[0]).empty
