@@ -303,3 +303,47 @@ def test_the_row_index_finds_the_rows_the_masks_find(seed):
         pd.testing.assert_frame_equal(index.output(outputs, item, model), expected)
     empty = compute.RowIndex(outputs, ratings.iloc[:0])
     assert empty.ratings_of(ratings.iloc[:0], *pairs[0]).empty
+
+
+@pytest.mark.usefixtures("_store", "_cache")
+def test_a_new_session_on_the_same_files_does_not_validate_them_again(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from empathy_app import loading
+
+    calls = {"validate_outputs": 0, "validate_ratings": 0}
+
+    def counting(name):
+        original = getattr(io, name)
+
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return original(*args, **kwargs)
+        return wrapper
+
+    for name in calls:
+        monkeypatch.setattr(io, name, counting(name))
+    outputs, ratings = _files(tmp_path / "data")
+    source = {"kind": "path", "outputs": str(outputs), "ratings": [str(p) for p in ratings]}
+    app = str(Path(__file__).resolve().parent.parent / "app.py")
+    shown = []
+    for _session in range(2):
+        loading._datasets_held.clear()  # a new process: only the disk cache is left
+        at = AppTest.from_file(app, default_timeout=240)
+        at.session_state["source"] = source
+        at.run()
+        at.switch_page("app_pages/3_Inspect.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        shown.append([frame.value for frame in at.dataframe])
+    assert calls == {"validate_outputs": 1, "validate_ratings": 2}
+    assert len(shown[0]) == len(shown[1]) >= 1
+    for first, second in zip(*shown, strict=True):
+        pd.testing.assert_frame_equal(first, second)
+    # an edited file is read and validated again on the next open
+    ratings[0].write_text(RATINGS.replace("i2,B,j2,u_gen,3", "i2,B,j2,u_gen,4"), encoding="utf-8")
+    loading._datasets_held.clear()
+    at = AppTest.from_file(app, default_timeout=240)
+    at.session_state["source"] = source
+    at.run()
+    assert not at.exception
+    assert calls == {"validate_outputs": 2, "validate_ratings": 4}
