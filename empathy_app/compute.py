@@ -596,25 +596,81 @@ class JudgedMarks:
 
 @dataclasses.dataclass(frozen=True)
 class OutputFacts:
-    """What the text views ask of each output, found once per data set: ``llm_judges``, the raters of kind
-    ``llm`` that rated it (the SA and CA marks beside their numbers are the lexicon's); ``ca_rated``, the outputs
-    a rater labelled ``ca`` (their texts get the CA marks)."""
+    """What the text views ask of each output: ``llm_judges``, the raters of kind ``llm`` that rated it (the SA and
+    CA marks beside their numbers are the lexicon's); ``ca_rated``, the outputs a rater labelled ``ca`` (their texts
+    get the CA marks); ``llm_raters``, every rater of kind ``llm`` in the data set.
 
-    llm_judges: dict[tuple[str, str], tuple[str, ...]]
-    ca_rated: frozenset[tuple[str, str]]
+    A page shows a few outputs: each is answered from its own rows (:class:`RowIndex`) when first asked and kept,
+    instead of a pass over every rating (1-5 s of Inspect's first visit at 3 million ratings).
+    """
+
+    llm_judges: collections.abc.Mapping[tuple[str, str], tuple[str, ...]]
+    ca_rated: collections.abc.Container[tuple[str, str]]
+    llm_raters: frozenset[str] = frozenset()
+
+
+def _llm_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows[rows["rater_kind"].astype(str) == "llm"] if "rater_kind" in rows.columns else rows.iloc[:0]
+
+
+class _PerOutput:
+    """One output's answer from its rows, computed when first asked and kept (shared by sessions: read-only)."""
+
+    def __init__(self, index: RowIndex, ratings: pd.DataFrame, answer: Callable[[pd.DataFrame], object]) -> None:
+        self._index, self._ratings, self._answer = index, ratings, answer
+        self._known: dict[tuple[str, str], object] = {}
+
+    def answer(self, pair: tuple[str, str]) -> object:
+        key = (str(pair[0]), str(pair[1]))
+        if key not in self._known:
+            self._known[key] = self._answer(self._index.ratings_of(self._ratings, *key))
+        return self._known[key]
+
+
+class _LlmJudges(collections.abc.Mapping):
+    """``{(item_id, model): its LLM raters, sorted}`` for the outputs an LLM rated; looked up one output at a time
+    (iterating it builds the whole table once, :func:`_judges_per_output`)."""
+
+    def __init__(self, index: RowIndex, ratings: pd.DataFrame) -> None:
+        self._ratings = ratings
+        self._per_output = _PerOutput(index, ratings, lambda rows: tuple(sorted(set(
+            _llm_rows(rows)["rater"].astype(str).tolist()))))
+        self._whole: dict[tuple[str, str], tuple[str, ...]] | None = None
+
+    def __getitem__(self, pair: tuple[str, str]) -> tuple[str, ...]:
+        found = self._per_output.answer(pair)
+        if not found:
+            raise KeyError(pair)
+        return found  # type: ignore[return-value]
+
+    def _all(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        if self._whole is None:
+            rows = _llm_rows(self._ratings)
+            self._whole = _judges_per_output(rows["item_id"].astype(str), rows["model"].astype(str),
+                                             rows["rater"].astype(str))
+        return self._whole
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+class _CaRated(collections.abc.Container):
+    """The outputs with a ``ca`` rating, asked one output at a time."""
+
+    def __init__(self, index: RowIndex, ratings: pd.DataFrame) -> None:
+        self._per_output = _PerOutput(index, ratings, lambda rows: bool((rows["dimension"] == "ca").any()))
+
+    def __contains__(self, pair: object) -> bool:
+        return isinstance(pair, tuple) and len(pair) == 2 and bool(self._per_output.answer(pair))  # type: ignore
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _output_facts(key: str, _ratings: pd.DataFrame) -> OutputFacts:
-    # Whole columns at once: a cell-by-cell walk of 3 million rows of Arrow text cost Inspect's first visit about
-    # 5 s of its 9.7 at 200,000 outputs. Outputs share a few sets of LLM judges (usually one): each output's set
-    # is a row of a (outputs x judges) table, and each distinct row becomes its tuple of names once.
-    llm: dict[tuple[str, str], tuple[str, ...]] = {}
-    if "rater_kind" in _ratings.columns:
-        rows = _ratings[_ratings["rater_kind"].astype(str) == "llm"]
-        llm = _judges_per_output(rows["item_id"].astype(str), rows["model"].astype(str), rows["rater"].astype(str))
-    ca = _ratings.loc[_ratings["dimension"] == "ca", ["item_id", "model"]].astype(str).drop_duplicates()
-    return OutputFacts(llm, frozenset(zip(ca["item_id"].tolist(), ca["model"].tolist(), strict=True)))
+def _output_facts(key: str, _ratings: pd.DataFrame, _index: RowIndex) -> OutputFacts:
+    raters = frozenset(pd.unique(_llm_rows(_ratings)["rater"].astype(str)).tolist())
+    return OutputFacts(_LlmJudges(_index, _ratings), _CaRated(_index, _ratings), raters)
 
 
 def _judges_per_output(items: pd.Series, models: pd.Series, raters: pd.Series
@@ -644,14 +700,14 @@ def _judges_per_output(items: pd.Series, models: pd.Series, raters: pd.Series
 
 def output_facts(data: Loaded) -> OutputFacts:
     """:class:`OutputFacts` of the data set (cached per content key, shared: not to be modified)."""
-    return _output_facts(data.content_key, data.dataset.ratings)
+    return _output_facts(data.content_key, data.dataset.ratings, row_index(data))
 
 
 def _llm_judges_configured(data: Loaded) -> tuple[dict, Path] | None:
     """The judges config's LLM judges that are raters of the data set (``rater_kind`` ``llm``), and the answer
     cache, or ``None`` without a config (the Judge page's, else ``$EMPATHY_JUDGES_CONFIG`` or ``./judges.toml``),
     a cache file or such a rater."""
-    raters = {name for names in output_facts(data).llm_judges.values() for name in names}
+    raters = output_facts(data).llm_raters
     if not raters:
         return None
     from empathy.judges import JudgeConfigError, available_judges, default_cache_path, load_config

@@ -347,3 +347,32 @@ def test_a_new_session_on_the_same_files_does_not_validate_them_again(tmp_path, 
     at.run()
     assert not at.exception
     assert calls == {"validate_outputs": 2, "validate_ratings": 4}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_output_facts_answered_per_output_equal_the_whole_table(seed):
+    from empathy_app import compute
+
+    rng = random.Random(seed)
+    pairs = list(dict.fromkeys((f"i{rng.randint(0, 25)}", rng.choice(["A", "B", "C"])) for _ in range(60)))
+    outputs = pd.DataFrame({"item_id": [i for i, _ in pairs], "model": [m for _, m in pairs]}, dtype="str")
+    rows = [rng.choice(pairs) for _ in range(500)]
+    ratings = pd.DataFrame({"item_id": [i for i, _ in rows], "model": [m for _, m in rows],
+                            "rater": [rng.choice(["j1", "j2", "gpt", "expert"]) for _ in rows],
+                            "dimension": [rng.choice(["ca", "e_ref", "u_gen"]) for _ in rows],
+                            "rater_kind": [rng.choice(["llm", "llm", "human", ""]) for _ in rows]}, dtype="str")
+    # the straightforward computation: one pass over every rating
+    llm: dict[tuple[str, str], set[str]] = {}
+    for item, model, rater, kind in zip(ratings["item_id"], ratings["model"], ratings["rater"],
+                                        ratings["rater_kind"], strict=True):
+        if kind == "llm":
+            llm.setdefault((item, model), set()).add(rater)
+    expected = {pair: tuple(sorted(names)) for pair, names in llm.items()}
+    ca = {(i, m) for i, m, d in zip(ratings["item_id"], ratings["model"], ratings["dimension"], strict=True)
+          if d == "ca"}
+    facts = compute._output_facts(f"facts-{seed}", ratings, compute.RowIndex(outputs, ratings))
+    for pair in [*pairs, ("nope", "A")]:
+        assert facts.llm_judges.get(pair, ()) == expected.get(pair, ())
+        assert (pair in facts.ca_rated) == (pair in ca)
+    assert dict(facts.llm_judges) == expected
+    assert facts.llm_raters == {rater for names in expected.values() for rater in names}
