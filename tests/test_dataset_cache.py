@@ -376,3 +376,13 @@ def test_output_facts_answered_per_output_equal_the_whole_table(seed):
         assert (pair in facts.ca_rated) == (pair in ca)
     assert dict(facts.llm_judges) == expected
     assert facts.llm_raters == {rater for names in expected.values() for rater in names}
+
+
+def test_numbers_of_a_long_column_with_no_cell_or_one_distinct_cell():
+    for cells in ([None] * 1500, ["0.5"] * 1500, [""] * 1500):
+        raw = pd.Series(cells, dtype="str")
+        fast, plain = io.parse_numbers(raw), io._parse_cells(raw)
+        np.testing.assert_array_equal(fast.values, plain.values)
+        for field in ("not_a_number", "boolean", "written"):
+            np.testing.assert_array_equal(getattr(fast, field), getattr(plain, field))
+            assert getattr(fast, field).dtype == bool
