@@ -233,12 +233,19 @@ def _run_variant(app_root: Path, data: Path, store: Path, cache: Path, reruns: i
 
 
 def _parse_texts(data: Path, cache: Path) -> None:
-    """Parse the data set's distinct texts into the distancing disk cache (the data set's first analysis)."""
+    """The data set's first analysis: its distinct texts parsed into the distancing disk cache and, where the
+    tree has one (:mod:`empathy.dataset_cache`), its files validated into the data set cache."""
     script = ("import sys, pandas as pd; from empathy.distancing import analyze; "
               "o = pd.read_csv(sys.argv[1], dtype=str, keep_default_na=False); "
               "list(analyze(pd.unique(pd.concat([o['reference'], o['generation']])).tolist()))")
-    subprocess.run([sys.executable, "-c", script, str(data / "outputs.csv")], check=True,
-                   env={**os.environ, "EMPATHY_CACHE_DIR": str(cache)})
+    env = {**os.environ, "EMPATHY_CACHE_DIR": str(cache)}
+    subprocess.run([sys.executable, "-c", script, str(data / "outputs.csv")], check=True, env=env)
+    validate = ("import sys; from pathlib import Path\n"
+                "try:\n    from empathy.dataset_cache import load_dataset_cached\n"
+                "except ImportError:\n    sys.exit(0)\n"
+                "load_dataset_cached(Path(sys.argv[1]), sorted(Path(sys.argv[2]).glob('ratings*.csv')))")
+    subprocess.run([sys.executable, "-c", validate, str(data / "outputs.csv"), str(data)], check=True, env=env,
+                   cwd=str(ROOT))
 
 
 def _cell(before: dict | None, after: dict, field: str) -> str:

@@ -43,6 +43,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import mmap
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -179,12 +180,30 @@ def _may_hold_quoted_cells(path: Path) -> bool:
     """Whether any CSV cell may start with ``'`` (the spreadsheet prefix :func:`unspreadsheet_cell` removes).
 
     One scan of the bytes (memory-mapped): most files have no such cell, and then no column is looked at, so a
-    header of 100,000 columns costs no 100,000 column scans.
+    header of 100,000 columns costs no 100,000 column scans. The scan jumps from ``'`` to ``'`` (``find`` is a
+    fast byte search) and looks at the one or two bytes before each: the same answer as :data:`_QUOTED_CELL`,
+    whose alternation made ``re`` try every byte (4 s for 200 MB against 0.2 s).
     """
-    import mmap
-
+    if path.stat().st_size == 0:
+        return False
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        return _QUOTED_CELL.search(data) is not None
+        return _quoted_cell_at(data) is not None
+
+
+_FIELD_START = frozenset(b",\r\n")
+
+
+def _quoted_cell_at(data: bytes | mmap.mmap) -> int | None:
+    """Offset of the first ``'`` that starts a cell (as :data:`_QUOTED_CELL` finds it), or ``None``."""
+    position = data.find(b"'")
+    while position >= 0:
+        before = data[position - 1] if position >= 1 else None
+        if before is None or before in _FIELD_START:
+            return position
+        if before == ord('"') and (position == 1 or data[position - 2] in _FIELD_START):
+            return position
+        position = data.find(b"'", position + 1)
+    return None
 
 
 def _check_csv_header(path: Path, label: str) -> list[str]:
@@ -380,6 +399,9 @@ def _check_text_cells(frame: pd.DataFrame, columns: Iterable[str], label: str, *
 
 def _string_column(values: pd.Series) -> pd.Series:
     """Cells as Python strings, missing cells (None, NaN, pd.NA) as ``""``."""
+    if isinstance(values.dtype, pd.StringDtype):
+        # a CSV column is text already: the same result without a Python object per cell (seconds at millions)
+        return values.fillna("").astype(str)
     return values.astype(object).where(values.notna(), "").astype(str)
 
 
@@ -528,6 +550,13 @@ def parse_numbers(raw: pd.Series) -> ParsedNumbers:
     decimal text are floats (``1_000``, Arabic-Indic digits, ``0x10`` are not numbers); a boolean (JSON ``true``, a
     Parquet bool) is flagged, never read as 1 or 0.
     """
+    if isinstance(raw.dtype, pd.StringDtype) and len(raw) > _DISTINCT_FROM:
+        return _parse_distinct(raw)
+    return _parse_cells(raw)
+
+
+def _parse_cells(raw: pd.Series) -> ParsedNumbers:
+    """:func:`parse_numbers`, cell by cell."""
     n = len(raw)
     flags = np.zeros(n, dtype=bool)
     if pd.api.types.is_bool_dtype(raw.dtype):
@@ -567,6 +596,32 @@ def parse_numbers(raw: pd.Series) -> ParsedNumbers:
     return ParsedNumbers(values, bad, boolean, is_text)
 
 
+#: A text column longer than this is read once per distinct cell (:func:`_parse_distinct`).
+_DISTINCT_FROM = 1_000
+
+
+def _parse_distinct(raw: pd.Series) -> ParsedNumbers:
+    """:func:`parse_numbers` of a text column, each distinct cell read once and the results spread back.
+
+    Ratings repeat a few values (0/1 labels, counts, three-decimal intensities), so millions of cells hold
+    hundreds of distinct texts: the regular expressions run on those (13 s -> 0.3 s at 3 million cells).
+    Only for a text dtype: in an object column ``1``, ``1.0`` and ``True`` are equal keys, and a boolean must
+    stay a boolean.
+    """
+    codes, distinct = pd.factorize(raw, use_na_sentinel=True)
+    once = _parse_cells(pd.Series(distinct, dtype=raw.dtype))
+    present = codes >= 0
+    safe = np.where(present, codes, 0)
+
+    def spread(per_distinct: np.ndarray, missing: float | bool) -> np.ndarray:
+        if not len(per_distinct):
+            return np.full(len(raw), missing, dtype=np.asarray(missing).dtype)
+        return np.where(present, per_distinct[safe], missing)
+
+    return ParsedNumbers(spread(once.values, np.nan), spread(once.not_a_number, False), spread(once.boolean, False),
+                         spread(once.written, False))
+
+
 # Text that is exactly 0 or exactly 1 (any zeros after the point): the fast path of the as-written check.
 _EXACT_ZERO = re.compile(r"[+-]?0*\.?0*(?:[eE][+-]?\d+)?", re.ASCII)
 _EXACT_ONE = re.compile(r"\+?0*1(?:\.0*)?", re.ASCII)
@@ -587,11 +642,13 @@ def _rounded_onto_bounds(raw: pd.Series, parsed: ParsedNumbers, dimensions: np.n
         if not scope.any():
             continue
         positions = np.flatnonzero(scope)
-        text = raw.iloc[positions].astype(str).str.strip()
-        zero = text.str.fullmatch(_EXACT_ZERO.pattern, flags=_EXACT_ZERO.flags).to_numpy(dtype=bool)
-        one = text.str.fullmatch(_EXACT_ONE.pattern, flags=_EXACT_ONE.flags).to_numpy(dtype=bool)
+        # each distinct written text is matched once (a CA column is millions of "0" and "1")
+        codes, distinct = pd.factorize(raw.iloc[positions].astype(str))
+        text = pd.Series(distinct, dtype=str).str.strip()
+        zero = text.str.fullmatch(_EXACT_ZERO.pattern, flags=_EXACT_ZERO.flags).to_numpy(dtype=bool)[codes]
+        one = text.str.fullmatch(_EXACT_ONE.pattern, flags=_EXACT_ONE.flags).to_numpy(dtype=bool)[codes]
         exact = np.where(values[positions] == 0.0, zero, one)
-        for position, written in zip(positions[~exact], text.to_numpy()[~exact], strict=True):
+        for position, written in zip(positions[~exact], text.to_numpy()[codes[~exact]], strict=True):
             number = Decimal(written)
             if dimension in BINARY_DIMENSIONS:
                 out[position] = number not in (low, high)

@@ -246,17 +246,15 @@ class RowIndex:
     """
 
     def __init__(self, outputs: pd.DataFrame, ratings: pd.DataFrame) -> None:
-        self.index = pd.MultiIndex.from_arrays([outputs["item_id"].astype(str), outputs["model"].astype(str)])
+        items, models = outputs["item_id"].astype(str), outputs["model"].astype(str)
+        self.index = pd.MultiIndex.from_arrays([items, models])
         # one output's row by a dict (a key's page run looks up a window of outputs: a MultiIndex look-up per
-        # output was ~0.3 ms, tens of ms per key)
-        self.positions = {pair: k for k, pair in enumerate(zip(outputs["item_id"].astype(str),
-                                                                 outputs["model"].astype(str), strict=True))}
+        # output was ~0.3 ms, tens of ms per key); whole columns as lists, not a walk over Arrow cells
+        self.positions = dict(zip(zip(items.tolist(), models.tolist(), strict=True), range(len(outputs)),
+                                  strict=True))
         self.n_ratings = len(ratings)
-        if len(ratings):
-            codes = self.index.get_indexer(pd.MultiIndex.from_arrays(
-                [ratings["item_id"].astype(str), ratings["model"].astype(str)]))
-        else:
-            codes = np.empty(0, dtype=np.int64)
+        codes = _pair_positions(items, models, ratings["item_id"].astype(str), ratings["model"].astype(str)) \
+            if len(ratings) else np.empty(0, dtype=np.int64)
         self.order = np.argsort(codes, kind="stable")
         self.starts = np.searchsorted(codes[self.order], np.arange(len(outputs) + 1))
 
@@ -293,6 +291,31 @@ class RowIndex:
             tail = tail[keys.isin([(str(i), str(m)) for i, m in pairs])]
             part = pd.concat([part, tail]) if len(tail) else part
         return part
+
+
+def _pair_positions(items: pd.Series, models: pd.Series, wanted_items: pd.Series, wanted_models: pd.Series
+                    ) -> np.ndarray:
+    """The position of each ``(wanted_items, wanted_models)`` pair among the (distinct) pairs ``(items, models)``,
+    -1 when absent: ``MultiIndex.get_indexer``, by integer codes (a MultiIndex of 3 million rating keys cost
+    seconds to build and match)."""
+    item_names, model_names = pd.Index(pd.unique(items)), pd.Index(pd.unique(models))
+    width = max(len(model_names), 1)
+
+    def code(column: pd.Series, names: pd.Index) -> np.ndarray:
+        # each distinct cell looked up once (get_indexer on millions of Arrow strings converts them to objects)
+        cells, distinct = pd.factorize(column)
+        found = names.get_indexer(distinct).astype(np.int64)
+        return np.where(cells < 0, -1, found[np.maximum(cells, 0)]) if len(found) else np.full(len(cells), -1)
+
+    def pair_codes(item_column: pd.Series, model_column: pd.Series) -> np.ndarray:
+        item_code, model_code = code(item_column, item_names), code(model_column, model_names)
+        return np.where((item_code < 0) | (model_code < 0), -1, item_code * width + model_code)
+
+    known = pd.Index(pair_codes(items, models))
+    if not known.is_unique:
+        raise ValueError("RowIndex: an (item_id, model) pair is given twice in the outputs")
+    wanted = pair_codes(wanted_items, wanted_models)
+    return np.where(wanted < 0, -1, known.get_indexer(wanted))
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -573,38 +596,118 @@ class JudgedMarks:
 
 @dataclasses.dataclass(frozen=True)
 class OutputFacts:
-    """What the text views ask of each output, found once per data set: ``llm_judges``, the raters of kind
-    ``llm`` that rated it (the SA and CA marks beside their numbers are the lexicon's); ``ca_rated``, the outputs
-    a rater labelled ``ca`` (their texts get the CA marks)."""
+    """What the text views ask of each output: ``llm_judges``, the raters of kind ``llm`` that rated it (the SA and
+    CA marks beside their numbers are the lexicon's); ``ca_rated``, the outputs a rater labelled ``ca`` (their texts
+    get the CA marks); ``llm_raters``, every rater of kind ``llm`` in the data set.
 
-    llm_judges: dict[tuple[str, str], tuple[str, ...]]
-    ca_rated: frozenset[tuple[str, str]]
+    A page shows a few outputs: each is answered from its own rows (:class:`RowIndex`) when first asked and kept,
+    instead of a pass over every rating (1-5 s of Inspect's first visit at 3 million ratings).
+    """
+
+    llm_judges: collections.abc.Mapping[tuple[str, str], tuple[str, ...]]
+    ca_rated: collections.abc.Container[tuple[str, str]]
+    llm_raters: frozenset[str] = frozenset()
+
+
+def _llm_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows[rows["rater_kind"].astype(str) == "llm"] if "rater_kind" in rows.columns else rows.iloc[:0]
+
+
+class _PerOutput:
+    """One output's answer from its rows, computed when first asked and kept (shared by sessions: read-only)."""
+
+    def __init__(self, index: RowIndex, ratings: pd.DataFrame, answer: Callable[[pd.DataFrame], object]) -> None:
+        self._index, self._ratings, self._answer = index, ratings, answer
+        self._known: dict[tuple[str, str], object] = {}
+
+    def answer(self, pair: tuple[str, str]) -> object:
+        key = (str(pair[0]), str(pair[1]))
+        if key not in self._known:
+            self._known[key] = self._answer(self._index.ratings_of(self._ratings, *key))
+        return self._known[key]
+
+
+class _LlmJudges(collections.abc.Mapping):
+    """``{(item_id, model): its LLM raters, sorted}`` for the outputs an LLM rated; looked up one output at a time
+    (iterating it builds the whole table once, :func:`_judges_per_output`)."""
+
+    def __init__(self, index: RowIndex, ratings: pd.DataFrame) -> None:
+        self._ratings = ratings
+        self._per_output = _PerOutput(index, ratings, lambda rows: tuple(sorted(set(
+            _llm_rows(rows)["rater"].astype(str).tolist()))))
+        self._whole: dict[tuple[str, str], tuple[str, ...]] | None = None
+
+    def __getitem__(self, pair: tuple[str, str]) -> tuple[str, ...]:
+        found = self._per_output.answer(pair)
+        if not found:
+            raise KeyError(pair)
+        return found  # type: ignore[return-value]
+
+    def _all(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        if self._whole is None:
+            rows = _llm_rows(self._ratings)
+            self._whole = _judges_per_output(rows["item_id"].astype(str), rows["model"].astype(str),
+                                             rows["rater"].astype(str))
+        return self._whole
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+class _CaRated(collections.abc.Container):
+    """The outputs with a ``ca`` rating, asked one output at a time."""
+
+    def __init__(self, index: RowIndex, ratings: pd.DataFrame) -> None:
+        self._per_output = _PerOutput(index, ratings, lambda rows: bool((rows["dimension"] == "ca").any()))
+
+    def __contains__(self, pair: object) -> bool:
+        return isinstance(pair, tuple) and len(pair) == 2 and bool(self._per_output.answer(pair))  # type: ignore
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _output_facts(key: str, _ratings: pd.DataFrame) -> OutputFacts:
-    def keys(frame: pd.DataFrame) -> list[tuple[str, str]]:
-        return list(zip(frame["item_id"].astype(str), frame["model"].astype(str), strict=True))
+def _output_facts(key: str, _ratings: pd.DataFrame, _index: RowIndex) -> OutputFacts:
+    raters = frozenset(pd.unique(_llm_rows(_ratings)["rater"].astype(str)).tolist())
+    return OutputFacts(_LlmJudges(_index, _ratings), _CaRated(_index, _ratings), raters)
 
-    llm: dict[tuple[str, str], set[str]] = {}
-    if "rater_kind" in _ratings.columns:
-        rows = _ratings[_ratings["rater_kind"].astype(str) == "llm"]
-        for pair, rater in zip(keys(rows), rows["rater"].astype(str), strict=True):
-            llm.setdefault(pair, set()).add(rater)
-    return OutputFacts({pair: tuple(sorted(names)) for pair, names in llm.items()},
-                       frozenset(keys(_ratings[_ratings["dimension"] == "ca"])))
+
+def _judges_per_output(items: pd.Series, models: pd.Series, raters: pd.Series
+                       ) -> dict[tuple[str, str], tuple[str, ...]]:
+    """``{(item_id, model): sorted distinct raters}`` of rating rows given as three aligned columns."""
+    if not len(items):
+        return {}
+    item_codes, item_names = pd.factorize(items)
+    model_codes, model_names = pd.factorize(models)
+    pair_codes, pairs = pd.factorize(item_codes.astype(np.int64) * len(model_names) + model_codes)
+    keys = list(zip(np.asarray(item_names, dtype=object)[pairs // len(model_names)].tolist(),
+                    np.asarray(model_names, dtype=object)[pairs % len(model_names)].tolist(), strict=True))
+    rater_codes, rater_names = pd.factorize(raters)
+    names = sorted(rater_names.tolist())
+    rank = np.array([names.index(name) for name in rater_names.tolist()], dtype=np.int64)
+    if len(keys) * len(names) > 50_000_000:  # very many raters: per output, still linear in the rows
+        found: dict[int, set[str]] = {}
+        for pair, rater in zip(pair_codes.tolist(), rank[rater_codes].tolist(), strict=True):
+            found.setdefault(pair, set()).add(names[rater])
+        return {keys[pair]: tuple(sorted(found[pair])) for pair in range(len(keys))}
+    present = np.zeros((len(keys), len(names)), dtype=bool)
+    present[pair_codes, rank[rater_codes]] = True
+    patterns, which = np.unique(present, axis=0, return_inverse=True)
+    sets = [tuple(name for name, here in zip(names, pattern, strict=True) if here) for pattern in patterns]
+    return dict(zip(keys, (sets[k] for k in np.ravel(which).tolist()), strict=True))
 
 
 def output_facts(data: Loaded) -> OutputFacts:
     """:class:`OutputFacts` of the data set (cached per content key, shared: not to be modified)."""
-    return _output_facts(data.content_key, data.dataset.ratings)
+    return _output_facts(data.content_key, data.dataset.ratings, row_index(data))
 
 
 def _llm_judges_configured(data: Loaded) -> tuple[dict, Path] | None:
     """The judges config's LLM judges that are raters of the data set (``rater_kind`` ``llm``), and the answer
     cache, or ``None`` without a config (the Judge page's, else ``$EMPATHY_JUDGES_CONFIG`` or ``./judges.toml``),
     a cache file or such a rater."""
-    raters = {name for names in output_facts(data).llm_judges.values() for name in names}
+    raters = output_facts(data).llm_raters
     if not raters:
         return None
     from empathy.judges import JudgeConfigError, available_judges, default_cache_path, load_config

@@ -21,6 +21,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from empathy.dataset_cache import FOLDER as DATASET_FOLDER
+from empathy.dataset_cache import dataset_key, load_dataset_cached
 from empathy.datasets import IMPORTERS, Importer
 from empathy.datasets.report import ImportReport
 from empathy.io import (
@@ -108,22 +110,47 @@ def demo_files(directory: Path | None = None) -> tuple[Path | None, list[Path]]:
     return outputs, ratings
 
 
-def _mtimes(paths: Sequence[Path]) -> tuple[float, ...]:
-    return tuple(p.stat().st_mtime if p.exists() else -1.0 for p in paths)
+@st.cache_resource(show_spinner=False)
+def _datasets_held() -> dict[str, Dataset]:
+    """The data sets of files loaded in this process by content key (shared by sessions, never modified)."""
+    return {}
 
 
-# ``mtimes_key`` has no leading underscore on purpose: Streamlit leaves such parameters out of the cache key,
-# and an edited file must load afresh.
-@st.cache_data(show_spinner=False, max_entries=8)
-def _load_paths(outputs: str, ratings: tuple[str, ...], mtimes_key: tuple[float, ...]) -> Dataset:
-    out, wide = load_outputs(outputs)
-    tables = [(path, load_ratings(path)) for path in ratings]
-    return build_dataset(out, wide, tables, sources=[outputs, *ratings])
+#: Data sets of files held in memory across sessions (each also on disk, :mod:`empathy.dataset_cache`).
+HELD_DATASETS = 2
+
+
+def load_paths_keyed(outputs: Path, ratings: Sequence[Path]) -> tuple[Dataset, str]:
+    """Load an outputs file and its ratings files; return the data set and its content key.
+
+    The key hashes every byte of the files (and the validation rules, :func:`empathy.dataset_cache.dataset_key`),
+    so an edited file is read again whatever its size and modification time. A data set loaded before is taken
+    from memory (this process) or from the disk cache in ``$EMPATHY_CACHE_DIR/datasets`` (validated once, by any
+    process); errors are :func:`empathy.io.load_dataset`'s, word for word.
+    """
+    held = _datasets_held()
+    try:
+        key = dataset_key(outputs, ratings)
+    except OSError:
+        key = ""
+    if key and key in held:
+        return held[key], key[:20]
+    result = load_dataset_cached(outputs, ratings, cache_dir=dataset_cache_dir(), key=key or None)
+    if result.key:
+        held[result.key] = result.dataset
+        while len(held) > HELD_DATASETS:
+            held.pop(next(iter(held)))
+    return result.dataset, result.key[:20]
+
+
+def dataset_cache_dir() -> Path:
+    """Where validated data sets are kept: ``<user cache dir>/datasets`` (beside ``distancing/``)."""
+    return user_cache_dir() / DATASET_FOLDER
 
 
 def load_from_paths(outputs: Path, ratings: Sequence[Path]) -> Dataset:
-    """Load (cached on paths and modification times) an outputs file and its ratings files."""
-    return _load_paths(str(outputs), tuple(str(p) for p in ratings), _mtimes([outputs, *ratings]))
+    """Load an outputs file and its ratings files (cached on their contents, see :func:`load_paths_keyed`)."""
+    return load_paths_keyed(outputs, ratings)[0]
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -258,8 +285,14 @@ def ratings_candidates(outputs: Path) -> list[Path]:
             and not p.name.startswith(".") and p.resolve() != outputs.resolve()]
 
 
-def content_key(dataset: Dataset) -> str:
-    """Hash of the outputs and ratings contents (cache key of everything derived from the data)."""
+def content_key(dataset: Dataset, files_key: str | None = None) -> str:
+    """Hash of the outputs and ratings contents (cache key of everything derived from the data).
+
+    ``files_key``: the key the loading gave (:func:`load_paths_keyed`: the hash of the files' bytes, from which the
+    tables follow), returned as it is instead of hashing millions of cells again.
+    """
+    if files_key:
+        return files_key
     digest = hashlib.sha256()
     for frame in (dataset.outputs, dataset.ratings):
         digest.update(pd.util.hash_pandas_object(frame.astype(str), index=False).to_numpy().tobytes())
@@ -344,23 +377,27 @@ def load_saved_upload(digest: str) -> None:
 
 # ------------------------------------------------------------------------------------ the data set
 
-def _current_source_dataset() -> tuple[Dataset, str, Path | None]:
+def _current_source_dataset() -> tuple[Dataset, str, Path | None, str | None]:
+    """The source's data set, its name, its folder and its content key when the loading gave one (files: the hash
+    of their bytes; ``None``: hash the tables, :func:`content_key`)."""
     source = st.session_state[session_keys.SOURCE]
     if source["kind"] == "upload":
         if session_keys.UPLOADED_DATASET not in st.session_state and source.get("saved"):
             load_saved_upload(source["saved"])
-        return st.session_state[session_keys.UPLOADED_DATASET], source["name"], None
+        return st.session_state[session_keys.UPLOADED_DATASET], source["name"], None, None
     if source["kind"] == "path":
         outputs, ratings = Path(source["outputs"]), [Path(p) for p in source["ratings"]]
-        return load_from_paths(outputs, ratings), str(outputs), outputs.parent
+        dataset, key = load_paths_keyed(outputs, ratings)
+        return dataset, str(outputs), outputs.parent, key
     if source["kind"] in IMPORTERS:
         dataset, _ = load_import(source["kind"], source["directory"])
-        return dataset, IMPORTERS[source["kind"]].title, None
+        return dataset, IMPORTERS[source["kind"]].title, None, None
     folder = demo_dir()
     outputs, ratings = demo_files(folder)
     if outputs is None:
         raise DataError(str(folder), "the bundled demo data (outputs.csv) is missing")
-    return load_from_paths(outputs, ratings), "demo data", folder
+    dataset, key = load_paths_keyed(outputs, ratings)
+    return dataset, "demo data", folder, key
 
 
 def tasks_of(dataset: Dataset) -> list[str]:
@@ -541,8 +578,8 @@ def _base() -> _Base:
     held = st.session_state.get(session_keys.BASE)
     if held is not None and held.token == token:
         return held
-    dataset, name, data_dir = _current_source_dataset()
-    held = _Base(token, dataset, name, data_dir, content_key(dataset))
+    dataset, name, data_dir, key = _current_source_dataset()
+    held = _Base(token, dataset, name, data_dir, content_key(dataset, key))
     # The Dataset object is the upload token: holding it here keeps its identity unique while it is used.
     st.session_state[session_keys.BASE] = held
     return held
