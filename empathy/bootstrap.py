@@ -52,8 +52,13 @@ from empathy.agreement import (
     DEFAULT_SEED,
     MAX_EXACT_MODELS,
     ConfidenceInterval,
+    _all_orderings,
     _blocks,
+    _clean_pairs,
+    _kendall_enumeration,
+    _kendall_numerator,
     _rowwise_correlation,
+    _spearman_numerator,
     interval_warning,
     kendall_tau_b,
     rank_correlation_test,
@@ -124,15 +129,36 @@ def cluster_means(terms: ArrayLike, *, n_resamples: int = DEFAULT_BOOTSTRAP, see
     array = _terms_array(terms, "terms")
     if array.shape[0] == 0:
         return np.full((int(n_resamples), array.shape[1]), np.nan)
+    sums, n, _ = _cluster_sums(array, int(n_resamples), seed)
+    return _means(sums, n)
+
+
+def _means(sums: NDArray[np.float64], n: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per resample and column, the sum of usable terms over their count (NaN where none is usable)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, sums / np.where(n > 0, n, 1.0), np.nan)
+
+
+def _cluster_sums(array: NDArray[np.float64], n_resamples: int, seed: int, *, keep_counts: bool = False
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.integer] | None]:
+    """Each column's sum of usable terms and their number on every resample (resamples x columns), and with
+    ``keep_counts`` the resamples x items count matrix itself in the narrowest unsigned type that holds it (what a
+    later change of one item's terms is patched with)."""
     usable = ~np.isnan(array)
     filled = np.where(usable, array, 0.0)
-    parts = []
+    sums, n, kept = [], [], []
     for counts in resample_counts(array.shape[0], n_resamples, seed):
-        sums = counts @ filled
-        n = counts @ usable
-        with np.errstate(invalid="ignore", divide="ignore"):
-            parts.append(np.where(n > 0, sums / np.where(n > 0, n, 1.0), np.nan))
-    return np.concatenate(parts) if parts else np.empty((0, array.shape[1]))
+        sums.append(counts @ filled)
+        n.append(counts @ usable)
+        if keep_counts:
+            kept.append(counts.astype(np.uint8 if counts.max(initial=0) < 256 else np.uint32))
+    width = array.shape[1]
+    stacked = [np.concatenate(parts) if parts else np.empty((0, width)) for parts in (sums, n)]
+    matrix = None
+    if keep_counts:
+        dtype = np.result_type(*kept) if kept else np.uint8
+        matrix = np.concatenate([k.astype(dtype) for k in kept]) if kept else np.empty((0, array.shape[0]), dtype)
+    return stacked[0], stacked[1], matrix
 
 
 def expanded_levels(n: int, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:
@@ -254,10 +280,10 @@ def _column_values(array: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDA
 
 
 def _model_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] | None, models: Sequence[str],
-                confidence: float, direction: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The models table (:data:`MODEL_COLUMNS`, best first) and adjacent pairs (:data:`PAIR_COLUMNS`) of one
-    items x models terms matrix from its bootstrap ``replicates`` (resamples x models; ``None``: no resamples,
-    so values and ranks without intervals)."""
+                confidence: float, direction: str, *, with_pairs: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The models table (:data:`MODEL_COLUMNS`, best first) and adjacent pairs (:data:`PAIR_COLUMNS`; none
+    without ``with_pairs``) of one items x models terms matrix from its bootstrap ``replicates`` (resamples x
+    models; ``None``: no resamples, so values and ranks without intervals)."""
     usable = ~np.isnan(array)
     values, n = _column_values(array)
     ranks = _ranks(replicates, direction) if replicates is not None and len(models) else None
@@ -280,7 +306,7 @@ def _model_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] | No
                                                                                         "rank_high")})
     scored = [r["model"] for r in rows if r["value"] is not None]
     pairs = ([_pair(better, worse, array, usable, replicates, models, confidence, direction)
-              for better, worse in itertools.pairwise(scored)] if replicates is not None else [])
+              for better, worse in itertools.pairwise(scored)] if replicates is not None and with_pairs else [])
     return table, pd.DataFrame(pairs, columns=list(PAIR_COLUMNS))
 
 
@@ -375,8 +401,8 @@ def _agreement_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] 
         b = [columns.index((judge_b, m)) for m in models]
         keep = [k for k in range(len(models)) if not (np.isnan(values[a[k]]) or np.isnan(values[b[k]]))]
         x, y = values[[a[k] for k in keep]], values[[b[k] for k in keep]]
-        rho_test = rank_correlation_test(x, y, n_permutations=n_permutations, seed=seed)
-        tau_test = rank_correlation_test(x, y, statistic="kendall", n_permutations=n_permutations, seed=seed)
+        p_rho, p_method, p_se = _permutation_p(x, y, "spearman", n_permutations, seed)
+        p_kendall = _permutation_p(x, y, "kendall", n_permutations, seed)[0]
         low = high = None
         if len(keep) >= 3 and replicates is not None:
             # a resample on which a model has no usable item gives NaN ranks and is dropped as undefined
@@ -386,10 +412,55 @@ def _agreement_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] 
                 low, high = (float(v) for v in np.quantile(rhos, [alpha / 2, 1 - alpha / 2]))
         items = int((~np.isnan(array[:, [a[k] for k in keep] + [b[k] for k in keep]])).any(axis=1).sum())
         rows.append({"scorer_a": judge_a, "scorer_b": judge_b, "n_models": len(keep), "n_items": items,
-                     "spearman": spearman(x, y), "ci_low": low, "ci_high": high, "p_exact": rho_test.p_value,
-                     "p_method": rho_test.method, "p_se": rho_test.mc_se, "kendall_tau_b": kendall_tau_b(x, y),
-                     "p_kendall": tau_test.p_value})
+                     "spearman": spearman(x, y), "ci_low": low, "ci_high": high, "p_exact": p_rho,
+                     "p_method": p_method, "p_se": p_se, "kendall_tau_b": kendall_tau_b(x, y),
+                     "p_kendall": p_kendall})
     return rows
+
+
+def _permutation_p(x: NDArray[np.float64], y: NDArray[np.float64], statistic: str, n_permutations: int, seed: int
+                   ) -> tuple[float | None, str, float | None]:
+    """:func:`empathy.agreement.rank_correlation_test`'s two-sided p-value, method and Monte Carlo error, with an
+    exact test's null distribution read from a cache (:func:`_exact_null`) instead of enumerated again.
+
+    The exact null of either statistic is the distribution over every ordering of ``y`` against ``x``: it depends
+    on the two sides' tie patterns alone (their sorted dense ranks), and its values are multiples of 1/4 (rho's
+    numerator of half ranks) or whole numbers (tau's), exact in floating point; so the count of orderings at least
+    as extreme as the observed value is the enumeration's own, while every table with the same number of models
+    and ties (in practice: every table) enumerates the n! orderings once per process.
+    """
+    a, b = _clean_pairs(x, y)
+    n = len(a)
+    value = spearman(a, b) if statistic == "spearman" else kendall_tau_b(a, b)
+    if n > MAX_EXACT_MODELS or value is None:
+        test = rank_correlation_test(x, y, statistic=statistic, n_permutations=n_permutations, seed=seed)
+        return test.p_value, test.method, test.mc_se
+    numerator = _spearman_numerator(a, b) if statistic == "spearman" else _kendall_numerator(a, b)
+    observed = float(numerator(np.arange(n, dtype=np.int64)[None, :])[0])
+    tolerance = 1e-9 * max(1.0, abs(observed))  # as rank_correlation_test's
+    values, counts = _exact_null(statistic, _tie_pattern(a), _tie_pattern(b))
+    return int(counts[np.abs(values) >= abs(observed) - tolerance].sum()) / math.factorial(n), "exact", None
+
+
+def _tie_pattern(values: NDArray[np.float64]) -> tuple[int, ...]:
+    """The sorted dense ranks of ``values``: all an exact rank test's null distribution depends on."""
+    return tuple(np.sort(np.unique(values, return_inverse=True)[1].ravel()).tolist())
+
+
+@functools.lru_cache(maxsize=256)
+def _exact_null(statistic: str, pattern_a: tuple[int, ...], pattern_b: tuple[int, ...]
+                ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The distinct values of a rank statistic's numerator over every ordering of ``b`` against ``a`` (as
+    :func:`empathy.agreement.rank_correlation_test` enumerates them) and how many orderings give each."""
+    a = np.asarray(pattern_a, dtype=float)
+    b = np.asarray(pattern_b, dtype=float)
+    if statistic == "kendall":
+        blocks = list(_kendall_enumeration(a, b))
+    else:
+        numerator = _spearman_numerator(a, b)
+        blocks = [numerator(block) for block in _all_orderings(len(a))]
+    values, counts = np.unique(np.concatenate(blocks), return_counts=True)
+    return values, counts.astype(np.int64)
 
 
 # ------------------------------------------------------------------------------------------ a results table
@@ -467,60 +538,132 @@ def table_intervals(terms: pd.DataFrame, *, n_resamples: int = DEFAULT_BOOTSTRAP
         For a malformed table, a row twice, or invalid settings.
     """
     require_frame(terms, ("task", "item_id", "model", "scorer", "metric", "term"), "terms")
+    _check_table_settings(n_resamples, confidence, seed)
+    layout = _TableLayout(terms)
+    settings = _GroupSettings(int(n_resamples), int(seed), float(confidence), n_permutations)
+    parts = []
+    for task_table in layout.tasks:
+        replicates = (cluster_means(task_table.array, n_resamples=int(n_resamples), seed=seed)
+                      if n_resamples else None)
+        parts += [task_table.group_rows(group, task_table.array, replicates, settings) for group in task_table.groups]
+    return _assemble(parts, settings)
+
+
+def _check_table_settings(n_resamples: int, confidence: float, seed: int) -> None:
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
         raise ValueError(f"n_resamples must be a whole number >= 0, got {n_resamples!r}")
     _check_settings(max(int(n_resamples), 1), confidence, seed)
-    value_rows: list[dict[str, object]] = []
-    agreement_rows: list[dict[str, object]] = []
-    if terms.empty:
-        return TableIntervals(pd.DataFrame(columns=list(TABLE_VALUE_COLUMNS)),
-                              pd.DataFrame(columns=list(TABLE_AGREEMENT_COLUMNS)), int(n_resamples), int(seed),
-                              float(confidence))
-    # integer codes once for the whole table (factorising strings, not tuples of them, is what stays fast at a
-    # million rows); the items sorted by name, as a pivot orders them, so that one group's resamples are
-    # model_intervals' own
-    task_code, tasks = pd.factorize(terms["task"])
-    item_code, _ = pd.factorize(terms["item_id"].astype(str), sort=True)
-    codes = [pd.factorize(terms[c].astype(str), sort=True) for c in ("metric", "scorer", "model")]
-    sizes = [len(names) for _, names in codes]
-    column_key = (codes[0][0] * sizes[1] + codes[1][0]) * sizes[2] + codes[2][0]
-    term = _terms_array(terms[["term"]].to_numpy(), "terms")[:, 0]
-    order = np.argsort(task_code, kind="stable")
-    for task_index, rows in enumerate(np.split(order, np.cumsum(np.bincount(task_code, minlength=len(tasks)))[:-1])):
-        task = tasks[task_index]
-        n_items, item_row = _compact(item_code[rows])
-        keys = np.flatnonzero(np.bincount(column_key[rows], minlength=sizes[0] * sizes[1] * sizes[2]))
-        column = np.searchsorted(keys, column_key[rows])
-        cell = item_row * len(keys) + column
-        if np.bincount(cell).max(initial=0) > 1:
-            first = rows[np.flatnonzero(pd.Series(cell).duplicated().to_numpy())[0]]
-            raise ValueError(f"terms hold ({task}, {terms['item_id'].iloc[first]}, {terms['model'].iloc[first]}, "
-                             f"{terms['scorer'].iloc[first]}, {terms['metric'].iloc[first]}) twice")
-        array = np.full((n_items, len(keys)), np.nan)
-        array[item_row, column] = term[rows]
-        replicates = cluster_means(array, n_resamples=int(n_resamples), seed=seed) if n_resamples else None
-        metric_of, rest = np.divmod(keys, sizes[1] * sizes[2])
-        scorer_of, model_of = np.divmod(rest, sizes[2])
-        for metric_index in np.unique(metric_of):
-            metric = str(codes[0][1][metric_index])
-            mine = np.flatnonzero(metric_of == metric_index)
-            direction = get_metric(metric).better
-            scorers = [str(codes[1][1][k]) for k in np.unique(scorer_of[mine])]
-            for scorer in scorers:
-                index = mine[np.asarray(codes[1][1][scorer_of[mine]]) == scorer]
-                table, _ = _model_rows(array[:, index], None if replicates is None else replicates[:, index],
-                                       [str(codes[2][1][k]) for k in model_of[index]], confidence, direction)
-                value_rows += [{"task": task, "scorer": scorer, "metric": metric, "model": row["model"],
-                                "ci_low": row["low"], "ci_high": row["high"], "rank": row["rank"],
-                                "rank_low": row["rank_low"], "rank_high": row["rank_high"],
-                                "warning": interval_warning({"value": ConfidenceInterval(
-                                    row["low"], row["high"], confidence, int(n_resamples), seed, row["n"])})}
-                               for row in table.to_dict("records")]
-            agreement_rows += [{"task": task, "metric": metric, **row} for row in _agreement_rows(
-                array[:, mine], None if replicates is None else replicates[:, mine],
-                [(str(codes[1][1][scorer_of[j]]), str(codes[2][1][model_of[j]])) for j in mine], scorers,
-                n_resamples=int(n_resamples), seed=seed, confidence=confidence, n_permutations=n_permutations)]
+
+
+@dataclass(frozen=True)
+class _GroupSettings:
+    n_resamples: int
+    seed: int
+    confidence: float
+    n_permutations: int
+
+
+def _assemble(parts: Sequence[tuple[list[dict[str, object]], list[dict[str, object]]]], settings: _GroupSettings
+              ) -> TableIntervals:
+    """The :class:`TableIntervals` of every (task, metric) group's value rows and Table 6 rows, in order."""
+    value_rows = [row for values, _ in parts for row in values]
+    agreement_rows = [row for _, agreement in parts for row in agreement]
     values = pd.DataFrame(value_rows, columns=list(TABLE_VALUE_COLUMNS)).astype(
         {c: "Int64" for c in ("rank", "rank_low", "rank_high")})
     return TableIntervals(values, pd.DataFrame(agreement_rows, columns=list(TABLE_AGREEMENT_COLUMNS)),
-                          int(n_resamples), int(seed), float(confidence))
+                          settings.n_resamples, settings.seed, settings.confidence)
+
+
+@dataclass(frozen=True)
+class _MetricGroup:
+    """One metric of one task: its columns of the task's terms matrix, and each scorer's among them."""
+
+    metric: str
+    direction: str
+    columns: NDArray[np.int64]
+    scorers: list[str]
+    by_scorer: list[NDArray[np.int64]]
+
+
+@dataclass
+class _TaskTable:
+    """One task of a long terms table: its items x (metric, scorer, model) matrix and where each row of the long
+    table sits in it (``rows``: the long rows of the task, ``item_row`` / ``column`` their cell)."""
+
+    task: object
+    rows: NDArray[np.int64]
+    item_row: NDArray[np.int64]
+    column: NDArray[np.int64]
+    array: NDArray[np.float64]
+    column_models: list[str]
+    column_scorers: list[str]
+    groups: list[_MetricGroup]
+
+    def group_rows(self, group: _MetricGroup, array: NDArray[np.float64], replicates: NDArray[np.float64] | None,
+                   settings: _GroupSettings) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+        """One metric's value rows (every scorer's models) and Table 6 rows, from the task's terms matrix and its
+        bootstrap replicates (both with every column of the task; ``replicates`` ``None``: no resamples)."""
+        value_rows: list[dict[str, object]] = []
+        for scorer, index in zip(group.scorers, group.by_scorer, strict=True):
+            table, _ = _model_rows(array[:, index], None if replicates is None else replicates[:, index],
+                                   [self.column_models[k] for k in index], settings.confidence, group.direction,
+                                   with_pairs=False)
+            value_rows += [{"task": self.task, "scorer": scorer, "metric": group.metric, "model": row["model"],
+                            "ci_low": row["low"], "ci_high": row["high"], "rank": row["rank"],
+                            "rank_low": row["rank_low"], "rank_high": row["rank_high"],
+                            "warning": interval_warning({"value": ConfidenceInterval(
+                                row["low"], row["high"], settings.confidence, settings.n_resamples, settings.seed,
+                                row["n"])})}
+                           for row in table.to_dict("records")]
+        mine = group.columns
+        agreement_rows = [{"task": self.task, "metric": group.metric, **row} for row in _agreement_rows(
+            array[:, mine], None if replicates is None else replicates[:, mine],
+            [(self.column_scorers[j], self.column_models[j]) for j in mine], group.scorers,
+            n_resamples=settings.n_resamples, seed=settings.seed, confidence=settings.confidence,
+            n_permutations=settings.n_permutations)]
+        return value_rows, agreement_rows
+
+
+class _TableLayout:
+    """Where every row of a long terms table (task, item_id, model, scorer, metric, term) sits: per task (in order
+    of appearance) an items x columns matrix, the items sorted by name (as a pivot orders them, so that one group's
+    resamples are :func:`model_intervals`' own) and the columns by (metric, scorer, model) name."""
+
+    def __init__(self, terms: pd.DataFrame) -> None:
+        self.tasks: list[_TaskTable] = []
+        if terms.empty:
+            return
+        # integer codes once for the whole table (factorising strings, not tuples of them, is what stays fast at a
+        # million rows)
+        task_code, tasks = pd.factorize(terms["task"])
+        item_code, _ = pd.factorize(terms["item_id"].astype(str), sort=True)
+        codes = [pd.factorize(terms[c].astype(str), sort=True) for c in ("metric", "scorer", "model")]
+        sizes = [len(names) for _, names in codes]
+        column_key = (codes[0][0] * sizes[1] + codes[1][0]) * sizes[2] + codes[2][0]
+        term = _terms_array(terms[["term"]].to_numpy(), "terms")[:, 0]
+        order = np.argsort(task_code, kind="stable")
+        for task_index, rows in enumerate(np.split(order, np.cumsum(np.bincount(task_code,
+                                                                                 minlength=len(tasks)))[:-1])):
+            task = tasks[task_index]
+            n_items, item_row = _compact(item_code[rows])
+            keys = np.flatnonzero(np.bincount(column_key[rows], minlength=sizes[0] * sizes[1] * sizes[2]))
+            column = np.searchsorted(keys, column_key[rows])
+            cell = item_row * len(keys) + column
+            if np.bincount(cell).max(initial=0) > 1:
+                first = rows[np.flatnonzero(pd.Series(cell).duplicated().to_numpy())[0]]
+                raise ValueError(f"terms hold ({task}, {terms['item_id'].iloc[first]}, {terms['model'].iloc[first]}, "
+                                 f"{terms['scorer'].iloc[first]}, {terms['metric'].iloc[first]}) twice")
+            array = np.full((n_items, len(keys)), np.nan)
+            array[item_row, column] = term[rows]
+            metric_of, rest = np.divmod(keys, sizes[1] * sizes[2])
+            scorer_of, model_of = np.divmod(rest, sizes[2])
+            groups = []
+            for metric_index in np.unique(metric_of):
+                metric = str(codes[0][1][metric_index])
+                mine = np.flatnonzero(metric_of == metric_index)
+                scorers = [str(codes[1][1][k]) for k in np.unique(scorer_of[mine])]
+                by_scorer = [mine[np.asarray(codes[1][1][scorer_of[mine]]) == scorer] for scorer in scorers]
+                groups.append(_MetricGroup(metric, get_metric(metric).better, mine, scorers, by_scorer))
+            self.tasks.append(_TaskTable(task, rows, item_row, column, array,
+                                         [str(codes[2][1][k]) for k in model_of],
+                                         [str(codes[1][1][k]) for k in scorer_of], groups))
