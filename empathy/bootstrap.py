@@ -39,6 +39,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -65,8 +66,9 @@ from empathy.agreement import (
     spearman,
 )
 from empathy.distributions import MIN_P, normal_cdf, student_t_ppf
+from empathy.evaluate import MetricPlan, _Slice
 from empathy.io import require_frame
-from empathy.metrics import _as_float_array, get_metric
+from empathy.metrics import OK, _as_float_array, get_metric
 from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
 
 INTERVAL = "expanded-percentile"
@@ -667,3 +669,183 @@ class _TableLayout:
             self.tasks.append(_TaskTable(task, rows, item_row, column, array,
                                          [str(codes[2][1][k]) for k in model_of],
                                          [str(codes[1][1][k]) for k in scorer_of], groups))
+
+
+# ------------------------------------------------------------------------------------------ kept current
+
+class LiveIntervals:
+    """:func:`table_intervals` of a metric plan's per-item terms, kept current as the overrides change.
+
+    Built once per data set (and task scope, EGM reading, resamples and seed): the plan's terms are laid out as
+    :func:`table_intervals` lays them out, each task's items are resampled once with the same draws, and the
+    resamples x items count matrix is kept (in the narrowest unsigned type) with every column's per-resample sum
+    and count of usable terms. :meth:`table` of a set of overrides then
+
+    * locates the rating cells they change (:meth:`empathy.evaluate.MetricPlan.locate`) and recomputes the terms of
+      those units alone, with the metric's own terms function;
+    * for each (task, metric) holding a changed term, patches the base sums and counts of the changed columns by
+      the changed items' resample counts times the change (``sums += counts[:, items] @ (new - old)``) and computes
+      that metric's rows again (its models' intervals and rank intervals, its Table 6 rows);
+    * takes every other (task, metric)'s rows from the base.
+
+    The result depends on the set of overrides only, never on the order they came in (the base is patched for each
+    call, a metric's rows are remembered per set of changed terms): the same as :func:`table_intervals` of the
+    patched terms up to float rounding in the patched sums (exact for whole-number terms such as CA's). A decision
+    therefore costs the changed units' terms, one metric's rows of one task, and no resampling. Safe to share
+    between threads. :meth:`table` returns ``None`` when an override has no place in the plan (it would change a
+    metric's scope: compute :func:`table_intervals` of the effective ratings' plan instead).
+    """
+
+    #: Sets of changed terms remembered per (task, metric): a few sessions with different overrides alternate.
+    REMEMBERED = 4
+
+    def __init__(self, plan: MetricPlan, *, metrics: Sequence[str] | None = None,
+                 n_resamples: int = DEFAULT_BOOTSTRAP, seed: int = DEFAULT_SEED,
+                 confidence: float = DEFAULT_CONFIDENCE, n_permutations: int = 10_000) -> None:
+        _check_table_settings(n_resamples, confidence, seed)
+        self.plan = plan
+        self._settings = _GroupSettings(int(n_resamples), int(seed), float(confidence), n_permutations)
+        wanted = None if metrics is None else {get_metric(name).name for name in metrics}
+        terms = plan.item_terms(metrics=metrics)
+        # item_terms concatenates the rows of the wanted slices in the plan's order
+        self._parts: list[tuple[_Slice, int]] = []
+        offset = 0
+        for part in plan._slices:
+            if wanted is None or part.spec.name in wanted:
+                self._parts.append((part, offset))
+                offset += len(part.rows)
+        self._base_terms = terms["term"].to_numpy(dtype=float).copy()
+        self._layout = _TableLayout(terms)
+        del terms
+        n_rows = len(self._base_terms)
+        self._row_task = np.full(n_rows, -1, dtype=np.int32)
+        self._row_item = np.zeros(n_rows, dtype=np.int64)
+        self._row_column = np.zeros(n_rows, dtype=np.int64)
+        self._column_group: list[NDArray[np.int64]] = []
+        self._sums: list[tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.integer]] | None] = []
+        self._replicates: list[NDArray[np.float64] | None] = []
+        self._base_parts: list[list[tuple[list[dict[str, object]], list[dict[str, object]]]]] = []
+        for index, task_table in enumerate(self._layout.tasks):
+            self._row_task[task_table.rows] = index
+            self._row_item[task_table.rows] = task_table.item_row
+            self._row_column[task_table.rows] = task_table.column
+            column_group = np.zeros(task_table.array.shape[1], dtype=np.int64)
+            for number, group in enumerate(task_table.groups):
+                column_group[group.columns] = number
+            self._column_group.append(column_group)
+            kept = (_cluster_sums(task_table.array, self._settings.n_resamples, self._settings.seed,
+                                  keep_counts=True) if self._settings.n_resamples else None)
+            self._sums.append(kept)  # type: ignore[arg-type]
+            replicates = None if kept is None else _means(kept[0], kept[1])
+            self._replicates.append(replicates)
+            self._base_parts.append([task_table.group_rows(group, task_table.array, replicates, self._settings)
+                                     for group in task_table.groups])
+        self._base = _assemble([p for parts in self._base_parts for p in parts], self._settings)
+        self._remembered: dict[tuple[int, int], dict[bytes, tuple[list[dict[str, object]],
+                                                                  list[dict[str, object]]]]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def base(self) -> TableIntervals:
+        """The intervals of the plan's own ratings (no override)."""
+        return self._base
+
+    def table(self, changes: pd.DataFrame | None) -> TableIntervals | None:
+        """The intervals with ``changes`` (item_id, model, rater, dimension, value; later rows win) written into
+        the plan's ratings, or ``None`` when a change has no place in the plan."""
+        located = self.plan.locate(changes)
+        if located is None:
+            return None
+        cells, written = located
+        base = self.plan.values.reshape(-1)[cells]
+        differs = base.view(np.int64) != written.view(np.int64)
+        rows, terms = self.changed_terms(cells[differs], written[differs])
+        if not len(rows):
+            return self._base
+        task_of = self._row_task[rows]
+        group_of = np.zeros(len(rows), dtype=np.int64)
+        for index in np.unique(task_of):
+            mine = task_of == index
+            group_of[mine] = self._column_group[index][self._row_column[rows[mine]]]
+        touched = {(int(t), int(g)): np.flatnonzero((task_of == t) & (group_of == g))
+                   for t, g in set(zip(task_of.tolist(), group_of.tolist(), strict=True))}
+        parts = []
+        for index, task_parts in enumerate(self._base_parts):
+            for number, base_part in enumerate(task_parts):
+                where = touched.get((index, number))
+                parts.append(base_part if where is None else self._group(index, number, rows[where], terms[where]))
+        return _assemble(parts, self._settings)
+
+    def changed_terms(self, cells: NDArray[np.int64], written: NDArray[np.float64]
+                      ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """The rows of the plan's terms table (:meth:`empathy.evaluate.MetricPlan.item_terms` order) whose term
+        differs from the base once the rating ``cells`` hold ``written``, ascending, and their terms (NaN: not
+        usable); only the units of those cells have their terms computed (a grouped metric's slice: all of it)."""
+        if not len(cells):
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        values = self.plan.values.copy()
+        values.reshape(-1)[cells] = written
+        n_columns = max(values.shape[1], 1)
+        units, columns = cells // n_columns, cells % n_columns
+        found_rows, found_terms = [], []
+        for part, offset in self._parts:
+            read = [c for c in part.columns.values() if c >= 0]
+            mine = np.unique(units[np.isin(columns, read)])
+            if not len(mine) or not len(part.rows):
+                continue
+            found = np.minimum(np.searchsorted(part.rows, mine), len(part.rows) - 1)
+            positions = found[part.rows[found] == mine]
+            if not len(positions):
+                continue
+            if part.spec.grouped:
+                positions = np.arange(len(part.rows))
+                terms, status = part.terms(values)
+            else:
+                terms, status = part.spec.terms(part.term_inputs(values, positions))
+            new = np.where(status == OK, terms, np.nan)
+            old = self._base_terms[offset + positions]
+            differs = ~((new == old) | (np.isnan(new) & np.isnan(old)))
+            found_rows.append(offset + positions[differs])
+            found_terms.append(new[differs])
+        if not found_rows:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        rows = np.concatenate(found_rows)
+        order = np.argsort(rows, kind="stable")
+        return rows[order], np.concatenate(found_terms)[order]
+
+    def _group(self, index: int, number: int, rows: NDArray[np.int64], terms: NDArray[np.float64]
+               ) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+        """One (task, metric)'s rows with its terms at ``rows`` replaced by ``terms`` (remembered per such set)."""
+        key = rows.tobytes() + terms.tobytes()
+        with self._lock:
+            remembered = self._remembered.setdefault((index, number), {})
+            if key in remembered:
+                return remembered[key]
+        task_table = self._layout.tasks[index]
+        group = task_table.groups[number]
+        items, columns = self._row_item[rows], self._row_column[rows]
+        array = task_table.array.copy()
+        old = array[items, columns]
+        array[items, columns] = terms
+        replicates = self._replicates[index]
+        kept = self._sums[index]
+        if kept is not None and replicates is not None:
+            sums, n, counts = kept
+            mine = group.columns
+            patched_sums, patched_n = sums[:, mine].copy(), n[:, mine].copy()
+            local = np.searchsorted(mine, columns)
+            change = np.nan_to_num(terms, nan=0.0) - np.nan_to_num(old, nan=0.0)
+            usable_change = (~np.isnan(terms)).astype(float) - (~np.isnan(old)).astype(float)
+            for column in np.unique(local):
+                at = local == column
+                drawn = counts[:, items[at]].astype(float)
+                patched_sums[:, column] += drawn @ change[at]
+                patched_n[:, column] += drawn @ usable_change[at]
+            replicates = replicates.copy()
+            replicates[:, mine] = _means(patched_sums, patched_n)
+        result = task_table.group_rows(group, array, replicates, self._settings)
+        with self._lock:
+            if len(remembered) >= self.REMEMBERED:
+                remembered.pop(next(iter(remembered)))
+            remembered[key] = result
+        return result
