@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from empathy import bootstrap
+from empathy.agreement import rank_correlation_test
 from empathy.bootstrap import LiveIntervals, table_intervals
 from empathy.evaluate import TextFeatures, plan_metrics
 from empathy.metrics import judged_metrics
@@ -163,3 +164,27 @@ def test_a_decision_recomputes_one_task_metric_and_draws_nothing(monkeypatch):
                        ignore_index=True)
     live.table(second)  # CA of counseling is remembered, SA of support is new (EGM reads u_*, not e_gen)
     assert groups == [("support", "SA")] and draws == []
+
+
+def test_the_cached_exact_rank_tests_give_the_enumerations_p_values():
+    # the null counted by dynamic programming over tie patterns against rank_correlation_test's n! enumeration
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        n = int(rng.integers(2, 9)) if trial < 36 else 10
+        x = rng.integers(0, int(rng.integers(1, n + 2)), n).astype(float) if trial % 2 else rng.random(n)
+        y = rng.integers(0, int(rng.integers(1, n + 2)), n).astype(float) if trial % 3 else rng.random(n)
+        for statistic in ("spearman", "kendall"):
+            test = rank_correlation_test(x, y, statistic=statistic)
+            assert bootstrap._permutation_p(x, y, statistic, 10_000, 0) == (test.p_value, test.method, test.mc_se)
+    # beyond 10 models: the Monte Carlo test itself
+    x, y = rng.random(12), rng.random(12)
+    test = rank_correlation_test(x, y, n_permutations=500, seed=3)
+    assert bootstrap._permutation_p(x, y, "spearman", 500, 3) == (test.p_value, "monte-carlo", test.mc_se)
+    # hand-worked: x = (1, 2, 3) has centred ranks (-1, 0, 1), y = (1, 2, 2) average ranks (1, 2.5, 2.5); rho's
+    # numerator is rb(third) - rb(first): 1.5 when the first gets 1 (2 orderings, either 2.5 last), -1.5 when the
+    # last does (2), 0 when both ends get 2.5 (2)
+    values, counts = bootstrap._exact_null("spearman", (0, 1, 2), (0, 1, 1))
+    assert values.tolist() == [-1.5, 0.0, 1.5] and counts.tolist() == [2, 2, 2]
+    # tau's numerator over the 6 orderings of (1, 2, 3) against itself: 3 (identity), 1 (x2), -1 (x2), -3
+    values, counts = bootstrap._exact_null("kendall", (0, 1, 2), (0, 1, 2))
+    assert values.tolist() == [-3.0, -1.0, 1.0, 3.0] and counts.tolist() == [1, 2, 2, 1]
