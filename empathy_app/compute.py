@@ -23,7 +23,7 @@ from empathy.evaluate import MetricsReport, TextFeatures, default_by_task, text_
 from empathy.mechanisms import MechanismMarks
 from empathy.metrics import registry_token
 from empathy.progress import Progress, Tracker, format_duration
-from empathy.review import EffectiveRatings, Recompute
+from empathy.review import EffectiveRatings, Recompute, agreement_labels, per_task
 from empathy_app import overrides, session_keys
 from empathy_app.loading import Loaded
 from empathy_app.progress import MIN_INTERVAL, ProgressBar
@@ -499,6 +499,24 @@ def _human_vs_judges(key: str, okey: str, _ratings: pd.DataFrame, _overrides: pd
     from empathy.review import human_vs_judges
 
     return human_vs_judges(_ratings, _overrides)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _agreement_labels(key: str, okey: str, scope: str, _report: MetricsReport, _overrides: pd.DataFrame | None,
+                      _outputs: pd.DataFrame | None) -> pd.DataFrame:
+    return agreement_labels(_report.agreement, _overrides, _outputs)
+
+
+def table6_labels(data: Loaded) -> pd.DataFrame:
+    """:func:`empathy.review.agreement_labels` of :func:`report`'s Table 6 under the global toggle (which labels each
+    row rests on); cached per data set, overrides and task scope, so a rerun that changes nothing reads it."""
+    current = overrides_used(data)
+    result = report(data)
+    split = per_task(result.table)
+    scope = f"by_task={by_task(data)}|split={split}|metrics={registry_token()}"
+    # "judges" or "with_overrides" follows the toggle even when no override applies (both keys "none")
+    okey = f"toggle={current is not None}|{_overrides_key(data, current)}"
+    return _agreement_labels(data.content_key, okey, scope, result, current, data.dataset.outputs if split else None)
 
 
 def human_agreement(data: Loaded) -> pd.DataFrame:
