@@ -774,8 +774,8 @@ class LiveIntervals:
         del terms
         n_rows = len(self._base_terms)
         self._row_task = np.full(n_rows, -1, dtype=np.int32)
-        self._row_item = np.zeros(n_rows, dtype=np.int64)
-        self._row_column = np.zeros(n_rows, dtype=np.int64)
+        self._row_item = np.zeros(n_rows, dtype=np.int32)
+        self._row_column = np.zeros(n_rows, dtype=np.int32)
         self._column_group: list[NDArray[np.int64]] = []
         self._sums: list[tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.integer]] | None] = []
         self._replicates: list[NDArray[np.float64] | None] = []
@@ -784,6 +784,8 @@ class LiveIntervals:
             self._row_task[task_table.rows] = index
             self._row_item[task_table.rows] = task_table.item_row
             self._row_column[task_table.rows] = task_table.column
+            # held once, in the row arrays above (a million rows at 200,000 outputs)
+            task_table.rows = task_table.item_row = task_table.column = np.empty(0, dtype=np.int64)
             column_group = np.zeros(task_table.array.shape[1], dtype=np.int64)
             for number, group in enumerate(task_table.groups):
                 column_group[group.columns] = number
@@ -878,7 +880,7 @@ class LiveIntervals:
                 return remembered[key]
         task_table = self._layout.tasks[index]
         group = task_table.groups[number]
-        items, columns = self._row_item[rows], self._row_column[rows]
+        items, columns = self._row_item[rows].astype(np.int64), self._row_column[rows].astype(np.int64)
         array = task_table.array.copy()
         old = array[items, columns]
         array[items, columns] = terms
