@@ -516,7 +516,12 @@ def table6_labels(data: Loaded) -> pd.DataFrame:
     scope = f"by_task={by_task(data)}|split={split}|metrics={registry_token()}"
     # "judges" or "with_overrides" follows the toggle even when no override applies (both keys "none")
     okey = f"toggle={current is not None}|{_overrides_key(data, current)}"
-    return _agreement_labels(data.content_key, okey, scope, result, current, data.dataset.outputs if split else None)
+    outputs = data.dataset.outputs if split else None
+    if outputs is not None and current is not None and len(current):
+        # a row's task scope only filters the decisions: the outputs without one never count (and each of the
+        # rows would otherwise index every output of its task again)
+        outputs = outputs[outputs["item_id"].astype(str).isin(set(current["item_id"].astype(str)))]
+    return _agreement_labels(data.content_key, okey, scope, result, current, outputs)
 
 
 def human_agreement(data: Loaded) -> pd.DataFrame:
