@@ -40,7 +40,7 @@ import functools
 import itertools
 import math
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -695,9 +695,31 @@ class _TableLayout:
         task_code, tasks = pd.factorize(terms["task"])
         item_code, _ = pd.factorize(terms["item_id"].astype(str), sort=True)
         codes = [pd.factorize(terms[c].astype(str), sort=True) for c in ("metric", "scorer", "model")]
+
+        def describe(row: int) -> str:
+            return ", ".join(str(terms[c].iloc[row]) for c in ("task", "item_id", "model", "scorer", "metric"))
+
+        self._build(task_code, list(tasks), item_code, [(code, np.asarray(names, dtype=object))
+                                                        for code, names in codes],
+                    _terms_array(terms[["term"]].to_numpy(), "terms")[:, 0], describe)
+
+    @classmethod
+    def of_codes(cls, task_code: NDArray[np.int64], tasks: Sequence[object], item_code: NDArray[np.int64],
+                 codes: Sequence[tuple[NDArray[np.int64], NDArray[np.object_]]], term: NDArray[np.float64]
+                 ) -> _TableLayout:
+        """The layout of a terms table given as codes: the task of each row (numbered in order of appearance), its
+        item (numbered in the order of the items' names), and its (metric, scorer, model) codes with their names
+        (sorted)."""
+        layout = cls.__new__(cls)
+        layout.tasks = []
+        layout._build(task_code, tasks, item_code, codes, term, lambda row: f"row {row}")
+        return layout
+
+    def _build(self, task_code: NDArray[np.int64], tasks: Sequence[object], item_code: NDArray[np.int64],
+               codes: Sequence[tuple[NDArray[np.int64], NDArray[np.object_]]], term: NDArray[np.float64],
+               describe: Callable[[int], str]) -> None:
         sizes = [len(names) for _, names in codes]
         column_key = (codes[0][0] * sizes[1] + codes[1][0]) * sizes[2] + codes[2][0]
-        term = _terms_array(terms[["term"]].to_numpy(), "terms")[:, 0]
         order = np.argsort(task_code, kind="stable")
         for task_index, rows in enumerate(np.split(order, np.cumsum(np.bincount(task_code,
                                                                                  minlength=len(tasks)))[:-1])):
@@ -708,22 +730,75 @@ class _TableLayout:
             cell = item_row * len(keys) + column
             if np.bincount(cell).max(initial=0) > 1:
                 first = rows[np.flatnonzero(pd.Series(cell).duplicated().to_numpy())[0]]
-                raise ValueError(f"terms hold ({task}, {terms['item_id'].iloc[first]}, {terms['model'].iloc[first]}, "
-                                 f"{terms['scorer'].iloc[first]}, {terms['metric'].iloc[first]}) twice")
+                raise ValueError(f"terms hold ({describe(int(first))}) twice")
             array = np.full((n_items, len(keys)), np.nan)
             array[item_row, column] = term[rows]
             metric_of, rest = np.divmod(keys, sizes[1] * sizes[2])
             scorer_of, model_of = np.divmod(rest, sizes[2])
+            scorer_names = codes[1][1]
             groups = []
             for metric_index in np.unique(metric_of):
                 metric = str(codes[0][1][metric_index])
                 mine = np.flatnonzero(metric_of == metric_index)
-                scorers = [str(codes[1][1][k]) for k in np.unique(scorer_of[mine])]
-                by_scorer = [mine[np.asarray(codes[1][1][scorer_of[mine]]) == scorer] for scorer in scorers]
+                scorers = [str(scorer_names[k]) for k in np.unique(scorer_of[mine])]
+                by_scorer = [mine[np.asarray(scorer_names[scorer_of[mine]]) == scorer] for scorer in scorers]
                 groups.append(_MetricGroup(metric, get_metric(metric).better, mine, scorers, by_scorer))
             self.tasks.append(_TaskTable(task, rows, item_row, column, array,
                                          [str(codes[2][1][k]) for k in model_of],
-                                         [str(codes[1][1][k]) for k in scorer_of], groups))
+                                         [str(scorer_names[k]) for k in scorer_of], groups))
+
+
+def _plan_terms(plan: MetricPlan, wanted: set[str] | None
+                ) -> tuple[_TableLayout, NDArray[np.float64], list[tuple[_Slice, int]]]:
+    """:meth:`empathy.evaluate.MetricPlan.item_terms` of the ``wanted`` metrics laid out as :func:`table_intervals`
+    lays that table out, from the plan's integer codes (no table of a million names built and factorised again):
+    the layout, the terms in item_terms' row order, and each slice with the offset of its rows there."""
+    layout = plan._layout
+    n_models = max(len(layout.models), 1)
+    known = np.flatnonzero(layout.output_of >= 0)
+    item_of_output = np.empty(len(layout.output_task), dtype=np.int64)
+    item_of_output[layout.output_of[known]] = known // n_models
+    item_name_code, _ = pd.factorize(pd.Index(layout.items).astype(str), sort=True)  # as a pivot sorts the items
+    parts, offset = [], 0
+    for part in plan._slices:
+        if wanted is None or part.spec.name in wanted:
+            parts.append((part, offset))
+            offset += len(part.rows)
+    if not offset:
+        return _TableLayout(pd.DataFrame(columns=["task", "item_id", "model", "scorer", "metric", "term"])), \
+            np.empty(0), parts
+    names = {column: sorted({str(v) for part, _ in parts for v in part.groups[column]} if column != "metric"
+                            else {part.spec.name for part, _ in parts}) for column in ("metric", "scorer", "model")}
+    lookup = {column: {name: code for code, name in enumerate(values)} for column, values in names.items()}
+    task_codes: dict[object, int] = {}
+    pieces: dict[str, list[NDArray[np.int64]]] = {c: [] for c in ("task", "item", "metric", "scorer", "model")}
+    terms = []
+    for part, _ in parts:
+        group_task = np.array([task_codes.setdefault(t, len(task_codes)) for t in
+                               pd.unique(part.groups["task"])], dtype=np.int64)
+        of_group = pd.Index(pd.unique(part.groups["task"])).get_indexer(part.groups["task"])
+        row_task = group_task[of_group][part.group]
+        pieces["task"].append(row_task)
+        output = layout.unit_output[part.rows] if part.spec.judged else part.rows
+        pieces["item"].append(item_name_code[item_of_output[output]])
+        pieces["metric"].append(np.full(len(part.rows), lookup["metric"][part.spec.name], dtype=np.int64))
+        for column in ("scorer", "model"):
+            group_code = np.array([lookup[column][str(v)] for v in part.groups[column]], dtype=np.int64)
+            pieces[column].append(group_code[part.group])
+        values, status = part.terms(plan.values)
+        terms.append(np.where(status == OK, values, np.nan))
+    task_code = np.concatenate(pieces["task"])
+    # tasks numbered in order of first appearance over the rows, as pd.factorize numbers them
+    appearance = pd.unique(task_code)
+    renumber = np.empty(len(task_codes), dtype=np.int64)
+    renumber[appearance] = np.arange(len(appearance))
+    by_code = {code: task for task, code in task_codes.items()}
+    term = np.concatenate(terms).astype(float)
+    built = _TableLayout.of_codes(renumber[task_code], [by_code[int(c)] for c in appearance],
+                                  np.concatenate(pieces["item"]),
+                                  [(np.concatenate(pieces[c]), np.asarray(names[c], dtype=object))
+                                   for c in ("metric", "scorer", "model")], term)
+    return built, term, parts
 
 
 # ------------------------------------------------------------------------------------------ kept current
@@ -761,17 +836,7 @@ class LiveIntervals:
         self.plan = plan
         self._settings = _GroupSettings(int(n_resamples), int(seed), float(confidence), n_permutations)
         wanted = None if metrics is None else {get_metric(name).name for name in metrics}
-        terms = plan.item_terms(metrics=metrics)
-        # item_terms concatenates the rows of the wanted slices in the plan's order
-        self._parts: list[tuple[_Slice, int]] = []
-        offset = 0
-        for part in plan._slices:
-            if wanted is None or part.spec.name in wanted:
-                self._parts.append((part, offset))
-                offset += len(part.rows)
-        self._base_terms = terms["term"].to_numpy(dtype=float).copy()
-        self._layout = _TableLayout(terms)
-        del terms
+        self._layout, self._base_terms, self._parts = _plan_terms(plan, wanted)
         n_rows = len(self._base_terms)
         self._row_task = np.full(n_rows, -1, dtype=np.int32)
         self._row_item = np.zeros(n_rows, dtype=np.int32)

@@ -44,9 +44,9 @@ def _data(seed: int, *, n_items: int = 36, n_models: int = 6) -> tuple[pd.DataFr
     return outputs, ratings, features
 
 
-def _plan(seed: int):
+def _plan(seed: int, *, by_task: bool = True):
     outputs, ratings, features = _data(seed)
-    return plan_metrics(outputs, ratings, features=features, by_task=True, include_ld=False), ratings
+    return plan_metrics(outputs, ratings, features=features, by_task=by_task, include_ld=False), ratings
 
 
 def _whole(plan, changes: pd.DataFrame | None) -> bootstrap.TableIntervals:
@@ -88,9 +88,9 @@ def _decisions(ratings: pd.DataFrame, seed: int, count: int) -> list[pd.DataFram
     return decisions
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_every_decision_sequence_gives_the_whole_recomputes_intervals(seed):
-    plan, ratings = _plan(seed)
+@pytest.mark.parametrize(("seed", "by_task"), [(0, True), (1, True), (2, False)])
+def test_every_decision_sequence_gives_the_whole_recomputes_intervals(seed, by_task):
+    plan, ratings = _plan(seed, by_task=by_task)
     live = LiveIntervals(plan, metrics=judged_metrics(), n_resamples=RESAMPLES, seed=SEED)
     _assert_same(live.base, _whole(plan, None))
     pd.testing.assert_frame_equal(live.table(None).values, live.base.values)
