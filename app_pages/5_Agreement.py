@@ -39,7 +39,9 @@ else:
         columns = st.columns(3)
         shown = 0
         for metric in metrics.judged_metrics():
-            figure = views.spearman_heatmap(agreement[agreement["task"] == task], metric)
+            # the metric's own rows: its figure stays cached while a decision moves another metric's rho
+            figure = views.spearman_heatmap(agreement[(agreement["task"] == task) & (agreement["metric"] == metric)]
+                                            .reset_index(drop=True), metric)
             if figure is not None:
                 columns[shown % 3].plotly_chart(figure, key=f"agreement_heatmap_{metric}" + (f"_{number}" * split))
                 shown += 1
