@@ -70,7 +70,7 @@ CORRECTED_COLUMNS = ("corrected", "corrected_low", "corrected_high", "n_audit", 
 @st.cache_resource(show_spinner="Resampling items for the intervals…", max_entries=2)
 def _live(key: str, scope: str, n_resamples: int, seed: int, _engine: Recompute) -> LiveIntervals:
     # once per data set, scope and bootstrap: the resamples drawn, the judges' own labels' intervals computed
-    # (about 100 MB at 200,000 outputs: two held, e.g. both EGM readings or two data sets)
+    # (about 75 MB of arrays at 200,000 outputs: two held, e.g. both EGM readings or two data sets)
     return LiveIntervals(_engine.plan, metrics=judged_metrics(), n_resamples=n_resamples, seed=seed)
 
 
