@@ -163,7 +163,9 @@ st.caption("Error bars: 95 % intervals (item-cluster bootstrap; for a judge corr
 columns = st.columns(2)
 for position, metric in enumerate(charted):
     with columns[position % 2]:
-        st.plotly_chart(views.metric_bars(bars, metric), key=f"overview_chart_{metric}")
+        # the metric's own rows: its figure stays cached while a decision moves another metric's values
+        st.plotly_chart(views.metric_bars(bars[bars["metric"] == metric].reset_index(drop=True), metric),
+                        key=f"overview_chart_{metric}")
         if metrics.get_metric(metric).how_to_read:
             st.caption(metrics.get_metric(metric).how_to_read)
 

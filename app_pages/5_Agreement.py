@@ -6,8 +6,8 @@ import streamlit as st  # noqa: E402
 
 from empathy import metrics  # noqa: E402
 from empathy.exports import agreement_csv  # noqa: E402
-from empathy.review import agreement_labels, per_task, ranking_shift  # noqa: E402
-from empathy_app import compute, intervals, loading, overrides, session_keys, views  # noqa: E402
+from empathy.review import per_task, ranking_shift  # noqa: E402
+from empathy_app import compute, intervals, loading, overrides, views  # noqa: E402
 from empathy_app.markup import codes, md  # noqa: E402
 
 data = loading.require_data()
@@ -16,10 +16,8 @@ current = overrides.applied(data)
 # One truth (issue 26): every number here follows the sidebar's "Include human overrides", as every other page's
 # does, and says which labels it rests on. With it on, overrides recompute the inter-judge Spearman live; where a
 # human decision wrote the same label into both judges of a pair, the row says so (agreement a human created).
-with_overrides = bool(st.session_state[session_keys.WITH_OVERRIDES])
 report = compute.report(data)
-agreement = agreement_labels(report.agreement, current if with_overrides else None,
-                             data.dataset.outputs if per_task(report.table) else None)
+agreement = compute.table6_labels(data)  # the toggle's labels; cached per data set and overrides
 judges = sorted(set(report.table.loc[report.table["metric"].isin(metrics.judged_metrics()), "scorer"]))
 
 st.subheader("Inter-judge agreement on the per-model metrics (the paper's Table 6)")
@@ -41,7 +39,9 @@ else:
         columns = st.columns(3)
         shown = 0
         for metric in metrics.judged_metrics():
-            figure = views.spearman_heatmap(agreement[agreement["task"] == task], metric)
+            # the metric's own rows: its figure stays cached while a decision moves another metric's rho
+            figure = views.spearman_heatmap(agreement[(agreement["task"] == task) & (agreement["metric"] == metric)]
+                                            .reset_index(drop=True), metric)
             if figure is not None:
                 columns[shown % 3].plotly_chart(figure, key=f"agreement_heatmap_{metric}" + (f"_{number}" * split))
                 shown += 1

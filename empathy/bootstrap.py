@@ -39,7 +39,8 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,16 +53,21 @@ from empathy.agreement import (
     DEFAULT_SEED,
     MAX_EXACT_MODELS,
     ConfidenceInterval,
+    _average_ranks,
     _blocks,
+    _clean_pairs,
+    _kendall_numerator,
     _rowwise_correlation,
+    _spearman_numerator,
     interval_warning,
     kendall_tau_b,
     rank_correlation_test,
     spearman,
 )
 from empathy.distributions import MIN_P, normal_cdf, student_t_ppf
+from empathy.evaluate import MetricPlan, _Slice
 from empathy.io import require_frame
-from empathy.metrics import _as_float_array, get_metric
+from empathy.metrics import OK, _as_float_array, get_metric
 from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
 
 INTERVAL = "expanded-percentile"
@@ -124,15 +130,36 @@ def cluster_means(terms: ArrayLike, *, n_resamples: int = DEFAULT_BOOTSTRAP, see
     array = _terms_array(terms, "terms")
     if array.shape[0] == 0:
         return np.full((int(n_resamples), array.shape[1]), np.nan)
+    sums, n, _ = _cluster_sums(array, int(n_resamples), seed)
+    return _means(sums, n)
+
+
+def _means(sums: NDArray[np.float64], n: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per resample and column, the sum of usable terms over their count (NaN where none is usable)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, sums / np.where(n > 0, n, 1.0), np.nan)
+
+
+def _cluster_sums(array: NDArray[np.float64], n_resamples: int, seed: int, *, keep_counts: bool = False
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.integer] | None]:
+    """Each column's sum of usable terms and their number on every resample (resamples x columns), and with
+    ``keep_counts`` the resamples x items count matrix itself in the narrowest unsigned type that holds it (what a
+    later change of one item's terms is patched with)."""
     usable = ~np.isnan(array)
     filled = np.where(usable, array, 0.0)
-    parts = []
+    sums, n, kept = [], [], []
     for counts in resample_counts(array.shape[0], n_resamples, seed):
-        sums = counts @ filled
-        n = counts @ usable
-        with np.errstate(invalid="ignore", divide="ignore"):
-            parts.append(np.where(n > 0, sums / np.where(n > 0, n, 1.0), np.nan))
-    return np.concatenate(parts) if parts else np.empty((0, array.shape[1]))
+        sums.append(counts @ filled)
+        n.append(counts @ usable)
+        if keep_counts:
+            kept.append(counts.astype(np.uint8 if counts.max(initial=0) < 256 else np.uint32))
+    width = array.shape[1]
+    stacked = [np.concatenate(parts) if parts else np.empty((0, width)) for parts in (sums, n)]
+    matrix = None
+    if keep_counts:
+        dtype = np.result_type(*kept) if kept else np.uint8
+        matrix = np.concatenate([k.astype(dtype) for k in kept]) if kept else np.empty((0, array.shape[0]), dtype)
+    return stacked[0], stacked[1], matrix
 
 
 def expanded_levels(n: int, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:
@@ -254,10 +281,10 @@ def _column_values(array: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDA
 
 
 def _model_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] | None, models: Sequence[str],
-                confidence: float, direction: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The models table (:data:`MODEL_COLUMNS`, best first) and adjacent pairs (:data:`PAIR_COLUMNS`) of one
-    items x models terms matrix from its bootstrap ``replicates`` (resamples x models; ``None``: no resamples,
-    so values and ranks without intervals)."""
+                confidence: float, direction: str, *, with_pairs: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The models table (:data:`MODEL_COLUMNS`, best first) and adjacent pairs (:data:`PAIR_COLUMNS`; none
+    without ``with_pairs``) of one items x models terms matrix from its bootstrap ``replicates`` (resamples x
+    models; ``None``: no resamples, so values and ranks without intervals)."""
     usable = ~np.isnan(array)
     values, n = _column_values(array)
     ranks = _ranks(replicates, direction) if replicates is not None and len(models) else None
@@ -280,7 +307,7 @@ def _model_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] | No
                                                                                         "rank_high")})
     scored = [r["model"] for r in rows if r["value"] is not None]
     pairs = ([_pair(better, worse, array, usable, replicates, models, confidence, direction)
-              for better, worse in itertools.pairwise(scored)] if replicates is not None else [])
+              for better, worse in itertools.pairwise(scored)] if replicates is not None and with_pairs else [])
     return table, pd.DataFrame(pairs, columns=list(PAIR_COLUMNS))
 
 
@@ -375,8 +402,8 @@ def _agreement_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] 
         b = [columns.index((judge_b, m)) for m in models]
         keep = [k for k in range(len(models)) if not (np.isnan(values[a[k]]) or np.isnan(values[b[k]]))]
         x, y = values[[a[k] for k in keep]], values[[b[k] for k in keep]]
-        rho_test = rank_correlation_test(x, y, n_permutations=n_permutations, seed=seed)
-        tau_test = rank_correlation_test(x, y, statistic="kendall", n_permutations=n_permutations, seed=seed)
+        p_rho, p_method, p_se = _permutation_p(x, y, "spearman", n_permutations, seed)
+        p_kendall = _permutation_p(x, y, "kendall", n_permutations, seed)[0]
         low = high = None
         if len(keep) >= 3 and replicates is not None:
             # a resample on which a model has no usable item gives NaN ranks and is dropped as undefined
@@ -386,10 +413,111 @@ def _agreement_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] 
                 low, high = (float(v) for v in np.quantile(rhos, [alpha / 2, 1 - alpha / 2]))
         items = int((~np.isnan(array[:, [a[k] for k in keep] + [b[k] for k in keep]])).any(axis=1).sum())
         rows.append({"scorer_a": judge_a, "scorer_b": judge_b, "n_models": len(keep), "n_items": items,
-                     "spearman": spearman(x, y), "ci_low": low, "ci_high": high, "p_exact": rho_test.p_value,
-                     "p_method": rho_test.method, "p_se": rho_test.mc_se, "kendall_tau_b": kendall_tau_b(x, y),
-                     "p_kendall": tau_test.p_value})
+                     "spearman": spearman(x, y), "ci_low": low, "ci_high": high, "p_exact": p_rho,
+                     "p_method": p_method, "p_se": p_se, "kendall_tau_b": kendall_tau_b(x, y),
+                     "p_kendall": p_kendall})
     return rows
+
+
+def _permutation_p(x: NDArray[np.float64], y: NDArray[np.float64], statistic: str, n_permutations: int, seed: int
+                   ) -> tuple[float | None, str, float | None]:
+    """:func:`empathy.agreement.rank_correlation_test`'s two-sided p-value, method and Monte Carlo error, with an
+    exact test's null distribution read from a cache (:func:`_exact_null`) instead of enumerated again.
+
+    The exact null of either statistic is the distribution over every ordering of ``y`` against ``x``: it depends
+    on the two sides' tie patterns alone (their sorted dense ranks), and its values are multiples of 1/4 (rho's
+    numerator of half ranks) or whole numbers (tau's), exact in floating point; so the count of orderings at least
+    as extreme as the observed value is the enumeration's own, while every table with the same number of models
+    and ties (in practice: every table) enumerates the n! orderings once per process.
+    """
+    a, b = _clean_pairs(x, y)
+    n = len(a)
+    value = spearman(a, b) if statistic == "spearman" else kendall_tau_b(a, b)
+    if n > MAX_EXACT_MODELS or value is None:
+        test = rank_correlation_test(x, y, statistic=statistic, n_permutations=n_permutations, seed=seed)
+        return test.p_value, test.method, test.mc_se
+    numerator = _spearman_numerator(a, b) if statistic == "spearman" else _kendall_numerator(a, b)
+    observed = float(numerator(np.arange(n, dtype=np.int64)[None, :])[0])
+    tolerance = 1e-9 * max(1.0, abs(observed))  # as rank_correlation_test's
+    values, counts = _exact_null(statistic, _tie_pattern(a), _tie_pattern(b))
+    return int(counts[np.abs(values) >= abs(observed) - tolerance].sum()) / math.factorial(n), "exact", None
+
+
+def _tie_pattern(values: NDArray[np.float64]) -> tuple[int, ...]:
+    """The sorted dense ranks of ``values``: all an exact rank test's null distribution depends on."""
+    return tuple(np.sort(np.unique(values, return_inverse=True)[1].ravel()).tolist())
+
+
+@functools.lru_cache(maxsize=256)
+def _exact_null(statistic: str, pattern_a: tuple[int, ...], pattern_b: tuple[int, ...]
+                ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The distinct values of a rank statistic's numerator over every ordering of ``b`` against ``a`` (the
+    orderings :func:`empathy.agreement.rank_correlation_test` enumerates) and how many orderings give each.
+
+    Counted by dynamic programming over the set of ``b``'s positions already placed, instead of enumerating the
+    n! orderings: rho's numerator ``sum_i ra_i rb_perm(i)`` adds one product per placed position (in quarters:
+    twice a centred average rank times twice an average rank is a whole number), and tau's ``sum_{i<j}
+    sign(a_i - a_j) sign(b_perm(i) - b_perm(j))`` is built one tie group of ``a`` at a time (in ``a``'s order: a
+    group's positions meet only the earlier groups' values, each ``sign(b_new - b_earlier)``, and the group's own
+    orderings all give the same value, so each set placed there counts ``g!`` times). At most ``n 2^(n-1)``
+    (rho) or ``3^n`` (tau) steps: milliseconds for the 10 models an exact test allows.
+    """
+    a = np.asarray(pattern_a, dtype=float)
+    b = np.asarray(pattern_b, dtype=float)
+    n = len(a)
+    full = (1 << n) - 1
+    if statistic == "kendall":
+        bound = n * (n - 1) // 2
+        sign = np.sign(b[:, None] - b[None, :]).astype(np.int64)  # [j, i] = sign(b_j - b_i)
+        states: dict[int, NDArray[np.int64]] = {0: _point(bound)}
+        for size in np.unique(a, return_counts=True)[1].tolist():
+            following: dict[int, NDArray[np.int64]] = {}
+            for mask, counts in states.items():
+                placed = [i for i in range(n) if mask >> i & 1]
+                free = [j for j in range(n) if not mask >> j & 1]
+                gain = {j: int(sign[j, placed].sum()) for j in free}
+                for chosen in itertools.combinations(free, size):
+                    _add_shifted(following, mask | sum(1 << j for j in chosen), counts,
+                                 sum(gain[j] for j in chosen), math.factorial(size))
+            states = following
+        return _distinct(states[full], bound, 1.0)
+    twice_a = (2 * _average_ranks(a) - (n + 1)).astype(np.int64)  # 2 (ra - mean), whole numbers
+    twice_b = (2 * _average_ranks(b)).astype(np.int64)
+    bound = int(np.abs(twice_a).sum() * np.abs(twice_b).max(initial=0))
+    states = {0: _point(bound)}
+    for position in range(n):
+        following = {}
+        for mask, counts in states.items():
+            for j in range(n):
+                if not mask >> j & 1:
+                    _add_shifted(following, mask | 1 << j, counts, int(twice_a[position] * twice_b[j]), 1)
+        states = following
+    return _distinct(states[full], bound, 4.0)
+
+
+def _point(bound: int) -> NDArray[np.int64]:
+    """A count array over the whole numbers ``-bound..bound`` holding one count at 0."""
+    counts = np.zeros(2 * bound + 1, dtype=np.int64)
+    counts[bound] = 1
+    return counts
+
+
+def _add_shifted(states: dict[int, NDArray[np.int64]], mask: int, counts: NDArray[np.int64], shift: int,
+                 weight: int) -> None:
+    """Add ``counts`` moved by ``shift`` (times ``weight``) to the state ``mask``."""
+    target = states.get(mask)
+    if target is None:
+        target = states[mask] = np.zeros_like(counts)
+    if shift >= 0:
+        target[shift:] += weight * counts[:len(counts) - shift]
+    else:
+        target[:shift] += weight * counts[-shift:]
+
+
+def _distinct(counts: NDArray[np.int64], bound: int, scale: float) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The values (whole numbers over ``scale``) with a positive count, ascending, and their counts."""
+    where = np.flatnonzero(counts)
+    return (where - bound) / scale, counts[where]
 
 
 # ------------------------------------------------------------------------------------------ a results table
@@ -467,60 +595,379 @@ def table_intervals(terms: pd.DataFrame, *, n_resamples: int = DEFAULT_BOOTSTRAP
         For a malformed table, a row twice, or invalid settings.
     """
     require_frame(terms, ("task", "item_id", "model", "scorer", "metric", "term"), "terms")
+    _check_table_settings(n_resamples, confidence, seed)
+    layout = _TableLayout(terms)
+    settings = _GroupSettings(int(n_resamples), int(seed), float(confidence), n_permutations)
+    parts = []
+    for task_table in layout.tasks:
+        replicates = (cluster_means(task_table.array, n_resamples=int(n_resamples), seed=seed)
+                      if n_resamples else None)
+        parts += [task_table.group_rows(group, task_table.array, replicates, settings) for group in task_table.groups]
+    return _assemble(parts, settings)
+
+
+def _check_table_settings(n_resamples: int, confidence: float, seed: int) -> None:
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
         raise ValueError(f"n_resamples must be a whole number >= 0, got {n_resamples!r}")
     _check_settings(max(int(n_resamples), 1), confidence, seed)
-    value_rows: list[dict[str, object]] = []
-    agreement_rows: list[dict[str, object]] = []
-    if terms.empty:
-        return TableIntervals(pd.DataFrame(columns=list(TABLE_VALUE_COLUMNS)),
-                              pd.DataFrame(columns=list(TABLE_AGREEMENT_COLUMNS)), int(n_resamples), int(seed),
-                              float(confidence))
-    # integer codes once for the whole table (factorising strings, not tuples of them, is what stays fast at a
-    # million rows); the items sorted by name, as a pivot orders them, so that one group's resamples are
-    # model_intervals' own
-    task_code, tasks = pd.factorize(terms["task"])
-    item_code, _ = pd.factorize(terms["item_id"].astype(str), sort=True)
-    codes = [pd.factorize(terms[c].astype(str), sort=True) for c in ("metric", "scorer", "model")]
-    sizes = [len(names) for _, names in codes]
-    column_key = (codes[0][0] * sizes[1] + codes[1][0]) * sizes[2] + codes[2][0]
-    term = _terms_array(terms[["term"]].to_numpy(), "terms")[:, 0]
-    order = np.argsort(task_code, kind="stable")
-    for task_index, rows in enumerate(np.split(order, np.cumsum(np.bincount(task_code, minlength=len(tasks)))[:-1])):
-        task = tasks[task_index]
-        n_items, item_row = _compact(item_code[rows])
-        keys = np.flatnonzero(np.bincount(column_key[rows], minlength=sizes[0] * sizes[1] * sizes[2]))
-        column = np.searchsorted(keys, column_key[rows])
-        cell = item_row * len(keys) + column
-        if np.bincount(cell).max(initial=0) > 1:
-            first = rows[np.flatnonzero(pd.Series(cell).duplicated().to_numpy())[0]]
-            raise ValueError(f"terms hold ({task}, {terms['item_id'].iloc[first]}, {terms['model'].iloc[first]}, "
-                             f"{terms['scorer'].iloc[first]}, {terms['metric'].iloc[first]}) twice")
-        array = np.full((n_items, len(keys)), np.nan)
-        array[item_row, column] = term[rows]
-        replicates = cluster_means(array, n_resamples=int(n_resamples), seed=seed) if n_resamples else None
-        metric_of, rest = np.divmod(keys, sizes[1] * sizes[2])
-        scorer_of, model_of = np.divmod(rest, sizes[2])
-        for metric_index in np.unique(metric_of):
-            metric = str(codes[0][1][metric_index])
-            mine = np.flatnonzero(metric_of == metric_index)
-            direction = get_metric(metric).better
-            scorers = [str(codes[1][1][k]) for k in np.unique(scorer_of[mine])]
-            for scorer in scorers:
-                index = mine[np.asarray(codes[1][1][scorer_of[mine]]) == scorer]
-                table, _ = _model_rows(array[:, index], None if replicates is None else replicates[:, index],
-                                       [str(codes[2][1][k]) for k in model_of[index]], confidence, direction)
-                value_rows += [{"task": task, "scorer": scorer, "metric": metric, "model": row["model"],
-                                "ci_low": row["low"], "ci_high": row["high"], "rank": row["rank"],
-                                "rank_low": row["rank_low"], "rank_high": row["rank_high"],
-                                "warning": interval_warning({"value": ConfidenceInterval(
-                                    row["low"], row["high"], confidence, int(n_resamples), seed, row["n"])})}
-                               for row in table.to_dict("records")]
-            agreement_rows += [{"task": task, "metric": metric, **row} for row in _agreement_rows(
-                array[:, mine], None if replicates is None else replicates[:, mine],
-                [(str(codes[1][1][scorer_of[j]]), str(codes[2][1][model_of[j]])) for j in mine], scorers,
-                n_resamples=int(n_resamples), seed=seed, confidence=confidence, n_permutations=n_permutations)]
+
+
+@dataclass(frozen=True)
+class _GroupSettings:
+    n_resamples: int
+    seed: int
+    confidence: float
+    n_permutations: int
+
+
+def _assemble(parts: Sequence[tuple[list[dict[str, object]], list[dict[str, object]]]], settings: _GroupSettings
+              ) -> TableIntervals:
+    """The :class:`TableIntervals` of every (task, metric) group's value rows and Table 6 rows, in order."""
+    value_rows = [row for values, _ in parts for row in values]
+    agreement_rows = [row for _, agreement in parts for row in agreement]
     values = pd.DataFrame(value_rows, columns=list(TABLE_VALUE_COLUMNS)).astype(
         {c: "Int64" for c in ("rank", "rank_low", "rank_high")})
     return TableIntervals(values, pd.DataFrame(agreement_rows, columns=list(TABLE_AGREEMENT_COLUMNS)),
-                          int(n_resamples), int(seed), float(confidence))
+                          settings.n_resamples, settings.seed, settings.confidence)
+
+
+@dataclass(frozen=True)
+class _MetricGroup:
+    """One metric of one task: its columns of the task's terms matrix, and each scorer's among them."""
+
+    metric: str
+    direction: str
+    columns: NDArray[np.int64]
+    scorers: list[str]
+    by_scorer: list[NDArray[np.int64]]
+
+
+@dataclass
+class _TaskTable:
+    """One task of a long terms table: its items x (metric, scorer, model) matrix and where each row of the long
+    table sits in it (``rows``: the long rows of the task, ``item_row`` / ``column`` their cell)."""
+
+    task: object
+    rows: NDArray[np.int64]
+    item_row: NDArray[np.int64]
+    column: NDArray[np.int64]
+    array: NDArray[np.float64]
+    column_models: list[str]
+    column_scorers: list[str]
+    groups: list[_MetricGroup]
+
+    def group_rows(self, group: _MetricGroup, array: NDArray[np.float64], replicates: NDArray[np.float64] | None,
+                   settings: _GroupSettings) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+        """One metric's value rows (every scorer's models) and Table 6 rows, from the task's terms matrix and its
+        bootstrap replicates (both with every column of the task; ``replicates`` ``None``: no resamples)."""
+        value_rows: list[dict[str, object]] = []
+        for scorer, index in zip(group.scorers, group.by_scorer, strict=True):
+            table, _ = _model_rows(array[:, index], None if replicates is None else replicates[:, index],
+                                   [self.column_models[k] for k in index], settings.confidence, group.direction,
+                                   with_pairs=False)
+            value_rows += [{"task": self.task, "scorer": scorer, "metric": group.metric, "model": row["model"],
+                            "ci_low": row["low"], "ci_high": row["high"], "rank": row["rank"],
+                            "rank_low": row["rank_low"], "rank_high": row["rank_high"],
+                            "warning": interval_warning({"value": ConfidenceInterval(
+                                row["low"], row["high"], settings.confidence, settings.n_resamples, settings.seed,
+                                row["n"])})}
+                           for row in table.to_dict("records")]
+        mine = group.columns
+        agreement_rows = [{"task": self.task, "metric": group.metric, **row} for row in _agreement_rows(
+            array[:, mine], None if replicates is None else replicates[:, mine],
+            [(self.column_scorers[j], self.column_models[j]) for j in mine], group.scorers,
+            n_resamples=settings.n_resamples, seed=settings.seed, confidence=settings.confidence,
+            n_permutations=settings.n_permutations)]
+        return value_rows, agreement_rows
+
+
+class _TableLayout:
+    """Where every row of a long terms table (task, item_id, model, scorer, metric, term) sits: per task (in order
+    of appearance) an items x columns matrix, the items sorted by name (as a pivot orders them, so that one group's
+    resamples are :func:`model_intervals`' own) and the columns by (metric, scorer, model) name."""
+
+    def __init__(self, terms: pd.DataFrame) -> None:
+        self.tasks: list[_TaskTable] = []
+        if terms.empty:
+            return
+        # integer codes once for the whole table (factorising strings, not tuples of them, is what stays fast at a
+        # million rows)
+        task_code, tasks = pd.factorize(terms["task"])
+        item_code, _ = pd.factorize(terms["item_id"].astype(str), sort=True)
+        codes = [pd.factorize(terms[c].astype(str), sort=True) for c in ("metric", "scorer", "model")]
+
+        def describe(row: int) -> str:
+            return ", ".join(str(terms[c].iloc[row]) for c in ("task", "item_id", "model", "scorer", "metric"))
+
+        self._build(task_code, list(tasks), item_code, [(code, np.asarray(names, dtype=object))
+                                                        for code, names in codes],
+                    _terms_array(terms[["term"]].to_numpy(), "terms")[:, 0], describe)
+
+    @classmethod
+    def of_codes(cls, task_code: NDArray[np.int64], tasks: Sequence[object], item_code: NDArray[np.int64],
+                 codes: Sequence[tuple[NDArray[np.int64], NDArray[np.object_]]], term: NDArray[np.float64]
+                 ) -> _TableLayout:
+        """The layout of a terms table given as codes: the task of each row (numbered in order of appearance), its
+        item (numbered in the order of the items' names), and its (metric, scorer, model) codes with their names
+        (sorted)."""
+        layout = cls.__new__(cls)
+        layout.tasks = []
+        layout._build(task_code, tasks, item_code, codes, term, lambda row: f"row {row}")
+        return layout
+
+    def _build(self, task_code: NDArray[np.int64], tasks: Sequence[object], item_code: NDArray[np.int64],
+               codes: Sequence[tuple[NDArray[np.int64], NDArray[np.object_]]], term: NDArray[np.float64],
+               describe: Callable[[int], str]) -> None:
+        sizes = [len(names) for _, names in codes]
+        column_key = (codes[0][0] * sizes[1] + codes[1][0]) * sizes[2] + codes[2][0]
+        order = np.argsort(task_code, kind="stable")
+        for task_index, rows in enumerate(np.split(order, np.cumsum(np.bincount(task_code,
+                                                                                 minlength=len(tasks)))[:-1])):
+            task = tasks[task_index]
+            n_items, item_row = _compact(item_code[rows])
+            keys = np.flatnonzero(np.bincount(column_key[rows], minlength=sizes[0] * sizes[1] * sizes[2]))
+            column = np.searchsorted(keys, column_key[rows])
+            cell = item_row * len(keys) + column
+            if np.bincount(cell).max(initial=0) > 1:
+                first = rows[np.flatnonzero(pd.Series(cell).duplicated().to_numpy())[0]]
+                raise ValueError(f"terms hold ({describe(int(first))}) twice")
+            array = np.full((n_items, len(keys)), np.nan)
+            array[item_row, column] = term[rows]
+            metric_of, rest = np.divmod(keys, sizes[1] * sizes[2])
+            scorer_of, model_of = np.divmod(rest, sizes[2])
+            scorer_names = codes[1][1]
+            groups = []
+            for metric_index in np.unique(metric_of):
+                metric = str(codes[0][1][metric_index])
+                mine = np.flatnonzero(metric_of == metric_index)
+                scorers = [str(scorer_names[k]) for k in np.unique(scorer_of[mine])]
+                by_scorer = [mine[np.asarray(scorer_names[scorer_of[mine]]) == scorer] for scorer in scorers]
+                groups.append(_MetricGroup(metric, get_metric(metric).better, mine, scorers, by_scorer))
+            self.tasks.append(_TaskTable(task, rows, item_row, column, array,
+                                         [str(codes[2][1][k]) for k in model_of],
+                                         [str(scorer_names[k]) for k in scorer_of], groups))
+
+
+def _plan_terms(plan: MetricPlan, wanted: set[str] | None
+                ) -> tuple[_TableLayout, NDArray[np.float64], list[tuple[_Slice, int]]]:
+    """:meth:`empathy.evaluate.MetricPlan.item_terms` of the ``wanted`` metrics laid out as :func:`table_intervals`
+    lays that table out, from the plan's integer codes (no table of a million names built and factorised again):
+    the layout, the terms in item_terms' row order, and each slice with the offset of its rows there."""
+    layout = plan._layout
+    n_models = max(len(layout.models), 1)
+    known = np.flatnonzero(layout.output_of >= 0)
+    item_of_output = np.empty(len(layout.output_task), dtype=np.int64)
+    item_of_output[layout.output_of[known]] = known // n_models
+    item_name_code, _ = pd.factorize(pd.Index(layout.items).astype(str), sort=True)  # as a pivot sorts the items
+    parts, offset = [], 0
+    for part in plan._slices:
+        if wanted is None or part.spec.name in wanted:
+            parts.append((part, offset))
+            offset += len(part.rows)
+    if not offset:
+        return _TableLayout(pd.DataFrame(columns=["task", "item_id", "model", "scorer", "metric", "term"])), \
+            np.empty(0), parts
+    names = {column: sorted({str(v) for part, _ in parts for v in part.groups[column]} if column != "metric"
+                            else {part.spec.name for part, _ in parts}) for column in ("metric", "scorer", "model")}
+    lookup = {column: {name: code for code, name in enumerate(values)} for column, values in names.items()}
+    task_codes: dict[object, int] = {}
+    pieces: dict[str, list[NDArray[np.int64]]] = {c: [] for c in ("task", "item", "metric", "scorer", "model")}
+    terms = []
+    for part, _ in parts:
+        group_task = np.array([task_codes.setdefault(t, len(task_codes)) for t in
+                               pd.unique(part.groups["task"])], dtype=np.int64)
+        of_group = pd.Index(pd.unique(part.groups["task"])).get_indexer(part.groups["task"])
+        row_task = group_task[of_group][part.group]
+        pieces["task"].append(row_task)
+        output = layout.unit_output[part.rows] if part.spec.judged else part.rows
+        pieces["item"].append(item_name_code[item_of_output[output]])
+        pieces["metric"].append(np.full(len(part.rows), lookup["metric"][part.spec.name], dtype=np.int64))
+        for column in ("scorer", "model"):
+            group_code = np.array([lookup[column][str(v)] for v in part.groups[column]], dtype=np.int64)
+            pieces[column].append(group_code[part.group])
+        values, status = part.terms(plan.values)
+        terms.append(np.where(status == OK, values, np.nan))
+    task_code = np.concatenate(pieces["task"])
+    # tasks numbered in order of first appearance over the rows, as pd.factorize numbers them
+    appearance = pd.unique(task_code)
+    renumber = np.empty(len(task_codes), dtype=np.int64)
+    renumber[appearance] = np.arange(len(appearance))
+    by_code = {code: task for task, code in task_codes.items()}
+    term = np.concatenate(terms).astype(float)
+    built = _TableLayout.of_codes(renumber[task_code], [by_code[int(c)] for c in appearance],
+                                  np.concatenate(pieces["item"]),
+                                  [(np.concatenate(pieces[c]), np.asarray(names[c], dtype=object))
+                                   for c in ("metric", "scorer", "model")], term)
+    return built, term, parts
+
+
+# ------------------------------------------------------------------------------------------ kept current
+
+class LiveIntervals:
+    """:func:`table_intervals` of a metric plan's per-item terms, kept current as the overrides change.
+
+    Built once per data set (and task scope, EGM reading, resamples and seed): the plan's terms are laid out as
+    :func:`table_intervals` lays them out, each task's items are resampled once with the same draws, and the
+    resamples x items count matrix is kept (in the narrowest unsigned type) with every column's per-resample sum
+    and count of usable terms. :meth:`table` of a set of overrides then
+
+    * locates the rating cells they change (:meth:`empathy.evaluate.MetricPlan.locate`) and recomputes the terms of
+      those units alone, with the metric's own terms function;
+    * for each (task, metric) holding a changed term, patches the base sums and counts of the changed columns by
+      the changed items' resample counts times the change (``sums += counts[:, items] @ (new - old)``) and computes
+      that metric's rows again (its models' intervals and rank intervals, its Table 6 rows);
+    * takes every other (task, metric)'s rows from the base.
+
+    The result depends on the set of overrides only, never on the order they came in (the base is patched for each
+    call, a metric's rows are remembered per set of changed terms): the same as :func:`table_intervals` of the
+    patched terms up to float rounding in the patched sums (exact for whole-number terms such as CA's). A decision
+    therefore costs the changed units' terms, one metric's rows of one task, and no resampling. Safe to share
+    between threads. :meth:`table` returns ``None`` when an override has no place in the plan (it would change a
+    metric's scope: compute :func:`table_intervals` of the effective ratings' plan instead).
+    """
+
+    #: Sets of changed terms remembered per (task, metric): a few sessions with different overrides alternate.
+    REMEMBERED = 4
+
+    def __init__(self, plan: MetricPlan, *, metrics: Sequence[str] | None = None,
+                 n_resamples: int = DEFAULT_BOOTSTRAP, seed: int = DEFAULT_SEED,
+                 confidence: float = DEFAULT_CONFIDENCE, n_permutations: int = 10_000) -> None:
+        _check_table_settings(n_resamples, confidence, seed)
+        self.plan = plan
+        self._settings = _GroupSettings(int(n_resamples), int(seed), float(confidence), n_permutations)
+        wanted = None if metrics is None else {get_metric(name).name for name in metrics}
+        self._layout, self._base_terms, self._parts = _plan_terms(plan, wanted)
+        n_rows = len(self._base_terms)
+        self._row_task = np.full(n_rows, -1, dtype=np.int32)
+        self._row_item = np.zeros(n_rows, dtype=np.int32)
+        self._row_column = np.zeros(n_rows, dtype=np.int32)
+        self._column_group: list[NDArray[np.int64]] = []
+        self._sums: list[tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.integer]] | None] = []
+        self._replicates: list[NDArray[np.float64] | None] = []
+        self._base_parts: list[list[tuple[list[dict[str, object]], list[dict[str, object]]]]] = []
+        for index, task_table in enumerate(self._layout.tasks):
+            self._row_task[task_table.rows] = index
+            self._row_item[task_table.rows] = task_table.item_row
+            self._row_column[task_table.rows] = task_table.column
+            # held once, in the row arrays above (a million rows at 200,000 outputs)
+            task_table.rows = task_table.item_row = task_table.column = np.empty(0, dtype=np.int64)
+            column_group = np.zeros(task_table.array.shape[1], dtype=np.int64)
+            for number, group in enumerate(task_table.groups):
+                column_group[group.columns] = number
+            self._column_group.append(column_group)
+            kept = (_cluster_sums(task_table.array, self._settings.n_resamples, self._settings.seed,
+                                  keep_counts=True) if self._settings.n_resamples else None)
+            self._sums.append(kept)  # type: ignore[arg-type]
+            replicates = None if kept is None else _means(kept[0], kept[1])
+            self._replicates.append(replicates)
+            self._base_parts.append([task_table.group_rows(group, task_table.array, replicates, self._settings)
+                                     for group in task_table.groups])
+        self._base = _assemble([p for parts in self._base_parts for p in parts], self._settings)
+        self._remembered: dict[tuple[int, int], dict[bytes, tuple[list[dict[str, object]],
+                                                                  list[dict[str, object]]]]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def base(self) -> TableIntervals:
+        """The intervals of the plan's own ratings (no override)."""
+        return self._base
+
+    def table(self, changes: pd.DataFrame | None) -> TableIntervals | None:
+        """The intervals with ``changes`` (item_id, model, rater, dimension, value; later rows win) written into
+        the plan's ratings, or ``None`` when a change has no place in the plan."""
+        located = self.plan.locate(changes)
+        if located is None:
+            return None
+        cells, written = located
+        base = self.plan.values.reshape(-1)[cells]
+        differs = base.view(np.int64) != written.view(np.int64)
+        rows, terms = self.changed_terms(cells[differs], written[differs])
+        if not len(rows):
+            return self._base
+        task_of = self._row_task[rows]
+        group_of = np.zeros(len(rows), dtype=np.int64)
+        for index in np.unique(task_of):
+            mine = task_of == index
+            group_of[mine] = self._column_group[index][self._row_column[rows[mine]]]
+        touched = {(int(t), int(g)): np.flatnonzero((task_of == t) & (group_of == g))
+                   for t, g in set(zip(task_of.tolist(), group_of.tolist(), strict=True))}
+        parts = []
+        for index, task_parts in enumerate(self._base_parts):
+            for number, base_part in enumerate(task_parts):
+                where = touched.get((index, number))
+                parts.append(base_part if where is None else self._group(index, number, rows[where], terms[where]))
+        return _assemble(parts, self._settings)
+
+    def changed_terms(self, cells: NDArray[np.int64], written: NDArray[np.float64]
+                      ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """The rows of the plan's terms table (:meth:`empathy.evaluate.MetricPlan.item_terms` order) whose term
+        differs from the base once the rating ``cells`` hold ``written``, ascending, and their terms (NaN: not
+        usable); only the units of those cells have their terms computed (a grouped metric's slice: all of it)."""
+        if not len(cells):
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        values = self.plan.values.copy()
+        values.reshape(-1)[cells] = written
+        n_columns = max(values.shape[1], 1)
+        units, columns = cells // n_columns, cells % n_columns
+        found_rows, found_terms = [], []
+        for part, offset in self._parts:
+            read = [c for c in part.columns.values() if c >= 0]
+            mine = np.unique(units[np.isin(columns, read)])
+            if not len(mine) or not len(part.rows):
+                continue
+            found = np.minimum(np.searchsorted(part.rows, mine), len(part.rows) - 1)
+            positions = found[part.rows[found] == mine]
+            if not len(positions):
+                continue
+            if part.spec.grouped:
+                positions = np.arange(len(part.rows))
+                terms, status = part.terms(values)
+            else:
+                terms, status = part.spec.terms(part.term_inputs(values, positions))
+            new = np.where(status == OK, terms, np.nan)
+            old = self._base_terms[offset + positions]
+            differs = ~((new == old) | (np.isnan(new) & np.isnan(old)))
+            found_rows.append(offset + positions[differs])
+            found_terms.append(new[differs])
+        if not found_rows:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        rows = np.concatenate(found_rows)
+        order = np.argsort(rows, kind="stable")
+        return rows[order], np.concatenate(found_terms)[order]
+
+    def _group(self, index: int, number: int, rows: NDArray[np.int64], terms: NDArray[np.float64]
+               ) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+        """One (task, metric)'s rows with its terms at ``rows`` replaced by ``terms`` (remembered per such set)."""
+        key = rows.tobytes() + terms.tobytes()
+        with self._lock:
+            remembered = self._remembered.setdefault((index, number), {})
+            if key in remembered:
+                return remembered[key]
+        task_table = self._layout.tasks[index]
+        group = task_table.groups[number]
+        items, columns = self._row_item[rows].astype(np.int64), self._row_column[rows].astype(np.int64)
+        array = task_table.array.copy()
+        old = array[items, columns]
+        array[items, columns] = terms
+        replicates = self._replicates[index]
+        kept = self._sums[index]
+        if kept is not None and replicates is not None:
+            sums, n, counts = kept
+            mine = group.columns
+            patched_sums, patched_n = sums[:, mine].copy(), n[:, mine].copy()
+            local = np.searchsorted(mine, columns)
+            change = np.nan_to_num(terms, nan=0.0) - np.nan_to_num(old, nan=0.0)
+            usable_change = (~np.isnan(terms)).astype(float) - (~np.isnan(old)).astype(float)
+            for column in np.unique(local):
+                at = local == column
+                drawn = counts[:, items[at]].astype(float)
+                patched_sums[:, column] += drawn @ change[at]
+                patched_n[:, column] += drawn @ usable_change[at]
+            replicates = replicates.copy()
+            replicates[:, mine] = _means(patched_sums, patched_n)
+        result = task_table.group_rows(group, array, replicates, self._settings)
+        with self._lock:
+            if len(remembered) >= self.REMEMBERED:
+                remembered.pop(next(iter(remembered)))
+            remembered[key] = result
+        return result

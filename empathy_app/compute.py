@@ -21,9 +21,9 @@ import streamlit as st
 
 from empathy.evaluate import MetricsReport, TextFeatures, default_by_task, text_features
 from empathy.mechanisms import MechanismMarks
-from empathy.metrics import registry_token
+from empathy.metrics import METRIC_SPECS, registry_token
 from empathy.progress import Progress, Tracker, format_duration
-from empathy.review import EffectiveRatings, Recompute
+from empathy.review import EffectiveRatings, Recompute, agreement_labels, per_task
 from empathy_app import overrides, session_keys
 from empathy_app.loading import Loaded
 from empathy_app.progress import MIN_INTERVAL, ProgressBar
@@ -522,6 +522,40 @@ def _human_vs_judges(key: str, okey: str, _ratings: pd.DataFrame, _overrides: pd
     from empathy.review import human_vs_judges
 
     return human_vs_judges(_ratings, _overrides)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _agreement_labels(key: str, okey: str, scope: str, _agreement: pd.DataFrame, _overrides: pd.DataFrame | None,
+                      _outputs: pd.DataFrame | None) -> pd.DataFrame:
+    return agreement_labels(_agreement, _overrides, _outputs)
+
+
+def table6_labels(data: Loaded) -> pd.DataFrame:
+    """:func:`empathy.review.agreement_labels` of :func:`report`'s Table 6 under the global toggle (which labels each
+    row rests on). Cached per data set, task scope and metric, each metric's rows under the key of the decisions on
+    its own dimensions (:func:`empathy_app.overrides.applied_key`): a rerun recomputes nothing, a CA decision only
+    CA's rows."""
+    current = overrides_used(data)
+    result = report(data)
+    agreement = result.agreement
+    split = per_task(result.table)
+    outputs = data.dataset.outputs if split else None
+    if outputs is not None and current is not None and len(current):
+        # a row's task scope only filters the decisions: the outputs without one never count (and each of the
+        # rows would otherwise index every output of its task again)
+        outputs = outputs[outputs["item_id"].astype(str).isin(set(current["item_id"].astype(str)))]
+    if agreement.empty:
+        return agreement_labels(agreement, current, outputs)
+    parts = []
+    for metric in pd.unique(agreement["metric"]):
+        spec = METRIC_SPECS.get(str(metric))
+        dimensions = list(spec.dimensions) if spec is not None else []
+        # "judges" or "with_overrides" follows the toggle even when no override applies (both keys "none")
+        okey = f"toggle={current is not None}|{_overrides_key(data, current, dimensions)}"
+        scope = f"by_task={by_task(data)}|split={split}|metric={metric}|metrics={registry_token()}"
+        parts.append(_agreement_labels(data.content_key, okey, scope, agreement[agreement["metric"] == metric],
+                                       current, outputs))
+    return pd.concat(parts).loc[agreement.index]
 
 
 def human_agreement(data: Loaded) -> pd.DataFrame:

@@ -7,8 +7,10 @@ design of the data set, from the judges' *own* ratings and the decisions made in
 :func:`empathy.labels.audits.audit_decisions`) and :func:`empathy.inference.label_budget`. This module caches
 them and shapes them for the Overview, Agreement and Relabel pages:
 
-* the bootstrap per data set, task scope, EGM reading, overrides, resamples and seed (about 1 s of CPU at
-  200,000 outputs: computed once per change of the overrides it reads, never on a rerun that changes nothing);
+* the bootstrap per data set, task scope, EGM reading, resamples and seed (:class:`empathy.bootstrap.
+  LiveIntervals`: the items resampled and the judges' own intervals computed once), kept current per set of
+  overrides: a decision recomputes the terms it changes and the one (task, metric) they belong to, never the
+  resampling; a rerun that changes nothing reads the cached table;
 * the PPI estimates per design and its audit labels (a decision outside the audit, or a rerun, leaves them
   cached), so the Relabel queue's fragment can show them after every decision.
 
@@ -27,7 +29,7 @@ import pandas as pd
 import streamlit as st
 
 from empathy.audit import AuditDesign
-from empathy.bootstrap import TableIntervals, table_intervals
+from empathy.bootstrap import LiveIntervals, TableIntervals, table_intervals
 from empathy.evaluate import TextFeatures, plan_metrics
 from empathy.inference import (
     ALL_TASKS,
@@ -65,16 +67,23 @@ CORRECTED_COLUMNS = ("corrected", "corrected_low", "corrected_high", "n_audit", 
 
 # ------------------------------------------------------------------------------------------ the bootstrap
 
-@st.cache_data(show_spinner="Resampling items for the intervals…", max_entries=8)
+@st.cache_resource(show_spinner="Resampling items for the intervals…", max_entries=2)
+def _live(key: str, scope: str, n_resamples: int, seed: int, _engine: Recompute) -> LiveIntervals:
+    # once per data set, scope and bootstrap: the resamples drawn, the judges' own labels' intervals computed
+    # (about 75 MB of arrays at 200,000 outputs: two held, e.g. both EGM readings or two data sets)
+    return LiveIntervals(_engine.plan, metrics=judged_metrics(), n_resamples=n_resamples, seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
 def _intervals(key: str, okey: str, scope: str, n_resamples: int, seed: int, _engine: Recompute,
                _overrides: pd.DataFrame | None) -> TableIntervals:
-    plan = _engine.plan
-    values = plan.patch(_overrides)
+    values = _live(key, scope, n_resamples, seed, _engine).table(_overrides)
     if values is None:  # an override adds a rating the plan has no place for: plan the effective ratings
         plan = plan_metrics(_engine.outputs, apply_overrides(_engine.ratings, _overrides), features=_engine.features,
                             **{**_engine.settings, "include_ld": False})
-        values = plan.values
-    return table_intervals(plan.item_terms(values, metrics=judged_metrics()), n_resamples=n_resamples, seed=seed)
+        values = table_intervals(plan.item_terms(plan.values, metrics=judged_metrics()), n_resamples=n_resamples,
+                                 seed=seed)
+    return values
 
 
 def intervals(data: Loaded, *, with_overrides: bool | None = None, egm_both_zero: str = "zero",
@@ -83,7 +92,9 @@ def intervals(data: Loaded, *, with_overrides: bool | None = None, egm_both_zero
     (the same overrides, task scope and EGM reading), from its per-item terms (LD has none: its
     standardisation ties a model's terms together).
 
-    Cached per data set, overrides, task scope, EGM reading, resamples and seed, and shared by the sessions.
+    The bootstrap is drawn once per data set, task scope, EGM reading, resamples and seed and kept current per set
+    of overrides (:class:`empathy.bootstrap.LiveIntervals`); the table is cached per set of overrides too, and both
+    are shared by the sessions.
     """
     current = compute.overrides_used(data, with_overrides)
     scope = f"by_task={compute.by_task(data)}|egm={egm_both_zero}|metrics={registry_token()}"

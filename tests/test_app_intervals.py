@@ -19,6 +19,7 @@ from conftest import app_texts, open_page  # noqa: E402
 from relabel_keys import press  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from empathy import bootstrap  # noqa: E402
 from empathy.bootstrap import table_intervals  # noqa: E402
 from empathy.evaluate import plan_metrics, text_features  # noqa: E402
 from empathy.io import load_dataset  # noqa: E402
@@ -85,29 +86,37 @@ def test_overview_intervals_are_the_librarys(library):
 
 
 def test_the_bootstrap_runs_once_per_data_set_and_overrides(monkeypatch):
-    calls: list[int] = []
-    original = intervals.table_intervals
+    # the whole bootstrap (drawing resamples) once per data set; a new set of overrides updates it once, a rerun not
+    draws: list[int] = []
+    updates: list[int] = []
+    original_draws = bootstrap.resample_counts
+    original_table = bootstrap.LiveIntervals.table
 
-    def counted(*args: object, **kwargs: object) -> object:
-        calls.append(1)
-        return original(*args, **kwargs)
+    def counted_draws(*args: object, **kwargs: object) -> object:
+        draws.append(1)
+        return original_draws(*args, **kwargs)
 
-    monkeypatch.setattr(intervals, "table_intervals", counted)
+    def counted_table(self: object, *args: object, **kwargs: object) -> object:
+        updates.append(1)
+        return original_table(self, *args, **kwargs)
+
+    monkeypatch.setattr(bootstrap, "resample_counts", counted_draws)
+    monkeypatch.setattr(bootstrap.LiveIntervals, "table", counted_table)
     at = open_page("app_pages/2_Overview.py", session={"annotator": "ann", "relabel_annotator": "ann"},
                    timeout=TIMEOUT)
-    first = len(calls)  # 0 when an earlier test of this process computed the demo's already
+    first, first_updates = len(draws), len(updates)  # 0 when an earlier test of this process computed the demo's
     at.run()
     at.switch_page("app_pages/5_Agreement.py").run()  # the judges' own labels: with no override, the same table
     _ok(at)
-    assert len(calls) == first
+    assert (len(draws), len(updates)) == (first, first_updates)
     at.switch_page("app_pages/4_Relabel.py").run()
     press(at, 1.0)  # one decision: the overrides change
     _ok(at)
     at.switch_page("app_pages/2_Overview.py").run()
     _ok(at)
-    assert len(calls) == first + 1
+    assert (len(draws), len(updates)) == (first, first_updates + 1)  # updated, nothing resampled
     at.run()
-    assert len(calls) == first + 1
+    assert (len(draws), len(updates)) == (first, first_updates + 1)
 
 
 def test_table6_with_interval_exact_p_and_tau(library):
