@@ -92,14 +92,16 @@ class _Base:
     matrix: DimensionMatrix
     units: pd.MultiIndex | None  # (item_id, model) of each unit, None for a reference dimension
     kinds: dict[str, str]
+    kind_pairs: tuple[tuple[str, str], ...]  # the distinct (rater, rater_kind) of the dimension
 
 
-#: Counted work, for the tests: matrices built from ratings, tables built, pairs patched, pairs built.
+#: Counted work, for the tests (``<what>:<dimension>``): a matrix built from rating rows, a pair's tables built or
+#: patched, a live comparison, a stability table, a panel table, the raters' facts.
 COUNTS: collections.Counter[str] = collections.Counter()
 
 
 def _matrix_of(part: pd.DataFrame, dimension: str) -> tuple[DimensionMatrix, pd.Index]:
-    COUNTS["matrix"] += 1
+    COUNTS[f"matrix:{dimension}"] += 1
     matrix = _rater_matrix(part, dimension)
     outputs = len(part[["item_id", "model"]].drop_duplicates()) if len(part) else 0
     return DimensionMatrix(dimension, matrix.to_numpy(dtype=float), [str(c) for c in matrix.columns],
@@ -116,11 +118,13 @@ def _base(key: str, dimension: str, _ratings: pd.DataFrame) -> _Base:
     if isinstance(index, pd.MultiIndex):  # (item_id, model) rows; a reference dimension's units are items
         units = pd.MultiIndex.from_arrays([index.get_level_values(k).astype(str).to_numpy(dtype=object)
                                            for k in range(2)])
-    kinds = {}
+    kinds, pairs = {}, ()
     if "rater_kind" in part.columns:
-        first = part.drop_duplicates("rater")
-        kinds = dict(zip(first["rater"].astype(str), first["rater_kind"].fillna("").astype(str), strict=True))
-    return _Base(matrix, units, kinds)
+        distinct = part[["rater", "rater_kind"]].fillna({"rater_kind": ""}).drop_duplicates()
+        pairs = tuple(zip(distinct["rater"].astype(str), distinct["rater_kind"].astype(str), strict=True))
+        first = distinct.drop_duplicates("rater")
+        kinds = dict(zip(first["rater"].astype(str), first["rater_kind"].astype(str), strict=True))
+    return _Base(matrix, units, kinds, pairs)
 
 
 def _patched(base: _Base, mine: pd.DataFrame) -> np.ndarray | None:
@@ -229,7 +233,7 @@ class PairTable:
         return self._draws[n_units]
 
     def _build(self, matrix: DimensionMatrix, i: int, j: int) -> tuple[PairCounts | None, dict[str, object]]:
-        COUNTS["pair_built"] += 1
+        COUNTS[f"pair_built:{self.dimension}"] += 1
         x, y = matrix.values[:, i], matrix.values[:, j]
         counts = PairCounts.build(x, y, matrix.clusters, n_resamples=self.bootstrap, seed=self.seed,
                                   draws=self._resample_counts)
@@ -262,7 +266,7 @@ class PairTable:
                     counts = self.counts.get(pair)
                     if counts is not None and all(counts.change(int(u), (old[u, i], old[u, j]),
                                                                 (new[u, i], new[u, j])) for u in touched):
-                        COUNTS["pair_patched"] += 1
+                        COUNTS[f"pair_patched:{self.dimension}"] += 1
                         self.rows[pair] = counts.row()
                         continue
                 self.counts[pair], self.rows[pair] = self._build(matrix, i, j)
@@ -358,10 +362,30 @@ def _empty_panels(bootstrap: int) -> pd.DataFrame:
     return _floats(pd.DataFrame(columns=columns))
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+def _dimension_rows_of(now: Now, dimension: str) -> pd.DataFrame:
+    """The effective rating rows of one dimension (its rows found once per data set)."""
+    effective = compute.effective_ratings(now.data)
+    if now.gap:
+        return _plain(effective[effective["dimension"] == dimension])
+    rows = compute._dimension_rows(now.data.content_key, now.data.dataset.ratings).get(
+        dimension, np.empty(0, dtype=np.int64))
+    return _plain(effective.iloc[rows])
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _panel_part(key: str, dimension: str, panels: tuple[tuple[str, tuple[str, ...]], ...], bootstrap: int,
+                seed: int, _ratings: pd.DataFrame) -> pd.DataFrame:
+    COUNTS[f"panel_table:{dimension}"] += 1
+    raters = set(_ratings["rater"].astype(str))
+    chosen = {name: [m for m in members if m in raters] for name, members in panels}
+    return compare_panels(_ratings, {name: members for name, members in chosen.items() if members},
+                          dimensions=[dimension], bootstrap=bootstrap, seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
 def _panel_table(key: str, _ratings: pd.DataFrame, dimensions: tuple[str, ...], bootstrap: int, seed: int
                  ) -> pd.DataFrame:
-    COUNTS["panel_table"] += 1
+    COUNTS[f"panel_table:{','.join(dimensions)}"] += 1
     ratings = _plain(_ratings)
     return _floats(compare_panels(ratings[ratings["dimension"].isin(dimensions)], dimensions=list(dimensions),
                                   bootstrap=bootstrap, seed=seed))
@@ -369,17 +393,26 @@ def _panel_table(key: str, _ratings: pd.DataFrame, dimensions: tuple[str, ...], 
 
 def panel_table(now: Now, dimensions: Sequence[str], bootstrap: int, seed: int) -> pd.DataFrame:
     """Panels (by rater_kind) compared with each other and the crowd (:func:`empathy.panels.compare_panels` of the
-    effective ratings of the dimensions), kept per (data set, the dimensions' overrides). Without two panels, or a
-    panel and a crowd rater, among the dimensions' raters there is nothing to compare: the empty table comes
-    without a pass over the ratings."""
+    effective ratings of the dimensions).
+
+    The panels are those of the dimensions' raters together (as there); each dimension's rows are kept per (data
+    set, that dimension's overrides), so a decision on CA recomputes CA's rows only. Without two panels, or a panel
+    and a crowd rater, there is nothing to compare: the empty table comes without a pass over the ratings.
+    """
+    bases = [_base(now.data.content_key, d, now.data.dataset.ratings) for d in dimensions]
+    pairs = sorted({pair for base in bases for pair in base.kind_pairs})
+    kinds = dict(pairs)
     raters = sorted({r for d in dimensions for r in dimension_matrix_of(now, d).raters})
-    kinds: dict[str, str] = {}
-    for dimension in dimensions:
-        kinds.update(rater_kinds(now, dimension))
-    if _comparable(kinds, raters) < 2 and not now.gap:
+    mixed = len(kinds) < len(pairs)  # a rater of two kinds: the straightforward path
+    if not now.gap and not mixed and _comparable(kinds, raters) < 2:
         return _empty_panels(bootstrap)
-    return _panel_table(now.key(dimensions), compute.effective_ratings(now.data), tuple(dimensions), bootstrap,
-                        seed)
+    if now.gap or mixed or _rater_facts(now.data).imported_panels:
+        return _panel_table(now.key(dimensions), compute.effective_ratings(now.data), tuple(dimensions), bootstrap,
+                            seed)
+    panels = default_panels(pd.DataFrame(pairs, columns=["rater", "rater_kind"]))
+    chosen = tuple((name, tuple(members)) for name, members in panels.items())
+    parts = [_panel_part(now.key([d]), d, chosen, bootstrap, seed, _dimension_rows_of(now, d)) for d in dimensions]
+    return _floats(pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0])
 
 
 # ------------------------------------------------------------------------- live: each rater vs a reference
@@ -467,7 +500,7 @@ def _against(ratings: pd.DataFrame, target: str, raters: list[str], dimension: s
 def _against_matrix(matrix: DimensionMatrix, facts: _Raters, target: str, raters: list[str]) -> pd.DataFrame:
     """:func:`_against` read from the dimension's matrix: a panel is its members' mean per unit (NaN skipped), a
     pair's statistics come from its contingency table where the labels are discrete."""
-    COUNTS["against"] += 1
+    COUNTS[f"against:{matrix.dimension}"] += 1
     position = {name: k for k, name in enumerate(matrix.raters)}
     values = matrix.values
     if is_panel(target):
@@ -617,7 +650,7 @@ def stability_matrix(now: Now, dimension: str, with_panels: bool) -> pd.DataFram
 @st.cache_data(show_spinner=False, max_entries=16)
 def _dimension_stability(key: str, dimension: str, sizes: tuple[int, ...], n_resamples: int, seed: int,
                          statistic: str, reference: str | None, with_panels: bool, _now: Now) -> StabilityResult:
-    COUNTS["stability"] += 1
+    COUNTS[f"stability:{dimension}"] += 1
     matrix = stability_matrix(_now, dimension, with_panels)
     return sample_size_stability(matrix, list(sizes), n_resamples=n_resamples, seed=seed, statistic=statistic,
                                  reference=reference)
