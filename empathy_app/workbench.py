@@ -1,7 +1,15 @@
 """Agreement workbench views: rater pairs, panels, LLM vs experts under the current overrides, stability.
 
 The statistics come from :mod:`empathy.agreement`, :mod:`empathy.panels` and :mod:`empathy.stability`; this
-module caches them per (data content, overrides) and draws them. ``app_pages/6_Workbench.py`` only lays it out.
+module keeps them and draws them. ``app_pages/6_Workbench.py`` only lays it out.
+
+What it keeps (issue 25: a rerun computes nothing, a decision recomputes what it touches): per data set and
+dimension, the units x raters matrix of the judges' labels (:func:`dimension_matrix_of`; the overrides of the
+dimension are written into a copy), per dimension the pair rows as contingency tables with every bootstrap
+resample's table (:class:`PairTable`, patched for the units a decision changed), and every other table per (data
+set, the overrides of the dimensions it reads): a decision on CA leaves the other dimensions' tables as they are.
+The overrides are read once per run (:func:`overrides_now`). Each fast path has a straightforward twin
+(``*_straight``) that the tests compare it with.
 """
 
 from __future__ import annotations
@@ -225,12 +233,9 @@ class PairTable:
         self.counts: dict[tuple[str, str], PairCounts | None] = {}
         self.rows: dict[tuple[str, str], dict[str, object]] = {}
         self.table: pd.DataFrame | None = None
-        self._draws: dict[int, np.ndarray] = {}
 
     def _resample_counts(self, n_units: int) -> np.ndarray:
-        if n_units not in self._draws:
-            self._draws[n_units] = resample_counts(n_units, self.bootstrap, self.seed)
-        return self._draws[n_units]
+        return _draws(n_units, self.bootstrap, self.seed)
 
     def _build(self, matrix: DimensionMatrix, i: int, j: int) -> tuple[PairCounts | None, dict[str, object]]:
         COUNTS[f"pair_built:{self.dimension}"] += 1
@@ -284,7 +289,15 @@ class PairTable:
             return self.table
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _draws(n_units: int, bootstrap: int, seed: int) -> np.ndarray:
+    """The bootstrap's draws as counts per unit and resample (one byte each: 10 MB at 500 resamples of 20,000
+    items), shared by every pair and dimension with as many units."""
+    COUNTS["draws"] += 1
+    return resample_counts(n_units, bootstrap, seed)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _pair_holder(key: str, dimension: str, bootstrap: int, seed: int) -> PairTable:
     return PairTable(dimension, bootstrap, seed)
 

@@ -11,7 +11,6 @@ import pytest
 from empathy.agreement import (
     MAX_TABLE_CATEGORIES,
     PairCounts,
-    bootstrap_ci,
     cohen_kappa,
     pair_row,
     pairwise_agreement,
