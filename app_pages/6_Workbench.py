@@ -11,8 +11,6 @@ from empathy_app.markup import codes, md  # noqa: E402
 
 data = loading.require_data()
 views.mode_caption(data)
-dataset = data.dataset
-effective = compute.effective_ratings(data)
 dimensions = compute.dimensions_of(data)
 now = wb.overrides_now(data)  # the overrides of this run, read once
 
@@ -103,14 +101,8 @@ if source == "raters on the dimension":
     sizes_text = settings[0].text_input("Sizes", ", ".join(map(str, default_sizes(n_units))), key="wb_sizes_dim")
     try:
         sizes = wb.parse_sizes(sizes_text, n_units)
-        # on a large data set the table waits for a click (it is not what the page shows first); once asked for,
-        # it stays for the session
-        if wb.stability_waits(n_units) and not st.session_state.get("wb_stability_asked"):
-            st.caption(f"{n_units:,} outputs: the stability table is computed when you ask for it "
-                       f"({n_resamples} subsets per size, {len(sizes)} sizes).")
-            if st.button("Compute the stability table", key="wb_stability_go"):
-                st.session_state["wb_stability_asked"] = True
-        if not wb.stability_waits(n_units) or st.session_state.get("wb_stability_asked"):
+        # on a large data set the table waits for a click (it is not what the page shows first)
+        if wb.stability_allowed(n_units, n_resamples, len(sizes)):
             result = wb.dimension_stability(now, dimension, tuple(sizes), n_resamples, seed, statistic, reference,
                                             with_panels)
             title = f"{statistic} of {dimension} by rater" + (f" (vs {reference})" if reference else "")
@@ -119,24 +111,19 @@ if source == "raters on the dimension":
 else:
     options = st.columns(2)
     metric = options[0].selectbox("Metric", list(metrics.judged_metrics()), key="wb_metric")
-    judges = wb.metric_judges(effective, metric)
+    judges = wb.metric_judges(now, metric)
     if not judges:
         st.info(f"No judge rated the dimensions of {metric} in this data set.")
     else:
         judge = options[1].selectbox("Judge", judges, key="wb_judge")
-        spec = metrics.get_metric(metric)
-        sentences = compute.features(data).frame(dataset.outputs) if spec.needs_sentences else None
-        matrix = wb.metric_stability_matrix(dataset.outputs, effective, sentences,
-                                            compute.effective_key(data, spec.dimensions), metric, judge)
-        n_units = len(matrix)
+        n_units = len(wb.metric_stability_matrix(now, metric, judge))
         sizes_text = settings[0].text_input("Sizes", ", ".join(map(str, default_sizes(n_units))),
                                             key="wb_sizes_metric")
         try:
             sizes = wb.parse_sizes(sizes_text, n_units)
-            from empathy.stability import sample_size_stability
-
-            result = sample_size_stability(matrix, sizes, n_resamples=n_resamples, seed=seed)
-            title = f"{metric} by model (judge {judge}), items resampled"
+            if wb.stability_allowed(n_units, n_resamples, len(sizes)):
+                result = wb.metric_stability(now, metric, judge, tuple(sizes), n_resamples, seed)
+                title = f"{metric} by model (judge {judge}), items resampled"
         except ValueError as error:
             st.error(f"Sizes: {md(error)}")
 if result is not None:

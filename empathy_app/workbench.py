@@ -690,19 +690,64 @@ def dimension_stability_straight(ratings: pd.DataFrame, dimension: str, sizes: t
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def metric_stability_matrix(_outputs: pd.DataFrame, _ratings: pd.DataFrame, _sentences: pd.DataFrame | None,
-                            key: str, metric: str, judge: str) -> pd.DataFrame:
-    """Items x models of one judge's per-item terms of ``metric`` (a judge metric of the registry: SA, EGM, CA)."""
-    terms = metric_terms(_outputs, _plain(_ratings), metric, sentences=_sentences)
+def _metric_matrix(key: str, metric: str, judge: str, _data: Loaded) -> pd.DataFrame:
+    COUNTS[f"metric_matrix:{metric}"] += 1
+    from empathy.metrics import get_metric
+
+    outputs = _data.dataset.outputs
+    sentences = compute.features(_data).frame(outputs) if get_metric(metric).needs_sentences else None
+    terms = metric_terms(outputs, _plain(compute.effective_ratings(_data)), metric, sentences=sentences)
     return metric_matrix(terms, judge)
 
 
-def metric_judges(ratings: pd.DataFrame, metric: str) -> list[str]:
+def metric_stability_matrix(now: Now, metric: str, judge: str) -> pd.DataFrame:
+    """Items x models of one judge's per-item terms of ``metric`` (a judge metric of the registry: SA, EGM, CA),
+    kept per (data set, the overrides of the metric's dimensions)."""
+    from empathy.metrics import get_metric
+
+    return _metric_matrix(now.key(get_metric(metric).dimensions), metric, judge, now.data)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _metric_stability(key: str, metric: str, judge: str, sizes: tuple[int, ...], n_resamples: int, seed: int,
+                      _matrix: pd.DataFrame) -> StabilityResult:
+    COUNTS[f"stability:{metric}"] += 1
+    return sample_size_stability(_matrix, list(sizes), n_resamples=n_resamples, seed=seed)
+
+
+def metric_stability(now: Now, metric: str, judge: str, sizes: tuple[int, ...], n_resamples: int, seed: int
+                     ) -> StabilityResult:
+    """:func:`empathy.stability.sample_size_stability` of :func:`metric_stability_matrix` (items resampled), kept
+    per (data set, the overrides of the metric's dimensions)."""
+    from empathy.metrics import get_metric
+
+    return _metric_stability(now.key(get_metric(metric).dimensions), metric, judge, sizes, n_resamples, seed,
+                             metric_stability_matrix(now, metric, judge))
+
+
+def metric_judges(now: Now, metric: str) -> list[str]:
     """Judges with at least one rating in the dimensions of ``metric``."""
     from empathy.metrics import get_metric
 
-    part = ratings[ratings["dimension"].isin(get_metric(metric).dimensions)]
-    return sorted(part["rater"].unique())
+    dimensions = get_metric(metric).dimensions
+    if now.gap:
+        ratings = compute.effective_ratings(now.data)
+        return sorted(ratings.loc[ratings["dimension"].isin(dimensions), "rater"].unique())
+    present = [d for d in compute.dimensions_of(now.data) if d in dimensions]
+    return sorted({r for d in present for r in dimension_matrix_of(now, d).raters})
+
+
+def stability_allowed(n_units: int, n_resamples: int, n_sizes: int) -> bool:
+    """Whether the stability table is computed in this run: at once up to :data:`STABILITY_AUTO_UNITS` units, else
+    once its button was pressed in this session (a caption and the button are drawn until then)."""
+    if not stability_waits(n_units) or st.session_state.get("wb_stability_asked"):
+        return True
+    st.caption(f"{n_units:,} units: the stability table is computed when you ask for it ({n_resamples} subsets per "
+               f"size, {n_sizes} sizes); it then stays for the session.")
+    if st.button("Compute the stability table", key="wb_stability_go"):
+        st.session_state["wb_stability_asked"] = True
+        return True
+    return False
 
 
 def parse_sizes(text: str, n_units: int) -> list[int]:

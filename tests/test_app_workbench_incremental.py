@@ -188,3 +188,28 @@ def test_a_large_data_set_waits_for_a_click_before_the_stability_table(tmp_path,
     assert "all" in _frame(at, "all").columns and _delta(work) == {"stability:ca": 1}
     at.run()
     assert "all" in _frame(at, "all").columns  # stays for the session
+
+
+def test_models_under_a_metric_computed_once_and_as_the_library_does(tmp_path, _store):
+    from empathy.io import load_dataset
+    from empathy.stability import metric_matrix, metric_terms, sample_size_stability
+
+    source = _data(tmp_path / "data", seed=5)
+    _decide(source, _store, "i02", "m2", "ca", 1.0)
+    at = open_page(PAGE, source)
+    at.radio(key="wb_stability_source").set_value("models under a metric").run()
+    at.selectbox(key="wb_metric").set_value("CA").run()
+    at.selectbox(key="wb_judge").set_value("judge1").run()
+    _ok(at)
+    outputs = load_dataset(source["outputs"], source["ratings"]).outputs
+    matrix = metric_matrix(metric_terms(outputs, _effective(source, _store), "CA"), "judge1")
+    sizes = [int(s) for s in at.text_input(key="wb_sizes_metric").value.split(",")]
+    expected = sample_size_stability(matrix, sizes, n_resamples=100, seed=0)
+    assert _frame(at, "all").astype(str).equals(expected.wide().astype(str))
+    work = _work()
+    at.run()
+    assert _delta(work) == {}
+    _decide(source, _store, "i04", "m0", "u_gen", 3.0)  # another dimension: CA's stability stays
+    at.run()
+    _ok(at)
+    assert not any(key.startswith(("stability:", "metric_matrix:")) for key in _delta(work)), _delta(work)
