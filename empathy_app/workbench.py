@@ -101,6 +101,7 @@ class _Base:
     units: pd.MultiIndex | None  # (item_id, model) of each unit, None for a reference dimension
     kinds: dict[str, str]
     kind_pairs: tuple[tuple[str, str], ...]  # the distinct (rater, rater_kind) of the dimension
+    present: np.ndarray | None  # whether each (unit, rater) cell has a rating row (NaN values too), as ``units``
 
 
 #: Counted work, for the tests (``<what>:<dimension>``): a matrix built from rating rows, a pair's tables built or
@@ -132,7 +133,47 @@ def _base(key: str, dimension: str, _ratings: pd.DataFrame) -> _Base:
         pairs = tuple(zip(distinct["rater"].astype(str), distinct["rater_kind"].astype(str), strict=True))
         first = distinct.drop_duplicates("rater")
         kinds = dict(zip(first["rater"].astype(str), first["rater_kind"].astype(str), strict=True))
-    return _Base(matrix, units, kinds, pairs)
+    present = None
+    if units is not None:
+        present = ~np.isnan(matrix.values)
+        missing = part[part["value"].isna()]  # rows without a value (a reason instead): few
+        if len(missing):
+            keys = [missing[c].astype(str).to_numpy(dtype=object) for c in ("item_id", "model")]
+            rows = units.get_indexer(pd.MultiIndex.from_arrays(keys))
+            present[rows, pd.Index(matrix.raters).get_indexer(missing["rater"].astype(str))] = True
+    return _Base(matrix, units, kinds, pairs, present)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _row_keys(key: str, dimension: str, _ratings: pd.DataFrame) -> pd.MultiIndex:
+    """The (item_id, model, rater) of the dimension's rating rows (for a dimension judged once per reference)."""
+    rows = compute._dimension_rows(key, _ratings).get(dimension, np.empty(0, dtype=np.int64))
+    part = _ratings.iloc[rows]
+    return pd.MultiIndex.from_arrays([part[c].astype(str).to_numpy(dtype=object)
+                                      for c in ("item_id", "model", "rater")])
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _fills_a_gap(key: str, okey: str, _data: Loaded, _current: pd.DataFrame) -> bool:
+    """Whether an override adds a rating no judge gave (:class:`empathy.review.EffectiveRatings` then adds a row),
+    found from the dimensions' matrices instead of an index of every rating."""
+    COUNTS["gap_check"] += 1
+    known = set(compute.dimensions_of(_data))
+    for dimension, mine in _current.groupby(_current["dimension"].astype(str), sort=True):
+        if dimension not in known:
+            return True
+        table = mine.drop_duplicates(["item_id", "model", "rater"], keep="last")
+        columns = [table[c].astype(str).to_numpy(dtype=object) for c in ("item_id", "model", "rater")]
+        base = _base(key, dimension, _data.dataset.ratings)
+        if base.present is None:
+            if not pd.MultiIndex.from_arrays(columns).isin(_row_keys(key, dimension, _data.dataset.ratings)).all():
+                return True
+            continue
+        rows = base.units.get_indexer(pd.MultiIndex.from_arrays(columns[:2]))
+        raters = pd.Index(base.matrix.raters).get_indexer(columns[2])
+        if (rows < 0).any() or (raters < 0).any() or not base.present[rows, raters].all():
+            return True
+    return False
 
 
 def _patched(base: _Base, mine: pd.DataFrame) -> np.ndarray | None:
@@ -184,7 +225,7 @@ def overrides_now(data: Loaded, *, with_overrides: bool | None = None) -> Now:
     current = compute.overrides_used(data, with_overrides)
     gap = False
     if current is not None and len(current):
-        gap = len(compute.effective_ratings(data, with_overrides=with_overrides)) != len(data.dataset.ratings)
+        gap = _fills_a_gap(data.content_key, overrides_key(current), data, current)
     return Now(data, current, gap)
 
 

@@ -145,7 +145,8 @@ def test_a_rerun_computes_nothing_and_a_ca_decision_patches_ca_only(tmp_path, _s
     changed = {judge for judge in JUDGES if old[judge] != new}
     raters = sorted((*JUDGES, *EXPERTS))
     touched = sum(1 for k, a in enumerate(raters) for b in raters[k + 1:] if {a, b} & changed)
-    assert done == {"pair_patched:ca": touched, "against:ca": 1, "stability:ca": 1, "panel_table:ca": 1}, done
+    assert done == {"pair_patched:ca": touched, "against:ca": 1, "stability:ca": 1, "panel_table:ca": 1,
+                    "gap_check": 1}, done
     _check_tables(at, source, _store)
     assert not _frame(at, "all").equals(stability) or True  # recomputed on the new labels (values may coincide)
 
@@ -155,7 +156,7 @@ def test_a_rerun_computes_nothing_and_a_ca_decision_patches_ca_only(tmp_path, _s
     at.run()
     _ok(at)
     done = _delta(work)
-    assert set(done) == {"pair_patched:u_gen", "panel_table:u_gen"}, done  # CA's tables, the live table untouched
+    assert set(done) == {"pair_patched:u_gen", "panel_table:u_gen", "gap_check"}, done  # CA's, the live untouched
     _check_tables(at, source, _store)
 
 
@@ -213,3 +214,30 @@ def test_models_under_a_metric_computed_once_and_as_the_library_does(tmp_path, _
     at.run()
     _ok(at)
     assert not any(key.startswith(("stability:", "metric_matrix:")) for key in _delta(work)), _delta(work)
+
+
+def test_a_decision_filling_a_gap_gives_the_straightforward_numbers(tmp_path, _store):
+    """An expert left outputs unrated: a decision there adds a rating (a new row of the effective ratings); the
+    page sees it (the straightforward paths where they read rows) and every table stays what the library gives."""
+    source = _data(tmp_path / "data", seed=13)
+    ratings = _effective(source, _store)
+    rated = set(map(tuple, ratings.loc[(ratings["rater"] == "expert1") & (ratings["dimension"] == "ca"),
+                                       ["item_id", "model"]].to_numpy()))
+    item, model = next((i, m) for i, m in ratings[["item_id", "model"]].drop_duplicates().to_numpy()
+                       if (i, m) not in rated)
+    at = open_page(PAGE, source)
+    at.number_input(key="wb_bootstrap").set_value(200).run()
+    at.checkbox(key="wb_every_dimension").check().run()
+    outputs = pd.read_csv(source["outputs"], dtype=str, keep_default_na=False)
+    work = _work()
+    OverrideStore(_store).set_overrides(dataset_id(outputs), [Change(item, model, "expert1", "ca", 1.0, "filled")],
+                                        annotator="tester")
+    at.run()
+    _ok(at)
+    assert _delta(work).get("gap_check") == 1
+    _check_tables(at, source, _store)
+    effective = _effective(source, _store)
+    assert len(effective) == len(ratings) + 1
+    _equal(_frame(at, "kappa_quadratic_rounded").drop(columns=["warning"], errors="ignore"),
+           wb.compare_panels(effective[effective["dimension"].isin(DIMENSIONS)], dimensions=list(DIMENSIONS),
+                             bootstrap=200, seed=0).drop(columns=["warning"]), ["dimension", "rater_a", "rater_b"])
