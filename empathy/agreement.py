@@ -909,3 +909,73 @@ class PairCounts:
                 low, high = np.percentile(defined, [tail, 100 - tail])
                 ci = ConfidenceInterval(float(low), float(high), confidence, self.n_resamples, self.seed, n_units)
         return {"spearman_low": ci.low, "spearman_high": ci.high, "warning": interval_warning({"spearman": ci})}
+
+
+def _tie_groups(values: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """The sort order of ``values``, where each run of equal values starts in it, and each value's run."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.ones(len(values), dtype=bool)
+    new[1:] = ordered[1:] != ordered[:-1]
+    group = np.empty(len(values), dtype=np.int64)
+    group[order] = np.cumsum(new) - 1
+    return order, np.flatnonzero(new), group
+
+
+def resampled_spearman(a: NDArray[np.float64], b: NDArray[np.float64], codes: NDArray[np.int64],
+                       counts: NDArray[np.integer], *, block: int = 1 << 20) -> NDArray[np.float64]:
+    """Spearman of each bootstrap resample given by ``counts`` (resamples x clusters: how often each cluster is
+    drawn; ``codes``: each pair's cluster), NaN where undefined, without building the resampled arrays.
+
+    A resample holds each pair as often as its cluster was drawn, so a run of tied values with total weight ``W``
+    after weight ``C`` below it has the average rank ``C + (W + 1) / 2``, and rho is the weighted Pearson of
+    those ranks: :func:`spearman` of the resampled pairs, to float rounding, in O(pairs) per resample whatever
+    the number of distinct values (continuous scores).
+    """
+    order_a, starts_a, group_a = _tie_groups(a)
+    order_b, starts_b, group_b = _tie_groups(b)
+    rows_per_block = max(1, block // max(1, len(a)))
+    parts = []
+    for start in range(0, len(counts), rows_per_block):
+        weights = counts[start:start + rows_per_block][:, codes].astype(float)
+        total = weights.sum(axis=1)
+        ranks, used = [], []
+        for order, starts, group in ((order_a, starts_a, group_a), (order_b, starts_b, group_b)):
+            run = np.add.reduceat(weights[:, order], starts, axis=1)
+            ranks.append((np.cumsum(run, axis=1) - (run - 1.0) / 2.0)[:, group])
+            used.append((run > 0).sum(axis=1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dx = ranks[0] - ((weights * ranks[0]).sum(axis=1) / total)[:, None]
+            dy = ranks[1] - ((weights * ranks[1]).sum(axis=1) / total)[:, None]
+            r = (weights * dx * dy).sum(axis=1) / np.sqrt((weights * dx * dx).sum(axis=1)
+                                                           * (weights * dy * dy).sum(axis=1))
+        defined = (total >= MIN_PAIRS) & (used[0] > 1) & (used[1] > 1)
+        parts.append(np.where(defined, np.clip(r, -1.0, 1.0), np.nan))
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+def spearman_interval(x: ArrayLike, y: ArrayLike, clusters: ArrayLike | None, *, n_resamples: int,
+                      seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
+                      draws: Callable[[int], NDArray[np.integer]] | None = None) -> ConfidenceInterval:
+    """:func:`bootstrap_ci` of :func:`spearman` (the same draws and the same interval, to float rounding) through
+    :func:`resampled_spearman`: for continuous scores, where :class:`PairCounts` keeps no tables and the cluster
+    bootstrap would rank every resample. ``draws(n_units)`` gives :func:`resample_counts` (shared by the caller)."""
+    a_all = np.asarray(x, dtype=float)
+    b_all = np.asarray(y, dtype=float)
+    keep = ~(np.isnan(a_all) | np.isnan(b_all))
+    a, b = a_all[keep], b_all[keep]
+    if len(a) == 0:
+        return ConfidenceInterval(None, None, confidence, n_resamples, seed)
+    if clusters is None:
+        codes = np.arange(len(a), dtype=np.int64)
+    else:
+        codes = pd.factorize(pd.Series(np.asarray(clusters, dtype=object)[keep]))[0].astype(np.int64)
+    n_units = int(codes.max()) + 1
+    counts = draws(n_units) if draws is not None else resample_counts(n_units, n_resamples, seed)
+    values = resampled_spearman(a, b, codes, counts)
+    defined = values[~np.isnan(values)]
+    if len(defined) < n_resamples / 2:
+        return ConfidenceInterval(None, None, confidence, n_resamples, seed, n_units)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(defined, [tail, 100 - tail])
+    return ConfidenceInterval(float(low), float(high), confidence, n_resamples, seed, n_units)

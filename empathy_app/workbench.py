@@ -32,11 +32,13 @@ from empathy.agreement import (
     _unit_items,
     cohen_kappa,
     default_alpha_level,
+    interval_warning,
     krippendorff_alpha,
     krippendorff_by_dimension,
     pair_row,
     pairwise_agreement,
     resample_counts,
+    spearman_interval,
 )
 from empathy.labels.decisions import pair_decisions
 from empathy.metrics import REFERENCE_DIMENSIONS
@@ -285,7 +287,13 @@ class PairTable:
                                   draws=self._resample_counts)
         if counts is not None:
             return counts, counts.row()
-        return None, pair_row(x, y, bootstrap=self.bootstrap, seed=self.seed, clusters=matrix.clusters)
+        row = pair_row(x, y)
+        if self.bootstrap:  # continuous scores: the same interval from the shared draws, ranks by weight
+            ci = spearman_interval(x, y, matrix.clusters, n_resamples=self.bootstrap, seed=self.seed,
+                                   draws=self._resample_counts)
+            row.update({"spearman_low": ci.low, "spearman_high": ci.high,
+                        "warning": interval_warning({"spearman": ci})})
+        return None, row
 
     def update(self, matrix: DimensionMatrix) -> pd.DataFrame:
         """The rows of ``matrix``'s pairs (columns as :func:`empathy.agreement.pairwise_agreement`)."""

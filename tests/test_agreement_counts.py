@@ -11,6 +11,7 @@ import pytest
 from empathy.agreement import (
     MAX_TABLE_CATEGORIES,
     PairCounts,
+    bootstrap_ci,
     cohen_kappa,
     pair_row,
     pairwise_agreement,
@@ -147,3 +148,20 @@ def test_pair_row_is_pairwise_agreement_row():
     row = pair_row(wide["a"].to_numpy(), wide["b"].to_numpy(), bootstrap=100, seed=2,
                    clusters=wide.index.get_level_values("item_id").to_numpy(dtype=object))
     assert all(_same(row[key], table[key]) for key in row)
+
+
+@pytest.mark.parametrize("trial", range(16))
+def test_the_weighted_rank_interval_is_the_bootstrap_interval_on_continuous_scores(trial):
+    from empathy.agreement import interval_warning, spearman_interval
+
+    rng = np.random.default_rng(300 + trial)
+    n = int(rng.integers(2, 500))
+    x = rng.random(n).round(int(rng.integers(1, 4)))  # ties at one decimal, few at three
+    y = (x + rng.normal(0, 0.2, n)).round(2)
+    x[rng.random(n) < 0.1] = np.nan
+    clusters = _clusters(rng, n, trial % 2 == 1)
+    got = spearman_interval(x, y, clusters, n_resamples=200, seed=trial)
+    expected = bootstrap_ci(spearman, x, y, n_resamples=200, seed=trial, clusters=clusters)
+    assert _same(got.low, expected.low) and _same(got.high, expected.high)
+    assert got.n_units == expected.n_units
+    assert interval_warning({"spearman": got}) == interval_warning({"spearman": expected})
