@@ -5,15 +5,14 @@ import streamlit as st  # noqa: E402
 from empathy import metrics  # noqa: E402
 from empathy.panels import is_panel  # noqa: E402
 from empathy.stability import STATISTICS, default_sizes  # noqa: E402
-from empathy_app import compute, loading, overrides, session_keys, views  # noqa: E402
+from empathy_app import compute, loading, views  # noqa: E402
 from empathy_app import workbench as wb  # noqa: E402
 from empathy_app.markup import codes, md  # noqa: E402
 
 data = loading.require_data()
 views.mode_caption(data)
-dataset = data.dataset
-effective = compute.effective_ratings(data)
 dimensions = compute.dimensions_of(data)
+now = wb.overrides_now(data)  # the overrides of this run, read once
 
 controls = st.columns([3, 1, 1])
 dimension = controls[0].selectbox("Dimension", dimensions, key="wb_dimension")
@@ -30,16 +29,14 @@ st.caption("Spearman with a percentile bootstrap interval over items, Pearson, C
            "quadratic; only for whole-number labels, blank otherwise), percent agreement, and Krippendorff's "
            "alpha of the dimension over all raters. " + views.labels_used(data))
 # Each result is keyed on the data set and the overrides of the dimensions it reads (no hashing of ratings).
-key = compute.effective_key(data, shown_dimensions)
 signature = f"{compute.report(data).signature}|bootstrap:{bootstrap}|seed:{seed}"
-pairs = wb.pair_table(effective, key, shown_dimensions, bootstrap, seed)
+pairs = wb.pair_table(now, shown_dimensions, bootstrap, seed)
 if pairs.empty:
     st.info(f"Only one rater rated {codes(shown_dimensions)}: there is no pair to compare. Load a data set "
             "with several raters (for example the Kumar et al. 2025 import) on the **Data** page.")
 else:
     wb.show(pairs, "wb_pairs")
-    views.agreement_warnings(wb.pair_provenance(pairs, overrides.applied(data) if st.session_state[
-        session_keys.WITH_OVERRIDES] else None), ("dimension", "rater_a", "rater_b"))
+    views.agreement_warnings(wb.pair_provenance_of(now, pairs, shown_dimensions), ("dimension", "rater_a", "rater_b"))
     views.signature_caption(signature)
 
 # ---------------------------------------------------------------------------------------------- panels
@@ -47,7 +44,7 @@ st.subheader("Panels: the mean of the experts, of the LLMs, and the crowd")
 st.caption("A panel's value is the mean of its members' ratings of an output (raters grouped by rater_kind; "
            "the crowd stays as it is). Panel means are fractional, so plain kappa is blank; "
            "*kappa_quadratic_rounded* rounds both sides half up to the scale, on whole-number scales only.")
-panels = wb.panel_table(effective, key, shown_dimensions, bootstrap, seed)
+panels = wb.panel_table(now, shown_dimensions, bootstrap, seed)
 if panels.empty:
     st.info("No panels to compare here: a panel needs two or more raters of one kind (expert, llm, ...), and a "
             "comparison needs two panels, or a panel and a crowd rater.")
@@ -57,21 +54,19 @@ else:
 
 # ------------------------------------------------------------------------------- live: LLM vs experts
 st.subheader("Agreement with a reference, live with your relabels")
-targets = wb.comparison_targets(effective)
-raters_on_dimension = sorted(effective.loc[effective["dimension"] == dimension, "rater"].unique())
+targets = wb.comparison_targets(now)
+raters_on_dimension = wb.raters_on(now, dimension)
 if len(targets) < 2 or len(raters_on_dimension) < 2:
     st.info("Needs at least two raters on this dimension.")
 else:
     default_target = targets.index("panel:experts") if "panel:experts" in targets else 0
     target = st.selectbox("Compare each rater with", targets, index=default_target, key="wb_target")
-    kinds = effective.drop_duplicates("rater").set_index("rater").get("rater_kind")
-    llms = [r for r in raters_on_dimension if kinds is not None and kinds.get(r) == "llm"]
+    kinds = wb.rater_kind_of(data)
+    llms = [r for r in raters_on_dimension if kinds.get(r) == "llm"]
     candidates = [r for r in raters_on_dimension if r != target and not is_panel(r)]
     chosen = st.multiselect("Raters", candidates, default=[r for r in llms if r != target] or candidates,
                             key="wb_live_raters")
-    before = compute.effective_ratings(data, with_overrides=False)
-    live = wb.live_agreement(before, effective, compute.effective_key(data, [dimension]), target, tuple(chosen),
-                             dimension)
+    live = wb.live_agreement(now, target, tuple(chosen), dimension)
     if live.empty:
         st.info("Nothing to compare: choose raters that share outputs with the reference.")
     else:
@@ -93,7 +88,7 @@ settings = st.columns([2, 1, 1])
 n_resamples = int(settings[1].number_input("Resamples per size", min_value=2, max_value=2000, value=100, step=50,
                                            key="wb_resamples"))
 if source == "raters on the dimension":
-    n_units = wb.dimension_units(effective, dimension)
+    n_units = wb.dimension_matrix_of(now, dimension).n_outputs
     with_panels = st.checkbox("Include the panels as groups", value=True, key="wb_with_panels")
     options = st.columns(2)
     statistic = options[0].selectbox("Statistic", [s for s in STATISTICS], key="wb_statistic",
@@ -106,32 +101,29 @@ if source == "raters on the dimension":
     sizes_text = settings[0].text_input("Sizes", ", ".join(map(str, default_sizes(n_units))), key="wb_sizes_dim")
     try:
         sizes = wb.parse_sizes(sizes_text, n_units)
-        result = wb.dimension_stability(effective, compute.effective_key(data, [dimension]), dimension, tuple(sizes),
-                                        n_resamples, seed, statistic, reference, with_panels)
-        title = f"{statistic} of {dimension} by rater" + (f" (vs {reference})" if reference else "")
+        # on a large data set the table waits for a click (it is not what the page shows first)
+        if wb.stability_allowed(n_units, n_resamples, len(sizes)):
+            result = wb.dimension_stability(now, dimension, tuple(sizes), n_resamples, seed, statistic, reference,
+                                            with_panels)
+            title = f"{statistic} of {dimension} by rater" + (f" (vs {reference})" if reference else "")
     except ValueError as error:
         st.error(f"Sizes: {md(error)}")
 else:
     options = st.columns(2)
     metric = options[0].selectbox("Metric", list(metrics.judged_metrics()), key="wb_metric")
-    judges = wb.metric_judges(effective, metric)
+    judges = wb.metric_judges(now, metric)
     if not judges:
         st.info(f"No judge rated the dimensions of {metric} in this data set.")
     else:
         judge = options[1].selectbox("Judge", judges, key="wb_judge")
-        spec = metrics.get_metric(metric)
-        sentences = compute.features(data).frame(dataset.outputs) if spec.needs_sentences else None
-        matrix = wb.metric_stability_matrix(dataset.outputs, effective, sentences,
-                                            compute.effective_key(data, spec.dimensions), metric, judge)
-        n_units = len(matrix)
+        n_units = len(wb.metric_stability_matrix(now, metric, judge))
         sizes_text = settings[0].text_input("Sizes", ", ".join(map(str, default_sizes(n_units))),
                                             key="wb_sizes_metric")
         try:
             sizes = wb.parse_sizes(sizes_text, n_units)
-            from empathy.stability import sample_size_stability
-
-            result = sample_size_stability(matrix, sizes, n_resamples=n_resamples, seed=seed)
-            title = f"{metric} by model (judge {judge}), items resampled"
+            if wb.stability_allowed(n_units, n_resamples, len(sizes)):
+                result = wb.metric_stability(now, metric, judge, tuple(sizes), n_resamples, seed)
+                title = f"{metric} by model (judge {judge}), items resampled"
         except ValueError as error:
             st.error(f"Sizes: {md(error)}")
 if result is not None:
