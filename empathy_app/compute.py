@@ -590,12 +590,13 @@ class OutputFacts:
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _output_facts(key: str, _ratings: pd.DataFrame) -> OutputFacts:
     def keys(frame: pd.DataFrame) -> list[tuple[str, str]]:
-        return list(zip(frame["item_id"].astype(str), frame["model"].astype(str), strict=True))
+        # lists first: iterating pandas' Arrow-backed strings one by one costs ~1 us a value (seconds here)
+        return list(zip(frame["item_id"].astype(str).tolist(), frame["model"].astype(str).tolist(), strict=True))
 
     llm: dict[tuple[str, str], set[str]] = {}
     if "rater_kind" in _ratings.columns:
         rows = _ratings[_ratings["rater_kind"].astype(str) == "llm"]
-        for pair, rater in zip(keys(rows), rows["rater"].astype(str), strict=True):
+        for pair, rater in zip(keys(rows), rows["rater"].astype(str).tolist(), strict=True):
             llm.setdefault(pair, set()).add(rater)
     return OutputFacts({pair: tuple(sorted(names)) for pair, names in llm.items()},
                        frozenset(keys(_ratings[_ratings["dimension"] == "ca"])))
