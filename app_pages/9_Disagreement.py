@@ -199,7 +199,7 @@ if not biases.empty:
         views.signature_caption(calibration_signature)
 
 st.subheader("Items every rater splits on")
-split = dg.splits(key, dimension, rated.whole)
+split = dg.splits(key, dimension, rated, data.content_key)
 if split.empty:
     st.caption("Needs two raters on the same unit.")
 else:

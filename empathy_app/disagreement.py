@@ -258,10 +258,21 @@ def bins(key: str, dimension: str, n_bins: int, _ratings: pd.DataFrame) -> pd.Da
     return cal.calibration_bins(_ratings, dimension, bins=n_bins)
 
 
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _fixed_splits(key: str, dimension: str, _ratings: pd.DataFrame) -> cal.ItemSplits:
+    return cal.ItemSplits(_ratings, dimension)
+
+
 @st.cache_resource(show_spinner=False, max_entries=16)
-def splits(key: str, dimension: str, _ratings: pd.DataFrame) -> pd.DataFrame:
-    """Per-item spread of every rater's value."""
-    return cal.item_splits(_ratings, dimension)
+def _splits(key: str, dimension: str, content_key: str, _rated: Rated) -> pd.DataFrame:
+    return _fixed_splits(content_key, dimension, _rated.judged).table(_rated.humans)
+
+
+def splits(key: str, dimension: str, rated: Rated, content_key: str) -> pd.DataFrame:
+    """Per-item spread of every rater's value (:func:`empathy.calibration.item_splits` of ``rated.whole``): the
+    judges' part once per data set, the units the ledger's humans rated redone per ledger
+    (:class:`empathy.calibration.ItemSplits`). Shared: not to be modified."""
+    return _splits(key, dimension, content_key, rated)
 
 
 def calibration_figure(table: pd.DataFrame, judge: str, dimension: str) -> go.Figure:
