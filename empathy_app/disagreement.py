@@ -66,7 +66,8 @@ class Rated:
     """
 
     def __init__(self, ratings: pd.DataFrame, fresh: pd.DataFrame, human_items: frozenset[str],
-                 rows_of_items: object) -> None:
+                 rows_of_items: object, content_key: str = "") -> None:
+        self._content_key = content_key
         self.judged = ratings
         self.humans = annotator_ratings(fresh)
         self._human_items = human_items
@@ -88,13 +89,20 @@ class Rated:
 
     @functools.cached_property
     def judges(self) -> dict[str, str]:
-        found = judge_signatures(self.judged)
+        # the data set's raters: once per data set (by its content key; none given: computed here)
+        found = (_judge_signatures(self._content_key, self.judged) if self._content_key
+                 else judge_signatures(self.judged))
         if set(self.humans["rater"].astype(str)) & set(found):  # a human named as a judge: one rater, both rows
             return judge_signatures(self.whole)
         if len(self.humans):
             found = {**found, **judge_signatures(self.humans)}
             found = dict(sorted(found.items()))
         return found
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _judge_signatures(key: str, _ratings: pd.DataFrame) -> dict[str, str]:
+    return judge_signatures(_ratings)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -108,7 +116,7 @@ def _human_items(key: str, _ratings: pd.DataFrame) -> frozenset[str]:
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _rated(key: str, content_key: str, _ratings: pd.DataFrame, _fresh: pd.DataFrame, _rows_of_items: object
            ) -> Rated:
-    return Rated(_ratings, _fresh, _human_items(content_key, _ratings), _rows_of_items)
+    return Rated(_ratings, _fresh, _human_items(content_key, _ratings), _rows_of_items, content_key)
 
 
 def rated(key: str, content_key: str, ratings: pd.DataFrame, fresh: pd.DataFrame, rows_of_items: object) -> Rated:
