@@ -377,6 +377,15 @@ def _output_codes(keys: pd.MultiIndex, ratings: pd.DataFrame) -> np.ndarray:
                                                        ratings["model"].astype(str)]))
 
 
+def _factorized(column: pd.Series, rows: np.ndarray) -> tuple[np.ndarray, pd.Index]:
+    """Codes of ``column``'s values as text on ``rows`` (a mask) and the names they stand for (each once)."""
+    codes, names = pd.factorize(column)
+    text = pd.Index([str(name) for name in names])
+    unique, remap = np.unique(np.asarray(text, dtype=object), return_inverse=True)
+    codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)[rows]  # two values with one text are one name
+    return codes, pd.Index(unique)
+
+
 def _fast_judge_terms(n_outputs: int, codes: np.ndarray, ratings: pd.DataFrame, sentences_ref: np.ndarray,
                       sentences_gen: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
     """:func:`_judge_terms` on rating rows already located (``codes``: the output row of each), with arrays in
@@ -392,9 +401,10 @@ def _fast_judge_terms(n_outputs: int, codes: np.ndarray, ratings: pd.DataFrame, 
     inside = codes >= 0
     if not inside.any():
         return terms, statuses
-    rater_codes, rater_names = pd.factorize(ratings["rater"].to_numpy()[inside])
-    dimension_codes, dimension_names = pd.factorize(ratings["dimension"].astype(str).to_numpy()[inside])
-    dimension_names = pd.Index(dimension_names)
+    # codes of the Series itself (Arrow strings factorised without a Python object per row), then the rows kept
+    rater_codes, rater_names = pd.factorize(ratings["rater"])
+    rater_codes = rater_codes[inside]
+    dimension_codes, dimension_names = _factorized(ratings["dimension"], inside)
     values = ratings["value"].to_numpy(dtype=float)[inside]
     output = codes[inside]
     n_raters = len(rater_names)
@@ -442,8 +452,7 @@ def _fast_ranges(n_outputs: int, codes: np.ndarray, ratings: pd.DataFrame) -> di
     inside = codes >= 0
     if not inside.any():
         return out
-    dimension_codes, dimension_names = pd.factorize(ratings["dimension"].astype(str).to_numpy()[inside])
-    dimension_names = pd.Index(dimension_names)
+    dimension_codes, dimension_names = _factorized(ratings["dimension"], inside)
     values = ratings["value"].to_numpy(dtype=float)[inside]
     output = codes[inside]
     for dimension in _dimension_order([str(d) for d in dimension_names]):
