@@ -116,3 +116,15 @@ def test_with_texts_and_search_mask_match_the_helpers_on_the_full_table():
     pd.testing.assert_frame_equal(fast.with_texts(mine)[list(order.columns)], order, check_dtype=False)
     assert search_mask(table, outputs, "  ").all()
     assert search_mask(table, outputs, "generation 3 b").sum() == 1
+
+
+def test_row_index_positions_are_the_output_of_each_rating():
+    from empathy_app.compute import RowIndex
+
+    outputs, ratings, _ = _data(4)
+    extra = pd.DataFrame([{"item_id": "nowhere", "model": "A", "rater": "j0", "dimension": "ca", "value": 1.0,
+                           "rater_kind": "llm"}])
+    ratings = pd.concat([extra, ratings, extra], ignore_index=True)
+    keys = pd.MultiIndex.from_frame(outputs[["item_id", "model"]].astype(str))
+    expected = keys.get_indexer(pd.MultiIndex.from_frame(ratings[["item_id", "model"]].astype(str)))
+    assert RowIndex(outputs, ratings).rating_positions().tolist() == expected.tolist()
