@@ -42,7 +42,6 @@ from empathy.escaping import spreadsheet_cell
 from empathy.evaluate import TextFeatures
 from empathy.io import DIMENSION_RANGES, RATING_REQUIRED, require_frame
 from empathy.labels.schema import KEY_COLUMNS
-from empathy.stability import metric_terms
 
 #: The key of a row of the item table.
 ITEM_KEYS: tuple[str, str, str] = ("item_id", "model", "task")
@@ -108,6 +107,8 @@ def _counts(sentences: np.ndarray, densities: np.ndarray) -> np.ndarray:
 
 def _judge_terms(keys: pd.MultiIndex, outputs: pd.DataFrame, ratings: pd.DataFrame, sentences: pd.DataFrame
                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    from empathy.stability import metric_terms  # here: it imports scipy.stats (seconds), which the table needs not
+
     terms: dict[str, np.ndarray] = {}
     statuses: dict[str, np.ndarray] = {}
     for metric in m.judged_metrics():
@@ -386,6 +387,19 @@ def _factorized(column: pd.Series, rows: np.ndarray) -> tuple[np.ndarray, pd.Ind
     return codes, pd.Index(unique)
 
 
+def _units(pair: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(pair, return_inverse=True)`` for codes below ``size``, by marking a table of that size (linear;
+    a sort of millions of codes was seconds), or by ``np.unique`` when the table would be large."""
+    if size > 50_000_000:
+        return np.unique(pair, return_inverse=True)
+    seen = np.zeros(size, dtype=bool)
+    seen[pair] = True
+    units = np.flatnonzero(seen)
+    lookup = np.zeros(size, dtype=np.int64)
+    lookup[units] = np.arange(len(units))
+    return units, lookup[pair]
+
+
 def _fast_judge_terms(n_outputs: int, codes: np.ndarray, ratings: pd.DataFrame, sentences_ref: np.ndarray,
                       sentences_gen: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
     """:func:`_judge_terms` on rating rows already located (``codes``: the output row of each), with arrays in
@@ -415,13 +429,13 @@ def _fast_judge_terms(n_outputs: int, codes: np.ndarray, ratings: pd.DataFrame, 
             continue
         rows = np.flatnonzero(np.isin(dimension_codes, wanted))
         pair = output[rows] * n_raters + rater_codes[rows]
-        units, unit_of_row = np.unique(pair, return_inverse=True)
+        units, unit_of_row = _units(pair, n_outputs * n_raters)
         columns = {}
         for dimension in spec.dimensions:
             column = np.full(len(units), np.nan)
             if dimension in dimension_names:
                 mine = np.flatnonzero(dimension_codes[rows] == dimension_names.get_loc(dimension))
-                if len(np.unique(unit_of_row[mine])) != len(mine):
+                if len(mine) and np.bincount(unit_of_row[mine], minlength=len(units)).max() > 1:
                     return None
                 column[unit_of_row[mine]] = values[rows[mine]]
             columns[dimension] = column

@@ -595,11 +595,13 @@ def _output_facts(key: str, _ratings: pd.DataFrame) -> OutputFacts:
 
     llm: dict[tuple[str, str], set[str]] = {}
     if "rater_kind" in _ratings.columns:
-        rows = _ratings[_ratings["rater_kind"].astype(str) == "llm"]
+        # one row per (output, rater): a judge's 5 dimensions are one rater of the output
+        rows = _ratings.loc[_ratings["rater_kind"].astype(str) == "llm", ["item_id", "model", "rater"]]
+        rows = rows.drop_duplicates()
         for pair, rater in zip(keys(rows), rows["rater"].astype(str).tolist(), strict=True):
             llm.setdefault(pair, set()).add(rater)
-    return OutputFacts({pair: tuple(sorted(names)) for pair, names in llm.items()},
-                       frozenset(keys(_ratings[_ratings["dimension"] == "ca"])))
+    ca = _ratings.loc[_ratings["dimension"] == "ca", ["item_id", "model"]].drop_duplicates()
+    return OutputFacts({pair: tuple(sorted(names)) for pair, names in llm.items()}, frozenset(keys(ca)))
 
 
 def output_facts(data: Loaded) -> OutputFacts:
