@@ -178,7 +178,7 @@ else:
 
 bootstrap = int(st.number_input("Bootstrap resamples of items (bias and slope intervals)", min_value=0,
                                 max_value=5000, value=500, step=100, key="dis_bootstrap"))
-biases = dg.bias(key, dimension, bootstrap, seed, rated.paired)
+biases = dg.bias(key, dimension, bootstrap, seed, rated.paired, data.content_key)
 if not biases.empty:
     st.caption("Bias = mean(judge - human); slope of the judge's score on the humans' mean. Intervals resample "
                "items. A slope below 1 is not by itself a judge that flattens the humans' differences: the "

@@ -166,7 +166,7 @@ def _bias(x: NDArray[np.float64], y: NDArray[np.float64]) -> float | None:
 def calibration_bias(ratings: pd.DataFrame, dimension: str, *, human_kinds: Sequence[str] = HUMAN_KINDS,
                      judge_kinds: Sequence[str] = JUDGE_KINDS, judges: Sequence[str] | None = None,
                      bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = DEFAULT_SEED,
-                     confidence: float = DEFAULT_CONFIDENCE) -> pd.DataFrame:
+                     confidence: float = DEFAULT_CONFIDENCE, memo: dict | None = None) -> pd.DataFrame:
     """Per (model, judge): n, bias ``mean(judge - human)`` and slope of judge on human, with bootstrap intervals.
 
     The intervals (``bootstrap > 0``) are percentile intervals of :func:`empathy.agreement.bootstrap_ci`,
@@ -185,6 +185,15 @@ def calibration_bias(ratings: pd.DataFrame, dimension: str, *, human_kinds: Sequ
     for (model, judge), part in table.groupby(["model", "judge"], sort=True):
         human = part["human_value"].to_numpy(float)
         judged = part["judge_value"].to_numpy(float)
+        clusters = part["item_id"].to_numpy(object)
+        slope = benchmark.get(model)
+        # a (model, judge)'s row depends on its own pairs only (its bootstrap has the seed to itself): a memo keeps
+        # the rows of the pairs a new decision did not touch
+        found = None if memo is None else memo.get(_bias_key(model, judge, human, judged, clusters, slope, bootstrap,
+                                                             seed, confidence))
+        if found is not None:
+            rows.append(dict(found))
+            continue
         row: dict[str, object] = {"model": model, "judge": judge, "n": len(part), "mean_human": float(human.mean()),
                                   "mean_judge": float(judged.mean()), "bias": _bias(human, judged),
                                   "slope": _slope(human, judged)}
@@ -192,16 +201,24 @@ def calibration_bias(ratings: pd.DataFrame, dimension: str, *, human_kinds: Sequ
         for name, statistic in (("bias", _bias), ("slope", _slope)):
             if bootstrap:
                 ci = bootstrap_ci(statistic, human, judged, n_resamples=bootstrap, seed=seed, confidence=confidence,
-                                  clusters=part["item_id"].to_numpy(object))
+                                  clusters=clusters)
                 row[f"{name}_low"], row[f"{name}_high"] = ci.low, ci.high
                 intervals[name] = ci
             else:
                 row[f"{name}_low"] = row[f"{name}_high"] = None
-        slope = benchmark.get(model)
         row["human_slope"] = None if slope is None or pd.isna(slope) else float(slope)
         row["warning"] = interval_warning(intervals)
         rows.append(row)
+        if memo is not None:
+            memo[_bias_key(model, judge, human, judged, clusters, slope, bootstrap, seed, confidence)] = dict(row)
     return pd.DataFrame(rows, columns=columns)
+
+
+def _bias_key(model: object, judge: object, human: NDArray[np.float64], judged: NDArray[np.float64],
+              clusters: NDArray[np.object_], slope: object, bootstrap: int, seed: int, confidence: float) -> tuple:
+    """Everything a row of :func:`calibration_bias` is computed from."""
+    return (str(model), str(judge), human.tobytes(), judged.tobytes(), tuple(str(c) for c in clusters),
+            None if slope is None or pd.isna(slope) else float(slope), bootstrap, seed, confidence)
 
 
 def dilution_benchmark(ratings: pd.DataFrame, dimension: str, *, human_kinds: Sequence[str] = HUMAN_KINDS

@@ -254,10 +254,20 @@ def confusion(key: str, dimension: str, _ratings: pd.DataFrame) -> pd.DataFrame 
         return None
 
 
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _bias_rows(key: str, dimension: str) -> dict:
+    return {}
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
-def bias(key: str, dimension: str, bootstrap: int, seed: int, _ratings: pd.DataFrame) -> pd.DataFrame:
-    """Bias and slope per model and judge with item-bootstrap intervals."""
-    return cal.calibration_bias(_ratings, dimension, bootstrap=bootstrap, seed=seed)
+def bias(key: str, dimension: str, bootstrap: int, seed: int, _ratings: pd.DataFrame, content_key: str = ""
+         ) -> pd.DataFrame:
+    """Bias and slope per model and judge with item-bootstrap intervals; the rows of the (model, judge) pairs whose
+    pairs a decision did not change are kept from before (per data set and dimension), not bootstrapped again."""
+    memo = _bias_rows(content_key, dimension) if content_key else None
+    if memo is not None and len(memo) > 4096:  # rows of ledgers long past
+        memo.clear()
+    return cal.calibration_bias(_ratings, dimension, bootstrap=bootstrap, seed=seed, memo=memo)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -112,3 +112,32 @@ def test_judge_human_tables_on_the_items_humans_rated_equal_those_on_every_ratin
             pd.testing.assert_frame_equal(confusion_cells(rated.paired, dimension), confusion_cells(whole, dimension))
     assert rated.dimensions == dg.judged_dimensions(whole)
     assert rated.judges == __import__("empathy.signature", fromlist=["judge_signatures"]).judge_signatures(whole)
+
+
+def test_bias_rows_kept_for_untouched_pairs_equal_a_fresh_computation(monkeypatch):
+    import empathy.calibration as cal_module
+
+    _, ratings, rng = _data(11, n_items=20)
+    calls: list[int] = []
+    original = cal_module.bootstrap_ci
+    monkeypatch.setattr(cal_module, "bootstrap_ci", lambda *a, **k: calls.append(1) or original(*a, **k))
+    memo: dict = {}
+    humans = _humans(ratings, rng, 15)
+    humans = humans[humans["dimension"] == "ca"]
+    whole = pd.concat([ratings, humans], ignore_index=True)
+    first = calibration_bias(whole, "ca", bootstrap=30, seed=2, memo=memo)
+    pd.testing.assert_frame_equal(first, calibration_bias(whole, "ca", bootstrap=30, seed=2))
+    calls.clear()
+    assert calibration_bias(whole, "ca", bootstrap=30, seed=2, memo=memo).equals(first)
+    assert calls == []  # nothing changed: every row kept
+    # one more human label on one model's output: only that model's (model, judge) rows are bootstrapped again
+    judged = ratings[(ratings["dimension"] == "ca") & (ratings["rater_kind"] == "llm")]
+    done = set(zip(humans["item_id"], humans["model"], strict=True))
+    fresh = judged[[(i, m) not in done for i, m in zip(judged["item_id"], judged["model"], strict=True)]].iloc[0]
+    extra = humans.iloc[:1].assign(item_id=fresh["item_id"], model=fresh["model"], value=1.0)
+    more = pd.concat([whole, extra], ignore_index=True)
+    after = calibration_bias(more, "ca", bootstrap=30, seed=2, memo=memo)
+    judges_of_model = after[after["model"] == fresh["model"]]["judge"].nunique()
+    assert 0 < len(calls) <= 2 * judges_of_model  # bias and slope of that model's pairs only
+    assert len(after) > judges_of_model  # (other models' rows were kept)
+    pd.testing.assert_frame_equal(after, calibration_bias(more, "ca", bootstrap=30, seed=2))
