@@ -130,4 +130,7 @@ with present:
 with fragile:
     st.caption("How few labels (CA) or how small a change of one item (SA, EGM) reorders two adjacent models, "
                "and the items each model's value rests on most.")
-    ev.fragility_section(data, "exhibits_fragility")
+    # computed while its tab is open only (opening it reruns the page): every ranking's flips and leave-one-out
+    # influence were seconds of CPU per decision at 200,000 outputs, for a tab nobody was looking at
+    if fragile.open:
+        ev.fragility_section(data, "exhibits_fragility")

@@ -5,18 +5,13 @@ import streamlit as st  # noqa: E402
 
 from empathy import metrics  # noqa: E402
 from empathy.distancing.result import LABELS  # noqa: E402
-from empathy.evaluate import TextFeatures  # noqa: E402
 from empathy.items import (  # noqa: E402
     COUNT_COLUMNS,
-    filter_items,
-    item_table,
     items_csv,
-    search_items,
     term_columns,
-    worst_first,
 )
 from empathy.mechanisms import note_fields, output_scores  # noqa: E402
-from empathy_app import compute, loading, overrides, session_keys, views  # noqa: E402
+from empathy_app import compute, item_views, loading, session_keys, views  # noqa: E402
 from empathy_app.markup import md  # noqa: E402
 
 data = loading.require_data(ratings=False)
@@ -29,20 +24,9 @@ if data.dataset.ratings.empty:
             "and distancing counts, which come from the texts. Add ratings on the **Data** page.")
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def _item_table(key: str, overrides_key: str, with_overrides: bool, by_task: bool, registry: str,
-                _outputs: pd.DataFrame, _ratings: pd.DataFrame, _features: TextFeatures, _overrides: pd.DataFrame
-                ) -> pd.DataFrame:
-    # Keyed by the data's content, the overrides' content, the sidebar toggle, the task scope and the metric
-    # registry: searching, filtering and sorting rerun the page without recomputing the table.
-    return item_table(_outputs, _ratings, _features, overrides=_overrides, by_task=by_task)
-
-
 ratings = compute.effective_ratings(data)
-current = overrides.applied(data)
-table = _item_table(data.content_key, loading.ratings_key(current) if len(current) else "",
-                    bool(st.session_state[session_keys.WITH_OVERRIDES]), compute.by_task(data),
-                    metrics.registry_token(), outputs, ratings, compute.features(data), current)
+# held once per data set and patched where a decision changed it: a rerun reuses the same frame
+table = item_views.item_table(data)
 terms = term_columns(table)
 ranges = [c for c in table.columns if str(c).startswith("range:")]
 status_columns = [c for c in table.columns if str(c).endswith(" status")]
@@ -92,12 +76,11 @@ with st.container(border=True):
     overridden = bottom[4].selectbox("Human overrides", ["any", "with an override", "without"],
                                      key="items_overridden")
 
-shown = search_items(table, query)
-shown = filter_items(shown, min_counts={k: v for k, v in minimums.items() if v > 0}, models=models or None,
-                     overridden={"any": None, "with an override": True, "without": False}[overridden])
-if sort_by is not None:
-    shown = worst_first(shown, sort_by, absolute=absolute)
-if shown.empty:
+rows = item_views.order(table, outputs, query=query, min_counts={k: v for k, v in minimums.items() if v > 0},
+                        models=models or None,
+                        overridden={"any": None, "with an override": True, "without": False}[overridden],
+                        sort_by=sort_by, absolute=absolute)
+if len(rows) == 0:
     st.info("No output matches the search and filters. Widen them above.")
     st.stop()
 
@@ -112,9 +95,9 @@ config["generation"] = st.column_config.TextColumn("generation", width="large")
 # would put an image in the page
 # the table sent to the browser is the first rows in this order (the worst first): a table is sent on every run,
 # and every row of 200,000 outputs with its generation was seconds of CPU and gigabytes per run; the CSV has all
-listed = shown.head(views.PREVIEW_ROWS)
-st.caption(f"{len(shown)} of {len(table)} outputs" + (f", worst {md(_label(sort_by))} first" if sort_by else "")
-           + (f"; the table lists the first {len(listed):,} (the CSV has every row)" if len(listed) < len(shown)
+listed = item_views.engine(data).with_texts(table.iloc[rows[:views.PREVIEW_ROWS]])
+st.caption(f"{len(rows)} of {len(table)} outputs" + (f", worst {md(_label(sort_by))} first" if sort_by else "")
+           + (f"; the table lists the first {len(listed):,} (the CSV has every row)" if len(listed) < len(rows)
               else "")
            + ". The top row is open below; select a row to open it instead (a column header sorts the view only).")
 # what decides the rows' order: a new one opens its top row below (and is a new table, with no stale selection)
@@ -122,7 +105,8 @@ order = repr((sort_by, bool(absolute), query, list(models), sorted(minimums.item
 event = st.dataframe(listed[visible], hide_index=True, key=views.table_key("items_table", order), column_config=config,
                      on_select="rerun", selection_mode="single-row", height=420)
 signature = str(compute.report(data).signature)
-views.download_later(st, "Download these rows (CSV)", lambda: items_csv(shown, signature),
+texts_of = item_views.engine(data).with_texts
+views.download_later(st, "Download these rows (CSV)", lambda: items_csv(texts_of(table.iloc[rows]), signature),
                      file_name="empathy-items.csv", mime="text/csv", key="items_download")
 
 # The selectbox is the one source of truth for the open row; a newly selected table row moves it.

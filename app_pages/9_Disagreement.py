@@ -12,7 +12,7 @@ import streamlit as st  # noqa: E402
 from empathy.calibration import confusion_matrix  # noqa: E402
 from empathy.labels.decisions import decision_count  # noqa: E402
 from empathy.labels.rules import rubric  # noqa: E402
-from empathy.signature import Signature, judge_signatures  # noqa: E402
+from empathy.signature import Signature  # noqa: E402
 from empathy.slices import ALL_JUDGES, describe, ranked_slices  # noqa: E402
 from empathy_app import compute, loading, overrides, relabel_focus, session_keys, views  # noqa: E402
 from empathy_app import disagreement as dg  # noqa: E402
@@ -22,9 +22,11 @@ data = loading.require_data()
 outputs = data.dataset.outputs
 ledger = overrides.ledger(data)
 # Judges keep their own labels here; the ledger's annotators are human raters beside the data's experts.
-ratings = dg.with_humans(data.dataset.ratings, ledger.status.fresh)
 key = f"{data.content_key}|{ledger.digest}|{len(ledger.status.fresh)}"
-dimensions = dg.judged_dimensions(ratings)
+# made once per data set and ledger (a rerun concatenates, scans and signs nothing again)
+rated = dg.rated(key, data.content_key, data.dataset.ratings, ledger.status.fresh,
+                 compute.row_index(data).ratings_of_items)
+dimensions = rated.dimensions
 if not dimensions:
     st.info("No automatic judge (rater kind llm or lexicon) rated this data set, so there is no judge "
             "disagreement to map. Run one on the **Judge** page.")
@@ -47,7 +49,7 @@ with st.container(border=True):
                                  "others, whose Monte Carlo standard error is p_se). Off: all by Monte Carlo.")
 
 st.subheader("The mechanism x disagreement map")
-events, threshold = dg.events(key, outcome, dimension, ratings, ledger.applied)
+events, threshold = dg.events(key, outcome, dimension, rated, ledger.applied, data.content_key)
 if events.empty:
     need = {"judge_human": "a judge and a human rater (kind expert, human or author, or an override in the "
                            "ledger) on the same output",
@@ -55,9 +57,10 @@ if events.empty:
     st.info(f"Nothing to map for {code(dimension)}: no output has {need}.")
 else:
     features = dg.output_features(data.content_key, outputs, data.dataset.ratings, compute.features(data))
-    result = dg.slice_map(key, outcome, dimension, bins, permutations, seed, per_judge, features, events,
+    map_key = data.content_key if outcome == "judge_judge" else key  # judges alone: the ledger is not read
+    result = dg.slice_map(map_key, outcome, dimension, bins, permutations, seed, per_judge, features, events,
                           threshold, exact)
-    signature = Signature(distancing=compute.features(data).signature, judges=judge_signatures(ratings), seed=seed,
+    signature = Signature(distancing=compute.features(data).signature, judges=rated.judges, seed=seed,
                           extra={"outcome": outcome, **result.signature_fields(), **dg.RATE_INTERVAL,
                                  **ledger.signature_fields()})
     table = result.table
@@ -81,7 +84,8 @@ else:
     st.plotly_chart(dg.map_figure(mine, f"{dg.OUTCOME_LABELS[outcome]} on {dimension} ({shown_judge}) by feature"),
                     key="dis_map_chart")
     views.signature_caption(signature)
-    st.download_button("Download the map (CSV)", people_csv(
+    # written when pressed: every slice lists its outputs (all of them, at 200,000 outputs), not on every run
+    views.download_later(st, "Download the map (CSV)", lambda: people_csv(
         mine.assign(outputs=mine["outputs"].map(lambda keys: "; ".join(f"{i} / {m}" for i, m in keys)),
                     signature=str(signature))), file_name="empathy-disagreement-map.csv", mime="text/csv",
         key="dis_map_download")
@@ -131,9 +135,9 @@ else:
 
 # ------------------------------------------------------------------------------------------ calibration
 st.subheader("Judge vs human, per model")
-calibration_signature = Signature(judges=judge_signatures(ratings), seed=seed,
+calibration_signature = Signature(judges=rated.judges, seed=seed,
                                   extra={"human": "expert+human+author", **ledger.signature_fields()})
-cells = dg.confusion(key, dimension, ratings)
+cells = dg.confusion(key, dimension, rated.paired)
 if cells is not None and not cells.empty:
     st.caption("Confusion matrix of each judge against the humans' label (their mean, rounded half up; a tie "
                "between humans on a 0/1 label is left out and counted as *n_tied*).")
@@ -174,7 +178,7 @@ else:
 
 bootstrap = int(st.number_input("Bootstrap resamples of items (bias and slope intervals)", min_value=0,
                                 max_value=5000, value=500, step=100, key="dis_bootstrap"))
-biases = dg.bias(key, dimension, bootstrap, seed, ratings)
+biases = dg.bias(key, dimension, bootstrap, seed, rated.paired, data.content_key)
 if not biases.empty:
     st.caption("Bias = mean(judge - human); slope of the judge's score on the humans' mean. Intervals resample "
                "items. A slope below 1 is not by itself a judge that flattens the humans' differences: the "
@@ -183,11 +187,11 @@ if not biases.empty:
                "a judge compresses where its slope is clearly below it (empty with fewer than two humans).")
     st.dataframe(biases, hide_index=True, key="dis_bias")
     views.interval_warnings(biases, ["model", "judge"])
-    views.signature_caption(Signature(judges=judge_signatures(ratings), seed=seed,
+    views.signature_caption(Signature(judges=rated.judges, seed=seed,
                                       extra={"bootstrap": str(bootstrap), "items": "cluster",
                                              **ledger.signature_fields()}))
     if cells is None:
-        curve = dg.bins(key, dimension, 5, ratings)
+        curve = dg.bins(key, dimension, 5, rated.paired)
         judge_names = sorted(set(curve["judge"]))
         judge = st.selectbox("Judge", judge_names, key="dis_curve_judge")
         st.plotly_chart(dg.calibration_figure(curve, judge, dimension), key="dis_curve")
@@ -195,12 +199,14 @@ if not biases.empty:
         views.signature_caption(calibration_signature)
 
 st.subheader("Items every rater splits on")
-split = dg.splits(key, dimension, ratings)
+split = dg.splits(key, dimension, rated, data.content_key)
 if split.empty:
     st.caption("Needs two raters on the same unit.")
 else:
     st.caption(f"{int(split['split'].sum())} of {len(split)} units have raters at least one disagreement step "
                "apart (spread = max - min of every rater's value; modal share = the largest group of raters "
                "giving one value).")
-    st.dataframe(split, hide_index=True, key="dis_splits")
+    # the first rows (the most split): a table is sent to the browser on every run, and all 200,000 units were
+    # seconds of CPU per run
+    views.table_preview(split, key="dis_splits")
     views.signature_caption(calibration_signature)

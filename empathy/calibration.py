@@ -32,6 +32,7 @@ on a unit; the ledger's decisions join as raters of kind ``human`` through
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -165,7 +166,7 @@ def _bias(x: NDArray[np.float64], y: NDArray[np.float64]) -> float | None:
 def calibration_bias(ratings: pd.DataFrame, dimension: str, *, human_kinds: Sequence[str] = HUMAN_KINDS,
                      judge_kinds: Sequence[str] = JUDGE_KINDS, judges: Sequence[str] | None = None,
                      bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = DEFAULT_SEED,
-                     confidence: float = DEFAULT_CONFIDENCE) -> pd.DataFrame:
+                     confidence: float = DEFAULT_CONFIDENCE, memo: dict | None = None) -> pd.DataFrame:
     """Per (model, judge): n, bias ``mean(judge - human)`` and slope of judge on human, with bootstrap intervals.
 
     The intervals (``bootstrap > 0``) are percentile intervals of :func:`empathy.agreement.bootstrap_ci`,
@@ -184,6 +185,15 @@ def calibration_bias(ratings: pd.DataFrame, dimension: str, *, human_kinds: Sequ
     for (model, judge), part in table.groupby(["model", "judge"], sort=True):
         human = part["human_value"].to_numpy(float)
         judged = part["judge_value"].to_numpy(float)
+        clusters = part["item_id"].to_numpy(object)
+        slope = benchmark.get(model)
+        # a (model, judge)'s row depends on its own pairs only (its bootstrap has the seed to itself): a memo keeps
+        # the rows of the pairs a new decision did not touch
+        found = None if memo is None else memo.get(_bias_key(model, judge, human, judged, clusters, slope, bootstrap,
+                                                             seed, confidence))
+        if found is not None:
+            rows.append(dict(found))
+            continue
         row: dict[str, object] = {"model": model, "judge": judge, "n": len(part), "mean_human": float(human.mean()),
                                   "mean_judge": float(judged.mean()), "bias": _bias(human, judged),
                                   "slope": _slope(human, judged)}
@@ -191,16 +201,24 @@ def calibration_bias(ratings: pd.DataFrame, dimension: str, *, human_kinds: Sequ
         for name, statistic in (("bias", _bias), ("slope", _slope)):
             if bootstrap:
                 ci = bootstrap_ci(statistic, human, judged, n_resamples=bootstrap, seed=seed, confidence=confidence,
-                                  clusters=part["item_id"].to_numpy(object))
+                                  clusters=clusters)
                 row[f"{name}_low"], row[f"{name}_high"] = ci.low, ci.high
                 intervals[name] = ci
             else:
                 row[f"{name}_low"] = row[f"{name}_high"] = None
-        slope = benchmark.get(model)
         row["human_slope"] = None if slope is None or pd.isna(slope) else float(slope)
         row["warning"] = interval_warning(intervals)
         rows.append(row)
+        if memo is not None:
+            memo[_bias_key(model, judge, human, judged, clusters, slope, bootstrap, seed, confidence)] = dict(row)
     return pd.DataFrame(rows, columns=columns)
+
+
+def _bias_key(model: object, judge: object, human: NDArray[np.float64], judged: NDArray[np.float64],
+              clusters: NDArray[np.object_], slope: object, bootstrap: int, seed: int, confidence: float) -> tuple:
+    """Everything a row of :func:`calibration_bias` is computed from."""
+    return (str(model), str(judge), human.tobytes(), judged.tobytes(), tuple(str(c) for c in clusters),
+            None if slope is None or pd.isna(slope) else float(slope), bootstrap, seed, confidence)
 
 
 def dilution_benchmark(ratings: pd.DataFrame, dimension: str, *, human_kinds: Sequence[str] = HUMAN_KINDS
@@ -322,3 +340,121 @@ def item_splits(ratings: pd.DataFrame, dimension: str, *, threshold: float | Non
     table = table.sort_values(["split", "spread", "modal_share", "item_id", "model"],
                               ascending=[False, False, True, True, True], kind="stable")
     return table[columns].reset_index(drop=True)
+
+
+_SPLIT_COLUMNS = ["item_id", "model", "n_raters", "min", "max", "spread", "sd", "modal_share", "split", "values"]
+
+
+def _row_stats(values: NDArray[np.float64], names: Sequence[str]
+               ) -> tuple[NDArray[np.float64], NDArray[np.bool_], list[str]]:
+    """Per row of a units x raters matrix: the modal share (as :func:`item_splits` computes it for whole numbers:
+    the largest group of equal values over the values present), whether every value is a whole number, and the
+    ``rater=value`` text; array operations over the (few) raters instead of a loop over the units."""
+    present = ~np.isnan(values)
+    n_present = present.sum(axis=1)
+    # for each value, how many values of its row equal it (NaN equals nothing); the largest is the modal group
+    equal = (values[:, :, None] == values[:, None, :]).sum(axis=2)
+    largest = np.where(present, equal, 0).max(axis=1) if values.shape[1] else np.zeros(len(values))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        modal = np.where(n_present > 0, largest / np.maximum(n_present, 1), np.nan)
+    whole = (~present | np.isclose(values, np.round(values))).all(axis=1)
+    texts = []
+    for column, name in enumerate(names):
+        codes, uniques = pd.factorize(values[:, column], use_na_sentinel=True)
+        labels = np.array([f"{name}={value:g}" for value in uniques] + [""], dtype=object)
+        texts.append(labels[codes])  # code -1 (NaN) takes the last label, ""
+    described = [", ".join(part for part in row if part) for row in zip(*texts, strict=True)] if texts \
+        else [""] * len(values)
+    return modal, whole, described
+
+
+class ItemSplits:
+    """:func:`item_splits` of one dimension for a fixed set of ratings (the judges') plus other raters' ratings
+    that change (the ledger's annotators): the fixed raters' units x raters matrix and each unit's per-row work
+    (modal share, the ``rater=value`` text: a Python loop over every unit) done once; a call redoes the units the
+    other raters rated and the vectorised rest. The same table as :func:`item_splits` of both together (the other
+    raters' units are units of the fixed ratings; otherwise, or for a rater in both, it is called whole).
+    """
+
+    def __init__(self, ratings: pd.DataFrame, dimension: str) -> None:
+        self.ratings = ratings
+        self.dimension = dimension
+        part = ratings[ratings["dimension"] == dimension].astype({"item_id": str, "model": str, "rater": str})
+        self.empty = part.empty
+        if self.empty:
+            return
+        self.kinds = _kinds(part)
+        matrix = _rater_matrix(part, dimension)
+        self.index = matrix.index
+        self.names = [str(c) for c in matrix.columns]
+        self.values = matrix.to_numpy(float)
+        self.count = (~np.isnan(self.values)).sum(axis=1)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a unit without a value (left out below) has no min
+            self.low, self.high = np.nanmin(self.values, axis=1), np.nanmax(self.values, axis=1)
+            self.sd = np.nanstd(self.values, axis=1)
+        self.modal, self.whole, self.described = _row_stats(self.values, self.names)
+        #: units whose per-row work was done, the fixed raters' at construction included (what a test counts)
+        self.rows_computed = len(self.values)
+
+    def table(self, more: pd.DataFrame) -> pd.DataFrame:
+        """:func:`item_splits` of the fixed ratings and ``more`` (long-form ratings of other raters) together."""
+        part = more[more["dimension"] == self.dimension].astype({"item_id": str, "model": str, "rater": str}) \
+            if len(more) else more
+        if self.empty or (len(part) and set(part["rater"]) & set(self.names)):
+            return item_splits(pd.concat([self.ratings, more], ignore_index=True), self.dimension)
+        if not len(part):
+            return self._assemble(self.names, self.kinds, [], np.empty((0, 0)), np.empty(0, dtype=np.int64),
+                                  np.empty((0, len(self.names))))
+        extra = _rater_matrix(part, self.dimension)
+        rows = self.index.get_indexer(extra.index)
+        if (rows < 0).any():
+            return item_splits(pd.concat([self.ratings, more], ignore_index=True), self.dimension)
+        names = sorted([*self.names, *(str(c) for c in extra.columns)])
+        combined = pd.DataFrame(self.values[rows], columns=self.names).join(
+            pd.DataFrame(extra.to_numpy(float), columns=[str(c) for c in extra.columns]))[names].to_numpy(float)
+        kinds = {**self.kinds, **_kinds(part)}
+        return self._assemble(names, kinds, [str(c) for c in extra.columns], extra.to_numpy(float), rows, combined)
+
+    def _assemble(self, names: list[str], kinds: dict[str, str], extra_names: list[str],
+                  extra_values: NDArray[np.float64], rows: NDArray[np.int64], combined: NDArray[np.float64]
+                  ) -> pd.DataFrame:
+        count, low, high, sd = self.count.copy(), self.low.copy(), self.high.copy(), self.sd.copy()
+        modal, whole = self.modal.copy(), self.whole.copy()
+        described = list(self.described)
+        if len(rows):
+            count[rows] = (~np.isnan(combined)).sum(axis=1)
+            with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                low[rows], high[rows] = np.nanmin(combined, axis=1), np.nanmax(combined, axis=1)
+                sd[rows] = np.nanstd(combined, axis=1)
+            row_modal, row_whole, row_described = _row_stats(combined, names)
+            modal[rows], whole[rows] = row_modal, row_whole
+            for position, text in zip(rows.tolist(), row_described, strict=True):
+                described[position] = text
+            self.rows_computed += len(rows)
+        individual = [c for c in names if kinds.get(c) != "crowd"] or list(names)
+        pool = [self.values[:, [self.names.index(c) for c in individual if c in self.names]].ravel()]
+        if len(extra_values):
+            pool.append(extra_values[:, [extra_names.index(c) for c in individual if c in extra_names]].ravel())
+        threshold = default_threshold(self.dimension, np.concatenate(pool))
+        keep = count >= 2
+        positions = np.flatnonzero(keep)
+        all_whole = bool(whole[keep].all())
+        shown_modal = modal[keep] if all_whole else np.full(int(keep.sum()), np.nan)
+        if isinstance(self.index, pd.MultiIndex):
+            items = np.asarray(self.index.get_level_values("item_id"), dtype=object)[keep]
+            models = np.asarray(self.index.get_level_values("model"), dtype=object)[keep]
+        else:
+            items, models = np.asarray(self.index, dtype=object)[keep], np.full(int(keep.sum()), ALL_MODELS)
+        spread = high[keep] - low[keep]
+        split = spread >= threshold - 1e-9
+        # the order of item_splits' sort (split, spread down, modal share up, NaN last, then the unit: the matrix's
+        # rows are in (item_id, model) order already)
+        order = np.lexsort((np.arange(len(positions)), np.where(np.isnan(shown_modal), np.inf, shown_modal),
+                            -spread, ~split))
+        table = pd.DataFrame({"item_id": list(items[order]), "model": list(models[order]),
+                              "n_raters": count[keep][order], "min": low[keep][order], "max": high[keep][order],
+                              "spread": spread[order], "sd": sd[keep][order], "modal_share": shown_modal[order],
+                              "split": split[order], "values": [described[p] for p in positions[order]]})
+        return table[_SPLIT_COLUMNS]

@@ -42,7 +42,6 @@ from empathy.escaping import spreadsheet_cell
 from empathy.evaluate import TextFeatures
 from empathy.io import DIMENSION_RANGES, RATING_REQUIRED, require_frame
 from empathy.labels.schema import KEY_COLUMNS
-from empathy.stability import metric_terms
 
 #: The key of a row of the item table.
 ITEM_KEYS: tuple[str, str, str] = ("item_id", "model", "task")
@@ -108,6 +107,8 @@ def _counts(sentences: np.ndarray, densities: np.ndarray) -> np.ndarray:
 
 def _judge_terms(keys: pd.MultiIndex, outputs: pd.DataFrame, ratings: pd.DataFrame, sentences: pd.DataFrame
                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    from empathy.stability import metric_terms  # here: it imports scipy.stats (seconds), which the table needs not
+
     terms: dict[str, np.ndarray] = {}
     statuses: dict[str, np.ndarray] = {}
     for metric in m.judged_metrics():
@@ -364,3 +365,326 @@ def items_csv(table: pd.DataFrame, signature: str) -> bytes:
     out["signature"] = spreadsheet_cell(str(signature))
     out.columns = [spreadsheet_cell(str(c)) for c in out.columns]
     return out.to_csv(index=False).encode("utf-8")
+
+
+# ------------------------------------------------------------------------------------------ incremental table
+
+
+def _output_codes(keys: pd.MultiIndex, ratings: pd.DataFrame) -> np.ndarray:
+    """The row of ``keys`` (the outputs) each rating row belongs to, -1 for a rating of no listed output."""
+    if not len(ratings):
+        return np.empty(0, dtype=np.int64)
+    return keys.get_indexer(pd.MultiIndex.from_arrays([ratings["item_id"].astype(str),
+                                                       ratings["model"].astype(str)]))
+
+
+def _factorized(column: pd.Series, rows: np.ndarray) -> tuple[np.ndarray, pd.Index]:
+    """Codes of ``column``'s values as text on ``rows`` (a mask) and the names they stand for (each once)."""
+    codes, names = pd.factorize(column)
+    text = pd.Index([str(name) for name in names])
+    unique, remap = np.unique(np.asarray(text, dtype=object), return_inverse=True)
+    codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)[rows]  # two values with one text are one name
+    return codes, pd.Index(unique)
+
+
+def _units(pair: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(pair, return_inverse=True)`` for codes below ``size``, by marking a table of that size (linear;
+    a sort of millions of codes was seconds), or by ``np.unique`` when the table would be large."""
+    if size > 50_000_000:
+        return np.unique(pair, return_inverse=True)
+    seen = np.zeros(size, dtype=bool)
+    seen[pair] = True
+    units = np.flatnonzero(seen)
+    lookup = np.zeros(size, dtype=np.int64)
+    lookup[units] = np.arange(len(units))
+    return units, lookup[pair]
+
+
+def _fast_judge_terms(n_outputs: int, codes: np.ndarray, ratings: pd.DataFrame, sentences_ref: np.ndarray,
+                      sentences_gen: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+    """:func:`_judge_terms` on rating rows already located (``codes``: the output row of each), with arrays in
+    place of :func:`empathy.stability.metric_terms`' string keys, unstack and merge (seconds at millions of rows).
+
+    The same terms function of each registry entry gets the same inputs (each (output, judge)'s values of the
+    metric's dimensions, NaN where absent; the output's sentence counts), so the terms are the same numbers.
+    ``None`` when a (output, rater, dimension) key repeats (``metric_terms`` refuses that: the caller runs it
+    for its error).
+    """
+    terms: dict[str, np.ndarray] = {}
+    statuses: dict[str, np.ndarray] = {}
+    inside = codes >= 0
+    if not inside.any():
+        return terms, statuses
+    # codes of the Series itself (Arrow strings factorised without a Python object per row), then the rows kept
+    rater_codes, rater_names = pd.factorize(ratings["rater"])
+    rater_codes = rater_codes[inside]
+    dimension_codes, dimension_names = _factorized(ratings["dimension"], inside)
+    values = ratings["value"].to_numpy(dtype=float)[inside]
+    output = codes[inside]
+    n_raters = len(rater_names)
+    for metric in m.judged_metrics():
+        spec = m.METRIC_SPECS[metric]
+        wanted = [k for k, name in enumerate(dimension_names) if name in spec.dimensions]
+        if not wanted:
+            continue
+        rows = np.flatnonzero(np.isin(dimension_codes, wanted))
+        pair = output[rows] * n_raters + rater_codes[rows]
+        units, unit_of_row = _units(pair, n_outputs * n_raters)
+        columns = {}
+        for dimension in spec.dimensions:
+            column = np.full(len(units), np.nan)
+            if dimension in dimension_names:
+                mine = np.flatnonzero(dimension_codes[rows] == dimension_names.get_loc(dimension))
+                if len(mine) and np.bincount(unit_of_row[mine], minlength=len(units)).max() > 1:
+                    return None
+                column[unit_of_row[mine]] = values[rows[mine]]
+            columns[dimension] = column
+        unit_output, unit_rater = units // n_raters, units % n_raters
+        inputs = m.TermInputs(ratings=columns, options=m.MetricOptions(egm_both_zero="zero"))
+        if spec.needs_sentences:
+            inputs = m.TermInputs(ratings=columns, options=inputs.options,
+                                  sentences_ref=sentences_ref[unit_output], sentences_gen=sentences_gen[unit_output])
+        found, codes_of_unit = spec.terms(inputs)
+        found = np.where(codes_of_unit == m.OK, found, np.nan)
+        for rater in sorted(np.unique(unit_rater), key=lambda r: rater_names[r]):
+            mine = unit_rater == rater
+            position = unit_output[mine]
+            column = term_column(metric, str(rater_names[rater]))
+            term = np.full(n_outputs, np.nan)
+            term[position] = found[mine]
+            status = np.full(n_outputs, NOT_RATED, dtype=object)
+            status[position] = [STATUS_NAMES[int(s)] for s in codes_of_unit[mine]]
+            terms[column] = term
+            statuses[status_column(metric, str(rater_names[rater]))] = status
+    return terms, statuses
+
+
+def _fast_ranges(n_outputs: int, codes: np.ndarray, ratings: pd.DataFrame) -> dict[str, np.ndarray]:
+    """:func:`_ranges` on rating rows already located: per dimension, max - min of the known values of each
+    output (NaN with fewer than two), by array reductions instead of a groupby on string keys."""
+    out: dict[str, np.ndarray] = {}
+    inside = codes >= 0
+    if not inside.any():
+        return out
+    dimension_codes, dimension_names = _factorized(ratings["dimension"], inside)
+    values = ratings["value"].to_numpy(dtype=float)[inside]
+    output = codes[inside]
+    for dimension in _dimension_order([str(d) for d in dimension_names]):
+        rows = np.flatnonzero((dimension_codes == dimension_names.get_loc(dimension)) & ~np.isnan(values))
+        count = np.bincount(output[rows], minlength=n_outputs)
+        high = np.full(n_outputs, -np.inf)
+        low = np.full(n_outputs, np.inf)
+        np.maximum.at(high, output[rows], values[rows])
+        np.minimum.at(low, output[rows], values[rows])
+        column = np.full(n_outputs, np.nan)
+        two = count >= 2
+        column[two] = high[two] - low[two]
+        out[range_column(dimension)] = column
+    return out
+
+
+def _override_keys(overrides: pd.DataFrame | None) -> set[tuple[str, str, str, str]]:
+    if overrides is None or len(overrides) == 0:
+        return set()
+    require_frame(overrides, KEY_COLUMNS, "overrides")
+    return set(zip(*(overrides[c].astype(str).tolist() for c in KEY_COLUMNS), strict=True))
+
+
+class ItemTable:
+    """:func:`item_table` of one data set, kept up to date by patching the outputs a change touches.
+
+    What does not depend on the ratings (the keys, the text-only terms such as LD, the distancing counts) is
+    computed once; the judge terms, the judges' ranges and the override state are computed for every output at
+    the first call and, after that, again only for the outputs whose rating values or overrides changed (a decision
+    changes one output's terms: its row is recomputed, not the table). Every call returns a new frame (the columns
+    it changed are new arrays), so a frame handed out earlier never changes under its reader.
+
+    The texts (``reference``, ``generation``) are not copied into the table (at 200,000 outputs they were a copy
+    of every text per table); :meth:`with_texts` adds them to the rows asked for. ``outputs``, ``ratings`` and
+    ``features`` as for :func:`item_table`; ``ratings`` are the data set's own ratings: the ratings handed to
+    :meth:`table` are these or derived from them with the same rows in the same order and other values (what
+    :class:`empathy.review.EffectiveRatings` gives), else (rows added or removed) the table is computed whole.
+    """
+
+    def __init__(self, outputs: pd.DataFrame, ratings: pd.DataFrame, features: TextFeatures, *,
+                 by_task: bool = False, ld_standardization: str = "separate", include_ld: bool = True,
+                 codes: np.ndarray | None = None) -> None:
+        require_frame(outputs, ("item_id", "model", *TEXT_COLUMNS), "outputs")
+        require_frame(ratings, RATING_REQUIRED, "ratings")
+        if ld_standardization not in m.LD_STANDARDIZATIONS:
+            raise ValueError(f"ld_standardization must be one of {m.LD_STANDARDIZATIONS}, got "
+                             f"{ld_standardization!r}")
+        outputs = outputs.reset_index(drop=True)
+        if "task" not in outputs.columns:
+            outputs = outputs.assign(task="")
+        _check_features(features, len(outputs))
+        self.outputs = outputs
+        self.keys = pd.MultiIndex.from_frame(outputs[["item_id", "model"]].astype(str))
+        if self.keys.has_duplicates:
+            item, model = self.keys[self.keys.duplicated()][0]
+            raise ValueError(f"outputs have more than one row for (item_id, model) = ({item}, {model})")
+        self.n_ratings = len(ratings)
+        #: the output row of each rating row (-1: a rating of no listed output), found once
+        self.codes = _output_codes(self.keys, ratings) if codes is None else np.asarray(codes, dtype=np.int64)
+        if len(self.codes) != len(ratings):
+            raise ValueError(f"codes: {len(self.codes)} positions for {len(ratings)} rating rows")
+        self.sentences_ref = features.sentences_ref.astype(float)
+        self.sentences_gen = features.sentences_gen.astype(float)
+        base = outputs[list(ITEM_KEYS)].copy()
+        groups = (outputs["task"].astype(str) + "\x00" + outputs["model"].astype(str)) if by_task \
+            else outputs["model"].astype(str)
+        options = m.MetricOptions(ld_standardization=ld_standardization)
+        self._text_terms: dict[str, np.ndarray] = {}
+        self._text_statuses: dict[str, np.ndarray] = {}
+        for name in m.text_metrics():
+            spec = m.METRIC_SPECS[name]
+            if spec.needs_distancing and not include_ld:
+                continue
+            self._text_terms[term_column(name)], self._text_statuses[status_column(name)] = _text_terms(
+                spec, groups, features, options)
+        counts = {"ref": _counts(self.sentences_ref, features.densities_ref.astype(float)),
+                  "gen": _counts(self.sentences_gen, features.densities_gen.astype(float))}
+        self._counts = {"sentences_ref": self.sentences_ref, "sentences_gen": self.sentences_gen}
+        for position, label in enumerate(LABELS):
+            for side in SIDES:
+                self._counts[f"{label}_{side}"] = counts[side][:, position]
+        self._base = base
+        self._values: np.ndarray | None = None
+        self._overrides: set[tuple[str, str, str, str]] = set()
+        self._rated: tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]] | None = None
+        self._override_count = np.zeros(len(outputs), dtype=np.int64)
+        self._override_dimensions = np.full(len(outputs), "", dtype=object)
+        self._table: pd.DataFrame | None = None
+        #: outputs recomputed by the calls so far (the whole table counts every output): what a test counts
+        self.rows_computed = 0
+
+    # -- the parts that read the ratings
+    def _rated_parts(self, codes: np.ndarray, ratings: pd.DataFrame, n_outputs: int, sentences_ref: np.ndarray,
+                     sentences_gen: np.ndarray, outputs: pd.DataFrame, keys: pd.MultiIndex
+                     ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+        if not len(ratings):
+            return {}, {}, {}
+        found = _fast_judge_terms(n_outputs, codes, ratings, sentences_ref, sentences_gen)
+        if found is None:  # a repeated key: metric_terms says which, as item_table does
+            frame = outputs[["item_id", "model", "task"]].assign(sentences_ref=sentences_ref,
+                                                                 sentences_gen=sentences_gen)
+            found = _judge_terms(keys, outputs, ratings, frame)
+        terms, statuses = found
+        return terms, statuses, _fast_ranges(n_outputs, codes, ratings)
+
+    def _whole(self, ratings: pd.DataFrame, overrides: pd.DataFrame | None) -> None:
+        codes = self.codes if len(ratings) == self.n_ratings else _output_codes(self.keys, ratings)
+        self._rated = self._rated_parts(codes, ratings, len(self.outputs), self.sentences_ref, self.sentences_gen,
+                                        self.outputs, self.keys)
+        self._override_count, self._override_dimensions = _override_state(self.keys, overrides)
+        self.rows_computed += len(self.outputs)
+
+    def _patch(self, rows: np.ndarray, ratings: pd.DataFrame, overrides: pd.DataFrame | None) -> bool:
+        """Recompute the outputs ``rows``; ``False`` when their terms name a column the table lacks (then the
+        table is computed whole)."""
+        assert self._rated is not None
+        mine = np.flatnonzero(np.isin(self.codes, rows))
+        local = np.searchsorted(rows, self.codes[mine])
+        part = ratings.iloc[mine]
+        keys = self.keys[rows]
+        terms, statuses, ranges = self._rated_parts(local, part, len(rows), self.sentences_ref[rows],
+                                                    self.sentences_gen[rows], self.outputs.iloc[rows], keys)
+        old_terms, old_statuses, old_ranges = self._rated
+        if not set(terms) <= set(old_terms) or not set(ranges) <= set(old_ranges):
+            return False
+        new_terms, new_statuses, new_ranges = dict(old_terms), dict(old_statuses), dict(old_ranges)
+        for column in old_terms:
+            values = old_terms[column].copy()
+            values[rows] = terms.get(column, np.nan)
+            new_terms[column] = values
+            status_name = f"{column} status"
+            status = old_statuses[status_name].copy()
+            status[rows] = statuses[status_name] if status_name in statuses else NOT_RATED
+            new_statuses[status_name] = status
+        for column in old_ranges:
+            values = old_ranges[column].copy()
+            values[rows] = ranges.get(column, np.nan)
+            new_ranges[column] = values
+        self._rated = (new_terms, new_statuses, new_ranges)
+        if overrides is not None and len(overrides):
+            wanted = set(zip(keys.get_level_values(0), keys.get_level_values(1), strict=True))
+            pairs = zip(overrides["item_id"].astype(str).tolist(), overrides["model"].astype(str).tolist(),
+                        strict=True)
+            overrides = overrides[[pair in wanted for pair in pairs]]
+        count, dimensions = _override_state(keys, overrides)
+        self._override_count = self._override_count.copy()
+        self._override_count[rows] = count
+        self._override_dimensions = self._override_dimensions.copy()
+        self._override_dimensions[rows] = dimensions
+        self.rows_computed += len(rows)
+        return True
+
+    def _changed_rows(self, ratings: pd.DataFrame, overrides: pd.DataFrame | None,
+                      keys: set[tuple[str, str, str, str]]) -> np.ndarray | None:
+        """The outputs whose values or overrides differ from the last call's, ``None`` when the table must be
+        computed whole (the first call, or rating rows added or removed)."""
+        if self._values is None or len(ratings) != self.n_ratings or len(self._values) != self.n_ratings:
+            return None
+        values = ratings["value"].to_numpy(dtype=float)
+        before = self._values
+        moved = np.flatnonzero(~((values == before) | (np.isnan(values) & np.isnan(before))))
+        rows = set(self.codes[moved].tolist())
+        changed = keys ^ self._overrides
+        if changed:
+            rows |= set(self.keys.get_indexer([(item, model) for item, model, _, _ in changed]).tolist())
+        rows.discard(-1)
+        return np.array(sorted(rows), dtype=np.int64)
+
+    def table(self, ratings: pd.DataFrame, overrides: pd.DataFrame | None = None) -> pd.DataFrame:
+        """:func:`item_table` of ``ratings`` and ``overrides`` without the text columns (the same columns in the
+        same order otherwise, the same values): the outputs that changed since the last call recomputed, or
+        the whole table when rows were added or removed."""
+        require_frame(ratings, RATING_REQUIRED, "ratings")
+        keys = _override_keys(overrides)
+        rows = self._changed_rows(ratings, overrides, keys)
+        if rows is not None and len(rows) == 0 and self._table is not None:
+            return self._table
+        if rows is None or not self._patch(rows, ratings, overrides):
+            self._whole(ratings, overrides)
+        self._values = ratings["value"].to_numpy(dtype=float, copy=True) if len(ratings) == self.n_ratings \
+            else None
+        self._overrides = keys
+        self._table = self._assemble()
+        return self._table
+
+    def _assemble(self) -> pd.DataFrame:
+        assert self._rated is not None
+        terms, statuses, ranges = self._rated
+        columns: dict[str, object] = {c: self._base[c] for c in ITEM_KEYS}
+        columns.update(terms)
+        columns.update(self._text_terms)
+        columns.update(ranges)
+        columns.update(self._counts)
+        columns["overrides"] = self._override_count
+        columns["override_dimensions"] = self._override_dimensions
+        columns.update(statuses)
+        columns.update(self._text_statuses)
+        return pd.DataFrame(columns, index=self._base.index, copy=False)
+
+    def with_texts(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """``rows`` of a table of :meth:`table` (any subset, any order) with their ``reference`` and
+        ``generation``: :func:`item_table`'s columns."""
+        out = rows.copy()
+        positions = rows.index.to_numpy()
+        for column in TEXT_COLUMNS:  # only these rows' texts converted (not every output's)
+            out[column] = self.outputs[column].iloc[positions].to_numpy()
+        return out
+
+
+def search_mask(table: pd.DataFrame, texts: pd.DataFrame, query: str) -> np.ndarray:
+    """:func:`search_items` as a boolean mask over ``table``'s rows, the texts taken from ``texts`` (the outputs,
+    row for row), so a table without its text columns can be searched."""
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a string, got {type(query).__name__}")
+    needle = query.strip().casefold()
+    if not needle:
+        return np.ones(len(table), dtype=bool)
+    hit = table["item_id"].astype(str).str.casefold().str.contains(needle, regex=False).to_numpy(dtype=bool)
+    for column in TEXT_COLUMNS:
+        hit = hit | texts[column].astype(str).str.casefold().str.contains(needle, regex=False).to_numpy(dtype=bool)
+    return hit

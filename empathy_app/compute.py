@@ -258,6 +258,12 @@ class RowIndex:
         self.order = np.argsort(codes, kind="stable")
         self.starts = np.searchsorted(codes[self.order], np.arange(len(outputs) + 1))
 
+    def rating_positions(self) -> np.ndarray:
+        """The output row of each indexed rating row (-1: a rating of no output), from the index built once."""
+        codes = np.full(self.n_ratings, -1, dtype=np.int64)
+        codes[self.order[self.starts[0]:]] = np.repeat(np.arange(len(self.starts) - 1), np.diff(self.starts))
+        return codes
+
     def position(self, item: str, model: str) -> int | None:
         """The row of output ``(item, model)`` in the outputs, or ``None``."""
         return self.positions.get((str(item), str(model)))

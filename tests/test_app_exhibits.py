@@ -32,6 +32,14 @@ def _app(source: dict | None = None, page: str = PAGE) -> AppTest:
     return at
 
 
+def _open_fragility(at: AppTest) -> AppTest:
+    """The Ranking fragility tab opened (its content is computed while it is open only)."""
+    at.session_state["exhibit_tabs"] = "Ranking fragility"
+    at.run()
+    _ok(at)
+    return at
+
+
 def _ok(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -135,7 +143,7 @@ def _write_tiny(folder: Path) -> dict:
 
 
 def test_fragility_tab_hand_worked(tmp_path):
-    at = _app(_write_tiny(tmp_path / "tiny"))
+    at = _open_fragility(_app(_write_tiny(tmp_path / "tiny")))
     at.selectbox(key="exhibits_fragility_metric").set_value("CA").run()
     _ok(at)
     pairs = _frame(at, "flips_needed")
@@ -164,7 +172,7 @@ def test_relabel_by_influence_order(tmp_path):
 def test_no_ratings_is_a_message_not_a_traceback(tmp_path):
     source = _write_tiny(tmp_path / "none")
     source["ratings"] = []
-    at = _app(source)
+    at = _open_fragility(_app(source))
     infos = [str(i.value) for i in at.info]
     assert any("No exhibit yet" in i for i in infos) and any("no ranking to be fragile" in i for i in infos), infos
 
@@ -256,3 +264,19 @@ def test_presentation_hides_the_sidebar_and_the_export_draws_all_four(monkeypatc
     at.session_state["exhibit_tabs"] = "Exhibits"
     at.run()
     assert HIDE_SIDEBAR_CSS not in [str(e.proto.body) for e in at.get("html")]
+
+
+def test_the_fragility_is_computed_while_its_tab_is_open_only(tmp_path, monkeypatch):
+    from empathy_app import exhibit_views
+
+    calls: list[int] = []
+    original = exhibit_views.fragility_section
+    monkeypatch.setattr(exhibit_views, "fragility_section", lambda *a, **k: calls.append(1) or original(*a, **k))
+    at = _app(_write_tiny(tmp_path / "lazy"))
+    assert calls == [] and not [f for f in at.dataframe if "flips_needed" in f.value.columns]
+    _open_fragility(at)
+    assert calls == [1] and _frame(at, "flips_needed") is not None
+    at.session_state["exhibit_tabs"] = "Exhibits"
+    at.run()
+    _ok(at)
+    assert calls == [1]  # closed again: nothing computed

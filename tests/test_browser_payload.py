@@ -285,6 +285,10 @@ def _disagreement(page) -> None:
 def _exhibits(page) -> None:
     page.get_by_role("tab", name="Presentation").click()
     _settle(page, "Exhibit 1 of 1")
+    # the ranking fragility is drawn while its tab is open only: open it, so that its tables and pickers (judge and
+    # model names) are checked too; the other tabs' contents stay in the page
+    page.get_by_role("tab", name="Ranking fragility").click()
+    _settle(page, "Most influential items")
 
 
 # url path -> (text that shows the page has drawn, what to do there before the check, after the check)
