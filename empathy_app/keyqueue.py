@@ -411,9 +411,9 @@ def decided_meanwhile(decisions: pd.DataFrame, item: str, model: str, dimension:
     (the store's commit order ``seq``, never a writer's clock)."""
     if decisions.empty or "seq" not in decisions.columns:
         return decisions.iloc[0:0]
-    return decisions[(decisions["item_id"] == item) & (decisions["model"] == model)
-                     & (decisions["dimension"] == dimension) & (decisions["annotator"] != annotator)
-                     & (decisions["seq"].astype("int64") > int(shown_at))]
+    here = decisions[decisions["item_id"] == item]  # one column compared whole, the others on the item's rows
+    return here[(here["model"] == model) & (here["dimension"] == dimension) & (here["annotator"] != annotator)
+                & (here["seq"].astype("int64") > int(shown_at))]
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
