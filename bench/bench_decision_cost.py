@@ -6,9 +6,10 @@ open the page, sign in (ours: the sidebar's name; Potato: its login form), a few
 keys (200) ``--pace`` seconds apart (0.4 s), each a 0 or a 1 for the output on screen when it goes down. Measured
 on the server process (``/proc/<pid>/stat``, every thread): its CPU seconds from just before the first timed key
 until every key is stored (ours: the queue shows none pending; Potato: its page done loading after the last key,
-then 3 s for its background saves), divided by the keys; its peak resident set (``VmHWM``) at the end. Also counted: the keys
-stored on the output that was on screen when they went down (read back from each server's own store: ours
-from the override store, Potato's from its ``user_state.json`` and annotation exports, :func:`potato_stored`), and the
+then 3 s for its background saves), divided by the keys; its peak resident set (``VmHWM``) at the end. Also
+counted: the keys stored on the output that was on screen when they went down (read back from each server's own
+store: ours from the override store, Potato's from its ``user_state.json`` and annotation exports,
+:func:`potato_stored`), and the
 seconds from opening the page to the first output on screen.
 
 * **ours**: ``streamlit run app.py`` of this tree (``--baseline REF``: also the tree at a git revision, app and
