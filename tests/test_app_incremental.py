@@ -223,3 +223,41 @@ def test_a_key_reads_the_changed_decisions_and_recomputes_the_touched_terms(tmp_
     for row in live["models"]:
         mine = [v for (_, model), v in values.items() if model == row["model"]]
         assert (row["n"], row["sum"]) == (len(mine), pytest.approx(sum(mine)))
+
+
+def test_the_targets_of_a_window_are_found_together_and_equal_each_outputs_own(monkeypatch):
+    """keyqueue._targets_of (the window's outputs in one pass) against override_targets of each output's rows, on
+    random ratings of every rater kind, with gaps; and one look-up of the rows for the whole window."""
+    from types import SimpleNamespace
+
+    from empathy.labels.rules import ALL_JUDGES, override_targets
+    from empathy_app import keyqueue
+
+    rng = np.random.default_rng(7)
+    outputs = pd.DataFrame([{"item_id": f"i{k}", "model": m, "task": "", "reference": "r", "generation": "g"}
+                            for k in range(30) for m in ("A", "B")])
+    kinds = {"j1": "llm", "j2": "llm", "lex": "lexicon", "exp": "expert", "ann": "human", "odd": "unknown"}
+    rows = [{"item_id": o.item_id, "model": o.model, "rater": rater, "dimension": dimension, "value": 1.0,
+             "rater_kind": kind} for o in outputs.itertuples() for rater, kind in kinds.items()
+            for dimension in ("ca", "sa") if rng.random() < 0.6]
+    ratings = pd.DataFrame(rows).sample(frac=1.0, random_state=3).reset_index(drop=True)
+    data = SimpleNamespace(dataset=SimpleNamespace(outputs=outputs, ratings=ratings), all_data=None,
+                           content_key=f"targets-{uuid.uuid4().hex}", base_key=None, filtered=False)
+    pairs = list(zip(outputs["item_id"], outputs["model"], strict=True)) + [("gone", "A")]
+    lookups: list[int] = []
+    original = compute.RowIndex.ratings_of_many
+    monkeypatch.setattr(compute.RowIndex, "ratings_of_many",
+                        lambda self, frame, many: lookups.append(len(many)) or original(self, frame, many))
+    for dimension in ("ca", "sa", "none"):
+        memo: dict = {}
+        lookups.clear()
+        keyqueue._targets_of(data, memo, pairs, dimension, ALL_JUDGES)
+        assert lookups == [len(pairs)]  # one look-up for the whole window
+        for item, model in pairs:
+            assert memo[("targets", item, model, dimension, ALL_JUDGES)] == override_targets(
+                ratings, item, model, dimension, ALL_JUDGES), (item, model, dimension)
+        keyqueue._targets_of(data, memo, pairs, dimension, ALL_JUDGES)
+        assert lookups == [len(pairs)]  # remembered: nothing looked up again
+    memo = {}
+    keyqueue._targets_of(data, memo, pairs, "ca", "exp")  # a rater by name: nothing to find
+    assert memo == {} and keyqueue._targets(data, memo, "i0", "A", "ca", "exp") == ["exp"]
