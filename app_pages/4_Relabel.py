@@ -420,8 +420,10 @@ def _keyed_queue(right, now, pending: pd.DataFrame, audit, done_text: str) -> No
     who = annotator
     everyone = now.decisions
     others: dict[tuple[str, str], list[str]] = {}
-    if len(everyone):
-        here = everyone[(everyone["dimension"] == dimension) & (everyone["annotator"] != who)]
+    head = pending.head(keyqueue.WINDOW)  # only the window's outputs say who else decided them
+    if len(everyone) and len(head):
+        here = everyone[everyone["item_id"].isin(head["item_id"].astype(str).unique())]
+        here = here[(here["dimension"] == dimension) & (here["annotator"] != who)]
         for (item, model), names in here.groupby(["item_id", "model"])["annotator"]:
             others[(str(item), str(model))] = sorted(set(map(str, names)))
     items = keyqueue.window_items(data, pending, dimension=dimension, apply_to=apply_to, blind=blind,
