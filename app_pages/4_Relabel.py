@@ -47,6 +47,7 @@ from empathy_app import (  # noqa: E402
     keyqueue,
     loading,
     overrides,
+    progress,
     relabel_focus,
     session_keys,
     views,
@@ -296,9 +297,11 @@ def _queue_area() -> None:
     """The queue (progress, the output on screen, the decision keys) and beside it the live metric and the
     rubric: rerun alone after each decision (and, while the texts are parsed, every few seconds)."""
     top = st.container()  # the ledger's line, drawn once this run's keys are saved (it counts them)
-    if polling:
-        if parsing.finished.is_set():
-            st.rerun()  # the parse is done: once more as a whole page, which polls no longer
+    if polling and parsing.finished.is_set():
+        # the parse is done: this run draws the marks (every text is in the cache now) and stops the polling; the
+        # page is not rerun as a whole (that could swallow a click, or the flash of a key saved at this instant)
+        progress.stop_polling()
+    elif polling:
         st.caption(f"Text analysis in the background (highlights): {parsing.progress.describe()}. The queue works "
                    "meanwhile; an output shows plain text until the analysis reaches it.")
     left, right = st.columns([4, 3] if audit_order else [5, 2])  # the audit's tables need the room
@@ -417,8 +420,10 @@ def _keyed_queue(right, now, pending: pd.DataFrame, audit, done_text: str) -> No
     who = annotator
     everyone = now.decisions
     others: dict[tuple[str, str], list[str]] = {}
-    if len(everyone):
-        here = everyone[(everyone["dimension"] == dimension) & (everyone["annotator"] != who)]
+    head = pending.head(keyqueue.WINDOW)  # only the window's outputs say who else decided them
+    if len(everyone) and len(head):
+        here = everyone[everyone["item_id"].isin(head["item_id"].astype(str).unique())]
+        here = here[(here["dimension"] == dimension) & (here["annotator"] != who)]
         for (item, model), names in here.groupby(["item_id", "model"])["annotator"]:
             others[(str(item), str(model))] = sorted(set(map(str, names)))
     items = keyqueue.window_items(data, pending, dimension=dimension, apply_to=apply_to, blind=blind,

@@ -5,9 +5,11 @@ judges: ``bench_relabel_keypress.paper_data``). Each server is driven by Debian'
 open the page, sign in (ours: the sidebar's name; Potato: its login form), a few keys to warm up, then ``--keys``
 keys (200) ``--pace`` seconds apart (0.4 s), each a 0 or a 1 for the output on screen when it goes down. Measured
 on the server process (``/proc/<pid>/stat``, every thread): its CPU seconds from just before the first timed key
-until every key is stored (ours: the queue shows none pending; Potato: 3 s after the last key, its saves being
-in the background), divided by the keys; its peak resident set (``VmHWM``) at the end. Also counted: the keys
-stored on the output that was on screen when they went down (read back from each server's own store), and the
+until every key is stored (ours: the queue shows none pending; Potato: its page done loading after the last key,
+then 3 s for its background saves), divided by the keys; its peak resident set (``VmHWM``) at the end. Also
+counted: the keys stored on the output that was on screen when they went down (read back from each server's own
+store: ours from the override store, Potato's from its ``user_state.json`` and annotation exports,
+:func:`potato_stored`), and the
 seconds from opening the page to the first output on screen.
 
 * **ours**: ``streamlit run app.py`` of this tree (``--baseline REF``: also the tree at a git revision, app and
@@ -174,12 +176,27 @@ def drive_potato(browser, url: str, keys: int, pace: float, warmup: int, pid: in
     first = time.perf_counter() - started
     pressed = _potato_warmup(tab, warmup)
     pressed.clear()
-    return {"first_item": first, **_paced(tab, keys, pace, pid, lambda: tab.wait_for_timeout(3000)),
-            "pressed": pressed}
+    return {"first_item": first, **_paced(tab, keys, pace, pid, lambda: _potato_settled(tab)), "pressed": pressed}
 
 
-def potato_stored(task: Path) -> dict[str, str]:
-    """Potato's stored labels of user ``bench`` by instance id (its annotation output, JSON lines)."""
+def _potato_settled(tab) -> None:
+    """Potato's last instance on screen (its page reloads per instance) and 3 s for its background saves."""
+    tab.wait_for_function("() => { const s = document.getElementById('loading-state');"
+                          " return document.getElementById('instance_id') && s && s.style.display === 'none'; }",
+                          timeout=120_000)
+    tab.wait_for_timeout(3000)
+
+
+def potato_stored(task: Path, user: str = "bench") -> dict[str, str]:
+    """Potato's saved CA label of each instance for ``user``, by instance id, read from its own files.
+
+    Potato 2.12.1 keeps each user's state in ``annotation_output/<user>/user_state.json``
+    (``instance_id_to_label_to_value``: ``{id: [[{"schema": "ca", "name": "1"}, "1"], ...]}``) and exports the
+    annotations as JSON lines (``annotation_output/exports/jsonl/annotations.jsonl``: ``{"instance_id", "user_id",
+    "labels": {"ca": {"1": "1"}}}``); older versions wrote ``{"id", "label_annotations": {"ca": {...}}}`` lines.
+    The user state wins (it is what Potato itself reloads); the exports fill in what it lacks. (The first version of
+    this driver read only the old line format, so it counted none of Potato's keys.)
+    """
     labels: dict[str, str] = {}
     for path in sorted((task / "annotation_output").rglob("*.jsonl")):
         for line in path.read_text().splitlines():
@@ -187,11 +204,23 @@ def potato_stored(task: Path) -> dict[str, str]:
                 record = json.loads(line)
             except ValueError:
                 continue
-            if not isinstance(record, dict) or "id" not in record:
+            if not isinstance(record, dict) or record.get("user_id", user) != user:
                 continue
-            chosen = record.get("label_annotations", {}).get("ca", {})
-            if isinstance(chosen, dict) and chosen:
-                labels[str(record["id"])] = str(next(iter(chosen)))
+            instance = record.get("instance_id", record.get("id"))
+            chosen = (record.get("labels") or record.get("label_annotations") or {}).get("ca", {})
+            if instance is not None and isinstance(chosen, dict) and chosen:
+                labels[str(instance)] = str(next(reversed(chosen)))
+    state = task / "annotation_output" / user / "user_state.json"
+    if state.exists():
+        try:
+            saved = json.loads(state.read_text()).get("instance_id_to_label_to_value", {})
+        except ValueError:
+            saved = {}
+        for instance, pairs in saved.items():
+            chosen = [str(label.get("name")) for label, _value in pairs
+                      if isinstance(label, dict) and label.get("schema") == "ca"]
+            if chosen:
+                labels[str(instance)] = chosen[-1]
     return labels
 
 

@@ -59,7 +59,14 @@ from empathy.labels.locations import StoreError
 from empathy.labels.queue_state import skip_output
 from empathy.labels.records import AuditMark
 from empathy.labels.roles import AccessDenied
-from empathy.labels.rules import ALL_JUDGES, DecisionEffect, decision_effects, make_changes, override_targets
+from empathy.labels.rules import (
+    ALL_JUDGES,
+    JUDGE_KINDS,
+    DecisionEffect,
+    decision_effects,
+    make_changes,
+    override_targets,
+)
 from empathy.mechanisms import marks_legend_html, side_html, summary_html
 from empathy.metrics import get_metric, label_mean_metrics
 from empathy.render import conversation_html, conversation_turns, highlight_html, legend_html
@@ -411,9 +418,9 @@ def decided_meanwhile(decisions: pd.DataFrame, item: str, model: str, dimension:
     (the store's commit order ``seq``, never a writer's clock)."""
     if decisions.empty or "seq" not in decisions.columns:
         return decisions.iloc[0:0]
-    return decisions[(decisions["item_id"] == item) & (decisions["model"] == model)
-                     & (decisions["dimension"] == dimension) & (decisions["annotator"] != annotator)
-                     & (decisions["seq"].astype("int64") > int(shown_at))]
+    here = decisions[decisions["item_id"] == item]  # one column compared whole, the others on the item's rows
+    return here[(here["model"] == model) & (here["dimension"] == dimension) & (here["annotator"] != annotator)
+                & (here["seq"].astype("int64") > int(shown_at))]
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -488,6 +495,28 @@ def _targets(data: Loaded, memo: dict, item: str, model: str, dimension: str, ch
     return found
 
 
+def _targets_of(data: Loaded, memo: dict, pairs: Sequence[tuple[str, str]], dimension: str, choice: str) -> None:
+    """Remember :func:`_targets` of the outputs ``pairs`` not remembered yet, found together: one look-up of their
+    rows (:meth:`empathy_app.compute.RowIndex.ratings_of_many`) and one pass over them, the same raters as
+    :func:`empathy.labels.rules.override_targets` gives each output (a window's 100 outputs one by one cost more
+    than a second on the first visit)."""
+    missing = [pair for pair in dict.fromkeys(pairs) if ("targets", *pair, dimension, choice) not in memo]
+    if choice != ALL_JUDGES or not missing:
+        return  # a rater chosen by name is the target as it is (override_targets: no rows read)
+    rated = compute.row_index(data).ratings_of_many(data.dataset.ratings, missing)
+    here = rated[rated["dimension"] == dimension]
+    kinds = here["rater_kind"].astype(str) if "rater_kind" in here.columns else pd.Series("", index=here.index)
+    here = here[kinds.isin(JUDGE_KINDS)]
+    found: dict[tuple[str, str], set[str]] = {pair: set() for pair in missing}
+    for item, model, rater in zip(here["item_id"].astype(str), here["model"].astype(str), here["rater"].astype(str),
+                                  strict=True):
+        raters = found.get((item, model))
+        if raters is not None:
+            raters.add(rater)
+    for pair, raters in found.items():
+        memo[("targets", *pair, dimension, choice)] = sorted(raters)
+
+
 def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_to: str, blind: bool,
                  raters: Sequence[str], others: Mapping[tuple[str, str], list[str]], size: int = WINDOW
                  ) -> list[dict]:
@@ -505,6 +534,8 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
         # the window moves by one output per key: parse this window's and the next one's texts together, so that
         # a parse happens once per window's worth of keys, not at every key
         _prefetch_sentences(data, memo, pending.head(2 * size), blind)
+    _targets_of(data, memo, list(zip(head["item_id"].astype(str), head["model"].astype(str), strict=True)),
+                dimension, apply_to)
     shown_raters = [r for r in raters if r in head.columns]
     queued_rows = head.to_dict("records")
     items = []
@@ -680,6 +711,7 @@ def live_state(data: Loaded, table: pd.DataFrame, items: list[dict], *, metric: 
         return (judge in _targets(data, memo, *pair, dimension, apply_to)
                 and (task is None or _task_of(data, *pair) == task))
 
+    _targets_of(data, memo, [*((entry["item"], entry["model"]) for entry in items), *ahead], dimension, apply_to)
     feeding = [entry for entry in items if feeds((entry["item"], entry["model"]))]
     shown = [(e["item"], e["model"]) for e in feeding]
     later = [pair for pair in ahead if feeds(pair)]

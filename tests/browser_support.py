@@ -188,7 +188,8 @@ def settle(page, text: str | None = None, timeout: float = WAIT_MS, *, fresh: bo
 
 
 #: Relabel's output on screen has its marks and no background text analysis is running any more (the queue is
-#: usable before; while the analysis runs, the page polls and reruns once as a whole when it ends).
+#: usable before; while the analysis runs, the queue's fragment polls, and the run that finds it ended draws the marks
+#: and stops the polling: the page is not rerun as a whole).
 ANALYSIS_DONE_JS = """() => {
   const item = document.querySelector('[data-testid="relabel-item"]');
   const main = document.querySelector('[data-testid="stMain"]');

@@ -3,6 +3,9 @@
 - Relabel's CA queue is usable before the data set's texts are parsed: the first output is on screen and a key is
   saved while the background parse is held back, and nothing is parsed in the page's own thread (counted calls);
   once the background parse is through, the same output shows its marks.
+- When the background parse ends while the queue polls for it, only the queue's fragment draws the marks and stops
+  its polling: the page is not run again as a whole (that could swallow a click or the flash of a key saved at that
+  instant); a key sent in that run is saved and its flash shown.
 - A decision on the key queue reads only the changed decisions (one full read of the ledger, then updates) and
   recomputes only the touched terms of the live metric (counted calls of a metric's terms function).
 """
@@ -23,7 +26,7 @@ from relabel_keys import press, window  # noqa: E402
 
 from empathy import distancing  # noqa: E402
 from empathy import metrics as m  # noqa: E402
-from empathy_app import compute, overrides  # noqa: E402
+from empathy_app import compute, decisions, overrides, progress  # noqa: E402
 from empathy_app.session_keys import RELABEL_OUTCOMES  # noqa: E402
 
 TIMEOUT = 240
@@ -113,6 +116,67 @@ def test_the_ca_queue_works_before_the_background_parse(tmp_path):
     assert not any("Text analysis in the background" in text for text in app_texts(at.caption))
 
 
+class _EndsDuringTheRun:
+    """A parse's ``finished`` that the page's first look of a run sees unset (the page declares its polling
+    fragment) and every later look sees as it is: the parse ended between the page's start and the fragment's run,
+    as when a poll of the fragment finds it done."""
+
+    def __init__(self, event: threading.Event) -> None:
+        self.event, self.armed = event, False
+
+    def is_set(self) -> bool:
+        if self.armed:
+            self.armed = False
+            return False
+        return self.event.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.event.wait(timeout)
+
+    def set(self) -> None:
+        self.event.set()
+
+
+def test_the_end_of_the_parse_redraws_the_queue_not_the_page(tmp_path):
+    release = threading.Event()
+    original_run, original_access = compute.BackgroundParse._run, decisions.access
+    pages: list[int] = []  # each run of the page's script as a whole
+    stops: list[bool] = []
+    original_stop = progress.stop_polling
+
+    def held_run(self) -> None:
+        release.wait(TIMEOUT)
+        original_run(self)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compute.BackgroundParse, "_run", held_run)
+        patch.setattr(decisions, "access", lambda *a, **k: pages.append(1) or original_access(*a, **k))
+        patch.setattr(progress, "stop_polling", lambda: stops.append(original_stop()) or True)
+        try:
+            at = _relabel(_data(tmp_path / "data"))
+            first = window(at)["items"][0]
+            assert "<mark" not in first["gen"] and "Marks appear" in first["note"] and stops == []
+            assert any("Text analysis in the background" in text for text in app_texts(at.caption))
+        finally:
+            release.set()
+        held = _parses_of_this_test()
+        for parse in held:
+            assert parse.finished.wait(TIMEOUT) and parse.error is None
+            parse.finished = _EndsDuringTheRun(parse.finished)
+            parse.finished.armed = True
+        pages.clear()
+        press(at, 1.0)  # a key sent as the parse ends
+        app_ok(at)
+        assert pages == [1]  # the page ran once: no whole-page rerun when the fragment found the parse done
+        assert len(stops) == 1  # the fragment stopped its own polling
+        assert [o.kind for o in at.session_state[RELABEL_OUTCOMES]] == ["saved"]
+        assert any(text.startswith("Saved (change #") for text in app_texts(at.success))  # the key's flash
+        entry = window(at)["items"][0]
+        assert (entry["item"], entry["model"]) != (first["item"], first["model"])
+        assert "<mark" in entry["gen"] and "Marks appear" not in entry["note"]  # drawn by this run
+        assert not any("Text analysis in the background" in text for text in app_texts(at.caption))
+
+
 def _counting(calls: list[int]):
     def terms(inputs: m.TermInputs) -> m.Terms:
         labels = np.asarray(inputs.ratings["ca"], dtype=float)
@@ -159,3 +223,41 @@ def test_a_key_reads_the_changed_decisions_and_recomputes_the_touched_terms(tmp_
     for row in live["models"]:
         mine = [v for (_, model), v in values.items() if model == row["model"]]
         assert (row["n"], row["sum"]) == (len(mine), pytest.approx(sum(mine)))
+
+
+def test_the_targets_of_a_window_are_found_together_and_equal_each_outputs_own(monkeypatch):
+    """keyqueue._targets_of (the window's outputs in one pass) against override_targets of each output's rows, on
+    random ratings of every rater kind, with gaps; and one look-up of the rows for the whole window."""
+    from types import SimpleNamespace
+
+    from empathy.labels.rules import ALL_JUDGES, override_targets
+    from empathy_app import keyqueue
+
+    rng = np.random.default_rng(7)
+    outputs = pd.DataFrame([{"item_id": f"i{k}", "model": m, "task": "", "reference": "r", "generation": "g"}
+                            for k in range(30) for m in ("A", "B")])
+    kinds = {"j1": "llm", "j2": "llm", "lex": "lexicon", "exp": "expert", "ann": "human", "odd": "unknown"}
+    rows = [{"item_id": o.item_id, "model": o.model, "rater": rater, "dimension": dimension, "value": 1.0,
+             "rater_kind": kind} for o in outputs.itertuples() for rater, kind in kinds.items()
+            for dimension in ("ca", "sa") if rng.random() < 0.6]
+    ratings = pd.DataFrame(rows).sample(frac=1.0, random_state=3).reset_index(drop=True)
+    data = SimpleNamespace(dataset=SimpleNamespace(outputs=outputs, ratings=ratings), all_data=None,
+                           content_key=f"targets-{uuid.uuid4().hex}", base_key=None, filtered=False)
+    pairs = list(zip(outputs["item_id"], outputs["model"], strict=True)) + [("gone", "A")]
+    lookups: list[int] = []
+    original = compute.RowIndex.ratings_of_many
+    monkeypatch.setattr(compute.RowIndex, "ratings_of_many",
+                        lambda self, frame, many: lookups.append(len(many)) or original(self, frame, many))
+    for dimension in ("ca", "sa", "none"):
+        memo: dict = {}
+        lookups.clear()
+        keyqueue._targets_of(data, memo, pairs, dimension, ALL_JUDGES)
+        assert lookups == [len(pairs)]  # one look-up for the whole window
+        for item, model in pairs:
+            assert memo[("targets", item, model, dimension, ALL_JUDGES)] == override_targets(
+                ratings, item, model, dimension, ALL_JUDGES), (item, model, dimension)
+        keyqueue._targets_of(data, memo, pairs, dimension, ALL_JUDGES)
+        assert lookups == [len(pairs)]  # remembered: nothing looked up again
+    memo = {}
+    keyqueue._targets_of(data, memo, pairs, "ca", "exp")  # a rater by name: nothing to find
+    assert memo == {} and keyqueue._targets(data, memo, "i0", "A", "ca", "exp") == ["exp"]

@@ -229,13 +229,15 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
     the store now (every frame, row order and digest; ``tests/test_ledger_update.py``), but only the changed
     decisions are sorted against the outputs (fresh, stale, orphaned: each row's own text hash) and only the
     ratings they decide are reduced by the label rule again (one override per rating key: a key's override
-    depends on that key's decisions alone); the other rows are kept as they were. ``hashes``: the outputs'
-    :func:`empathy.labels.records.output_hashes`, as for :func:`open_ledger`.
+    depends on that key's decisions alone); the other rows are kept as they were, in their order: the changed
+    rows are found among the rows of the changed items only and the new ones inserted where they sort (no
+    frame is sorted or indexed whole, so a decision costs about the same whatever the ledger's size).
+    ``hashes``: the outputs' :func:`empathy.labels.records.output_hashes`, as for :func:`open_ledger`.
     """
     if keys.empty:
         return ledger
     row_key = [*KEY_COLUMNS, "annotator", "role"]
-    changed_rows = pd.MultiIndex.from_frame(keys[row_key].astype(str))
+    changed_rows = _Keys.of(keys, row_key)
     decisions = _spliced(ledger.decisions, rows, changed_rows, row_key)
     if decisions.empty:  # every decision withdrawn: the empty ledger's own frames
         return ledger_from_decisions(ledger.name, decisions, outputs, ledger.rule, adopted=ledger.adopted,
@@ -246,10 +248,9 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
              for old, new in zip((ledger.status.fresh, ledger.status.stale, ledger.status.orphaned),
                                  (now.fresh, now.stale, now.orphaned), strict=True)]
     status = LedgerStatus(*parts)
-    rated = keys[list(KEY_COLUMNS)].astype(str).drop_duplicates()
-    changed_ratings = pd.MultiIndex.from_frame(rated)
+    changed_ratings = _Keys.of(keys, list(KEY_COLUMNS))
     fresh = status.fresh
-    touched = fresh[pd.MultiIndex.from_frame(fresh[list(KEY_COLUMNS)].astype(str)).isin(changed_ratings)]
+    touched = fresh[changed_ratings.rows_in(fresh)]
     effective = effective_overrides(touched, ledger.rule)
     applied = _spliced(ledger.applied, effective.effective, changed_ratings, list(KEY_COLUMNS))
     if applied.empty:  # nothing applies: the whole reduction, as open_ledger computes it (its empty frame)
@@ -258,25 +259,103 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
                           empty=pd.DataFrame(columns=[*KEY_COLUMNS, "decisions"]))
     updated = Ledger(ledger.name, ledger.rule, decisions, status, applied, unresolved, ledger.adopted)
     if "_digest_rows" in ledger.__dict__:  # the previous digest's sorted rows, with the changed keys' replaced
-        chosen = applied[pd.MultiIndex.from_frame(applied[list(KEY_COLUMNS)].astype(str)).isin(changed_ratings)]
-        updated.__dict__["_digest_rows"] = ledger._digest_rows.updated(set(changed_ratings), chosen)
+        chosen = applied[changed_ratings.rows_in(applied)]
+        updated.__dict__["_digest_rows"] = ledger._digest_rows.updated(changed_ratings.keys, chosen)
     return updated
 
 
-def _spliced(frame: pd.DataFrame, new: pd.DataFrame, changed: pd.MultiIndex, columns: list[str], *,
+@dataclass(frozen=True)
+class _Keys:
+    """The keys (``columns`` as text) of the changed rows, and their items: which rows of a frame they name is
+    found among the rows of those items only (one column compared whole, the others on those rows)."""
+
+    columns: tuple[str, ...]
+    keys: set[tuple[str, ...]]
+    items: list[str]
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame, columns: list[str]) -> _Keys:
+        keys = set(zip(*(frame[c].astype(str).tolist() for c in columns), strict=True))
+        return cls(tuple(columns), keys, sorted({key[0] for key in keys}))
+
+    def rows_in(self, frame: pd.DataFrame) -> np.ndarray:
+        """A mask of the rows of ``frame`` whose key is one of these (``frame[columns].astype(str)`` compared)."""
+        return self.near(frame)[0]
+
+    def near(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[tuple[str, ...]]]:
+        """:meth:`rows_in`'s mask, and the rows of ``frame`` of the changed items: their positions and keys."""
+        mask = np.zeros(len(frame), dtype=bool)
+        if not len(frame) or not self.keys:
+            return mask, np.empty(0, dtype=np.int64), []
+        first = frame[self.columns[0]]
+        near = np.flatnonzero(first.astype(str).isin(self.items).to_numpy(dtype=bool))
+        found: list[tuple[str, ...]] = []
+        if len(near):
+            part = frame.iloc[near]
+            found = list(zip(*(part[c].astype(str).tolist() for c in self.columns), strict=True))
+            mask[near] = [key in self.keys for key in found]
+        return mask, near, found
+
+
+def _first_position(frame: pd.DataFrame, column: str, value: str) -> int:
+    """Where ``value`` goes in ``frame``'s ``column`` (sorted): after every row equal to it or before it."""
+    values = frame[column]
+    low, high = 0, len(frame)
+    while low < high:
+        middle = (low + high) // 2
+        if value < values.iat[middle]:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _places(frame: pd.DataFrame, gone: np.ndarray, near: np.ndarray, near_keys: list[tuple[str, ...]],
+            wanted: list[tuple[str, ...]], column: str) -> list[int]:
+    """Where each key of ``wanted`` goes among the rows of ``frame`` (sorted) that are not ``gone``, counted in
+    those rows: among the rows of its item when the frame has some (``near``, their keys), else by the item."""
+    blocks: dict[str, list[tuple[tuple[str, ...], int]]] = {}
+    for position, key, removed in zip(near.tolist(), near_keys, gone[near].tolist(), strict=True):
+        if not removed:
+            blocks.setdefault(key[0], []).append((key, position))
+    places = []
+    for key in wanted:
+        block = blocks.get(key[0])
+        if block:
+            found = bisect.bisect_right([k for k, _ in block], key)
+            position = block[found][1] if found < len(block) else block[-1][1] + 1
+        else:
+            position = _first_position(frame, column, key[0])
+        places.append(position - int(gone[:position].sum()))
+    return places
+
+
+def _spliced(frame: pd.DataFrame, new: pd.DataFrame, changed: _Keys, columns: list[str], *,
              empty: pd.DataFrame | None = None) -> pd.DataFrame:
-    """``frame`` without its rows whose ``columns`` are in ``changed``, plus ``new``, sorted by ``columns`` (unique
-    per row: the order the store and the label rule give). ``empty``: what an empty result is."""
-    kept = frame[~pd.MultiIndex.from_frame(frame[columns].astype(str)).isin(changed)] if len(frame) else frame
-    if len(kept) == 0:
-        out = new
-    elif len(new) == 0:
-        out = kept
-    else:
-        out = pd.concat([kept, new[list(kept.columns)]], ignore_index=True)
+    """``frame`` (sorted by ``columns``, ``changed``'s columns, unique per row: the order the store and the label
+    rule give) without its rows whose key is in ``changed``, plus ``new`` (rows of changed keys), sorted by
+    ``columns`` as a stable sort of the two would: each new row inserted where it goes among the rows of its item
+    (no whole sort, no index of the whole frame). ``empty``: what an empty result is."""
+    gone, near, near_keys = changed.near(frame)
+    kept = frame[~gone] if gone.any() else frame
+    wanted = list(zip(*(new[c].tolist() for c in columns), strict=True))
+    textual = all(isinstance(value, str) for key in wanted for value in key)
+    if len(new) > 1:  # the few new rows in order by their keys (a stable sort, in Python: no frame sort)
+        new = (new.take(sorted(range(len(new)), key=wanted.__getitem__)) if textual
+               else new.sort_values(columns, kind="stable"))
+        wanted = sorted(wanted) if textual else list(zip(*(new[c].tolist() for c in columns), strict=True))
+    if len(kept) == 0 or len(new) == 0:
+        out = new if len(kept) == 0 else kept
+    elif textual:
+        places = _places(frame, gone, near, near_keys, wanted, columns[0])
+        # one copy of the rows: the old frame and the new rows together, taken in the merged order
+        order = np.insert(np.flatnonzero(~gone), places, len(frame) + np.arange(len(new)))
+        out = pd.concat([frame, new[list(frame.columns)]], ignore_index=True).take(order)
+    else:  # a key that is not text (not from a store): the sort itself
+        out = pd.concat([kept, new[list(kept.columns)]], ignore_index=True).sort_values(columns, kind="stable")
     if len(out) == 0 and empty is not None:
         return empty
-    return out.sort_values(columns, kind="stable").reset_index(drop=True)
+    return out.reset_index(drop=True)
 
 
 def open_ledger(store: OverrideStore, name: str, outputs: pd.DataFrame, rule: str = "latest", *,

@@ -164,9 +164,13 @@ def effective_overrides(decisions: pd.DataFrame, rule: str = "latest") -> Effect
     effective = effective.merge(counts.reset_index(), on=keys, how="left")
     effective["n_annotators"] = effective["n_annotators"].fillna(0).astype(int)
     effective = effective.sort_values(keys, kind="stable").reset_index(drop=True)
-    decided = pd.MultiIndex.from_frame(effective[keys]) if len(effective) else pd.MultiIndex.from_tuples(
-        [], names=keys)
-    left = annotators[~pd.MultiIndex.from_frame(annotators[keys]).isin(decided)] if len(annotators) else annotators
+    # under "latest" every key has its override (the last row of each): nothing is left unresolved
+    if rule == "latest" or not len(annotators):
+        left = annotators[:0]
+    else:
+        decided = pd.MultiIndex.from_frame(effective[keys]) if len(effective) else pd.MultiIndex.from_tuples(
+            [], names=keys)
+        left = annotators[~pd.MultiIndex.from_frame(annotators[keys]).isin(decided)]
     if left.empty:
         unresolved = pd.DataFrame(columns=unresolved_columns)
     else:

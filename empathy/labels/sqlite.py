@@ -511,7 +511,8 @@ class OverrideStore:
         ``seq``, so a reader can cache what it derived from the store until this number changes, and a decision
         whose ``seq`` is above a version read earlier was committed after that read.
         """
-        return int(self._read("SELECT COALESCE(MAX(seq), 0) FROM audit", (), ["v"])["v"].iloc[0])
+        # the one value without a frame around it: read several times in every run of a page
+        return int(self.fetch("SELECT COALESCE(MAX(seq), 0) FROM audit")[0][0])
 
     def dataset_ids(self) -> list[str]:
         """The data-set names (and version 1 keys) that have decisions in this store."""
