@@ -124,17 +124,21 @@ def _optional_number(span: object, name: str) -> float | None:
 
 def escape_text(text: str) -> str:
     """HTML-escape ``text`` (quotes included) and neutralise Markdown; newlines become ``<br>``."""
-    pieces = []
-    for character in text:
-        if character in _MARKDOWN_SPECIAL:
-            pieces.append(f"&#{ord(character)};")
-        elif character == "\n":
-            pieces.append("<br>")
-        elif character == "\r":
-            continue
-        else:
-            pieces.append(html.escape(character, quote=True))
-    return "".join(pieces)
+    # one C-level pass (str.translate): a loop over the characters cost ~20 % of Relabel's first window
+    return text.translate(_ESCAPES)
+
+
+def _escape_table() -> dict[int, str | None]:
+    """Character -> replacement for :func:`escape_text`: a Markdown special as a numeric reference (before
+    anything else), a newline as ``<br>``, a carriage return dropped, and the HTML specials escaped."""
+    table: dict[int, str | None] = {ord(c): html.escape(c, quote=True) for c in "&<>\"'"}
+    table[ord("\r")] = None
+    table[ord("\n")] = "<br>"
+    table.update({ord(c): f"&#{ord(c)};" for c in _MARKDOWN_SPECIAL})
+    return table
+
+
+_ESCAPES = _escape_table()
 
 
 def _attribute(text: str) -> str:

@@ -128,9 +128,19 @@ def output_features(outputs: pd.DataFrame, ratings: pd.DataFrame, sentences_ref:
         frame["disturbing_gen"] = np.where(s_gen > 0, merged["u_gen"].to_numpy(float) / np.where(s_gen > 0, s_gen, 1),
                                            np.nan)
     frame["affect_gap"] = merged["e_ref"].to_numpy(float) - merged["e_gen"].to_numpy(float)
-    frame["length_gen"] = outputs["generation"].fillna("").astype(str).str.split().str.len().to_numpy(float)
+    frame["length_gen"] = _word_counts(outputs["generation"])
     frame["task"] = (outputs["task"].fillna("").astype(str).to_numpy() if "task" in outputs.columns else "")
     return frame
+
+
+def _word_counts(texts: pd.Series) -> NDArray[np.float64]:
+    """Whitespace-separated words of each text (``len(text.split())``; a missing text has 0), counted once per
+    distinct text: ``Series.str.split()`` held a list of every word of every text at once (1 GB at 200,000
+    outputs)."""
+    values = texts.fillna("").astype(str)
+    codes, distinct = pd.factorize(values)
+    counts = np.fromiter((len(text.split()) for text in distinct.tolist()), dtype=float, count=len(distinct))
+    return counts[codes] if len(codes) else np.zeros(0)
 
 
 def _judge_means(ratings: pd.DataFrame, kinds: Sequence[str], dimensions: Sequence[str]) -> pd.DataFrame:

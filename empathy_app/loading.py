@@ -136,11 +136,29 @@ def load_paths_keyed(outputs: Path, ratings: Sequence[Path]) -> tuple[Dataset, s
     if key and key in held:
         return held[key], key[:20]
     result = load_dataset_cached(outputs, ratings, cache_dir=dataset_cache_dir(), key=key or None)
+    release_freed_memory()
     if result.key:
         held[result.key] = result.dataset
         while len(held) > HELD_DATASETS:
             held.pop(next(iter(held)))
     return result.dataset, result.key[:20]
+
+
+def release_freed_memory() -> bool:
+    """Give the heap pages freed after a large load back to the operating system (glibc's ``malloc_trim``).
+
+    Reading and validating (or decoding) millions of rows frees hundreds of MiB of temporaries that glibc keeps
+    in the process otherwise: at 200,000 outputs the worker held about 160 MiB more after loading. Called once
+    per data set loaded, not per run (a trim walks the whole heap). ``False`` where there is no glibc.
+    """
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.malloc_trim(0))
+    except (OSError, AttributeError):
+        return False
 
 
 def dataset_cache_dir() -> Path:

@@ -194,3 +194,35 @@ def test_conversation_html_is_inert_and_bolds_known_speakers():
     assert "\n" not in out
     with pytest.raises(TypeError, match="conversation must be a string"):
         conversation_turns(None)  # type: ignore[arg-type]
+
+
+def _escape_per_character(text: str) -> str:
+    """The per-character definition :func:`escape_text` is checked against (its loop before str.translate)."""
+    import html as html_module
+
+    from empathy.render import _MARKDOWN_SPECIAL
+
+    pieces = []
+    for character in text:
+        if character in _MARKDOWN_SPECIAL:
+            pieces.append(f"&#{ord(character)};")
+        elif character == "\n":
+            pieces.append("<br>")
+        elif character == "\r":
+            continue
+        else:
+            pieces.append(html_module.escape(character, quote=True))
+    return "".join(pieces)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_escape_text_equals_the_per_character_definition(seed):
+    import random
+
+    from empathy.render import _MARKDOWN_SPECIAL, escape_text
+
+    rng = random.Random(seed)
+    alphabet = sorted(_MARKDOWN_SPECIAL) + list("&<>\"'\n\r\t abcé😀\u2028\x00;#")
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert escape_text(text) == _escape_per_character(text)

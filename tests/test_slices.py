@@ -583,3 +583,16 @@ def test_cluster_interval_covers_where_wilson_does_not() -> None:
     assert result.reference < 0.9, result  # Wilson over units is too narrow on clustered events
     docs = (Path(__file__).resolve().parent.parent / "docs" / "statistics.md").read_text(encoding="utf-8")
     assert result.row() in docs, result.row()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_generation_lengths_are_the_words_of_str_split(seed):
+    """length_gen counts each distinct text once: the same numbers as ``Series.str.split().str.len()``."""
+    from empathy.slices import _word_counts
+
+    rng = np.random.default_rng(seed)
+    pieces = ["word", " ", "  ", "\t", "\n", "\u2003", "\u00a0", "\x1c", "é", ""]
+    texts = ["".join(rng.choice(pieces, size=rng.integers(0, 12))) for _ in range(300)]
+    series = pd.Series(texts + [None, texts[0], texts[1]], dtype=object)
+    expected = series.fillna("").astype(str).str.split().str.len().to_numpy(float)
+    np.testing.assert_array_equal(_word_counts(series), expected)
