@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from empathy import metrics as m
 from empathy.agreement import krippendorff_by_dimension, pairwise_agreement
@@ -129,6 +130,45 @@ def agreement_labels(agreement: pd.DataFrame, overrides: pd.DataFrame | None,
     return table
 
 
+class _KeyIndex:
+    """Row of each key of a frame's key columns, as one int64 code per row (the product of the columns' codes)
+    sorted once: a lookup is a binary search.
+
+    A ``MultiIndex`` of 3 million rating keys held a hash table of about 100 MiB once looked up, and its
+    ``is_unique`` as much again for a moment; this holds the sorted codes and their rows (48 MiB). Missing key
+    values are a value of their own, as in a ``MultiIndex`` lookup.
+    """
+
+    def __init__(self, frame: pd.DataFrame, columns: Sequence[str]) -> None:
+        self.levels: list[pd.Index] = []
+        code = np.zeros(len(frame), dtype=np.int64)
+        size = 1
+        for column in columns:
+            codes, level = pd.factorize(frame[column], use_na_sentinel=False)
+            size *= max(len(level), 1)
+            if size >= 2 ** 62:
+                raise OverflowError("too many distinct keys for one int64 code")
+            code = code * max(len(level), 1) + codes
+            self.levels.append(pd.Index(level))
+        self.order = np.argsort(code, kind="stable")
+        self.sorted = code[self.order]
+        self.unique = bool(len(self.sorted) < 2 or (self.sorted[1:] != self.sorted[:-1]).all())
+
+    def rows_of(self, table: pd.DataFrame) -> NDArray[np.int64]:
+        """Row of each of ``table``'s keys (same columns, same order), -1 where the frame has none."""
+        code = np.zeros(len(table), dtype=np.int64)
+        known = np.ones(len(table), dtype=bool)
+        for level, column in zip(self.levels, table.columns, strict=False):
+            found = np.asarray(level.get_indexer(table[column]), dtype=np.int64)
+            known &= found >= 0
+            code = code * max(len(level), 1) + np.maximum(found, 0)
+        at = np.minimum(np.searchsorted(self.sorted, code), max(len(self.sorted) - 1, 0))
+        hit = known & (len(self.sorted) > 0)
+        if len(self.sorted):
+            hit &= self.sorted[at] == code
+        return np.where(hit, self.order[at] if len(self.sorted) else -1, -1)
+
+
 class EffectiveRatings:
     """:func:`empathy.labels.ledger.apply_overrides` of one data set's ratings, prepared once per data set.
 
@@ -144,8 +184,12 @@ class EffectiveRatings:
         keys = list(KEY_COLUMNS)
         self._ready = all(column in ratings.columns for column in (*keys, "value"))
         if self._ready:
-            self._index = pd.MultiIndex.from_frame(ratings[keys])
-            self._ready = bool(self._index.is_unique)
+            try:
+                self._index = _KeyIndex(ratings, keys)
+            except OverflowError:  # keys too many to code in an int64: apply_overrides on each call
+                self._ready = False
+                return
+            self._ready = self._index.unique
             self._values = ratings["value"].to_numpy(dtype=float, copy=True)
 
     def __call__(self, overrides: pd.DataFrame | None) -> pd.DataFrame:
@@ -155,7 +199,7 @@ class EffectiveRatings:
                 or not all(column in overrides.columns for column in (*keys, "value"))):
             return apply_overrides(self.ratings, overrides)  # its result, or its error naming the column
         table = overrides[[*keys, "value"]].drop_duplicates(keys, keep="last")
-        rows = self._index.get_indexer(pd.MultiIndex.from_frame(table[keys]))
+        rows = self._index.rows_of(table)
         if (rows < 0).any():
             return apply_overrides(self.ratings, overrides)
         values = self._values.copy()

@@ -64,6 +64,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
@@ -120,14 +122,13 @@ def output_features(outputs: pd.DataFrame, ratings: pd.DataFrame, sentences_ref:
         frame[f"{label}_ref"] = d_ref[:, k]
         frame[f"{label}_gen"] = d_gen[:, k]
         frame[f"{label}_diff"] = d_gen[:, k] - d_ref[:, k]
-    judged = _judge_means(ratings, judge_kinds, ("u_ref", "u_gen", "e_ref", "e_gen"))
-    merged = frame[_KEYS].merge(judged, on=_KEYS, how="left")
+    merged = _judge_means(frame, ratings, judge_kinds, ("u_ref", "u_gen", "e_ref", "e_gen"))
     with np.errstate(invalid="ignore", divide="ignore"):
-        frame["disturbing_ref"] = np.where(s_ref > 0, merged["u_ref"].to_numpy(float) / np.where(s_ref > 0, s_ref, 1),
+        frame["disturbing_ref"] = np.where(s_ref > 0, merged["u_ref"] / np.where(s_ref > 0, s_ref, 1),
                                            np.nan)
-        frame["disturbing_gen"] = np.where(s_gen > 0, merged["u_gen"].to_numpy(float) / np.where(s_gen > 0, s_gen, 1),
+        frame["disturbing_gen"] = np.where(s_gen > 0, merged["u_gen"] / np.where(s_gen > 0, s_gen, 1),
                                            np.nan)
-    frame["affect_gap"] = merged["e_ref"].to_numpy(float) - merged["e_gen"].to_numpy(float)
+    frame["affect_gap"] = merged["e_ref"] - merged["e_gen"]
     frame["length_gen"] = _word_counts(outputs["generation"])
     frame["task"] = (outputs["task"].fillna("").astype(str).to_numpy() if "task" in outputs.columns else "")
     return frame
@@ -143,18 +144,52 @@ def _word_counts(texts: pd.Series) -> NDArray[np.float64]:
     return counts[codes] if len(codes) else np.zeros(0)
 
 
-def _judge_means(ratings: pd.DataFrame, kinds: Sequence[str], dimensions: Sequence[str]) -> pd.DataFrame:
-    """Per output, the mean over the judges' values of each dimension (columns NaN where none rated)."""
-    part = ratings[ratings["dimension"].isin(dimensions)]
-    if "rater_kind" in part.columns:
-        part = part[part["rater_kind"].fillna("").astype(str).isin(kinds)]
-    means = part.groupby(["item_id", "model", "dimension"])["value"].mean().unstack("dimension")
-    means = means.reindex(columns=list(dimensions)).reset_index()
-    means.columns.name = None
-    if means.empty:
-        return pd.DataFrame({**{k: pd.Series(dtype=object) for k in _KEYS},
-                             **{d: pd.Series(dtype=float) for d in dimensions}})
-    return means.astype({"item_id": str, "model": str})
+def _codes_in(index: pd.Index, column: pd.Series, rows: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Position in ``index`` (strings) of the value of ``column`` at each of ``rows``, as a string (-1 if absent
+    or missing).
+
+    A pyarrow-backed string column is looked up by ``pyarrow.compute.index_in`` without making a Python string
+    per row; any other column is factorized first and each distinct value looked up once.
+    """
+    if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
+        values = pa.array(column.array)
+        found = pc.index_in(values, value_set=pa.array(index.to_numpy(dtype=object), type=values.type))
+        positions = found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        return positions[rows]
+    codes, distinct = pd.factorize(column.take(rows))
+    found_codes = np.asarray(index.get_indexer(pd.Index(distinct).astype(str)), dtype=np.int64)
+    return np.where(codes >= 0, found_codes[np.maximum(codes, 0)], -1) if len(found_codes) else np.full(len(codes), -1)
+
+
+def _judge_means(keys: pd.DataFrame, ratings: pd.DataFrame, kinds: Sequence[str], dimensions: Sequence[str]
+                 ) -> dict[str, NDArray[np.float64]]:
+    """Per row of ``keys`` (item_id, model as strings), the mean over the judges' values of each dimension (NaN
+    where none rated).
+
+    Sums and counts by integer output code (``np.bincount``) over the rows that qualify, instead of a groupby
+    over (item_id, model, dimension) strings and a merge: at 200,000 outputs that groupby held 280 MiB more
+    than this for a moment (3 million rating rows).
+    """
+    n_dims = len(dimensions)
+    qualifies = ratings["dimension"].isin(dimensions).to_numpy() & ratings["value"].notna().to_numpy()
+    if "rater_kind" in ratings.columns:
+        qualifies &= ratings["rater_kind"].fillna("").astype(str).isin(kinds).to_numpy()
+    rows = np.flatnonzero(qualifies)
+    items = pd.Index(pd.unique(keys["item_id"]))
+    models = pd.Index(pd.unique(keys["model"]))
+    output_code = items.get_indexer(keys["item_id"]) * len(models) + models.get_indexer(keys["model"])
+    item_code = _codes_in(items, ratings["item_id"], rows)
+    model_code = _codes_in(models, ratings["model"], rows)
+    dim_code = _codes_in(pd.Index(list(dimensions)), ratings["dimension"], rows)
+    known = (item_code >= 0) & (model_code >= 0)  # ratings of outputs absent from ``keys`` are left out
+    cell = ((item_code * len(models) + model_code) * n_dims + dim_code)[known]
+    values = ratings["value"].to_numpy(dtype=float)[rows][known]
+    size = len(items) * len(models) * n_dims
+    sums = np.bincount(cell, weights=values, minlength=size).reshape(-1, n_dims)
+    counts = np.bincount(cell, minlength=size).reshape(-1, n_dims)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return {dimension: means[output_code, k] for k, dimension in enumerate(dimensions)}
 
 
 # ------------------------------------------------------------------------------------------ events

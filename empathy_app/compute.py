@@ -248,14 +248,18 @@ class RowIndex:
     def __init__(self, outputs: pd.DataFrame, ratings: pd.DataFrame) -> None:
         items, models = outputs["item_id"].astype(str), outputs["model"].astype(str)
         self.index = pd.MultiIndex.from_arrays([items, models])
-        # one output's row by a dict (a key's page run looks up a window of outputs: a MultiIndex look-up per
-        # output was ~0.3 ms, tens of ms per key); whole columns as lists, not a walk over Arrow cells
-        self.positions = dict(zip(zip(items.tolist(), models.tolist(), strict=True), range(len(outputs)),
-                                  strict=True))
+        # one output's row by the item's and the model's hash look-up and a dense (item, model) -> row table (a
+        # key's page run looks up a window of outputs: a MultiIndex look-up per output was ~0.3 ms); a dict of
+        # (item, model) tuples held 50 MiB more at 200,000 outputs
+        self._items, self._models = pd.Index(pd.unique(items)), pd.Index(pd.unique(models))
+        self._row_of = np.full(len(self._items) * len(self._models), -1, dtype=np.int64)
+        self._row_of[self._items.get_indexer(items) * len(self._models) + self._models.get_indexer(models)] = \
+            np.arange(len(outputs))
         self.n_ratings = len(ratings)
         codes = _pair_positions(items, models, ratings["item_id"].astype(str), ratings["model"].astype(str)) \
             if len(ratings) else np.empty(0, dtype=np.int64)
-        self.order = np.argsort(codes, kind="stable")
+        order = np.argsort(codes, kind="stable")
+        self.order = order.astype(np.int32) if len(order) < 2 ** 31 else order  # half the memory of int64 rows
         self.starts = np.searchsorted(codes[self.order], np.arange(len(outputs) + 1))
 
     def rating_positions(self) -> np.ndarray:
@@ -266,7 +270,12 @@ class RowIndex:
 
     def position(self, item: str, model: str) -> int | None:
         """The row of output ``(item, model)`` in the outputs, or ``None``."""
-        return self.positions.get((str(item), str(model)))
+        try:
+            cell = self._items.get_loc(str(item)) * len(self._models) + self._models.get_loc(str(model))
+        except KeyError:
+            return None
+        row = int(self._row_of[cell])
+        return row if row >= 0 else None
 
     def output(self, outputs: pd.DataFrame, item: str, model: str) -> pd.DataFrame:
         """The outputs row of ``(item, model)`` (no row when absent), as ``outputs[(item_id == item) & (model ==
@@ -286,8 +295,8 @@ class RowIndex:
 
     def ratings_of_many(self, ratings: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
         """The rows of ``ratings`` of the outputs ``pairs`` (``(item_id, model)``), in their order."""
-        # by the dict (a MultiIndex look-up built an index of the pairs: ~10 ms for one output)
-        found = [k for k in (self.positions.get((str(i), str(m))) for i, m in pairs) if k is not None]
+        # one look-up per pair (a MultiIndex look-up built an index of the pairs: ~10 ms for one output)
+        found = [k for k in (self.position(i, m) for i, m in pairs) if k is not None]
         spans = [self.order[self.starts[k]:self.starts[k + 1]] for k in found]
         rows = np.sort(np.concatenate(spans)) if spans else np.empty(0, dtype=np.int64)
         part = ratings.iloc[rows]

@@ -261,3 +261,28 @@ def test_the_targets_of_a_window_are_found_together_and_equal_each_outputs_own(m
     memo = {}
     keyqueue._targets_of(data, memo, pairs, "ca", "exp")  # a rater by name: nothing to find
     assert memo == {} and keyqueue._targets(data, memo, "i0", "A", "ca", "exp") == ["exp"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_row_index_positions_equal_a_mask(seed: int) -> None:
+    """RowIndex finds each output's row and ratings as the masks over the whole frames do: absent items,
+    absent models, a pair of known item and model that is not an output, numbers given for string ids."""
+    from empathy_app import compute
+
+    rng = np.random.default_rng(seed)
+    pairs = sorted({(f"{k}", f"m{j}") for k, j in zip(rng.integers(0, 40, 120), rng.integers(0, 5, 120),
+                                                                  strict=True)})
+    outputs = pd.DataFrame(pairs, columns=["item_id", "model"]).astype("string")
+    picked = rng.integers(0, len(outputs), 500)
+    ratings = pd.DataFrame({"item_id": outputs["item_id"].to_numpy()[picked],
+                            "model": outputs["model"].to_numpy()[picked], "value": rng.random(500)}
+                           ).astype({"item_id": "string", "model": "string"})
+    index = compute.RowIndex(outputs, ratings)
+    grid = [(f"{k}", f"m{j}") for k in range(5) for j in range(5)]
+    for item, model in [*pairs[:30], ("40", "m0"), ("1", "m9"), (3, "m1"), *grid]:
+        mask = (outputs["item_id"] == str(item)) & (outputs["model"] == str(model))
+        expected = int(np.flatnonzero(mask)[0]) if mask.any() else None
+        assert index.position(item, model) == expected
+        got = index.ratings_of(ratings, item, model)
+        mask = (ratings["item_id"] == str(item)) & (ratings["model"] == str(model))
+        pd.testing.assert_frame_equal(got, ratings[mask])

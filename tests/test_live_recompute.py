@@ -181,6 +181,9 @@ def test_effective_ratings_prepared_once_equal_apply_overrides(monkeypatch: pyte
     original = pd.MultiIndex.from_frame
     monkeypatch.setattr(pd.MultiIndex, "from_frame", lambda frame, *a, **k: sizes.append(len(frame)) or
                         original(frame, *a, **k))
+    factorize = pd.factorize  # the key index codes the ratings' keys once, at construction
+    monkeypatch.setattr(pd, "factorize", lambda values, *a, **k: sizes.append(len(values)) or
+                        factorize(values, *a, **k))
     rng = np.random.default_rng(11)
     gap = pd.DataFrame([{"item_id": "i000", "model": "m0", "rater": "j2", "dimension": "ca", "value": 1.0}])
     cases = [None, pd.DataFrame(columns=[*KEYS, "value"]), gap,
@@ -190,9 +193,36 @@ def test_effective_ratings_prepared_once_equal_apply_overrides(monkeypatch: pyte
         sizes.clear()
         got = effective(overrides)
         fast = overrides is not None and len(overrides) and overrides is not gap
-        assert not fast or max(sizes) < len(ratings)  # never the ratings' keys again: the overrides' only
+        assert not fast or max(sizes, default=0) < len(ratings)  # never the ratings' keys again
         pd.testing.assert_frame_equal(got, apply_overrides(ratings, overrides), check_exact=True)
     with pytest.raises(ValueError, match="overrides lack the column 'value'"):
         effective(gap.drop(columns="value"))
     twice = pd.concat([ratings, ratings.iloc[:1]], ignore_index=True)  # a key held twice: apply_overrides' path
     pd.testing.assert_frame_equal(EffectiveRatings(twice)(cases[-1]), apply_overrides(twice, cases[-1]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_key_index_rows_equal_a_multiindex_lookup(seed: int) -> None:
+    """The int64-coded key index finds the same rows as a MultiIndex of the same keys: absent keys, values
+    unknown to a column, missing key values, object against string dtypes; a key held twice is not unique."""
+    from empathy.review import _KeyIndex
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    frame = pd.DataFrame({"item_id": [f"i{k}" for k in rng.integers(0, 30, n)],
+                          "model": [f"m{k}" for k in rng.integers(0, 5, n)],
+                          "rater": [f"r{k}" for k in rng.integers(0, 4, n)],
+                          "dimension": rng.choice(["ca", "e_gen", "u_ref"], n)})
+    frame.loc[rng.random(n) < 0.03, "model"] = None
+    frame = frame.drop_duplicates(ignore_index=True).astype("string" if seed % 2 else object)
+    index = _KeyIndex(frame, list(frame.columns))
+    assert index.unique
+    probe = pd.DataFrame({"item_id": [f"i{k}" for k in rng.integers(0, 33, 80)],
+                          "model": [f"m{k}" for k in rng.integers(0, 6, 80)],
+                          "rater": [f"r{k}" for k in rng.integers(0, 4, 80)],
+                          "dimension": rng.choice(["ca", "e_gen", "u_ref", "x"], 80)})
+    probe = pd.concat([probe, frame.iloc[rng.integers(0, len(frame), 40)].astype(object)], ignore_index=True)
+    expected = pd.MultiIndex.from_frame(frame).get_indexer(pd.MultiIndex.from_frame(probe))
+    np.testing.assert_array_equal(index.rows_of(probe), expected)
+    assert (expected >= 0).sum() >= 40
+    assert not _KeyIndex(pd.concat([frame, frame.iloc[:1]]), list(frame.columns)).unique

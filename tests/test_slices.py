@@ -596,3 +596,36 @@ def test_generation_lengths_are_the_words_of_str_split(seed):
     series = pd.Series(texts + [None, texts[0], texts[1]], dtype=object)
     expected = series.fillna("").astype(str).str.split().str.len().to_numpy(float)
     np.testing.assert_array_equal(_word_counts(series), expected)
+
+
+@pytest.mark.parametrize("storage", ["pyarrow", "python"])
+@pytest.mark.parametrize("seed", range(6))
+def test_judge_means_by_codes_equal_the_groupby_and_merge(storage: str, seed: int) -> None:
+    """The per-output judge means summed by integer codes equal the straightforward groupby over
+    (item_id, model, dimension) merged onto the outputs: gaps, humans left out, ratings of unknown outputs,
+    missing values and keys, duplicated outputs rows."""
+    from empathy.slices import JUDGE_KINDS, _judge_means
+
+    rng = np.random.default_rng(seed)
+    dims = ("u_ref", "u_gen", "e_ref", "e_gen")
+    n = 200
+    dtype = pd.StringDtype(storage)
+    ratings = pd.DataFrame({
+        "item_id": pd.array([f"i{k}" for k in rng.integers(0, 12, n)], dtype=dtype),
+        "model": pd.array([f"m{k}" for k in rng.integers(0, 4, n)], dtype=dtype),
+        "rater": pd.array([f"r{k}" for k in rng.integers(0, 3, n)], dtype=dtype),
+        "dimension": pd.array(rng.choice([*dims, "ca"], n), dtype=dtype),
+        "value": rng.random(n).round(2),
+        "rater_kind": pd.array(rng.choice(["llm", "human", "lexicon"], n), dtype=dtype)})
+    ratings.loc[rng.random(n) < 0.1, "value"] = np.nan
+    ratings.loc[rng.random(n) < 0.05, "item_id"] = None
+    keys = pd.DataFrame({"item_id": [f"i{k}" for k in rng.integers(0, 14, 40)],
+                         "model": [f"m{k}" for k in rng.integers(0, 4, 40)]})
+    got = _judge_means(keys, ratings, JUDGE_KINDS, dims)
+    part = ratings[ratings["dimension"].isin(dims) & ratings["rater_kind"].isin(JUDGE_KINDS)]
+    means = part.groupby(["item_id", "model", "dimension"])["value"].mean().unstack("dimension")
+    means = means.reindex(columns=list(dims)).reset_index().astype({"item_id": str, "model": str})
+    expected = keys.merge(means, on=["item_id", "model"], how="left")
+    assert len(expected) == len(keys)
+    for dimension in dims:
+        np.testing.assert_allclose(got[dimension], expected[dimension].to_numpy(float), rtol=1e-15, atol=0)
