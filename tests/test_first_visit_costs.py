@@ -120,3 +120,21 @@ def keyqueue_module():
     from empathy_app import keyqueue
 
     return keyqueue
+
+
+def test_the_rater_value_texts_are_each_rows_own():
+    """ItemSplits' ``values`` texts, written once per distinct row, equal each row's own join (randomised)."""
+    from empathy.calibration import _described
+
+    def straightforward(values, names):
+        return [", ".join(f"{names[c]}={row[c]:g}" for c in range(len(names)) if not np.isnan(row[c]))
+                for row in values]
+
+    rng = np.random.default_rng(25)
+    for trial in range(60):
+        n, k = int(rng.integers(0, 200)), int(rng.integers(0, 6))
+        values = (rng.choice([0.0, 1.0, 2.5, -1e-7, 3.14159, 5.0], size=(n, k)) if trial % 2
+                  else rng.random((n, k)))
+        values[rng.random((n, k)) < 0.25] = np.nan
+        names = [f"rater {j}" for j in range(k)]
+        assert _described(values, names) == straightforward(values, names)
