@@ -358,14 +358,29 @@ def _row_stats(values: NDArray[np.float64], names: Sequence[str]
     with np.errstate(invalid="ignore", divide="ignore"):
         modal = np.where(n_present > 0, largest / np.maximum(n_present, 1), np.nan)
     whole = (~present | np.isclose(values, np.round(values))).all(axis=1)
-    texts = []
+    return modal, whole, _described(values, names)
+
+
+def _described(values: NDArray[np.float64], names: Sequence[str]) -> list[str]:
+    """The ``rater=value`` text of each row of a units x raters matrix (the raters with a value, in column order),
+    written once per distinct row of values: a few judges' labels make a handful of distinct rows among 200,000
+    units, so the text is joined that many times, not once per unit."""
+    if not len(names):
+        return [""] * len(values)
+    labels, codes_of = [], []
+    combined = np.zeros(len(values), dtype=np.int64)
     for column, name in enumerate(names):
         codes, uniques = pd.factorize(values[:, column], use_na_sentinel=True)
-        labels = np.array([f"{name}={value:g}" for value in uniques] + [""], dtype=object)
-        texts.append(labels[codes])  # code -1 (NaN) takes the last label, ""
-    described = [", ".join(part for part in row if part) for row in zip(*texts, strict=True)] if texts \
-        else [""] * len(values)
-    return modal, whole, described
+        labels.append([f"{name}={value:g}" for value in uniques] + [""])  # code -1 (NaN) takes the last, ""
+        codes_of.append(codes)
+        # the row's codes so far as one number (mixed radix), renumbered densely: below rows x (values + 1)
+        combined = pd.factorize(combined * (len(uniques) + 1) + codes + 1)[0]
+    texts = np.empty(int(combined.max(initial=-1)) + 1, dtype=object)
+    _, first = np.unique(combined, return_index=True)
+    for row in first.tolist():
+        texts[combined[row]] = ", ".join(part for part in (labels[c][codes_of[c][row]] for c in range(len(names)))
+                                         if part)
+    return texts[combined].tolist()
 
 
 class ItemSplits:
