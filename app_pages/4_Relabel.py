@@ -47,7 +47,6 @@ from empathy_app import (  # noqa: E402
     keyqueue,
     loading,
     overrides,
-    progress,
     relabel_focus,
     session_keys,
     views,
@@ -297,16 +296,19 @@ def _queue_area() -> None:
     """The queue (progress, the output on screen, the decision keys) and beside it the live metric and the
     rubric: rerun alone after each decision (and, while the texts are parsed, every few seconds)."""
     top = st.container()  # the ledger's line, drawn once this run's keys are saved (it counts them)
-    if polling and parsing.finished.is_set():
-        # the parse is done: this run draws the marks (every text is in the cache now) and stops the polling; the
-        # page is not rerun as a whole (that could swallow a click, or the flash of a key saved at this instant)
-        progress.stop_polling()
-    elif polling:
+    done_parsing = polling and parsing.finished.is_set()
+    if polling and not done_parsing:
         st.caption(f"Text analysis in the background (highlights): {parsing.progress.describe()}. The queue works "
                    "meanwhile; an output shows plain text until the analysis reaches it.")
     left, right = st.columns([4, 3] if audit_order else [5, 2])  # the audit's tables need the room
+    keys_now: list[bool] = []
     with left:
-        _queue_body(right, top)
+        _queue_body(right, top, keys_now)
+    if done_parsing and not any(keys_now):
+        # The parse is done and this run (a poll) carried no key: rerun the page once so that the fragment is
+        # declared without run_every (Streamlit has no public call to stop a fragment's timer). A run that saved a
+        # key has drawn the marks already and keeps its "saved" flash: it is not rerun; the next poll is.
+        st.rerun()
 
 
 def _rubric() -> None:
@@ -353,10 +355,12 @@ def _my_queue(queue: pd.DataFrame, audit: bool) -> tuple[pd.DataFrame, str, list
     return queue, note, skipped_here
 
 
-def _queue_body(right, top) -> None:
+def _queue_body(right, top, keys_now: list[bool]) -> None:
+    """The queue under the area's columns; appends to ``keys_now`` whether this run applied any key."""
     who = annotator
     applied = keyqueue.apply_events(data, st.session_state.get(session_keys.RELABEL_KEYQUEUE), annotator=who,
                                     scale_of=_scale_of, refusal=access_refusal)
+    keys_now.append(bool(applied.outcomes))
     if applied.outcomes:
         st.session_state[session_keys.RELABEL_OUTCOMES] = applied.outcomes
     try:

@@ -49,3 +49,14 @@ def ensure_private_file(path: Path) -> None:
                 pass  # missing companion, or not ours: nothing to narrow
         return
     os.close(descriptor)
+
+
+#: The environment variable naming the user's cache folder (every cache and the app's kept files live under it).
+CACHE_ENV = "EMPATHY_CACHE_DIR"
+
+
+def user_cache_dir() -> Path:
+    """``$EMPATHY_CACHE_DIR``, else ``~/.cache/empathy``: the user's cache folder (stores of imports and uploads,
+    the judges', distancing and data set caches)."""
+    root = os.environ.get(CACHE_ENV, "").strip()
+    return Path(root).expanduser() if root else Path.home() / ".cache" / "empathy"

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from empathy.cachefiles import FILE_MODE, ensure_private_directory
+from empathy.cachefiles import FILE_MODE, ensure_private_directory, user_cache_dir
 from empathy.io import Dataset, load_dataset
 
 #: Bumped when the file layout changes.
@@ -69,8 +69,6 @@ class CachedLoad:
 
 def default_cache_dir() -> Path:
     """``$EMPATHY_CACHE_DIR/datasets``, else ``~/.cache/empathy/datasets`` (beside the distancing cache)."""
-    from empathy.labels.locations import user_cache_dir
-
     return user_cache_dir() / FOLDER
 
 

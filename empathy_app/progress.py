@@ -69,29 +69,3 @@ class ProgressBar:
                  trace: TracebackType | None) -> None:
         if error is not None or not self._finished:
             self.clear()
-
-
-def stop_polling() -> bool:
-    """Tell the browser to stop re-running the fragment this run is in every few seconds (its ``run_every``).
-
-    A fragment that polls for work done elsewhere (Relabel's queue, while the texts are parsed in the background)
-    stops its own timer once the work is done, instead of rerunning the whole page to be declared again without
-    ``run_every`` (a whole-page rerun can swallow a click or a message shown at that instant). Streamlit sends the
-    same message itself when a nested polling fragment is no longer drawn; it has no public call for this, so this
-    uses its message and the run's fragment id, and returns ``False`` (the timer left running: harmless, each run
-    draws the same) when they are not there (outside a fragment, or another Streamlit).
-    """
-    try:
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-        from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
-
-        ctx = get_script_run_ctx(suppress_warning=True)
-        fragment = ThreadState.get().fragment_id
-    except (ImportError, AttributeError):
-        return False
-    if ctx is None or not fragment:
-        return False
-    message = ForwardMsg()
-    message.stop_auto_rerun.fragment_ids.append(fragment)
-    ctx.enqueue(message)
-    return True

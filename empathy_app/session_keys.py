@@ -149,6 +149,8 @@ EXHIBIT_STEP = "exhibit_step"
 EXHIBIT_PNG = "exhibit_png_bytes"
 #: Overview: the content keys whose standard metrics were asked for (computed on demand only; views).
 STANDARD_COMPUTED = "_standard_computed"
+#: Workbench: the stability tables were asked for in this session (computed on request on large data).
+WB_STABILITY_ASKED = "wb_stability_asked"
 
 
 def kept(widget_key: str) -> str:

@@ -61,7 +61,7 @@ from empathy.stability import (
     metric_terms,
     sample_size_stability,
 )
-from empathy_app import compute
+from empathy_app import compute, session_keys
 from empathy_app.loading import Loaded
 from empathy_app.markup import hover_literal, html, md
 from empathy_app.overrides import overrides_key
@@ -789,12 +789,12 @@ def metric_judges(now: Now, metric: str) -> list[str]:
 def stability_allowed(n_units: int, n_resamples: int, n_sizes: int) -> bool:
     """Whether the stability table is computed in this run: at once up to :data:`STABILITY_AUTO_UNITS` units, else
     once its button was pressed in this session (a caption and the button are drawn until then)."""
-    if not stability_waits(n_units) or st.session_state.get("wb_stability_asked"):
+    if not stability_waits(n_units) or st.session_state.get(session_keys.WB_STABILITY_ASKED):
         return True
     st.caption(f"{n_units:,} units: the stability table is computed when you ask for it ({n_resamples} subsets per "
                f"size, {n_sizes} sizes); it then stays for the session.")
     if st.button("Compute the stability table", key="wb_stability_go"):
-        st.session_state["wb_stability_asked"] = True
+        st.session_state[session_keys.WB_STABILITY_ASKED] = True
         return True
     return False
 

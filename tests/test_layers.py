@@ -57,6 +57,7 @@ LAYER_OF: dict[str, str] = {
     "empathy.scheduler": "core",
     # data: reading outputs and ratings, and producing them (detectors, judges, importers, the cluster)
     "empathy.io": "data",
+    "empathy.dataset_cache": "data",
     "empathy.distancing.*": "data",
     "empathy.judges.*": "data",
     "empathy.datasets.*": "data",
@@ -295,7 +296,8 @@ def test_the_labels_layer_reaches_only_core_and_data_outside_itself(graph):
     # stated in empathy/labels/__init__.py: the store, rules and ledger need no statistics
     outside = {target for module, targets in graph.items() if layer_of(module) == "labels" for target in targets
                if layer_of(target) != "labels"}
-    assert outside == {"empathy.escaping", "empathy.io", "empathy.metrics", "empathy.sqlite_wal", "empathy.vocabulary"}
+    assert outside == {"empathy.cachefiles", "empathy.escaping", "empathy.io", "empathy.metrics", "empathy.sqlite_wal",
+                       "empathy.vocabulary"}
 
 
 def test_the_session_keys_module_imports_nothing(graph):

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from empathy.cachefiles import CACHE_ENV, user_cache_dir  # noqa: F401 (re-exported: the labels' paths)
 from empathy.io import DataError
 
 #: Environment variable naming the store: a SQLite file or a ``postgresql://`` URL (wins over the default).
@@ -26,8 +27,6 @@ SERVER_SCHEMES: tuple[str, ...] = ("postgresql://", "postgres://")
 STORE_FILENAME = ".empathy-overrides.sqlite"
 #: File name of the uploads' store, in the folder the app keeps uploads in.
 UPLOADS_STORE_FILENAME = "overrides.sqlite"
-#: Environment variable naming the user cache folder (default ``~/.cache/empathy``).
-CACHE_ENV = "EMPATHY_CACHE_DIR"
 #: libpq's connection keywords (https://www.postgresql.org/docs/current/libpq-connect.html): a location that
 #: starts with one of them and ``=`` is a keyword-form connection string.
 LIBPQ_KEYWORDS: frozenset[str] = frozenset({
@@ -205,13 +204,6 @@ def mask_location(location: str | Path) -> str:
                 + (f"#{parts.fragment}" if parts.fragment else ""))
     except ValueError:  # not parseable as a URL: show the scheme only, never what might be a password
         return text.split("://", 1)[0] + "://***"
-
-
-def user_cache_dir() -> Path:
-    """``$EMPATHY_CACHE_DIR``, else ``~/.cache/empathy``: the user's cache folder (stores of imports and uploads,
-    the judges' and distancing caches)."""
-    root = os.environ.get(CACHE_ENV, "").strip()
-    return Path(root).expanduser() if root else Path.home() / ".cache" / "empathy"
 
 
 def default_uploads_dir() -> Path:
