@@ -51,6 +51,9 @@ class _Held:
         self.reads = 0
         self.updates = 0
         self.applied: dict[str, pd.DataFrame] = {}
+        # per annotator: the (item, model, dimension, rater) of their own decisions, and those with an audit mark
+        # (plus the mark); built from the ledger once, then patched with each update's changed rows
+        self.own: dict[str, tuple[set[tuple], set[tuple]]] = {}
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -88,14 +91,59 @@ def _current(data: Loaded) -> _Held:
             held.version = version
             held.stamps, held.generation = {}, f"{held.version}.{uuid.uuid4().hex[:8]}"
             held.reads += 1
+            held.own = {}
         else:
             changed, rows = data.store.changed_decisions(data.dataset_id, held.version)
             held.ledger = updated_ledger(held.ledger, changed, rows, data.all_data.outputs, hashes=hashes)
+            for annotator, sets in held.own.items():
+                _patch_own(sets, annotator, changed, rows)
             held.stamps.update(dict.fromkeys(changed["dimension"].astype(str), version))
             held.version = version
             held.updates += 1
         held.applied = {}
     return held
+
+
+def _own_sets(decisions: pd.DataFrame, annotator: str) -> tuple[set[tuple], set[tuple]]:
+    """The ``(item_id, model, dimension, rater)`` of ``annotator``'s own decisions (role ``annotator``) among
+    ``decisions``, and those carrying an audit design's mark, with the mark."""
+    if not len(decisions):
+        return set(), set()
+    mine = decisions[(decisions["annotator"] == annotator) & (decisions["role"] == "annotator")]
+    decided = set(zip(mine["item_id"], mine["model"], mine["dimension"], mine["rater"], strict=True))
+    # an audit decision is one carrying the design's mark: a decision from another order leaves the output to decide
+    # in audit order
+    if "audit_design" not in mine.columns:
+        return decided, set()
+    marked = mine[mine["audit_design"].fillna("").astype(str) != ""]
+    return decided, set(zip(marked["item_id"], marked["model"], marked["dimension"], marked["rater"],
+                            marked["audit_design"], strict=True))
+
+
+def _patch_own(sets: tuple[set[tuple], set[tuple]], annotator: str, keys: pd.DataFrame, rows: pd.DataFrame) -> None:
+    """:func:`_own_sets` of the ledger after the store changed ``keys`` (replaced by ``rows``), from the sets of
+    before: the changed keys of ``annotator``'s own decisions taken out, their rows now put in (one row per key:
+    :data:`~empathy.labels.schema.KEY_COLUMNS`, annotator and role)."""
+    decided, audited = sets
+    gone = _own_sets(keys.assign(audit_design="") if len(keys) else keys, annotator)[0]
+    decided -= gone
+    if gone:
+        audited.difference_update({key for key in audited if key[:4] in gone})
+    now, marked = _own_sets(rows, annotator)
+    decided |= now
+    audited |= marked
+
+
+def own_decisions(data: Loaded, annotator: str) -> tuple[set[tuple], set[tuple]]:
+    """``annotator``'s own decisions in the ledger now, as ``(item_id, model, dimension, rater)``, and those with an
+    audit mark as ``(item_id, model, dimension, rater, audit_design)``: copies of sets built from the ledger once
+    per full read and patched with each update's changed rows (a key does not select them from every decision)."""
+    held = _current(data)
+    with held.lock:
+        sets = held.own.get(annotator)
+        if sets is None:
+            sets = held.own[annotator] = _own_sets(held.ledger.decisions, annotator)
+        return set(sets[0]), set(sets[1])
 
 
 def output_hash_map(data: Loaded) -> dict[tuple[str, str], str]:

@@ -3,6 +3,8 @@ OverrideStore.changed_decisions): equal to reading every decision again, after a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -101,3 +103,49 @@ def test_changed_decisions_names_removed_keys_and_reads_by_key(store_location):
     assert rows["text_hash"].tolist() == [output_hashes(outputs)[("i0", "m")]]
     assert list(rows.columns) == list(store.decisions(NAME).columns)
     assert rows.dtypes.to_dict() == store.decisions(NAME).dtypes.to_dict()
+
+
+def test_an_annotators_own_decisions_patched_per_update_equal_selecting_them_again(store_location):
+    """empathy_app.overrides' per-annotator sets (own decisions; audit decisions with their mark), built once and
+    patched with each update's changed rows, equal the selection from every decision after random decisions,
+    audit decisions, undos and adjudications."""
+    pytest.importorskip("streamlit")
+    from empathy.audit import draw_audit
+    from empathy.labels.audits import audit_mark, save_design
+    from empathy_app.overrides import _own_sets, _patch_own
+
+    store = open_store(store_location)
+    outputs = _outputs()
+    rng = np.random.default_rng(25)
+    ratings = pd.DataFrame({"item_id": outputs["item_id"], "model": "m", "rater": "j1", "dimension": "ca",
+                            "value": [float(k % 2) for k in range(len(outputs))], "rater_kind": "llm"})
+    designs = [draw_audit(outputs, ratings, judge="j1", dimension="ca", per_model=len(outputs), seed=seed)
+               for seed in (1, 2)]
+    for design in designs:
+        save_design(store, NAME, design)
+    held = {name: _own_sets(store.decisions(NAME), name) for name in (*ANNOTATORS, "adj")}
+    version = store.version()
+    seen_audit = seen_undo = 0
+    for step in range(90):
+        kind = rng.random()
+        annotator = str(rng.choice(ANNOTATORS))
+        item = int(rng.integers(0, len(outputs)))
+        if kind < 0.4:
+            store.set_overrides(NAME, _change(rng, outputs, item), annotator=annotator)
+        elif kind < 0.6:
+            mark = audit_mark(designs[int(rng.integers(0, 2))], f"i{item}", "m")
+            changes = [replace(change, item_id=f"i{item}") for change in _change(rng, outputs, item)]  # not "gone"
+            seen_audit += store.set_overrides(NAME, changes, annotator=annotator, audit=mark) > 0
+        elif kind < 0.8:
+            seen_undo += len(store.undo_last(annotator, dataset_id=NAME)) > 0
+        else:
+            store.adjudicate(NAME, _change(rng, outputs, item), annotator="adj")
+        if step % 3 == 2:
+            continue
+        keys, rows = store.changed_decisions(NAME, version)
+        version = store.version()
+        everyone = store.decisions(NAME)
+        for name, sets in held.items():
+            _patch_own(sets, name, keys, rows)
+            assert sets == _own_sets(everyone, name), (step, name)
+    assert seen_audit and seen_undo and any(held[name][1] for name in ANNOTATORS)
