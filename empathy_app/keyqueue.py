@@ -711,7 +711,11 @@ def live_state(data: Loaded, table: pd.DataFrame, items: list[dict], *, metric: 
     # the decisions on those outputs, selected without walking the whole ledger row by row
     held: dict[tuple[str, str], list] = {}
     if decisions is not None and len(decisions) and feeding:
-        here = decisions[(decisions["rater"] == judge) & (decisions["dimension"] == dimension)]
+        # the held ledger's fresh decisions: looked up in their index by output, kept with the ledger
+        indexed = overrides.fresh_rows_of(data, decisions, judge, dimension, [*shown, *later])
+        here = decisions[:0] if indexed is not None else decisions[
+            (decisions["rater"] == judge) & (decisions["dimension"] == dimension)]
+        held.update(indexed or {})
         if len(here):
             keys = pd.MultiIndex.from_arrays([here["item_id"].astype(str), here["model"].astype(str)])
             here = here[keys.isin([*shown, *later])]

@@ -19,7 +19,7 @@ from collections.abc import Set as AbstractSet
 import pandas as pd
 import streamlit as st
 
-from empathy.labels.ledger import Ledger, open_ledger, updated_ledger
+from empathy.labels.ledger import Ledger, ledger_status, open_ledger, updated_ledger
 from empathy.labels.records import dataset_id as legacy_dataset_id
 from empathy.labels.records import output_hashes
 from empathy_app import session_keys
@@ -54,6 +54,9 @@ class _Held:
         # per annotator: the (item, model, dimension, rater) of their own decisions, and those with an audit mark
         # (plus the mark); built from the ledger once, then patched with each update's changed rows
         self.own: dict[str, tuple[set[tuple], set[tuple]]] = {}
+        # per (rater, dimension): the fresh decisions on it by output, each by (annotator, role); built from the
+        # ledger once, then patched with each update's changed rows
+        self.fresh_by_output: dict[tuple[str, str], dict[tuple[str, str], dict[tuple[str, str], tuple]]] = {}
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -91,12 +94,16 @@ def _current(data: Loaded) -> _Held:
             held.version = version
             held.stamps, held.generation = {}, f"{held.version}.{uuid.uuid4().hex[:8]}"
             held.reads += 1
-            held.own = {}
+            held.own, held.fresh_by_output = {}, {}
         else:
             changed, rows = data.store.changed_decisions(data.dataset_id, held.version)
             held.ledger = updated_ledger(held.ledger, changed, rows, data.all_data.outputs, hashes=hashes)
             for annotator, sets in held.own.items():
                 _patch_own(sets, annotator, changed, rows)
+            if held.fresh_by_output:
+                fresh_rows = ledger_status(rows, data.all_data.outputs, hashes).fresh
+                for (rater, dimension), index in held.fresh_by_output.items():
+                    _patch_by_output(index, rater, dimension, changed, fresh_rows)
             held.stamps.update(dict.fromkeys(changed["dimension"].astype(str), version))
             held.version = version
             held.updates += 1
@@ -144,6 +151,51 @@ def own_decisions(data: Loaded, annotator: str) -> tuple[set[tuple], set[tuple]]
         if sets is None:
             sets = held.own[annotator] = _own_sets(held.ledger.decisions, annotator)
         return set(sets[0]), set(sets[1])
+
+
+def _by_output(frame: pd.DataFrame, rater: str, dimension: str) -> dict[tuple[str, str], dict[tuple[str, str], tuple]]:
+    """The rows of ``frame`` (decisions) on ``rater``'s ``dimension``, by output and then by (annotator, role)."""
+    index: dict[tuple[str, str], dict[tuple[str, str], tuple]] = {}
+    if len(frame):
+        here = frame[(frame["rater"] == rater) & (frame["dimension"] == dimension)]
+        for row in here.itertuples(index=False):
+            index.setdefault((str(row.item_id), str(row.model)), {})[(str(row.annotator), str(row.role))] = row
+    return index
+
+
+def _patch_by_output(index: dict[tuple[str, str], dict[tuple[str, str], tuple]], rater: str, dimension: str,
+                     keys: pd.DataFrame, fresh_rows: pd.DataFrame) -> None:
+    """:func:`_by_output` of the fresh decisions after the store changed ``keys`` (``fresh_rows``: the fresh ones
+    of their rows now), from the index of before (one row per key: :data:`~empathy.labels.schema.KEY_COLUMNS`,
+    annotator and role; an unchanged decision stays fresh or not while the outputs are the same)."""
+    if len(keys):
+        mine = keys[(keys["rater"] == rater) & (keys["dimension"] == dimension)]
+        for item, model, annotator, role in zip(mine["item_id"], mine["model"], mine["annotator"], mine["role"],
+                                                strict=True):
+            rows = index.get((str(item), str(model)))
+            if rows is not None:
+                rows.pop((str(annotator), str(role)), None)
+                if not rows:
+                    del index[(str(item), str(model))]
+    for pair, rows in _by_output(fresh_rows, rater, dimension).items():
+        index.setdefault(pair, {}).update(rows)
+
+
+def fresh_rows_of(data: Loaded, decisions: pd.DataFrame, rater: str, dimension: str,
+                  pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple]] | None:
+    """The rows of ``decisions`` on ``rater``'s ``dimension`` for each of ``pairs`` (``(item_id, model)``) that has
+    some, in the frame's order (by annotator, then role), when ``decisions`` is the held ledger's fresh decisions
+    (:attr:`Ledger.status`); ``None`` for any other frame. Looked up in an index of the fresh decisions built once
+    per full read and patched with each update's changed rows (a key does not select them from every decision)."""
+    held = _current(data)
+    if held.ledger is None or decisions is not held.ledger.status.fresh:
+        return None
+    with held.lock:
+        index = held.fresh_by_output.get((rater, dimension))
+        if index is None:
+            index = held.fresh_by_output[(rater, dimension)] = _by_output(decisions, rater, dimension)
+        return {pair: [rows[key] for key in sorted(rows)] for pair in dict.fromkeys(pairs)
+                if (rows := index.get(pair))}
 
 
 def output_hash_map(data: Loaded) -> dict[tuple[str, str], str]:

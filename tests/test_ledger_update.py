@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from empathy.labels.backends import open_store
-from empathy.labels.ledger import Ledger, open_ledger, updated_ledger
+from empathy.labels.ledger import Ledger, ledger_status, open_ledger, updated_ledger
 from empathy.labels.records import Change, output_hashes, text_hash
 from empathy.vocabulary import LABEL_RULES
 
@@ -112,7 +112,7 @@ def test_an_annotators_own_decisions_patched_per_update_equal_selecting_them_aga
     pytest.importorskip("streamlit")
     from empathy.audit import draw_audit
     from empathy.labels.audits import audit_mark, save_design
-    from empathy_app.overrides import _own_sets, _patch_own
+    from empathy_app.overrides import _by_output, _own_sets, _patch_by_output, _patch_own
 
     store = open_store(store_location)
     outputs = _outputs()
@@ -124,6 +124,11 @@ def test_an_annotators_own_decisions_patched_per_update_equal_selecting_them_aga
     for design in designs:
         save_design(store, NAME, design)
     held = {name: _own_sets(store.decisions(NAME), name) for name in (*ANNOTATORS, "adj")}
+    hashes = output_hashes(outputs)
+    indexes = {rater: _by_output(open_ledger(store, NAME, outputs).status.fresh, rater, "ca") for rater in ("j1", "j2")}
+
+    def shown(index: dict) -> dict:  # each output's rows in the index's order, as text (NaN equal to NaN)
+        return {pair: [tuple(map(repr, rows[key])) for key in sorted(rows)] for pair, rows in index.items()}
     version = store.version()
     seen_audit = seen_undo = 0
     for step in range(90):
@@ -148,4 +153,12 @@ def test_an_annotators_own_decisions_patched_per_update_equal_selecting_them_aga
         for name, sets in held.items():
             _patch_own(sets, name, keys, rows)
             assert sets == _own_sets(everyone, name), (step, name)
+        fresh_rows = open_ledger(store, NAME, outputs).status.fresh
+        for rater, index in indexes.items():
+            _patch_by_output(index, rater, "ca", keys, ledger_status(rows, outputs, hashes).fresh)
+            assert shown(index) == shown(_by_output(fresh_rows, rater, "ca")), (step, rater)
+            # in the fresh decisions' own order: by output, then annotator and role
+            assert [row for _, rows in sorted(shown(index).items()) for row in rows] == [
+                tuple(map(repr, row)) for row in fresh_rows[(fresh_rows["rater"] == rater)].itertuples(index=False)
+                if (str(row.item_id), str(row.model)) in index] or not index
     assert seen_audit and seen_undo and any(held[name][1] for name in ANNOTATORS)
