@@ -162,3 +162,18 @@ def test_an_annotators_own_decisions_patched_per_update_equal_selecting_them_aga
                 tuple(map(repr, row)) for row in fresh_rows[(fresh_rows["rater"] == rater)].itertuples(index=False)
                 if (str(row.item_id), str(row.model)) in index] or not index
     assert seen_audit and seen_undo and any(held[name][1] for name in ANNOTATORS)
+
+
+def test_the_rows_of_changed_items_found_by_bisection_equal_comparing_the_column_whole():
+    """empathy.labels.ledger._sorted_rows_of against the whole column's isin, on random sorted ids with repeats;
+    a column that is not text is left to the whole comparison (None)."""
+    from empathy.labels.ledger import _sorted_rows_of
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        values = pd.Series(sorted(f"i{k}" for k in rng.integers(0, 30, int(rng.integers(1, 60)))))
+        items = sorted({f"i{k}" for k in rng.integers(0, 35, int(rng.integers(1, 5)))})
+        expected = np.flatnonzero(values.isin(items).to_numpy())
+        assert _sorted_rows_of(values, items).tolist() == expected.tolist()
+    assert _sorted_rows_of(pd.Series([1, 2, 3]), ["1"]) is None
+    assert _sorted_rows_of(pd.Series([], dtype=object), ["1"]) is None
