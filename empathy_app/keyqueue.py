@@ -231,19 +231,12 @@ def apply_events(data: Loaded, raw: object, *, annotator: str,
         # the ledger of the store's current version: cached since the last write (this session's or another's),
         # so a key does not read every decision again
         everyone = overrides.ledger(data).decisions
+        # this annotator's own decisions (and audit decisions): kept with the ledger, patched by each update
+        decided, audited = overrides.own_decisions(data, annotator)
     except StoreError as error:
         result.outcomes.append(Outcome("refused", "Not saved: the override store cannot be used: "
                                                   + markdown_literal(str(error))))
         return result  # nothing acknowledged: the browser keeps the events and they are tried again
-    mine = everyone[(everyone["annotator"] == annotator) & (everyone["role"] == "annotator")] if len(
-        everyone) else everyone
-    decided = set(zip(mine["item_id"], mine["model"], mine["dimension"], mine["rater"], strict=True)) if len(
-        mine) else set()
-    # an audit decision is one carrying the design's mark: a decision from another order leaves the output to decide
-    # in audit order
-    marked = mine[mine["audit_design"].fillna("").astype(str) != ""] if "audit_design" in mine.columns else mine[:0]
-    audited = set(zip(marked["item_id"], marked["model"], marked["dimension"], marked["rater"],
-                      marked["audit_design"], strict=True))
     for event in fresh:
         outcome = _apply_one(data, event, annotator=annotator, scale_of=scale_of, ratings=ratings, outputs=outputs,
                              hashes=hashes, decided=decided, everyone=everyone, audited=audited)
@@ -718,7 +711,11 @@ def live_state(data: Loaded, table: pd.DataFrame, items: list[dict], *, metric: 
     # the decisions on those outputs, selected without walking the whole ledger row by row
     held: dict[tuple[str, str], list] = {}
     if decisions is not None and len(decisions) and feeding:
-        here = decisions[(decisions["rater"] == judge) & (decisions["dimension"] == dimension)]
+        # the held ledger's fresh decisions: looked up in their index by output, kept with the ledger
+        indexed = overrides.fresh_rows_of(data, decisions, judge, dimension, [*shown, *later])
+        here = decisions[:0] if indexed is not None else decisions[
+            (decisions["rater"] == judge) & (decisions["dimension"] == dimension)]
+        held.update(indexed or {})
         if len(here):
             keys = pd.MultiIndex.from_arrays([here["item_id"].astype(str), here["model"].astype(str)])
             here = here[keys.isin([*shown, *later])]

@@ -19,7 +19,7 @@ from collections.abc import Set as AbstractSet
 import pandas as pd
 import streamlit as st
 
-from empathy.labels.ledger import Ledger, open_ledger, updated_ledger
+from empathy.labels.ledger import Ledger, ledger_status, open_ledger, updated_ledger
 from empathy.labels.records import dataset_id as legacy_dataset_id
 from empathy.labels.records import output_hashes
 from empathy_app import session_keys
@@ -51,6 +51,12 @@ class _Held:
         self.reads = 0
         self.updates = 0
         self.applied: dict[str, pd.DataFrame] = {}
+        # per annotator: the (item, model, dimension, rater) of their own decisions, and those with an audit mark
+        # (plus the mark); built from the ledger once, then patched with each update's changed rows
+        self.own: dict[str, tuple[set[tuple], set[tuple]]] = {}
+        # per (rater, dimension): the fresh decisions on it by output, each by (annotator, role); built from the
+        # ledger once, then patched with each update's changed rows
+        self.fresh_by_output: dict[tuple[str, str], dict[tuple[str, str], dict[tuple[str, str], tuple]]] = {}
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -88,14 +94,108 @@ def _current(data: Loaded) -> _Held:
             held.version = version
             held.stamps, held.generation = {}, f"{held.version}.{uuid.uuid4().hex[:8]}"
             held.reads += 1
+            held.own, held.fresh_by_output = {}, {}
         else:
             changed, rows = data.store.changed_decisions(data.dataset_id, held.version)
             held.ledger = updated_ledger(held.ledger, changed, rows, data.all_data.outputs, hashes=hashes)
+            for annotator, sets in held.own.items():
+                _patch_own(sets, annotator, changed, rows)
+            if held.fresh_by_output:
+                fresh_rows = ledger_status(rows, data.all_data.outputs, hashes).fresh
+                for (rater, dimension), index in held.fresh_by_output.items():
+                    _patch_by_output(index, rater, dimension, changed, fresh_rows)
             held.stamps.update(dict.fromkeys(changed["dimension"].astype(str), version))
             held.version = version
             held.updates += 1
         held.applied = {}
     return held
+
+
+def _own_sets(decisions: pd.DataFrame, annotator: str) -> tuple[set[tuple], set[tuple]]:
+    """The ``(item_id, model, dimension, rater)`` of ``annotator``'s own decisions (role ``annotator``) among
+    ``decisions``, and those carrying an audit design's mark, with the mark."""
+    if not len(decisions):
+        return set(), set()
+    mine = decisions[(decisions["annotator"] == annotator) & (decisions["role"] == "annotator")]
+    decided = set(zip(mine["item_id"], mine["model"], mine["dimension"], mine["rater"], strict=True))
+    # an audit decision is one carrying the design's mark: a decision from another order leaves the output to decide
+    # in audit order
+    if "audit_design" not in mine.columns:
+        return decided, set()
+    marked = mine[mine["audit_design"].fillna("").astype(str) != ""]
+    return decided, set(zip(marked["item_id"], marked["model"], marked["dimension"], marked["rater"],
+                            marked["audit_design"], strict=True))
+
+
+def _patch_own(sets: tuple[set[tuple], set[tuple]], annotator: str, keys: pd.DataFrame, rows: pd.DataFrame) -> None:
+    """:func:`_own_sets` of the ledger after the store changed ``keys`` (replaced by ``rows``), from the sets of
+    before: the changed keys of ``annotator``'s own decisions taken out, their rows now put in (one row per key:
+    :data:`~empathy.labels.schema.KEY_COLUMNS`, annotator and role)."""
+    decided, audited = sets
+    gone = _own_sets(keys.assign(audit_design="") if len(keys) else keys, annotator)[0]
+    decided -= gone
+    if gone:
+        audited.difference_update({key for key in audited if key[:4] in gone})
+    now, marked = _own_sets(rows, annotator)
+    decided |= now
+    audited |= marked
+
+
+def own_decisions(data: Loaded, annotator: str) -> tuple[set[tuple], set[tuple]]:
+    """``annotator``'s own decisions in the ledger now, as ``(item_id, model, dimension, rater)``, and those with an
+    audit mark as ``(item_id, model, dimension, rater, audit_design)``: copies of sets built from the ledger once
+    per full read and patched with each update's changed rows (a key does not select them from every decision)."""
+    held = _current(data)
+    with held.lock:
+        sets = held.own.get(annotator)
+        if sets is None:
+            sets = held.own[annotator] = _own_sets(held.ledger.decisions, annotator)
+        return set(sets[0]), set(sets[1])
+
+
+def _by_output(frame: pd.DataFrame, rater: str, dimension: str) -> dict[tuple[str, str], dict[tuple[str, str], tuple]]:
+    """The rows of ``frame`` (decisions) on ``rater``'s ``dimension``, by output and then by (annotator, role)."""
+    index: dict[tuple[str, str], dict[tuple[str, str], tuple]] = {}
+    if len(frame):
+        here = frame[(frame["rater"] == rater) & (frame["dimension"] == dimension)]
+        for row in here.itertuples(index=False):
+            index.setdefault((str(row.item_id), str(row.model)), {})[(str(row.annotator), str(row.role))] = row
+    return index
+
+
+def _patch_by_output(index: dict[tuple[str, str], dict[tuple[str, str], tuple]], rater: str, dimension: str,
+                     keys: pd.DataFrame, fresh_rows: pd.DataFrame) -> None:
+    """:func:`_by_output` of the fresh decisions after the store changed ``keys`` (``fresh_rows``: the fresh ones
+    of their rows now), from the index of before (one row per key: :data:`~empathy.labels.schema.KEY_COLUMNS`,
+    annotator and role; an unchanged decision stays fresh or not while the outputs are the same)."""
+    if len(keys):
+        mine = keys[(keys["rater"] == rater) & (keys["dimension"] == dimension)]
+        for item, model, annotator, role in zip(mine["item_id"], mine["model"], mine["annotator"], mine["role"],
+                                                strict=True):
+            rows = index.get((str(item), str(model)))
+            if rows is not None:
+                rows.pop((str(annotator), str(role)), None)
+                if not rows:
+                    del index[(str(item), str(model))]
+    for pair, rows in _by_output(fresh_rows, rater, dimension).items():
+        index.setdefault(pair, {}).update(rows)
+
+
+def fresh_rows_of(data: Loaded, decisions: pd.DataFrame, rater: str, dimension: str,
+                  pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple]] | None:
+    """The rows of ``decisions`` on ``rater``'s ``dimension`` for each of ``pairs`` (``(item_id, model)``) that has
+    some, in the frame's order (by annotator, then role), when ``decisions`` is the held ledger's fresh decisions
+    (:attr:`Ledger.status`); ``None`` for any other frame. Looked up in an index of the fresh decisions built once
+    per full read and patched with each update's changed rows (a key does not select them from every decision)."""
+    held = _current(data)
+    if held.ledger is None or decisions is not held.ledger.status.fresh:
+        return None
+    with held.lock:
+        index = held.fresh_by_output.get((rater, dimension))
+        if index is None:
+            index = held.fresh_by_output[(rater, dimension)] = _by_output(decisions, rater, dimension)
+        return {pair: [rows[key] for key in sorted(rows)] for pair in dict.fromkeys(pairs)
+                if (rows := index.get(pair))}
 
 
 def output_hash_map(data: Loaded) -> dict[tuple[str, str], str]:

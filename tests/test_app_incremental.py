@@ -283,3 +283,40 @@ def test_row_index_positions_equal_a_mask(seed: int) -> None:
         got = index.ratings_of(ratings, item, model)
         mask = (ratings["item_id"] == str(item)) & (ratings["model"] == str(model))
         pd.testing.assert_frame_equal(got, ratings[mask])
+
+def test_a_key_selects_nothing_from_every_decision(tmp_path, monkeypatch, _store):
+    """This annotator's own decisions (what a key may not decide twice) and the live metric's decisions on the
+    window's outputs are kept with the held ledger: built from every decision once, then each key patches them
+    with its changed rows only (counted: the frames they are computed from after the first key hold at most that
+    key's rows); the same key sent twice is still refused."""
+    from empathy.labels.records import dataset_name
+    from empathy.labels.rules import make_changes
+    from empathy.labels.sqlite import OverrideStore
+
+    source = _data(tmp_path / "data")
+    outputs = pd.read_csv(source["outputs"], dtype={"item_id": str, "model": str}, keep_default_na=False)
+    ratings = pd.concat([pd.read_csv(path, dtype={"item_id": str, "model": str}) for path in source["ratings"]])
+    # another annotator decided every output: a ledger larger than one key's rows
+    changes = [change for item in ("i1", "i2", "i3") for model in ("A", "B")
+               for change in make_changes(outputs, ratings, item, model, ["j1", "j2"], "ca", 1.0)]
+    OverrideStore(_store).set_overrides(dataset_name(Path(source["outputs"]), store_path=_store), changes,
+                                        annotator="other")
+    sizes: list[tuple[str, int]] = []
+    for name in ("_own_sets", "_by_output"):
+        original = getattr(overrides, name)
+        monkeypatch.setattr(overrides, name, lambda frame, *a, _o=original, _n=name: sizes.append((_n, len(frame)))
+                            or _o(frame, *a))
+    at = _relabel(source)
+    press(at, 1.0)
+    app_ok(at)
+    assert ("_own_sets", 12) in sizes and ("_by_output", 12) in sizes  # built once from every decision
+    sizes.clear()
+    first = window(at)["items"][0]
+    press(at, 0.0)
+    app_ok(at)
+    assert sizes and all(size <= 2 for _, size in sizes)  # the key's rows (one output, two judges) only
+    sizes.clear()
+    press(at, 1.0, item=(first["item"], first["model"]))  # the same output again
+    app_ok(at)
+    assert all(size <= 2 for _, size in sizes)
+    assert at.session_state[RELABEL_OUTCOMES][-1].kind == "refused"

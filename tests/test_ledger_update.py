@@ -3,12 +3,14 @@ OverrideStore.changed_decisions): equal to reading every decision again, after a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from empathy.labels.backends import open_store
-from empathy.labels.ledger import Ledger, open_ledger, updated_ledger
+from empathy.labels.ledger import Ledger, ledger_status, open_ledger, updated_ledger
 from empathy.labels.records import Change, output_hashes, text_hash
 from empathy.vocabulary import LABEL_RULES
 
@@ -101,3 +103,77 @@ def test_changed_decisions_names_removed_keys_and_reads_by_key(store_location):
     assert rows["text_hash"].tolist() == [output_hashes(outputs)[("i0", "m")]]
     assert list(rows.columns) == list(store.decisions(NAME).columns)
     assert rows.dtypes.to_dict() == store.decisions(NAME).dtypes.to_dict()
+
+
+def test_an_annotators_own_decisions_patched_per_update_equal_selecting_them_again(store_location):
+    """empathy_app.overrides' per-annotator sets (own decisions; audit decisions with their mark), built once and
+    patched with each update's changed rows, equal the selection from every decision after random decisions,
+    audit decisions, undos and adjudications."""
+    pytest.importorskip("streamlit")
+    from empathy.audit import draw_audit
+    from empathy.labels.audits import audit_mark, save_design
+    from empathy_app.overrides import _by_output, _own_sets, _patch_by_output, _patch_own
+
+    store = open_store(store_location)
+    outputs = _outputs()
+    rng = np.random.default_rng(25)
+    ratings = pd.DataFrame({"item_id": outputs["item_id"], "model": "m", "rater": "j1", "dimension": "ca",
+                            "value": [float(k % 2) for k in range(len(outputs))], "rater_kind": "llm"})
+    designs = [draw_audit(outputs, ratings, judge="j1", dimension="ca", per_model=len(outputs), seed=seed)
+               for seed in (1, 2)]
+    for design in designs:
+        save_design(store, NAME, design)
+    held = {name: _own_sets(store.decisions(NAME), name) for name in (*ANNOTATORS, "adj")}
+    hashes = output_hashes(outputs)
+    indexes = {rater: _by_output(open_ledger(store, NAME, outputs).status.fresh, rater, "ca") for rater in ("j1", "j2")}
+
+    def shown(index: dict) -> dict:  # each output's rows in the index's order, as text (NaN equal to NaN)
+        return {pair: [tuple(map(repr, rows[key])) for key in sorted(rows)] for pair, rows in index.items()}
+    version = store.version()
+    seen_audit = seen_undo = 0
+    for step in range(90):
+        kind = rng.random()
+        annotator = str(rng.choice(ANNOTATORS))
+        item = int(rng.integers(0, len(outputs)))
+        if kind < 0.4:
+            store.set_overrides(NAME, _change(rng, outputs, item), annotator=annotator)
+        elif kind < 0.6:
+            mark = audit_mark(designs[int(rng.integers(0, 2))], f"i{item}", "m")
+            changes = [replace(change, item_id=f"i{item}") for change in _change(rng, outputs, item)]  # not "gone"
+            seen_audit += store.set_overrides(NAME, changes, annotator=annotator, audit=mark) > 0
+        elif kind < 0.8:
+            seen_undo += len(store.undo_last(annotator, dataset_id=NAME)) > 0
+        else:
+            store.adjudicate(NAME, _change(rng, outputs, item), annotator="adj")
+        if step % 3 == 2:
+            continue
+        keys, rows = store.changed_decisions(NAME, version)
+        version = store.version()
+        everyone = store.decisions(NAME)
+        for name, sets in held.items():
+            _patch_own(sets, name, keys, rows)
+            assert sets == _own_sets(everyone, name), (step, name)
+        fresh_rows = open_ledger(store, NAME, outputs).status.fresh
+        for rater, index in indexes.items():
+            _patch_by_output(index, rater, "ca", keys, ledger_status(rows, outputs, hashes).fresh)
+            assert shown(index) == shown(_by_output(fresh_rows, rater, "ca")), (step, rater)
+            # in the fresh decisions' own order: by output, then annotator and role
+            assert [row for _, rows in sorted(shown(index).items()) for row in rows] == [
+                tuple(map(repr, row)) for row in fresh_rows[(fresh_rows["rater"] == rater)].itertuples(index=False)
+                if (str(row.item_id), str(row.model)) in index] or not index
+    assert seen_audit and seen_undo and any(held[name][1] for name in ANNOTATORS)
+
+
+def test_the_rows_of_changed_items_found_by_bisection_equal_comparing_the_column_whole():
+    """empathy.labels.ledger._sorted_rows_of against the whole column's isin, on random sorted ids with repeats;
+    a column that is not text is left to the whole comparison (None)."""
+    from empathy.labels.ledger import _sorted_rows_of
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        values = pd.Series(sorted(f"i{k}" for k in rng.integers(0, 30, int(rng.integers(1, 60)))))
+        items = sorted({f"i{k}" for k in rng.integers(0, 35, int(rng.integers(1, 5)))})
+        expected = np.flatnonzero(values.isin(items).to_numpy())
+        assert _sorted_rows_of(values, items).tolist() == expected.tolist()
+    assert _sorted_rows_of(pd.Series([1, 2, 3]), ["1"]) is None
+    assert _sorted_rows_of(pd.Series([], dtype=object), ["1"]) is None
