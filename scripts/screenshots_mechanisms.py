@@ -104,10 +104,10 @@ def _progress_bar(browser, path: Path) -> None:
     with running_app(env, folder / "streamlit.log") as url:
         page = browser.new_context(viewport={"width": 1440, "height": 700}).new_page()
         page.goto(f"{url}/Overview")
-        # the bar's text counts the parsed texts; wait until some are done so the counts and ETA are shown
+        # the bar's text counts the parsed texts; wait until 20-99 % are done: the ETA of the first few is wild
         page.get_by_text("Analysing the texts").first.wait_for(state="visible", timeout=120_000)
         page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stProgress"]')]
-            .some(bar => /\\b[1-9]\\d* of \\d+/.test(bar.innerText))""", timeout=120_000)
+            .some(bar => /\\(([2-9]\\d)%\\)/.test(bar.innerText))""", timeout=300_000)
         page.mouse.move(5, 5)
         page.screenshot(path=str(path))
 
