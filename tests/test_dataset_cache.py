@@ -150,9 +150,8 @@ def test_a_cache_folder_that_cannot_be_written_leaves_loading_as_it_was(tmp_path
     _assert_same(result.dataset, load_dataset(outputs, ratings))
 
 
-def test_a_second_open_does_not_read_or_validate_again(tmp_path, monkeypatch):
-    calls = {"read_table": 0, "validate_outputs": 0, "validate_ratings": 0}
-
+def _count_io_calls(monkeypatch, calls: dict[str, int]) -> None:
+    """Count each call of the ``empathy.io`` functions named in ``calls`` into it (they still run)."""
     def counting(name):
         original = getattr(io, name)
 
@@ -163,6 +162,12 @@ def test_a_second_open_does_not_read_or_validate_again(tmp_path, monkeypatch):
 
     for name in calls:
         monkeypatch.setattr(io, name, counting(name))
+
+
+def test_a_second_open_does_not_read_or_validate_again(tmp_path, monkeypatch):
+    calls = {"read_table": 0, "validate_outputs": 0, "validate_ratings": 0}
+
+    _count_io_calls(monkeypatch, calls)
     outputs, ratings = _files(tmp_path / "data")
     load_dataset_cached(outputs, ratings, cache_dir=tmp_path / "cache")
     assert calls == {"read_table": 3, "validate_outputs": 1, "validate_ratings": 2}
@@ -313,16 +318,7 @@ def test_a_new_session_on_the_same_files_does_not_validate_them_again(tmp_path, 
 
     calls = {"validate_outputs": 0, "validate_ratings": 0}
 
-    def counting(name):
-        original = getattr(io, name)
-
-        def wrapper(*args, **kwargs):
-            calls[name] += 1
-            return original(*args, **kwargs)
-        return wrapper
-
-    for name in calls:
-        monkeypatch.setattr(io, name, counting(name))
+    _count_io_calls(monkeypatch, calls)
     outputs, ratings = _files(tmp_path / "data")
     source = {"kind": "path", "outputs": str(outputs), "ratings": [str(p) for p in ratings]}
     app = str(Path(__file__).resolve().parent.parent / "app.py")
