@@ -8,13 +8,16 @@ the project's own readers and nothing else:
 * ``distancing FILE``: the text file's lines, their cached results (``DistancingCache.get_many``, decoded), and
   the JSON lines written to stdout;
 * ``metrics OUTPUTS --ratings A --ratings B``: ``empathy.io.load_dataset`` of the three files and the cached
-  results of every distinct text.
+  results of every distinct text. ``metrics`` computes by default 1,000 item-bootstrap resamples of every value's
+  interval, work beyond reading; ``metrics --resamples 0`` (same values, no intervals) is measured beside it, so
+  that what loading costs and what the intervals cost are both visible.
 
 Data: the demo data scaled 1x and 10x with distinct texts (``bench_cli_scaling.scaled_demo``); the cache is
 filled by one cold ``metrics`` run per scale (not timed). Every case is a fresh process (CPU = user + system of
-that child, ``os.wait4``), the cases interleaved in each of ``--runs`` rounds, medians reported. ``--before REV``
-runs the same two commands on the package as of git revision ``REV`` (extracted to a temporary folder; same
-cache keys) in the same rounds, and checks its output equals the current one. Reference row: loading the spaCy
+that child, ``os.wait4``; Python's bytecode cached in a temporary folder, as for an installed package), the
+cases interleaved in each of ``--runs`` rounds, medians reported. ``--before REV`` runs the same two commands on
+the package as of git revision ``REV`` (extracted to a temporary folder; same cache keys) in the same rounds, and
+checks its output equals the current one. Reference row: loading the spaCy
 model alone (what a warm run used to pay first).
 
 Run: ``python bench/bench_warm_runs.py [--scales 1 10] [--runs 7] [--before e9c37ea]``; prints a Markdown table,
@@ -97,7 +100,11 @@ def measure(scales: list[int], runs: int, before: str | None) -> list[dict[str, 
             archive = subprocess.run(["git", "-C", str(ROOT), "archive", before, "empathy"], check=True,
                                      capture_output=True).stdout
             subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
-        env = {**os.environ, "EMPATHY_CACHE_DIR": str(folder / "cache"), "PYTHONPATH": str(ROOT)}
+        # Bytecode is cached as for an installed package (pip compiles site-packages; a sandbox that sets
+        # PYTHONDONTWRITEBYTECODE would otherwise compile every module of this source tree in every child).
+        env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+               "EMPATHY_CACHE_DIR": str(folder / "cache"), "PYTHONPATH": str(ROOT),
+               "PYTHONPYCACHEPREFIX": str(folder / "pycache")}
         for scale in scales:
             outputs, author, lexicon, n_texts = scaled_demo(scale, folder)
             texts = _texts_file(outputs, folder)
@@ -114,6 +121,7 @@ def measure(scales: list[int], runs: int, before: str | None) -> list[dict[str, 
                     ([python, "-c", f"OUTPUTS, RATINGS = {str(outputs)!r}, {[str(author), str(lexicon)]!r}\n"
                       f"{_READ_DATASET}"], ROOT),
                 "`metrics` warm (now)": (metrics, ROOT),
+                "`metrics --resamples 0` warm (now)": ([*metrics, "--resamples", "0"], ROOT),
                 "reference: import spaCy and load the model": ([python, "-c", _LOAD_MODEL], ROOT),
             }
             if before is not None:
@@ -135,6 +143,9 @@ def measure(scales: list[int], runs: int, before: str | None) -> list[dict[str, 
             for name, output in outputs_seen.items():
                 if name.startswith("`metrics`") and json.loads(output) != expected_metrics:
                     raise SystemExit(f"{name}: not the cold run's JSON")
+                if name.startswith("`metrics --resamples 0`") and _values(json.loads(output)) != _values(
+                        expected_metrics):
+                    raise SystemExit(f"{name}: not the cold run's values")
                 if name.startswith("`distancing`") and output != distancing_now:
                     raise SystemExit(f"{name}: not the current command's output")
             for name, runs_of in samples.items():
@@ -144,6 +155,12 @@ def measure(scales: list[int], runs: int, before: str | None) -> list[dict[str, 
                              "rss": statistics.median(float(r["rss_mib"]) for r in runs_of),
                              "load": (min(loads), max(loads))})
     return rows
+
+
+def _values(result: dict[str, list[dict[str, object]]]) -> list[tuple[object, ...]]:
+    """The metric values of a ``metrics --format json`` result, without their intervals."""
+    return [tuple(row[k] for k in ("task", "model", "scorer", "metric", "estimator", "value"))
+            for row in result["metrics"]]
 
 
 def markdown(rows: list[dict[str, object]]) -> str:
@@ -156,7 +173,7 @@ def markdown(rows: list[dict[str, object]]) -> str:
         stand_in = None
         if case.startswith("`distancing`"):
             stand_in = same_scale["import empathy + read the texts and their cached results, write the JSON lines"]
-        elif case.startswith("`metrics`"):
+        elif case.startswith("`metrics"):
             stand_in = same_scale["import empathy + load_dataset + read the cached results"]
         ratio = f"{float(row['cpu']) / float(stand_in):.2f}" if stand_in else ""
         low, high = row["load"]  # type: ignore[misc]
