@@ -65,7 +65,7 @@ from empathy.agreement import (
     spearman,
 )
 from empathy.distributions import MIN_P, normal_cdf, student_t_ppf
-from empathy.evaluate import MetricPlan, _Slice
+from empathy.evaluate import MetricPlan, MetricSlice
 from empathy.io import require_frame
 from empathy.metrics import OK, _as_float_array, get_metric
 from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
@@ -749,18 +749,18 @@ class _TableLayout:
 
 
 def _plan_terms(plan: MetricPlan, wanted: set[str] | None
-                ) -> tuple[_TableLayout, NDArray[np.float64], list[tuple[_Slice, int]]]:
+                ) -> tuple[_TableLayout, NDArray[np.float64], list[tuple[MetricSlice, int]]]:
     """:meth:`empathy.evaluate.MetricPlan.item_terms` of the ``wanted`` metrics laid out as :func:`table_intervals`
     lays that table out, from the plan's integer codes (no table of a million names built and factorised again):
     the layout, the terms in item_terms' row order, and each slice with the offset of its rows there."""
-    layout = plan._layout
+    layout = plan.layout
     n_models = max(len(layout.models), 1)
     known = np.flatnonzero(layout.output_of >= 0)
     item_of_output = np.empty(len(layout.output_task), dtype=np.int64)
     item_of_output[layout.output_of[known]] = known // n_models
     item_name_code, _ = pd.factorize(pd.Index(layout.items).astype(str), sort=True)  # as a pivot sorts the items
     parts, offset = [], 0
-    for part in plan._slices:
+    for part in plan.slices:
         if wanted is None or part.spec.name in wanted:
             parts.append((part, offset))
             offset += len(part.rows)
@@ -785,7 +785,7 @@ def _plan_terms(plan: MetricPlan, wanted: set[str] | None
         for column in ("scorer", "model"):
             group_code = np.array([lookup[column][str(v)] for v in part.groups[column]], dtype=np.int64)
             pieces[column].append(group_code[part.group])
-        values, status = part.terms(plan.values)
+        values, status = plan.own_terms(part)  # computed once per plan (LiveMetrics reads them too)
         terms.append(np.where(status == OK, values, np.nan))
     task_code = np.concatenate(pieces["task"])
     # tasks numbered in order of first appearance over the rows, as pd.factorize numbers them
