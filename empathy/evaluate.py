@@ -217,8 +217,8 @@ def _layout(outputs: pd.DataFrame, ratings: pd.DataFrame, by_task: bool) -> Plan
     output_of = np.full(len(items) * len(models), -1, dtype=np.int64)
     output_model = models.get_indexer(outputs["model"]).astype(np.int64)
     output_of[items.get_indexer(outputs["item_id"]) * len(models) + output_model] = np.arange(len(outputs))
-    raters = pd.Index(pd.unique(ratings["rater"])) if len(ratings) else pd.Index([])
-    dimensions = pd.Index(pd.unique(ratings["dimension"])) if len(ratings) else pd.Index([])
+    rater_code, raters = _first_seen(ratings["rater"]) if len(ratings) else (None, pd.Index([]))
+    dimension_code, dimensions = _first_seen(ratings["dimension"]) if len(ratings) else (None, pd.Index([]))
     layout = PlanLayout(items, models, tasks, raters, dimensions, output_of, tasks.get_indexer(task_column).astype(
         np.int64), output_model, np.empty(0, dtype=np.int64), np.empty((0, len(dimensions))),
         np.zeros((0, len(dimensions)), dtype=bool))
@@ -226,14 +226,36 @@ def _layout(outputs: pd.DataFrame, ratings: pd.DataFrame, by_task: bool) -> Plan
         return layout
     row = layout.rows_of(ratings["item_id"], ratings["model"])
     keep = row >= 0  # ratings of (item, model) pairs absent from the outputs do not enter any metric
-    r_dim = _codes(dimensions, ratings["dimension"])[keep]
-    unit_key = row[keep] * len(raters) + _codes(raters, ratings["rater"])[keep]
-    keys, inverse = np.unique(unit_key, return_inverse=True)
+    r_dim = dimension_code[keep]
+    unit_key = row[keep] * len(raters) + rater_code[keep]
+    keys, inverse = _unique_keys(unit_key, len(outputs) * len(raters))
     values = np.full((len(keys), len(dimensions)), np.nan)
     present = np.zeros((len(keys), len(dimensions)), dtype=bool)
     values[inverse, r_dim] = ratings["value"].to_numpy(dtype=float)[keep]
     present[inverse, r_dim] = True
     return replace(layout, keys=keys, values=values, present=present)
+
+
+def _first_seen(column: pd.Series) -> tuple[NDArray[np.int64], pd.Index]:
+    """The distinct values of ``column`` in order of appearance (``pd.unique``) and each row's position among them,
+    from one factorisation (a column of 3 million names is not factorised again to be looked up)."""
+    codes, uniques = pd.factorize(column)
+    distinct = pd.Index(pd.unique(column))  # the index the plan always had (its dtype); both in order of appearance
+    if (codes < 0).any() or len(uniques) != len(distinct):  # a missing value: a value of its own for pd.unique
+        return _codes(distinct, column), distinct
+    return codes.astype(np.int64, copy=False), distinct
+
+
+def _unique_keys(keys: NDArray[np.int64], n_possible: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``np.unique(keys, return_inverse=True)`` for keys in ``[0, n_possible)``: by marking the keys seen when there
+    are not many more possible keys than keys (linear; no sort of millions of keys), else by ``np.unique``."""
+    if n_possible > 4 * len(keys) + 1_000_000:
+        keys_seen, inverse = np.unique(keys, return_inverse=True)
+        return keys_seen, inverse.astype(np.int64, copy=False)
+    seen = np.zeros(n_possible, dtype=bool)
+    seen[keys] = True
+    rank = np.cumsum(seen, dtype=np.int64) - 1
+    return np.flatnonzero(seen).astype(np.int64, copy=False), rank[keys]
 
 
 @dataclass(frozen=True)

@@ -211,3 +211,27 @@ def test_an_engine_s_reading_follows_decisions_as_one_built_from_scratch(seed: i
         pd.testing.assert_frame_equal(a.table, b.table, check_exact=True, obj=f"step {step}")
         pd.testing.assert_frame_equal(a.agreement, b.agreement, check_exact=True, obj=f"step {step}")
         assert str(a.signature) == str(b.signature)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_layout_s_linear_unique_equals_np_unique(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n_possible = int(rng.integers(1, 5000))
+    keys = rng.integers(0, n_possible, int(rng.integers(0, 3 * n_possible))).astype(np.int64)
+    expected = np.unique(keys, return_inverse=True)
+    for possible in (n_possible, 10 * len(keys) + 2_000_000):  # marked, and sorted (too many possible keys)
+        found = evaluate._unique_keys(keys, possible)
+        for x, y in zip(found, expected, strict=True):
+            np.testing.assert_array_equal(x, y)
+            assert x.dtype == np.int64
+
+
+@pytest.mark.parametrize("dtype", [object, "string"])
+def test_first_seen_equals_pd_unique_and_its_codes(dtype: object) -> None:
+    rng = np.random.default_rng(0)
+    names = np.array(["j2", "j0", "human", "j1"], dtype=object)[rng.integers(0, 4, 500)]
+    for column in (pd.Series(names, dtype=dtype), pd.Series([*names[:50], None, *names[50:]], dtype=dtype)):
+        codes, distinct = evaluate._first_seen(column)
+        expected = pd.Index(pd.unique(column))
+        pd.testing.assert_index_equal(distinct, expected)
+        np.testing.assert_array_equal(codes, evaluate._codes(expected, column))
