@@ -465,53 +465,61 @@ def _exact_null(statistic: str, pattern_a: tuple[int, ...], pattern_b: tuple[int
     a = np.asarray(pattern_a, dtype=float)
     b = np.asarray(pattern_b, dtype=float)
     n = len(a)
-    full = (1 << n) - 1
+    # every set of placed positions at once: row ``mask`` of ``states`` counts the orderings of that set per value
+    # (whole numbers -bound..bound); the sets of one size are extended together, by numpy, not one by one
+    masks = np.arange(1 << n, dtype=np.int64)
+    placed_bits = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
+    size_of = placed_bits.sum(axis=1)
     if statistic == "kendall":
         bound = n * (n - 1) // 2
         sign = np.sign(b[:, None] - b[None, :]).astype(np.int64)  # [j, i] = sign(b_j - b_i)
-        states: dict[int, NDArray[np.int64]] = {0: _point(bound)}
+        gain = placed_bits @ sign.T  # [mask, j] = sum of sign(b_j - b_i) over the placed i
+        states = _start(1 << n, bound)
+        placed = 0
         for size in np.unique(a, return_counts=True)[1].tolist():
-            following: dict[int, NDArray[np.int64]] = {}
-            for mask, counts in states.items():
-                placed = [i for i in range(n) if mask >> i & 1]
-                free = [j for j in range(n) if not mask >> j & 1]
-                gain = {j: int(sign[j, placed].sum()) for j in free}
-                for chosen in itertools.combinations(free, size):
-                    _add_shifted(following, mask | sum(1 << j for j in chosen), counts,
-                                 sum(gain[j] for j in chosen), math.factorial(size))
-            states = following
-        return _distinct(states[full], bound, 1.0)
+            sources = np.flatnonzero(size_of == placed)
+            for chosen in itertools.combinations(range(n), size):
+                chosen_mask = sum(1 << j for j in chosen)
+                source = sources[(sources & chosen_mask) == 0]
+                _add_rows(states, source, source | chosen_mask, gain[np.ix_(source, chosen)].sum(axis=1),
+                          math.factorial(size))
+            placed += size
+        return _distinct(states[-1], bound, 1.0)
     twice_a = (2 * _average_ranks(a) - (n + 1)).astype(np.int64)  # 2 (ra - mean), whole numbers
     twice_b = (2 * _average_ranks(b)).astype(np.int64)
     bound = int(np.abs(twice_a).sum() * np.abs(twice_b).max(initial=0))
-    states = {0: _point(bound)}
+    states = _start(1 << n, bound)
     for position in range(n):
-        following = {}
-        for mask, counts in states.items():
-            for j in range(n):
-                if not mask >> j & 1:
-                    _add_shifted(following, mask | 1 << j, counts, int(twice_a[position] * twice_b[j]), 1)
-        states = following
-    return _distinct(states[full], bound, 4.0)
+        sources = np.flatnonzero(size_of == position)
+        for j in range(n):
+            source = sources[(sources >> j & 1) == 0]
+            shift = int(twice_a[position] * twice_b[j])  # the same for every set: moved as one block
+            if shift >= 0:
+                states[source | 1 << j, shift:] += states[source, :states.shape[1] - shift]
+            else:
+                states[source | 1 << j, :shift] += states[source, -shift:]
+    return _distinct(states[-1], bound, 4.0)
 
 
-def _point(bound: int) -> NDArray[np.int64]:
-    """A count array over the whole numbers ``-bound..bound`` holding one count at 0."""
-    counts = np.zeros(2 * bound + 1, dtype=np.int64)
-    counts[bound] = 1
-    return counts
+def _start(n_masks: int, bound: int) -> NDArray[np.int64]:
+    """Count arrays over the whole numbers ``-bound..bound``, one per set of placed positions: the empty set holds
+    one count at 0, every other set none yet."""
+    states = np.zeros((n_masks, 2 * bound + 1), dtype=np.int64)
+    states[0, bound] = 1
+    return states
 
 
-def _add_shifted(states: dict[int, NDArray[np.int64]], mask: int, counts: NDArray[np.int64], shift: int,
-                 weight: int) -> None:
-    """Add ``counts`` moved by ``shift`` (times ``weight``) to the state ``mask``."""
-    target = states.get(mask)
-    if target is None:
-        target = states[mask] = np.zeros_like(counts)
-    if shift >= 0:
-        target[shift:] += weight * counts[:len(counts) - shift]
-    else:
-        target[:shift] += weight * counts[-shift:]
+def _add_rows(states: NDArray[np.int64], source: NDArray[np.int64], target: NDArray[np.int64],
+              shift: NDArray[np.int64], weight: int) -> None:
+    """Add each ``source`` row of ``states``, moved by its ``shift`` (times ``weight``), to its ``target`` row (the
+    targets distinct, and none of them a source: each set grows into larger ones)."""
+    if not len(source):
+        return
+    width = states.shape[1]
+    column = np.arange(width, dtype=np.int64)[None, :] + shift[:, None]
+    inside = (column >= 0) & (column < width)  # a count moved past the bound is one no ordering reaches
+    rows = np.broadcast_to(target[:, None], column.shape)[inside]
+    states[rows, column[inside]] += weight * states[source][inside]
 
 
 def _distinct(counts: NDArray[np.int64], bound: int, scale: float) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
