@@ -537,6 +537,14 @@ TABLE_VALUE_COLUMNS: tuple[str, ...] = ("task", "model", "scorer", "metric", "ci
 TABLE_AGREEMENT_COLUMNS: tuple[str, ...] = ("task", "metric", *AGREEMENT_COLUMNS)
 
 
+def _stable_order(codes: NDArray[np.int64], n_codes: int) -> NDArray[np.int64]:
+    """``np.argsort(codes, kind="stable")`` for codes in ``[0, n_codes)``: with a few codes (the tasks), each code's
+    positions in turn (a pass per code, no sort of a million rows)."""
+    if n_codes > 16:
+        return np.argsort(codes, kind="stable")
+    return np.concatenate([np.flatnonzero(codes == code) for code in range(n_codes)] or [np.empty(0, dtype=np.intp)])
+
+
 def _compact(codes: NDArray[np.int64]) -> tuple[int, NDArray[np.int64]]:
     """Codes renumbered 0..k-1 in their order (as ``np.unique(..., return_inverse=True)``, without sorting)."""
     present = np.zeros(int(codes.max(initial=-1)) + 1, dtype=bool)
@@ -728,7 +736,7 @@ class _TableLayout:
                describe: Callable[[int], str]) -> None:
         sizes = [len(names) for _, names in codes]
         column_key = (codes[0][0] * sizes[1] + codes[1][0]) * sizes[2] + codes[2][0]
-        order = np.argsort(task_code, kind="stable")
+        order = _stable_order(task_code, len(tasks))
         for task_index, rows in enumerate(np.split(order, np.cumsum(np.bincount(task_code,
                                                                                  minlength=len(tasks)))[:-1])):
             task = tasks[task_index]

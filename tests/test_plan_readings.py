@@ -235,3 +235,4 @@ def test_first_seen_equals_pd_unique_and_its_codes(dtype: object) -> None:
         expected = pd.Index(pd.unique(column))
         pd.testing.assert_index_equal(distinct, expected)
         np.testing.assert_array_equal(codes, evaluate._codes(expected, column))
+
