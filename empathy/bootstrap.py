@@ -65,7 +65,7 @@ from empathy.agreement import (
     spearman,
 )
 from empathy.distributions import MIN_P, normal_cdf, student_t_ppf
-from empathy.evaluate import MetricPlan, _Slice
+from empathy.evaluate import MetricPlan, MetricSlice
 from empathy.io import require_frame
 from empathy.metrics import OK, _as_float_array, get_metric
 from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
@@ -465,53 +465,61 @@ def _exact_null(statistic: str, pattern_a: tuple[int, ...], pattern_b: tuple[int
     a = np.asarray(pattern_a, dtype=float)
     b = np.asarray(pattern_b, dtype=float)
     n = len(a)
-    full = (1 << n) - 1
+    # every set of placed positions at once: row ``mask`` of ``states`` counts the orderings of that set per value
+    # (whole numbers -bound..bound); the sets of one size are extended together, by numpy, not one by one
+    masks = np.arange(1 << n, dtype=np.int64)
+    placed_bits = (masks[:, None] >> np.arange(n, dtype=np.int64)) & 1
+    size_of = placed_bits.sum(axis=1)
     if statistic == "kendall":
         bound = n * (n - 1) // 2
         sign = np.sign(b[:, None] - b[None, :]).astype(np.int64)  # [j, i] = sign(b_j - b_i)
-        states: dict[int, NDArray[np.int64]] = {0: _point(bound)}
+        gain = placed_bits @ sign.T  # [mask, j] = sum of sign(b_j - b_i) over the placed i
+        states = _start(1 << n, bound)
+        placed = 0
         for size in np.unique(a, return_counts=True)[1].tolist():
-            following: dict[int, NDArray[np.int64]] = {}
-            for mask, counts in states.items():
-                placed = [i for i in range(n) if mask >> i & 1]
-                free = [j for j in range(n) if not mask >> j & 1]
-                gain = {j: int(sign[j, placed].sum()) for j in free}
-                for chosen in itertools.combinations(free, size):
-                    _add_shifted(following, mask | sum(1 << j for j in chosen), counts,
-                                 sum(gain[j] for j in chosen), math.factorial(size))
-            states = following
-        return _distinct(states[full], bound, 1.0)
+            sources = np.flatnonzero(size_of == placed)
+            for chosen in itertools.combinations(range(n), size):
+                chosen_mask = sum(1 << j for j in chosen)
+                source = sources[(sources & chosen_mask) == 0]
+                _add_rows(states, source, source | chosen_mask, gain[np.ix_(source, chosen)].sum(axis=1),
+                          math.factorial(size))
+            placed += size
+        return _distinct(states[-1], bound, 1.0)
     twice_a = (2 * _average_ranks(a) - (n + 1)).astype(np.int64)  # 2 (ra - mean), whole numbers
     twice_b = (2 * _average_ranks(b)).astype(np.int64)
     bound = int(np.abs(twice_a).sum() * np.abs(twice_b).max(initial=0))
-    states = {0: _point(bound)}
+    states = _start(1 << n, bound)
     for position in range(n):
-        following = {}
-        for mask, counts in states.items():
-            for j in range(n):
-                if not mask >> j & 1:
-                    _add_shifted(following, mask | 1 << j, counts, int(twice_a[position] * twice_b[j]), 1)
-        states = following
-    return _distinct(states[full], bound, 4.0)
+        sources = np.flatnonzero(size_of == position)
+        for j in range(n):
+            source = sources[(sources >> j & 1) == 0]
+            shift = int(twice_a[position] * twice_b[j])  # the same for every set: moved as one block
+            if shift >= 0:
+                states[source | 1 << j, shift:] += states[source, :states.shape[1] - shift]
+            else:
+                states[source | 1 << j, :shift] += states[source, -shift:]
+    return _distinct(states[-1], bound, 4.0)
 
 
-def _point(bound: int) -> NDArray[np.int64]:
-    """A count array over the whole numbers ``-bound..bound`` holding one count at 0."""
-    counts = np.zeros(2 * bound + 1, dtype=np.int64)
-    counts[bound] = 1
-    return counts
+def _start(n_masks: int, bound: int) -> NDArray[np.int64]:
+    """Count arrays over the whole numbers ``-bound..bound``, one per set of placed positions: the empty set holds
+    one count at 0, every other set none yet."""
+    states = np.zeros((n_masks, 2 * bound + 1), dtype=np.int64)
+    states[0, bound] = 1
+    return states
 
 
-def _add_shifted(states: dict[int, NDArray[np.int64]], mask: int, counts: NDArray[np.int64], shift: int,
-                 weight: int) -> None:
-    """Add ``counts`` moved by ``shift`` (times ``weight``) to the state ``mask``."""
-    target = states.get(mask)
-    if target is None:
-        target = states[mask] = np.zeros_like(counts)
-    if shift >= 0:
-        target[shift:] += weight * counts[:len(counts) - shift]
-    else:
-        target[:shift] += weight * counts[-shift:]
+def _add_rows(states: NDArray[np.int64], source: NDArray[np.int64], target: NDArray[np.int64],
+              shift: NDArray[np.int64], weight: int) -> None:
+    """Add each ``source`` row of ``states``, moved by its ``shift`` (times ``weight``), to its ``target`` row (the
+    targets distinct, and none of them a source: each set grows into larger ones)."""
+    if not len(source):
+        return
+    width = states.shape[1]
+    column = np.arange(width, dtype=np.int64)[None, :] + shift[:, None]
+    inside = (column >= 0) & (column < width)  # a count moved past the bound is one no ordering reaches
+    rows = np.broadcast_to(target[:, None], column.shape)[inside]
+    states[rows, column[inside]] += weight * states[source][inside]
 
 
 def _distinct(counts: NDArray[np.int64], bound: int, scale: float) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
@@ -527,6 +535,14 @@ TABLE_VALUE_COLUMNS: tuple[str, ...] = ("task", "model", "scorer", "metric", "ci
                                         "rank_low", "rank_high", "warning")
 #: Columns of :attr:`TableIntervals.agreement`: Table 6 per (task, metric, judge pair).
 TABLE_AGREEMENT_COLUMNS: tuple[str, ...] = ("task", "metric", *AGREEMENT_COLUMNS)
+
+
+def _stable_order(codes: NDArray[np.int64], n_codes: int) -> NDArray[np.int64]:
+    """``np.argsort(codes, kind="stable")`` for codes in ``[0, n_codes)``: with a few codes (the tasks), each code's
+    positions in turn (a pass per code, no sort of a million rows)."""
+    if n_codes > 16:
+        return np.argsort(codes, kind="stable")
+    return np.concatenate([np.flatnonzero(codes == code) for code in range(n_codes)] or [np.empty(0, dtype=np.intp)])
 
 
 def _compact(codes: NDArray[np.int64]) -> tuple[int, NDArray[np.int64]]:
@@ -720,7 +736,7 @@ class _TableLayout:
                describe: Callable[[int], str]) -> None:
         sizes = [len(names) for _, names in codes]
         column_key = (codes[0][0] * sizes[1] + codes[1][0]) * sizes[2] + codes[2][0]
-        order = np.argsort(task_code, kind="stable")
+        order = _stable_order(task_code, len(tasks))
         for task_index, rows in enumerate(np.split(order, np.cumsum(np.bincount(task_code,
                                                                                  minlength=len(tasks)))[:-1])):
             task = tasks[task_index]
@@ -749,18 +765,18 @@ class _TableLayout:
 
 
 def _plan_terms(plan: MetricPlan, wanted: set[str] | None
-                ) -> tuple[_TableLayout, NDArray[np.float64], list[tuple[_Slice, int]]]:
+                ) -> tuple[_TableLayout, NDArray[np.float64], list[tuple[MetricSlice, int]]]:
     """:meth:`empathy.evaluate.MetricPlan.item_terms` of the ``wanted`` metrics laid out as :func:`table_intervals`
     lays that table out, from the plan's integer codes (no table of a million names built and factorised again):
     the layout, the terms in item_terms' row order, and each slice with the offset of its rows there."""
-    layout = plan._layout
+    layout = plan.layout
     n_models = max(len(layout.models), 1)
     known = np.flatnonzero(layout.output_of >= 0)
     item_of_output = np.empty(len(layout.output_task), dtype=np.int64)
     item_of_output[layout.output_of[known]] = known // n_models
     item_name_code, _ = pd.factorize(pd.Index(layout.items).astype(str), sort=True)  # as a pivot sorts the items
     parts, offset = [], 0
-    for part in plan._slices:
+    for part in plan.slices:
         if wanted is None or part.spec.name in wanted:
             parts.append((part, offset))
             offset += len(part.rows)
@@ -785,7 +801,7 @@ def _plan_terms(plan: MetricPlan, wanted: set[str] | None
         for column in ("scorer", "model"):
             group_code = np.array([lookup[column][str(v)] for v in part.groups[column]], dtype=np.int64)
             pieces[column].append(group_code[part.group])
-        values, status = part.terms(plan.values)
+        values, status = plan.own_terms(part)  # computed once per plan (LiveMetrics reads them too)
         terms.append(np.where(status == OK, values, np.nan))
     task_code = np.concatenate(pieces["task"])
     # tasks numbered in order of first appearance over the rows, as pd.factorize numbers them

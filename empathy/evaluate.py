@@ -19,6 +19,7 @@ by default the spaCy detectors of :mod:`empathy.distancing`, so EGM and LD count
 
 from __future__ import annotations
 
+import copy
 import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -169,12 +170,13 @@ def _codes(index: pd.Index, column: pd.Series) -> NDArray[np.int64]:
 
 
 @dataclass(frozen=True)
-class _Layout:
-    """Where everything sits: outputs by (task, model), ratings laid out densely as units x dimensions.
+class PlanLayout:
+    """Where everything of a :class:`MetricPlan` sits (:attr:`MetricPlan.layout`): outputs by (task, model),
+    ratings laid out densely as units x dimensions.
 
     A *unit* is one rated (item, model, rater) triple whose (item, model) is in the outputs; ``values`` and
     ``present`` have one row per unit (sorted by ``keys = output_row * n_raters + rater``) and one column
-    per dimension found in the ratings.
+    per dimension found in the ratings. Built once per data set and task scope; read-only for every consumer.
     """
 
     items: pd.Index
@@ -205,7 +207,7 @@ class _Layout:
         return np.where(known, self.output_of[np.where(known, i * len(self.models) + j, 0)], -1)
 
 
-def _layout(outputs: pd.DataFrame, ratings: pd.DataFrame, by_task: bool) -> _Layout:
+def _layout(outputs: pd.DataFrame, ratings: pd.DataFrame, by_task: bool) -> PlanLayout:
     # Integer codes and numpy scatter instead of a MultiIndex unstack: this is built once per data set and
     # the arrays are what every live recompute patches (see bench/bench_recompute.py).
     items = pd.Index(pd.unique(outputs["item_id"]))
@@ -215,18 +217,18 @@ def _layout(outputs: pd.DataFrame, ratings: pd.DataFrame, by_task: bool) -> _Lay
     output_of = np.full(len(items) * len(models), -1, dtype=np.int64)
     output_model = models.get_indexer(outputs["model"]).astype(np.int64)
     output_of[items.get_indexer(outputs["item_id"]) * len(models) + output_model] = np.arange(len(outputs))
-    raters = pd.Index(pd.unique(ratings["rater"])) if len(ratings) else pd.Index([])
-    dimensions = pd.Index(pd.unique(ratings["dimension"])) if len(ratings) else pd.Index([])
-    layout = _Layout(items, models, tasks, raters, dimensions, output_of, tasks.get_indexer(task_column).astype(
+    rater_code, raters = _first_seen(ratings["rater"]) if len(ratings) else (None, pd.Index([]))
+    dimension_code, dimensions = _first_seen(ratings["dimension"]) if len(ratings) else (None, pd.Index([]))
+    layout = PlanLayout(items, models, tasks, raters, dimensions, output_of, tasks.get_indexer(task_column).astype(
         np.int64), output_model, np.empty(0, dtype=np.int64), np.empty((0, len(dimensions))),
         np.zeros((0, len(dimensions)), dtype=bool))
     if not len(ratings):
         return layout
     row = layout.rows_of(ratings["item_id"], ratings["model"])
     keep = row >= 0  # ratings of (item, model) pairs absent from the outputs do not enter any metric
-    r_dim = _codes(dimensions, ratings["dimension"])[keep]
-    unit_key = row[keep] * len(raters) + _codes(raters, ratings["rater"])[keep]
-    keys, inverse = np.unique(unit_key, return_inverse=True)
+    r_dim = dimension_code[keep]
+    unit_key = row[keep] * len(raters) + rater_code[keep]
+    keys, inverse = _unique_keys(unit_key, len(outputs) * len(raters))
     values = np.full((len(keys), len(dimensions)), np.nan)
     present = np.zeros((len(keys), len(dimensions)), dtype=bool)
     values[inverse, r_dim] = ratings["value"].to_numpy(dtype=float)[keep]
@@ -234,9 +236,32 @@ def _layout(outputs: pd.DataFrame, ratings: pd.DataFrame, by_task: bool) -> _Lay
     return replace(layout, keys=keys, values=values, present=present)
 
 
+def _first_seen(column: pd.Series) -> tuple[NDArray[np.int64], pd.Index]:
+    """The distinct values of ``column`` in order of appearance (``pd.unique``) and each row's position among them,
+    from one factorisation (a column of 3 million names is not factorised again to be looked up)."""
+    codes, uniques = pd.factorize(column)
+    distinct = pd.Index(pd.unique(column))  # the index the plan always had (its dtype); both in order of appearance
+    if (codes < 0).any() or len(uniques) != len(distinct):  # a missing value: a value of its own for pd.unique
+        return _codes(distinct, column), distinct
+    return codes.astype(np.int64, copy=False), distinct
+
+
+def _unique_keys(keys: NDArray[np.int64], n_possible: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``np.unique(keys, return_inverse=True)`` for keys in ``[0, n_possible)``: by marking the keys seen when there
+    are not many more possible keys than keys (linear; no sort of millions of keys), else by ``np.unique``."""
+    if n_possible > 4 * len(keys) + 1_000_000:
+        keys_seen, inverse = np.unique(keys, return_inverse=True)
+        return keys_seen, inverse.astype(np.int64, copy=False)
+    seen = np.zeros(n_possible, dtype=bool)
+    seen[keys] = True
+    rank = np.cumsum(seen, dtype=np.int64) - 1
+    return np.flatnonzero(seen).astype(np.int64, copy=False), rank[keys]
+
+
 @dataclass(frozen=True)
-class _Slice:
-    """One metric's part of a plan: the rows it scores, their groups, and its constant inputs.
+class MetricSlice:
+    """One metric's part of a plan (:attr:`MetricPlan.slices`): the rows it scores, their groups, and its constant
+    inputs.
 
     ``rows`` are unit rows (judge metrics) or outputs rows (text-only metrics); ``group`` the local group of
     each row; ``groups`` one row per group (task, model, scorer, metric). ``columns`` maps each judge
@@ -325,8 +350,8 @@ def _constant_inputs(spec: m.MetricSpec, features: TextFeatures, rows: NDArray[n
     return inputs
 
 
-def _judged_slice(spec: m.MetricSpec, layout: _Layout, features: TextFeatures, options: m.MetricOptions
-                  ) -> _Slice | None:
+def _judged_slice(spec: m.MetricSpec, layout: PlanLayout, features: TextFeatures, options: m.MetricOptions
+                  ) -> MetricSlice | None:
     """A judge metric scores the units with at least one rating in its dimensions, grouped per (task, model,
     judge); ``None`` when no unit is in its scope."""
     columns = dict(zip(spec.dimensions, (int(c) for c in layout.dimensions.get_indexer(list(spec.dimensions))),
@@ -345,12 +370,12 @@ def _judged_slice(spec: m.MetricSpec, layout: _Layout, features: TextFeatures, o
     groups = pd.DataFrame({"task": layout.tasks[seen // (n_raters * len(layout.models))],
                            "model": layout.models[(seen // n_raters) % len(layout.models)],
                            "scorer": layout.raters[seen % n_raters], "metric": spec.name})
-    return _Slice(spec, rows, group.astype(np.int64), groups, _constant_inputs(spec, features, output, options),
+    return MetricSlice(spec, rows, group.astype(np.int64), groups, _constant_inputs(spec, features, output, options),
                   columns)
 
 
-def _text_slice(spec: m.MetricSpec, layout: _Layout, features: TextFeatures, options: m.MetricOptions
-                ) -> _Slice | None:
+def _text_slice(spec: m.MetricSpec, layout: PlanLayout, features: TextFeatures, options: m.MetricOptions
+                ) -> MetricSlice | None:
     """A metric that reads no rating scores every output, grouped per (task, model), once per plan."""
     code = layout.output_task * len(layout.models) + layout.output_model
     if not len(code):
@@ -360,7 +385,7 @@ def _text_slice(spec: m.MetricSpec, layout: _Layout, features: TextFeatures, opt
                            "model": layout.models[seen % len(layout.models)], "scorer": spec.scorer,
                            "metric": spec.name})
     rows = np.arange(len(code))
-    part = _Slice(spec, rows, group.astype(np.int64), groups, _constant_inputs(spec, features, rows, options), {})
+    part = MetricSlice(spec, rows, group.astype(np.int64), groups, _constant_inputs(spec, features, rows, options), {})
     return replace(part, fixed=part.summary(layout.values))
 
 
@@ -369,7 +394,10 @@ class MetricPlan:
 
     :func:`compute_metrics` is ``plan_metrics(...).evaluate()``; the app's live recompute
     (:class:`empathy.review.Recompute`) keeps one plan per data set and evaluates it on the rating values
-    with the overrides patched in (:meth:`patch`): one code path, so the two cannot drift apart.
+    with the overrides patched in (:meth:`patch`): one code path, so the two cannot drift apart. Another reading
+    of the open cases (:class:`empathy.metrics.MetricOptions`) is :meth:`reading`: it shares what does not depend
+    on the reading. What consumers outside this module read (the bootstrap, :class:`LiveMetrics`): :attr:`layout`,
+    :attr:`slices` and :meth:`own_terms`.
     """
 
     def __init__(self, outputs: pd.DataFrame, ratings: pd.DataFrame, features: TextFeatures, *,
@@ -393,16 +421,79 @@ class MetricPlan:
         self._slices = slices
         self._skeleton, self._order = _skeleton([part.groups for part in slices])
         self._agreement = _agreement_plan(slices)
-        extra = self.options.signature_fields()
-        if not by_task and pooled_tasks(outputs):
-            extra["tasks"] = "pooled"  # the paper reports per task: pooling several is a labelled choice
+        # the paper reports per task: pooling several is a labelled choice (``tasks:pooled`` in the signature)
+        self._pooled = not by_task and pooled_tasks(outputs)
         # the parse is part of the signature when a computed metric read its features (LD, EGM), else not
         reads_text = any(part.spec.needs_sentences or part.spec.needs_distancing for part in slices)
         self._signature = Signature(distancing=(features.signature or None) if reads_text else None,
-                                    judges=judge_signatures(ratings), extra=extra)
+                                    judges=judge_signatures(ratings), extra=self._signature_extra(self.options))
         # name -> code dictionaries: a handful of overrides are looked up far faster than by Index.get_indexer
         self._lookup = tuple({str(name): code for code, name in enumerate(index)}
                              for index in (layout.items, layout.models, layout.raters, layout.dimensions))
+        # (metric, its spec's identity, the options it reads) -> its terms under ``values``; shared by the readings
+        self._own_terms: dict[tuple[object, ...], tuple[NDArray[np.float64], NDArray[np.int8]]] = {}
+
+    def _signature_extra(self, options: m.MetricOptions) -> dict[str, str]:
+        extra = options.signature_fields()
+        if self._pooled:
+            extra["tasks"] = "pooled"
+        return extra
+
+    @property
+    def layout(self) -> PlanLayout:
+        """Where the outputs and the ratings sit (:class:`PlanLayout`): items, models, tasks, raters and dimensions
+        as indexes, each unit's key and the dense rating ``values`` / ``present`` matrices. Read-only: a plan's
+        readings (:meth:`reading`) share it."""
+        return self._layout
+
+    @property
+    def slices(self) -> tuple[MetricSlice, ...]:
+        """Each computed metric's part of the plan (:class:`MetricSlice`: its rows, groups and constant inputs),
+        in registry order, which is the order :meth:`item_terms` stacks their rows in."""
+        return tuple(self._slices)
+
+    def own_terms(self, part: MetricSlice) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
+        """``part.terms(self.values)``: every row's term and status of one of this plan's slices under the ratings
+        the plan was built from, computed once and shared by the plan's readings whose options the metric does not
+        read. Read-only arrays (copy them to patch)."""
+        key = (part.spec.name, id(part.spec), *(getattr(self.options, option) for option in
+                                                sorted(part.spec.reads_options)))
+        found = self._own_terms.get(key)
+        if found is None:
+            terms, status = part.terms(self.values)
+            terms, status = np.array(terms, dtype=float), np.array(status, dtype=np.int8)
+            terms.setflags(write=False)
+            status.setflags(write=False)
+            found = self._own_terms.setdefault(key, (terms, status))
+        return found
+
+    def reading(self, options: m.MetricOptions) -> MetricPlan:
+        """This plan under other readings of the open cases: equal to :func:`plan_metrics` of the same data with
+        ``options``, at the cost of what differs.
+
+        The new plan shares the layout (the dense ratings, the outputs' positions), the judges' signatures, the
+        table's row order, Table 6's grid, the name look-ups and the terms already computed (:meth:`own_terms`);
+        only the slices of the metrics that read an option whose value differs (EGM for ``egm_both_zero``, LD for
+        ``ld_standardization``: :attr:`empathy.metrics.MetricSpec.reads_options`) are built again. Which units and
+        groups a metric scores never depends on the options, so neither does anything else.
+        """
+        if options == self.options:
+            return self
+        plan = copy.copy(self)
+        plan.options = options
+        plan._slices = [self._slice_reading(part, options) for part in self._slices]
+        plan._signature = replace(self._signature, extra=self._signature_extra(options))
+        return plan
+
+    def _slice_reading(self, part: MetricSlice, options: m.MetricOptions) -> MetricSlice:
+        if all(getattr(options, option) == getattr(self.options, option) for option in part.spec.reads_options):
+            # the same terms: only the options the inputs carry (which this metric does not read) change
+            return replace(part, inputs=replace(part.inputs, options=options))
+        build = _judged_slice if part.spec.judged else _text_slice
+        rebuilt = build(part.spec, self._layout, self.features, options)
+        if rebuilt is None:  # the scope is the options' no matter: a slice that existed exists
+            raise AssertionError(f"the slice of {part.spec.name} vanished under {options}")
+        return rebuilt
 
     def patch(self, changes: pd.DataFrame | None) -> NDArray[np.float64] | None:
         """The rating values with ``changes`` (item_id, model, rater, dimension, value; later rows win) written
@@ -535,7 +626,7 @@ class LiveMetrics:
         self.plan = plan
         self._values = plan.values.copy()
         self._cells = np.empty(0, dtype=np.int64)  # the flat cells the current overrides write
-        self._parts = [_LivePart(part, self._values) for part in plan._slices]
+        self._parts = [_LivePart(part, self._values, plan) for part in plan.slices]
         self._lock = threading.Lock()
 
     def report(self, changes: pd.DataFrame | None, *, seed: int | None = None, n_overrides: int | None = None
@@ -576,12 +667,14 @@ class _LivePart:
     #: whole: one vectorised pass is then cheaper than group by group.
     WHOLE_SHARE = 0.125
 
-    def __init__(self, part: _Slice, values: NDArray[np.float64]) -> None:
+    def __init__(self, part: MetricSlice, values: NDArray[np.float64], plan: MetricPlan) -> None:
         self.part = part
         self.patchable = (part.fixed is None and part.spec.judged and not part.spec.grouped
                           and part.spec.aggregate is m.aggregate)
         if self.patchable:
-            self.terms, self.status = self._whole(values)
+            # ``values`` are the plan's own here: its terms, computed once per plan and reading, copied to patch
+            terms, status = plan.own_terms(part)
+            self.terms, self.status = terms.copy(), status.copy()
             self.members = _group_positions(part.group, len(part.groups))
             self.summary = m.mean_by_group(part.group, len(part.groups), self.terms, self.status)[1:]
         else:
@@ -645,7 +738,7 @@ _AgreementCell = tuple[object, str, NDArray[np.int64], NDArray[np.int64], NDArra
                        tuple[int, int]]
 
 
-def _agreement_plan(slices: list[_Slice]) -> list[_AgreementCell]:
+def _agreement_plan(slices: list[MetricSlice]) -> list[_AgreementCell]:
     """Per task (sorted) and judge metric (paper order): where its groups sit in the concatenated values and
     on the models x scorers grid of :func:`empathy.agreement.spearman_pairs` (scorers sorted by name)."""
     cells = []

@@ -30,6 +30,7 @@ from empathy.agreement import krippendorff_by_dimension, pairwise_agreement
 from empathy.audit import AuditDesign
 from empathy.evaluate import (
     LiveMetrics,
+    MetricPlan,
     MetricsReport,
     TextFeatures,
     compute_metrics,
@@ -66,7 +67,7 @@ class Recompute:
 
     def __init__(self, outputs: pd.DataFrame, ratings: pd.DataFrame, features: TextFeatures, *,
                  by_task: bool = False, include_ld: bool = True, ld_standardization: str = "separate",
-                 egm_both_zero: str = "zero"):
+                 egm_both_zero: str = "zero", plan: MetricPlan | None = None):
         self.outputs = outputs
         self.ratings = ratings
         self.features = features
@@ -74,8 +75,20 @@ class Recompute:
         self.ld_standardization = ld_standardization
         self.settings = {"by_task": by_task, "include_ld": include_ld, "ld_standardization": ld_standardization,
                          "egm_both_zero": egm_both_zero}
-        self.plan = plan_metrics(outputs, ratings, features=features, **self.settings)
+        # ``plan``: this data set's plan under these settings, already built (see :meth:`reading`)
+        self.plan = plan or plan_metrics(outputs, ratings, features=features, **self.settings)
         self.live = LiveMetrics(self.plan)
+
+    def reading(self, *, egm_both_zero: str | None = None, ld_standardization: str | None = None) -> Recompute:
+        """The engine of the same data set under other readings of the open cases (``None``: this one's): its
+        plan is :meth:`empathy.evaluate.MetricPlan.reading` of this one's, so it shares the layout and every
+        metric the changed readings do not touch; the same numbers as an engine built from scratch."""
+        settings = {**self.settings, **{k: v for k, v in (("egm_both_zero", egm_both_zero),
+                                                           ("ld_standardization", ld_standardization))
+                                        if v is not None}}
+        options = m.MetricOptions(ld_standardization=str(settings["ld_standardization"]),
+                                egm_both_zero=str(settings["egm_both_zero"]))
+        return Recompute(self.outputs, self.ratings, self.features, **settings, plan=self.plan.reading(options))
 
     def report(self, overrides: pd.DataFrame | None = None, *, decisions: bool = False) -> MetricsReport:
         """The metrics report with ``overrides`` applied (``None`` or empty: judge-only).

@@ -368,6 +368,11 @@ def pooled(data: Loaded) -> bool:
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _engine(key: str, by_task: bool, egm_both_zero: str, ld_standardization: str, include_ld: bool,
             _outputs: pd.DataFrame, _ratings: pd.DataFrame, _features: TextFeatures) -> Recompute:
+    if (egm_both_zero, ld_standardization) != ("zero", "separate"):
+        # another reading (the Overview's EGM "exclude" beside the default, LD's "reference"): the default engine's
+        # plan shares its layout and every metric the reading does not touch, so this costs what differs only
+        return _engine(key, by_task, "zero", "separate", include_ld, _outputs, _ratings, _features).reading(
+            egm_both_zero=egm_both_zero, ld_standardization=ld_standardization)
     return Recompute(_outputs, _ratings, _features, by_task=by_task, egm_both_zero=egm_both_zero,
                      ld_standardization=ld_standardization, include_ld=include_ld)
 

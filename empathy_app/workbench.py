@@ -8,8 +8,9 @@ dimension, the units x raters matrix of the judges' labels (:func:`dimension_mat
 dimension are written into a copy), per dimension the pair rows as contingency tables with every bootstrap
 resample's table (:class:`PairTable`, patched for the units a decision changed), and every other table per (data
 set, the overrides of the dimensions it reads): a decision on CA leaves the other dimensions' tables as they are.
-The overrides are read once per run (:func:`overrides_now`). Each fast path has a straightforward twin
-(``*_straight``) that the tests compare it with.
+The overrides are read once per run (:func:`overrides_now`). Where the matrices do not hold (an override filling a
+gap, imported panels, a reference dimension) a table is computed from the effective ratings
+(``*_from_ratings``); the tests compare the fast path with the straightforward computation, which they hold.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from empathy.agreement import (
     default_alpha_level,
     interval_warning,
     krippendorff_alpha,
-    krippendorff_by_dimension,
     pair_row,
     pairwise_agreement,
     resample_counts,
@@ -370,18 +370,6 @@ def pair_table(now: Now, dimensions: Sequence[str], bootstrap: int, seed: int) -
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
 
-def pair_table_straight(ratings: pd.DataFrame, dimensions: Sequence[str], bootstrap: int, seed: int
-                        ) -> pd.DataFrame:
-    """:func:`pair_table` computed straightforwardly from effective ratings (the reference its tests compare with)."""
-    ratings = _plain(ratings)
-    ratings = ratings[ratings["dimension"].isin(dimensions)]
-    pairs = pairwise_agreement(ratings, dimensions=list(dimensions), bootstrap=bootstrap, seed=seed)
-    alphas = krippendorff_by_dimension(ratings)
-    pairs = pairs.merge(alphas[["dimension", "alpha", "level"]].rename(
-        columns={"alpha": "krippendorff_alpha", "level": "alpha_level"}), on="dimension", how="left")
-    return _floats(pairs)
-
-
 @st.cache_data(show_spinner=False, max_entries=32)
 def _provenance(key: str, _pairs: pd.DataFrame, _applied: pd.DataFrame | None) -> pd.DataFrame:
     return pair_provenance(_pairs, _applied)
@@ -518,7 +506,7 @@ def comparison_targets(now: Now) -> list[str]:
     ever gives a rater a value)."""
     facts = _rater_facts(now.data)
     if facts.imported_panels or now.gap:
-        return _targets_straight(now.key(), compute.effective_ratings(now.data))
+        return _targets_from_ratings(now.key(), compute.effective_ratings(now.data))
     current = now.current
     valued = facts.with_value | (set() if current is None else set(current["rater"].astype(str)))
     panels = sorted(panel_name(name) for name, members in facts.panels.items() if valued & set(members))
@@ -526,7 +514,8 @@ def comparison_targets(now: Now) -> list[str]:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _targets_straight(key: str, _ratings: pd.DataFrame) -> list[str]:
+def _targets_from_ratings(key: str, _ratings: pd.DataFrame) -> list[str]:
+    """:func:`comparison_targets` from the effective ratings: where an override fills a gap or the data bring panels."""
     with_panels = panel_ratings(_plain(_ratings))
     panels = sorted(r for r in with_panels["rater"].unique() if is_panel(r))
     return panels + sorted(r for r in _ratings["rater"].unique() if not is_panel(r))
@@ -619,7 +608,7 @@ def live_agreement(now: Now, target: str, raters: tuple[str, ...], dimension: st
     if not raters:
         return _live_columns()
     if dimension in REFERENCE_DIMENSIONS or facts.imported_panels or now.gap:
-        return _live_straight(now.key([dimension]), compute.effective_ratings(data, with_overrides=False),
+        return _live_from_ratings(now.key([dimension]), compute.effective_ratings(data, with_overrides=False),
                               compute.effective_ratings(data), target, raters, dimension)
     before = _against_cached(data.content_key, "none", dimension, target, raters,
                              _base(data.content_key, dimension, data.dataset.ratings).matrix, facts)
@@ -630,8 +619,10 @@ def live_agreement(now: Now, target: str, raters: tuple[str, ...], dimension: st
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _live_straight(key: str, _before: pd.DataFrame, _after: pd.DataFrame, target: str, raters: tuple[str, ...],
-                   dimension: str) -> pd.DataFrame:
+def _live_from_ratings(key: str, _before: pd.DataFrame, _after: pd.DataFrame, target: str,
+                       raters: tuple[str, ...], dimension: str) -> pd.DataFrame:
+    """:func:`live_agreement` from the effective ratings without (``_before``) and with (``_after``) the overrides:
+    for a reference dimension, imported panels or an override that fills a gap."""
     if "overridden" in _after.columns:
         part = _after[(_after["dimension"] == dimension) & _after["overridden"].astype(bool)]
         counts = part.groupby("rater").size()
@@ -639,13 +630,6 @@ def _live_straight(key: str, _before: pd.DataFrame, _after: pd.DataFrame, target
         counts = pd.Series(dtype=int)
     return _live_table(_against(_before, target, list(raters), dimension),
                        _against(_after, target, list(raters), dimension), counts)
-
-
-def live_straight(before: pd.DataFrame, after: pd.DataFrame, target: str, raters: tuple[str, ...],
-                  dimension: str) -> pd.DataFrame:
-    """:func:`live_agreement` computed straightforwardly from the effective ratings without and with the overrides
-    (the reference its tests compare with)."""
-    return _live_straight.__wrapped__("", before, after, target, raters, dimension)
 
 
 _LIVE_COLUMNS = ["rater", "n", "overridden", "spearman_before", "spearman_after", "change",
@@ -725,17 +709,6 @@ def dimension_stability(now: Now, dimension: str, sizes: tuple[int, ...], n_resa
     panels = with_panels or (reference or "").startswith("panel:")
     return _dimension_stability(now.key([dimension]), dimension, sizes, n_resamples, seed, statistic, reference,
                                 panels, now)
-
-
-def dimension_stability_straight(ratings: pd.DataFrame, dimension: str, sizes: tuple[int, ...], n_resamples: int,
-                                 seed: int, statistic: str, reference: str | None, with_panels: bool
-                                 ) -> StabilityResult:
-    """:func:`dimension_stability` computed straightforwardly from the effective ratings (for the tests)."""
-    ratings = _plain(ratings)
-    if with_panels or (reference or "").startswith("panel:"):
-        ratings = panel_ratings(ratings)
-    return sample_size_stability(dimension_matrix(ratings, dimension), list(sizes), n_resamples=n_resamples,
-                                 seed=seed, statistic=statistic, reference=reference)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -163,3 +163,34 @@ def test_disagreement_intervals_take_the_item_as_unit_and_p_is_exact_by_default(
     assert (ranked["p_method"] == "monte-carlo").all() and ranked["p_se"].notna().all()
     assert any("by Monte Carlo (1,000 permutations); the largest standard error is" in c
                for c in app_texts(at.caption))
+
+
+def test_the_overview_plans_the_ratings_once_for_both_egm_readings(monkeypatch):
+    # the EGM "exclude" reading beside the default shares the default plan's layout (issue 25 item 2): one layout
+    # of the ratings per data set and scope on the Overview's first visit, and the second reading built from the first
+    from empathy import evaluate
+    from empathy.review import Recompute
+    from empathy_app import compute
+
+    layouts: list[int] = []
+    readings: list[tuple[str | None, str | None]] = []
+    original_layout, original_reading = evaluate._layout, Recompute.reading
+
+    def counted_layout(*args: object, **kwargs: object) -> object:
+        layouts.append(1)
+        return original_layout(*args, **kwargs)
+
+    def counted_reading(self: Recompute, **kwargs: str | None) -> Recompute:
+        readings.append((kwargs.get("egm_both_zero"), kwargs.get("ld_standardization")))
+        return original_reading(self, **kwargs)
+
+    monkeypatch.setattr(evaluate, "_layout", counted_layout)
+    monkeypatch.setattr(Recompute, "reading", counted_reading)
+    compute._engine.clear()  # engines an earlier test of this process left: every plan counted is this test's
+    at = open_page("app_pages/2_Overview.py", timeout=TIMEOUT)
+    assert any(s.value.startswith("EGM under both readings") for s in at.subheader)  # the second reading is shown
+    assert readings == [("exclude", "separate")]
+    assert len(layouts) == 1
+    at.radio(key="overview_ld_standardization").set_value("reference").run()  # LD's other reading: no new layout
+    _ok(at)
+    assert len(layouts) == 1 and ("zero", "reference") in readings

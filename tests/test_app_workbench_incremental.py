@@ -14,10 +14,13 @@ pytest.importorskip("streamlit")
 from conftest import app_ok as _ok  # noqa: E402
 from conftest import open_page  # noqa: E402
 
+from empathy.agreement import krippendorff_by_dimension, pairwise_agreement  # noqa: E402
 from empathy.labels.ledger import apply_overrides  # noqa: E402
 from empathy.labels.records import Change, dataset_id  # noqa: E402
 from empathy.labels.rules import effective_overrides  # noqa: E402
 from empathy.labels.sqlite import OverrideStore  # noqa: E402
+from empathy.panels import panel_ratings  # noqa: E402
+from empathy.stability import StabilityResult, dimension_matrix, sample_size_stability  # noqa: E402
 from empathy_app import workbench as wb  # noqa: E402
 
 PAGE = "app_pages/6_Workbench.py"
@@ -26,6 +29,37 @@ EXPERTS = ("expert0", "expert1")
 DIMENSIONS = ("ca", "e_gen", "u_gen")
 
 pytestmark = pytest.mark.usefixtures("_store")
+
+
+# ------------------------------------------------------------------ the straightforward computations (references)
+
+def pair_table_straight(ratings: pd.DataFrame, dimensions: list[str], bootstrap: int, seed: int) -> pd.DataFrame:
+    """:func:`workbench.pair_table` computed straightforwardly from effective ratings."""
+    ratings = ratings.drop(columns=["overridden"], errors="ignore")
+    ratings = ratings[ratings["dimension"].isin(dimensions)]
+    pairs = pairwise_agreement(ratings, dimensions=list(dimensions), bootstrap=bootstrap, seed=seed)
+    alphas = krippendorff_by_dimension(ratings)
+    pairs = pairs.merge(alphas[["dimension", "alpha", "level"]].rename(
+        columns={"alpha": "krippendorff_alpha", "level": "alpha_level"}), on="dimension", how="left")
+    return wb._floats(pairs)
+
+
+def live_straight(before: pd.DataFrame, after: pd.DataFrame, target: str, raters: tuple[str, ...],
+                  dimension: str) -> pd.DataFrame:
+    """:func:`workbench.live_agreement` computed from the effective ratings without and with the overrides (the
+    page's own path where its matrices do not hold, run uncached)."""
+    return wb._live_from_ratings.__wrapped__("", before, after, target, raters, dimension)
+
+
+def dimension_stability_straight(ratings: pd.DataFrame, dimension: str, sizes: tuple[int, ...], n_resamples: int,
+                                 seed: int, statistic: str, reference: str | None, with_panels: bool
+                                 ) -> StabilityResult:
+    """:func:`workbench.dimension_stability` computed straightforwardly from the effective ratings."""
+    ratings = ratings.drop(columns=["overridden"], errors="ignore")
+    if with_panels or (reference or "").startswith("panel:"):
+        ratings = panel_ratings(ratings)
+    return sample_size_stability(dimension_matrix(ratings, dimension), list(sizes), n_resamples=n_resamples,
+                                 seed=seed, statistic=statistic, reference=reference)
 
 
 def _data(folder: Path, seed: int = 7) -> dict:
@@ -109,10 +143,10 @@ def _delta(before: dict[str, int]) -> dict[str, int]:
 def _check_tables(at, source: dict, store: Path) -> None:
     effective = _effective(source, store)
     _equal(_frame(at, "rater_a").drop(columns=["warning"], errors="ignore"),
-           wb.pair_table_straight(effective, list(DIMENSIONS), 200, 0).drop(columns=["warning"]),
+           pair_table_straight(effective, list(DIMENSIONS), 200, 0).drop(columns=["warning"]),
            ["dimension", "rater_a", "rater_b"])
     before = _effective(source, store.parent / "none.sqlite")
-    expected = wb.live_straight(before, apply_overrides(before, effective_overrides(
+    expected = live_straight(before, apply_overrides(before, effective_overrides(
         OverrideStore(store).decisions()).effective) if not OverrideStore(store).decisions().empty
         else before.assign(overridden=False), "panel:experts", JUDGES, "ca")
     _equal(_frame(at, "spearman_after"), expected, ["rater"])
@@ -169,7 +203,7 @@ def test_stability_and_panels_equal_the_straightforward_computation(tmp_path, _s
     _ok(at)
     effective = _effective(source, _store)
     sizes = tuple(int(s) for s in at.text_input(key="wb_sizes_dim").value.split(","))
-    expected = wb.dimension_stability_straight(effective, "ca", sizes, 100, 0, "spearman", "panel:experts", True)
+    expected = dimension_stability_straight(effective, "ca", sizes, 100, 0, "spearman", "panel:experts", True)
     shown = _frame(at, "all")
     assert list(shown.columns) == list(expected.wide().columns)
     assert shown.astype(str).equals(expected.wide().astype(str))

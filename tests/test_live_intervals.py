@@ -188,3 +188,13 @@ def test_the_cached_exact_rank_tests_give_the_enumerations_p_values():
     # tau's numerator over the 6 orderings of (1, 2, 3) against itself: 3 (identity), 1 (x2), -1 (x2), -3
     values, counts = bootstrap._exact_null("kendall", (0, 1, 2), (0, 1, 2))
     assert values.tolist() == [-3.0, -1.0, 1.0, 3.0] and counts.tolist() == [1, 2, 2, 1]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_bootstrap_s_task_order_equals_the_stable_argsort(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for n_codes in (1, 3, 16, 40):
+        codes = rng.integers(0, n_codes, int(rng.integers(0, 2000))).astype(np.int64)
+        found = bootstrap._stable_order(codes, n_codes)
+        np.testing.assert_array_equal(found, np.argsort(codes, kind="stable"))
+        assert found.dtype == np.argsort(codes, kind="stable").dtype
