@@ -32,7 +32,7 @@ def test_arrow_and_glibc_return_freed_memory_once(fresh, monkeypatch):
     assert pyarrow.default_memory_pool().backend_name == "system"
     assert done["arrow"] == "system"
     if platform.libc_ver()[0] == "glibc":
-        assert calls == [(-3, 1 << 20)] and done["mmap_threshold"] == str(1 << 20)
+        assert calls == [(-3, 8 << 20)] and done["mmap_threshold"] == str(8 << 20)
     assert loading.return_freed_memory() == {}  # once per process
     assert len(calls) <= 1
 

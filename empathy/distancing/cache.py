@@ -47,8 +47,8 @@ class DistancingCache:
     :data:`SENTENCE_RULE`, sha256 of the text): the distancing rules do not move sentence boundaries, so a rule
     change keeps them, and a page that draws a parsed text needs no spaCy. Safe to share between processes
     (SQLite WAL mode). The file is created with mode 0600 (see :mod:`empathy.cachefiles`). An open cache is
-    always true in a boolean context, however many rows it holds: ``len(cache)`` counts rows with ``SELECT COUNT(*)``, which costs a
-    scan of the table, so callers test ``cache is None``.
+    always true in a boolean context, however many rows it holds: ``len(cache)`` counts rows with
+    ``SELECT COUNT(*)``, which costs a scan of the table, so callers test ``cache is None``.
 
     Parameters
     ----------
