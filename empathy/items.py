@@ -378,13 +378,32 @@ def _output_codes(keys: pd.MultiIndex, ratings: pd.DataFrame) -> np.ndarray:
                                                        ratings["model"].astype(str)]))
 
 
-def _factorized(column: pd.Series, rows: np.ndarray) -> tuple[np.ndarray, pd.Index]:
-    """Codes of ``column``'s values as text on ``rows`` (a mask) and the names they stand for (each once)."""
+def _narrow(codes: np.ndarray, count: int) -> np.ndarray:
+    """``codes`` (-1 .. ``count`` - 1) in the smallest signed integer type that holds them: the codes of a
+    judge or a dimension per rating row are one byte each, not eight (issue 25, the worker's memory)."""
+    return codes.astype(np.int8 if count < 127 else np.int16 if count < 32_767 else np.int32)
+
+
+def _kept(values: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+    """``values[rows]`` for a mask, or ``values`` itself (no copy) when ``rows`` is ``None`` (every row)."""
+    return values if rows is None else values[rows]
+
+
+def _factorized(column: pd.Series, rows: np.ndarray | None) -> tuple[np.ndarray, pd.Index]:
+    """Codes of ``column``'s values as text on ``rows`` (a mask; ``None``: every row) and the names they stand for
+    (each once), in the smallest integer type that holds them (-1: a missing value)."""
     codes, names = pd.factorize(column)
     text = pd.Index([str(name) for name in names])
     unique, remap = np.unique(np.asarray(text, dtype=object), return_inverse=True)
-    codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)[rows]  # two values with one text are one name
-    return codes, pd.Index(unique)
+    # two values with one text are one name; the appended -1 is what a missing value's code (-1) picks
+    remap = _narrow(np.append(remap.reshape(-1), -1), len(unique))
+    return _kept(remap[codes], rows), pd.Index(unique)
+
+
+def _located(codes: np.ndarray) -> np.ndarray | None:
+    """The mask of the rating rows located on an output (``codes`` >= 0), ``None`` when every row is."""
+    inside = codes >= 0
+    return None if inside.all() else inside
 
 
 def _units(pair: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -412,15 +431,16 @@ def _fast_judge_terms(n_outputs: int, codes: np.ndarray, ratings: pd.DataFrame, 
     """
     terms: dict[str, np.ndarray] = {}
     statuses: dict[str, np.ndarray] = {}
-    inside = codes >= 0
-    if not inside.any():
+    if not (codes >= 0).any():
         return terms, statuses
+    # every rating row on an output (the usual case): the columns are read in place, not copied
+    inside = _located(codes)
     # codes of the Series itself (Arrow strings factorised without a Python object per row), then the rows kept
     rater_codes, rater_names = pd.factorize(ratings["rater"])
-    rater_codes = rater_codes[inside]
+    rater_codes = _kept(_narrow(rater_codes, len(rater_names)), inside)
     dimension_codes, dimension_names = _factorized(ratings["dimension"], inside)
-    values = ratings["value"].to_numpy(dtype=float)[inside]
-    output = codes[inside]
+    values = _kept(ratings["value"].to_numpy(dtype=float), inside)
+    output = _kept(codes, inside)
     n_raters = len(rater_names)
     for metric in m.judged_metrics():
         spec = m.METRIC_SPECS[metric]
@@ -428,7 +448,7 @@ def _fast_judge_terms(n_outputs: int, codes: np.ndarray, ratings: pd.DataFrame, 
         if not wanted:
             continue
         rows = np.flatnonzero(np.isin(dimension_codes, wanted))
-        pair = output[rows] * n_raters + rater_codes[rows]
+        pair = output[rows].astype(np.int64) * n_raters + rater_codes[rows]
         units, unit_of_row = _units(pair, n_outputs * n_raters)
         columns = {}
         for dimension in spec.dimensions:
@@ -463,12 +483,12 @@ def _fast_ranges(n_outputs: int, codes: np.ndarray, ratings: pd.DataFrame) -> di
     """:func:`_ranges` on rating rows already located: per dimension, max - min of the known values of each
     output (NaN with fewer than two), by array reductions instead of a groupby on string keys."""
     out: dict[str, np.ndarray] = {}
-    inside = codes >= 0
-    if not inside.any():
+    if not (codes >= 0).any():
         return out
+    inside = _located(codes)
     dimension_codes, dimension_names = _factorized(ratings["dimension"], inside)
-    values = ratings["value"].to_numpy(dtype=float)[inside]
-    output = codes[inside]
+    values = _kept(ratings["value"].to_numpy(dtype=float), inside)
+    output = _kept(codes, inside)
     for dimension in _dimension_order([str(d) for d in dimension_names]):
         rows = np.flatnonzero((dimension_codes == dimension_names.get_loc(dimension)) & ~np.isnan(values))
         count = np.bincount(output[rows], minlength=n_outputs)

@@ -31,8 +31,10 @@ class _Held:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _held(key: str, by_task: bool, registry: str, _outputs: pd.DataFrame, _ratings: pd.DataFrame,
-          _features: object, _codes: np.ndarray) -> _Held:
-    return _Held(ItemTable(_outputs, _ratings, _features, by_task=by_task, codes=_codes))
+          _features: object, _index: compute.RowIndex) -> _Held:
+    # the rating rows' output positions (3 million int64 at 200,000 outputs) made only when the table is built,
+    # not on every run that finds it held
+    return _Held(ItemTable(_outputs, _ratings, _features, by_task=by_task, codes=_index.rating_positions()))
 
 
 def engine(data: Loaded) -> ItemTable:
@@ -42,7 +44,7 @@ def engine(data: Loaded) -> ItemTable:
 
 def _holder(data: Loaded) -> _Held:
     return _held(data.content_key, compute.by_task(data), registry_token(), data.dataset.outputs,
-                 data.dataset.ratings, compute.features(data), compute.row_index(data).rating_positions())
+                 data.dataset.ratings, compute.features(data), compute.row_index(data))
 
 
 def item_table(data: Loaded) -> pd.DataFrame:

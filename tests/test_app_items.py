@@ -304,3 +304,25 @@ def test_a_large_table_lists_its_first_rows_in_order_and_says_so(monkeypatch):
     at.switch_page("app_pages/1_Data.py").run()
     outputs = next(f.value for f in at.dataframe if "generation" in f.value.columns and "demo_note" in f.value.columns)
     assert len(outputs) == 5 and any("The first 5 of 121 rows." in c.value for c in at.caption)
+
+
+def test_a_rerun_does_not_locate_the_ratings_again(monkeypatch):
+    """Issue 25 (memory): the rating rows' output positions (3 million int64 at 200,000 outputs) are made when the
+    item table is built, not on every run that finds it held."""
+    from empathy_app import item_views
+    from empathy_app.compute import RowIndex
+
+    item_views._held.clear()
+    calls = []
+    real = RowIndex.rating_positions
+
+    def counted(self):
+        calls.append(1)
+        return real(self)
+
+    monkeypatch.setattr(RowIndex, "rating_positions", counted)
+    at = _page()
+    assert len(calls) == 1
+    at.run()
+    _ok(at)
+    assert len(calls) == 1

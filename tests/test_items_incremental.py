@@ -128,3 +128,38 @@ def test_row_index_positions_are_the_output_of_each_rating():
     keys = pd.MultiIndex.from_frame(outputs[["item_id", "model"]].astype(str))
     expected = keys.get_indexer(pd.MultiIndex.from_frame(ratings[["item_id", "model"]].astype(str)))
     assert RowIndex(outputs, ratings).rating_positions().tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("strings", ["object", "arrow"])
+def test_narrow_codes_and_ratings_of_unlisted_outputs_give_the_same_table(seed, strings):
+    """Issue 25 (memory): the judge and dimension codes are one byte each and the rating columns are read in
+    place when every rating row is on an output; with ratings of outputs not listed (the rows kept by a mask) and
+    with Arrow strings, the table is still the straightforward computation's."""
+    outputs, ratings, features = _data(seed)
+    rng = np.random.default_rng(seed)
+    stray = ratings.sample(n=5, random_state=seed).assign(item_id="not-an-item")
+    ratings = pd.concat([ratings, stray], ignore_index=True).sample(frac=1.0, random_state=seed)
+    ratings = ratings.reset_index(drop=True)
+    if strings == "arrow":
+        ratings = ratings.astype({c: "string[pyarrow]" for c in ("item_id", "model", "rater", "dimension")})
+        outputs = outputs.astype({c: "string[pyarrow]" for c in ("item_id", "model")})
+    fast = ItemTable(outputs, ratings, features)
+    _same(fast.table(ratings), item_table(outputs, ratings, features))
+    applied = _overrides(ratings[ratings["item_id"] != "not-an-item"], rng, 3)
+    now = EffectiveRatings(ratings)(applied)
+    _same(fast.table(now, applied), item_table(outputs, now, features, overrides=applied))
+
+
+def test_rating_codes_are_one_byte_and_read_in_place():
+    from empathy.items import _factorized, _kept, _located, _narrow
+
+    column = pd.Series(["e_ref", "ca", None, "ca", "e_ref"], dtype="string[pyarrow]")
+    codes, names = _factorized(column, None)
+    assert codes.dtype == np.int8 and list(names) == ["ca", "e_ref"]
+    assert codes.tolist() == [1, 0, -1, 0, 1]
+    assert _factorized(column, np.array([True, False, True, False, False]))[0].tolist() == [1, -1]
+    assert _narrow(np.array([-1, 300]), 301).dtype == np.int16
+    values = np.arange(4.0)
+    assert _kept(values, _located(np.array([0, 1, 2, 3]))) is values  # no copy when every row is on an output
+    assert _kept(values, _located(np.array([0, -1, 2, 3]))).tolist() == [0.0, 2.0, 3.0]

@@ -71,6 +71,7 @@ __all__ = [
     "detector_signature",
     "split_long_text",
     "load_model",
+    "sentence_offsets",
     "model_info",
 ]
 
@@ -122,6 +123,26 @@ def split_long_text(text: str, limit: int = MAX_PIECE_CHARS) -> list[tuple[int, 
         start = cut
     ranges.append((start, size))
     return ranges
+
+
+def sentence_offsets(doc: Any, offset: int = 0) -> list[tuple[int, int]]:
+    """Character ``(start, end)`` of each sentence of a parsed ``doc`` that has a non-space token, trimmed to its
+    first and last non-space token (so offsets do not depend on where whitespace was attached), shifted by
+    ``offset``: the sentences the judges rate (:func:`empathy.judges.segment.sentence_spans`), the rule of
+    ``rules.count_sentences``. Walks in from each end of a sentence only as far as its first and last word."""
+    spans = []
+    for sent in doc.sents:
+        first, end = sent.start, sent.end
+        while first < end and doc[first].is_space:
+            first += 1
+        if first == end:
+            continue
+        last = end - 1
+        while doc[last].is_space:
+            last -= 1
+        final = doc[last]
+        spans.append((offset + doc[first].idx, offset + final.idx + len(final.text)))
+    return spans
 
 
 def _join(parts: list[tuple[int, DistancingResult]]) -> DistancingResult:
@@ -239,6 +260,7 @@ class _Round:
         self.cached = cached
         self.missing = missing
         self.fresh: dict[int, DistancingResult] = {}
+        self.sentences: dict[int, list[tuple[int, int]]] = {}  # offsets of the parsed misses, stored beside
         self.short: list[int] = []  # misses parsed whole, in the order their documents come back
         self.long: list[int] = []   # misses parsed in pieces when the round is finished
         self.received = 0
@@ -297,13 +319,17 @@ class _Parser:
     def result(self, doc: Any, original: str) -> DistancingResult:
         return self.analyze_doc(doc, self.verbs, self.adjectives, self.memo, original)
 
-    def pieces(self, text: str) -> DistancingResult:
-        """A text longer than the parse limit, parsed piece by piece (one piece per batch) and joined."""
+    def pieces(self, text: str) -> tuple[DistancingResult, list[tuple[int, int]]]:
+        """A text longer than the parse limit, parsed piece by piece (one piece per batch) and joined, with its
+        sentence offsets (:func:`sentence_offsets` of each piece, shifted to the whole text)."""
         ranges = split_long_text(text, self.limit)
         docs = self.nlp.pipe((self.parse_text(text[start:end]) for start, end in ranges),
                              batch_size=max(1, _PIECE_BATCH_CHARS // self.limit))
-        return _join([(start, self.result(doc, text[start:end])) for (start, end), doc in zip(ranges, docs,
-                                                                                             strict=True)])
+        parts, offsets = [], []
+        for (start, end), doc in zip(ranges, docs, strict=True):
+            parts.append((start, self.result(doc, text[start:end])))
+            offsets.extend(sentence_offsets(doc, start))
+        return _join(parts), offsets
 
 
 def _parse_stream(first: _Round, rounds: Iterator[_Round], parser: _Parser, store: DistancingCache | None,
@@ -339,6 +365,7 @@ def _parse_stream(first: _Round, rounds: Iterator[_Round], parser: _Parser, stor
         receiving = next(r for r in pending if r.waiting)
         i = receiving.short[receiving.received]
         receiving.fresh[i] = parser.result(doc, receiving.chunk[i])
+        receiving.sentences[i] = sentence_offsets(doc)
         receiving.received += 1
         if progress is not None:
             progress(1)
@@ -350,11 +377,13 @@ def _finish(round_: _Round, parser: _Parser, store: DistancingCache | None, dete
             progress: Callable[..., None] | None) -> Iterator[DistancingResult]:
     """A round whose short misses are parsed: its long texts parsed in pieces, its results stored and yielded."""
     for i in round_.long:
-        round_.fresh[i] = parser.pieces(round_.chunk[i])
+        round_.fresh[i], round_.sentences[i] = parser.pieces(round_.chunk[i])
     if progress is not None and round_.long:
         progress(len(round_.long))
     if store is not None and round_.missing:
         store.put_many(*detector, ((round_.keys[i], round_.fresh[i]) for i in round_.missing))
+        # the same parse's sentences, so that drawing these texts' marks later needs no model (issue 25)
+        store.put_sentences(detector[0], detector[1], ((round_.keys[i], round_.sentences[i]) for i in round_.missing))
     return round_.results()
 
 

@@ -20,6 +20,9 @@ CACHE_ENV = "EMPATHY_CACHE_DIR"
 CACHE_FILE = "distancing.sqlite3"
 # SQLite's default host-parameter limit is 32766 in current builds but 999 in old ones.
 _QUERY_CHUNK = 900
+#: The rule that picks and trims a parse's sentences (:func:`empathy.distancing.sentence_offsets`): part of the
+#: key of the stored sentence offsets, so a change of the rule never returns offsets made by the old one.
+SENTENCE_RULE = "1"
 
 
 def default_cache_dir() -> Path:
@@ -39,10 +42,13 @@ class DistancingCache:
     """Results stored as JSON in one SQLite file under ``directory``.
 
     Rows are keyed by (model, model version, rules version, sha256 of the text), so a new model or a rule
-    change never returns a stale result. Safe to share between processes (SQLite WAL mode). The file is
-    created with mode 0600 (see :mod:`empathy.cachefiles`). An open cache is always true in a boolean
-    context, however many rows it holds: ``len(cache)`` counts rows with ``SELECT COUNT(*)``, which costs a
-    scan of the table, so callers test ``cache is None``.
+    change never returns a stale result. Beside them, each parsed text's sentence offsets (the sentences the
+    judges rate and the app marks, :func:`empathy.judges.segment.sentence_spans`) keyed by (model, model version,
+    :data:`SENTENCE_RULE`, sha256 of the text): the distancing rules do not move sentence boundaries, so a rule
+    change keeps them, and a page that draws a parsed text needs no spaCy. Safe to share between processes
+    (SQLite WAL mode). The file is created with mode 0600 (see :mod:`empathy.cachefiles`). An open cache is
+    always true in a boolean context, however many rows it holds: ``len(cache)`` counts rows with
+    ``SELECT COUNT(*)``, which costs a scan of the table, so callers test ``cache is None``.
 
     Parameters
     ----------
@@ -71,6 +77,11 @@ class DistancingCache:
                 "CREATE TABLE IF NOT EXISTS results (model TEXT NOT NULL, version TEXT NOT NULL,"
                 " rules TEXT NOT NULL, text_sha256 TEXT NOT NULL, result TEXT NOT NULL,"
                 " PRIMARY KEY (model, version, rules, text_sha256))"
+            )
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS sentences (model TEXT NOT NULL, version TEXT NOT NULL,"
+                " rule TEXT NOT NULL, text_sha256 TEXT NOT NULL, offsets TEXT NOT NULL,"
+                " PRIMARY KEY (model, version, rule, text_sha256))"
             )
             self._conn.commit()
         except sqlite3.Error as exc:
@@ -116,6 +127,48 @@ class DistancingCache:
         except sqlite3.Error as exc:
             warnings.warn(f"distancing cache {self.path} not written: {exc}", RuntimeWarning, stacklevel=2)
 
+    def get_sentences(self, model: str, version: str, keys: Sequence[str]
+                      ) -> dict[str, tuple[tuple[int, int], ...]]:
+        """The stored sentence offsets among ``keys`` (text hashes), as a dict key -> ``((start, end), ...)``.
+
+        A damaged row or an unreadable cache counts as a miss (the caller parses), as for :meth:`get_many`.
+        """
+        found: dict[str, tuple[tuple[int, int], ...]] = {}
+        unique = list(dict.fromkeys(keys))
+        try:
+            with self._lock:
+                for i in range(0, len(unique), _QUERY_CHUNK):
+                    chunk = unique[i : i + _QUERY_CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    rows = self._conn.execute(
+                        f"SELECT text_sha256, offsets FROM sentences WHERE model=? AND version=? AND rule=?"
+                        f" AND text_sha256 IN ({marks})",
+                        (model, version, SENTENCE_RULE, *chunk),
+                    ).fetchall()
+                    for key, payload in rows:
+                        try:
+                            found[key] = tuple((int(a), int(b)) for a, b in json.loads(payload))
+                        except (ValueError, TypeError):
+                            continue
+        except sqlite3.Error as exc:
+            warnings.warn(f"distancing cache {self.path} unreadable, parsing instead: {exc}", RuntimeWarning,
+                          stacklevel=2)
+        return found
+
+    def put_sentences(self, model: str, version: str,
+                      items: Iterable[tuple[str, Sequence[tuple[int, int]]]]) -> None:
+        """Store (text hash, sentence offsets) pairs in one transaction."""
+        rows = [(model, version, SENTENCE_RULE, key, json.dumps([[int(a), int(b)] for a, b in offsets],
+                                                                separators=(",", ":")))
+                for key, offsets in items]
+        if not rows:
+            return
+        try:
+            with self._lock, self._conn:
+                self._conn.executemany("INSERT OR REPLACE INTO sentences VALUES (?, ?, ?, ?, ?)", rows)
+        except sqlite3.Error as exc:
+            warnings.warn(f"distancing cache {self.path} not written: {exc}", RuntimeWarning, stacklevel=2)
+
     def __bool__(self) -> bool:
         """Always true: an open cache, empty or not (without this, ``if cache`` would run ``__len__``)."""
         return True
@@ -129,6 +182,7 @@ class DistancingCache:
         """Delete every stored result."""
         with self._lock, self._conn:
             self._conn.execute("DELETE FROM results")
+            self._conn.execute("DELETE FROM sentences")
 
     def close(self) -> None:
         """Close the database connection."""

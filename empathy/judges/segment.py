@@ -19,7 +19,10 @@ analyser parses them in (:func:`empathy.distancing.split_long_text`, the same li
 memory stay linear in the length and the sentences still agree with ``d``/``q``.
 
 Parsed boundaries are memoised per process (:data:`MEMO_TEXTS` most recent texts), so a judge run that
-revisits a reference shared by several models parses it once.
+revisits a reference shared by several models parses it once, and kept in the distancing cache beside the
+distancing results (:meth:`empathy.distancing.DistancingCache.get_sentences`): :func:`empathy.distancing.analyze`
+stores the offsets of every text it parses, so the sentences of a text analysed before are read from there and
+the spaCy model is not loaded (the app's Inspect and Relabel pages draw their marks on them: issue 25).
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from empathy.distancing.cache import DistancingCache
 
 #: Texts whose sentence boundaries are memoised per process.
 MEMO_TEXTS = 4096
@@ -52,23 +59,84 @@ def segmentation_signature(model: str | None = None) -> str:
 
 def _spans_of(doc: object, offset: int) -> list[tuple[int, int]]:
     """Sentences with a non-space token (the rule of ``empathy.distancing.rules.count_sentences``), trimmed
-    to their first and last non-space token so that offsets do not depend on where whitespace was attached."""
-    spans = []
-    for sent in doc.sents:  # type: ignore[attr-defined]
-        words = [token for token in sent if not token.is_space]
-        if words:
-            spans.append((offset + words[0].idx, offset + words[-1].idx + len(words[-1].text)))
-    return spans
+    to their first and last non-space token so that offsets do not depend on where whitespace was attached
+    (:func:`empathy.distancing.sentence_offsets`, the rule the distancing cache stores them under)."""
+    from empathy.distancing import sentence_offsets
+
+    return sentence_offsets(doc, offset)
 
 
-def sentence_spans(texts: Iterable[str], *, model: str | None = None, batch_size: int = 64
-                   ) -> list[list[tuple[int, int]]]:
+def _stored(name: str, texts: Iterable[str], cache: DistancingCache | bool | None
+            ) -> dict[str, tuple[tuple[int, int], ...]]:
+    """The offsets of ``texts`` found in the distancing cache (``cache`` as for :func:`sentence_spans`), by text;
+    none when there is no cache or it cannot be opened."""
+    from empathy.distancing import _resolve_cache
+    from empathy.distancing.cache import text_key
+    from empathy.distancing.model import model_version
+
+    try:
+        store = _resolve_cache(cache)
+    except ValueError:  # an unwritable cache folder: parse, as without a cache
+        return {}
+    if store is None:
+        return {}
+    keys = {text: text_key(text) for text in texts}
+    found = store.get_sentences(name, model_version(name), list(keys.values()))
+    return {text: found[key] for text, key in keys.items() if key in found}
+
+
+def _keep(name: str, found: dict[str, list[tuple[int, int]]], cache: DistancingCache | bool | None) -> None:
+    """Store freshly parsed offsets in the distancing cache (when there is one)."""
+    from empathy.distancing import _resolve_cache
+    from empathy.distancing.cache import text_key
+    from empathy.distancing.model import model_version
+
+    try:
+        store = _resolve_cache(cache)
+    except ValueError:
+        return
+    if store is not None:
+        store.put_sentences(name, model_version(name), ((text_key(text), spans) for text, spans in found.items()))
+
+
+def _parse(name: str, texts: Iterable[str], batch_size: int) -> dict[str, list[tuple[int, int]]]:
+    """Each text's sentence offsets from a parse (the model loaded once per process): texts up to the analyser's
+    piece limit parsed whole, longer ones in its pieces (:func:`empathy.distancing.split_long_text`)."""
+    from empathy.distancing import MAX_PIECE_CHARS, load_model, split_long_text
+    from empathy.distancing.rules import parse_text
+
+    nlp = load_model(name)
+    disable = [component for component in _NOT_FOR_BOUNDARIES if component in nlp.pipe_names]
+    # the analyser's own rule for which texts are parsed whole and where longer ones are cut
+    limit = min(MAX_PIECE_CHARS, nlp.max_length)
+    todo = list(texts)
+    whole = [text for text in todo if len(text) <= limit]
+    found: dict[str, list[tuple[int, int]]] = {}
+    docs = nlp.pipe((parse_text(text) for text in whole), batch_size=batch_size, disable=disable)
+    for text, doc in zip(whole, docs, strict=True):
+        found[text] = _spans_of(doc, 0)
+    for text in todo:
+        if text in found:
+            continue
+        pieces = split_long_text(text, limit)
+        spans: list[tuple[int, int]] = []
+        chunk_docs = nlp.pipe((parse_text(text[a:b]) for a, b in pieces), batch_size=1, disable=disable)
+        for (a, _), doc in zip(pieces, chunk_docs, strict=True):
+            spans.extend(_spans_of(doc, a))
+        found[text] = spans
+    return found
+
+
+def sentence_spans(texts: Iterable[str], *, model: str | None = None, batch_size: int = 64,
+                   cache: DistancingCache | bool | None = True) -> list[list[tuple[int, int]]]:
     """Character ``(start, end)`` offsets of each text's sentences under the Eq. 2 parse (see the module doc).
 
-    Raises TypeError for a text that is not a string; the spaCy model is loaded once per process.
+    ``cache``: where parsed offsets are looked up first and stored (as for :func:`empathy.distancing.analyze`:
+    ``True`` for the default distancing cache, a :class:`empathy.distancing.DistancingCache`, ``False``/``None``
+    for none). Raises TypeError for a text that is not a string; the spaCy model is loaded once per process, and
+    only when a text is neither memoised nor in the cache.
     """
-    from empathy.distancing import MAX_PIECE_CHARS, load_model, resolve_model_name, split_long_text
-    from empathy.distancing.rules import parse_text
+    from empathy.distancing import resolve_model_name
 
     items = list(texts)
     for position, text in enumerate(items):
@@ -88,24 +156,16 @@ def sentence_spans(texts: Iterable[str], *, model: str | None = None, batch_size
             else:
                 todo.setdefault(text, []).append(position)
     if todo:
-        nlp = load_model(name)
-        disable = [component for component in _NOT_FOR_BOUNDARIES if component in nlp.pipe_names]
-        # the analyser's own rule for which texts are parsed whole and where longer ones are cut
-        limit = min(MAX_PIECE_CHARS, nlp.max_length)
-        whole = [text for text in todo if len(text) <= limit]
-        found: dict[str, list[tuple[int, int]]] = {}
-        docs = nlp.pipe((parse_text(text) for text in whole), batch_size=batch_size, disable=disable)
-        for text, doc in zip(whole, docs, strict=True):
-            found[text] = _spans_of(doc, 0)
-        for text in todo:
-            if text in found:
-                continue
-            pieces = split_long_text(text, limit)
-            spans: list[tuple[int, int]] = []
-            chunk_docs = nlp.pipe((parse_text(text[a:b]) for a, b in pieces), batch_size=1, disable=disable)
-            for (a, _), doc in zip(pieces, chunk_docs, strict=True):
-                spans.extend(_spans_of(doc, a))
-            found[text] = spans
+        for text, spans in _stored(name, todo, cache).items():
+            with _memo_lock:
+                for position in todo.pop(text):
+                    out[position] = list(spans)
+                _memo[(name, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())] = spans
+                while len(_memo) > MEMO_TEXTS:
+                    _memo.popitem(last=False)
+    if todo:
+        found = _parse(name, todo, batch_size)
+        _keep(name, found, cache)
         with _memo_lock:
             for text, positions in todo.items():
                 for position in positions:
