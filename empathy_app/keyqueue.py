@@ -51,6 +51,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -624,10 +625,24 @@ def queue_for(data: Loaded, dimension: str, task: str, outputs: pd.DataFrame, mi
     base = _base_queue(f"{data.content_key}", dimension, task, data.dataset.ratings, outputs)
     queue = base.copy()
     if len(mine):
-        decided = mine.loc[mine["dimension"] == dimension, ["item_id", "model"]]
-        queue["done"] = pd.MultiIndex.from_frame(queue[["item_id", "model"]]).isin(
-            pd.MultiIndex.from_frame(decided))
+        # each decided output's row looked up (the queue's rows by output: once per queue), not the queue's 2,000
+        # or 200,000 pairs compared with the decisions at every key
+        rows = _queue_rows(f"{data.content_key}", dimension, task, base)
+        decided = mine[mine["dimension"] == dimension]
+        done = np.zeros(len(queue), dtype=bool)
+        for pair in zip(decided["item_id"].tolist(), decided["model"].tolist(), strict=True):
+            position = rows.get(pair)
+            if position is not None:
+                done[position] = True
+        queue["done"] = done
     return queue
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _queue_rows(key: str, dimension: str, task: str, _base: pd.DataFrame) -> dict[tuple, int]:
+    """The row of each output in the base queue of ``(key, dimension, task)``, by ``(item_id, model)``."""
+    return {pair: position for position, pair in enumerate(zip(_base["item_id"].tolist(), _base["model"].tolist(),
+                                                               strict=True))}
 
 
 def show(*, items: list[dict], dimension: str, apply_to: str, annotator: str, scale: tuple[int, int] | None,

@@ -320,3 +320,35 @@ def test_a_key_selects_nothing_from_every_decision(tmp_path, monkeypatch, _store
     app_ok(at)
     assert all(size <= 2 for _, size in sizes)
     assert at.session_state[RELABEL_OUTCOMES][-1].kind == "refused"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_queue_done_marks_by_row_look_up_equal_comparing_every_pair(seed: int) -> None:
+    """keyqueue.queue_for marks ``done`` by looking up each decided output's row in the base queue; the same marks
+    as relabel_queue(..., done=mine) and as the MultiIndex comparison of every pair: random decisions on other
+    dimensions, on outputs absent from the queue, several per output."""
+    from types import SimpleNamespace
+
+    from empathy.review import relabel_queue
+    from empathy_app import keyqueue
+
+    rng = np.random.default_rng(seed)
+    outputs = pd.DataFrame([{"item_id": f"i{k}", "model": m, "task": "", "reference": "r", "generation": "g"}
+                            for k in range(40) for m in ("A", "B", "C")]).astype({"item_id": "str", "model": "str"})
+    ratings = pd.DataFrame([{"item_id": o.item_id, "model": o.model, "rater": judge, "dimension": "ca",
+                             "value": float(rng.integers(0, 2)), "rater_kind": "llm"}
+                            for o in outputs.itertuples() for judge in ("j1", "j2")])
+    data = SimpleNamespace(dataset=SimpleNamespace(outputs=outputs, ratings=ratings),
+                           content_key=f"done-{uuid.uuid4().hex}")
+    for _ in range(5):
+        n = int(rng.integers(0, 80))
+        mine = pd.DataFrame({"item_id": [f"i{k}" for k in rng.integers(0, 45, n)],
+                             "model": rng.choice(["A", "B", "D"], n), "dimension": rng.choice(["ca", "sa"], n)}
+                            ).astype({"item_id": "str", "model": "str"})
+        queue = keyqueue.queue_for(data, "ca", "(all)", outputs, mine)
+        expected = relabel_queue(ratings, "ca", outputs, done=mine)
+        pd.testing.assert_frame_equal(queue, expected)
+        pairs = mine.loc[mine["dimension"] == "ca", ["item_id", "model"]]
+        if len(mine):
+            assert queue["done"].tolist() == pd.MultiIndex.from_frame(queue[["item_id", "model"]]).isin(
+                pd.MultiIndex.from_frame(pairs)).tolist()
