@@ -380,10 +380,18 @@ class _Keys:
             near = np.flatnonzero(first.astype(str).isin(self.items).to_numpy(dtype=bool))
         found: list[tuple[str, ...]] = []
         if len(near):
-            part = frame.iloc[near]
-            found = list(zip(*(part[c].astype(str).tolist() for c in self.columns), strict=True))
+            # the key's columns only, each taken alone (selecting several columns of a frame copies them whole)
+            found = list(zip(*(_texts(frame[c].iloc[near]) for c in self.columns), strict=True))
             mask[near] = [key in self.keys for key in found]
         return mask, near, found
+
+
+def _texts(values: pd.Series) -> list[str]:
+    """``values.astype(str).tolist()``, without the conversion for a text column with no missing value (the store's
+    key columns)."""
+    if isinstance(values.dtype, pd.StringDtype) and not values.hasnans:
+        return values.tolist()
+    return values.astype(str).tolist()
 
 
 def _bound(values: pd.Series, value: str, *, after: bool) -> int:
@@ -471,8 +479,8 @@ def _spliced(frame: pd.DataFrame, new: pd.DataFrame, changed: _Keys, columns: li
     (no whole sort, no index of the whole frame). ``empty``: what an empty result is. ``removed``: a list the rows
     taken out of ``frame`` are appended to (one frame)."""
     gone, near, near_keys = changed.near(frame)
-    if removed is not None:
-        removed.append(frame.iloc[np.flatnonzero(gone)])
+    if removed is not None:  # the columns a decision is counted by (decision_count's) of the rows taken out
+        removed.append(frame.iloc[np.flatnonzero(gone)][[c for c in DECISION_KEY if c in frame.columns]])
     kept_count = len(frame) - int(gone.sum())
     wanted = list(zip(*(new[c].tolist() for c in columns), strict=True))
     textual = all(isinstance(value, str) for key in wanted for value in key)
