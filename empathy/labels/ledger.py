@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from empathy.labels.backends import open_store
 from empathy.labels.decisions import DECISION_KEY, decision_count
@@ -206,11 +207,13 @@ class _DigestRows:
         by_key = cls.texts(applied)
         return cls(by_key, sorted(by_key.values()))
 
-    def updated(self, changed: set[tuple[str, ...]], applied: pd.DataFrame) -> _DigestRows:
+    def updated(self, changed: set[tuple[str, ...]], applied: pd.DataFrame, *, in_place: bool = False
+                ) -> _DigestRows:
         """These rows with the rating keys ``changed`` replaced by their rows in ``applied`` (those keys' applied
-        rows now): O(changes) look-ups and insertions into the sorted texts."""
-        by_key = dict(self.by_key)
-        ordered = list(self.ordered)
+        rows now): O(changes) look-ups and insertions into the sorted texts. ``in_place``: these rows are changed
+        and returned (no copy of the whole dict and list: the caller no longer uses them as they were)."""
+        by_key = self.by_key if in_place else dict(self.by_key)
+        ordered = self.ordered if in_place else list(self.ordered)
         for key in changed:
             text = by_key.pop(key, None)
             if text is not None:
@@ -231,9 +234,9 @@ def _decision_keys(rows: pd.DataFrame) -> Counter:
     return Counter(zip(*(text[column].tolist() for column in columns), strict=True))
 
 
-def _patched_counts(before: Counter, removed: pd.DataFrame, added: pd.DataFrame) -> Counter:
-    """``before`` (:func:`_decision_keys` of a frame) after its rows ``removed`` were taken out and ``added`` put in."""
-    after = Counter(before)
+def _patched_counts(after: Counter, removed: pd.DataFrame, added: pd.DataFrame) -> Counter:
+    """``after`` (:func:`_decision_keys` of a frame), changed in place to count the frame after its rows ``removed``
+    were taken out and ``added`` put in; returned."""
     for key, count in _decision_keys(removed).items():
         left = after[key] - count
         if left > 0:
@@ -302,15 +305,22 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
                           empty=pd.DataFrame(columns=[*KEY_COLUMNS, "decisions"]),
                           removed=removed.setdefault("unresolved", []))
     updated = Ledger(ledger.name, ledger.rule, decisions, status, applied, unresolved, ledger.adopted)
-    if "_digest_rows" in ledger.__dict__:  # the previous digest's sorted rows, with the changed keys' replaced
+    # What the previous ledger carried is moved to this one and patched in place, not copied: a copy of a dict of
+    # every applied row at every key is work in proportion to the ledger, and its garbage brings the collector's
+    # full passes over every object of the process. Taken from the previous ledger (its __dict__), so that it is
+    # computed again from its own frames should anyone ask it (its digest and counts, once computed, stay).
+    digest_rows = ledger.__dict__.pop("_digest_rows", None)
+    if digest_rows is not None:  # the previous digest's sorted rows, with the changed keys' replaced
         chosen = applied[changed_ratings.rows_in(applied)]
-        updated.__dict__["_digest_rows"] = ledger._digest_rows.updated(changed_ratings.keys, chosen)
+        updated.__dict__["_digest_rows"] = digest_rows.updated(changed_ratings.keys, chosen, in_place=True)
     if "decision_counts" in ledger.__dict__ and not whole:
         # the counts asked for before (a page shows them after every key): the changed rows taken out and put in
         added = {"applied": effective.effective, "stale": now.stale, "orphaned": now.orphaned,
                  "unresolved": effective.unresolved}
+        counters = ledger._decision_rows
+        del ledger.__dict__["_decision_rows"]
         rows_by_decision = {name: _patched_counts(counter, *removed[name], added[name])
-                            for name, counter in ledger._decision_rows.items()}
+                            for name, counter in counters.items()}
         updated.__dict__["_decision_rows"] = rows_by_decision
         updated.__dict__["decision_counts"] = {name: len(counter) for name, counter in rows_by_decision.items()}
     return updated
@@ -508,24 +518,42 @@ _MAX_CHUNKS = 64
 
 def _in_order(frame: pd.DataFrame, new: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
     """The rows ``order`` of ``frame`` and ``new`` stacked (``order`` counts ``frame``'s rows first, then ``new``'s),
-    as ``pd.concat([frame, new]).take(order)`` gives them, built from runs of consecutive rows: a run of ``frame``
-    is a slice, and a text column (Arrow) of slices is joined without copying its values, so that a splice of a few
-    rows into a large frame costs about the same whatever its size. The pieces of those columns are joined into
-    one once they are more than :data:`_MAX_CHUNKS` (a copy every so many splices, not at every one)."""
+    as ``pd.concat([frame, new]).take(order)`` gives them, built column by column from runs of consecutive rows: a
+    run is a slice, and a text column (Arrow) of slices is joined without copying its values, so that a splice of a
+    few rows into a large frame costs about the same whatever its size (and allocates a few objects per column,
+    not a frame per run). The pieces of those columns are joined into one once they are more than
+    :data:`_MAX_CHUNKS` (a copy every so many splices, not at every one). A column whose dtype differs between
+    the two frames: ``pd.concat`` itself (its rules for the common dtype)."""
+    from pandas.arrays import ArrowStringArray, NumpyExtensionArray
+
     if not len(order):
         return frame.iloc[0:0]
     size = len(frame)
     # a run ends where the next position is not the next row, and between the old frame's rows and the new ones
     ends = np.flatnonzero((np.diff(order) != 1) | ((order[:-1] < size) != (order[1:] < size))) + 1
-    starts = np.concatenate([[0], ends])
-    stops = np.concatenate([ends, [len(order)]])
-    pieces = []
-    for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
-        first = int(order[start])
-        source, offset = (frame, 0) if first < size else (new, size)
-        pieces.append(source.iloc[first - offset:first - offset + stop - start])
-    out = pd.concat(pieces, ignore_index=True) if len(pieces) > 1 else pieces[0].reset_index(drop=True)
-    return _compacted(out)
+    starts = np.concatenate([[0], ends]).tolist()
+    stops = np.concatenate([ends, [len(order)]]).tolist()
+    runs = [(first >= size, first - (size if first >= size else 0), stop - start)
+            for start, stop, first in zip(starts, stops, order[starts].tolist(), strict=True)]
+    from_new = any(is_new for is_new, _, _ in runs)
+    columns = {}
+    for column in frame.columns:
+        old = frame[column].array
+        added = new[column].array if from_new else old
+        if added.dtype != old.dtype:
+            return _compacted(pd.concat([frame, new[list(frame.columns)]], ignore_index=True).take(order)
+                              .reset_index(drop=True))
+        parts = [(added if is_new else old)[first:first + length] for is_new, first, length in runs]
+        if isinstance(old, ArrowStringArray):
+            chunks = pa.chunked_array([chunk for part in parts for chunk in part._pa_array.chunks],
+                                      type=old._pa_array.type)
+            columns[column] = ArrowStringArray(chunks.combine_chunks() if chunks.num_chunks > _MAX_CHUNKS
+                                               else chunks, dtype=old.dtype)
+        elif isinstance(old, NumpyExtensionArray):
+            columns[column] = np.concatenate([part.to_numpy() for part in parts])
+        else:
+            columns[column] = type(old)._concat_same_type(parts)
+    return pd.DataFrame(columns, columns=frame.columns, copy=False)
 
 
 def _compacted(frame: pd.DataFrame) -> pd.DataFrame:
