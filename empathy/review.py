@@ -18,6 +18,7 @@ annotator ratings (:func:`empathy.labels.ledger.annotator_ratings`), so it sits 
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -104,7 +105,30 @@ class Recompute:
                                      n_overrides=n_overrides, **self.settings)
         if not decisions:
             return report
-        return replace(report, signature=replace(report.signature, decisions=decision_count(overrides)))
+        return replace(report, signature=replace(report.signature, decisions=known_decision_count(overrides)))
+
+
+#: Decision counts already known, by the overrides frame they count (held weakly: a frame gone is forgotten).
+_KNOWN_COUNTS: dict[int, tuple[weakref.ref, int]] = {}
+
+
+def remember_decision_count(overrides: pd.DataFrame, count: int) -> None:
+    """Say that :func:`empathy.labels.decisions.decision_count` of the frame ``overrides`` (not to be modified) is
+    ``count``, kept up to date without counting (:attr:`empathy.labels.ledger.Ledger.decision_counts` of a ledger
+    brought up to date counts only the changed rows): :func:`known_decision_count` of that frame returns it."""
+    for key in [key for key, (ref, _count) in _KNOWN_COUNTS.items() if ref() is None]:
+        del _KNOWN_COUNTS[key]
+    _KNOWN_COUNTS[id(overrides)] = (weakref.ref(overrides), int(count))
+
+
+def known_decision_count(overrides: pd.DataFrame | None) -> int:
+    """:func:`empathy.labels.decisions.decision_count` of ``overrides``: the count given by
+    :func:`remember_decision_count` for this very frame, else counted."""
+    if overrides is not None:
+        known = _KNOWN_COUNTS.get(id(overrides))
+        if known is not None and known[0]() is overrides:
+            return known[1]
+    return decision_count(overrides)
 
 
 #: What the labels behind an inter-judge agreement row are: the judges' own, or with human overrides applied.

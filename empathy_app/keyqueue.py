@@ -51,10 +51,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from empathy.escaping import html_literal, markdown_literal
+from empathy.labels.ledger import rows_of_items
 from empathy.labels.locations import StoreError
 from empathy.labels.queue_state import skip_output
 from empathy.labels.records import AuditMark
@@ -347,7 +349,8 @@ def _apply_one(data: Loaded, event: dict, *, annotator: str,  # noqa: C901 - one
     issued = issued_version(event.get("issued"))
     others = everyone  # read once per batch, before it: what other sessions had decided by then
     if len(others) and issued is not None:
-        others = decided_meanwhile(others, item, model, dimension, annotator=annotator, shown_at=issued)
+        others = decided_meanwhile(others, item, model, dimension, annotator=annotator, shown_at=issued,
+                                   sorted_by_item=True)
         if len(others):
             names = ", ".join(sorted(map(md, set(others["annotator"]))))
             return Outcome("meanwhile", text + f" Note: {names} decided this output meanwhile (after it was shown "
@@ -406,12 +409,16 @@ def issued_version(value: object) -> int | None:
 
 
 def decided_meanwhile(decisions: pd.DataFrame, item: str, model: str, dimension: str, *, annotator: str,
-                      shown_at: int) -> pd.DataFrame:
+                      shown_at: int, sorted_by_item: bool = False) -> pd.DataFrame:
     """Other annotators' decisions on one output and dimension committed after the store's version ``shown_at``
-    (the store's commit order ``seq``, never a writer's clock)."""
+    (the store's commit order ``seq``, never a writer's clock). ``sorted_by_item``: ``decisions`` is sorted by
+    ``item_id`` (a :class:`~empathy.labels.ledger.Ledger`'s decisions): the item's rows are found by bisection."""
     if decisions.empty or "seq" not in decisions.columns:
         return decisions.iloc[0:0]
-    here = decisions[decisions["item_id"] == item]  # one column compared whole, the others on the item's rows
+    # the item's rows (found by bisection in a frame sorted by item, as the ledger's and the store's are), then
+    # the other columns compared on those rows only
+    here = decisions.iloc[rows_of_items(decisions, [item])] if sorted_by_item else decisions[
+        decisions["item_id"] == item]
     return here[(here["model"] == model) & (here["dimension"] == dimension) & (here["annotator"] != annotator)
                 & (here["seq"].astype("int64") > int(shown_at))]
 
@@ -618,10 +625,24 @@ def queue_for(data: Loaded, dimension: str, task: str, outputs: pd.DataFrame, mi
     base = _base_queue(f"{data.content_key}", dimension, task, data.dataset.ratings, outputs)
     queue = base.copy()
     if len(mine):
-        decided = mine.loc[mine["dimension"] == dimension, ["item_id", "model"]]
-        queue["done"] = pd.MultiIndex.from_frame(queue[["item_id", "model"]]).isin(
-            pd.MultiIndex.from_frame(decided))
+        # each decided output's row looked up (the queue's rows by output: once per queue), not the queue's 2,000
+        # or 200,000 pairs compared with the decisions at every key
+        rows = _queue_rows(f"{data.content_key}", dimension, task, base)
+        decided = mine[mine["dimension"] == dimension]
+        done = np.zeros(len(queue), dtype=bool)
+        for pair in zip(decided["item_id"].tolist(), decided["model"].tolist(), strict=True):
+            position = rows.get(pair)
+            if position is not None:
+                done[position] = True
+        queue["done"] = done
     return queue
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _queue_rows(key: str, dimension: str, task: str, _base: pd.DataFrame) -> dict[tuple, int]:
+    """The row of each output in the base queue of ``(key, dimension, task)``, by ``(item_id, model)``."""
+    return {pair: position for position, pair in enumerate(zip(_base["item_id"].tolist(), _base["model"].tolist(),
+                                                               strict=True))}
 
 
 def show(*, items: list[dict], dimension: str, apply_to: str, annotator: str, scale: tuple[int, int] | None,

@@ -243,6 +243,11 @@ def applied(data: Loaded) -> pd.DataFrame:
             keys = pd.MultiIndex.from_frame(data.dataset.outputs[["item_id", "model"]])
             keep &= pd.MultiIndex.from_frame(table[["item_id", "model"]].astype(str)).isin(keys)
         table = table if keep.all() else table[keep].reset_index(drop=True)
+    if table is held.ledger.applied and "decision_counts" in held.ledger.__dict__:
+        # its decision count is known (kept up to date per key): the report's signature does not count it again
+        from empathy.review import remember_decision_count
+
+        remember_decision_count(table, held.ledger.decision_counts["applied"])
     held.applied[data.content_key] = table
     return table
 

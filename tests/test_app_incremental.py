@@ -320,3 +320,76 @@ def test_a_key_selects_nothing_from_every_decision(tmp_path, monkeypatch, _store
     app_ok(at)
     assert all(size <= 2 for _, size in sizes)
     assert at.session_state[RELABEL_OUTCOMES][-1].kind == "refused"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_queue_done_marks_by_row_look_up_equal_comparing_every_pair(seed: int) -> None:
+    """keyqueue.queue_for marks ``done`` by looking up each decided output's row in the base queue; the same marks
+    as relabel_queue(..., done=mine) and as the MultiIndex comparison of every pair: random decisions on other
+    dimensions, on outputs absent from the queue, several per output."""
+    from types import SimpleNamespace
+
+    from empathy.review import relabel_queue
+    from empathy_app import keyqueue
+
+    rng = np.random.default_rng(seed)
+    outputs = pd.DataFrame([{"item_id": f"i{k}", "model": m, "task": "", "reference": "r", "generation": "g"}
+                            for k in range(40) for m in ("A", "B", "C")]).astype({"item_id": "str", "model": "str"})
+    ratings = pd.DataFrame([{"item_id": o.item_id, "model": o.model, "rater": judge, "dimension": "ca",
+                             "value": float(rng.integers(0, 2)), "rater_kind": "llm"}
+                            for o in outputs.itertuples() for judge in ("j1", "j2")])
+    data = SimpleNamespace(dataset=SimpleNamespace(outputs=outputs, ratings=ratings),
+                           content_key=f"done-{uuid.uuid4().hex}")
+    for _ in range(5):
+        n = int(rng.integers(0, 80))
+        mine = pd.DataFrame({"item_id": [f"i{k}" for k in rng.integers(0, 45, n)],
+                             "model": rng.choice(["A", "B", "D"], n), "dimension": rng.choice(["ca", "sa"], n)}
+                            ).astype({"item_id": "str", "model": "str"})
+        queue = keyqueue.queue_for(data, "ca", "(all)", outputs, mine)
+        expected = relabel_queue(ratings, "ca", outputs, done=mine)
+        pd.testing.assert_frame_equal(queue, expected)
+        pairs = mine.loc[mine["dimension"] == "ca", ["item_id", "model"]]
+        if len(mine):
+            assert queue["done"].tolist() == pd.MultiIndex.from_frame(queue[["item_id", "model"]]).isin(
+                pd.MultiIndex.from_frame(pairs)).tolist()
+
+
+def test_a_key_counts_only_its_own_decisions(tmp_path, monkeypatch, _store):
+    """The ledger line's decision counts and the live metric's signature count are kept up to date from the key's
+    rows: after the first key, nothing counts decisions over every row of the ledger (counted calls of the
+    library's decision_count and of the per-frame decision keys), and the counts shown equal counting again."""
+    from empathy import review
+    from empathy.labels import ledger as ledger_module
+    from empathy.labels.decisions import decision_count
+    from empathy.labels.records import dataset_name
+    from empathy.labels.rules import make_changes
+    from empathy.labels.sqlite import OverrideStore
+
+    source = _data(tmp_path / "data")
+    outputs = pd.read_csv(source["outputs"], dtype={"item_id": str, "model": str}, keep_default_na=False)
+    ratings = pd.concat([pd.read_csv(path, dtype={"item_id": str, "model": str}) for path in source["ratings"]])
+    changes = [change for item in ("i1", "i2", "i3") for model in ("A", "B")
+               for change in make_changes(outputs, ratings, item, model, ["j1", "j2"], "ca", 1.0)]
+    OverrideStore(_store).set_overrides(dataset_name(Path(source["outputs"]), store_path=_store), changes,
+                                        annotator="other")
+    counted: list[int] = []
+    keyed: list[int] = []
+    for module in (ledger_module, review):
+        monkeypatch.setattr(module, "decision_count", lambda rows, _o=decision_count: counted.append(
+            0 if rows is None else len(rows)) or _o(rows))
+    original_keys = ledger_module._decision_keys
+    monkeypatch.setattr(ledger_module, "_decision_keys", lambda rows: keyed.append(len(rows)) or original_keys(rows))
+    at = _relabel(source)
+    press(at, 1.0)
+    app_ok(at)
+    counted.clear(), keyed.clear()
+    press(at, 0.0)
+    app_ok(at)
+    assert all(size <= 2 for size in counted) and all(size <= 2 for size in keyed), (counted, keyed)
+    monkeypatch.undo()
+    name = dataset_name(Path(source["outputs"]), store_path=_store)
+    again = ledger_module.open_ledger(OverrideStore(_store), name, outputs).decision_counts
+    assert again["applied"] == 6  # the other annotator's 6 outputs: the two keys were on outputs of their own too
+    line = next(text for text in app_texts(at.caption) if text.startswith("Ledger ("))
+    assert (f"{again['applied']} decisions applied" in line.replace("*", "")
+            and f"{again['unresolved']} unresolved" in line.replace("*", "")), line

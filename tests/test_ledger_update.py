@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from empathy.labels import ledger as ledger_module
 from empathy.labels.backends import open_store
 from empathy.labels.ledger import Ledger, ledger_status, open_ledger, updated_ledger
 from empathy.labels.records import Change, output_hashes, text_hash
@@ -33,6 +34,7 @@ def _same(updated: Ledger, fresh: Ledger) -> None:
     assert updated.digest == fresh.digest
     assert updated.counts == fresh.counts
     assert updated.decided == fresh.decided
+    assert updated.decision_counts == fresh.decision_counts
 
 
 def _change(rng: np.random.Generator, outputs: pd.DataFrame, item: int) -> list[Change]:
@@ -46,14 +48,18 @@ def _change(rng: np.random.Generator, outputs: pd.DataFrame, item: int) -> list[
 
 
 @pytest.mark.parametrize("rule", LABEL_RULES)
-def test_updated_ledger_equals_reading_it_again_after_every_write(store_location, rule):
+def test_updated_ledger_equals_reading_it_again_after_every_write(store_location, rule, monkeypatch):
+    """Every frame, the digest and the decision counts (both carried from the ledger before, not computed again)
+    after random decisions, undos and adjudications; the spliced text columns' pieces joined every few writes
+    (a low threshold here, so that the join happens many times)."""
+    monkeypatch.setattr(ledger_module, "_MAX_CHUNKS", 4)
     store = open_store(store_location)
     outputs = _outputs()
     hashes = output_hashes(outputs)
     rng = np.random.default_rng(len(rule))
     held = open_ledger(store, NAME, outputs, rule, hashes=hashes)
     version = store.version()
-    _ = held.digest  # computed: the next ones are carried over
+    _ = held.digest, held.decision_counts  # computed: the next ones are carried over
     for step in range(70):
         kind = rng.random()
         annotator = str(rng.choice(ANNOTATORS))
@@ -71,7 +77,12 @@ def test_updated_ledger_equals_reading_it_again_after_every_write(store_location
         now = store.version()
         keys, rows = store.changed_decisions(NAME, version)
         held, version = updated_ledger(held, keys, rows, outputs, hashes=hashes), now
+        if len(keys) and len(held.applied):
+            assert "decision_counts" in held.__dict__  # carried over, not computed from the frames
         _same(held, open_ledger(store, NAME, outputs, rule, hashes=hashes))
+        for frame in (held.decisions, held.status.fresh, held.applied):
+            assert all(frame[c].array._pa_array.num_chunks <= 4 for c in frame.columns
+                       if hasattr(frame[c].array, "_pa_array")), "the pieces are joined"
     # everything withdrawn: the empty ledger
     for annotator in (*ANNOTATORS, "adj"):
         while len(store.undo_last(annotator, dataset_id=NAME)):
@@ -177,3 +188,54 @@ def test_the_rows_of_changed_items_found_by_bisection_equal_comparing_the_column
         assert _sorted_rows_of(values, items).tolist() == expected.tolist()
     assert _sorted_rows_of(pd.Series([1, 2, 3]), ["1"]) is None
     assert _sorted_rows_of(pd.Series([], dtype=object), ["1"]) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_latest_of_a_few_decisions_in_python_equals_the_label_rule(seed):
+    """ledger._latest_of_few (a key's rows reduced in Python under ``latest``) against
+    empathy.labels.rules.effective_overrides on random rows: ties in ``seq`` broken by ``updated_at`` and then by
+    the rows' order, several annotators and adjudications of a rating, keys out of order; the same frames."""
+    from empathy.labels.ledger import _latest_of_few
+    from empathy.labels.rules import effective_overrides
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(int(rng.integers(1, 40))):
+        rows.append({"item_id": f"i{rng.integers(0, 4)}", "model": str(rng.choice(["m", "n"])),
+                     "rater": str(rng.choice(["j1", "j2"])), "dimension": "ca", "value": float(rng.integers(0, 2)),
+                     "annotator": str(rng.choice([*ANNOTATORS, "adj"])), "role": str(rng.choice(
+                         ["annotator", "annotator", "adjudicator"])),
+                     "updated_at": f"2026-12-0{rng.integers(1, 3)}", "reason": "", "text_hash": "h",
+                     "seq": int(rng.integers(1, 6))})
+    frame = pd.DataFrame(rows).astype({c: "str" for c in ("item_id", "model", "rater", "dimension", "annotator",
+                                                          "role", "updated_at", "reason", "text_hash")})
+    fast = _latest_of_few(frame)
+    slow = effective_overrides(frame, "latest")
+    pd.testing.assert_frame_equal(fast.effective, slow.effective)
+    pd.testing.assert_frame_equal(fast.unresolved, slow.unresolved)
+    assert _latest_of_few(frame.drop(columns="seq")) is None  # not the store's columns: the library's
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_decided_meanwhile_by_bisection_equals_comparing_the_column_whole(seed):
+    """keyqueue.decided_meanwhile on a ledger's decisions (sorted by item: the item's rows found by bisection,
+    ledger.rows_of_items) selects the same rows, in the same order and with the same index, as the whole comparison,
+    for items present and absent."""
+    pytest.importorskip("streamlit")
+    from empathy.labels.ledger import rows_of_items
+    from empathy_app.keyqueue import decided_meanwhile
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 200))
+    frame = pd.DataFrame({"item_id": [f"i{k}" for k in rng.integers(0, 30, n)], "model": rng.choice(["m", "n"], n),
+                          "dimension": "ca", "annotator": rng.choice(list(ANNOTATORS), n),
+                          "seq": rng.integers(1, 50, n)}).astype({"item_id": "str", "model": "str",
+                                                                 "annotator": "str"})
+    frame = frame.sort_values(["item_id", "model"], kind="stable").reset_index(drop=True)
+    for item in [*(f"i{k}" for k in range(32)), "z"]:
+        expected = np.flatnonzero((frame["item_id"] == item).to_numpy())
+        assert rows_of_items(frame, [item]).tolist() == expected.tolist()
+        for model in ("m", "n"):
+            fast = decided_meanwhile(frame, item, model, "ca", annotator="ann", shown_at=20, sorted_by_item=True)
+            slow = decided_meanwhile(frame, item, model, "ca", annotator="ann", shown_at=20)
+            pd.testing.assert_frame_equal(fast, slow)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -24,12 +25,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from empathy.labels.backends import open_store
-from empathy.labels.decisions import decision_count
+from empathy.labels.decisions import DECISION_KEY, decision_count
 from empathy.labels.records import dataset_id, dataset_name, empty_decisions, in_commit_order, output_hashes
-from empathy.labels.rules import effective_overrides, label_rule_field
-from empathy.labels.schema import KEY_COLUMNS
+from empathy.labels.rules import Effective, effective_overrides, label_rule_field
+from empathy.labels.schema import KEY_COLUMNS, ORDER_COLUMN
 from empathy.labels.sqlite import OverrideStore
 
 _ITEM_KEY = ["item_id", "model", "dimension"]
@@ -112,9 +114,21 @@ class Ledger:
     @cached_property
     def decision_counts(self) -> dict[str, int]:
         """The same four counts in human decisions (:func:`empathy.labels.decisions.decision_count`): a decision
-        applied to two judges is 1; ``unresolved`` counts the disagreements per output and dimension."""
+        applied to two judges is 1; ``unresolved`` counts the disagreements per output and dimension. A ledger
+        brought up to date by :func:`updated_ledger` from one whose counts were asked for counts only the rows that
+        changed (:attr:`_decision_rows`)."""
         return {"applied": decision_count(self.applied), "stale": decision_count(self.status.stale),
                 "orphaned": decision_count(self.status.orphaned), "unresolved": decision_count(self.unresolved)}
+
+    @cached_property
+    def _decision_rows(self) -> dict[str, Counter]:
+        """Per frame of :attr:`decision_counts`, how many rows each decision has (its key as
+        :func:`~empathy.labels.decisions.decision_count` compares it): the counts are the numbers of keys."""
+        return {name: _decision_keys(frame) for name, frame in self._counted_frames().items()}
+
+    def _counted_frames(self) -> dict[str, pd.DataFrame]:
+        return {"applied": self.applied, "stale": self.status.stale, "orphaned": self.status.orphaned,
+                "unresolved": self.unresolved}
 
     @property
     def applied_decisions(self) -> int:
@@ -193,11 +207,13 @@ class _DigestRows:
         by_key = cls.texts(applied)
         return cls(by_key, sorted(by_key.values()))
 
-    def updated(self, changed: set[tuple[str, ...]], applied: pd.DataFrame) -> _DigestRows:
+    def updated(self, changed: set[tuple[str, ...]], applied: pd.DataFrame, *, in_place: bool = False
+                ) -> _DigestRows:
         """These rows with the rating keys ``changed`` replaced by their rows in ``applied`` (those keys' applied
-        rows now): O(changes) look-ups and insertions into the sorted texts."""
-        by_key = dict(self.by_key)
-        ordered = list(self.ordered)
+        rows now): O(changes) look-ups and insertions into the sorted texts. ``in_place``: these rows are changed
+        and returned (no copy of the whole dict and list: the caller no longer uses them as they were)."""
+        by_key = self.by_key if in_place else dict(self.by_key)
+        ordered = self.ordered if in_place else list(self.ordered)
         for key in changed:
             text = by_key.pop(key, None)
             if text is not None:
@@ -206,6 +222,29 @@ class _DigestRows:
             by_key[key] = text
             bisect.insort(ordered, text)
         return _DigestRows(by_key, ordered)
+
+
+def _decision_keys(rows: pd.DataFrame) -> Counter:
+    """How many rows of ``rows`` each decision has, by the columns and text that
+    :func:`~empathy.labels.decisions.decision_count` compares (its count is the number of keys)."""
+    if rows is None or not len(rows):
+        return Counter()
+    columns = [column for column in DECISION_KEY if column in rows.columns]
+    text = rows[columns].astype(str)
+    return Counter(zip(*(text[column].tolist() for column in columns), strict=True))
+
+
+def _patched_counts(after: Counter, removed: pd.DataFrame, added: pd.DataFrame) -> Counter:
+    """``after`` (:func:`_decision_keys` of a frame), changed in place to count the frame after its rows ``removed``
+    were taken out and ``added`` put in; returned."""
+    for key, count in _decision_keys(removed).items():
+        left = after[key] - count
+        if left > 0:
+            after[key] = left
+        else:
+            del after[key]
+    after.update(_decision_keys(added))
+    return after
 
 
 def _plural(count: int, noun: str) -> str:
@@ -244,24 +283,82 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
                                      hashes=hashes)
     hashes = output_hashes(outputs) if hashes is None else hashes
     now = ledger_status(rows, outputs, hashes)
-    parts = [_spliced(old, new, changed_rows, row_key, empty=decisions.iloc[0:0])
-             for old, new in zip((ledger.status.fresh, ledger.status.stale, ledger.status.orphaned),
-                                 (now.fresh, now.stale, now.orphaned), strict=True)]
+    removed: dict[str, list[pd.DataFrame]] = {}  # each counted frame's rows taken out, for the decision counts
+    parts = [_spliced(old, new, changed_rows, row_key, empty=decisions.iloc[0:0],
+                      removed=removed.setdefault(name, []) if name != "fresh" else None)
+             for name, old, new in zip(("fresh", "stale", "orphaned"),
+                                       (ledger.status.fresh, ledger.status.stale, ledger.status.orphaned),
+                                       (now.fresh, now.stale, now.orphaned), strict=True)]
     status = LedgerStatus(*parts)
     changed_ratings = _Keys.of(keys, list(KEY_COLUMNS))
     fresh = status.fresh
     touched = fresh[changed_ratings.rows_in(fresh)]
-    effective = effective_overrides(touched, ledger.rule)
-    applied = _spliced(ledger.applied, effective.effective, changed_ratings, list(KEY_COLUMNS))
-    if applied.empty:  # nothing applies: the whole reduction, as open_ledger computes it (its empty frame)
+    effective = _latest_of_few(touched) if ledger.rule == "latest" else None
+    if effective is None:
+        effective = effective_overrides(touched, ledger.rule)
+    applied = _spliced(ledger.applied, effective.effective, changed_ratings, list(KEY_COLUMNS),
+                       removed=removed.setdefault("applied", []))
+    whole = applied.empty
+    if whole:  # nothing applies: the whole reduction, as open_ledger computes it (its empty frame)
         applied = effective_overrides(fresh, ledger.rule).effective
     unresolved = _spliced(ledger.unresolved, effective.unresolved, changed_ratings, list(KEY_COLUMNS),
-                          empty=pd.DataFrame(columns=[*KEY_COLUMNS, "decisions"]))
+                          empty=pd.DataFrame(columns=[*KEY_COLUMNS, "decisions"]),
+                          removed=removed.setdefault("unresolved", []))
     updated = Ledger(ledger.name, ledger.rule, decisions, status, applied, unresolved, ledger.adopted)
-    if "_digest_rows" in ledger.__dict__:  # the previous digest's sorted rows, with the changed keys' replaced
+    # What the previous ledger carried is moved to this one and patched in place, not copied: a copy of a dict of
+    # every applied row at every key is work in proportion to the ledger, and its garbage brings the collector's
+    # full passes over every object of the process. Taken from the previous ledger (its __dict__), so that it is
+    # computed again from its own frames should anyone ask it (its digest and counts, once computed, stay).
+    digest_rows = ledger.__dict__.pop("_digest_rows", None)
+    if digest_rows is not None:  # the previous digest's sorted rows, with the changed keys' replaced
         chosen = applied[changed_ratings.rows_in(applied)]
-        updated.__dict__["_digest_rows"] = ledger._digest_rows.updated(changed_ratings.keys, chosen)
+        updated.__dict__["_digest_rows"] = digest_rows.updated(changed_ratings.keys, chosen, in_place=True)
+    if "decision_counts" in ledger.__dict__ and not whole:
+        # the counts asked for before (a page shows them after every key): the changed rows taken out and put in
+        added = {"applied": effective.effective, "stale": now.stale, "orphaned": now.orphaned,
+                 "unresolved": effective.unresolved}
+        counters = ledger._decision_rows
+        del ledger.__dict__["_decision_rows"]
+        rows_by_decision = {name: _patched_counts(counter, *removed[name], added[name])
+                            for name, counter in counters.items()}
+        updated.__dict__["_decision_rows"] = rows_by_decision
+        updated.__dict__["decision_counts"] = {name: len(counter) for name, counter in rows_by_decision.items()}
     return updated
+
+
+#: Up to how many rows :func:`_latest_of_few` reduces in Python (more: :func:`effective_overrides` itself).
+_FEW = 64
+
+
+def _latest_of_few(decisions: pd.DataFrame) -> Effective | None:
+    """:func:`empathy.labels.rules.effective_overrides` of a few ``decisions`` (a key's rows) under the ``latest``
+    rule, the same frames, found in Python: the last decision of each rating key in the store's commit order
+    (``seq``, then ``updated_at``: :func:`~empathy.labels.records.in_commit_order`) with ``n_annotators``, the
+    keys sorted. The library call's sorts, group-by and merge cost milliseconds each even for two rows, at every
+    key. ``None`` (the caller uses the library) for more than :data:`_FEW` rows, a frame without the store's
+    columns, or an order column with a missing value."""
+    order_columns = [c for c in (ORDER_COLUMN, "updated_at") if c in decisions.columns]
+    if (not len(decisions) or len(decisions) > _FEW or order_columns != [ORDER_COLUMN, "updated_at"]
+            or not {"role", "annotator", *KEY_COLUMNS} <= set(decisions.columns)):
+        return None
+    seqs, stamps = decisions[ORDER_COLUMN].tolist(), decisions["updated_at"].tolist()
+    if any(pd.isna(v) for v in (*seqs, *stamps)) or not all(isinstance(v, str) for v in stamps):
+        return None
+    keys = list(zip(*(decisions[c].tolist() for c in KEY_COLUMNS), strict=True))
+    if not all(isinstance(v, str) for key in keys for v in key):
+        return None
+    roles, annotators = decisions["role"].tolist(), decisions["annotator"].tolist()
+    last: dict[tuple, int] = {}
+    for position in sorted(range(len(keys)), key=lambda k: (seqs[k], stamps[k])):  # stable: ties keep their order
+        last[keys[position]] = position
+    people: dict[tuple, set] = {}
+    for key, role, annotator in zip(keys, roles, annotators, strict=True):
+        if role == "annotator":
+            people.setdefault(key, set()).add(annotator)
+    chosen = sorted(last)  # one row per key, the keys in order (the library's stable sort of unique keys)
+    effective = decisions.take([last[key] for key in chosen]).reset_index(drop=True)
+    effective["n_annotators"] = np.array([len(people.get(key, ())) for key in chosen], dtype=int)
+    return Effective(effective, pd.DataFrame(columns=[*KEY_COLUMNS, "decisions"]), "latest")
 
 
 @dataclass(frozen=True)
@@ -293,10 +390,18 @@ class _Keys:
             near = np.flatnonzero(first.astype(str).isin(self.items).to_numpy(dtype=bool))
         found: list[tuple[str, ...]] = []
         if len(near):
-            part = frame.iloc[near]
-            found = list(zip(*(part[c].astype(str).tolist() for c in self.columns), strict=True))
+            # the key's columns only, each taken alone (selecting several columns of a frame copies them whole)
+            found = list(zip(*(_texts(frame[c].iloc[near]) for c in self.columns), strict=True))
             mask[near] = [key in self.keys for key in found]
         return mask, near, found
+
+
+def _texts(values: pd.Series) -> list[str]:
+    """``values.astype(str).tolist()``, without the conversion for a text column with no missing value (the store's
+    key columns)."""
+    if isinstance(values.dtype, pd.StringDtype) and not values.hasnans:
+        return values.tolist()
+    return values.astype(str).tolist()
 
 
 def _bound(values: pd.Series, value: str, *, after: bool) -> int:
@@ -329,6 +434,18 @@ def _sorted_rows_of(values: pd.Series, items: list[str]) -> np.ndarray | None:
     except TypeError:  # a value that is not text
         return None
     return np.concatenate(spans) if spans else np.empty(0, dtype=np.int64)
+
+
+def rows_of_items(decisions: pd.DataFrame, items: list[str]) -> np.ndarray:
+    """The positions of the rows of ``decisions`` whose ``item_id`` is one of ``items``, ascending: by bisection when
+    the frame is sorted by item as the store and :class:`Ledger` keep it (O(items x log rows)), else by comparing
+    the column whole."""
+    values = decisions["item_id"]
+    wanted = sorted(set(map(str, items)))
+    near = _sorted_rows_of(values, wanted)
+    if near is None:
+        near = np.flatnonzero(values.astype(str).isin(wanted).to_numpy(dtype=bool))
+    return np.sort(near)
 
 
 def _first_position(frame: pd.DataFrame, column: str, value: str) -> int:
@@ -365,31 +482,96 @@ def _places(frame: pd.DataFrame, gone: np.ndarray, near: np.ndarray, near_keys: 
 
 
 def _spliced(frame: pd.DataFrame, new: pd.DataFrame, changed: _Keys, columns: list[str], *,
-             empty: pd.DataFrame | None = None) -> pd.DataFrame:
+             empty: pd.DataFrame | None = None, removed: list[pd.DataFrame] | None = None) -> pd.DataFrame:
     """``frame`` (sorted by ``columns``, ``changed``'s columns, unique per row: the order the store and the label
     rule give) without its rows whose key is in ``changed``, plus ``new`` (rows of changed keys), sorted by
     ``columns`` as a stable sort of the two would: each new row inserted where it goes among the rows of its item
-    (no whole sort, no index of the whole frame). ``empty``: what an empty result is."""
+    (no whole sort, no index of the whole frame). ``empty``: what an empty result is. ``removed``: a list the rows
+    taken out of ``frame`` are appended to (one frame)."""
     gone, near, near_keys = changed.near(frame)
-    kept = frame[~gone] if gone.any() else frame
+    if removed is not None:  # the columns a decision is counted by (decision_count's) of the rows taken out
+        removed.append(frame.iloc[np.flatnonzero(gone)][[c for c in DECISION_KEY if c in frame.columns]])
+    kept_count = len(frame) - int(gone.sum())
     wanted = list(zip(*(new[c].tolist() for c in columns), strict=True))
     textual = all(isinstance(value, str) for key in wanted for value in key)
     if len(new) > 1:  # the few new rows in order by their keys (a stable sort, in Python: no frame sort)
         new = (new.take(sorted(range(len(new)), key=wanted.__getitem__)) if textual
                else new.sort_values(columns, kind="stable"))
         wanted = sorted(wanted) if textual else list(zip(*(new[c].tolist() for c in columns), strict=True))
-    if len(kept) == 0 or len(new) == 0:
-        out = new if len(kept) == 0 else kept
+    if kept_count == 0 or len(new) == 0:
+        out = new if kept_count == 0 else _in_order(frame, new, np.flatnonzero(~gone))
     elif textual:
         places = _places(frame, gone, near, near_keys, wanted, columns[0])
-        # one copy of the rows: the old frame and the new rows together, taken in the merged order
         order = np.insert(np.flatnonzero(~gone), places, len(frame) + np.arange(len(new)))
-        out = pd.concat([frame, new[list(frame.columns)]], ignore_index=True).take(order)
+        out = _in_order(frame, new[list(frame.columns)], order)
     else:  # a key that is not text (not from a store): the sort itself
+        kept = frame[~gone] if gone.any() else frame
         out = pd.concat([kept, new[list(kept.columns)]], ignore_index=True).sort_values(columns, kind="stable")
     if len(out) == 0 and empty is not None:
         return empty
     return out.reset_index(drop=True)
+
+
+#: How many pieces a text column of a spliced frame may hold before they are joined into one (see :func:`_in_order`).
+_MAX_CHUNKS = 64
+
+
+def _in_order(frame: pd.DataFrame, new: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
+    """The rows ``order`` of ``frame`` and ``new`` stacked (``order`` counts ``frame``'s rows first, then ``new``'s),
+    as ``pd.concat([frame, new]).take(order)`` gives them, built column by column from runs of consecutive rows: a
+    run is a slice, and a text column (Arrow) of slices is joined without copying its values, so that a splice of a
+    few rows into a large frame costs about the same whatever its size (and allocates a few objects per column,
+    not a frame per run). The pieces of those columns are joined into one once they are more than
+    :data:`_MAX_CHUNKS` (a copy every so many splices, not at every one). A column whose dtype differs between
+    the two frames: ``pd.concat`` itself (its rules for the common dtype)."""
+    from pandas.arrays import ArrowStringArray, NumpyExtensionArray
+
+    if not len(order):
+        return frame.iloc[0:0]
+    size = len(frame)
+    # a run ends where the next position is not the next row, and between the old frame's rows and the new ones
+    ends = np.flatnonzero((np.diff(order) != 1) | ((order[:-1] < size) != (order[1:] < size))) + 1
+    starts = np.concatenate([[0], ends]).tolist()
+    stops = np.concatenate([ends, [len(order)]]).tolist()
+    runs = [(first >= size, first - (size if first >= size else 0), stop - start)
+            for start, stop, first in zip(starts, stops, order[starts].tolist(), strict=True)]
+    from_new = any(is_new for is_new, _, _ in runs)
+    columns = {}
+    for column in frame.columns:
+        old = frame[column].array
+        added = new[column].array if from_new else old
+        if added.dtype != old.dtype:
+            return _compacted(pd.concat([frame, new[list(frame.columns)]], ignore_index=True).take(order)
+                              .reset_index(drop=True))
+        parts = [(added if is_new else old)[first:first + length] for is_new, first, length in runs]
+        if isinstance(old, ArrowStringArray):
+            chunks = pa.chunked_array([chunk for part in parts for chunk in part._pa_array.chunks],
+                                      type=old._pa_array.type)
+            columns[column] = ArrowStringArray(chunks.combine_chunks() if chunks.num_chunks > _MAX_CHUNKS
+                                               else chunks, dtype=old.dtype)
+        elif isinstance(old, NumpyExtensionArray):
+            columns[column] = np.concatenate([part.to_numpy() for part in parts])
+        else:
+            columns[column] = type(old)._concat_same_type(parts)
+    return pd.DataFrame(columns, columns=frame.columns, copy=False)
+
+
+def _compacted(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each Arrow text column of more than :data:`_MAX_CHUNKS` pieces joined into one (the same
+    values and dtype)."""
+    from pandas.arrays import ArrowStringArray
+
+    joined = {}
+    for column in frame.columns:
+        values = frame[column].array
+        if isinstance(values, ArrowStringArray) and values._pa_array.num_chunks > _MAX_CHUNKS:
+            joined[column] = ArrowStringArray(values._pa_array.combine_chunks(), dtype=values.dtype)
+    if not joined:
+        return frame
+    out = frame.copy(deep=False)
+    for column, values in joined.items():
+        out[column] = values
+    return out
 
 
 def open_ledger(store: OverrideStore, name: str, outputs: pd.DataFrame, rule: str = "latest", *,
