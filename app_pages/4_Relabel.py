@@ -596,3 +596,6 @@ with st.expander("A judge re-run meets the ledger"):
             with tab:
                 extra = ["new_value"] if "new_value" in frame.columns else []
                 st.dataframe(frame[[*shown_columns, *extra]], hide_index=True, key=f"relabel_rerun_{title}")
+
+if parsing is not None:
+    parsing.begin()  # this run is drawn: a new data set's background parse may take the CPU now (not before)

@@ -67,6 +67,10 @@ class BackgroundParse:
     :class:`empathy.progress.Progress` (counts, elapsed, ETA) for a page to draw; the thread draws nothing (Streamlit
     elements belong to a script's thread). A failure ends the thread with :attr:`error` set; the texts it did not
     reach are parsed by :func:`features` as before.
+
+    The thread waits for :meth:`begin` (the page that started it calls it once its run is drawn), at most
+    :data:`START_WAIT_S`: loading spaCy and parsing in the same process while the page builds its first screen
+    took the page's thread most of the GIL (a new data set's first Relabel output 1.1 s alone, 4.6 s beside it).
     """
 
     def __init__(self, texts: Sequence[str]) -> None:
@@ -83,8 +87,13 @@ class BackgroundParse:
         self._waiting: set[int] = set()
         self._seen: set[int] = set()
         self._lock = threading.Lock()
+        self.started = threading.Event()  # set by begin(): the page's first screen is out
         self._thread = threading.Thread(target=self._run, name="empathy-background-parse", daemon=True)
         self._thread.start()
+
+    def begin(self) -> None:
+        """Let the parse start now (it starts by itself :data:`START_WAIT_S` after it was created)."""
+        self.started.set()
 
     def _keep(self, progress: Progress) -> None:
         self.progress = progress
@@ -120,6 +129,7 @@ class BackgroundParse:
         self.tracker.advance(min(count, self.tracker.total - self.tracker.done), cached)
 
     def _run(self) -> None:
+        self.started.wait(START_WAIT_S)
         from empathy.distancing import analyze
 
         try:
@@ -176,6 +186,9 @@ def parse_pending(data: Loaded) -> bool:
 
 
 _PARSES_LOCK = threading.Lock()
+#: Seconds a background parse waits for :meth:`BackgroundParse.begin` before it starts anyway (a page that stopped
+#: before its end, or another page that waits for the texts).
+START_WAIT_S = 5.0
 #: Seconds between two runs of a page that waits for a background parse (Relabel's queue, for the highlights).
 PARSE_POLL_S = 2.0
 
@@ -204,6 +217,8 @@ def _features(key: str, outputs: pd.DataFrame) -> TextFeatures:
     frame = outputs[["reference", "generation"]]
     with ProgressBar("Analysing the texts (sentences and distancing)") as bar:
         running = _parses_held().get(_parse_key(key))
+        if running is not None:
+            running.begin()  # waited for here: no first screen to leave the CPU to
         while running is not None and running.error is None and not running.finished.wait(MIN_INTERVAL):
             bar(running.progress)  # Relabel's background parse of these texts: drawn here, not parsed twice
         result = text_features(frame, lambda texts: _spacy_analyser(texts, bar),
