@@ -71,6 +71,10 @@ class BackgroundParse:
     The thread waits for :meth:`begin` (the page that started it calls it once its run is drawn), at most
     :data:`START_WAIT_S`: loading spaCy and parsing in the same process while the page builds its first screen
     took the page's thread most of the GIL (a new data set's first Relabel output 1.1 s alone, 4.6 s beside it).
+
+    The prioritised texts' sentence boundaries (:func:`empathy.judges.segment.sentence_spans`, memoised per process:
+    the SA, EGM and CA marks sit on them) are found here too, at the end of each round: the page's run that marks
+    them, a key's, then only reads them (it parsed them itself, seconds per window under load, while keys waited).
     """
 
     def __init__(self, texts: Sequence[str]) -> None:
@@ -86,6 +90,8 @@ class BackgroundParse:
         self._urgent: collections.deque[str] = collections.deque()
         self._waiting: set[int] = set()
         self._seen: set[int] = set()
+        # the texts taken from the stream and not parsed yet (a round at most), each with whether it was prioritised
+        self._pulled: collections.deque[tuple[bool, str]] = collections.deque()
         self._lock = threading.Lock()
         self.started = threading.Event()  # set by begin(): the page's first screen is out
         self._thread = threading.Thread(target=self._run, name="empathy-background-parse", daemon=True)
@@ -112,7 +118,8 @@ class BackgroundParse:
         position = 0
         while True:
             with self._lock:
-                if self._urgent:
+                urgent = bool(self._urgent)
+                if urgent:
                     text = self._urgent.popleft()
                     self._waiting.discard(hash(text))
                 elif position < len(self.texts):
@@ -123,6 +130,7 @@ class BackgroundParse:
                 if key in self._seen:
                     continue
                 self._seen.add(key)
+            self._pulled.append((urgent, text))
             yield text
 
     def _advance(self, count: int, cached: bool = False) -> None:
@@ -133,13 +141,32 @@ class BackgroundParse:
         from empathy.distancing import analyze
 
         try:
+            shown: list[str] = []  # prioritised texts parsed, their sentence boundaries not found yet
             for _ in analyze(self._stream(), batch_size=32, progress=self._advance, cache=self.cache):
-                pass
+                urgent, text = self._pulled.popleft()  # analyze yields in the order it took the texts
+                if urgent:
+                    shown.append(text)
+                # at the end of a round (nothing taken is left unparsed), or every 32 prioritised texts
+                if shown and (not self._pulled or len(shown) >= 32):
+                    _sentences_ahead(shown)
+                    shown = []
+            if shown:
+                _sentences_ahead(shown)  # before `finished`: the run that finds it set marks these
         except Exception as error:  # noqa: BLE001 - kept for the page: the parse is then done in the foreground
             self.error = f"{type(error).__name__}: {error}"
         finally:
             self.cache.close()
             self.finished.set()
+
+
+def _sentences_ahead(texts: list[str]) -> None:
+    """Find (and memoise for this process) the sentence boundaries of ``texts``, which a page is about to mark."""
+    from empathy.judges.segment import sentence_spans
+
+    try:
+        sentence_spans(texts)
+    except Exception:  # noqa: BLE001 - only ahead of the page, which finds them itself (and says why it cannot)
+        return
 
 
 @st.cache_resource(show_spinner=False)
