@@ -308,7 +308,7 @@ def _queue_area() -> None:
         parse_line.caption(f"Text analysis in the background (highlights): {parsing.progress.describe()}. The queue "
                            "works meanwhile; an output shows plain text until the analysis reaches it.")
     left, right = st.columns([4, 3] if audit_order else [5, 2])  # the audit's tables need the room
-    with left:
+    with left, compute.QUEUE_RUNS.running():  # a background parse takes its next round of texts after this run
         _queue_body(right, top, poll_ms)
 
 

@@ -10,6 +10,7 @@ so a rerun with no new override recomputes nothing and an override recomputes on
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -75,6 +76,10 @@ class BackgroundParse:
     The prioritised texts' sentence boundaries (:func:`empathy.judges.segment.sentence_spans`, memoised per process:
     the SA, EGM and CA marks sit on them) are found here too, at the end of each round: the page's run that marks
     them, a key's, then only reads them (it parsed them itself, seconds per window under load, while keys waited).
+
+    Between two rounds it waits while a key queue's run is in progress (:data:`QUEUE_RUNS`), at most
+    :data:`YIELD_S`: in one process the parse and a key's run share the interpreter, and a key's answer is what the
+    annotator waits for (the highlights of the outputs ahead can come a round later).
     """
 
     def __init__(self, texts: Sequence[str]) -> None:
@@ -150,6 +155,8 @@ class BackgroundParse:
                 if shown and (not self._pulled or len(shown) >= 32):
                     _sentences_ahead(shown)
                     shown = []
+                if not self._pulled:
+                    QUEUE_RUNS.wait_idle(YIELD_S)  # the next round after the key queues' runs of now
             if shown:
                 _sentences_ahead(shown)  # before `finished`: the run that finds it set marks these
         except Exception as error:  # noqa: BLE001 - kept for the page: the parse is then done in the foreground
@@ -212,6 +219,37 @@ def parse_pending(data: Loaded) -> bool:
     return found is not None and not found.finished.is_set()
 
 
+class _QueueRuns:
+    """How many runs of a key queue (Relabel's fragment, any session) are in progress in this process."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._idle = threading.Condition()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """A key queue's run, for its duration (Streamlit's stop and rerun exceptions end it too)."""
+        with self._idle:
+            self.count += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self.count -= 1
+                if not self.count:
+                    self._idle.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no key queue's run is in progress, at most ``timeout`` seconds; whether none is."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self.count == 0, timeout)
+
+
+#: The key queues' runs in progress: a background parse takes its next round of texts after them.
+QUEUE_RUNS = _QueueRuns()
+#: Seconds a background parse waits at most, between two rounds, for the key queues' runs in progress (the parse
+#: goes on, a round at a time, while keys keep coming).
+YIELD_S = 2.0
 _PARSES_LOCK = threading.Lock()
 #: Seconds a background parse waits for :meth:`BackgroundParse.begin` before it starts anyway (a page that stopped
 #: before its end, or another page that waits for the texts).

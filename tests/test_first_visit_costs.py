@@ -88,6 +88,54 @@ def test_a_background_parse_waits_for_the_page_to_begin_it(monkeypatch, tmp_path
     assert parse.finished.wait(60) and seen == [1] and len(begun) == 1  # parsed though never begun
 
 
+def test_a_background_parse_takes_no_new_round_while_a_key_queue_runs(monkeypatch, tmp_path):
+    """Between two rounds of texts the parse waits for the key queues' runs in progress (at most YIELD_S); once none
+    is, it goes on, and every text is parsed once, in the order it was before."""
+    import itertools
+    import threading
+
+    import empathy.distancing as distancing
+
+    monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path / "cache"))
+    rounds: list[list[str]] = []  # the texts analyze took, round by round
+
+    def two_at_a_time(texts, **kwargs):
+        stream = iter(texts)
+        while True:
+            taken = list(itertools.islice(stream, 2))
+            if not taken:
+                return
+            rounds.append(taken)
+            yield from (None for _ in taken)
+
+    waiting = threading.Event()  # the parse is waiting for the runs to end
+    original_wait = compute.QUEUE_RUNS.wait_idle
+
+    def recorded_wait(timeout: float) -> bool:
+        if compute.QUEUE_RUNS.count:
+            waiting.set()
+        return original_wait(timeout)
+
+    monkeypatch.setattr(distancing, "analyze", two_at_a_time)
+    monkeypatch.setattr(compute.QUEUE_RUNS, "wait_idle", recorded_wait)
+    monkeypatch.setattr(compute, "START_WAIT_S", 0.0)
+    monkeypatch.setattr(compute, "YIELD_S", 600.0)
+    monkeypatch.setattr(compute, "_sentences_ahead", lambda texts: None)
+    texts = [f"text {k}." for k in range(5)]
+    with compute.QUEUE_RUNS.running():
+        parse = compute.BackgroundParse(texts)
+        assert waiting.wait(60)
+        assert rounds == [texts[:2]]  # one round, then nothing while the run is on
+    assert parse.finished.wait(60) and parse.error is None
+    assert rounds == [texts[:2], texts[2:4], texts[4:]] and compute.QUEUE_RUNS.count == 0
+    monkeypatch.setattr(compute, "YIELD_S", 0.0)  # the wait is bounded: a run that never ends stops nothing
+    rounds.clear()
+    with compute.QUEUE_RUNS.running():
+        parse = compute.BackgroundParse(texts)
+        assert parse.finished.wait(60) and parse.error is None
+        assert rounds == [texts[:2], texts[2:4], texts[4:]]
+
+
 @pytest.mark.usefixtures("_store", "_cache")
 def test_relabel_begins_the_background_parse_once_its_run_is_drawn(tmp_path):
     """On a new data set Relabel starts the background parse and lets it begin at the end of its run (its first
