@@ -208,9 +208,10 @@ export default function (component) {
   return () => {};
 }
 
-// While the server is still parsing texts (data.poll_ms > 0), ask it again poll_ms after its last update, for the
-// marks the parse has reached meanwhile; not while a key is on its way (its own update comes, and re-arms this). A
-// timer here, not the fragment's run_every: the update that sends poll_ms 0 stops it, with no whole-page rerun.
+// While the server is still parsing texts (data.poll_ms > 0), ask it again every poll_ms, for the marks the parse
+// has reached meanwhile; not while a key is on its way (its own update comes). A timer here, not the fragment's
+// run_every: the update that sends poll_ms 0 stops it, with no whole-page rerun. It re-arms itself: an update that
+// changes nothing in the data (the parse has not reached the window yet) does not call this module again.
 function schedulePoll(q) {
   clearTimeout(q.pollTimer);
   q.pollTimer = 0;
@@ -219,8 +220,8 @@ function schedulePoll(q) {
   q.pollTimer = setTimeout(() => {
     q.pollTimer = 0;
     if (!q.root || !q.root.isConnected) return;  // the page left: the next mount polls again if it must
-    if (q.events.length) { schedulePoll(q); return; }
-    q.trigger('poll', Date.now());
+    if (!q.events.length) q.trigger('poll', Date.now());
+    schedulePoll(q);
   }, ms);
 }
 
