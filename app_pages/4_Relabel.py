@@ -286,29 +286,30 @@ def _show_outcomes() -> None:
 
 # A data set whose texts were never analysed: the queue needs no parse (CA is the judges' labels), so it is
 # usable at once while a background parse fills the distancing cache; the window's outputs show plain text
-# until the parse reaches them, and the fragment reruns every few seconds meanwhile to bring their highlights.
+# until the parse reaches them. Meanwhile the browser's queue asks for the fragment again every few seconds when no
+# key is on its way (keyqueue.show's poll_ms: a timer of the component, not the fragment's run_every, which only a
+# whole-page rerun could stop); the run that finds the parse done draws the marks and tells it to stop. The page is
+# never rerun as a whole for the parse: a whole-page rerun among keys in flight left keys with no output on screen.
 parsing = compute.background_parse(data) if keyed else None
-polling = parsing is not None and not parsing.finished.is_set()
 
 
-@st.fragment(run_every=compute.PARSE_POLL_S if polling else None)
+@st.fragment
 def _queue_area() -> None:
     """The queue (progress, the output on screen, the decision keys) and beside it the live metric and the
-    rubric: rerun alone after each decision (and, while the texts are parsed, every few seconds)."""
+    rubric: rerun alone after each decision (and, while the texts are parsed, at the queue's polls)."""
     top = st.container()  # the ledger's line, drawn once this run's keys are saved (it counts them)
-    done_parsing = polling and parsing.finished.is_set()
-    if polling and not done_parsing:
-        st.caption(f"Text analysis in the background (highlights): {parsing.progress.describe()}. The queue works "
-                   "meanwhile; an output shows plain text until the analysis reaches it.")
+    # the parse's line has a place of its own, kept (empty) once the parse is done: the elements after it keep their
+    # place, so the queue's component is updated, never mounted again, at the end of the parse
+    parse_line = st.container()
+    # read once, before the window is built: a parse that ends while it is built leaves entries plain, and the next
+    # poll (this run still asks for one) marks them
+    poll_ms = int(compute.PARSE_POLL_S * 1000) if parsing is not None and not parsing.finished.is_set() else 0
+    if poll_ms:
+        parse_line.caption(f"Text analysis in the background (highlights): {parsing.progress.describe()}. The queue "
+                           "works meanwhile; an output shows plain text until the analysis reaches it.")
     left, right = st.columns([4, 3] if audit_order else [5, 2])  # the audit's tables need the room
-    keys_now: list[bool] = []
-    with left:
-        _queue_body(right, top, keys_now)
-    if done_parsing and not any(keys_now):
-        # The parse is done and this run (a poll) carried no key: rerun the page once so that the fragment is
-        # declared without run_every (Streamlit has no public call to stop a fragment's timer). A run that saved a
-        # key has drawn the marks already and keeps its "saved" flash: it is not rerun; the next poll is.
-        st.rerun()
+    with left, compute.QUEUE_RUNS.running():  # a background parse takes its next round of texts after this run
+        _queue_body(right, top, poll_ms)
 
 
 def _rubric() -> None:
@@ -355,12 +356,11 @@ def _my_queue(queue: pd.DataFrame, audit: bool) -> tuple[pd.DataFrame, str, list
     return queue, note, skipped_here
 
 
-def _queue_body(right, top, keys_now: list[bool]) -> None:
-    """The queue under the area's columns; appends to ``keys_now`` whether this run applied any key."""
+def _queue_body(right, top, poll_ms: int) -> None:
+    """The queue under the area's columns (``poll_ms``: the key queue's poll while the texts are parsed)."""
     who = annotator
     applied = keyqueue.apply_events(data, st.session_state.get(session_keys.RELABEL_KEYQUEUE), annotator=who,
                                     scale_of=_scale_of, refusal=access_refusal)
-    keys_now.append(bool(applied.outcomes))
     if applied.outcomes:
         st.session_state[session_keys.RELABEL_OUTCOMES] = applied.outcomes
     try:
@@ -405,7 +405,7 @@ def _queue_body(right, top, keys_now: list[bool]) -> None:
                   help="They return to their place in your queue instead of coming last.")
     done_text = f"Every output in this queue has your {dimension} decision. Change the filters or undo (U)."
     if keyed:
-        _keyed_queue(right, now, pending, audit, done_text)
+        _keyed_queue(right, now, pending, audit, done_text, poll_ms)
         return
     saved = [o for o in applied.outcomes if o.kind in ("saved", "meanwhile") and o.item is not None]
     with right:
@@ -419,8 +419,9 @@ def _queue_body(right, top, keys_now: list[bool]) -> None:
     _one_output(pending.iloc[0], now)
 
 
-def _keyed_queue(right, now, pending: pd.DataFrame, audit, done_text: str) -> None:
-    """Dimensions with levels: the browser's key queue (a window of outputs), the live metric and the rubric."""
+def _keyed_queue(right, now, pending: pd.DataFrame, audit, done_text: str, poll_ms: int) -> None:
+    """Dimensions with levels: the browser's key queue (a window of outputs), the live metric and the rubric;
+    ``poll_ms``: how often the browser asks for the fragment again while no key is on its way (0: never)."""
     who = annotator
     everyone = now.decisions
     others: dict[tuple[str, str], list[str]] = {}
@@ -438,7 +439,7 @@ def _keyed_queue(right, now, pending: pd.DataFrame, audit, done_text: str) -> No
                              list(zip(after["item_id"].astype(str), after["model"].astype(str), strict=True)))
         _rubric()
     keyqueue.show(items=items, dimension=dimension, apply_to=apply_to, annotator=who, scale=scale,
-                  remaining=len(pending), done_text=done_text, live=live)
+                  remaining=len(pending), done_text=done_text, live=live, poll_ms=poll_ms)
     keys = "0 / 1" if dimension in BINARY_DIMENSIONS else f"{scale[0]}-{min(scale[1], 9)}"
     st.caption(f"Keys: {keys} decide, S skip, U undo. Each key is recorded for the output on screen when it "
                "went down: the next output shows at once and the keys are saved in order, none dropped; a key "
@@ -596,3 +597,6 @@ with st.expander("A judge re-run meets the ledger"):
             with tab:
                 extra = ["new_value"] if "new_value" in frame.columns else []
                 st.dataframe(frame[[*shown_columns, *extra]], hide_index=True, key=f"relabel_rerun_{title}")
+
+if parsing is not None:
+    parsing.begin()  # this run is drawn: a new data set's background parse may take the CPU now (not before)

@@ -10,6 +10,7 @@ so a rerun with no new override recomputes nothing and an override recomputes on
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -67,6 +68,18 @@ class BackgroundParse:
     :class:`empathy.progress.Progress` (counts, elapsed, ETA) for a page to draw; the thread draws nothing (Streamlit
     elements belong to a script's thread). A failure ends the thread with :attr:`error` set; the texts it did not
     reach are parsed by :func:`features` as before.
+
+    The thread waits for :meth:`begin` (the page that started it calls it once its run is drawn), at most
+    :data:`START_WAIT_S`: loading spaCy and parsing in the same process while the page builds its first screen
+    took the page's thread most of the GIL (a new data set's first Relabel output 1.1 s alone, 4.6 s beside it).
+
+    The prioritised texts' sentence boundaries (:func:`empathy.judges.segment.sentence_spans`, memoised per process:
+    the SA, EGM and CA marks sit on them) are found here too, at the end of each round: the page's run that marks
+    them, a key's, then only reads them (it parsed them itself, seconds per window under load, while keys waited).
+
+    Between two rounds it waits while a key queue's run is in progress (:data:`QUEUE_RUNS`), at most
+    :data:`YIELD_S`: in one process the parse and a key's run share the interpreter, and a key's answer is what the
+    annotator waits for (the highlights of the outputs ahead can come a round later).
     """
 
     def __init__(self, texts: Sequence[str]) -> None:
@@ -82,9 +95,16 @@ class BackgroundParse:
         self._urgent: collections.deque[str] = collections.deque()
         self._waiting: set[int] = set()
         self._seen: set[int] = set()
+        # the texts taken from the stream and not parsed yet (a round at most), each with whether it was prioritised
+        self._pulled: collections.deque[tuple[bool, str]] = collections.deque()
         self._lock = threading.Lock()
+        self.started = threading.Event()  # set by begin(): the page's first screen is out
         self._thread = threading.Thread(target=self._run, name="empathy-background-parse", daemon=True)
         self._thread.start()
+
+    def begin(self) -> None:
+        """Let the parse start now (it starts by itself :data:`START_WAIT_S` after it was created)."""
+        self.started.set()
 
     def _keep(self, progress: Progress) -> None:
         self.progress = progress
@@ -103,7 +123,8 @@ class BackgroundParse:
         position = 0
         while True:
             with self._lock:
-                if self._urgent:
+                urgent = bool(self._urgent)
+                if urgent:
                     text = self._urgent.popleft()
                     self._waiting.discard(hash(text))
                 elif position < len(self.texts):
@@ -114,22 +135,45 @@ class BackgroundParse:
                 if key in self._seen:
                     continue
                 self._seen.add(key)
+            self._pulled.append((urgent, text))
             yield text
 
     def _advance(self, count: int, cached: bool = False) -> None:
         self.tracker.advance(min(count, self.tracker.total - self.tracker.done), cached)
 
     def _run(self) -> None:
+        self.started.wait(START_WAIT_S)
         from empathy.distancing import analyze
 
         try:
+            shown: list[str] = []  # prioritised texts parsed, their sentence boundaries not found yet
             for _ in analyze(self._stream(), batch_size=32, progress=self._advance, cache=self.cache):
-                pass
+                urgent, text = self._pulled.popleft()  # analyze yields in the order it took the texts
+                if urgent:
+                    shown.append(text)
+                # at the end of a round (nothing taken is left unparsed), or every 32 prioritised texts
+                if shown and (not self._pulled or len(shown) >= 32):
+                    _sentences_ahead(shown)
+                    shown = []
+                if not self._pulled:
+                    QUEUE_RUNS.wait_idle(YIELD_S)  # the next round after the key queues' runs of now
+            if shown:
+                _sentences_ahead(shown)  # before `finished`: the run that finds it set marks these
         except Exception as error:  # noqa: BLE001 - kept for the page: the parse is then done in the foreground
             self.error = f"{type(error).__name__}: {error}"
         finally:
             self.cache.close()
             self.finished.set()
+
+
+def _sentences_ahead(texts: list[str]) -> None:
+    """Find (and memoise for this process) the sentence boundaries of ``texts``, which a page is about to mark."""
+    from empathy.judges.segment import sentence_spans
+
+    try:
+        sentence_spans(texts)
+    except Exception:  # noqa: BLE001 - only ahead of the page, which finds them itself (and says why it cannot)
+        return
 
 
 @st.cache_resource(show_spinner=False)
@@ -175,7 +219,41 @@ def parse_pending(data: Loaded) -> bool:
     return found is not None and not found.finished.is_set()
 
 
+class _QueueRuns:
+    """How many runs of a key queue (Relabel's fragment, any session) are in progress in this process."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._idle = threading.Condition()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """A key queue's run, for its duration (Streamlit's stop and rerun exceptions end it too)."""
+        with self._idle:
+            self.count += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self.count -= 1
+                if not self.count:
+                    self._idle.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no key queue's run is in progress, at most ``timeout`` seconds; whether none is."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self.count == 0, timeout)
+
+
+#: The key queues' runs in progress: a background parse takes its next round of texts after them.
+QUEUE_RUNS = _QueueRuns()
+#: Seconds a background parse waits at most, between two rounds, for the key queues' runs in progress (the parse
+#: goes on, a round at a time, while keys keep coming).
+YIELD_S = 2.0
 _PARSES_LOCK = threading.Lock()
+#: Seconds a background parse waits for :meth:`BackgroundParse.begin` before it starts anyway (a page that stopped
+#: before its end, or another page that waits for the texts).
+START_WAIT_S = 5.0
 #: Seconds between two runs of a page that waits for a background parse (Relabel's queue, for the highlights).
 PARSE_POLL_S = 2.0
 
@@ -204,6 +282,8 @@ def _features(key: str, outputs: pd.DataFrame) -> TextFeatures:
     frame = outputs[["reference", "generation"]]
     with ProgressBar("Analysing the texts (sentences and distancing)") as bar:
         running = _parses_held().get(_parse_key(key))
+        if running is not None:
+            running.begin()  # waited for here: no first screen to leave the CPU to
         while running is not None and running.error is None and not running.finished.wait(MIN_INTERVAL):
             bar(running.progress)  # Relabel's background parse of these texts: drawn here, not parsed twice
         result = text_features(frame, lambda texts: _spacy_analyser(texts, bar),

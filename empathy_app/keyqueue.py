@@ -646,9 +646,13 @@ def _queue_rows(key: str, dimension: str, task: str, _base: pd.DataFrame) -> dic
 
 
 def show(*, items: list[dict], dimension: str, apply_to: str, annotator: str, scale: tuple[int, int] | None,
-         remaining: int, done_text: str, live: dict | None = None) -> None:
+         remaining: int, done_text: str, live: dict | None = None, poll_ms: int = 0) -> None:
     """Mount the component with the window ``items`` (keys 0/1, or the levels of ``scale``; S skip, U undo) and
-    ``live``, the live metric's state (:func:`live_state`) drawn by :func:`show_live`."""
+    ``live``, the live metric's state (:func:`live_state`) drawn by :func:`show_live`.
+
+    ``poll_ms`` > 0 (while a background parse is on its way to the window's texts): the browser asks for the
+    fragment again that many milliseconds after its last update when no key is on its way (a ``poll`` trigger);
+    a run that sends 0 stops it. The fragment needs no ``run_every``, which only a whole-page rerun could stop."""
     low, high = scale if scale is not None else (0, 1)
     binary = scale is None or (low, high) == (0, 1)
     levels = list(range(low, high + 1))
@@ -672,8 +676,8 @@ def show(*, items: list[dict], dimension: str, apply_to: str, annotator: str, sc
                "session": session_id(), "acked": dict(st.session_state.get(ACKED, {})), "dimension": dimension,
                "apply_to": apply_to, "annotator": annotator, "enabled": True, "navigation": True, "keys": keys,
                "buttons": buttons, "items": slim, "remaining": int(remaining), "done_text": done_text,
-               "live": live}
-    _component(key=KEY, data=payload, default={"events": None}, on_events_change=_noop)
+               "live": live, "poll_ms": int(poll_ms)}
+    _component(key=KEY, data=payload, default={"events": None}, on_events_change=_noop, on_poll_change=_noop)
 
 
 def _own_labels(data: Loaded, memo: dict, rater: str, dimension: str) -> dict[tuple[str, str], float]:

@@ -4,9 +4,11 @@
   saved while the background parse is held back, and nothing is parsed in the page's own thread (counted calls);
   once the background parse is through, the same output shows its marks.
 - When the background parse ends during a run of the queue's fragment that carries a key, that fragment draws the
-  marks and the page is not run again as a whole (that could swallow the flash of the key saved at that instant):
-  the key is saved and its flash shown. (A later poll without a key reruns the page once, to declare the fragment
-  without its timer: Streamlit has no public call to stop it.)
+  marks and the page is not run again as a whole (that could swallow the flash of the key saved at that instant,
+  and a whole-page rerun among keys in flight left keys with no output on screen in Chromium): the key is saved and
+  its flash shown. The fragment has no timer: while the texts are parsed the page asks the browser's queue to poll
+  (``poll_ms`` in the window it sends); the run that finds the parse done sends 0 (the browser stops), and a parse
+  that ends while a run builds its window leaves ``poll_ms`` set, so that the next poll marks what it left plain.
 - A decision on the key queue reads only the changed decisions (one full read of the ledger, then updates) and
   recomputes only the touched terms of the live metric (counted calls of a metric's terms function).
 """
@@ -27,7 +29,7 @@ from relabel_keys import press, window  # noqa: E402
 
 from empathy import distancing  # noqa: E402
 from empathy import metrics as m  # noqa: E402
-from empathy_app import compute, decisions, overrides  # noqa: E402
+from empathy_app import compute, decisions, keyqueue, overrides  # noqa: E402
 from empathy_app.session_keys import RELABEL_OUTCOMES  # noqa: E402
 
 TIMEOUT = 240
@@ -117,10 +119,53 @@ def test_the_ca_queue_works_before_the_background_parse(tmp_path):
     assert not any("Text analysis in the background" in text for text in app_texts(at.caption))
 
 
+def test_the_background_parse_finds_the_window_s_sentences_the_page_marks(tmp_path):
+    """The sentence boundaries of the texts the window is waiting for are found in the background parse's thread
+    (memoised): the run that marks them parses nothing itself, and draws the same marks as a page that finds them
+    on its own (the memo forgotten)."""
+    from empathy.judges import segment
+
+    release = threading.Event()
+    original_run, original_spans_of = compute.BackgroundParse._run, segment._spans_of
+    threads: list[str] = []  # the thread of each text whose sentences were parsed
+
+    def held_run(self) -> None:
+        release.wait(TIMEOUT)
+        original_run(self)
+
+    def recorded_spans_of(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return original_spans_of(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compute.BackgroundParse, "_run", held_run)
+        patch.setattr(segment, "_spans_of", recorded_spans_of)
+        try:
+            at = _relabel(_data(tmp_path / "data"))
+            assert "<mark" not in window(at)["items"][0]["gen"]
+        finally:
+            release.set()
+        for parse in _parses_of_this_test():
+            assert parse.finished.wait(TIMEOUT) and parse.error is None
+        assert threads and set(threads) == {BACKGROUND}  # the window's texts, ahead of the page
+        threads.clear()
+        at.run()
+        app_ok(at)
+        ahead = window(at)["items"]
+        assert all("<mark" in entry["gen"] or "<mark" in entry["ref"] for entry in ahead[:1])
+        assert threads == []  # the page parsed no sentence: every boundary it marked on was found ahead
+        segment.clear_memo()
+        keyqueue._memo.clear()
+        at.run()
+        app_ok(at)
+        assert threads and BACKGROUND not in threads  # found by the page this time
+        assert [(e["ref"], e["gen"], e["sum"]) for e in window(at)["items"]] == [
+            (e["ref"], e["gen"], e["sum"]) for e in ahead]
+
+
 class _EndsDuringTheRun:
-    """A parse's ``finished`` that the page's first look of a run sees unset (the page declares its polling
-    fragment) and every later look sees as it is: the parse ended between the page's start and the fragment's run,
-    as when a poll of the fragment finds it done."""
+    """A parse's ``finished`` that the first look of a run (the queue fragment's, before it builds its window) sees
+    unset and every later look sees as it is: the parse ended while the fragment built its window."""
 
     def __init__(self, event: threading.Event) -> None:
         self.event, self.armed = event, False
@@ -155,6 +200,7 @@ def test_the_end_of_the_parse_redraws_the_queue_not_the_page(tmp_path):
             first = window(at)["items"][0]
             assert "<mark" not in first["gen"] and "Marks appear" in first["note"]
             assert any("Text analysis in the background" in text for text in app_texts(at.caption))
+            assert window(at)["poll_ms"] == int(compute.PARSE_POLL_S * 1000)  # the browser polls meanwhile
         finally:
             release.set()
         held = _parses_of_this_test()
@@ -163,7 +209,7 @@ def test_the_end_of_the_parse_redraws_the_queue_not_the_page(tmp_path):
             parse.finished = _EndsDuringTheRun(parse.finished)
             parse.finished.armed = True
         pages.clear()
-        press(at, 1.0)  # a key sent as the parse ends
+        press(at, 1.0)  # a key sent as the parse ends (while its run builds the window)
         app_ok(at)
         assert pages == [1]  # the page ran once: a run that saved a key is not rerun when the parse is found done
         assert [o.kind for o in at.session_state[RELABEL_OUTCOMES]] == ["saved"]
@@ -171,6 +217,14 @@ def test_the_end_of_the_parse_redraws_the_queue_not_the_page(tmp_path):
         entry = window(at)["items"][0]
         assert (entry["item"], entry["model"]) != (first["item"], first["model"])
         assert "<mark" in entry["gen"] and "Marks appear" not in entry["note"]  # drawn by this run
+        # this run looked before the parse had ended: it still asks for a poll, which finds it done
+        assert window(at)["poll_ms"] > 0
+        pages.clear()
+        at.run()  # the browser's poll (AppTest runs the page; the browser reruns the fragment alone)
+        app_ok(at)
+        assert pages == [1]  # nothing reruns the page as a whole (no st.rerun), whatever the keys in flight
+        assert window(at)["poll_ms"] == 0  # the browser stops polling
+        assert "<mark" in window(at)["items"][0]["gen"]
         assert not any("Text analysis in the background" in text for text in app_texts(at.caption))
 
 

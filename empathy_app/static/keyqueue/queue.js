@@ -171,7 +171,7 @@ function render(q) {
 }
 
 export default function (component) {
-  const {data, setStateValue, parentElement} = component;
+  const {data, setStateValue, setTriggerValue, parentElement} = component;
   if (data.mode === 'live') {
     G.live = G.live || {};
     G.live[data.session] = parentElement.querySelector('.rq-live-root') || parentElement;
@@ -191,6 +191,7 @@ export default function (component) {
   q.session = data.session;
   q.root = parentElement.querySelector('.rq-root') || parentElement;
   q.send = setStateValue;
+  q.trigger = setTriggerValue;
   G.active = q;
   if (!G.listening) {
     window.addEventListener('keydown', onKey, true);
@@ -203,7 +204,25 @@ export default function (component) {
     else if (button.dataset.index !== undefined) act(q, {value: d_value(q, button.dataset.index)});
   };
   render(q);
+  schedulePoll(q);
   return () => {};
+}
+
+// While the server is still parsing texts (data.poll_ms > 0), ask it again every poll_ms, for the marks the parse
+// has reached meanwhile; not while a key is on its way (its own update comes). A timer here, not the fragment's
+// run_every: the update that sends poll_ms 0 stops it, with no whole-page rerun. It re-arms itself: an update that
+// changes nothing in the data (the parse has not reached the window yet) does not call this module again.
+function schedulePoll(q) {
+  clearTimeout(q.pollTimer);
+  q.pollTimer = 0;
+  const ms = q.data.poll_ms;
+  if (!ms || !q.trigger) return;
+  q.pollTimer = setTimeout(() => {
+    q.pollTimer = 0;
+    if (!q.root || !q.root.isConnected) return;  // the page left: the next mount polls again if it must
+    if (!q.events.length) q.trigger('poll', Date.now());
+    schedulePoll(q);
+  }, ms);
 }
 
 function d_value(q, index) {
