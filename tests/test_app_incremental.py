@@ -121,25 +121,30 @@ def test_the_ca_queue_works_before_the_background_parse(tmp_path):
 
 def test_the_background_parse_finds_the_window_s_sentences_the_page_marks(tmp_path):
     """The sentence boundaries of the texts the window is waiting for are found in the background parse's thread
-    (memoised): the run that marks them parses nothing itself, and draws the same marks as a page that finds them
-    on its own (the memo forgotten)."""
+    (memoised): the run that marks them looks nothing up itself, and draws the same marks as a page that finds them
+    on its own (the memo forgotten). "Found" is either read from the distancing cache, where the parse stores
+    each text's sentence offsets, or parsed: both are recorded."""
     from empathy.judges import segment
 
     release = threading.Event()
-    original_run, original_spans_of = compute.BackgroundParse._run, segment._spans_of
-    threads: list[str] = []  # the thread of each text whose sentences were parsed
+    original_run = compute.BackgroundParse._run
+    originals = {name: getattr(segment, name) for name in ("_spans_of", "_stored")}
+    threads: list[str] = []  # the thread of each look-up (cache or parse) of texts not in the memo
 
     def held_run(self) -> None:
         release.wait(TIMEOUT)
         original_run(self)
 
-    def recorded_spans_of(*args, **kwargs):
-        threads.append(threading.current_thread().name)
-        return original_spans_of(*args, **kwargs)
+    def recorded(name: str):
+        def call(*args, **kwargs):
+            threads.append(threading.current_thread().name)
+            return originals[name](*args, **kwargs)
+        return call
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(compute.BackgroundParse, "_run", held_run)
-        patch.setattr(segment, "_spans_of", recorded_spans_of)
+        for name in originals:
+            patch.setattr(segment, name, recorded(name))
         try:
             at = _relabel(_data(tmp_path / "data"))
             assert "<mark" not in window(at)["items"][0]["gen"]
@@ -153,7 +158,7 @@ def test_the_background_parse_finds_the_window_s_sentences_the_page_marks(tmp_pa
         app_ok(at)
         ahead = window(at)["items"]
         assert all("<mark" in entry["gen"] or "<mark" in entry["ref"] for entry in ahead[:1])
-        assert threads == []  # the page parsed no sentence: every boundary it marked on was found ahead
+        assert threads == []  # the page looked no sentence up: every boundary it marked on was found ahead
         segment.clear_memo()
         keyqueue._memo.clear()
         at.run()
