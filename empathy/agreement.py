@@ -512,14 +512,17 @@ def pairwise_agreement(ratings: pd.DataFrame, *, dimensions: Sequence[str] | Non
     return pd.DataFrame(rows, columns=columns)
 
 
-def krippendorff_by_dimension(ratings: pd.DataFrame, *, level: str | None = None) -> pd.DataFrame:
+def krippendorff_by_dimension(ratings: pd.DataFrame, *, level: str | None = None,
+                              dimensions: Sequence[str] | None = None) -> pd.DataFrame:
     """Krippendorff's alpha over all raters, per dimension.
 
-    ``level`` defaults per dimension to :func:`default_alpha_level`. Columns: dimension, alpha, level,
-    n_raters, n_units.
+    ``level`` defaults per dimension to :func:`default_alpha_level`. ``dimensions``: only these (those present),
+    read from ``ratings`` in place: the same rows as of ``ratings`` cut to them first, without the copy. Columns:
+    dimension, alpha, level, n_raters, n_units.
     """
     rows = []
-    for dimension in sorted(ratings["dimension"].unique()):
+    present = ratings["dimension"].unique()
+    for dimension in sorted(present if dimensions is None else set(present) & set(dimensions)):
         matrix = _rater_matrix(ratings, dimension)
         data = matrix.to_numpy(dtype=float).T
         chosen = level or default_alpha_level(data.ravel(), dimension)

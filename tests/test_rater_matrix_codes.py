@@ -126,3 +126,12 @@ def test_the_fast_path_builds_no_index_of_the_rows_and_copies_none(monkeypatch):
     assert calls.count("astype") == 1 and calls.count("set_index") == 0  # other key types: the keys made strings
     _rater_matrix(integers, "ca")
     assert calls.count("set_index") == 1  # integer values: unstack decides the dtype
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_alpha_of_chosen_dimensions_in_place_equals_alpha_of_their_rows(seed):
+    ratings = _ratings(seed).assign(overridden=False)  # as the effective ratings carry it
+    for dimensions in (["ca"], ["e_ref"], ["e_gen", "u_gen"], ["absent"], ["ca", "absent"]):
+        cut = ratings[ratings["dimension"].isin(dimensions)].drop(columns=["overridden"])
+        pd.testing.assert_frame_equal(agreement.krippendorff_by_dimension(ratings, dimensions=dimensions),
+                                      agreement.krippendorff_by_dimension(cut))
