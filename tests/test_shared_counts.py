@@ -87,3 +87,13 @@ def test_tasks_of_as_many_items_drew_the_same_counts_before_sharing():
     b = np.concatenate(list(bootstrap.resample_counts(18, RESAMPLES, SEED)))
     assert np.array_equal(a, b) and not np.array_equal(a[:, :17], np.concatenate(
         list(bootstrap.resample_counts(17, RESAMPLES, SEED))))
+
+
+def test_each_row_s_task_and_column_are_held_narrow_and_equal():
+    plan, _ = _plan(3)
+    live = _live(plan)
+    assert live._row_task.dtype == np.int8 and live._row_column.dtype == np.int16
+    for index, table in enumerate(live._layout.tasks):
+        mine = np.flatnonzero(live._row_task == index)
+        assert len(mine) and live._row_column[mine].max() < table.array.shape[1]
+    # the intervals themselves: test_live_intervals.py compares them with the whole recompute after decisions
