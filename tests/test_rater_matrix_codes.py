@@ -135,3 +135,25 @@ def test_alpha_of_chosen_dimensions_in_place_equals_alpha_of_their_rows(seed):
         cut = ratings[ratings["dimension"].isin(dimensions)].drop(columns=["overridden"])
         pd.testing.assert_frame_equal(agreement.krippendorff_by_dimension(ratings, dimensions=dimensions),
                                       agreement.krippendorff_by_dimension(cut))
+
+
+@pytest.mark.parametrize("strings", [True, False])
+def test_output_features_names_equal_those_of_a_numpy_array_of_strings(strings):
+    ratings = _ratings(4, strings=strings)
+    outputs = ratings.drop_duplicates(["item_id", "model"])[["item_id", "model"]].reset_index(drop=True)
+    outputs = outputs.assign(generation="a b c", task=np.where(np.arange(len(outputs)) % 3, "t1", None))
+    if not strings:
+        outputs = outputs.astype({"task": object})
+    n = len(outputs)
+    rng = np.random.default_rng(4)
+    densities = rng.random((n, len(sl.LABELS)))
+    found = sl.output_features(outputs, ratings, np.ones(n), np.full(n, 2.0), densities, densities / 2)
+    expected = pd.DataFrame({"item_id": outputs["item_id"].astype(str).to_numpy(),
+                             "model": outputs["model"].astype(str).to_numpy(),
+                             "task": outputs["task"].fillna("").astype(str).to_numpy()})
+    for column in ("item_id", "model", "task"):
+        pd.testing.assert_series_equal(found[column], expected[column])
+    means = sl._judge_means(found, ratings, sl.JUDGE_KINDS, ("u_gen", "e_gen"))
+    judged = ratings[ratings["dimension"] == "u_gen"].groupby(["item_id", "model"])["value"].mean()
+    straight = judged.reindex(pd.MultiIndex.from_frame(outputs[["item_id", "model"]])).to_numpy()
+    np.testing.assert_allclose(means["u_gen"], straight, rtol=1e-15, atol=0)
