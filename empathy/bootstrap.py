@@ -146,8 +146,6 @@ def _means(sums: NDArray[np.float64], n: NDArray[np.float64]) -> NDArray[np.floa
 #: items) reads the same matrix instead of drawing and holding its own (20 MB at 20,000 items). Read-only.
 _KEPT_COUNTS: weakref.WeakValueDictionary[tuple[int, int, int], NDArray[np.integer]] = weakref.WeakValueDictionary()
 _KEPT_LOCK = threading.Lock()
-#: How many count matrices were drawn for keeping (what a test counts).
-counts_drawn = 0
 
 
 def _kept_blocks(matrix: NDArray[np.integer], n_resamples: int, n_items: int) -> Iterator[NDArray[np.float64]]:
@@ -164,7 +162,6 @@ def _cluster_sums(array: NDArray[np.float64], n_resamples: int, seed: int, *, ke
     ``keep_counts`` the resamples x items count matrix itself in the narrowest unsigned type that holds it (what a
     later change of one item's terms is patched with; read-only, shared by every bootstrap of as many items with
     the same resamples and seed while one holds it)."""
-    global counts_drawn
     usable = ~np.isnan(array)
     filled = np.where(usable, array, 0.0)
     key = (int(array.shape[0]), int(n_resamples), int(seed))
@@ -189,7 +186,6 @@ def _cluster_sums(array: NDArray[np.float64], n_resamples: int, seed: int, *, ke
         matrix.flags.writeable = False
         if array.shape[0]:
             with _KEPT_LOCK:
-                counts_drawn += 1
                 matrix = _KEPT_COUNTS.setdefault(key, matrix)
     return stacked[0], stacked[1], matrix
 
