@@ -408,10 +408,47 @@ def _rater_matrix(ratings: pd.DataFrame, dimension: str) -> pd.DataFrame:
     Units are (item_id, model) rows, or items for a dimension judged once per reference
     (:data:`empathy.metrics.REFERENCE_DIMENSIONS`), whose per-model copies collapse to their mean.
     """
-    subset = ratings[ratings["dimension"] == dimension]
+    chosen = (ratings["dimension"] == dimension).to_numpy(dtype=bool, na_value=False)
     if dimension in REFERENCE_DIMENSIONS:
+        subset = ratings.loc[chosen, ["item_id", "rater", "value"]]
         return subset.groupby(["item_id", "rater"], sort=True)["value"].mean().unstack("rater")
-    return subset.set_index(["item_id", "model", "rater"])["value"].unstack("rater")
+    matrix = _unit_rater_matrix(ratings, chosen)
+    if matrix is None:
+        subset = ratings.loc[chosen, ["item_id", "model", "rater", "value"]]
+        matrix = subset.set_index(["item_id", "model", "rater"])["value"].unstack("rater")
+    return matrix
+
+
+def _unit_rater_matrix(ratings: pd.DataFrame, chosen: NDArray[np.bool_]) -> pd.DataFrame | None:
+    """``ratings[chosen].set_index(["item_id", "model", "rater"])["value"].unstack("rater")`` from each key's
+    sorted codes (a units x raters array filled in place), one key column of the chosen rows at a time, instead of
+    a copy of the rows, a three-level index of them and its reshaping: the same frame for a third of the memory
+    (600,000 rows at 200,000 outputs: 67 -> ~25 MiB at the top). ``None`` where unstack is left to decide: no
+    chosen row, values not float (unstack keeps an integer column whole where no cell is missing), a missing key,
+    or a repeated cell (unstack's error)."""
+    if not chosen.any() or ratings["value"].dtype != np.float64:
+        return None
+    codes, names = [], []
+    for column in ("item_id", "model", "rater"):
+        code, uniques = ratings[column][chosen].factorize(sort=True)
+        if (code < 0).any():
+            return None
+        codes.append(code.astype(np.int64))
+        names.append(uniques)
+    items, models, raters = names
+    # units in (item, model) order, as unstack sorts its index: marked, then numbered (no sort of the rows)
+    present = np.zeros(len(items) * len(models), dtype=bool)
+    unit = codes[0] * len(models) + codes[1]
+    present[unit] = True
+    units = np.flatnonzero(present)
+    cell = (np.cumsum(present)[unit] - 1) * len(raters) + codes[2]
+    if np.bincount(cell).max() > 1:
+        return None
+    values = np.full((len(units), len(raters)), np.nan)
+    values.reshape(-1)[cell] = ratings["value"].to_numpy()[chosen]
+    index = pd.MultiIndex(levels=[items, models], codes=[units // len(models), units % len(models)],
+                          names=["item_id", "model"], verify_integrity=False)
+    return pd.DataFrame(values, index=index, columns=pd.Index(raters, name="rater"))
 
 
 def _unit_items(matrix: pd.DataFrame) -> NDArray[np.object_] | None:
@@ -475,14 +512,17 @@ def pairwise_agreement(ratings: pd.DataFrame, *, dimensions: Sequence[str] | Non
     return pd.DataFrame(rows, columns=columns)
 
 
-def krippendorff_by_dimension(ratings: pd.DataFrame, *, level: str | None = None) -> pd.DataFrame:
+def krippendorff_by_dimension(ratings: pd.DataFrame, *, level: str | None = None,
+                              dimensions: Sequence[str] | None = None) -> pd.DataFrame:
     """Krippendorff's alpha over all raters, per dimension.
 
-    ``level`` defaults per dimension to :func:`default_alpha_level`. Columns: dimension, alpha, level,
-    n_raters, n_units.
+    ``level`` defaults per dimension to :func:`default_alpha_level`. ``dimensions``: only these (those present),
+    read from ``ratings`` in place: the same rows as of ``ratings`` cut to them first, without the copy. Columns:
+    dimension, alpha, level, n_raters, n_units.
     """
     rows = []
-    for dimension in sorted(ratings["dimension"].unique()):
+    present = ratings["dimension"].unique()
+    for dimension in sorted(present if dimensions is None else set(present) & set(dimensions)):
         matrix = _rater_matrix(ratings, dimension)
         data = matrix.to_numpy(dtype=float).T
         chosen = level or default_alpha_level(data.ravel(), dimension)

@@ -52,6 +52,8 @@ from empathy.metrics import BINARY_DIMENSIONS
 from empathy.slices import HUMAN_KINDS, JUDGE_KINDS, default_threshold
 
 ALL_MODELS = "(all models)"
+#: What ``astype(str)`` makes of a column of strings (pandas' default string type): a column of it is kept as is.
+_STRINGS = pd.Series(["a"]).astype(str).dtype
 DEFAULT_CALIBRATION_BINS = 5
 
 
@@ -394,12 +396,21 @@ class ItemSplits:
     def __init__(self, ratings: pd.DataFrame, dimension: str) -> None:
         self.ratings = ratings
         self.dimension = dimension
-        part = ratings[ratings["dimension"] == dimension].astype({"item_id": str, "model": str, "rater": str})
-        self.empty = part.empty
+        # the columns read, not every column of the rows (reasons, signatures: +60 MiB at 200,000 outputs), and no
+        # copy at all where the keys are strings already (astype(str) then changes nothing): the matrix takes them
+        # from ``ratings`` one at a time
+        read = [c for c in ("item_id", "model", "rater", "dimension", "value", "rater_kind") if c in ratings.columns]
+        chosen = (ratings["dimension"] == dimension).to_numpy(dtype=bool, na_value=False)
+        self.empty = not chosen.any()
         if self.empty:
             return
-        self.kinds = _kinds(part)
-        matrix = _rater_matrix(part, dimension)
+        if all(ratings[c].dtype == _STRINGS for c in ("item_id", "model", "rater")):
+            self.kinds = _kinds(ratings.loc[chosen, [c for c in ("rater", "rater_kind") if c in read]])
+            matrix = _rater_matrix(ratings, dimension)
+        else:
+            part = ratings.loc[chosen, read].astype({"item_id": str, "model": str, "rater": str})
+            self.kinds = _kinds(part)
+            matrix = _rater_matrix(part, dimension)
         self.index = matrix.index
         self.names = [str(c) for c in matrix.columns]
         self.values = matrix.to_numpy(float)
@@ -457,18 +468,24 @@ class ItemSplits:
         positions = np.flatnonzero(keep)
         all_whole = bool(whole[keep].all())
         shown_modal = modal[keep] if all_whole else np.full(int(keep.sum()), np.nan)
-        if isinstance(self.index, pd.MultiIndex):
-            items = np.asarray(self.index.get_level_values("item_id"), dtype=object)[keep]
-            models = np.asarray(self.index.get_level_values("model"), dtype=object)[keep]
-        else:
-            items, models = np.asarray(self.index, dtype=object)[keep], np.full(int(keep.sum()), ALL_MODELS)
         spread = high[keep] - low[keep]
         split = spread >= threshold - 1e-9
         # the order of item_splits' sort (split, spread down, modal share up, NaN last, then the unit: the matrix's
         # rows are in (item_id, model) order already)
         order = np.lexsort((np.arange(len(positions)), np.where(np.isnan(shown_modal), np.inf, shown_modal),
                             -spread, ~split))
-        table = pd.DataFrame({"item_id": list(items[order]), "model": list(models[order]),
+        if isinstance(self.index, pd.MultiIndex) and all(level.dtype == _STRINGS for level in self.index.levels):
+            # the names taken from the levels by code (Arrow strings): no Python string per unit, the same column
+            shown = positions[order]
+            items = self.index.levels[0].take(self.index.codes[0][shown]).array
+            models = self.index.levels[1].take(self.index.codes[1][shown]).array
+        elif isinstance(self.index, pd.MultiIndex):
+            items = list(np.asarray(self.index.get_level_values("item_id"), dtype=object)[keep][order])
+            models = list(np.asarray(self.index.get_level_values("model"), dtype=object)[keep][order])
+        else:
+            items = list(np.asarray(self.index, dtype=object)[keep][order])
+            models = list(np.full(int(keep.sum()), ALL_MODELS)[order])
+        table = pd.DataFrame({"item_id": items, "model": models,
                               "n_raters": count[keep][order], "min": low[keep][order], "max": high[keep][order],
                               "spread": spread[order], "sd": sd[keep][order], "modal_share": shown_modal[order],
                               "split": split[order], "values": [described[p] for p in positions[order]]})

@@ -84,6 +84,8 @@ FEATURES: tuple[str, ...] = (
 )
 CATEGORICAL_FEATURES: frozenset[str] = frozenset({"task"})
 DEFAULT_BINS = 3
+#: The type a frame gives a numpy array of strings (pandas' default string type, or object without one).
+_STRING_TYPE = pd.DataFrame({"a": np.array(["a"], dtype=object)})["a"].dtype
 DEFAULT_PERMUTATIONS = 1000
 DEFAULT_MIN_UNITS = 5
 MISSING_SLICE = "missing"
@@ -116,8 +118,9 @@ def output_features(outputs: pd.DataFrame, ratings: pd.DataFrame, sentences_ref:
     s_gen = np.asarray(sentences_gen, dtype=float)
     if s_ref.shape != (n,) or s_gen.shape != (n,):
         raise ValueError(f"output_features: sentence counts must have one value per output ({n})")
-    frame = pd.DataFrame({"item_id": outputs["item_id"].astype(str).to_numpy(),
-                          "model": outputs["model"].astype(str).to_numpy()})
+    # the names as string arrays (Arrow's, as loaded): a numpy array of them made a Python string per output, and
+    # the freed strings left their memory to the interpreter's small-object arenas (~100 MiB at 200,000 outputs)
+    frame = pd.DataFrame({"item_id": _strings(outputs["item_id"]), "model": _strings(outputs["model"])})
     for k, label in enumerate(LABELS):
         frame[f"{label}_ref"] = d_ref[:, k]
         frame[f"{label}_gen"] = d_gen[:, k]
@@ -130,8 +133,14 @@ def output_features(outputs: pd.DataFrame, ratings: pd.DataFrame, sentences_ref:
                                            np.nan)
     frame["affect_gap"] = merged["e_ref"] - merged["e_gen"]
     frame["length_gen"] = _word_counts(outputs["generation"])
-    frame["task"] = (outputs["task"].fillna("").astype(str).to_numpy() if "task" in outputs.columns else "")
+    frame["task"] = _strings(outputs["task"].fillna("")) if "task" in outputs.columns else ""
     return frame
+
+
+def _strings(column: pd.Series) -> pd.api.extensions.ExtensionArray:
+    """``column.astype(str)``'s values without an index: the column that a numpy array of its strings would give
+    a frame (pandas' string type), without making a Python string per row."""
+    return pd.array(column.astype(str).array, dtype=_STRING_TYPE)
 
 
 def _word_counts(texts: pd.Series) -> NDArray[np.float64]:
@@ -144,19 +153,20 @@ def _word_counts(texts: pd.Series) -> NDArray[np.float64]:
     return counts[codes] if len(codes) else np.zeros(0)
 
 
-def _codes_in(index: pd.Index, column: pd.Series, rows: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Position in ``index`` (strings) of the value of ``column`` at each of ``rows``, as a string (-1 if absent
-    or missing).
+def _codes_in(index: pd.Index, column: pd.Series, rows: NDArray[np.bool_]) -> NDArray[np.signedinteger]:
+    """Position in ``index`` (strings) of the value of ``column`` at each of the ``rows`` marked (in row order), as
+    a string (-1 if absent or missing).
 
     A pyarrow-backed string column is looked up by ``pyarrow.compute.index_in`` without making a Python string
-    per row; any other column is factorized first and each distinct value looked up once.
+    per row, its positions kept in Arrow's 32 bits (the int64 copies of three columns' positions over 3 million
+    rows were most of the Disagreement page's features' transient); any other column is factorized first and each
+    distinct value looked up once.
     """
     if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
         values = pa.array(column.array)
         found = pc.index_in(values, value_set=pa.array(index.to_numpy(dtype=object), type=values.type))
-        positions = found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-        return positions[rows]
-    codes, distinct = pd.factorize(column.take(rows))
+        return found.fill_null(-1).to_numpy(zero_copy_only=False)[rows]
+    codes, distinct = pd.factorize(column.take(np.flatnonzero(rows)))
     found_codes = np.asarray(index.get_indexer(pd.Index(distinct).astype(str)), dtype=np.int64)
     return np.where(codes >= 0, found_codes[np.maximum(codes, 0)], -1) if len(found_codes) else np.full(len(codes), -1)
 
@@ -174,15 +184,16 @@ def _judge_means(keys: pd.DataFrame, ratings: pd.DataFrame, kinds: Sequence[str]
     qualifies = ratings["dimension"].isin(dimensions).to_numpy() & ratings["value"].notna().to_numpy()
     if "rater_kind" in ratings.columns:
         qualifies &= ratings["rater_kind"].fillna("").astype(str).isin(kinds).to_numpy()
-    rows = np.flatnonzero(qualifies)
+    rows = qualifies  # marked, not listed: the same rows in order without 8 bytes each
     items = pd.Index(pd.unique(keys["item_id"]))
     models = pd.Index(pd.unique(keys["model"]))
     output_code = items.get_indexer(keys["item_id"]) * len(models) + models.get_indexer(keys["model"])
     item_code = _codes_in(items, ratings["item_id"], rows)
     model_code = _codes_in(models, ratings["model"], rows)
-    dim_code = _codes_in(pd.Index(list(dimensions)), ratings["dimension"], rows)
     known = (item_code >= 0) & (model_code >= 0)  # ratings of outputs absent from ``keys`` are left out
-    cell = ((item_code * len(models) + model_code) * n_dims + dim_code)[known]
+    cell = item_code[known].astype(np.int64) * len(models) + model_code[known]
+    del item_code, model_code
+    cell = cell * n_dims + _codes_in(pd.Index(list(dimensions)), ratings["dimension"], rows)[known]
     values = ratings["value"].to_numpy(dtype=float)[rows][known]
     size = len(items) * len(models) * n_dims
     sums = np.bincount(cell, weights=values, minlength=size).reshape(-1, n_dims)

@@ -578,11 +578,8 @@ def _alpha(key: str, dimension: str, okey: str, _ratings: pd.DataFrame, _overrid
     from empathy.agreement import krippendorff_by_dimension
 
     every = _effective_engine(key, _ratings)(_overrides)
-    if len(every) == len(_ratings):
-        part = every.iloc[_dimension_rows(key, _ratings).get(dimension, np.empty(0, dtype=np.int64))]
-    else:  # an override filled a gap: its new row is at the end
-        part = every[every["dimension"] == dimension]
-    return krippendorff_by_dimension(part.drop(columns=["overridden"]))
+    # the dimension's matrix read from the whole frame by codes, no copy of its rows (+40-60 MiB at 200,000 outputs)
+    return krippendorff_by_dimension(every, dimensions=[dimension])
 
 
 def alpha_by_dimension(data: Loaded, *, with_overrides: bool | None = None) -> pd.DataFrame:
