@@ -212,9 +212,13 @@ def worker(app_root: Path, data: Path, reruns: int, decisions: Path, only: list[
 
 def variant_tree(ref: str, folder: Path) -> Path:
     """The app and the package at git revision ``ref`` (``app.py``, ``app_pages/``, ``empathy_app/``, ``empathy/``,
-    ``.streamlit/``) extracted into ``folder``: a baseline run from there imports them before this tree's."""
-    archive = subprocess.run(["git", "archive", ref, "app.py", "app_pages", "empathy_app", "empathy", ".streamlit"],
-                             cwd=ROOT, check=True, capture_output=True).stdout
+    ``.streamlit/`` and, where the revision has it, ``data/``: the demo the app opens on, so that a baseline server
+    does the same first work as this tree's) extracted into ``folder``: a baseline run from there imports them
+    before this tree's."""
+    paths = ["app.py", "app_pages", "empathy_app", "empathy", ".streamlit"]
+    if subprocess.run(["git", "ls-tree", "-d", ref, "data"], cwd=ROOT, check=True, capture_output=True).stdout:
+        paths.append("data")
+    archive = subprocess.run(["git", "archive", ref, *paths], cwd=ROOT, check=True, capture_output=True).stdout
     folder.mkdir(parents=True, exist_ok=True)
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     return folder
