@@ -210,7 +210,7 @@ def test_ledger_csv_download_is_formula_safe(server, page):
         pytest.skip("needs the override made by test_override_through_relabel_is_saved_and_shown")
     page.goto(f"{server['url']}/Data")
     _settle(page, "Human overrides ledger")
-    with page.expect_download() as info:
+    with page.expect_download(timeout=WAIT_MS) as info:  # the file is written at the click: generous under load
         page.get_by_role("button", name="Download CSV").click()
     content = Path(info.value.path()).read_text(encoding="utf-8")
     header, *rows = content.splitlines()

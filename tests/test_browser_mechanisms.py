@@ -155,7 +155,7 @@ def test_the_exported_html_counts_the_marks_and_presentation_hides_the_sidebar(d
         # the exhibit's HTML may be drawn a frame after the script has finished: wait for a mark (fails if none)
         page.locator("section.exhibit mark.sa-affect").first.wait_for(state="attached", timeout=WAIT_MS)
         assert page.locator("section.exhibit mark.sa-affect").count() > 0
-        with page.expect_download() as download:
+        with page.expect_download(timeout=WAIT_MS) as download:
             page.get_by_role("button", name="Download all as HTML (opens offline)").click()
         exported = Path(download.value.path()).read_text(encoding="utf-8")
         page.get_by_role("tab", name="Exhibits").click()
