@@ -343,11 +343,9 @@ def test_row_index_positions_equal_a_mask(seed: int) -> None:
         mask = (ratings["item_id"] == str(item)) & (ratings["model"] == str(model))
         pd.testing.assert_frame_equal(got, ratings[mask])
 
-def test_a_key_selects_nothing_from_every_decision(tmp_path, monkeypatch, _store):
-    """This annotator's own decisions (what a key may not decide twice) and the live metric's decisions on the
-    window's outputs are kept with the held ledger: built from every decision once, then each key patches them
-    with its changed rows only (counted: the frames they are computed from after the first key hold at most that
-    key's rows); the same key sent twice is still refused."""
+def _decided_by_another(tmp_path, store):
+    """The test data set with every output's CA decided by another annotator ("other"): a ledger larger than one
+    key's rows. Returns the data set's files."""
     from empathy.labels.records import dataset_name
     from empathy.labels.rules import make_changes
     from empathy.labels.sqlite import OverrideStore
@@ -355,11 +353,20 @@ def test_a_key_selects_nothing_from_every_decision(tmp_path, monkeypatch, _store
     source = _data(tmp_path / "data")
     outputs = pd.read_csv(source["outputs"], dtype={"item_id": str, "model": str}, keep_default_na=False)
     ratings = pd.concat([pd.read_csv(path, dtype={"item_id": str, "model": str}) for path in source["ratings"]])
-    # another annotator decided every output: a ledger larger than one key's rows
     changes = [change for item in ("i1", "i2", "i3") for model in ("A", "B")
                for change in make_changes(outputs, ratings, item, model, ["j1", "j2"], "ca", 1.0)]
-    OverrideStore(_store).set_overrides(dataset_name(Path(source["outputs"]), store_path=_store), changes,
-                                        annotator="other")
+    OverrideStore(store).set_overrides(dataset_name(Path(source["outputs"]), store_path=store), changes,
+                                       annotator="other")
+    return source
+
+
+def test_a_key_selects_nothing_from_every_decision(tmp_path, monkeypatch, _store):
+    """This annotator's own decisions (what a key may not decide twice) and the live metric's decisions on the
+    window's outputs are kept with the held ledger: built from every decision once, then each key patches them
+    with its changed rows only (counted: the frames they are computed from after the first key hold at most that
+    key's rows); the same key sent twice is still refused."""
+
+    source = _decided_by_another(tmp_path, _store)
     sizes: list[tuple[str, int]] = []
     for name in ("_own_sets", "_by_output"):
         original = getattr(overrides, name)
@@ -421,16 +428,10 @@ def test_a_key_counts_only_its_own_decisions(tmp_path, monkeypatch, _store):
     from empathy.labels import ledger as ledger_module
     from empathy.labels.decisions import decision_count
     from empathy.labels.records import dataset_name
-    from empathy.labels.rules import make_changes
     from empathy.labels.sqlite import OverrideStore
 
-    source = _data(tmp_path / "data")
+    source = _decided_by_another(tmp_path, _store)
     outputs = pd.read_csv(source["outputs"], dtype={"item_id": str, "model": str}, keep_default_na=False)
-    ratings = pd.concat([pd.read_csv(path, dtype={"item_id": str, "model": str}) for path in source["ratings"]])
-    changes = [change for item in ("i1", "i2", "i3") for model in ("A", "B")
-               for change in make_changes(outputs, ratings, item, model, ["j1", "j2"], "ca", 1.0)]
-    OverrideStore(_store).set_overrides(dataset_name(Path(source["outputs"]), store_path=_store), changes,
-                                        annotator="other")
     counted: list[int] = []
     keyed: list[int] = []
     for module in (ledger_module, review):

@@ -87,24 +87,42 @@ class DistancingCache:
         except sqlite3.Error as exc:
             raise ValueError(f"cannot open distancing cache {self.path}: {exc}") from exc
 
+    def _select(self, table: str, column: str, scope: tuple[str, str, str], keys: Sequence[str]
+                ) -> list[tuple[str, str]]:
+        """The ``(text_sha256, column)`` rows of ``table`` among ``keys`` under ``scope`` (the values of its
+        model, version and rule columns), read in chunks of bound parameters; raises :class:`sqlite3.Error`."""
+        rule = "rules" if table == "results" else "rule"
+        unique = list(dict.fromkeys(keys))
+        rows: list[tuple[str, str]] = []
+        with self._lock:
+            for i in range(0, len(unique), _QUERY_CHUNK):
+                chunk = unique[i : i + _QUERY_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows += self._conn.execute(
+                    f"SELECT text_sha256, {column} FROM {table} WHERE model=? AND version=? AND {rule}=?"
+                    f" AND text_sha256 IN ({marks})",
+                    (*scope, *chunk),
+                ).fetchall()
+        return rows
+
+    def _insert(self, table: str, rows: list[tuple[str, str, str, str, str]]) -> None:
+        """Store ``rows`` in ``table`` in one transaction; a failure warns (the analysis goes on)."""
+        if not rows:
+            return
+        try:
+            with self._lock, self._conn:
+                self._conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, ?, ?, ?, ?)", rows)
+        except sqlite3.Error as exc:
+            warnings.warn(f"distancing cache {self.path} not written: {exc}", RuntimeWarning, stacklevel=2)
+
     def get_many(
         self, model: str, version: str, rules: str, keys: Sequence[str]
     ) -> dict[str, DistancingResult]:
         """The cached results among ``keys`` (text hashes), as a dict key -> result."""
         found: dict[str, DistancingResult] = {}
-        unique = list(dict.fromkeys(keys))
         try:
-            with self._lock:
-                for i in range(0, len(unique), _QUERY_CHUNK):
-                    chunk = unique[i : i + _QUERY_CHUNK]
-                    marks = ",".join("?" * len(chunk))
-                    rows = self._conn.execute(
-                        f"SELECT text_sha256, result FROM results WHERE model=? AND version=? AND rules=?"
-                        f" AND text_sha256 IN ({marks})",
-                        (model, version, rules, *chunk),
-                    ).fetchall()
-                    for key, payload in rows:
-                        found[key] = DistancingResult.from_json(json.loads(payload))
+            for key, payload in self._select("results", "result", (model, version, rules), keys):
+                found[key] = DistancingResult.from_json(json.loads(payload))
         except (sqlite3.Error, ValueError) as exc:
             # A damaged or locked cache must not stop an analysis: treat as misses.
             warnings.warn(f"distancing cache {self.path} unreadable, parsing instead: {exc}", RuntimeWarning,
@@ -115,17 +133,8 @@ class DistancingCache:
         self, model: str, version: str, rules: str, items: Iterable[tuple[str, DistancingResult]]
     ) -> None:
         """Store (text hash, result) pairs in one transaction."""
-        rows = [
-            (model, version, rules, key, json.dumps(result.to_json(), separators=(",", ":")))
-            for key, result in items
-        ]
-        if not rows:
-            return
-        try:
-            with self._lock, self._conn:
-                self._conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", rows)
-        except sqlite3.Error as exc:
-            warnings.warn(f"distancing cache {self.path} not written: {exc}", RuntimeWarning, stacklevel=2)
+        self._insert("results", [(model, version, rules, key, json.dumps(result.to_json(), separators=(",", ":")))
+                                 for key, result in items])
 
     def get_sentences(self, model: str, version: str, keys: Sequence[str]
                       ) -> dict[str, tuple[tuple[int, int], ...]]:
@@ -134,40 +143,25 @@ class DistancingCache:
         A damaged row or an unreadable cache counts as a miss (the caller parses), as for :meth:`get_many`.
         """
         found: dict[str, tuple[tuple[int, int], ...]] = {}
-        unique = list(dict.fromkeys(keys))
         try:
-            with self._lock:
-                for i in range(0, len(unique), _QUERY_CHUNK):
-                    chunk = unique[i : i + _QUERY_CHUNK]
-                    marks = ",".join("?" * len(chunk))
-                    rows = self._conn.execute(
-                        f"SELECT text_sha256, offsets FROM sentences WHERE model=? AND version=? AND rule=?"
-                        f" AND text_sha256 IN ({marks})",
-                        (model, version, SENTENCE_RULE, *chunk),
-                    ).fetchall()
-                    for key, payload in rows:
-                        try:
-                            found[key] = tuple((int(a), int(b)) for a, b in json.loads(payload))
-                        except (ValueError, TypeError):
-                            continue
+            rows = self._select("sentences", "offsets", (model, version, SENTENCE_RULE), keys)
         except sqlite3.Error as exc:
             warnings.warn(f"distancing cache {self.path} unreadable, parsing instead: {exc}", RuntimeWarning,
                           stacklevel=2)
+            return found
+        for key, payload in rows:
+            try:
+                found[key] = tuple((int(a), int(b)) for a, b in json.loads(payload))
+            except (ValueError, TypeError):
+                continue
         return found
 
     def put_sentences(self, model: str, version: str,
                       items: Iterable[tuple[str, Sequence[tuple[int, int]]]]) -> None:
         """Store (text hash, sentence offsets) pairs in one transaction."""
-        rows = [(model, version, SENTENCE_RULE, key, json.dumps([[int(a), int(b)] for a, b in offsets],
-                                                                separators=(",", ":")))
-                for key, offsets in items]
-        if not rows:
-            return
-        try:
-            with self._lock, self._conn:
-                self._conn.executemany("INSERT OR REPLACE INTO sentences VALUES (?, ?, ?, ?, ?)", rows)
-        except sqlite3.Error as exc:
-            warnings.warn(f"distancing cache {self.path} not written: {exc}", RuntimeWarning, stacklevel=2)
+        self._insert("sentences", [(model, version, SENTENCE_RULE, key,
+                                    json.dumps([[int(a), int(b)] for a, b in offsets], separators=(",", ":")))
+                                   for key, offsets in items])
 
     def __bool__(self) -> bool:
         """Always true: an open cache, empty or not (without this, ``if cache`` would run ``__len__``)."""
