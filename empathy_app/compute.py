@@ -329,13 +329,14 @@ class RowIndex:
     def __init__(self, outputs: pd.DataFrame, ratings: pd.DataFrame) -> None:
         items, models = outputs["item_id"].astype(str), outputs["model"].astype(str)
         self.index = pd.MultiIndex.from_arrays([items, models])
-        # one output's row by the item's and the model's hash look-up and a dense (item, model) -> row table (a
-        # key's page run looks up a window of outputs: a MultiIndex look-up per output was ~0.3 ms); a dict of
-        # (item, model) tuples held 50 MiB more at 200,000 outputs
+        # one output's row by the item's and the model's hash look-up and a binary search among the sorted
+        # (item, model) cell codes (a key's page run looks up a window of outputs: a MultiIndex look-up per output
+        # was ~0.3 ms); a dict of (item, model) tuples held 50 MiB more at 200,000 outputs, and a dense items x
+        # models table would grow with their product (one model name per output: quadratic)
         self._items, self._models = pd.Index(pd.unique(items)), pd.Index(pd.unique(models))
-        self._row_of = np.full(len(self._items) * len(self._models), -1, dtype=np.int64)
-        self._row_of[self._items.get_indexer(items) * len(self._models) + self._models.get_indexer(models)] = \
-            np.arange(len(outputs))
+        cells = self._items.get_indexer(items).astype(np.int64) * len(self._models) + self._models.get_indexer(models)
+        self._cell_order = np.argsort(cells, kind="stable")
+        self._cells = cells[self._cell_order]
         self.n_ratings = len(ratings)
         codes = _pair_positions(items, models, ratings["item_id"].astype(str), ratings["model"].astype(str)) \
             if len(ratings) else np.empty(0, dtype=np.int64)
@@ -355,8 +356,8 @@ class RowIndex:
             cell = self._items.get_loc(str(item)) * len(self._models) + self._models.get_loc(str(model))
         except KeyError:
             return None
-        row = int(self._row_of[cell])
-        return row if row >= 0 else None
+        at = int(np.searchsorted(self._cells, cell))
+        return int(self._cell_order[at]) if at < len(self._cells) and self._cells[at] == cell else None
 
     def output(self, outputs: pd.DataFrame, item: str, model: str) -> pd.DataFrame:
         """The outputs row of ``(item, model)`` (no row when absent), as ``outputs[(item_id == item) & (model ==

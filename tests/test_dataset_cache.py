@@ -310,6 +310,20 @@ def test_the_row_index_finds_the_rows_the_masks_find(seed):
     assert empty.ratings_of(ratings.iloc[:0], *pairs[0]).empty
 
 
+def test_the_row_index_stays_linear_with_a_model_name_per_output():
+    """An (item, model) look-up table sized by the outputs, not by items x models (one model name per output would
+    make that product quadratic); every output is still found at its row, an absent pair at none."""
+    from empathy_app import compute
+
+    n = 3_000
+    outputs = pd.DataFrame({"item_id": [f"i{k}" for k in range(n)], "model": [f"m{k}" for k in range(n)]},
+                           dtype="str")
+    index = compute.RowIndex(outputs, outputs.iloc[:0].assign(value=[]))
+    assert sum(array.size for array in vars(index).values() if isinstance(array, np.ndarray)) <= 4 * n + 8
+    assert [index.position(f"i{k}", f"m{k}") for k in range(0, n, 7)] == list(range(0, n, 7))
+    assert index.position("i1", "m2") is None and index.position("i1", "nobody") is None
+
+
 @pytest.mark.usefixtures("_store", "_cache")
 def test_a_new_session_on_the_same_files_does_not_validate_them_again(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
