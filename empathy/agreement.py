@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from empathy.codes import unique_keys
 from empathy.metrics import REFERENCE_DIMENSIONS
 
 #: Fewest paired observations for which a correlation is reported.
@@ -436,12 +437,9 @@ def _unit_rater_matrix(ratings: pd.DataFrame, chosen: NDArray[np.bool_]) -> pd.D
         codes.append(code.astype(np.int64))
         names.append(uniques)
     items, models, raters = names
-    # units in (item, model) order, as unstack sorts its index: marked, then numbered (no sort of the rows)
-    present = np.zeros(len(items) * len(models), dtype=bool)
-    unit = codes[0] * len(models) + codes[1]
-    present[unit] = True
-    units = np.flatnonzero(present)
-    cell = (np.cumsum(present)[unit] - 1) * len(raters) + codes[2]
+    # units in (item, model) order, as unstack sorts its index (marked, then numbered, where that stays linear)
+    units, unit_rank = unique_keys(codes[0] * len(models) + codes[1], len(items) * len(models))
+    cell = unit_rank * len(raters) + codes[2]
     if np.bincount(cell).max() > 1:
         return None
     values = np.full((len(units), len(raters)), np.nan)

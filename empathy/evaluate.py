@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from empathy import metrics as m
 from empathy.agreement import spearman_pairs
+from empathy.codes import unique_keys
 from empathy.signature import Signature, judge_signatures
 from empathy.vocabulary import RANK_TIES
 
@@ -228,7 +229,7 @@ def _layout(outputs: pd.DataFrame, ratings: pd.DataFrame, by_task: bool) -> Plan
     keep = row >= 0  # ratings of (item, model) pairs absent from the outputs do not enter any metric
     r_dim = dimension_code[keep]
     unit_key = row[keep] * len(raters) + rater_code[keep]
-    keys, inverse = _unique_keys(unit_key, len(outputs) * len(raters))
+    keys, inverse = unique_keys(unit_key, len(outputs) * len(raters))
     values = np.full((len(keys), len(dimensions)), np.nan)
     present = np.zeros((len(keys), len(dimensions)), dtype=bool)
     values[inverse, r_dim] = ratings["value"].to_numpy(dtype=float)[keep]
@@ -244,18 +245,6 @@ def _first_seen(column: pd.Series) -> tuple[NDArray[np.int64], pd.Index]:
     if (codes < 0).any() or len(uniques) != len(distinct):  # a missing value: a value of its own for pd.unique
         return _codes(distinct, column), distinct
     return codes.astype(np.int64, copy=False), distinct
-
-
-def _unique_keys(keys: NDArray[np.int64], n_possible: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """``np.unique(keys, return_inverse=True)`` for keys in ``[0, n_possible)``: by marking the keys seen when there
-    are not many more possible keys than keys (linear; no sort of millions of keys), else by ``np.unique``."""
-    if n_possible > 4 * len(keys) + 1_000_000:
-        keys_seen, inverse = np.unique(keys, return_inverse=True)
-        return keys_seen, inverse.astype(np.int64, copy=False)
-    seen = np.zeros(n_possible, dtype=bool)
-    seen[keys] = True
-    rank = np.cumsum(seen, dtype=np.int64) - 1
-    return np.flatnonzero(seen).astype(np.int64, copy=False), rank[keys]
 
 
 @dataclass(frozen=True)

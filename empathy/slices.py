@@ -69,6 +69,7 @@ import pyarrow.compute as pc
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from empathy.codes import unique_keys
 from empathy.distancing.result import LABELS
 from empathy.metrics import BINARY_DIMENSIONS
 
@@ -195,12 +196,22 @@ def _judge_means(keys: pd.DataFrame, ratings: pd.DataFrame, kinds: Sequence[str]
     del item_code, model_code
     cell = cell * n_dims + _codes_in(pd.Index(list(dimensions)), ratings["dimension"], rows)[known]
     values = ratings["value"].to_numpy(dtype=float)[rows][known]
-    size = len(items) * len(models) * n_dims
-    sums = np.bincount(cell, weights=values, minlength=size).reshape(-1, n_dims)
-    counts = np.bincount(cell, minlength=size).reshape(-1, n_dims)
+    # the (output, dimension) cells rated, numbered densely (the items x models product can be quadratic)
+    cells, cell_rank = unique_keys(cell, len(items) * len(models) * n_dims)
+    sums = np.bincount(cell_rank, weights=values, minlength=len(cells))
+    counts = np.bincount(cell_rank, minlength=len(cells))
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-    return {dimension: means[output_code, k] for k, dimension in enumerate(dimensions)}
+    out: dict[str, NDArray[np.float64]] = {}
+    for k, dimension in enumerate(dimensions):
+        wanted = output_code.astype(np.int64) * n_dims + k
+        found = np.full(len(wanted), np.nan)
+        if len(cells):
+            at = np.minimum(np.searchsorted(cells, wanted), len(cells) - 1)
+            hit = cells[at] == wanted
+            found[hit] = means[at[hit]]
+        out[dimension] = found
+    return out
 
 
 # ------------------------------------------------------------------------------------------ events

@@ -43,6 +43,7 @@ LAYER_OF: dict[str, str] = {
     "empathy": "core",
     "empathy.vocabulary": "core",
     "empathy.distributions": "core",
+    "empathy.codes": "core",
     "empathy.identifiers": "core",
     "empathy.metrics": "core",
     "empathy.escaping": "core",

@@ -22,6 +22,7 @@ from test_review import _synthetic
 from empathy import evaluate
 from empathy import metrics as m
 from empathy.bootstrap import LiveIntervals
+from empathy.codes import unique_keys
 from empathy.evaluate import LiveMetrics, MetricSlice, plan_metrics
 from empathy.review import Recompute
 
@@ -220,7 +221,7 @@ def test_the_layout_s_linear_unique_equals_np_unique(seed: int) -> None:
     keys = rng.integers(0, n_possible, int(rng.integers(0, 3 * n_possible))).astype(np.int64)
     expected = np.unique(keys, return_inverse=True)
     for possible in (n_possible, 10 * len(keys) + 2_000_000):  # marked, and sorted (too many possible keys)
-        found = evaluate._unique_keys(keys, possible)
+        found = unique_keys(keys, possible)
         for x, y in zip(found, expected, strict=True):
             np.testing.assert_array_equal(x, y)
             assert x.dtype == np.int64

@@ -157,3 +157,33 @@ def test_output_features_names_equal_those_of_a_numpy_array_of_strings(strings):
     judged = ratings[ratings["dimension"] == "u_gen"].groupby(["item_id", "model"])["value"].mean()
     straight = judged.reindex(pd.MultiIndex.from_frame(outputs[["item_id", "model"]])).to_numpy()
     np.testing.assert_allclose(means["u_gen"], straight, rtol=1e-15, atol=0)
+
+
+def test_a_model_name_per_output_keeps_both_tables_linear_and_equal():
+    """1,200 outputs, each with an item and a model of its own: the items x models product (1.44 million cells,
+    more than the keys allow to mark) is never allocated, and the matrix and the judges' means are those of the
+    straightforward computation."""
+    rng = np.random.default_rng(7)
+    n = 1_200
+    rows = [{"item_id": f"i{k}", "model": f"m{k}", "rater": rater, "dimension": dimension,
+             "value": float(rng.integers(0, 3)), "rater_kind": "llm"}
+            for k in range(n) for rater in ("j1", "j2") for dimension in ("ca", "u_gen") if rng.random() < 0.8]
+    ratings = pd.DataFrame(rows).sample(frac=1.0, random_state=7).reset_index(drop=True)
+    allocated: list[int] = []
+    zeros = np.zeros
+
+    def counted_zeros(shape, *args, **kwargs):
+        allocated.append(int(np.prod(shape)))
+        return zeros(shape, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(np, "zeros", counted_zeros)
+        found = _rater_matrix(ratings, "ca")
+        keys = pd.DataFrame({"item_id": [f"i{k}" for k in range(n)], "model": [f"m{k}" for k in range(n)]},
+                            dtype="str")
+        means = sl._judge_means(keys, ratings, sl.JUDGE_KINDS, ("u_gen",))
+    assert max(allocated, default=0) < n * n // 10
+    pd.testing.assert_frame_equal(found, _straight_matrix(ratings, "ca"))
+    judged = ratings[ratings["dimension"] == "u_gen"].groupby(["item_id", "model"])["value"].mean()
+    straight = judged.reindex(pd.MultiIndex.from_frame(keys)).to_numpy()
+    np.testing.assert_allclose(means["u_gen"], straight, rtol=1e-15, atol=0)
