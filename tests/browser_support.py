@@ -187,6 +187,46 @@ def settle(page, text: str | None = None, timeout: float = WAIT_MS, *, fresh: bo
         page.wait_for_timeout(pause_ms)
 
 
+#: The Streamlit websocket each followed page opened last (:func:`follow_runs`), by ``id(page)``.
+_SOCKETS: dict[int, object] = {}
+
+
+def follow_runs(page) -> None:
+    """Keep ``page``'s Streamlit websocket, so that :func:`rerun_after` can wait for the run an action caused.
+
+    Call before the page's first ``goto``: the socket is opened by the navigation (a reload opens a new one)."""
+    def keep(socket) -> None:
+        if socket.url.endswith("/_stcore/stream"):
+            _SOCKETS[id(page)] = socket
+
+    page.on("websocket", keep)
+
+
+def _starts_a_full_run(payload: str | bytes) -> bool:
+    """Whether a frame from the server says a whole-page script run started (not a fragment's)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    if isinstance(payload, str):
+        return False
+    message = ForwardMsg.FromString(payload)
+    return message.WhichOneof("type") == "new_session" and not message.metadata.run.fragment_ids
+
+
+def rerun_after(page, action: Callable[[], object], text: str | None = None, timeout: float = WAIT_MS) -> None:
+    """Do ``action`` (a click or a choice that reruns the page), wait until the server has *started* a whole-page
+    run after it, then :func:`settle` (``text`` if given).
+
+    :func:`settle` alone can return before the rerun starts: the page still looks idle while the action's message
+    is on its way or queued behind another run, and the next action would land on the previous run's widgets (a
+    choice typed into a select whose options that run then replaces is lost)."""
+    socket = _SOCKETS.get(id(page))
+    if socket is None:
+        raise RuntimeError("rerun_after needs follow_runs(page) before the page's first goto")
+    with socket.expect_event("framereceived", predicate=_starts_a_full_run, timeout=timeout):
+        action()
+    settle(page, text, timeout)
+
+
 #: Relabel's output on screen has its marks and no background text analysis is running any more (the queue is
 #: usable before; while the analysis runs, the queue's fragment polls, and the run that finds it ended draws the marks
 #: and stops the polling: the page is not rerun as a whole).
@@ -218,14 +258,14 @@ def commit_name(page, name: str, timeout: float = WAIT_MS) -> None:
     page.get_by_role("button", name="Use this name").click()
 
 
-def page_summary(page, limit: int = 2_000) -> str:
-    """The page's error boxes, alerts and the start of its main text, for a failure message."""
-    parts = []
+def page_summary(page, limit: int = 1_500) -> str:
+    """The start of the page's main text, then its error boxes and alerts, for a failure message (last: CI keeps
+    the end of a long output)."""
+    main = page.locator("[data-testid=stMain]")
+    parts = [main.inner_text(timeout=5_000)[:limit] if main.count() else page.content()[:limit]]
     for selector in ("[data-testid=stException]", "[data-testid=stAlert]"):
         for box in page.locator(selector).all()[:5]:
             parts.append(f"[{selector}] {box.inner_text(timeout=5_000)[:400]}")
-    main = page.locator("[data-testid=stMain]")
-    parts.append(main.inner_text(timeout=5_000)[:limit] if main.count() else page.content()[:limit])
     return "\n".join(parts)
 
 

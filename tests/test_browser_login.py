@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from browser_support import CHROMIUM, WAIT_MS, analysis_done, settle, start_app, stop_app
+from browser_support import CHROMIUM, WAIT_MS, analysis_done, follow_runs, rerun_after, settle, start_app, stop_app
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium")]
@@ -108,6 +108,7 @@ def _sign_in(browser, url: str, subject: str):
     """A new browser context signed in as ``subject`` through the provider's page; returns its tab."""
     context = browser.new_context(viewport={"width": 1440, "height": 1400})
     tab = context.new_page()
+    follow_runs(tab)
     tab.goto(url)
     settle(tab, "Signed out")
     tab.get_by_role("button", name="Sign in", exact=True).click()
@@ -182,8 +183,7 @@ def test_two_signed_in_annotators_a_viewer_and_signing_out(team_app, browser):
     record = bob.get_by_role("button", name="Record adjudication")
     record.wait_for(state="visible", timeout=WAIT_MS)
     assert record.is_enabled()
-    record.click()
-    settle(bob, "Adjudicated")
+    rerun_after(bob, record.click, "Adjudicated")
     adjudicated = _rows(store, "SELECT annotator FROM overrides WHERE role = 'adjudicator'")
     assert set(adjudicated["annotator"]) == {"bob@lab.example"}
 

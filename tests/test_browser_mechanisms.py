@@ -12,7 +12,7 @@ from pathlib import Path
 import browser_support
 import pandas as pd
 import pytest
-from browser_support import WAIT_MS, analysis_done, commit_name, settle
+from browser_support import WAIT_MS, analysis_done, commit_name, follow_runs, rerun_after, settle
 from test_app import _write_fixture
 from test_mechanism_marks import _distinct, _parse
 
@@ -34,6 +34,7 @@ def _tab(browser, width: int = 1440, height: int = 1600):
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.set_default_timeout(WAIT_MS)
+    follow_runs(page)
     return context, page
 
 
@@ -68,10 +69,21 @@ def _nav(page, title: str) -> None:
 
 
 def _choose(page, key: str, value: str) -> None:
-    page.locator(f".st-key-{key}").get_by_role("combobox").click()
-    page.keyboard.type(value)
-    page.keyboard.press("Enter")
-    settle(page)
+    """Pick ``value`` in the select with widget key ``key`` and wait for the page's rerun to end.
+
+    The option is clicked, not taken with Enter (a loaded browser may still highlight the old one), and the wait
+    is for a run started after the pick: the next choice must land on the options this run draws."""
+    box = page.locator(f".st-key-{key}").get_by_role("combobox")
+    if box.input_value().strip() == value:
+        return
+
+    def pick() -> None:
+        box.click()
+        box.fill(value)
+        page.get_by_role("option", name=value, exact=True).first.click()
+
+    rerun_after(page, pick)
+    assert box.input_value().strip() == value, f"{key} shows {box.input_value()!r} after choosing {value!r}"
 
 
 def _library(item_id: str, model: str):
