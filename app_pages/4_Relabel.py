@@ -49,6 +49,7 @@ from empathy_app import (  # noqa: E402
     overrides,
     relabel_focus,
     session_keys,
+    sidebar,
     views,
 )
 from empathy_app.decisions import md, output_key  # noqa: E402
@@ -310,6 +311,7 @@ def _queue_area() -> None:
     left, right = st.columns([4, 3] if audit_order else [5, 2])  # the audit's tables need the room
     with left, compute.QUEUE_RUNS.running():  # a background parse takes its next round of texts after this run
         _queue_body(right, top, poll_ms)
+    sidebar.show_decision_count(data)  # the sidebar's count with this run's keys (a key reruns this fragment only)
 
 
 def _rubric() -> None:

@@ -68,6 +68,10 @@ MEMORY_NOTICE = "_memory_notice"
 MEMORY_UNWRITABLE = "_memory_unwritable"
 #: A path named by the URL that this machine never opened: the sidebar asks before opening it.
 LINK_UNCONFIRMED = "_link_unconfirmed"
+#: The place of the sidebar's count of human decisions in this run (an ``st.empty``), written by
+#: :func:`empathy_app.sidebar.draw_data`; a fragment that saves decisions redraws the count there
+#: (:func:`empathy_app.sidebar.show_decision_count`) without rerunning the page.
+DECISION_COUNT_PLACE = "_decision_count_place"
 #: The uploads' store left in the working directory by an earlier version was looked for (once per session;
 #: loading).
 STORE_ADOPTION_CHECKED = "_store_adoption_checked"

@@ -18,7 +18,7 @@ import copy
 import streamlit as st
 
 from empathy.io import DataError
-from empathy.labels.decisions import decision_count
+from empathy.labels.locations import StoreError
 from empathy.settings import Settings, clean_annotator, resolve_key, save_upload, source_key
 from empathy_app import identity, loading, overrides, session_keys
 from empathy_app.loading import ALL_TASKS, Loaded
@@ -288,14 +288,39 @@ POOL_HELP = ("Off (the default, as in the paper's Tables 3-5): every number is c
              "genres, and the signature says tasks:pooled.")
 
 
+def _decision_count_line(data: Loaded) -> str:
+    # the ledger every page counts with: human decisions (one "(all judges)" decision is one), whatever their
+    # status (the Data page lists how many apply under the label rule and how many are stale, orphaned or
+    # unresolved); counted once per ledger, then patched with the rows each key changes (Ledger.decision_total)
+    return f"Human decisions: **{overrides.ledger(data).decision_total}** · store {code(data.store.short_label)}"
+
+
+def show_decision_count(data: Loaded) -> None:
+    """Redraw the sidebar's count of human decisions in its place (:func:`draw_data`) from a fragment's run.
+
+    For a fragment that saves decisions (Relabel's key queue): a key reruns the fragment alone, not the sidebar,
+    so the fragment draws the count after its keys are saved, on every run of its own and on the page's run
+    too. Streamlit (>= 1.50) lets a fragment write into a container created outside it, ``st.sidebar``'s included,
+    when the fragment wrote there on the app's last full run: its element then replaces the sidebar's own in that
+    ``st.empty`` and is redrawn in place on each fragment run. So it writes on every call, a store that cannot be
+    read included (the page says why).
+    """
+    place = st.session_state.get(session_keys.DECISION_COUNT_PLACE)
+    if place is None:
+        return
+    try:
+        line = _decision_count_line(data)
+    except StoreError:
+        line = "Human decisions: the override store cannot be read"
+    place.caption(line)
+
+
 def _data_set(data: Loaded) -> None:
     """The data set's name, its overrides and added raters, and the task filter."""
     st.caption(f"Data: **{md(data.name)}** · id {code(data.dataset_id)}")
-    # the ledger every page counts with: human decisions (one "(all judges)" decision is one), whatever their
-    # status (the Data page lists how many apply under the label rule and how many are stale, orphaned or
-    # unresolved)
-    st.caption(f"Human decisions: **{decision_count(overrides.ledger(data).decisions)}** · store "
-               f"{code(data.store.short_label)}")
+    place = st.empty()  # a fragment that saves decisions redraws the count here (show_decision_count)
+    place.caption(_decision_count_line(data))
+    st.session_state[session_keys.DECISION_COUNT_PLACE] = place
     added = loading.extra_ratings(data.base_key)
     if added:
         st.caption("Added this session (not in the files): " + codes(added))
@@ -332,6 +357,7 @@ def draw_data(data: Loaded | None, top: st.delta_generator.DeltaGenerator) -> No
     """The sidebar's part that reads the loaded data set: at ``top`` (from :func:`draw_controls`) who is deciding
     (:func:`identity_box`: the roles come with the store) and the data set's name, decisions and task filter
     (:func:`_data_set`); under the controls the data set's memory; the URL is kept naming the data set."""
+    st.session_state.pop(session_keys.DECISION_COUNT_PLACE, None)  # a place of an earlier run is not this run's
     with top:
         identity_box(data)
         if data is not None:

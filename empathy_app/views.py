@@ -11,11 +11,10 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import plotly.express as px
-import plotly.graph_objects as go
 import streamlit as st
 
 from empathy import metrics as m
@@ -28,6 +27,9 @@ from empathy.vocabulary import DIRECTIONS
 from empathy_app import compute, loading, overrides, session_keys
 from empathy_app.loading import Loaded
 from empathy_app.markup import code, codes, html, md, plot_frame
+
+if TYPE_CHECKING:  # Plotly Express is imported by the charts that draw (50 ms a process): not by every first run
+    import plotly.graph_objects as go
 
 # The icons are for the Home page's links (drawn with the Material font Streamlit serves itself). They are not
 # given to st.Page: Streamlit's browser code turns the current page's icon into the favicon and fetches a
@@ -426,6 +428,8 @@ def metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
         part = part.assign(above=(part["ci_high"] - part["value"]).clip(lower=0),
                            below=(part["value"] - part["ci_low"]).clip(lower=0))
         bars = {"error_y": "above", "error_y_minus": "below"}
+    import plotly.express as px
+
     figure = px.bar(part, x="model", y="value", color="scorer", barmode="group", hover_data=["n", "n_missing"],
                     facet_col="task" if per_task else None, title=f"{metric} by model and judge",
                     labels={"value": metric}, **bars)
@@ -448,6 +452,8 @@ def spearman_heatmap(agreement: pd.DataFrame, metric: str) -> go.Figure | None:
         value = np.nan if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
         a, b = position[record["scorer_a"]], position[record["scorer_b"]]
         matrix.iat[a, b] = matrix.iat[b, a] = value
+    import plotly.express as px
+
     figure = px.imshow(matrix, text_auto=".3f", zmin=-1, zmax=1, color_continuous_scale="RdBu",
                        title=f"{metric}: Spearman between judges", aspect="auto")
     figure.update_layout(height=320, margin={"t": 50, "b": 10, "l": 10, "r": 10})
@@ -600,6 +606,8 @@ def standard_scatter(data: Loaded, table: pd.DataFrame) -> go.Figure | None:
         st.info("No model has both values.")
         return None
     label = html(empathy_name)  # holds a scorer name: Plotly draws titles and axis labels as HTML
+    import plotly.express as px
+
     figure = px.scatter(plot_frame(merged, ["model"]), x=standard_name, y="value", text="model",
                         labels={"value": label, standard_name: standard_name},
                         title=f"{label} vs {standard_name} per model")

@@ -11,6 +11,7 @@ import pytest
 
 from empathy.labels import ledger as ledger_module
 from empathy.labels.backends import open_store
+from empathy.labels.decisions import decision_count
 from empathy.labels.ledger import Ledger, ledger_status, open_ledger, updated_ledger
 from empathy.labels.records import Change, output_hashes, text_hash
 from empathy.vocabulary import LABEL_RULES
@@ -35,6 +36,7 @@ def _same(updated: Ledger, fresh: Ledger) -> None:
     assert updated.counts == fresh.counts
     assert updated.decided == fresh.decided
     assert updated.decision_counts == fresh.decision_counts
+    assert updated.decision_total == fresh.decision_total == decision_count(fresh.decisions)
 
 
 def _change(rng: np.random.Generator, outputs: pd.DataFrame, item: int) -> list[Change]:
@@ -59,7 +61,7 @@ def test_updated_ledger_equals_reading_it_again_after_every_write(store_location
     rng = np.random.default_rng(len(rule))
     held = open_ledger(store, NAME, outputs, rule, hashes=hashes)
     version = store.version()
-    _ = held.digest, held.decision_counts  # computed: the next ones are carried over
+    _ = held.digest, held.decision_counts, held.decision_total  # computed: the next ones are carried over
     for step in range(70):
         kind = rng.random()
         annotator = str(rng.choice(ANNOTATORS))
@@ -79,6 +81,8 @@ def test_updated_ledger_equals_reading_it_again_after_every_write(store_location
         held, version = updated_ledger(held, keys, rows, outputs, hashes=hashes), now
         if len(keys) and len(held.applied):
             assert "decision_counts" in held.__dict__  # carried over, not computed from the frames
+        if len(keys) and len(held.decisions):
+            assert "_all_decision_rows" in held.__dict__  # the total too
         _same(held, open_ledger(store, NAME, outputs, rule, hashes=hashes))
         for frame in (held.decisions, held.status.fresh, held.applied):
             assert all(frame[c].array._pa_array.num_chunks <= 4 for c in frame.columns

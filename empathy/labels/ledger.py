@@ -121,6 +121,18 @@ class Ledger:
                 "orphaned": decision_count(self.status.orphaned), "unresolved": decision_count(self.unresolved)}
 
     @cached_property
+    def decision_total(self) -> int:
+        """Every human decision of the data set, whatever its status (:func:`~empathy.labels.decisions.decision_count`
+        of :attr:`decisions`: the app's sidebar shows it). A ledger brought up to date by :func:`updated_ledger` from
+        one whose total was asked counts only the rows that changed (:attr:`_all_decision_rows`)."""
+        return len(self._all_decision_rows)
+
+    @cached_property
+    def _all_decision_rows(self) -> Counter:
+        """How many rows of :attr:`decisions` each decision has (:func:`_decision_keys`)."""
+        return _decision_keys(self.decisions)
+
+    @cached_property
     def _decision_rows(self) -> dict[str, Counter]:
         """Per frame of :attr:`decision_counts`, how many rows each decision has (its key as
         :func:`~empathy.labels.decisions.decision_count` compares it): the counts are the numbers of keys."""
@@ -277,7 +289,10 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
         return ledger
     row_key = [*KEY_COLUMNS, "annotator", "role"]
     changed_rows = _Keys.of(keys, row_key)
-    decisions = _spliced(ledger.decisions, rows, changed_rows, row_key)
+    # the total asked for before (the sidebar shows it after every key): patched from the rows taken out and put in
+    total = ledger.__dict__.pop("_all_decision_rows", None)
+    taken: list[pd.DataFrame] = []
+    decisions = _spliced(ledger.decisions, rows, changed_rows, row_key, removed=taken if total is not None else None)
     if decisions.empty:  # every decision withdrawn: the empty ledger's own frames
         return ledger_from_decisions(ledger.name, decisions, outputs, ledger.rule, adopted=ledger.adopted,
                                      hashes=hashes)
@@ -305,6 +320,8 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
                           empty=pd.DataFrame(columns=[*KEY_COLUMNS, "decisions"]),
                           removed=removed.setdefault("unresolved", []))
     updated = Ledger(ledger.name, ledger.rule, decisions, status, applied, unresolved, ledger.adopted)
+    if total is not None:
+        updated.__dict__["_all_decision_rows"] = _patched_counts(total, *taken, rows)
     # What the previous ledger carried is moved to this one and patched in place, not copied: a copy of a dict of
     # every applied row at every key is work in proportion to the ledger, and its garbage brings the collector's
     # full passes over every object of the process. Taken from the previous ledger (its __dict__), so that it is
