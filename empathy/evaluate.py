@@ -339,10 +339,22 @@ def _constant_inputs(spec: m.MetricSpec, features: TextFeatures, rows: NDArray[n
     return inputs
 
 
-def _judged_slice(spec: m.MetricSpec, layout: PlanLayout, features: TextFeatures, options: m.MetricOptions
-                  ) -> MetricSlice | None:
+def _with_options(part: MetricSlice, options: m.MetricOptions) -> MetricSlice:
+    """``part`` with its terms read under ``options``: every array shared, the inputs' options replaced."""
+    return replace(part, inputs=replace(part.inputs, options=options))
+
+
+def _judged_slice(spec: m.MetricSpec, layout: PlanLayout, features: TextFeatures, options: m.MetricOptions,
+                  shared: MetricSlice | None = None) -> MetricSlice | None:
     """A judge metric scores the units with at least one rating in its dimensions, grouped per (task, model,
-    judge); ``None`` when no unit is in its scope."""
+    judge); ``None`` when no unit is in its scope.
+
+    ``shared``: the metric's slice of the same layout under other options (:meth:`MetricPlan.reading`), whose
+    rows, groups and constant inputs this one takes as they are (the same objects): which units a metric scores,
+    their groups and their text features never depend on the options, only the terms do.
+    """
+    if shared is not None:
+        return _with_options(shared, options)
     columns = dict(zip(spec.dimensions, (int(c) for c in layout.dimensions.get_indexer(list(spec.dimensions))),
                        strict=True))
     found = [c for c in columns.values() if c >= 0]
@@ -363,9 +375,16 @@ def _judged_slice(spec: m.MetricSpec, layout: PlanLayout, features: TextFeatures
                   columns)
 
 
-def _text_slice(spec: m.MetricSpec, layout: PlanLayout, features: TextFeatures, options: m.MetricOptions
-                ) -> MetricSlice | None:
-    """A metric that reads no rating scores every output, grouped per (task, model), once per plan."""
+def _text_slice(spec: m.MetricSpec, layout: PlanLayout, features: TextFeatures, options: m.MetricOptions,
+                shared: MetricSlice | None = None) -> MetricSlice | None:
+    """A metric that reads no rating scores every output, grouped per (task, model), once per plan.
+
+    ``shared``: as for :func:`_judged_slice` (the rows, groups and text features taken from it); the fixed summary
+    is computed again under ``options``.
+    """
+    if shared is not None:
+        part = _with_options(replace(shared, fixed=None), options)
+        return replace(part, fixed=part.summary(layout.values))
     code = layout.output_task * len(layout.models) + layout.output_model
     if not len(code):
         return None
@@ -421,6 +440,8 @@ class MetricPlan:
                              for index in (layout.items, layout.models, layout.raters, layout.dimensions))
         # (metric, its spec's identity, the options it reads) -> its terms under ``values``; shared by the readings
         self._own_terms: dict[tuple[object, ...], tuple[NDArray[np.float64], NDArray[np.int8]]] = {}
+        # id of a slice's group array -> (that array, its groups' positions); shared by the readings like the terms
+        self._members: dict[int, tuple[NDArray[np.int64], list[NDArray[np.int64]]]] = {}
 
     def _signature_extra(self, options: m.MetricOptions) -> dict[str, str]:
         extra = options.signature_fields()
@@ -456,6 +477,18 @@ class MetricPlan:
             found = self._own_terms.setdefault(key, (terms, status))
         return found
 
+    def group_members(self, part: MetricSlice) -> list[NDArray[np.int64]]:
+        """The positions of each group's rows of one of this plan's slices (ascending within a group), computed once
+        per group array and shared by the plan's readings, whose slices share their groups. Read-only arrays."""
+        # keyed by the array's id, the array held with its members: no other array can take that id meanwhile
+        found = self._members.get(id(part.group))
+        if found is None:
+            members = _group_positions(part.group, len(part.groups))
+            for positions in members:
+                positions.setflags(write=False)
+            found = self._members.setdefault(id(part.group), (part.group, members))
+        return found[1]
+
     def reading(self, options: m.MetricOptions) -> MetricPlan:
         """This plan under other readings of the open cases: equal to :func:`plan_metrics` of the same data with
         ``options``, at the cost of what differs.
@@ -463,8 +496,10 @@ class MetricPlan:
         The new plan shares the layout (the dense ratings, the outputs' positions), the judges' signatures, the
         table's row order, Table 6's grid, the name look-ups and the terms already computed (:meth:`own_terms`);
         only the slices of the metrics that read an option whose value differs (EGM for ``egm_both_zero``, LD for
-        ``ld_standardization``: :attr:`empathy.metrics.MetricSpec.reads_options`) are built again. Which units and
-        groups a metric scores never depends on the options, so neither does anything else.
+        ``ld_standardization``: :attr:`empathy.metrics.MetricSpec.reads_options`) are built again, and they too
+        share their rows, groups and text features with this plan's (the same arrays): which units and groups a
+        metric scores never depends on the options, so neither does anything else. Their live recompute
+        (:class:`LiveMetrics`) shares each slice's group members the same way.
         """
         if options == self.options:
             return self
@@ -477,9 +512,10 @@ class MetricPlan:
     def _slice_reading(self, part: MetricSlice, options: m.MetricOptions) -> MetricSlice:
         if all(getattr(options, option) == getattr(self.options, option) for option in part.spec.reads_options):
             # the same terms: only the options the inputs carry (which this metric does not read) change
-            return replace(part, inputs=replace(part.inputs, options=options))
+            return _with_options(part, options)
         build = _judged_slice if part.spec.judged else _text_slice
-        rebuilt = build(part.spec, self._layout, self.features, options)
+        # the rows, groups and text features shared (at 200,000 outputs a rebuilt EGM slice held 18 MiB more)
+        rebuilt = build(part.spec, self._layout, self.features, options, shared=part)
         if rebuilt is None:  # the scope is the options' no matter: a slice that existed exists
             raise AssertionError(f"the slice of {part.spec.name} vanished under {options}")
         return rebuilt
@@ -664,7 +700,7 @@ class _LivePart:
             # ``values`` are the plan's own here: its terms, computed once per plan and reading, copied to patch
             terms, status = plan.own_terms(part)
             self.terms, self.status = terms.copy(), status.copy()
-            self.members = _group_positions(part.group, len(part.groups))
+            self.members = plan.group_members(part)  # read, never written: shared with the other readings
             self.summary = m.mean_by_group(part.group, len(part.groups), self.terms, self.status)[1:]
         else:
             self.summary = part.summary(values)

@@ -94,6 +94,8 @@ ALL_JUDGES = "(all judges)"
 #: Values closer than this to a threshold count as reaching it (float noise in means of ratings).
 _EPS = 1e-9
 _KEYS = ["item_id", "model"]
+#: Rows looked up at once by :func:`_codes_in` (a few MiB of positions at a time).
+_CODE_BLOCK = 1 << 18
 
 
 # ------------------------------------------------------------------------------------------ features
@@ -165,8 +167,18 @@ def _codes_in(index: pd.Index, column: pd.Series, rows: NDArray[np.bool_]) -> ND
     """
     if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
         values = pa.array(column.array)
-        found = pc.index_in(values, value_set=pa.array(index.to_numpy(dtype=object), type=values.type))
-        return found.fill_null(-1).to_numpy(zero_copy_only=False)[rows]
+        lookup = pc.SetLookupOptions(pa.array(index.to_numpy(dtype=object), type=values.type))
+        out = np.empty(int(np.count_nonzero(rows)), dtype=np.int32)
+        done = 0
+        # a block of rows at a time (zero-copy slices): the positions of every row at once were three int32 copies
+        # of the whole column (index_in, fill_null, to_numpy: 36 MiB for a moment over 3 million ratings)
+        for start in range(0, len(values), _CODE_BLOCK):
+            block = values.slice(start, _CODE_BLOCK)
+            found = pc.index_in(block, options=lookup).fill_null(-1).to_numpy(zero_copy_only=False)
+            chosen = found[rows[start:start + _CODE_BLOCK]]
+            out[done:done + len(chosen)] = chosen
+            done += len(chosen)
+        return out
     codes, distinct = pd.factorize(column.take(np.flatnonzero(rows)))
     found_codes = np.asarray(index.get_indexer(pd.Index(distinct).astype(str)), dtype=np.int64)
     return np.where(codes >= 0, found_codes[np.maximum(codes, 0)], -1) if len(found_codes) else np.full(len(codes), -1)
@@ -179,34 +191,42 @@ def _judge_means(keys: pd.DataFrame, ratings: pd.DataFrame, kinds: Sequence[str]
 
     Sums and counts by integer output code (``np.bincount``) over the rows that qualify, instead of a groupby
     over (item_id, model, dimension) strings and a merge: at 200,000 outputs that groupby held 280 MiB more
-    than this for a moment (3 million rating rows).
+    than this for a moment (3 million rating rows). The item and model codes are found once for the rows of every
+    dimension (32 bits each), the cells summed one dimension at a time: the int64 cell keys of all four
+    dimensions at once were most of the Disagreement page's transient.
     """
-    n_dims = len(dimensions)
     qualifies = ratings["dimension"].isin(dimensions).to_numpy() & ratings["value"].notna().to_numpy()
     if "rater_kind" in ratings.columns:
         qualifies &= ratings["rater_kind"].fillna("").astype(str).isin(kinds).to_numpy()
     rows = qualifies  # marked, not listed: the same rows in order without 8 bytes each
     items = pd.Index(pd.unique(keys["item_id"]))
     models = pd.Index(pd.unique(keys["model"]))
+    n_cells = len(items) * len(models)
     output_code = items.get_indexer(keys["item_id"]) * len(models) + models.get_indexer(keys["model"])
     item_code = _codes_in(items, ratings["item_id"], rows)
     model_code = _codes_in(models, ratings["model"], rows)
     known = (item_code >= 0) & (model_code >= 0)  # ratings of outputs absent from ``keys`` are left out
-    cell = item_code[known].astype(np.int64) * len(models) + model_code[known]
-    del item_code, model_code
-    cell = cell * n_dims + _codes_in(pd.Index(list(dimensions)), ratings["dimension"], rows)[known]
-    values = ratings["value"].to_numpy(dtype=float)[rows][known]
-    # the (output, dimension) cells rated, numbered densely (the items x models product can be quadratic)
-    cells, cell_rank = unique_keys(cell, len(items) * len(models) * n_dims)
-    sums = np.bincount(cell_rank, weights=values, minlength=len(cells))
-    counts = np.bincount(cell_rank, minlength=len(cells))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    dimension_column = ratings["dimension"]
+    values = ratings["value"].to_numpy(dtype=float)
     out: dict[str, NDArray[np.float64]] = {}
-    for k, dimension in enumerate(dimensions):
-        wanted = output_code.astype(np.int64) * n_dims + k
-        found = np.full(len(wanted), np.nan)
+    for dimension in dimensions:
+        # this dimension's qualifying rows (marked over every rating, and among the qualifying ones), in row order:
+        # the sums add in that order, as when every dimension was summed at once
+        every = (dimension_column == dimension).to_numpy(dtype=bool, na_value=False) & rows
+        among = every[rows]
+        usable = known[among]
+        cell = item_code[among][usable].astype(np.int64) * len(models) + model_code[among][usable]
+        # the outputs rated, numbered densely
+        cells, cell_rank = unique_keys(cell, n_cells)
+        del cell
+        sums = np.bincount(cell_rank, weights=values[every][usable], minlength=len(cells))
+        counts = np.bincount(cell_rank, minlength=len(cells))
+        del cell_rank, every, among, usable
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        found = np.full(len(output_code), np.nan)
         if len(cells):
+            wanted = output_code.astype(np.int64)
             at = np.minimum(np.searchsorted(cells, wanted), len(cells) - 1)
             hit = cells[at] == wanted
             found[hit] = means[at[hit]]

@@ -540,7 +540,12 @@ def _dimension_rows(key: str, _ratings: pd.DataFrame) -> dict[str, np.ndarray]:
     return {str(name): order[bounds[k]:bounds[k + 1]] for k, name in enumerate(names)}
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+#: Effective ratings frames held (27 MiB each at 200,000 outputs): a run reads at most two, with and without the
+#: overrides (Workbench); every decision makes a new one, and four held were mostly those of ledgers long past.
+EFFECTIVE_FRAMES = 2
+
+
+@st.cache_resource(show_spinner=False, max_entries=EFFECTIVE_FRAMES)
 def _effective(key: str, okey: str, _ratings: pd.DataFrame, _overrides: pd.DataFrame | None) -> pd.DataFrame:
     return _effective_engine(key, _ratings)(_overrides)
 

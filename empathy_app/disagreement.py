@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -282,16 +283,35 @@ def _fixed_splits(key: str, dimension: str, _ratings: pd.DataFrame) -> cal.ItemS
     return cal.ItemSplits(_ratings, dimension)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _splits(key: str, dimension: str, content_key: str, _rated: Rated) -> pd.DataFrame:
-    return _fixed_splits(content_key, dimension, _rated.judged).table(_rated.humans)
-
-
-def splits(key: str, dimension: str, rated: Rated, content_key: str) -> pd.DataFrame:
+def splits(dimension: str, rated: Rated, content_key: str) -> pd.DataFrame:
     """Per-item spread of every rater's value (:func:`empathy.calibration.item_splits` of ``rated.whole``): the
     judges' part once per data set, the units the ledger's humans rated redone per ledger
-    (:class:`empathy.calibration.ItemSplits`). Shared: not to be modified."""
-    return _splits(key, dimension, content_key, rated)
+    (:class:`empathy.calibration.ItemSplits`). Made on each call: :func:`split_preview` is what a page holds."""
+    return _fixed_splits(content_key, dimension, rated.judged).table(rated.humans)
+
+
+@dataclass(frozen=True)
+class SplitPreview:
+    """What the page shows of :func:`splits`: the number of units, of split units, and the first rows."""
+
+    n_units: int
+    n_split: int
+    head: pd.DataFrame
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _split_preview(key: str, dimension: str, content_key: str, rows: int, _rated: Rated) -> SplitPreview:
+    table = splits(dimension, _rated, content_key)
+    # the first rows taken into arrays of their own (a slice of Arrow strings would keep the whole table's
+    # buffers): the whole table, 28 MiB at 200,000 outputs, was held per ledger and dimension, up to 16 of them
+    head = table.take(np.arange(min(rows, len(table)))).reset_index(drop=True)
+    return SplitPreview(len(table), int(table["split"].sum()), head)
+
+
+def split_preview(key: str, dimension: str, rated: Rated, content_key: str, rows: int) -> SplitPreview:
+    """:func:`splits`' counts and its first ``rows`` rows (the most split), made once per data set, ledger
+    (``key``) and dimension. Shared: not to be modified."""
+    return _split_preview(key, dimension, content_key, rows, rated)
 
 
 def calibration_figure(table: pd.DataFrame, judge: str, dimension: str) -> go.Figure:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -209,3 +210,26 @@ def test_relabel_these_outputs_opens_relabel_on_exactly_the_cell() -> None:
     ratings = _demo_ratings()
     rated = len(ratings.loc[ratings["dimension"] == "ca", ["item_id", "model"]].drop_duplicates())
     assert f"0 of {rated} decided by you" in at.get("progress")[0].proto.text
+
+
+def test_the_split_table_shows_the_first_rows_of_item_splits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page holds the split table's counts and first rows only: they equal the straightforward table's (the
+    demo's judges and humans on u_gen), and the caption says how many rows there are."""
+    from empathy.calibration import item_splits
+    from empathy_app import views
+
+    monkeypatch.setattr(views, "PREVIEW_ROWS", 3)
+    at = _page()
+    at.selectbox(key="dis_dimension").set_value("u_gen").run()
+    _ok(at)
+    expected = item_splits(_demo_ratings(), "u_gen")
+    assert len(expected) > 3
+    shown = _frame(at, "dis_splits")
+    assert list(shown.columns) == list(expected.columns) and len(shown) == 3
+    for column in ("item_id", "model", "values"):
+        assert shown[column].astype(str).tolist() == expected[column].head(3).astype(str).tolist()
+    for column in ("n_raters", "spread", "modal_share"):
+        np.testing.assert_allclose(shown[column].to_numpy(float), expected[column].head(3).to_numpy(float))
+    captions = " ".join(app_texts(at.caption))
+    assert f"{int(expected['split'].sum())} of {len(expected)} units have raters" in captions
+    assert f"The first 3 of {len(expected):,} rows." in captions

@@ -141,3 +141,27 @@ def test_bias_rows_kept_for_untouched_pairs_equal_a_fresh_computation(monkeypatc
     assert 0 < len(calls) <= 2 * judges_of_model  # bias and slope of that model's pairs only
     assert len(after) > judges_of_model  # (other models' rows were kept)
     pd.testing.assert_frame_equal(after, calibration_bias(more, "ca", bootstrap=30, seed=2))
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("rows", [0, 4, 10_000])
+def test_the_split_preview_equals_the_head_and_counts_of_item_splits(seed, rows):
+    """What the page holds of the split table (its counts and first rows) equals the straightforward table's; the
+    first rows are arrays of their own (not slices keeping the whole table's Arrow buffers)."""
+    outputs, ratings, rng = _data(seed, n_items=30)
+    ratings = ratings.astype({c: "str" for c in ("item_id", "model", "rater", "dimension", "rater_kind")})
+    index = RowIndex(outputs, ratings)
+    humans = _humans(ratings, rng, 12)
+    rated = dg.Rated(ratings, pd.DataFrame(), dg._human_items.__wrapped__("k", ratings), index.ratings_of_items)
+    rated.humans = humans
+    for dimension in SCALES:
+        expected = item_splits(pd.concat([ratings, humans], ignore_index=True), dimension)
+        preview = dg._split_preview.__wrapped__(f"k{seed}", dimension, f"data-{seed}-{rows}", rows, rated)
+        assert (preview.n_units, preview.n_split) == (len(expected), int(expected["split"].sum()))
+        pd.testing.assert_frame_equal(preview.head, expected.head(rows))
+        pd.testing.assert_frame_equal(dg.splits(dimension, rated, f"data-{seed}-{rows}"), expected)
+        if 0 < rows < len(expected):
+            for column in ("item_id", "model", "values"):
+                shown = preview.head[column].array.__arrow_array__()
+                whole = expected[column].array.__arrow_array__()
+                assert shown.get_total_buffer_size() < whole.get_total_buffer_size() / 2, column

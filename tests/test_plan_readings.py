@@ -237,3 +237,46 @@ def test_first_seen_equals_pd_unique_and_its_codes(dtype: object) -> None:
         pd.testing.assert_index_equal(distinct, expected)
         np.testing.assert_array_equal(codes, evaluate._codes(expected, column))
 
+
+
+def test_a_reading_s_rebuilt_slices_share_their_rows_groups_and_text_features() -> None:
+    # a slice built again for another reading (EGM's, LD's) holds no array of its own but its terms' options:
+    # the same objects as the plan's, and the values of a plan built from scratch (checked above)
+    outputs, ratings, features = _data(9, True)
+    plan = plan_metrics(outputs, ratings, features=features, by_task=True)
+    other = plan.reading(m.MetricOptions(egm_both_zero="exclude", ld_standardization="reference"))
+    scratch = plan_metrics(outputs, ratings, features=features, by_task=True, egm_both_zero="exclude",
+                           ld_standardization="reference")
+    for part, mine, built in zip(plan.slices, other.slices, scratch.slices, strict=True):
+        assert mine.rows is part.rows and mine.group is part.group and mine.groups is part.groups
+        for name in ("sentences_ref", "sentences_gen", "densities_ref", "densities_gen"):
+            assert getattr(mine.inputs, name) is getattr(part.inputs, name), (part.spec.name, name)
+        assert mine.inputs.options == other.options
+        _assert_same_slice(mine, built)
+    ld = [p.spec.name for p in plan.slices].index("LD")
+    assert not np.array_equal(plan.slices[ld].fixed[0], other.slices[ld].fixed[0], equal_nan=True)
+
+
+def test_the_live_metrics_of_two_readings_share_their_group_members() -> None:
+    outputs, ratings, features = _data(10, False)
+    plan = plan_metrics(outputs, ratings, features=features)
+    default, exclude = LiveMetrics(plan), LiveMetrics(plan.reading(m.MetricOptions(egm_both_zero="exclude")))
+    patchable = [(a, b) for a, b in zip(default._parts, exclude._parts, strict=True) if a.patchable]
+    assert {a.part.spec.name for a, _ in patchable} == set(m.judged_metrics())
+    for a, b in patchable:
+        assert a.members is b.members  # one list of positions per slice, whatever the reading
+        expected = evaluate._group_positions(a.part.group, len(a.part.groups))
+        assert len(a.members) == len(expected)
+        for found, wanted in zip(a.members, expected, strict=True):
+            np.testing.assert_array_equal(found, wanted)
+            assert not found.flags.writeable
+        assert a.terms is not b.terms and a.status is not b.status  # each patches its own
+    # each still follows its own overrides: the reading's reports equal a plan built from scratch
+    scratch = LiveMetrics(plan_metrics(outputs, ratings, features=features, egm_both_zero="exclude"))
+    rng = np.random.default_rng(10)
+    changes = pd.DataFrame(columns=[*KEYS, "value"])
+    for step in range(12):
+        changes = _step(changes, ratings, rng)
+        default.report(_step(changes, ratings, rng))
+        a, b = exclude.report(changes), scratch.report(changes)
+        pd.testing.assert_frame_equal(a.table, b.table, check_exact=True, obj=f"step {step}")

@@ -629,3 +629,52 @@ def test_judge_means_by_codes_equal_the_groupby_and_merge(storage: str, seed: in
     assert len(expected) == len(keys)
     for dimension in dims:
         np.testing.assert_allclose(got[dimension], expected[dimension].to_numpy(float), rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 1 << 18])
+@pytest.mark.parametrize("storage", ["pyarrow", "python"])
+def test_codes_in_by_blocks_equal_one_look_up_of_every_row(monkeypatch: pytest.MonkeyPatch, block: int,
+                                                           storage: str) -> None:
+    """Positions looked up a block of rows at a time equal the straightforward look-up of every marked row (absent
+    and missing values -1), whatever the block's size against the column's."""
+    from empathy import slices
+
+    monkeypatch.setattr(slices, "_CODE_BLOCK", block)
+    rng = np.random.default_rng(block)
+    names = [f"i{k}" for k in rng.integers(0, 30, 300)]
+    column = pd.Series(pd.array([None if rng.random() < 0.05 else n for n in names], dtype=pd.StringDtype(storage)))
+    index = pd.Index([f"i{k}" for k in range(0, 25)])
+    rows = rng.random(len(column)) < 0.6
+    expected = np.array([index.get_loc(v) if isinstance(v, str) and v in index else -1
+                         for v in column.astype(object)[rows]], dtype=np.int64)
+    found = slices._codes_in(index, column, rows)
+    np.testing.assert_array_equal(found, expected)
+
+
+def test_judge_means_sum_one_dimension_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cells are numbered per dimension: no call sees more than one dimension's rows (the int64 keys of all
+    four at once were the page's transient), and the means are those of a groupby."""
+    from empathy import slices
+
+    sizes: list[int] = []
+    original = slices.unique_keys
+
+    def counted(keys: np.ndarray, n_possible: int) -> tuple[np.ndarray, np.ndarray]:
+        sizes.append(len(keys))
+        return original(keys, n_possible)
+
+    monkeypatch.setattr(slices, "unique_keys", counted)
+    rng = np.random.default_rng(3)
+    dims = ("u_ref", "u_gen", "e_ref", "e_gen")
+    n = 400
+    ratings = pd.DataFrame({"item_id": [f"i{k}" for k in rng.integers(0, 20, n)],
+                            "model": [f"m{k}" for k in rng.integers(0, 3, n)], "rater": "j",
+                            "dimension": rng.choice(dims, n), "value": rng.random(n), "rater_kind": "llm"})
+    keys = ratings[["item_id", "model"]].drop_duplicates().reset_index(drop=True)
+    got = slices._judge_means(keys, ratings, slices.JUDGE_KINDS, dims)
+    per_dimension = ratings["dimension"].value_counts()
+    assert sorted(sizes) == sorted(int(per_dimension[d]) for d in dims)
+    expected = ratings.groupby(["item_id", "model", "dimension"])["value"].mean().unstack("dimension")
+    for dimension in dims:
+        wanted = expected[dimension].reindex(pd.MultiIndex.from_frame(keys)).to_numpy(float)
+        np.testing.assert_allclose(got[dimension], wanted, rtol=1e-15, atol=0)
