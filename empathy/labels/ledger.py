@@ -385,13 +385,19 @@ class _Keys:
         if not len(frame) or not self.keys:
             return mask, np.empty(0, dtype=np.int64), []
         first = frame[self.columns[0]]
-        near = _sorted_rows_of(first, self.items)
-        if near is None:  # not text, or not sorted as text: the column compared whole
+        spans = _sorted_spans_of(first, self.items)
+        if spans is None:  # not text, or not sorted as text: the column compared whole
             near = np.flatnonzero(first.astype(str).isin(self.items).to_numpy(dtype=bool))
+            # the key's columns only, each taken alone (selecting several columns of a frame copies them whole)
+            columns = [_texts(frame[c].iloc[near]) for c in self.columns] if len(near) else []
+        else:
+            near = _positions_of(spans)
+            # each item's rows are one run: sliced (no copy of the values), not taken by position
+            columns = [[text for low, high in spans for text in _texts(frame[c].iloc[low:high])]
+                       for c in self.columns] if len(near) else []
         found: list[tuple[str, ...]] = []
         if len(near):
-            # the key's columns only, each taken alone (selecting several columns of a frame copies them whole)
-            found = list(zip(*(_texts(frame[c].iloc[near]) for c in self.columns), strict=True))
+            found = list(zip(*columns, strict=True))
             mask[near] = [key in self.keys for key in found]
         return mask, near, found
 
@@ -417,10 +423,11 @@ def _bound(values: pd.Series, value: str, *, after: bool) -> int:
     return low
 
 
-def _sorted_rows_of(values: pd.Series, items: list[str]) -> np.ndarray | None:
-    """The positions of the rows of ``values`` (a frame's first key column, sorted as text: the order the store and
-    the label rule give) equal to one of ``items`` (sorted), found by bisection: O(items x log rows), not a pass
-    over the column. ``None`` when the column is not text sorted as text (the caller compares it whole)."""
+def _sorted_spans_of(values: pd.Series, items: list[str]) -> list[tuple[int, int]] | None:
+    """The runs ``(start, stop)`` of the rows of ``values`` (a frame's first key column, sorted as text: the order the
+    store and the label rule give) equal to each of ``items`` (sorted), found by bisection: O(items x log rows),
+    not a pass over the column; ascending, empty runs left out. ``None`` when the column is not text sorted as text
+    (the caller compares it whole)."""
     if not len(values) or not (isinstance(values.iat[0], str) and isinstance(values.iat[-1], str)):
         return None
     if values.iat[0] > values.iat[-1]:
@@ -430,10 +437,26 @@ def _sorted_rows_of(values: pd.Series, items: list[str]) -> np.ndarray | None:
         for item in items:
             low = _bound(values, item, after=False)
             high = _bound(values, item, after=True)
-            spans.append(np.arange(low, high, dtype=np.int64))
+            if high > low:
+                spans.append((low, high))
     except TypeError:  # a value that is not text
         return None
-    return np.concatenate(spans) if spans else np.empty(0, dtype=np.int64)
+    return spans
+
+
+def _positions_of(spans: list[tuple[int, int]]) -> np.ndarray:
+    """The positions of the rows of ``spans`` (``(start, stop)`` runs), in their order."""
+    if not spans:
+        return np.empty(0, dtype=np.int64)
+    return np.concatenate([np.arange(low, high, dtype=np.int64) for low, high in spans])
+
+
+def _sorted_rows_of(values: pd.Series, items: list[str]) -> np.ndarray | None:
+    """The positions of the rows of ``values`` (a frame's first key column, sorted as text) equal to one of
+    ``items`` (sorted), found by bisection (:func:`_sorted_spans_of`); ``None`` when the column is not text sorted
+    as text (the caller compares it whole)."""
+    spans = _sorted_spans_of(values, items)
+    return None if spans is None else _positions_of(spans)
 
 
 def rows_of_items(decisions: pd.DataFrame, items: list[str]) -> np.ndarray:
@@ -490,7 +513,9 @@ def _spliced(frame: pd.DataFrame, new: pd.DataFrame, changed: _Keys, columns: li
     taken out of ``frame`` are appended to (one frame)."""
     gone, near, near_keys = changed.near(frame)
     if removed is not None:  # the columns a decision is counted by (decision_count's) of the rows taken out
-        removed.append(frame.iloc[np.flatnonzero(gone)][[c for c in DECISION_KEY if c in frame.columns]])
+        # those columns of those rows only (a selection of columns first would copy them whole)
+        removed.append(frame.iloc[np.flatnonzero(gone), [frame.columns.get_loc(c) for c in DECISION_KEY
+                                                          if c in frame.columns]])
     kept_count = len(frame) - int(gone.sum())
     wanted = list(zip(*(new[c].tolist() for c in columns), strict=True))
     textual = all(isinstance(value, str) for key in wanted for value in key)
