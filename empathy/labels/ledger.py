@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import weakref
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -305,6 +306,8 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
                           empty=pd.DataFrame(columns=[*KEY_COLUMNS, "decisions"]),
                           removed=removed.setdefault("unresolved", []))
     updated = Ledger(ledger.name, ledger.rule, decisions, status, applied, unresolved, ledger.adopted)
+    if not whole:
+        _remember_delta(applied, ledger.applied, keys[list(KEY_COLUMNS)].drop_duplicates(), effective.effective)
     # What the previous ledger carried is moved to this one and patched in place, not copied: a copy of a dict of
     # every applied row at every key is work in proportion to the ledger, and its garbage brings the collector's
     # full passes over every object of the process. Taken from the previous ledger (its __dict__), so that it is
@@ -324,6 +327,32 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
         updated.__dict__["_decision_rows"] = rows_by_decision
         updated.__dict__["decision_counts"] = {name: len(counter) for name, counter in rows_by_decision.items()}
     return updated
+
+
+#: How each applied frame :func:`updated_ledger` spliced came about, by the frame (held weakly: a frame gone is
+#: forgotten): the frame it was spliced from, the rating keys that changed and their applied rows now.
+_APPLIED_DELTAS: dict[int, tuple[weakref.ref, weakref.ref, pd.DataFrame, pd.DataFrame]] = {}
+
+
+def _remember_delta(applied: pd.DataFrame, previous: pd.DataFrame, keys: pd.DataFrame, rows: pd.DataFrame) -> None:
+    for key in [key for key, (ref, *_rest) in _APPLIED_DELTAS.items() if ref() is None]:
+        del _APPLIED_DELTAS[key]
+    _APPLIED_DELTAS[id(applied)] = (weakref.ref(applied), weakref.ref(previous), keys, rows)
+
+
+def applied_delta(applied: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
+    """How :func:`updated_ledger` made the applied overrides ``applied`` (a :attr:`Ledger.applied`, not to be
+    modified): ``(previous, keys, rows)``, the previous ledger's applied frame it was spliced from (while it is
+    alive), the rating keys (:data:`~empathy.labels.schema.KEY_COLUMNS`) whose rows were replaced, and their rows
+    in ``applied`` (every row of ``applied`` of those keys; the other rows are ``previous``'s). ``None`` for any
+    other frame: a consumer that kept what it derived from ``previous`` redoes only the changed keys."""
+    if applied is None:
+        return None
+    found = _APPLIED_DELTAS.get(id(applied))
+    if found is None or found[0]() is not applied:
+        return None
+    previous = found[1]()
+    return None if previous is None else (previous, found[2], found[3])
 
 
 #: Up to how many rows :func:`_latest_of_few` reduces in Python (more: :func:`effective_overrides` itself).
