@@ -293,7 +293,7 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
     status = LedgerStatus(*parts)
     changed_ratings = _Keys.of(keys, list(KEY_COLUMNS))
     fresh = status.fresh
-    touched = fresh[changed_ratings.rows_in(fresh)]
+    touched = _take_rows(fresh, np.flatnonzero(changed_ratings.rows_in(fresh)))
     effective = _latest_of_few(touched) if ledger.rule == "latest" else None
     if effective is None:
         effective = effective_overrides(touched, ledger.rule)
@@ -314,7 +314,7 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
     # computed again from its own frames should anyone ask it (its digest and counts, once computed, stay).
     digest_rows = ledger.__dict__.pop("_digest_rows", None)
     if digest_rows is not None:  # the previous digest's sorted rows, with the changed keys' replaced
-        chosen = applied[changed_ratings.rows_in(applied)]
+        chosen = _take_rows(applied, np.flatnonzero(changed_ratings.rows_in(applied)))
         updated.__dict__["_digest_rows"] = digest_rows.updated(changed_ratings.keys, chosen, in_place=True)
     if "decision_counts" in ledger.__dict__ and not whole:
         # the counts asked for before (a page shows them after every key): the changed rows taken out and put in
@@ -431,6 +431,20 @@ class _Keys:
         return mask, near, found
 
 
+def _take_rows(frame: pd.DataFrame, positions: np.ndarray, columns: list[str] | None = None) -> pd.DataFrame:
+    """``frame.iloc[positions]`` (of ``columns`` only, when given; ``positions`` ascending, the rows of a few
+    items: close together), taken from the run of rows that holds them: a slice of the frame (no copy), then the few
+    rows of it. A take from the whole frame reads every piece of its Arrow columns."""
+    if not len(positions):
+        block = frame.iloc[0:0]
+        return block if columns is None else block[columns]
+    low, high = int(positions[0]), int(positions[-1]) + 1
+    block = frame.iloc[low:high]
+    if columns is not None:
+        block = block[columns]
+    return block.iloc[positions - low]
+
+
 def _texts(values: pd.Series) -> list[str]:
     """``values.astype(str).tolist()``, without the conversion for a text column with no missing value (the store's
     key columns)."""
@@ -542,9 +556,7 @@ def _spliced(frame: pd.DataFrame, new: pd.DataFrame, changed: _Keys, columns: li
     taken out of ``frame`` are appended to (one frame)."""
     gone, near, near_keys = changed.near(frame)
     if removed is not None:  # the columns a decision is counted by (decision_count's) of the rows taken out
-        # those columns of those rows only (a selection of columns first would copy them whole)
-        removed.append(frame.iloc[np.flatnonzero(gone), [frame.columns.get_loc(c) for c in DECISION_KEY
-                                                          if c in frame.columns]])
+        removed.append(_take_rows(frame, np.flatnonzero(gone), [c for c in DECISION_KEY if c in frame.columns]))
     kept_count = len(frame) - int(gone.sum())
     wanted = list(zip(*(new[c].tolist() for c in columns), strict=True))
     textual = all(isinstance(value, str) for key in wanted for value in key)
