@@ -20,7 +20,7 @@ import streamlit as st  # noqa: E402
 
 from empathy.evaluate import rank_by_direction  # noqa: E402
 from empathy.io import BINARY_DIMENSIONS  # noqa: E402
-from empathy.labels.ledger import adjudication_list, classify_rerun  # noqa: E402
+from empathy.labels.ledger import adjudication_list, classify_rerun, rows_of_items  # noqa: E402
 from empathy.labels.locations import StoreError  # noqa: E402
 from empathy.labels.queue_state import (  # noqa: E402
     annotator_progress,
@@ -372,18 +372,22 @@ def _queue_body(right, top, poll_ms: int) -> None:
         return
     with top:
         decisions.ledger_panel(data, now, who, "relabel_ledger")
-    mine = now.status.fresh
-    mine = mine[(mine["annotator"] == who) & (mine["role"] == "annotator")] if len(mine) else mine
-    if apply_to != ALL_JUDGES and len(mine):
-        mine = mine[mine["rater"] == apply_to]  # relabelling one rater: the queue counts its decisions
     audit = None
     if audit_order:  # the design's drawn outputs in its random order (none: the panel above says why)
         if audit_design is None:
             return
+        mine = now.status.fresh
+        mine = mine[(mine["annotator"] == who) & (mine["role"] == "annotator")] if len(mine) else mine
+        if apply_to != ALL_JUDGES and len(mine):
+            mine = mine[mine["rater"] == apply_to]  # relabelling one rater: the queue counts its decisions
         queue, audit = audit_views.queue_of(now, audit_design, mine, outputs)
     else:
-        # the queue is this annotator's: what others decided does not take an output out of it (each keeps theirs)
-        queue = keyqueue.queue_for(data, dimension, task, outputs, mine)
+        # the queue is this annotator's: what others decided does not take an output out of it (each keeps theirs);
+        # their own fresh decisions are kept with the held ledger (patched per key, not selected from every one)
+        own = overrides.own_fresh_decisions(data, who)
+        if apply_to != ALL_JUDGES:  # relabelling one rater: the queue counts its decisions
+            own = {key for key in own if key[3] == apply_to}
+        queue = keyqueue.queue_for(data, dimension, task, outputs, own)
         queue = relabel_focus.apply(queue, dimension)  # one confusion cell's outputs, from Disagreement
     if queue.empty:
         st.info("None of these outputs is in this queue (check the task filter in the sidebar).")
@@ -429,7 +433,8 @@ def _keyed_queue(right, now, pending: pd.DataFrame, audit, done_text: str, poll_
     others: dict[tuple[str, str], list[str]] = {}
     head = pending.head(keyqueue.WINDOW)  # only the window's outputs say who else decided them
     if len(everyone) and len(head):
-        here = everyone[everyone["item_id"].isin(head["item_id"].astype(str).unique())]
+        # the window's items' rows, by bisection in the ledger's decisions (sorted by item), not a pass over all
+        here = everyone.iloc[rows_of_items(everyone, head["item_id"].astype(str).unique().tolist())]
         here = here[(here["dimension"] == dimension) & (here["annotator"] != who)]
         for (item, model), names in here.groupby(["item_id", "model"])["annotator"]:
             others[(str(item), str(model))] = sorted(set(map(str, names)))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import functools
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -43,6 +44,8 @@ TABLE_COLUMNS: tuple[str, ...] = ("task", "model", "scorer", "metric", "value", 
 #: Up to this many changes :meth:`MetricPlan.locate` looks names up in dictionaries; above, in pandas indexes
 #: (measured at 200,000 outputs: 3 changes 0.05 ms against 0.2 ms, 10,000 changes 4.3 ms against 2.0 ms).
 _DICT_LOOKUPS = 500
+#: Up to how many changed rating keys :class:`LiveMetrics` locates one by one when some have no place in the plan.
+_FEW_KEYS = 64
 #: A text analyser: texts -> (sentence counts of shape (n,), distancing densities of shape (n, 3)).
 TextAnalyser = Callable[[Sequence[str]], tuple[NDArray[np.float64], NDArray[np.float64]]]
 
@@ -653,13 +656,18 @@ class LiveMetrics:
         self._cells = np.empty(0, dtype=np.int64)  # the flat cells the current overrides write
         self._parts = [_LivePart(part, self._values, plan) for part in plan.slices]
         self._lock = threading.Lock()
+        # the last overrides frame located (held weakly) and where it writes: a ledger's applied overrides spliced
+        # from it are located from the changed rating keys alone
+        self._located: tuple[weakref.ref, NDArray[np.int64], NDArray[np.float64]] | None = None
 
     def report(self, changes: pd.DataFrame | None, *, seed: int | None = None, n_overrides: int | None = None
                ) -> MetricsReport | None:
         """The plan's report with ``changes`` (the overrides now; ``None`` or empty: none) in place of the ones
         of the previous call, or ``None`` when a change has no place in the plan (see :meth:`MetricPlan.locate`).
-        Costs O(changes) plus the changed units' terms and their groups' sums."""
-        located = self.plan.locate(changes)
+        Costs O(changes) plus the changed units' terms and their groups' sums; for a ledger's applied overrides
+        brought up to date from the frame of an earlier call (:func:`empathy.labels.ledger.applied_delta`),
+        O(changed rating keys): only those are located."""
+        located = self._locate(changes)
         if located is None:
             return None
         with self._lock:
@@ -670,6 +678,44 @@ class LiveMetrics:
                     part.update(changed // n_columns, changed % n_columns, self._values)
             summaries = [part.summary for part in self._parts]  # replaced, never modified, by later updates
         return self.plan._report(summaries, seed=seed, n_overrides=n_overrides)
+
+    def _locate(self, changes: pd.DataFrame | None) -> tuple[NDArray[np.int64], NDArray[np.float64]] | None:
+        """:meth:`MetricPlan.locate` of ``changes``; for an applied frame spliced from the last one located (one row
+        per rating key, as every label rule's), the last cells without the changed keys' plus their rows' now."""
+        from empathy.labels.ledger import applied_delta
+
+        last = self._located
+        delta = applied_delta(changes) if last is not None else None
+        located = None
+        if delta is not None and last is not None and delta[0] is last[0]():
+            _previous, keys, rows = delta
+            gone = self._cells_of(keys)
+            now = self.plan.locate(rows)
+            if gone is not None and now is not None:
+                kept = ~np.isin(last[1], gone[0])
+                cells = np.concatenate([last[1][kept], now[0]])
+                order = np.argsort(cells, kind="stable")
+                located = cells[order], np.concatenate([last[2][kept], now[1]])[order]
+        if located is None:
+            located = self.plan.locate(changes)
+        if located is not None and changes is not None and len(changes):
+            self._located = (weakref.ref(changes), *located)
+        return located
+
+    def _cells_of(self, keys: pd.DataFrame) -> tuple[NDArray[np.int64], None] | None:
+        """The cells of the rating ``keys`` that have a place in the plan (one without has no cell to clear: the
+        frame located before had none there); ``None`` for too many keys to locate one by one."""
+        if not len(keys):
+            return np.empty(0, dtype=np.int64), None
+        keyed = keys.assign(value=0.0)
+        together = self.plan.locate(keyed)
+        if together is not None:
+            return together[0], None
+        if len(keys) > _FEW_KEYS:
+            return None
+        found = [self.plan.locate(keyed.iloc[[k]]) for k in range(len(keyed))]
+        cells = [cells for cells, _ in (f for f in found if f is not None)]
+        return (np.concatenate(cells) if cells else np.empty(0, dtype=np.int64)), None
 
     def _write(self, cells: NDArray[np.int64], written: NDArray[np.float64]) -> NDArray[np.int64]:
         """Write the overrides ``written`` at ``cells`` in place of the previous ones (a cell no longer overridden

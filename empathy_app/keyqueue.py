@@ -48,6 +48,7 @@ import math
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -614,13 +615,14 @@ def _base_queue(key: str, dimension: str, task: str, _ratings: pd.DataFrame, _ou
     return relabel_queue(_ratings, dimension, _outputs)
 
 
-def queue_for(data: Loaded, dimension: str, task: str, outputs: pd.DataFrame, mine: pd.DataFrame
-              ) -> pd.DataFrame:
+def queue_for(data: Loaded, dimension: str, task: str, outputs: pd.DataFrame,
+              mine: pd.DataFrame | AbstractSet[tuple]) -> pd.DataFrame:
     """:func:`empathy.review.relabel_queue` of ``outputs`` with this annotator's decisions ``mine`` marked done.
 
-    The order (judge disagreement first) is computed once per data set, dimension and task; only ``done`` is
-    marked on each run (the same rule as ``relabel_queue(..., done=mine)``: an output with any decision of this
-    dimension is done).
+    ``mine``: a frame of decisions, or their ``(item_id, model, dimension, ...)`` as a set
+    (:func:`empathy_app.overrides.own_fresh_decisions`). The order (judge disagreement first) is computed once per
+    data set, dimension and task; only ``done`` is marked on each run (the same rule as
+    ``relabel_queue(..., done=mine)``: an output with any decision of this dimension is done).
     """
     base = _base_queue(f"{data.content_key}", dimension, task, data.dataset.ratings, outputs)
     queue = base.copy()
@@ -628,9 +630,13 @@ def queue_for(data: Loaded, dimension: str, task: str, outputs: pd.DataFrame, mi
         # each decided output's row looked up (the queue's rows by output: once per queue), not the queue's 2,000
         # or 200,000 pairs compared with the decisions at every key
         rows = _queue_rows(f"{data.content_key}", dimension, task, base)
-        decided = mine[mine["dimension"] == dimension]
+        if isinstance(mine, pd.DataFrame):
+            decided = mine[mine["dimension"] == dimension]
+            pairs = zip(decided["item_id"].tolist(), decided["model"].tolist(), strict=True)
+        else:
+            pairs = ((key[0], key[1]) for key in mine if key[2] == dimension)
         done = np.zeros(len(queue), dtype=bool)
-        for pair in zip(decided["item_id"].tolist(), decided["model"].tolist(), strict=True):
+        for pair in pairs:
             position = rows.get(pair)
             if position is not None:
                 done[position] = True

@@ -57,6 +57,12 @@ class _Held:
         # per (rater, dimension): the fresh decisions on it by output, each by (annotator, role); built from the
         # ledger once, then patched with each update's changed rows
         self.fresh_by_output: dict[tuple[str, str], dict[tuple[str, str], dict[tuple[str, str], tuple]]] = {}
+        # per annotator: the (item, model, dimension, rater) of their own fresh decisions (role annotator); built
+        # from the ledger once, then patched with each update's changed rows
+        self.own_fresh: dict[str, set[tuple]] = {}
+        # per data set (content key, unfiltered): its raters, when every applied override is of one of them (the
+        # rater filter of :func:`applied` keeps the ledger's frame whole); dropped when a change brings another
+        self.all_known: dict[str, frozenset[str]] = {}
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -85,8 +91,7 @@ def _current(data: Loaded) -> _Held:
         hashes, legacy = _output_hashes(key, data.all_data.outputs)
         # rows written since under the outputs' version 1 key (a tool of before the data sets' names): the full
         # read moves them to the data set's name, as at the first read
-        moved = legacy != data.dataset_id and held.ledger is not None and len(
-            data.store.changed_decisions(legacy, held.version)[0])
+        moved = legacy != data.dataset_id and held.ledger is not None and _changed_since(data, legacy, held.version)
         if held.ledger is None or version < held.version or moved:
             held.ledger = open_ledger(data.store, data.dataset_id, data.all_data.outputs, label_rule(), hashes=hashes,
                                       legacy_id=legacy)
@@ -94,21 +99,48 @@ def _current(data: Loaded) -> _Held:
             held.version = version
             held.stamps, held.generation = {}, f"{held.version}.{uuid.uuid4().hex[:8]}"
             held.reads += 1
-            held.own, held.fresh_by_output = {}, {}
+            held.own, held.fresh_by_output, held.own_fresh, held.all_known = {}, {}, {}, {}
         else:
             changed, rows = data.store.changed_decisions(data.dataset_id, held.version)
             held.ledger = updated_ledger(held.ledger, changed, rows, data.all_data.outputs, hashes=hashes)
             for annotator, sets in held.own.items():
                 _patch_own(sets, annotator, changed, rows)
-            if held.fresh_by_output:
+            if held.fresh_by_output or held.own_fresh:
+                # an unchanged decision stays fresh or not while the outputs are the same: the changed rows' status
                 fresh_rows = ledger_status(rows, data.all_data.outputs, hashes).fresh
                 for (rater, dimension), index in held.fresh_by_output.items():
                     _patch_by_output(index, rater, dimension, changed, fresh_rows)
+                for annotator, decided in held.own_fresh.items():
+                    decided -= _own_sets(changed, annotator)[0]
+                    decided |= _own_sets(fresh_rows, annotator)[0]
+            # a rater outside a data set can enter the applied overrides only with a changed rating of theirs
+            changed_raters = set(changed["rater"].astype(str).tolist())
+            held.all_known = {key: raters for key, raters in held.all_known.items() if changed_raters <= raters}
             held.stamps.update(dict.fromkeys(changed["dimension"].astype(str), version))
             held.version = version
             held.updates += 1
         held.applied = {}
     return held
+
+
+def _changed_since(data: Loaded, dataset: str, version: int) -> bool:
+    """Whether the store recorded a change to ``dataset``'s decisions after its ``version`` (an audit row: every
+    write adds one). One indexed look-up, no frame: what :meth:`~empathy.labels.sqlite.OverrideStore.
+    changed_decisions` would find some keys for."""
+    return bool(data.store.fetch("SELECT 1 FROM audit WHERE dataset_id = ? AND seq > ? LIMIT 1",
+                                 (dataset, int(version))))
+
+
+def own_fresh_decisions(data: Loaded, annotator: str) -> set[tuple]:
+    """``annotator``'s own fresh decisions (role ``annotator``: :attr:`Ledger.status`'s ``fresh``) as
+    ``(item_id, model, dimension, rater)``: a copy of a set built from the ledger once per full read and patched
+    with each update's changed rows (a key does not select them from every decision)."""
+    held = _current(data)
+    with held.lock:
+        decided = held.own_fresh.get(annotator)
+        if decided is None:
+            decided = held.own_fresh[annotator] = _own_sets(held.ledger.status.fresh, annotator)[0]
+        return set(decided)
 
 
 def _own_sets(decisions: pd.DataFrame, annotator: str) -> tuple[set[tuple], set[tuple]]:
@@ -237,8 +269,11 @@ def applied(data: Loaded) -> pd.DataFrame:
     if found is not None:
         return found
     table = held.ledger.applied  # stale, orphaned and unresolved decisions are never applied
-    if len(table):
+    raters = frozenset(map(str, data.all_data.raters))  # a rater added or removed on the Judge page counts
+    if len(table) and (data.filtered or held.all_known.get(data.content_key) != raters):
         keep = table["rater"].astype(str).isin(data.all_data.raters).to_numpy(copy=True)
+        if not data.filtered and keep.all():  # known so until a change brings a rater outside the data set
+            held.all_known[data.content_key] = raters
         if data.filtered:
             keys = pd.MultiIndex.from_frame(data.dataset.outputs[["item_id", "model"]])
             keep &= pd.MultiIndex.from_frame(table[["item_id", "model"]].astype(str)).isin(keys)
@@ -261,9 +296,10 @@ def applied_key(data: Loaded, dimensions: Sequence[str] | None = None) -> str:
     from those stays cached. ``"none"`` when no override applies (the same as :func:`overrides_key`).
     """
     table = applied(data)
-    if dimensions is not None and len(table):
-        table = table[table["dimension"].isin(list(dimensions))]
     if table is None or table.empty:
+        return "none"
+    # whether any applies to those dimensions (a mask, not a selection of every column of the rows)
+    if dimensions is not None and not table["dimension"].isin(list(dimensions)).any():
         return "none"
     held = _current(data)
     chosen = sorted(held.stamps) if dimensions is None else sorted(map(str, dimensions))

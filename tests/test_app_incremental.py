@@ -453,3 +453,115 @@ def test_a_key_counts_only_its_own_decisions(tmp_path, monkeypatch, _store):
     line = next(text for text in app_texts(at.caption) if text.startswith("Ledger ("))
     assert (f"{again['applied']} decisions applied" in line.replace("*", "")
             and f"{again['unresolved']} unresolved" in line.replace("*", "")), line
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_held_own_fresh_decisions_and_applied_equal_reading_the_store_again(tmp_path, _store, seed: int) -> None:
+    """overrides.own_fresh_decisions (patched per update) and overrides.applied / applied_key (the rater filter
+    skipped while every applied rater is the data set's) after each of 40 random writes: decisions of two
+    annotators, stale ones (a text hash that is not the output's), a rater the data set does not have, undos;
+    each equal to the straightforward computation from the store read again (open_ledger)."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from empathy.labels.ledger import open_ledger
+    from empathy.labels.records import dataset_name, output_hashes
+    from empathy.labels.rules import make_changes
+    from empathy.labels.sqlite import OverrideStore
+
+    source = _data(tmp_path / "data")
+    outputs = pd.read_csv(source["outputs"], dtype={"item_id": str, "model": str}, keep_default_na=False)
+    ratings = pd.concat([pd.read_csv(path, dtype={"item_id": str, "model": str}) for path in source["ratings"]])
+    store = OverrideStore(_store)
+    name = dataset_name(Path(source["outputs"]), store_path=_store)
+    raters = ["j1", "j2"]
+    data = SimpleNamespace(base_key=None, content_key=f"held-{uuid.uuid4().hex}", store=store, dataset_id=name,
+                           all_data=SimpleNamespace(outputs=outputs, raters=raters), filtered=False,
+                           dataset=SimpleNamespace(outputs=outputs))
+    hashes = output_hashes(outputs)
+    rng = np.random.default_rng(seed)
+    pairs = list(zip(outputs["item_id"], outputs["model"], strict=True))
+    held = overrides._current(data)
+    overrides.own_fresh_decisions(data, "ann"), overrides.applied(data)  # built once, then patched
+    for _ in range(40):
+        kind = rng.choice(["set", "set", "stale", "ghost", "undo"])
+        annotator = str(rng.choice(["ann", "other"]))
+        item, model = pairs[int(rng.integers(len(pairs)))]
+        if kind == "undo":
+            store.undo_last(annotator, dataset_id=name)
+        else:
+            changes = make_changes(outputs, ratings, item, model, raters, "ca", float(rng.integers(0, 2)))
+            if kind == "stale":
+                changes = [replace(change, text_hash="not-the-output-s") for change in changes]
+            elif kind == "ghost":  # a rater the data set does not have (e.g. removed on the Judge page)
+                changes = [replace(changes[0], rater="ghost")]
+            store.set_overrides(name, changes, annotator=annotator)
+        again = open_ledger(store, name, outputs, hashes=hashes)
+        fresh = again.status.fresh
+        expected_own = {(i, m, d, r) for i, m, d, r, a, role in zip(
+            fresh["item_id"], fresh["model"], fresh["dimension"], fresh["rater"], fresh["annotator"], fresh["role"],
+            strict=True) if a == "ann" and role == "annotator"}
+        assert overrides.own_fresh_decisions(data, "ann") == expected_own
+        table = again.applied
+        keep = table["rater"].astype(str).isin(raters).to_numpy() if len(table) else np.zeros(0, dtype=bool)
+        expected = table[keep].reset_index(drop=True) if len(table) and not keep.all() else table
+        pd.testing.assert_frame_equal(overrides.applied(data).reset_index(drop=True),
+                                      expected.reset_index(drop=True))
+        expected_none = not len(expected) or not (expected["dimension"] == "ca").any()
+        assert (overrides.applied_key(data, ["ca"]) == "none") == expected_none
+        assert (overrides.applied_key(data, ["sa"]) == "none")
+    assert held.reads == 1 and held.updates > 0  # every answer came from the held ledger, patched
+
+
+def test_a_key_finds_its_window_s_other_deciders_and_its_own_done_marks_without_every_decision(
+        tmp_path, monkeypatch, _store):
+    """Relabel's key fragment: who else decided the window's outputs is read from the rows of the window's items
+    (found by bisection in the ledger's decisions: counted, one call with the window's items), and the queue's
+    done marks from the annotator's own fresh decisions kept with the held ledger (no selection from every fresh
+    decision); the window says "Also decided by other" on each output the other annotator decided, and the
+    progress counts this annotator's keys only."""
+    from empathy.labels import ledger as ledger_module
+
+    source = _decided_by_another(tmp_path, _store)
+    calls: list[tuple[int, list[str]]] = []
+    original = ledger_module.rows_of_items
+    monkeypatch.setattr(ledger_module, "rows_of_items",
+                        lambda frame, items: calls.append((len(frame), list(items))) or original(frame, items))
+    at = _relabel(source)
+    press(at, 1.0)
+    app_ok(at)
+    calls.clear()
+    press(at, 0.0)
+    app_ok(at)
+    shown = window(at)["items"]
+    assert shown and all("Also decided by other" in entry["head"] for entry in shown)
+    # the window's items only, looked up once (the fragment), not every decision compared
+    window_items = sorted({entry["item"] for entry in shown})
+    assert any(sorted(items) == window_items for _, items in calls), calls
+    progress = at.get("progress")[0].proto.text
+    assert progress.startswith("2 of 6 decided by you"), progress
+
+
+def test_queue_done_marks_from_a_set_of_own_decisions_equal_those_from_the_frame() -> None:
+    """keyqueue.queue_for given the annotator's decisions as a set of (item, model, dimension, rater) (what
+    overrides.own_fresh_decisions keeps) marks the same outputs done as given them as a frame."""
+    from types import SimpleNamespace
+
+    from empathy_app import keyqueue
+
+    rng = np.random.default_rng(11)
+    outputs = pd.DataFrame([{"item_id": f"i{k}", "model": m, "task": "", "reference": "r", "generation": "g"}
+                            for k in range(30) for m in ("A", "B")]).astype({"item_id": "str", "model": "str"})
+    ratings = pd.DataFrame([{"item_id": o.item_id, "model": o.model, "rater": judge, "dimension": "ca",
+                             "value": float(rng.integers(0, 2)), "rater_kind": "llm"}
+                            for o in outputs.itertuples() for judge in ("j1", "j2")])
+    data = SimpleNamespace(dataset=SimpleNamespace(outputs=outputs, ratings=ratings),
+                           content_key=f"done-set-{uuid.uuid4().hex}")
+    for _ in range(4):
+        n = int(rng.integers(0, 50))
+        mine = pd.DataFrame({"item_id": [f"i{k}" for k in rng.integers(0, 35, n)],
+                             "model": rng.choice(["A", "B", "D"], n), "dimension": rng.choice(["ca", "sa"], n),
+                             "rater": rng.choice(["j1", "j2"], n)}).astype({"item_id": "str", "model": "str"})
+        as_set = set(zip(mine["item_id"], mine["model"], mine["dimension"], mine["rater"], strict=True))
+        pd.testing.assert_frame_equal(keyqueue.queue_for(data, "ca", "(all)", outputs, as_set),
+                                      keyqueue.queue_for(data, "ca", "(all)", outputs, mine))

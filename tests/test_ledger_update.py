@@ -243,3 +243,56 @@ def test_decided_meanwhile_by_bisection_equals_comparing_the_column_whole(seed):
             fast = decided_meanwhile(frame, item, model, "ca", annotator="ann", shown_at=20, sorted_by_item=True)
             slow = decided_meanwhile(frame, item, model, "ca", annotator="ann", shown_at=20)
             pd.testing.assert_frame_equal(fast, slow)
+
+
+@pytest.mark.parametrize("rule", LABEL_RULES)
+def test_the_live_metric_locates_only_the_changed_keys_of_an_updated_ledger(tmp_path, rule, monkeypatch):
+    """empathy.evaluate.LiveMetrics.report of each updated ledger's applied overrides (spliced from the frame of the
+    call before: empathy.labels.ledger.applied_delta) locates the changed rating keys only (counted: the plan's
+    locate never sees more rows than the write changed) and writes the same cells and values as locating the
+    whole frame; the report equals the plan evaluated on the patched values. Writes on outputs the plan lacks
+    (orphaned) and several writes between two reports included."""
+    from empathy.evaluate import LiveMetrics, plan_metrics
+
+    outputs = _outputs(12)
+    ratings = pd.DataFrame([{"item_id": f"i{k}", "model": "m", "rater": judge, "dimension": "ca",
+                             "value": float((k + len(judge)) % 2), "rater_kind": "llm"}
+                            for k in range(12) for judge in ("j1", "j2")])
+    plan = plan_metrics(outputs, ratings, include_ld=False)
+    live = LiveMetrics(plan)
+    store = open_store(str(tmp_path / "o.sqlite"))
+    hashes = output_hashes(outputs)
+    rng = np.random.default_rng(len(rule) + 1)
+    held = open_ledger(store, NAME, outputs, rule, hashes=hashes)
+    version = store.version()
+    located: list[int] = []
+    original = type(plan).locate
+    monkeypatch.setattr(type(plan), "locate", lambda self, changes: located.append(
+        0 if changes is None else len(changes)) or original(self, changes))
+    spliced = 0
+    for step in range(40):
+        annotator = str(rng.choice(ANNOTATORS))
+        if rng.random() < 0.75:
+            store.set_overrides(NAME, _change(rng, outputs, int(rng.integers(0, len(outputs)))),
+                                annotator=annotator)
+        else:
+            store.undo_last(annotator, dataset_id=NAME)
+        if step % 4 == 3:
+            continue
+        keys, rows = store.changed_decisions(NAME, version)
+        previous = held.applied
+        held, version = updated_ledger(held, keys, rows, outputs, hashes=hashes), store.version()
+        located.clear()
+        report = live.report(held.applied)
+        delta = ledger_module.applied_delta(held.applied)
+        whole = original(plan, held.applied)
+        if delta is not None and delta[0] is previous and len(previous) and len(held.applied):
+            spliced += 1
+            assert located and max(located) <= len(keys), (located, len(keys))  # the changed keys only
+        assert report is not None and whole is not None
+        if len(held.applied):  # what it writes: the same cells and values as locating the whole frame
+            np.testing.assert_array_equal(live._located[1], whole[0])
+            np.testing.assert_array_equal(live._located[2], whole[1])
+        expected = plan.evaluate(plan.patch(held.applied))
+        pd.testing.assert_frame_equal(report.table, expected.table)
+    assert spliced > 5

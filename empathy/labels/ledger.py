@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import weakref
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -307,7 +308,7 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
     status = LedgerStatus(*parts)
     changed_ratings = _Keys.of(keys, list(KEY_COLUMNS))
     fresh = status.fresh
-    touched = fresh[changed_ratings.rows_in(fresh)]
+    touched = _take_rows(fresh, np.flatnonzero(changed_ratings.rows_in(fresh)))
     effective = _latest_of_few(touched) if ledger.rule == "latest" else None
     if effective is None:
         effective = effective_overrides(touched, ledger.rule)
@@ -322,13 +323,15 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
     updated = Ledger(ledger.name, ledger.rule, decisions, status, applied, unresolved, ledger.adopted)
     if total is not None:
         updated.__dict__["_all_decision_rows"] = _patched_counts(total, *taken, rows)
+    if not whole:
+        _remember_delta(applied, ledger.applied, keys[list(KEY_COLUMNS)].drop_duplicates(), effective.effective)
     # What the previous ledger carried is moved to this one and patched in place, not copied: a copy of a dict of
     # every applied row at every key is work in proportion to the ledger, and its garbage brings the collector's
     # full passes over every object of the process. Taken from the previous ledger (its __dict__), so that it is
     # computed again from its own frames should anyone ask it (its digest and counts, once computed, stay).
     digest_rows = ledger.__dict__.pop("_digest_rows", None)
     if digest_rows is not None:  # the previous digest's sorted rows, with the changed keys' replaced
-        chosen = applied[changed_ratings.rows_in(applied)]
+        chosen = _take_rows(applied, np.flatnonzero(changed_ratings.rows_in(applied)))
         updated.__dict__["_digest_rows"] = digest_rows.updated(changed_ratings.keys, chosen, in_place=True)
     if "decision_counts" in ledger.__dict__ and not whole:
         # the counts asked for before (a page shows them after every key): the changed rows taken out and put in
@@ -341,6 +344,32 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
         updated.__dict__["_decision_rows"] = rows_by_decision
         updated.__dict__["decision_counts"] = {name: len(counter) for name, counter in rows_by_decision.items()}
     return updated
+
+
+#: How each applied frame :func:`updated_ledger` spliced came about, by the frame (held weakly: a frame gone is
+#: forgotten): the frame it was spliced from, the rating keys that changed and their applied rows now.
+_APPLIED_DELTAS: dict[int, tuple[weakref.ref, weakref.ref, pd.DataFrame, pd.DataFrame]] = {}
+
+
+def _remember_delta(applied: pd.DataFrame, previous: pd.DataFrame, keys: pd.DataFrame, rows: pd.DataFrame) -> None:
+    for key in [key for key, (ref, *_rest) in _APPLIED_DELTAS.items() if ref() is None]:
+        del _APPLIED_DELTAS[key]
+    _APPLIED_DELTAS[id(applied)] = (weakref.ref(applied), weakref.ref(previous), keys, rows)
+
+
+def applied_delta(applied: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
+    """How :func:`updated_ledger` made the applied overrides ``applied`` (a :attr:`Ledger.applied`, not to be
+    modified): ``(previous, keys, rows)``, the previous ledger's applied frame it was spliced from (while it is
+    alive), the rating keys (:data:`~empathy.labels.schema.KEY_COLUMNS`) whose rows were replaced, and their rows
+    in ``applied`` (every row of ``applied`` of those keys; the other rows are ``previous``'s). ``None`` for any
+    other frame: a consumer that kept what it derived from ``previous`` redoes only the changed keys."""
+    if applied is None:
+        return None
+    found = _APPLIED_DELTAS.get(id(applied))
+    if found is None or found[0]() is not applied:
+        return None
+    previous = found[1]()
+    return None if previous is None else (previous, found[2], found[3])
 
 
 #: Up to how many rows :func:`_latest_of_few` reduces in Python (more: :func:`effective_overrides` itself).
@@ -402,15 +431,35 @@ class _Keys:
         if not len(frame) or not self.keys:
             return mask, np.empty(0, dtype=np.int64), []
         first = frame[self.columns[0]]
-        near = _sorted_rows_of(first, self.items)
-        if near is None:  # not text, or not sorted as text: the column compared whole
+        spans = _sorted_spans_of(first, self.items)
+        if spans is None:  # not text, or not sorted as text: the column compared whole
             near = np.flatnonzero(first.astype(str).isin(self.items).to_numpy(dtype=bool))
+            # the key's columns only, each taken alone (selecting several columns of a frame copies them whole)
+            columns = [_texts(frame[c].iloc[near]) for c in self.columns] if len(near) else []
+        else:
+            near = _positions_of(spans)
+            # each item's rows are one run: sliced (no copy of the values), not taken by position
+            columns = [[text for low, high in spans for text in _texts(frame[c].iloc[low:high])]
+                       for c in self.columns] if len(near) else []
         found: list[tuple[str, ...]] = []
         if len(near):
-            # the key's columns only, each taken alone (selecting several columns of a frame copies them whole)
-            found = list(zip(*(_texts(frame[c].iloc[near]) for c in self.columns), strict=True))
+            found = list(zip(*columns, strict=True))
             mask[near] = [key in self.keys for key in found]
         return mask, near, found
+
+
+def _take_rows(frame: pd.DataFrame, positions: np.ndarray, columns: list[str] | None = None) -> pd.DataFrame:
+    """``frame.iloc[positions]`` (of ``columns`` only, when given; ``positions`` ascending, the rows of a few
+    items: close together), taken from the run of rows that holds them: a slice of the frame (no copy), then the few
+    rows of it. A take from the whole frame reads every piece of its Arrow columns."""
+    if not len(positions):
+        block = frame.iloc[0:0]
+        return block if columns is None else block[columns]
+    low, high = int(positions[0]), int(positions[-1]) + 1
+    block = frame.iloc[low:high]
+    if columns is not None:
+        block = block[columns]
+    return block.iloc[positions - low]
 
 
 def _texts(values: pd.Series) -> list[str]:
@@ -434,10 +483,11 @@ def _bound(values: pd.Series, value: str, *, after: bool) -> int:
     return low
 
 
-def _sorted_rows_of(values: pd.Series, items: list[str]) -> np.ndarray | None:
-    """The positions of the rows of ``values`` (a frame's first key column, sorted as text: the order the store and
-    the label rule give) equal to one of ``items`` (sorted), found by bisection: O(items x log rows), not a pass
-    over the column. ``None`` when the column is not text sorted as text (the caller compares it whole)."""
+def _sorted_spans_of(values: pd.Series, items: list[str]) -> list[tuple[int, int]] | None:
+    """The runs ``(start, stop)`` of the rows of ``values`` (a frame's first key column, sorted as text: the order the
+    store and the label rule give) equal to each of ``items`` (sorted), found by bisection: O(items x log rows),
+    not a pass over the column; ascending, empty runs left out. ``None`` when the column is not text sorted as text
+    (the caller compares it whole)."""
     if not len(values) or not (isinstance(values.iat[0], str) and isinstance(values.iat[-1], str)):
         return None
     if values.iat[0] > values.iat[-1]:
@@ -447,10 +497,26 @@ def _sorted_rows_of(values: pd.Series, items: list[str]) -> np.ndarray | None:
         for item in items:
             low = _bound(values, item, after=False)
             high = _bound(values, item, after=True)
-            spans.append(np.arange(low, high, dtype=np.int64))
+            if high > low:
+                spans.append((low, high))
     except TypeError:  # a value that is not text
         return None
-    return np.concatenate(spans) if spans else np.empty(0, dtype=np.int64)
+    return spans
+
+
+def _positions_of(spans: list[tuple[int, int]]) -> np.ndarray:
+    """The positions of the rows of ``spans`` (``(start, stop)`` runs), in their order."""
+    if not spans:
+        return np.empty(0, dtype=np.int64)
+    return np.concatenate([np.arange(low, high, dtype=np.int64) for low, high in spans])
+
+
+def _sorted_rows_of(values: pd.Series, items: list[str]) -> np.ndarray | None:
+    """The positions of the rows of ``values`` (a frame's first key column, sorted as text) equal to one of
+    ``items`` (sorted), found by bisection (:func:`_sorted_spans_of`); ``None`` when the column is not text sorted
+    as text (the caller compares it whole)."""
+    spans = _sorted_spans_of(values, items)
+    return None if spans is None else _positions_of(spans)
 
 
 def rows_of_items(decisions: pd.DataFrame, items: list[str]) -> np.ndarray:
@@ -507,7 +573,7 @@ def _spliced(frame: pd.DataFrame, new: pd.DataFrame, changed: _Keys, columns: li
     taken out of ``frame`` are appended to (one frame)."""
     gone, near, near_keys = changed.near(frame)
     if removed is not None:  # the columns a decision is counted by (decision_count's) of the rows taken out
-        removed.append(frame.iloc[np.flatnonzero(gone)][[c for c in DECISION_KEY if c in frame.columns]])
+        removed.append(_take_rows(frame, np.flatnonzero(gone), [c for c in DECISION_KEY if c in frame.columns]))
     kept_count = len(frame) - int(gone.sum())
     wanted = list(zip(*(new[c].tolist() for c in columns), strict=True))
     textual = all(isinstance(value, str) for key in wanted for value in key)
