@@ -118,7 +118,11 @@ def summary(data: Loaded, *, full: bool = False) -> None:
 def download_later(place: object, label: str, make: Callable[[], bytes], **options: object) -> None:
     """A download button in ``place`` whose file ``make`` writes when it is pressed (a Streamlit that takes a
     callable), not on every run of the page; a Streamlit too old for that (it refuses the callable) gets the bytes
-    now. ``options`` go to ``download_button``."""
+    now. ``options`` go to ``download_button``.
+
+    Pressing it does not rerun the page (``on_click="ignore"``): the file is written on a thread of its own while
+    the rerun a press would start replaces the button, and the browser's download was then cancelled at times."""
+    options = {"on_click": "ignore", **options}
     try:
         place.download_button(label, make, **options)  # type: ignore[attr-defined]
     except st.errors.StreamlitAPIException:

@@ -78,3 +78,26 @@ def test_people_csv_neutralises_formula_cells_and_keeps_numbers():
     assert back["'=name"].tolist() == ["'@SUM(A1)", "'-x", "ok", "'\tt"]
     assert [unspreadsheet_cell(v) for v in back["model"]] == frame["model"].tolist()
     assert text.splitlines()[1].split(",")[-2] == "-1.5"  # a negative number stays a number
+
+
+def test_a_deferred_download_writes_its_file_on_press_and_reruns_nothing():
+    """``views.download_later`` hands Streamlit the writer, not the bytes, and asks for no rerun on the press: the
+    rerun would replace the button while the file is written on its own thread (the browser's download was then
+    cancelled at times, tests/test_browser_payload.py on a clean clone)."""
+    from empathy_app import views
+
+    calls: list[tuple[str, object, dict]] = []
+
+    class Place:
+        def download_button(self, label: str, data: object, **options: object) -> None:
+            calls.append((label, data, options))
+
+    written: list[int] = []
+
+    def make() -> bytes:
+        written.append(1)
+        return b"a,b\n"
+
+    views.download_later(Place(), "Download these rows (CSV)", make, file_name="rows.csv")
+    assert calls == [("Download these rows (CSV)", make, {"on_click": "ignore", "file_name": "rows.csv"})]
+    assert written == []  # nothing written until the press
