@@ -82,7 +82,7 @@ def _choose(page, key: str, value: str) -> None:
         box.fill(value)
         page.get_by_role("option", name=value, exact=True).first.click()
 
-    rerun_after(page, pick)
+    rerun_after(page, pick, again_after=60_000)
     assert box.input_value().strip() == value, f"{key} shows {box.input_value()!r} after choosing {value!r}"
 
 

@@ -221,7 +221,7 @@ def _pick(page, label: str, option: str) -> None:
         box.click()
         page.get_by_role("option").filter(has_text=option).first.click()
 
-    rerun_after(page, choose, timeout=TIMEOUT)
+    rerun_after(page, choose, timeout=TIMEOUT, again_after=60_000)
 
 
 # ------------------------------------------------------------------------------------ what each page does
