@@ -91,7 +91,8 @@ def _current(data: Loaded) -> _Held:
         hashes, legacy = _output_hashes(key, data.all_data.outputs)
         # rows written since under the outputs' version 1 key (a tool of before the data sets' names): the full
         # read moves them to the data set's name, as at the first read
-        moved = legacy != data.dataset_id and held.ledger is not None and _changed_since(data, legacy, held.version)
+        moved = (legacy != data.dataset_id and held.ledger is not None
+                 and data.store.changed_since(legacy, held.version))
         if held.ledger is None or version < held.version or moved:
             held.ledger = open_ledger(data.store, data.dataset_id, data.all_data.outputs, label_rule(), hashes=hashes,
                                       legacy_id=legacy)
@@ -121,14 +122,6 @@ def _current(data: Loaded) -> _Held:
             held.updates += 1
         held.applied = {}
     return held
-
-
-def _changed_since(data: Loaded, dataset: str, version: int) -> bool:
-    """Whether the store recorded a change to ``dataset``'s decisions after its ``version`` (an audit row: every
-    write adds one). One indexed look-up, no frame: what :meth:`~empathy.labels.sqlite.OverrideStore.
-    changed_decisions` would find some keys for."""
-    return bool(data.store.fetch("SELECT 1 FROM audit WHERE dataset_id = ? AND seq > ? LIMIT 1",
-                                 (dataset, int(version))))
 
 
 def own_fresh_decisions(data: Loaded, annotator: str) -> set[tuple]:

@@ -388,24 +388,31 @@ def test_a_key_selects_nothing_from_every_decision(tmp_path, monkeypatch, _store
     assert at.session_state[RELABEL_OUTCOMES][-1].kind == "refused"
 
 
+def _queue_data(rng: np.random.Generator, *, items: int, models: tuple[str, ...]):
+    """A data set for the key queue alone (no store, no text): ``items`` x ``models`` outputs, two LLM judges' random
+    CA labels; returns the stand-in for ``Loaded`` (a content key of its own), the outputs and the ratings."""
+    from types import SimpleNamespace
+
+    outputs = pd.DataFrame([{"item_id": f"i{k}", "model": m, "task": "", "reference": "r", "generation": "g"}
+                            for k in range(items) for m in models]).astype({"item_id": "str", "model": "str"})
+    ratings = pd.DataFrame([{"item_id": o.item_id, "model": o.model, "rater": judge, "dimension": "ca",
+                             "value": float(rng.integers(0, 2)), "rater_kind": "llm"}
+                            for o in outputs.itertuples() for judge in ("j1", "j2")])
+    data = SimpleNamespace(dataset=SimpleNamespace(outputs=outputs, ratings=ratings),
+                           content_key=f"queue-{uuid.uuid4().hex}")
+    return data, outputs, ratings
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_queue_done_marks_by_row_look_up_equal_comparing_every_pair(seed: int) -> None:
     """keyqueue.queue_for marks ``done`` by looking up each decided output's row in the base queue; the same marks
     as relabel_queue(..., done=mine) and as the MultiIndex comparison of every pair: random decisions on other
     dimensions, on outputs absent from the queue, several per output."""
-    from types import SimpleNamespace
-
     from empathy.review import relabel_queue
     from empathy_app import keyqueue
 
     rng = np.random.default_rng(seed)
-    outputs = pd.DataFrame([{"item_id": f"i{k}", "model": m, "task": "", "reference": "r", "generation": "g"}
-                            for k in range(40) for m in ("A", "B", "C")]).astype({"item_id": "str", "model": "str"})
-    ratings = pd.DataFrame([{"item_id": o.item_id, "model": o.model, "rater": judge, "dimension": "ca",
-                             "value": float(rng.integers(0, 2)), "rater_kind": "llm"}
-                            for o in outputs.itertuples() for judge in ("j1", "j2")])
-    data = SimpleNamespace(dataset=SimpleNamespace(outputs=outputs, ratings=ratings),
-                           content_key=f"done-{uuid.uuid4().hex}")
+    data, outputs, ratings = _queue_data(rng, items=40, models=("A", "B", "C"))
     for _ in range(5):
         n = int(rng.integers(0, 80))
         mine = pd.DataFrame({"item_id": [f"i{k}" for k in rng.integers(0, 45, n)],
@@ -545,18 +552,10 @@ def test_a_key_finds_its_window_s_other_deciders_and_its_own_done_marks_without_
 def test_queue_done_marks_from_a_set_of_own_decisions_equal_those_from_the_frame() -> None:
     """keyqueue.queue_for given the annotator's decisions as a set of (item, model, dimension, rater) (what
     overrides.own_fresh_decisions keeps) marks the same outputs done as given them as a frame."""
-    from types import SimpleNamespace
-
     from empathy_app import keyqueue
 
     rng = np.random.default_rng(11)
-    outputs = pd.DataFrame([{"item_id": f"i{k}", "model": m, "task": "", "reference": "r", "generation": "g"}
-                            for k in range(30) for m in ("A", "B")]).astype({"item_id": "str", "model": "str"})
-    ratings = pd.DataFrame([{"item_id": o.item_id, "model": o.model, "rater": judge, "dimension": "ca",
-                             "value": float(rng.integers(0, 2)), "rater_kind": "llm"}
-                            for o in outputs.itertuples() for judge in ("j1", "j2")])
-    data = SimpleNamespace(dataset=SimpleNamespace(outputs=outputs, ratings=ratings),
-                           content_key=f"done-set-{uuid.uuid4().hex}")
+    data, outputs, ratings = _queue_data(rng, items=30, models=("A", "B"))
     for _ in range(4):
         n = int(rng.integers(0, 50))
         mine = pd.DataFrame({"item_id": [f"i{k}" for k in rng.integers(0, 35, n)],

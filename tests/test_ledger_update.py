@@ -108,12 +108,15 @@ def test_changed_decisions_names_removed_keys_and_reads_by_key(store_location):
     version = store.version()
     keys, rows = store.changed_decisions(NAME, version)
     assert keys.empty and rows.empty
+    assert store.changed_since(NAME, version) is False
     store.confirm(NAME, store.decisions(NAME).iloc[[0]], output_hashes(outputs), annotator="ann")
     store.set_overrides(NAME, [Change("i1", "m", "j2", "ca", 0.0, "", "", 1.0, "judge")], annotator="bea")
     store.undo_last("bea", dataset_id=NAME)  # a first decision undone: its row is gone
     keys, rows = store.changed_decisions(NAME, version)
     assert sorted(map(tuple, keys[["item_id", "rater", "annotator"]].to_numpy().tolist())) == [
         ("i0", "j1", "ann"), ("i1", "j2", "bea")]
+    assert store.changed_since(NAME, version) is True  # the one look-up agrees with the keys found
+    assert store.changed_since("another data set", 0) is False
     assert rows[["item_id", "rater", "annotator"]].to_numpy().tolist() == [["i0", "j1", "ann"]]
     assert rows["text_hash"].tolist() == [output_hashes(outputs)[("i0", "m")]]
     assert list(rows.columns) == list(store.decisions(NAME).columns)

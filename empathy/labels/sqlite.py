@@ -535,6 +535,12 @@ class OverrideStore:
                                f"{_DECISION_ORDER}", (dataset_id,), columns).drop(columns=["dataset_id"])
         return _decision_types(frame)
 
+    def changed_since(self, dataset_id: str, since: int) -> bool:
+        """Whether an audited change to ``dataset_id``'s decisions was committed after the store's version ``since``
+        (:meth:`version`): whether :meth:`changed_decisions` would find any key. One indexed look-up, no frame."""
+        return bool(self.fetch("SELECT 1 FROM audit WHERE dataset_id = ? AND seq > ? LIMIT 1",
+                               (dataset_id, int(since))))
+
     def changed_decisions(self, dataset_id: str, since: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         """What changed in one data set's decisions after the store's version ``since`` (:meth:`version`).
 
