@@ -134,8 +134,10 @@ def test_version_2_store_gets_the_exhibits_table(tmp_path):
     store = OverrideStore(path)
     store.set_override("d", "i1", "a", "j", "ca", 1.0, annotator="ann")
     connection = sqlite3.connect(path)
-    # back to version 2: without what versions 3 (exhibits), 4 (commit order, queue state) and 5 (audits) added
-    for statement in ("DROP TABLE exhibits", "DROP INDEX audit_seq", "ALTER TABLE overrides DROP COLUMN seq",
+    # back to version 2: without what versions 3 (exhibits), 4 (commit order, queue state), 5 (audits) and 6 (read
+    # indexes) added
+    for statement in ("DROP INDEX audit_dataset_seq", "DROP INDEX audit_batch", "DROP TABLE exhibits",
+                      "DROP INDEX audit_seq", "ALTER TABLE overrides DROP COLUMN seq",
                       "ALTER TABLE audit DROP COLUMN seq", "DROP TABLE skips", "DROP TABLE assignments",
                       "DROP TABLE audit_design_outputs", "DROP TABLE audit_designs",
                       *(f"ALTER TABLE {table} DROP COLUMN {column}" for table in ("overrides", "audit")
@@ -145,7 +147,7 @@ def test_version_2_store_gets_the_exhibits_table(tmp_path):
     connection.commit()
     connection.close()
     reopened = OverrideStore(path)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert len(reopened.decisions("d")) == 1
     assert pin_exhibit(reopened, "d", "i1", "a") == 1
 

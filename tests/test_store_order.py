@@ -153,9 +153,9 @@ def _history(location: str, clock: dict) -> pd.DataFrame:
 
 
 def _downgrade(location: str) -> None:
-    """Turn a store back into schema version 3 (no seq, no skips or assignments, no audit designs), as an older
-    empathy left it."""
-    statements = ["DROP INDEX audit_seq", "ALTER TABLE overrides DROP COLUMN seq", "ALTER TABLE audit DROP COLUMN seq",
+    """Turn a store back into schema version 3 (no seq, no skips or assignments, no audit designs, no index on the
+    commit order), as an older empathy left it."""
+    statements = ["DROP INDEX IF EXISTS audit_dataset_seq", "DROP INDEX audit_seq", "ALTER TABLE overrides DROP COLUMN seq", "ALTER TABLE audit DROP COLUMN seq",
                   "DROP TABLE skips", "DROP TABLE assignments", "DROP TABLE audit_design_outputs",
                   "DROP TABLE audit_designs",
                   *(f"ALTER TABLE {table} DROP COLUMN {column}" for table in ("overrides", "audit")
@@ -180,7 +180,7 @@ def test_the_schema_step_backfills_the_order_from_the_audit_ids(store_location, 
         "i1": "chair", "i2": "alice"}
     _downgrade(store_location)
     upgraded = open_store(store_location)
-    assert SCHEMA_VERSION == 5
+    assert SCHEMA_VERSION == 6
     backfilled = upgraded.decisions(DS)
     # every decision gets the seq the live code gave it: the id of the audit row that last set its value
     pd.testing.assert_frame_equal(backfilled, live)

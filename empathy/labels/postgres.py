@@ -227,6 +227,10 @@ class PostgresOverrideStore(OverrideStore):
                 _close_quietly(idle)
         return _Connection(self, self._new_connection())
 
+    def _reading_connection(self) -> tuple[_Connection, bool]:  # type: ignore[override]
+        # the pool of idle connections already spares a new one per query
+        return self._connect(), False
+
     def _release(self, raw: Any) -> None:
         psycopg = _psycopg()
         healthy = (not raw.closed and not raw.broken

@@ -33,7 +33,7 @@ only (a decision frame without ``seq``, built by hand, falls back to them).
     order with their inclusion probabilities (added in version 5). ``overrides`` and ``audit`` gained
     ``audit_design`` and ``audit_position`` then: a decision made on a drawn output in audit order carries the
     design's digest and the output's position (``''`` and ``NULL`` otherwise), so that only such decisions feed
-    the audit's estimators.
+    the audit's estimators. Version 6 adds indexes only (:data:`READ_INDEXES`).
 
 A new table or column: raise :data:`SCHEMA_VERSION` and add one step to :data:`SCHEMA_UPGRADES` with a script
 for each backend; both backends apply the steps in their opening transaction.
@@ -43,7 +43,7 @@ from __future__ import annotations
 
 #: Version of the store's tables; version 1 files are migrated on open. Raising it: add the step to
 #: :data:`SCHEMA_UPGRADES`.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: The version the base schemas (:data:`SQLITE_SCHEMA`, :data:`POSTGRES_SCHEMA`) create.
 BASE_VERSION = 2
 
@@ -208,6 +208,16 @@ AUDIT_DESIGNS_SQLITE = _audit_designs_schema("TEXT NOT NULL", "REAL", "INTEGER",
 AUDIT_DESIGNS_POSTGRES = _audit_designs_schema('TEXT COLLATE "C" NOT NULL', "DOUBLE PRECISION", "BIGINT",
                                                "ADD COLUMN IF NOT EXISTS")
 
+#: Version 6: indexes for the reads of every decision (no table or column changes). What changed in a data set
+#: after a version (:meth:`empathy.labels.sqlite.OverrideStore.changed_decisions`, read at every key of every
+#: annotator) is a range of ``seq`` within the data set: without this index SQLite read every audit row of the
+#: data set (its index on ``(dataset_id, id)``). The next undo batch (``MAX(batch)``, at every write) read the
+#: whole audit table on SQLite (PostgreSQL's base schema has the batch index already).
+READ_INDEXES = """
+CREATE INDEX IF NOT EXISTS audit_dataset_seq ON audit (dataset_id, seq);
+CREATE INDEX IF NOT EXISTS audit_batch ON audit (batch)
+"""
+
 #: Upgrade steps after the base schema: ``{from_version: {"sqlite": script, "postgresql": script}}``, applied in
 #: order in the opening transaction until :data:`SCHEMA_VERSION` (a new table, e.g. pinned exhibits, is one
 #: entry here with its ``CREATE TABLE`` for each backend). Scripts hold no ``;`` inside strings.
@@ -217,6 +227,7 @@ SCHEMA_UPGRADES: dict[int, dict[str, str]] = {
         "postgresql": ORDER_UPGRADE.format(integer="BIGINT", key='TEXT COLLATE "C" NOT NULL',
                                            real="DOUBLE PRECISION")},
     4: {"sqlite": AUDIT_DESIGNS_SQLITE, "postgresql": AUDIT_DESIGNS_POSTGRES},
+    5: {"sqlite": READ_INDEXES, "postgresql": READ_INDEXES},
 }
 
 # The base schema (version 2) on SQLite.
