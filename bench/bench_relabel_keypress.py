@@ -204,20 +204,31 @@ def measure(folder: Path, judge: str, keys: int, warmup: int, workdir: Path, dec
         stop_app(process)
 
 
-def open_relabel(tab, url: str, folder: Path) -> float:
-    """Load ``folder`` on the Data page, open Relabel, commit the name; seconds until the first output shows."""
+def open_relabel(tab, url: str, folder: Path, marks: dict[str, float] | None = None) -> float:
+    """Load ``folder`` on the Data page, open Relabel, commit the name; seconds until the first output shows.
+
+    ``marks``, when given, receives the seconds of each step from opening the page: ``page`` (the Data page's
+    source choice clickable: Streamlit's frontend and the session's first run), ``load`` (*Load from path*
+    pressed, the path typed) and ``first_item`` (the first output on Relabel)."""
     started = time.perf_counter()
     tab.goto(f"{url}/Data")
-    tab.get_by_text("Path on this machine", exact=True).click()
+    choice = tab.get_by_text("Path on this machine", exact=True)
+    choice.wait_for()
+    page = time.perf_counter() - started
+    choice.click()
     box = tab.get_by_label("Folder or outputs file")
     box.fill(str(folder))
     box.press("Tab")
+    load = time.perf_counter() - started
     tab.get_by_role("button", name="Load from path").click()
     tab.get_by_text("ratings file(s)", exact=False).first.wait_for()
     tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
     commit_name(tab, "bench")
     tab.locator('[data-testid="relabel-item"]').wait_for()
-    return time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    if marks is not None:
+        marks.update(page=page, load=load, first_item=seconds)
+    return seconds
 
 
 def _drive(tab, url: str, folder: Path, judge: str, keys: int, warmup: int, timeout: float) -> dict:

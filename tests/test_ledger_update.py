@@ -39,22 +39,29 @@ def _same(updated: Ledger, fresh: Ledger) -> None:
     assert updated.decision_total == fresh.decision_total == decision_count(fresh.decisions)
 
 
-def _change(rng: np.random.Generator, outputs: pd.DataFrame, item: int) -> list[Change]:
+def _change(rng: np.random.Generator, outputs: pd.DataFrame, item: int, *, fresh_only: bool = False) -> list[Change]:
     row = outputs.iloc[item]
     # a few decisions are bound to another text (stale) or to an output the loaded data lack (orphaned)
-    bound = text_hash(row["reference"], row["generation"]) if rng.random() > 0.15 else "0123456789abcdef"
-    name = row["item_id"] if rng.random() > 0.1 else "gone"
+    stale, gone = rng.random() <= 0.15, rng.random() <= 0.1
+    bound = text_hash(row["reference"], row["generation"]) if fresh_only or not stale else "0123456789abcdef"
+    name = row["item_id"] if fresh_only or not gone else "gone"
     value = float(rng.integers(0, 2))
     raters = ["j1", "j2"] if rng.random() < 0.5 else ["j1"]
     return [Change(name, "m", rater, "ca", value, "", bound, 1.0 - value, "judge") for rater in raters]
 
 
+@pytest.mark.parametrize("fresh_only", [False, True], ids=["some-stale-or-orphaned", "every-decision-fresh"])
 @pytest.mark.parametrize("rule", LABEL_RULES)
-def test_updated_ledger_equals_reading_it_again_after_every_write(store_location, rule, monkeypatch):
+def test_updated_ledger_equals_reading_it_again_after_every_write(store_location, rule, fresh_only, monkeypatch):
     """Every frame, the digest and the decision counts (both carried from the ledger before, not computed again)
     after random decisions, undos and adjudications; the spliced text columns' pieces joined every few writes
-    (a low threshold here, so that the join happens many times)."""
+    (a low threshold here, so that the join happens many times). With every decision fresh, the fresh decisions
+    are the decisions (one frame, spliced once per update)."""
     monkeypatch.setattr(ledger_module, "_MAX_CHUNKS", 4)
+    spliced = []
+    splice = ledger_module._spliced
+    monkeypatch.setattr(ledger_module, "_spliced",
+                        lambda frame, *a, **k: spliced.append(frame) or splice(frame, *a, **k))
     store = open_store(store_location)
     outputs = _outputs()
     hashes = output_hashes(outputs)
@@ -66,19 +73,25 @@ def test_updated_ledger_equals_reading_it_again_after_every_write(store_location
         kind = rng.random()
         annotator = str(rng.choice(ANNOTATORS))
         if kind < 0.6:
-            store.set_overrides(NAME, _change(rng, outputs, int(rng.integers(0, len(outputs)))),
+            store.set_overrides(NAME, _change(rng, outputs, int(rng.integers(0, len(outputs))), fresh_only=fresh_only),
                                 annotator=annotator)
         elif kind < 0.8:
             store.undo_last(annotator, dataset_id=NAME)
         elif kind < 0.9:
-            store.adjudicate(NAME, _change(rng, outputs, int(rng.integers(0, len(outputs)))), annotator="adj")
+            store.adjudicate(NAME, _change(rng, outputs, int(rng.integers(0, len(outputs))), fresh_only=fresh_only),
+                             annotator="adj")
         else:  # another data set's write changes the version and nothing of this ledger
             store.set_overrides("other.csv", _change(rng, outputs, 0), annotator=annotator)
         if step % 3 == 2:
             continue  # several writes between two reads, as when other annotators decide meanwhile
         now = store.version()
         keys, rows = store.changed_decisions(NAME, version)
+        before = held
+        spliced.clear()
         held, version = updated_ledger(held, keys, rows, outputs, hashes=hashes), now
+        if fresh_only and len(rows) and len(before.decisions):
+            assert held.status.fresh is held.decisions
+            assert not any(frame is before.status.fresh for frame in spliced[1:])  # spliced as the decisions only
         if len(keys) and len(held.applied):
             assert "decision_counts" in held.__dict__  # carried over, not computed from the frames
         if len(keys) and len(held.decisions):

@@ -60,7 +60,9 @@ def ledger_status(decisions: pd.DataFrame, outputs: pd.DataFrame,
     A decision is tied to :func:`empathy.labels.records.text_hash` of the reference and generation it was made on; a
     decision stored without a hash (a version 1 ledger imported without the data) counts as stale, so it is
     applied only after someone confirms it on the current text. ``hashes``: the outputs'
-    :func:`empathy.labels.records.output_hashes` when already computed.
+    :func:`empathy.labels.records.output_hashes` when already computed. When every decision is fresh, ``fresh``
+    is ``decisions`` itself (its index reset when it is not ``0..n-1``): like every frame of a ledger, not to be
+    modified.
     """
     if decisions is None or decisions.empty:
         empty = empty_decisions()
@@ -74,6 +76,10 @@ def ledger_status(decisions: pd.DataFrame, outputs: pd.DataFrame,
         len(decisions), "", dtype=object)
     stale = ~orphaned & np.array([s == "" or s != c for s, c in zip(stored, current, strict=True)], dtype=bool)
     fresh = ~orphaned & ~stale
+    if fresh.all():  # the usual case: every decision on the text it was made on (no selection of every column)
+        whole = decisions.reset_index(drop=True) if not isinstance(decisions.index, pd.RangeIndex) \
+            or decisions.index.start != 0 or decisions.index.step != 1 else decisions
+        return LedgerStatus(whole, whole.iloc[0:0], whole.iloc[0:0])
     parts = [decisions[mask].reset_index(drop=True) for mask in (fresh, stale, orphaned)]
     return LedgerStatus(*parts)
 
@@ -300,7 +306,11 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
     hashes = output_hashes(outputs) if hashes is None else hashes
     now = ledger_status(rows, outputs, hashes)
     removed: dict[str, list[pd.DataFrame]] = {}  # each counted frame's rows taken out, for the decision counts
-    parts = [_spliced(old, new, changed_rows, row_key, empty=decisions.iloc[0:0],
+    # every decision fresh before and after (the usual case): the fresh decisions are the decisions (the same rows
+    # in the same order), spliced once
+    every_fresh = not (len(ledger.status.stale) or len(ledger.status.orphaned) or len(now.stale) or len(now.orphaned))
+    parts = [decisions if name == "fresh" and every_fresh else
+             _spliced(old, new, changed_rows, row_key, empty=decisions.iloc[0:0],
                       removed=removed.setdefault(name, []) if name != "fresh" else None)
              for name, old, new in zip(("fresh", "stale", "orphaned"),
                                        (ledger.status.fresh, ledger.status.stale, ledger.status.orphaned),
