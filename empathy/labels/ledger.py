@@ -248,9 +248,10 @@ def _decision_keys(rows: pd.DataFrame) -> Counter:
     :func:`~empathy.labels.decisions.decision_count` compares (its count is the number of keys)."""
     if rows is None or not len(rows):
         return Counter()
+    # column by column (a selection of several columns copies them; a text column without a missing value needs no
+    # conversion): the same texts as ``rows[columns].astype(str)``
     columns = [column for column in DECISION_KEY if column in rows.columns]
-    text = rows[columns].astype(str)
-    return Counter(zip(*(text[column].tolist() for column in columns), strict=True))
+    return Counter(zip(*(_texts(rows[column]) for column in columns), strict=True))
 
 
 def _patched_counts(after: Counter, removed: pd.DataFrame, added: pd.DataFrame) -> Counter:
@@ -581,6 +582,10 @@ def _spliced(frame: pd.DataFrame, new: pd.DataFrame, changed: _Keys, columns: li
     ``columns`` as a stable sort of the two would: each new row inserted where it goes among the rows of its item
     (no whole sort, no index of the whole frame). ``empty``: what an empty result is. ``removed``: a list the rows
     taken out of ``frame`` are appended to (one frame)."""
+    if not len(frame) and not len(new):  # nothing before, nothing now (a ledger's stale or orphaned rows, mostly)
+        if removed is not None:
+            removed.append(frame)
+        return new.reset_index(drop=True) if empty is None else empty
     gone, near, near_keys = changed.near(frame)
     if removed is not None:  # the columns a decision is counted by (decision_count's) of the rows taken out
         removed.append(_take_rows(frame, np.flatnonzero(gone), [c for c in DECISION_KEY if c in frame.columns]))
