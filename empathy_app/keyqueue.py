@@ -418,8 +418,13 @@ def decided_meanwhile(decisions: pd.DataFrame, item: str, model: str, dimension:
         return decisions.iloc[0:0]
     # the item's rows (found by bisection in a frame sorted by item, as the ledger's and the store's are), then
     # the other columns compared on those rows only
-    here = decisions.iloc[rows_of_items(decisions, [item])] if sorted_by_item else decisions[
-        decisions["item_id"] == item]
+    if sorted_by_item:
+        positions = rows_of_items(decisions, [item])
+        contiguous = len(positions) and int(positions[-1]) - int(positions[0]) + 1 == len(positions)
+        # one item's rows are one run of the sorted frame: a slice (no copy of every column), not a take
+        here = decisions.iloc[int(positions[0]):int(positions[-1]) + 1] if contiguous else decisions.iloc[positions]
+    else:
+        here = decisions[decisions["item_id"] == item]
     return here[(here["model"] == model) & (here["dimension"] == dimension) & (here["annotator"] != annotator)
                 & (here["seq"].astype("int64") > int(shown_at))]
 

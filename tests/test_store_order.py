@@ -155,7 +155,8 @@ def _history(location: str, clock: dict) -> pd.DataFrame:
 def _downgrade(location: str) -> None:
     """Turn a store back into schema version 3 (no seq, no skips or assignments, no audit designs, no index on the
     commit order), as an older empathy left it."""
-    statements = ["DROP INDEX IF EXISTS audit_dataset_seq", "DROP INDEX audit_seq", "ALTER TABLE overrides DROP COLUMN seq", "ALTER TABLE audit DROP COLUMN seq",
+    statements = ["DROP INDEX IF EXISTS audit_dataset_seq", "DROP INDEX audit_seq",
+                  "ALTER TABLE overrides DROP COLUMN seq", "ALTER TABLE audit DROP COLUMN seq",
                   "DROP TABLE skips", "DROP TABLE assignments", "DROP TABLE audit_design_outputs",
                   "DROP TABLE audit_designs",
                   *(f"ALTER TABLE {table} DROP COLUMN {column}" for table in ("overrides", "audit")
