@@ -609,7 +609,8 @@ _ANCHORS_LOCK = threading.Lock()
 
 
 class _Reader:
-    """A reading connection kept for one thread, closed when dropped (from any thread: it is never shared)."""
+    """A connection this module keeps (a thread's reader, or a store's anchor) and the file it was opened on; closed
+    when dropped, from whichever thread drops it (it is never used by two threads)."""
 
     def __init__(self, identity: tuple[int, ...], target: str | Path, connection: sqlite3.Connection) -> None:
         self.identity = identity
