@@ -13,7 +13,6 @@ import os
 import shutil
 import sqlite3
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -48,10 +47,10 @@ def test_reads_on_one_thread_open_one_connection(tmp_path, counted):
     counted.clear()
     versions = [store.version() for _ in range(20)]
     assert versions == [0] * 20
-    assert len(counted) == 2  # opened once, at the first read, with the store's anchor (never read on)
+    assert len(counted) == 1  # opened once, at the first read
     store.decisions(DS)
     store.changed_since(DS, 0)
-    assert len(counted) == 2
+    assert len(counted) == 1
 
 
 def test_every_commit_is_seen_by_the_next_read(tmp_path):
@@ -108,7 +107,7 @@ def test_a_damaged_file_is_reported_after_reads_on_the_kept_connection(tmp_path)
 def test_threads_read_on_connections_of_their_own(tmp_path, counted):
     store = OverrideStore(tmp_path / "o.sqlite")
     _decide(store, "i1", 1.0)
-    assert store.version() == 1  # this thread's reader and the store's anchor
+    assert store.version() == 1  # this thread's reader
     counted.clear()
     results: list[int] = []
     errors: list[BaseException] = []
@@ -130,29 +129,6 @@ def test_threads_read_on_connections_of_their_own(tmp_path, counted):
     assert not errors
     assert results == [1] * 40
     assert len(counted) == 4 and len(set(counted)) == 4  # one connection per thread, none shared
-
-
-def test_a_thread_ending_leaves_the_store_file_as_it_was(tmp_path):
-    # a Streamlit run is a thread: its reader closes at its end; were it the last connection, SQLite would
-    # checkpoint the log into the file and delete it at every run, and the next run's reader would open it again
-    path = tmp_path / "o.sqlite"
-    store = OverrideStore(path)
-    _decide(store, "i1", 1.0)
-
-    def run() -> None:
-        assert store.version() >= 1
-
-    for step in range(3):
-        thread = threading.Thread(target=run)
-        thread.start()
-        thread.join()
-        gc.collect()
-        if step == 0:
-            before = os.stat(path)
-        _decide(store, f"i{step + 2}", 0.0)
-    after = os.stat(path)
-    assert Path(f"{path}-wal").stat().st_size > 0  # the log is still there, not checkpointed and deleted
-    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
 
 
 def test_a_store_gone_closes_its_reading_connection(tmp_path):

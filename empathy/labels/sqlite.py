@@ -603,14 +603,11 @@ class OverrideStore:
 #: Per thread: each store's reading connection and the identity of the file it was opened on (held weakly by the
 #: store: a store gone closes its connections).
 _READERS = threading.local()
-#: Per store, for the whole process: one more connection to its file, never read on (see :func:`_anchored`).
-_ANCHORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_ANCHORS_LOCK = threading.Lock()
 
 
 class _Reader:
-    """A connection this module keeps (a thread's reader, or a store's anchor) and the file it was opened on; closed
-    when dropped, from whichever thread drops it (it is never used by two threads)."""
+    """A thread's reading connection and the file it was opened on; closed when dropped, from whichever thread drops
+    it (it is never used by two threads)."""
 
     def __init__(self, identity: tuple[int, ...], target: str | Path, connection: sqlite3.Connection) -> None:
         self.identity = identity
@@ -654,24 +651,7 @@ def _reading_connection(store: OverrideStore, target: str | Path, file: Path,
         return connect(), False
     connection = connect(check_same_thread=False)
     held[store] = _Reader(identity, target, connection)
-    _anchored(store, identity, target, connect)
     return connection, True
-
-
-def _anchored(store: OverrideStore, identity: tuple[int, ...], target: str | Path,
-              connect: Callable[..., sqlite3.Connection]) -> None:
-    """Keep one connection to ``store``'s file open while the store object lives (opened again on another file).
-
-    The last connection to a database in WAL mode to close checkpoints the log into the file and deletes it; a
-    Streamlit run is a thread of its own, so each run's reading connection was the last at its end, and every key
-    paid a checkpoint, a deleted and re-created log and a changed file (which also made the next run's reader
-    open the file again). With this one open, the log is checkpointed when it grows (SQLite's automatic
-    checkpoint, by the writers), as for any long-running program."""
-    with _ANCHORS_LOCK:
-        anchor = _ANCHORS.get(store)
-        if anchor is not None and anchor.identity[:2] == identity[:2] and anchor.target == target:
-            return
-        _ANCHORS[store] = _Reader(identity, target, connect(check_same_thread=False))
 
 
 def _forget_reading_connection(store: OverrideStore) -> None:
