@@ -35,7 +35,7 @@ only (a decision frame without ``seq``, built by hand, falls back to them).
     design's digest and the output's position (``''`` and ``NULL`` otherwise), so that only such decisions feed
     the audit's estimators. Version 6 adds indexes only (:data:`READ_INDEXES`).
 
-A new table or column: raise :data:`SCHEMA_VERSION` and add one step to :data:`SCHEMA_UPGRADES` with a script
+A new table, column or index: raise :data:`SCHEMA_VERSION` and add one step to :data:`SCHEMA_UPGRADES` with a script
 for each backend; both backends apply the steps in their opening transaction.
 """
 
