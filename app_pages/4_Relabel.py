@@ -20,7 +20,7 @@ import streamlit as st  # noqa: E402
 
 from empathy.evaluate import rank_by_direction  # noqa: E402
 from empathy.io import BINARY_DIMENSIONS  # noqa: E402
-from empathy.labels.ledger import adjudication_list, classify_rerun, rows_of_items  # noqa: E402
+from empathy.labels.ledger import adjudication_list, classify_rerun, decisions_of_items  # noqa: E402
 from empathy.labels.locations import StoreError  # noqa: E402
 from empathy.labels.queue_state import (  # noqa: E402
     annotator_progress,
@@ -434,7 +434,7 @@ def _keyed_queue(right, now, pending: pd.DataFrame, audit, done_text: str, poll_
     head = pending.head(keyqueue.WINDOW)  # only the window's outputs say who else decided them
     if len(everyone) and len(head):
         # the window's items' rows, by bisection in the ledger's decisions (sorted by item), not a pass over all
-        here = everyone.iloc[rows_of_items(everyone, head["item_id"].astype(str).unique().tolist())]
+        here = decisions_of_items(everyone, head["item_id"].astype(str).unique().tolist())
         here = here[(here["dimension"] == dimension) & (here["annotator"] != who)]
         by_output: dict[tuple[str, str], set[str]] = {}
         # in Python: a group-by's iteration costs more per group than these few rows

@@ -692,7 +692,7 @@ class LiveMetrics:
             gone = self._cells_of(keys)
             now = self.plan.locate(rows)
             if gone is not None and now is not None:
-                kept = ~np.isin(last[1], gone[0])
+                kept = ~np.isin(last[1], gone)
                 cells = np.concatenate([last[1][kept], now[0]])
                 order = np.argsort(cells, kind="stable")
                 located = cells[order], np.concatenate([last[2][kept], now[1]])[order]
@@ -702,20 +702,20 @@ class LiveMetrics:
             self._located = (weakref.ref(changes), *located)
         return located
 
-    def _cells_of(self, keys: pd.DataFrame) -> tuple[NDArray[np.int64], None] | None:
+    def _cells_of(self, keys: pd.DataFrame) -> NDArray[np.int64] | None:
         """The cells of the rating ``keys`` that have a place in the plan (one without has no cell to clear: the
         frame located before had none there); ``None`` for too many keys to locate one by one."""
         if not len(keys):
-            return np.empty(0, dtype=np.int64), None
+            return np.empty(0, dtype=np.int64)
         keyed = keys.assign(value=0.0)
         together = self.plan.locate(keyed)
         if together is not None:
-            return together[0], None
+            return together[0]
         if len(keys) > _FEW_KEYS:
             return None
         found = [self.plan.locate(keyed.iloc[[k]]) for k in range(len(keyed))]
-        cells = [cells for cells, _ in (f for f in found if f is not None)]
-        return (np.concatenate(cells) if cells else np.empty(0, dtype=np.int64)), None
+        cells = [f[0] for f in found if f is not None]
+        return np.concatenate(cells) if cells else np.empty(0, dtype=np.int64)
 
     def _write(self, cells: NDArray[np.int64], written: NDArray[np.float64]) -> NDArray[np.int64]:
         """Write the overrides ``written`` at ``cells`` in place of the previous ones (a cell no longer overridden

@@ -57,7 +57,7 @@ import pandas as pd
 import streamlit as st
 
 from empathy.escaping import html_literal, markdown_literal
-from empathy.labels.ledger import rows_of_items
+from empathy.labels.ledger import decisions_of_items
 from empathy.labels.locations import StoreError
 from empathy.labels.queue_state import skip_output
 from empathy.labels.records import AuditMark
@@ -418,13 +418,7 @@ def decided_meanwhile(decisions: pd.DataFrame, item: str, model: str, dimension:
         return decisions.iloc[0:0]
     # the item's rows (found by bisection in a frame sorted by item, as the ledger's and the store's are), then
     # the other columns compared on those rows only
-    if sorted_by_item:
-        positions = rows_of_items(decisions, [item])
-        contiguous = len(positions) and int(positions[-1]) - int(positions[0]) + 1 == len(positions)
-        # one item's rows are one run of the sorted frame: a slice (no copy of every column), not a take
-        here = decisions.iloc[int(positions[0]):int(positions[-1]) + 1] if contiguous else decisions.iloc[positions]
-    else:
-        here = decisions[decisions["item_id"] == item]
+    here = decisions_of_items(decisions, [item]) if sorted_by_item else decisions[decisions["item_id"] == item]
     return here[(here["model"] == model) & (here["dimension"] == dimension) & (here["annotator"] != annotator)
                 & (here["seq"].astype("int64") > int(shown_at))]
 

@@ -542,6 +542,13 @@ def rows_of_items(decisions: pd.DataFrame, items: list[str]) -> np.ndarray:
     return np.sort(near)
 
 
+def decisions_of_items(decisions: pd.DataFrame, items: list[str]) -> pd.DataFrame:
+    """The rows of ``decisions`` whose ``item_id`` is one of ``items`` (in the frame's order, with its index): found
+    by bisection (:func:`rows_of_items`) and taken from the run of rows that holds them, not by comparing or taking
+    from the whole frame."""
+    return _take_rows(decisions, rows_of_items(decisions, items))
+
+
 def _first_position(frame: pd.DataFrame, column: str, value: str) -> int:
     """Where ``value`` goes in ``frame``'s ``column`` (sorted): after every row equal to it or before it."""
     values = frame[column]

@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -256,23 +256,45 @@ class OverrideStore:
     def fetch(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         """The rows of one query (``?`` placeholders), as the driver returns them.
 
-        Read on this thread's reading connection to the file (:func:`_reading_connection`): a page reads the
+        Read on this thread's reading connection to the file (:meth:`_reading_connection`): a page reads the
         store's version ten times and more in every run, and a new connection costs more than the query."""
         with self._guard():
             connection, kept = self._reading_connection()
             try:
                 return [tuple(row) for row in connection.execute(sql, params).fetchall()]
             except sqlite3.DatabaseError:
-                _forget_reading_connection(self)  # the next read opens the file again, as a new reader would
+                if kept:  # the next read opens the file again, as a new reader would
+                    _READERS.stores.pop(self, None)
                 raise
             finally:
                 if not kept:
                     connection.close()
 
     def _reading_connection(self) -> tuple[sqlite3.Connection, bool]:
-        """A connection to read on, and whether it is kept (else :meth:`fetch` closes it after the query)."""
-        return _reading_connection(self, self._snapshot or self._uri or self.path, self._snapshot or self.path,
-                                   self._connect)
+        """This thread's connection for reading the store, and whether it is kept (else :meth:`fetch` closes it).
+
+        Kept while the file is the same file, unchanged (device, inode, size and modification time): a store
+        replaced by another file (a restore, a move), gone, or written other than through its write-ahead log (a
+        checkpoint, or damage in place, which a reader in WAL mode would not see from its cache) is opened again,
+        so a read never answers from a file that is no longer the store, and damage is reported as a new
+        connection reports it. Commits go to the write-ahead log: in autocommit mode each query is its own read
+        transaction and sees every commit before it, of any connection or process, as a new connection would. One
+        per thread: Python's connections are not to be shared between threads (a Streamlit run is a thread)."""
+        target = self._snapshot or self._uri or self.path
+        identity = _file_identity(self._snapshot or self.path)
+        held = getattr(_READERS, "stores", None)
+        if held is None:
+            held = _READERS.stores = weakref.WeakKeyDictionary()
+        reader = held.get(self)
+        if reader is not None and reader.identity == identity and reader.target == target:
+            return reader.connection, True
+        held.pop(self, None)
+        if identity is None:  # no file to hold on to: a connection for this read only (its error, as before)
+            return self._connect(), False
+        # closed by whichever thread drops it (a thread's end, the store's): used by this thread only
+        connection = self._connect(check_same_thread=False)
+        held[self] = _Reader(identity, target, connection)
+        return connection, True
 
     def _read(self, sql: str, params: Sequence[object], columns: Sequence[str]) -> pd.DataFrame:
         return pd.DataFrame(self.fetch(sql, params), columns=list(columns))
@@ -625,39 +647,6 @@ def _file_identity(path: Path) -> tuple[int, ...] | None:
     except OSError:
         return None
     return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
-
-
-def _reading_connection(store: OverrideStore, target: str | Path, file: Path,
-                        connect: Callable[..., sqlite3.Connection]) -> tuple[sqlite3.Connection, bool]:
-    """This thread's connection for reading ``store`` (``target``: what :meth:`OverrideStore._connect` opens), and
-    whether it is kept (else the caller closes it).
-
-    Kept while ``file`` is the same file, unchanged (device, inode, size and modification time): a store replaced
-    by another file (a restore, a move), gone, or written other than through its write-ahead log (a checkpoint,
-    or damage in place, which a reader in WAL mode would not see from its cache) is opened again, so a read
-    never answers from a file that is no longer the store, and damage is reported as a new connection reports
-    it. Commits go to the write-ahead log: in autocommit mode each query is its own read transaction and sees
-    every commit before it, of any connection or process, as a new connection would. One per thread: Python's
-    connections are not to be shared between threads (a Streamlit run is a thread)."""
-    identity = _file_identity(file)
-    held = getattr(_READERS, "stores", None)
-    if held is None:
-        held = _READERS.stores = weakref.WeakKeyDictionary()
-    reader = held.get(store)
-    if reader is not None and reader.identity == identity and reader.target == target:
-        return reader.connection, True
-    held.pop(store, None)
-    if identity is None:  # no file to hold on to: a connection for this read only (its error, as before)
-        return connect(), False
-    connection = connect(check_same_thread=False)
-    held[store] = _Reader(identity, target, connection)
-    return connection, True
-
-
-def _forget_reading_connection(store: OverrideStore) -> None:
-    held = getattr(_READERS, "stores", None)
-    if held is not None:
-        held.pop(store, None)
 
 
 # ------------------------------------------------------------------------------------------ the write queries
