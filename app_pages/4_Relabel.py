@@ -187,8 +187,7 @@ def _live_metrics(last: tuple[str, str] | None, items: list[dict] | None = None,
         st.caption(f"Live {md(metric)} per model: hidden in blind mode (its change after a decision would tell "
                    "you the judges' label).")
         return None
-    kinds = rated.drop_duplicates("rater").set_index("rater")["rater_kind"].astype(str) if (
-        "rater_kind" in rated.columns) else pd.Series(dtype=str)
+    kinds = keyqueue.rater_kinds(data, rated, dimension)
     judges = [r for r in raters_with if kinds.get(r, "") in JUDGE_KINDS] or list(raters_with)
     default = apply_to if apply_to in raters_with else judges[0]
     judge = st.selectbox("Live metric for judge", raters_with, index=raters_with.index(default),
@@ -434,7 +433,8 @@ def _keyed_queue(right, now, pending: pd.DataFrame, audit, done_text: str, poll_
     head = pending.head(keyqueue.WINDOW)  # only the window's outputs say who else decided them
     if len(everyone) and len(head):
         # the window's items' rows, by bisection in the ledger's decisions (sorted by item), not a pass over all
-        here = decisions_of_items(everyone, head["item_id"].astype(str).unique().tolist())
+        here = decisions_of_items(everyone, head["item_id"].astype(str).unique().tolist(),
+                                  ["item_id", "model", "dimension", "annotator"])
         here = here[(here["dimension"] == dimension) & (here["annotator"] != who)]
         by_output: dict[tuple[str, str], set[str]] = {}
         # in Python: a group-by's iteration costs more per group than these few rows

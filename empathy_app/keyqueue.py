@@ -10,7 +10,8 @@ or vanish (issue 14). Here the browser owns the item on screen:
   ``(item_id, model)``, its dimension, its text hash, the decision target and the annotator, then shows the
   next output of the window at once, without waiting for the server;
 * the component sends every event not yet acknowledged (the whole list, numbered), so when Streamlit merges
-  two quick updates into one rerun nothing is dropped; the page applies the events it has not applied yet,
+  two quick updates into one rerun nothing is dropped; it sends at most once per :data:`FLUSH_MS` (keys that
+  follow one another share a server run); the page applies the events it has not applied yet,
   in order, each to the output it names, and acknowledges them by number (:func:`apply_events`);
 * an event whose output is no longer to decide (already decided by this annotator, text changed since it was
   shown, output gone, annotator changed) is refused and said so, never applied to another output; so is every
@@ -44,6 +45,7 @@ The browser code is in ``empathy_app/static/keyqueue/``: ``queue.js`` (both comp
 
 from __future__ import annotations
 
+import html
 import math
 import re
 import uuid
@@ -57,7 +59,7 @@ import pandas as pd
 import streamlit as st
 
 from empathy.escaping import html_literal, markdown_literal
-from empathy.labels.ledger import decisions_of_items
+from empathy.labels.ledger import rows_of_items
 from empathy.labels.locations import StoreError
 from empathy.labels.queue_state import skip_output
 from empathy.labels.records import AuditMark
@@ -86,6 +88,13 @@ from empathy_app.session_keys import RELABEL_REASON_USED as REASON_USED
 
 #: How many upcoming outputs the browser holds: keys pressed faster than the server answers run ahead this far.
 WINDOW = 100
+#: The least time between two sends of the browser's keys (a throttle: a key after a quiet spell is sent at once,
+#: the keys that follow it within this time ride with the next send; an undo goes at once, and so does what a tab
+#: holds when it is hidden or closed). Each send costs the server a fragment run, mostly fixed (the ledger's
+#: update, the window, the live metric): at an annotator's 400 ms a key, 2-3 keys share a run
+#: (``bench/bench_decision_cost.py``). A key waits at most this long more to be saved, and the page counts it as
+#: "Saving" until it is.
+FLUSH_MS = 1000
 
 #: The component's browser code, HTML and CSS: real files shipped with the package (linted, and the live table's
 #: arithmetic tested under Node: see docs/development.md).
@@ -416,17 +425,59 @@ def decided_meanwhile(decisions: pd.DataFrame, item: str, model: str, dimension:
     ``item_id`` (a :class:`~empathy.labels.ledger.Ledger`'s decisions): the item's rows are found by bisection."""
     if decisions.empty or "seq" not in decisions.columns:
         return decisions.iloc[0:0]
-    # the item's rows (found by bisection in a frame sorted by item, as the ledger's and the store's are), then
-    # the other columns compared on those rows only
-    here = decisions_of_items(decisions, [item]) if sorted_by_item else decisions[decisions["item_id"] == item]
-    return here[(here["model"] == model) & (here["dimension"] == dimension) & (here["annotator"] != annotator)
-                & (here["seq"].astype("int64") > int(shown_at))]
+    if not sorted_by_item:
+        here = decisions[decisions["item_id"] == item]
+        return here[(here["model"] == model) & (here["dimension"] == dimension) & (here["annotator"] != annotator)
+                    & (here["seq"].astype("int64") > int(shown_at))]
+    # the item's rows (found by bisection in a frame sorted by item, as the ledger's and the store's are: one run),
+    # the other columns compared on that run in Python (a key's few rows: no frame built per comparison), and only
+    # the rows found taken whole
+    positions = rows_of_items(decisions, [item])
+    if not len(positions):
+        return decisions.iloc[0:0]
+    run = decisions.iloc[int(positions[0]):int(positions[-1]) + 1]
+    columns = (run[c].tolist() for c in ("item_id", "model", "dimension", "annotator", "seq"))
+    shown = int(shown_at)
+    found = [k for k, (i, m, d, a, s) in enumerate(zip(*columns, strict=True))
+             if i == item and m == model and d == dimension and a != annotator and int(s) > shown]
+    return run.iloc[found]
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _memo(key: str) -> dict:
     """Per data set: each output's highlighted texts and decision targets, computed once (never hashed again)."""
     return {}
+
+
+#: A window entry's key for the styles and titles its texts name (kept on the server: :func:`show` sends tables).
+HOISTED = "_hoisted"
+#: A mark's ``style`` and ``title`` attributes in the texts the component is sent (see :func:`_hoisted`).
+_ATTRIBUTE = re.compile(r' (style|title)="([^"]*)"')
+#: The attribute each hoisted one becomes, naming its entry in the payload's table of that kind (``queue.js``).
+_HOISTED_AS = {"style": ("data-rs", "styles"), "title": ("data-rt", "titles")}
+
+
+def _hoisted(memo: dict, markup: str) -> tuple[str, tuple[tuple[str, str, str], ...]]:
+    """``markup`` (a marked text: :func:`empathy.render.highlight_html`) with each ``style="..."`` and ``title="..."``
+    replaced by a number (``data-rs`` / ``data-rt``) into tables sent once per window, and the entries it names
+    ``(table, number, value)`` (a title's value decoded: the browser sets it as the element's ``title`` property,
+    never parsed as HTML). A window's 100 texts repeat a handful of styles and titles on every mark: a third of
+    the component's payload, serialised and sent again at every key (measured: 340-366 KB a key before). The
+    numbers are per data set (``memo``), so an entry's markup is built once.
+
+    Safe on escaped markup only: a data string's quotes are ``&quot;`` there, so every match is an attribute the
+    renderer wrote."""
+    numbers = memo.setdefault(("hoisted",), {})
+    named: dict[tuple[str, str, str], None] = {}
+
+    def replace(match: re.Match) -> str:
+        attribute, table = _HOISTED_AS[match.group(1)]
+        value = match.group(2) if table == "styles" else html.unescape(match.group(2))
+        number = numbers.setdefault((table, value), str(len(numbers)))
+        named[(table, number, value)] = None
+        return f' {attribute}="{number}"'
+
+    return _ATTRIBUTE.sub(replace, markup), tuple(named)
 
 
 def _texts_html(data: Loaded, memo: dict, item: str, model: str, row: Mapping, blind: bool
@@ -544,7 +595,7 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
         item, model = str(queued["item_id"]), str(queued["model"])
         # what depends only on the output and the decision's target is built once per data set (the window
         # mostly moves by one output per key: 99 of its 100 entries were built by an earlier run)
-        task, decidable, note, ref, gen, conv, notext, summary, legend, waiting = _static_entry(
+        task, decidable, note, ref, gen, conv, notext, summary, legend, waiting, named = _static_entry(
             data, memo, item, model, dimension, apply_to, blind)
         unparsed.extend(waiting)
         header = (f"<code>{html_literal(item)}</code> · <code>{html_literal(model)}</code> "
@@ -563,7 +614,7 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
         # the same reference for many models: sent once (show)
         entry = {"item": item, "model": model, "hash": hashes.get((item, model), ""), "issued": when,
                  "head": header, "decidable": decidable, "notext": notext, "ref": ref, "gen": gen, "conv": conv,
-                 "sum": summary, "legend": legend, "note": note}
+                 "sum": summary, "legend": legend, "note": note, HOISTED: named}
         items.append(entry)
     parse = compute.background_parse(data) if unparsed else None
     if parse is not None:
@@ -572,11 +623,13 @@ def window_items(data: Loaded, pending: pd.DataFrame, *, dimension: str, apply_t
 
 
 def _static_entry(data: Loaded, memo: dict, item: str, model: str, dimension: str, apply_to: str, blind: bool
-                  ) -> tuple[str, bool, str, str, str, str, str, str, str, tuple[str, ...]]:
+                  ) -> tuple[str, bool, str, str, str, str, str, str, str, tuple[str, ...],
+                             tuple[tuple[str, str, str], ...]]:
     """The parts of one window entry fixed by the data set, the decision's target and blind mode (escaped HTML):
-    the task, whether the output is decidable, the note on whom a decision is saved for, the marked reference,
-    generation and conversation, or the note that the output has no text, and the marks' summary and legend; and
-    its texts when they are not parsed yet (shown plain until then). Remembered per data set once marked."""
+    the task, whether the output is decidable, the note on whom a decision is saved for, the marked reference
+    and generation (their marks' styles and titles hoisted: :func:`_hoisted`) and conversation, or the note that
+    the output has no text, and the marks' summary and legend; its texts when they are not parsed yet (shown
+    plain until then); and the hoisted styles and titles its texts name. Remembered per data set once marked."""
     key = ("entry", item, model, dimension, apply_to, blind)
     found = memo.get(key)
     if found is not None:
@@ -588,6 +641,7 @@ def _static_entry(data: Loaded, memo: dict, item: str, model: str, dimension: st
             "in <b>Apply each decision to</b>, or skip it (S).")
     ref = gen = conv = notext = summary = legend = ""
     waiting: tuple[str, ...] = ()
+    named: tuple[tuple[str, str, str], ...] = ()
     # views.has_text on the row's values (the same test, without building a Series per output)
     if str(row.get("reference", "")).strip() or str(row.get("generation", "")).strip():
         texts = _texts_html(data, memo, item, model, row, blind)
@@ -597,12 +651,15 @@ def _static_entry(data: Loaded, memo: dict, item: str, model: str, dimension: st
             note += " · <small>Marks appear when the text analysis reaches this output.</small>"
         else:
             ref, gen, conv, summary, legend = texts
+        ref, named_ref = _hoisted(memo, ref)
+        gen, named_gen = _hoisted(memo, gen)
+        named = tuple(dict.fromkeys(named_ref + named_gen))
     else:
         corpus = row.get("corpus") or row.get("model")
         notext = (f"This output has no text: the conversations of <code>{html_literal(corpus)}</code> are not "
                   "public, only their ratings are in the data set. Decide from the other raters' labels, or skip it.")
     found = (html_literal(row.get("task", "") or "-"), bool(targets), note, ref, gen, conv, notext, summary, legend,
-             waiting)
+             waiting, named)
     if not waiting:
         memo[key] = found
     return found
@@ -671,18 +728,36 @@ def show(*, items: list[dict], dimension: str, apply_to: str, annotator: str, sc
     # an item's reference is shared by all its models, and a legend by many outputs: send each once
     refs: dict[str, str] = {}
     legends: dict[str, str] = {}
+    # and the marks' styles and titles the window's texts name (_hoisted): each once
+    tables: dict[str, dict[str, str]] = {"styles": {}, "titles": {}}
     slim = []
     for entry in items:
         ref, legend = entry.get("ref", ""), entry.get("legend", "")
-        slim.append({**entry, "ref": refs.setdefault(ref, str(len(refs))) if ref else "",
+        for table, number, value in entry.get(HOISTED, ()):
+            tables[table][number] = value
+        slim.append({**{k: v for k, v in entry.items() if k != HOISTED},
+                     "ref": refs.setdefault(ref, str(len(refs))) if ref else "",
                      "legend": legends.setdefault(legend, str(len(legends))) if legend else ""})
     payload = {"refs": {number: text for text, number in refs.items()},
-               "legends": {number: text for text, number in legends.items()},
+               "legends": {number: text for text, number in legends.items()}, **tables,
                "session": session_id(), "acked": dict(st.session_state.get(ACKED, {})), "dimension": dimension,
                "apply_to": apply_to, "annotator": annotator, "enabled": True, "navigation": True, "keys": keys,
                "buttons": buttons, "items": slim, "remaining": int(remaining), "done_text": done_text,
-               "live": live, "poll_ms": int(poll_ms)}
+               "live": live, "poll_ms": int(poll_ms), "flush_ms": FLUSH_MS}
     _component(key=KEY, data=payload, default={"events": None}, on_events_change=_noop, on_poll_change=_noop)
+
+
+def rater_kinds(data: Loaded, rated: pd.DataFrame, dimension: str) -> dict[str, str]:
+    """Each rater's ``rater_kind`` (its first row's) among ``rated``, the judges' ratings of ``dimension``
+    (remembered per data set: a Relabel key reruns the live metric, and the ratings are fixed)."""
+    key = ("kinds", data.content_key, dimension)
+    memo = _memo(data.base_key or data.content_key)
+    found = memo.get(key)
+    if found is None:
+        first = rated.drop_duplicates("rater") if "rater_kind" in rated.columns else rated.iloc[0:0]
+        found = memo[key] = dict(zip(first["rater"].astype(str), first["rater_kind"].astype(str), strict=True)) if (
+            len(first)) else {}
+    return found
 
 
 def _own_labels(data: Loaded, memo: dict, rater: str, dimension: str) -> dict[tuple[str, str], float]:

@@ -142,6 +142,14 @@ def test_the_relabel_queue_draws_them_and_blind_mode_hides_the_lexicons(demo_app
         _counted(page.evaluate(MARKS_JS, "[data-testid=relabel-item] .rq-box .ld-text"), _library(*shown))
         assert "lexicon CA label" in item.locator(".mechanism-summary").inner_text()
         assert item.locator(".ld-legend mark.sa-affect").count() == 1  # the legend drawn with the output
+        # the marks' styles and titles travel in tables of the payload (keyqueue._hoisted): put back on every mark
+        bare = page.evaluate("""() => [...document.querySelectorAll('[data-testid=relabel-item] .rq-box mark')]
+          .filter(m => !m.title || !m.style.cssText || m.hasAttribute('data-rs') !== m.hasAttribute('data-rt'))
+          .length""")
+        assert bare == 0
+        affect = item.locator(".rq-box mark.sa-affect").first
+        assert re.search(r"weight \d\.\d{3} of E = \d\.\d{3}", affect.get_attribute("title"))
+        assert "border-top" in affect.evaluate("m => m.style.cssText")
         page.get_by_text("Blind: hide judge labels").click()
         settle(page, "judge labels hidden (blind)")
         assert item.locator("mark.sa-affect, mark.ca-cue, mark.egm-disturbing").count() == 0

@@ -24,6 +24,8 @@ import pytest
 from browser_support import WAIT_MS, commit_name
 from test_browser import CHROMIUM, _settle, _start, _stop
 
+from empathy_app.keyqueue import FLUSH_MS
+
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium")]
 
@@ -126,6 +128,11 @@ def test_200_keys_150ms_apart_each_recorded_for_the_output_on_screen(tmp_path, b
         assert not missing, f"keys {missing} went down with no output on screen; the queue says: {status}"
         on_screen = [(p["item"], p["model"], float(p["key"])) for p in pressed]
         assert len(set((i, m) for i, m, _ in on_screen)) == KEYS  # each key on its own output
+        # keys 150 ms apart share the server's runs: sent at most once per keyqueue.FLUSH_MS (30 s of keys: about
+        # 30 sends at 1 s; never one per key)
+        sends = tab.evaluate("() => Object.values(globalThis.__empathyRelabelQueue.queues)"
+                             ".reduce((n, q) => n + (q.sends || 0), 0)")
+        assert 0 < sends <= KEYS * GAP_S * 1000 / FLUSH_MS + 10, sends
         decided = _decisions(store)
         assert set(decided["annotator"]) == {"speedy"} and set(decided["dimension"]) == {"ca"}
         # every judge of each output carries the key's value: one row per (output, judge), nothing else

@@ -547,3 +547,28 @@ def test_ledger_digest_is_the_published_value(store, rule, expected):
     ledger = open_ledger(store, "d", outputs, rule)
     assert ledger.digest == expected == _row_by_row_digest(ledger.applied)
     assert len(ledger.applied) == (3 if rule == "latest" else 2)  # under majority the 1-1 tie on i3 is left out
+
+
+@pytest.mark.parametrize("rows", [40, 600])  # rows compared in Python (a decision's own rows) and as columns
+def test_make_changes_binds_each_rater_to_its_last_label_and_signature(rows):
+    """make_changes on frames of either size: each target rater's judge value and signature from its last row on
+    the dimension (an earlier duplicate row ignored), None and "" for a missing value or signature and for a rater
+    that did not rate, the text hash of the output's row; an absent output is a ValueError naming it."""
+    outputs = _outputs([(f"i{k}", m, f"text {k} {m}") for k in range(rows // 4) for m in ("A", "B")])
+    ratings = pd.concat([_ratings(outputs, "j1", 1.0), _ratings(outputs, "j2", 0.0)], ignore_index=True)
+    ratings["signature"] = ratings["rater"] + "-v1"
+    # i1/A: j1 rated twice (the last row counts), j2's value and signature missing; another dimension in between
+    extra = pd.DataFrame([{"item_id": "i1", "model": "A", "rater": "j1", "dimension": "sa", "value": 0.3,
+                           "rater_kind": "llm", "signature": "j1-sa"},
+                          {"item_id": "i1", "model": "A", "rater": "j1", "dimension": "ca", "value": 0.0,
+                           "rater_kind": "llm", "signature": "j1-v2"}])
+    ratings = pd.concat([ratings, extra], ignore_index=True).astype({"item_id": "str", "model": "str"})
+    ratings.loc[(ratings["item_id"] == "i1") & (ratings["model"] == "A") & (ratings["rater"] == "j2"),
+                ["value", "signature"]] = [np.nan, None]
+    changes = make_changes(outputs, ratings, "i1", "A", ["j1", "j2", "j3"], "ca", 1.0, "why")
+    digest = output_hashes(outputs)[("i1", "A")]
+    assert [(c.rater, c.judge_value, c.judge_signature, c.text_hash, c.value, c.reason) for c in changes] == [
+        ("j1", 0.0, "j1-v2", digest, 1.0, "why"), ("j2", None, "", digest, 1.0, "why"),
+        ("j3", None, "", digest, 1.0, "why")]
+    with pytest.raises(ValueError, match="'i9999' / 'A' is not in the data set"):
+        make_changes(outputs, ratings, "i9999", "A", ["j1"], "ca", 1.0)

@@ -210,6 +210,35 @@ def test_the_rows_of_changed_items_found_by_bisection_equal_comparing_the_column
     assert _sorted_rows_of(pd.Series([], dtype=object), ["1"]) is None
 
 
+def test_the_rows_of_many_items_found_in_one_arrow_pass_equal_comparing_the_column_whole(monkeypatch):
+    """Many items in an Arrow column (a Relabel window's): _sorted_rows_of finds them in one vectorised pass, not by
+    a bisection per item (ledger._bound is never called), and the rows are those of the whole comparison: items
+    present, absent, adjacent, first and last, a column of one chunk or of many (a spliced frame's)."""
+    import pyarrow as pa
+
+    from empathy.labels import ledger as ledger_module
+
+    def no_bisection(*args, **kwargs):
+        raise AssertionError("a bisection per item where one pass costs less")
+
+    monkeypatch.setattr(ledger_module, "_bound", no_bisection)
+    rng = np.random.default_rng(11)
+    for trial in range(120):
+        texts = sorted(f"i{k:03d}" for k in rng.integers(0, 60, int(rng.integers(1, 400))))
+        if trial % 2:  # several chunks, as a splice leaves a text column
+            cuts = sorted(set(rng.integers(0, len(texts), 4).tolist()) | {0, len(texts)})
+            array = pa.chunked_array([pa.array(texts[a:b], type=pa.string()) for a, b in zip(cuts, cuts[1:])
+                                      if b > a], type=pa.string())
+            values = pd.Series(pd.arrays.ArrowStringArray(array))
+        else:
+            values = pd.Series(texts, dtype="string[pyarrow]")
+        items = sorted({f"i{k:03d}" for k in rng.integers(0, 64, int(rng.integers(2, 40)))} | {texts[0], texts[-1]})
+        expected = np.flatnonzero(values.isin(items).to_numpy(dtype=bool))
+        assert ledger_module._sorted_rows_of(values, items).tolist() == expected.tolist()
+    values = pd.Series(["a", "b"], dtype="string[pyarrow]")
+    assert ledger_module._sorted_rows_of(values, ["c", "d"]).tolist() == []
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_latest_of_a_few_decisions_in_python_equals_the_label_rule(seed):
     """ledger._latest_of_few (a key's rows reduced in Python under ``latest``) against

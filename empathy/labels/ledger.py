@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+from pandas.arrays import ArrowStringArray
 
 from empathy.labels.backends import open_store
 from empathy.labels.decisions import DECISION_KEY, decision_count
@@ -494,15 +496,32 @@ def _bound(values: pd.Series, value: str, *, after: bool) -> int:
     return low
 
 
+#: Rows of an Arrow text column compared in one vectorised pass for the price of one item's bisection (measured:
+#: a bisection step reads one value through pandas, about 10 us; the pass compares about 20,000 rows in that time).
+_ROWS_PER_BISECTION = 20_000
+
+
 def _sorted_spans_of(values: pd.Series, items: list[str]) -> list[tuple[int, int]] | None:
     """The runs ``(start, stop)`` of the rows of ``values`` (a frame's first key column, sorted as text: the order the
     store and the label rule give) equal to each of ``items`` (sorted), found by bisection: O(items x log rows),
-    not a pass over the column; ascending, empty runs left out. ``None`` when the column is not text sorted as text
-    (the caller compares it whole)."""
+    not a pass over the column; ascending, empty runs left out (adjacent runs may come joined). ``None`` when the
+    column is not text sorted as text (the caller compares it whole).
+
+    Many items in an Arrow column (a Relabel window's 100 outputs' items) are found in one pass of Arrow's
+    ``is_in`` instead, whenever that pass costs less than their bisections (:data:`_ROWS_PER_BISECTION`): the
+    cost is then the lesser of the two, still bounded by the items' count times the bisection's."""
     if not len(values) or not (isinstance(values.iat[0], str) and isinstance(values.iat[-1], str)):
         return None
     if values.iat[0] > values.iat[-1]:
         return None
+    if len(items) * _ROWS_PER_BISECTION > len(values) and isinstance(values.array, ArrowStringArray):
+        mask = pc.is_in(values.array._pa_array, value_set=pa.array(items, type=pa.string()))
+        found = np.flatnonzero(mask.to_numpy(zero_copy_only=False).astype(bool, copy=False))
+        if not len(found):
+            return []
+        breaks = np.flatnonzero(np.diff(found) != 1) + 1
+        starts, stops = found[np.concatenate([[0], breaks])], found[np.concatenate([breaks - 1, [len(found) - 1]])] + 1
+        return list(zip(starts.tolist(), stops.tolist(), strict=True))
     spans = []
     try:
         for item in items:
@@ -542,11 +561,11 @@ def rows_of_items(decisions: pd.DataFrame, items: list[str]) -> np.ndarray:
     return np.sort(near)
 
 
-def decisions_of_items(decisions: pd.DataFrame, items: list[str]) -> pd.DataFrame:
-    """The rows of ``decisions`` whose ``item_id`` is one of ``items`` (in the frame's order, with its index): found
-    by bisection (:func:`rows_of_items`) and taken from the run of rows that holds them, not by comparing or taking
-    from the whole frame."""
-    return _take_rows(decisions, rows_of_items(decisions, items))
+def decisions_of_items(decisions: pd.DataFrame, items: list[str], columns: list[str] | None = None) -> pd.DataFrame:
+    """The rows of ``decisions`` whose ``item_id`` is one of ``items`` (in the frame's order, with its index; of
+    ``columns`` only, when given): found by bisection (:func:`rows_of_items`) and taken from the run of rows that
+    holds them, not by comparing or taking from the whole frame."""
+    return _take_rows(decisions, rows_of_items(decisions, items), columns)
 
 
 def _first_position(frame: pd.DataFrame, column: str, value: str) -> int:

@@ -78,23 +78,41 @@ def make_changes(outputs: pd.DataFrame, ratings: pd.DataFrame, item_id: str, mod
     if not raters:
         raise ValueError(f"no rater to apply the decision to for {item_id} / {model} ({dimension}); choose one "
                          "by name")
-    row = outputs[(outputs["item_id"] == item_id) & (outputs["model"] == model)]
-    if row.empty:
+    found = _rows_of_output(outputs, item_id, model)
+    if not found:
         raise ValueError(f"the output {item_id!r} / {model!r} is not in the data set")
-    digest = output_hashes(row.iloc[:1])[(str(item_id), str(model))]
-    here = ratings[(ratings["item_id"] == item_id) & (ratings["model"] == model) & (ratings["dimension"] == dimension)]
-    by_rater = here.drop_duplicates("rater", keep="last").set_index("rater")
+    digest = output_hashes(outputs.iloc[found[:1]])[(str(item_id), str(model))]
+    rated = ratings.iloc[_rows_of_output(ratings, item_id, model)]
+    signatures = rated["signature"].tolist() if "signature" in rated.columns else [None] * len(rated)
+    by_rater: dict[object, tuple[object, object]] = {}  # the rater's last row on the dimension
+    for rater, row_dimension, judge, signature in zip(rated["rater"].tolist(), rated["dimension"].tolist(),
+                                                      rated["value"].tolist(), signatures, strict=True):
+        if row_dimension == dimension:
+            by_rater[rater] = (judge, signature)
     changes = []
     for rater in raters:
         judge_value, signature = None, ""
-        if rater in by_rater.index:
-            found = by_rater.loc[rater]
-            judge_value = None if pd.isna(found["value"]) else float(found["value"])
-            signature = str(found["signature"]) if "signature" in by_rater.columns and pd.notna(
-                found["signature"]) else ""
+        if rater in by_rater:
+            judge, mark = by_rater[rater]
+            judge_value = None if pd.isna(judge) else float(judge)
+            signature = "" if mark is None or pd.isna(mark) else str(mark)
         changes.append(Change(str(item_id), str(model), str(rater), str(dimension), value, reason, digest,
                               judge_value, signature))
     return changes
+
+
+#: Rows of a frame compared in Python for one output (a decision's own rows: no frame built per comparison).
+_FEW_ROWS = 256
+
+
+def _rows_of_output(frame: pd.DataFrame, item_id: str, model: str) -> list[int]:
+    """The positions of ``frame``'s rows of output ``(item_id, model)``, in order (``frame[(item_id == item_id) &
+    (model == model)]``'s)."""
+    if len(frame) > _FEW_ROWS:
+        mask = (frame["item_id"] == item_id) & (frame["model"] == model)
+        return np.flatnonzero(mask.to_numpy(dtype=bool, na_value=False)).tolist()
+    return [k for k, (item, name) in enumerate(zip(frame["item_id"].tolist(), frame["model"].tolist(), strict=True))
+            if item == item_id and name == model]
 
 
 

@@ -16,7 +16,28 @@ function current(q) {
   return (q.data.items || []).find((it) => !gone.has(pairKey(it.item, it.model))) || null;
 }
 
-function send(q) {
+// Keys are sent at most once per data.flush_ms (a throttle: a key after a quiet spell goes at once, keys that
+// follow ride with the next send), an undo at once. Each send is a fragment run on the server, whose cost is
+// mostly fixed: keys sent together share it (keyqueue.FLUSH_MS). Every event not yet acknowledged goes with
+// each send, and the status line counts them until the server acknowledges them.
+function send(q, now) {
+  const wait = now ? 0 : (q.sentAt || 0) + (q.data.flush_ms || 0) - Date.now();
+  if (wait > 0) {
+    if (!q.flushTimer) q.flushTimer = setTimeout(() => { q.flushTimer = 0; flush(q); }, wait);
+    return;
+  }
+  flush(q);
+}
+
+function flush(q) {
+  clearTimeout(q.flushTimer);
+  q.flushTimer = 0;
+  const last = q.events.length ? q.events[q.events.length - 1].seq : 0;
+  // the page left (the next mount sends them), or nothing new since the last send
+  if (!q.root || !q.root.isConnected || last <= (q.sentSeq || 0)) return;
+  q.sentAt = Date.now();
+  q.sentSeq = last;
+  q.sends = (q.sends || 0) + 1;  // counted for the tests and benchmarks (tests/test_browser_relabel.py)
   q.send('events', {client: q.client, events: q.events});
 }
 
@@ -27,7 +48,7 @@ function act(q, a) {
     const e = {seq: ++q.seq, action: 'undo', annotator: d.annotator, t: Date.now()};
     q.events.push(e);
     q.undoSeq = e.seq;
-    render(q); send(q); return;
+    render(q); send(q, true); return;
   }
   const cur = current(q);
   if (!cur || q.undoSeq || (a.action !== 'skip' && (!d.enabled || !cur.decidable))) {
@@ -165,6 +186,12 @@ function render(q) {
     `<div><b>Generation</b><div class="rq-box">${cur.gen}</div></div></div>${cur.sum || ''}${cur.conv || ''}`;
   body.innerHTML = `<div class="rq-item" data-testid="relabel-item"><div class="rq-head">${cur.head}</div>${texts}` +
     `<div class="rq-buttons">${buttons}${navigation}</div><div class="rq-note">${cur.note}</div></div>`;
+  // the marks' styles and titles come once per window, in tables (keyqueue._hoisted): put back on the elements,
+  // the title as a property (text, never parsed as HTML)
+  const styles = d.styles || {};
+  const titles = d.titles || {};
+  for (const el of body.querySelectorAll('[data-rs]')) el.style.cssText = styles[el.dataset.rs] || '';
+  for (const el of body.querySelectorAll('[data-rt]')) el.title = titles[el.dataset.rt] || '';
   const item = body.querySelector('.rq-item');
   item.setAttribute('data-item', cur.item);
   item.setAttribute('data-model', cur.model);
@@ -195,6 +222,10 @@ export default function (component) {
   G.active = q;
   if (!G.listening) {
     window.addEventListener('keydown', onKey, true);
+    // a tab hidden or closed sends what it holds at once (the throttle would wait)
+    const leaving = () => { if (G.active) flush(G.active); };
+    document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') leaving(); });
+    window.addEventListener('pagehide', leaving);
     G.listening = true;
   }
   q.root.onclick = (ev) => {
@@ -204,6 +235,8 @@ export default function (component) {
     else if (button.dataset.index !== undefined) act(q, {value: d_value(q, button.dataset.index)});
   };
   render(q);
+  // keys held back by the throttle while the page was away are sent now
+  if (!q.flushTimer) flush(q);
   schedulePoll(q);
   return () => {};
 }
