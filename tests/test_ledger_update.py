@@ -227,8 +227,8 @@ def test_the_rows_of_many_items_found_in_one_arrow_pass_equal_comparing_the_colu
         texts = sorted(f"i{k:03d}" for k in rng.integers(0, 60, int(rng.integers(1, 400))))
         if trial % 2:  # several chunks, as a splice leaves a text column
             cuts = sorted(set(rng.integers(0, len(texts), 4).tolist()) | {0, len(texts)})
-            array = pa.chunked_array([pa.array(texts[a:b], type=pa.string()) for a, b in zip(cuts, cuts[1:])
-                                      if b > a], type=pa.string())
+            pieces = [texts[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+            array = pa.chunked_array([pa.array(piece, type=pa.string()) for piece in pieces], type=pa.string())
             values = pd.Series(pd.arrays.ArrowStringArray(array))
         else:
             values = pd.Series(texts, dtype="string[pyarrow]")
