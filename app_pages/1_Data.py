@@ -267,7 +267,8 @@ def _assignment_form(progress, design) -> None:
 st.subheader("Team progress and assignments")
 try:
     design_now = assignments(data.store, data.dataset_id)
-    progress_now = annotator_progress(data.store, data.dataset_id, outputs=overrides.output_keys(data))
+    progress_now = annotator_progress(data.store, data.dataset_id, outputs=overrides.output_keys(data),
+                                      decisions=overrides.ledger(data).decisions)
     decisions.team_progress(progress_now, key="data_team_progress")
 except StoreError as error:
     st.error(f"The override store cannot be used: {md(error)}")

@@ -579,7 +579,8 @@ with st.expander("Several annotators: agreement and adjudication"):
 
 with st.expander(f"Team progress on {md(dimension)}"):
     decisions.team_progress(annotator_progress(data.store, data.dataset_id, dimension=dimension,
-                                               outputs=overrides.output_keys(data)), key="relabel_team_progress")
+                                               outputs=overrides.output_keys(data), decisions=ledger.decisions),
+                            key="relabel_team_progress")
 
 with st.expander("A judge re-run meets the ledger"):
     decided_raters = sorted(set(ledger.decisions["rater"])) if len(ledger.decisions) else []

@@ -11,6 +11,7 @@ import pytest
 
 from empathy.audit import draw_audit
 from empathy.labels.backends import open_store
+from empathy.labels.ledger import open_ledger
 from empathy.labels.queue_state import (
     annotator_progress,
     assign,
@@ -181,6 +182,16 @@ def test_progress_per_annotator_hand_worked(store_location):
     skip_output(store, DS, "i000", "m", "ca", annotator="carol")
     table = annotator_progress(store, DS, dimension="ca")
     assert table.values.tolist() == [["alice", 4, 3, 1, 1], ["bob", 4, 0, 1, 3], ["carol", 0, 0, 1, 0]]
+    # the decisions at hand (a page's held ledger: open_ledger's, spliced per key) give the same table, and the
+    # store's decisions are then not read again
+    held = open_ledger(store, DS, pd.DataFrame(_keys(6), columns=["item_id", "model"]).assign(
+        task="", reference="r", generation="g")).decisions
+    reads = []
+    real_read = store.decisions
+    store.decisions = lambda *args, **kwargs: reads.append(args) or real_read(*args, **kwargs)
+    pd.testing.assert_frame_equal(annotator_progress(store, DS, dimension="ca", decisions=held), table)
+    assert reads == []
+    del store.decisions
     every = annotator_progress(store, DS)  # every dimension: bob's sa decision counts
     assert every.set_index("annotator").loc["bob"].tolist() == [4, 1, 1, 2]
     # only the loaded outputs count: without alice's first output

@@ -301,7 +301,8 @@ def _pairs(frame: pd.DataFrame, outputs: AbstractSet[tuple[str, str]] | None) ->
 
 
 def annotator_progress(store: OverrideStore, dataset_id: str, *, dimension: str | None = None,
-                       outputs: pd.DataFrame | AbstractSet[tuple[str, str]] | None = None) -> pd.DataFrame:
+                       outputs: pd.DataFrame | AbstractSet[tuple[str, str]] | None = None,
+                       decisions: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per annotator: outputs ``assigned``, ``decided``, ``skipped`` and ``remaining`` (what Relabel and Data show).
 
     ``decided``: outputs the annotator decided in their own name (role ``annotator``; on ``dimension`` when given;
@@ -309,10 +310,14 @@ def annotator_progress(store: OverrideStore, dataset_id: str, *, dimension: str 
     ``dimension`` when given) and have not decided. ``remaining``: assigned outputs neither decided nor skipped.
     ``outputs`` (the loaded data, or the set of its ``(item_id, model)`` pairs when already at hand: a set is not
     built again) keeps the counts to its outputs. One row per annotator with an assignment, a decision or a skip,
-    sorted by name; columns :data:`PROGRESS_COLUMNS`.
+    sorted by name; columns :data:`PROGRESS_COLUMNS`. ``decisions``: the data set's decisions as
+    :meth:`OverrideStore.decisions` reads them, when at hand (a page's held ledger,
+    :attr:`empathy.labels.ledger.Ledger.decisions`: read from the store again, 30,000 rows cost a page 30 MiB
+    and tens of milliseconds at each full run).
     """
     keys = outputs if outputs is None or isinstance(outputs, AbstractSet) else set(_output_keys(outputs))
-    decisions = store.decisions(dataset_id)
+    if decisions is None:
+        decisions = store.decisions(dataset_id)
     decisions = decisions[decisions["role"] == "annotator"]
     if dimension is not None:
         decisions = decisions[decisions["dimension"] == dimension]
