@@ -48,6 +48,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -455,6 +456,7 @@ HOISTED = "_hoisted"
 _ATTRIBUTE = re.compile(r' (style|title)="([^"]*)"')
 #: The attribute each hoisted one becomes, naming its entry in the payload's table of that kind (``queue.js``).
 _HOISTED_AS = {"style": ("data-rs", "styles"), "title": ("data-rt", "titles")}
+_HOISTED_LOCK = threading.Lock()
 
 
 def _hoisted(memo: dict, markup: str) -> tuple[str, tuple[tuple[str, str, str], ...]]:
@@ -473,7 +475,10 @@ def _hoisted(memo: dict, markup: str) -> tuple[str, tuple[tuple[str, str, str], 
     def replace(match: re.Match) -> str:
         attribute, table = _HOISTED_AS[match.group(1)]
         value = match.group(2) if table == "styles" else html.unescape(match.group(2))
-        number = numbers.setdefault((table, value), str(len(numbers)))
+        number = numbers.get((table, value))
+        if number is None:
+            with _HOISTED_LOCK:  # two sessions numbering new values at once must not give both one number
+                number = numbers.setdefault((table, value), str(len(numbers)))
         named[(table, number, value)] = None
         return f' {attribute}="{number}"'
 
