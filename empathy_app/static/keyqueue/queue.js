@@ -20,8 +20,8 @@ function current(q) {
 // follow ride with the next send), an undo at once. Each send is a fragment run on the server, whose cost is
 // mostly fixed: keys sent together share it (keyqueue.FLUSH_MS). Every event not yet acknowledged goes with
 // each send, and the status line counts them until the server acknowledges them.
-function send(q, now) {
-  const wait = now ? 0 : (q.sentAt || 0) + (q.data.flush_ms || 0) - Date.now();
+function send(q, atOnce) {
+  const wait = atOnce ? 0 : (q.sentAt || 0) + (q.data.flush_ms || 0) - Date.now();
   if (wait > 0) {
     if (!q.flushTimer) q.flushTimer = setTimeout(() => { q.flushTimer = 0; flush(q); }, wait);
     return;
