@@ -9,6 +9,8 @@ opened with the data set (:func:`empathy_app.loading.get_store`); what its decis
 
 from __future__ import annotations
 
+import collections
+import functools
 import hashlib
 import os
 import threading
@@ -22,6 +24,7 @@ import streamlit as st
 from empathy.labels.ledger import Ledger, ledger_status, open_ledger, updated_ledger
 from empathy.labels.records import dataset_id as legacy_dataset_id
 from empathy.labels.records import output_hashes
+from empathy.labels.schema import KEY_COLUMNS, ORDER_COLUMN
 from empathy_app import session_keys
 from empathy_app.loading import Loaded
 from empathy_app.markup import code
@@ -178,12 +181,27 @@ def own_decisions(data: Loaded, annotator: str) -> tuple[set[tuple], set[tuple]]
         return set(sets[0]), set(sets[1])
 
 
+#: The fields of a decision :func:`empathy.labels.rules.decision_effects` (the live metric) and its fingerprint in
+#: :func:`empathy_app.keyqueue.live_state` read, in the order
+#: of the decisions' columns: the index keeps these only (a team's 10,000 rows of one judge's dimension as
+#: whole rows of fifteen fields cost 9 MiB at the Relabel page's peak).
+EFFECT_FIELDS: tuple[str, ...] = (*KEY_COLUMNS, "value", "annotator", "role", "updated_at", ORDER_COLUMN)
+
+
+@functools.cache
+def _effect_row(fields: tuple[str, ...]) -> type:
+    return collections.namedtuple("Decision", fields)
+
+
 def _by_output(frame: pd.DataFrame, rater: str, dimension: str) -> dict[tuple[str, str], dict[tuple[str, str], tuple]]:
-    """The rows of ``frame`` (decisions) on ``rater``'s ``dimension``, by output and then by (annotator, role)."""
+    """The rows of ``frame`` (decisions) on ``rater``'s ``dimension``, by output and then by (annotator, role), as
+    named tuples of :data:`EFFECT_FIELDS` (those ``frame`` has)."""
     index: dict[tuple[str, str], dict[tuple[str, str], tuple]] = {}
     if len(frame):
         here = frame[(frame["rater"] == rater) & (frame["dimension"] == dimension)]
-        for row in here.itertuples(index=False):
+        fields = tuple(column for column in EFFECT_FIELDS if column in here.columns)
+        make = _effect_row(fields)._make
+        for row in map(make, zip(*(here[column].tolist() for column in fields), strict=True)):
             index.setdefault((str(row.item_id), str(row.model)), {})[(str(row.annotator), str(row.role))] = row
     return index
 

@@ -392,6 +392,28 @@ def test_decision_effects(rule, annotator, expected):
             assert (float(row["value"].iat[0]) if len(row) else _OWN[(item, "A")]) == after
 
 
+@pytest.mark.parametrize("rule", ["latest", "majority", "adjudicated"])
+def test_the_live_index_keeps_every_field_decision_effects_reads(rule):
+    """The app's index of fresh decisions by output keeps a decision's rating key, value, annotator, role, time
+    and commit order only (issue 25: the Relabel page's memory); the effects of its rows are those of whole rows."""
+    from empathy_app.overrides import EFFECT_FIELDS, _by_output
+
+    votes = _votes()
+    whole = votes.assign(reason="why", text_hash="h", judge_value=1.0, judge_signature="sig", audit_design="",
+                         audit_position=pd.array([pd.NA] * len(votes), dtype="Int64"), seq=range(len(votes)))
+    # commit order against the clock: the index must keep seq, or the latest decision changes
+    whole["updated_at"] = whole["updated_at"].iloc[::-1].to_numpy()
+    index = _by_output(whole, "judge", "ca")
+    rows = pd.DataFrame([index[pair][key] for pair in sorted(index) for key in sorted(index[pair])])
+    assert tuple(rows.columns) == EFFECT_FIELDS and len(rows) == len(whole)
+    outputs = sorted({*index, ("K6", "A"), ("K7", "A")})
+    for annotator in ("dan", "ann", "eve"):
+        kept = decision_effects(_OWN, rows, outputs, rater="judge", dimension="ca", annotator=annotator,
+                                levels=[0.0, 1.0], rule=rule)
+        assert kept == decision_effects(_OWN, whole, outputs, rater="judge", dimension="ca", annotator=annotator,
+                                        levels=[0.0, 1.0], rule=rule)
+
+
 def test_decision_effects_ignore_other_raters_and_check_the_rule():
     other = _votes().assign(rater="another")
     effects = decision_effects(_OWN, other, [("K1", "A")], rater="judge", dimension="ca", annotator="dan",

@@ -143,7 +143,7 @@ def test_an_annotators_own_decisions_patched_per_update_equal_selecting_them_aga
     pytest.importorskip("streamlit")
     from empathy.audit import draw_audit
     from empathy.labels.audits import audit_mark, save_design
-    from empathy_app.overrides import _by_output, _own_sets, _patch_by_output, _patch_own
+    from empathy_app.overrides import EFFECT_FIELDS, _by_output, _own_sets, _patch_by_output, _patch_own
 
     store = open_store(store_location)
     outputs = _outputs()
@@ -188,9 +188,11 @@ def test_an_annotators_own_decisions_patched_per_update_equal_selecting_them_aga
         for rater, index in indexes.items():
             _patch_by_output(index, rater, "ca", keys, ledger_status(rows, outputs, hashes).fresh)
             assert shown(index) == shown(_by_output(fresh_rows, rater, "ca")), (step, rater)
-            # in the fresh decisions' own order: by output, then annotator and role
+            # in the fresh decisions' own order (by output, then annotator and role), the fields the live metric
+            # reads
+            here = fresh_rows[(fresh_rows["rater"] == rater)][list(EFFECT_FIELDS)]
             assert [row for _, rows in sorted(shown(index).items()) for row in rows] == [
-                tuple(map(repr, row)) for row in fresh_rows[(fresh_rows["rater"] == rater)].itertuples(index=False)
+                tuple(map(repr, row)) for row in here.itertuples(index=False)
                 if (str(row.item_id), str(row.model)) in index] or not index
     assert seen_audit and seen_undo and any(held[name][1] for name in ANNOTATORS)
 

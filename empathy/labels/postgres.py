@@ -93,6 +93,9 @@ class _Cursor:
     def fetchall(self) -> list[tuple]:
         return self._cursor.fetchall()
 
+    def fetchmany(self, size: int) -> list[tuple]:
+        return self._cursor.fetchmany(size)
+
 
 class _Connection:
     """A psycopg connection that speaks the store's SQL: ``?`` placeholders, ``lastrowid`` of audit inserts.
