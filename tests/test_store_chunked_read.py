@@ -53,6 +53,8 @@ def test_a_chunked_frame_equals_the_plain_frame(rows, dtypes):
     pd.testing.assert_frame_equal(frame, expected, check_exact=True)
     assert [str(dtype) for dtype in frame.dtypes] == dtypes
     assert cursor.sizes == [1] * (len(rows) + 1)  # a chunk at a time, then the empty chunk that ends it
+    # one piece per text column, as the plain frame has
+    assert all(frame[c].array._pa_array.num_chunks == 1 for c in frame.columns if str(frame[c].dtype) == "str")
 
 
 @pytest.mark.parametrize("rows", [

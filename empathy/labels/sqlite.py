@@ -730,7 +730,8 @@ def _frame_in_chunks(cursor: Any, columns: list[str], size: int) -> pd.DataFrame
             return None
         kind = kinds.pop() if kinds else pa.null()
         arrays[column] = pa.chunked_array([part.cast(kind) for part in parts], type=kind)
-    return pa.table(arrays).to_pandas()
+    # one piece per column, as a frame built from the rows has (a splice joins a column's pieces past a count)
+    return pa.table(arrays).combine_chunks().to_pandas()
 
 
 def _decision_types(frame: pd.DataFrame) -> pd.DataFrame:
