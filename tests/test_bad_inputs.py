@@ -779,9 +779,11 @@ def test_header_only_kumar_ratings_file_is_a_clear_error(tmp_path, capsys):
     _check(code, out, err, ["claude_ratings.csv", "no rating rows"])
 
 
-# 1,200,000 characters: above spaCy's default parser limit (1,000,000), cut into 24 pieces by the analyser. The
-# 5 MB case and its time and memory are measured in bench/bench_long_text.py (a benchmark, not a timed test).
-LONG_TEXT = "word " * 240_000
+# 1,200,000 characters: above spaCy's default parser limit (1,000,000), cut into 24 pieces at word boundaries by
+# the analyser. In 1,200 words of 999 letters: the same characters as 240,000 short words, a 200th of the tokens to
+# parse (the short words took a minute per test on a slow host). Many tokens, 5 MB, and their time and memory are
+# measured in bench/bench_long_text.py (a benchmark, not a timed test).
+LONG_TEXT = ("w" * 999 + " ") * 1_200
 
 
 @pytest.mark.parametrize(("files", "args", "where"), [
