@@ -181,10 +181,10 @@ def own_decisions(data: Loaded, annotator: str) -> tuple[set[tuple], set[tuple]]
         return set(sets[0]), set(sets[1])
 
 
-#: The fields of a decision :func:`empathy.labels.rules.decision_effects` (the live metric) and its fingerprint in
-#: :func:`empathy_app.keyqueue.live_state` read, in the order
-#: of the decisions' columns: the index keeps these only (a team's 10,000 rows of one judge's dimension as
-#: whole rows of fifteen fields cost 9 MiB at the Relabel page's peak).
+#: The fields of a decision that :func:`empathy.labels.rules.decision_effects` (the live metric) and its
+#: fingerprint in :func:`empathy_app.keyqueue.live_state` read, in the order of the decisions' columns: the index
+#: keeps these only (a team's 10,000 rows of one judge's dimension as whole rows of fifteen fields cost 9 MiB at
+#: the Relabel page's peak).
 EFFECT_FIELDS: tuple[str, ...] = (*KEY_COLUMNS, "value", "annotator", "role", "updated_at", ORDER_COLUMN)
 
 

@@ -68,8 +68,8 @@ def test_values_arrow_types_otherwise_are_left_to_the_plain_read(rows):
     assert _frame_in_chunks(_Cursor(rows), ["a"], 1) is None
 
 
-def test_no_rows_is_left_to_the_plain_read():
-    assert _frame_in_chunks(_Cursor([]), ["a", "b"], 4) is None
+def test_no_rows_is_the_plain_empty_frame():
+    pd.testing.assert_frame_equal(_frame_in_chunks(_Cursor([]), ["a", "b"], 4), pd.DataFrame([], columns=["a", "b"]))
 
 
 def test_decisions_read_in_chunks_equal_the_plain_read(tmp_path, monkeypatch):

@@ -255,7 +255,7 @@ def _decision_keys(rows: pd.DataFrame) -> Counter:
     columns = [column for column in DECISION_KEY if column in rows.columns]
     counts: Counter = Counter()
     # a chunk of rows at a time, each decision one text (its fields length-prefixed, so two different decisions
-    # never make one key): 30,000 rows as tuples of seven texts cost 9 MiB at the peak, 5 MiB kept
+    # never make one key): 30,000 rows as tuples of seven texts, all at once, were 9 MiB of Relabel's peak
     for start in range(0, len(rows), _KEYED_ROWS_PER_CHUNK):
         chunk = rows.iloc[start:start + _KEYED_ROWS_PER_CHUNK]
         counts.update("".join(f"{len(text)}:{text}" for text in fields)

@@ -709,7 +709,7 @@ READ_CHUNK_ROWS = 1024
 def _frame_in_chunks(cursor: Any, columns: list[str], size: int) -> pd.DataFrame | None:
     """The rows of ``cursor`` as a frame with the types ``pd.DataFrame(rows, columns=columns)`` infers, read
     ``size`` rows at a time into Arrow arrays; ``None`` when a column holds values Arrow types otherwise than
-    pandas (text with numbers, bytes: the caller reads those the plain way) or when there are no rows."""
+    pandas (text with numbers, bytes: the caller reads those the plain way)."""
     import pyarrow as pa
 
     chunks: list[list[Any]] = [[] for _ in columns]
@@ -719,8 +719,8 @@ def _frame_in_chunks(cursor: Any, columns: list[str], size: int) -> pd.DataFrame
                 parts.append(pa.array(values))
             except (pa.ArrowException, UnicodeError, OverflowError, TypeError):
                 return None
-    if not chunks or not chunks[0]:
-        return None
+    if not chunks or not chunks[0]:  # no rows: every column of objects, as pandas makes them
+        return pd.DataFrame([], columns=columns)
     arrays = {}
     for column, parts in zip(columns, chunks, strict=True):
         kinds = {part.type for part in parts} - {pa.null()}
