@@ -259,10 +259,17 @@ class OverrideStore:
 
         Read on this thread's reading connection to the file (:meth:`_reading_connection`): a page reads the
         store's version ten times and more in every run, and a new connection costs more than the query."""
+        with self._query(sql, params) as cursor:
+            return [tuple(row) for row in cursor.fetchall()]
+
+    @contextmanager
+    def _query(self, sql: str, params: Sequence[object]) -> Iterator[Any]:
+        """The cursor of one query on this thread's reading connection (:meth:`_reading_connection`), errors as
+        :meth:`_guard` reports them; a connection not kept is closed after, a kept one that failed is dropped."""
         with self._guard():
             connection, kept = self._reading_connection()
             try:
-                return [tuple(row) for row in connection.execute(sql, params).fetchall()]
+                yield connection.execute(sql, params)
             except sqlite3.DatabaseError:
                 if kept:  # the next read opens the file again, as a new reader would
                     _READERS.stores.pop(self, None)
@@ -272,7 +279,7 @@ class OverrideStore:
                     connection.close()
 
     def _reading_connection(self) -> tuple[sqlite3.Connection, bool]:
-        """This thread's connection for reading the store, and whether it is kept (else :meth:`fetch` closes it).
+        """This thread's connection for reading the store, and whether it is kept (else :meth:`_query` closes it).
 
         Kept while the file is the same file, unchanged (device, inode, size and modification time): a store
         replaced by another file (a restore, a move), gone, or written other than through its write-ahead log (a
@@ -304,17 +311,8 @@ class OverrideStore:
         Python tuples for the whole read raised the process's peak by 39 MiB (by 13 MiB in chunks), for a frame
         of 6 MiB. A column Arrow cannot type as pandas would (text among numbers, bytes) is read again the plain
         way, so the frame is the same either way."""
-        with self._guard():
-            connection, kept = self._reading_connection()
-            try:
-                frame = _frame_in_chunks(connection.execute(sql, params), list(columns), READ_CHUNK_ROWS)
-            except sqlite3.DatabaseError:
-                if kept:  # the next read opens the file again, as a new reader would
-                    _READERS.stores.pop(self, None)
-                raise
-            finally:
-                if not kept:
-                    connection.close()
+        with self._query(sql, params) as cursor:
+            frame = _frame_in_chunks(cursor, list(columns), READ_CHUNK_ROWS)
         return pd.DataFrame(self.fetch(sql, params), columns=list(columns)) if frame is None else frame
 
     def after_restore(self, connection: sqlite3.Connection) -> None:
