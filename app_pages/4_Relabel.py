@@ -534,7 +534,8 @@ except StoreError as error:
     st.error(f"The override store cannot be used: {md(error)}")
     st.stop()
 
-with st.expander("Several annotators: agreement and adjudication"):
+def _agreement_and_adjudication() -> None:
+    """Human-human agreement on the outputs two or more annotators decided, and the list to adjudicate."""
     st.caption("Updated when the page reruns (any control above, or a reload), not after each key.")
     agreement = human_agreement(ledger.status.fresh)
     if agreement.n_items == 0:
@@ -577,12 +578,16 @@ with st.expander("Several annotators: agreement and adjudication"):
     else:
         st.caption(f"No disagreement between annotators on {md(dimension)}.")
 
-with st.expander(f"Team progress on {md(dimension)}"):
+
+def _team_progress() -> None:
+    """Each annotator's decisions and assignments on the dimension."""
     decisions.team_progress(annotator_progress(data.store, data.dataset_id, dimension=dimension,
                                                outputs=overrides.output_keys(data), decisions=ledger.decisions),
                             key="relabel_team_progress")
 
-with st.expander("A judge re-run meets the ledger"):
+
+def _rerun_meets_ledger() -> None:
+    """A judge's re-run against the decisions that overrode it: confirmed, disputed, stale, orphaned."""
     decided_raters = sorted(set(ledger.decisions["rater"])) if len(ledger.decisions) else []
     if not decided_raters:
         st.caption("No human decision yet.")
@@ -609,6 +614,18 @@ with st.expander("A judge re-run meets the ledger"):
             with tab:
                 extra = ["new_value"] if "new_value" in frame.columns else []
                 st.dataframe(frame[[*shown_columns, *extra]], hide_index=True, key=f"relabel_rerun_{title}")
+
+
+# Each of these reads every decision of the ledger (30,000 rows in a team's: tens of MiB and most of a full
+# run's CPU): drawn only while its expander is open (opening one reruns the page), not on every full run.
+for label, box_key, draw in (("Several annotators: agreement and adjudication", "relabel_agreement_box",
+                              _agreement_and_adjudication),
+                             (f"Team progress on {md(dimension)}", "relabel_progress_box", _team_progress),
+                             ("A judge re-run meets the ledger", "relabel_rerun_box", _rerun_meets_ledger)):
+    box = st.expander(label, key=box_key, on_change="rerun")
+    with box:
+        if box.open:
+            draw()
 
 if parsing is not None:
     parsing.begin()  # this run is drawn: a new data set's background parse may take the CPU now (not before)

@@ -223,6 +223,8 @@ def test_two_annotators_keep_both_decisions_agreement_and_adjudication(tmp_path,
     decisions = OverrideStore(_store).decisions()
     assert sorted(zip(decisions["annotator"], decisions["value"], strict=True)) == [
         ("ann", 0.0), ("ann", 0.0), ("bob", 1.0), ("bob", 1.0)]
+    second.session_state["relabel_agreement_box"] = True  # the expander opened: its content is drawn
+    second.run()
     conflicts = next(f.value for f in second.dataframe if "decisions" in f.value.columns)
     assert conflicts[["item_id", "decisions"]].values.tolist() == [[item, "ann=0, bob=1"]]
     pairs = next(f.value for f in second.dataframe if "rater_a" in f.value.columns)
@@ -363,7 +365,9 @@ def test_a_judge_rerun_meets_the_ledger(tmp_path, _store):
     store.set_overrides(name, [Change("i3", "B", "gpt", "ca", 1.0, "", "0123456789abcdef")], annotator="ann")
     store.set_overrides(name, [Change("gone", "B", "gpt", "ca", 1.0, "", "0123456789abcdef")], annotator="ann")
     at = _app(source, committed="ann")
-    at.switch_page("app_pages/4_Relabel.py").run()
+    at.switch_page("app_pages/4_Relabel.py")
+    at.session_state["relabel_rerun_box"] = True
+    at.run()
     at.selectbox(key="relabel_rerun_old").set_value("gpt").run()
     at.selectbox(key="relabel_rerun_new").set_value("gpt2").run()
     _ok(at)
@@ -448,3 +452,52 @@ def test_live_metric_follows_the_label_rule_of_other_annotators(tmp_path, _store
     at.session_state["relabel_blind"] = True
     at.run()
     assert live(at) is None and all("fx" not in e for e in window(at)["items"])  # blind: no judge label sent
+
+
+def test_relabels_team_expanders_read_the_ledger_only_while_open(tmp_path, _store, monkeypatch):
+    """Agreement and adjudication, team progress and a judge's re-run each read every decision of the ledger: a
+    full run of Relabel computes none of them while their expanders are closed, and an opened one computes its
+    own only (counted calls)."""
+    import empathy.labels.ledger as ledger_module
+    import empathy.labels.queue_state as queue_module
+    import empathy.review as review_module
+
+    calls: dict[str, int] = {}
+
+    def counted(module, name):
+        real = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    for module, name in ((review_module, "human_agreement"), (ledger_module, "adjudication_list"),
+                         (queue_module, "annotator_progress"), (ledger_module, "classify_rerun")):
+        counted(module, name)
+    source = _fixture(tmp_path / "data")
+    first = _app(source, committed="ann")
+    first.switch_page("app_pages/4_Relabel.py").run()
+    press(first, 0.0)
+    at = _app(source, committed="bob")
+    at.switch_page("app_pages/4_Relabel.py").run()
+    press(at, 1.0)
+    _ok(at)
+    assert calls == {}
+    assert [e.label for e in at.expander][-3:] == ["Several annotators: agreement and adjudication",
+                                                   "Team progress on ca", "A judge re-run meets the ledger"]
+    assert not any("rater_a" in f.value.columns or "remaining" in f.value.columns for f in at.dataframe)
+    expected: dict[str, int] = {}
+    for box, names in (("relabel_agreement_box", ("human_agreement", "adjudication_list")),
+                       ("relabel_progress_box", ("annotator_progress",)), ("relabel_rerun_box", ("classify_rerun",))):
+        at.session_state[box] = True
+        calls.clear()
+        at.run()
+        _ok(at)
+        expected = {**dict.fromkeys(expected, 1), **dict.fromkeys(names, 1)}
+        assert calls == expected, box
+    pairs = next(f.value for f in at.dataframe if "rater_a" in f.value.columns)
+    assert pairs[["rater_a", "rater_b", "n"]].values.tolist() == [["ann", "bob", 1]]
+    team = next(f.value for f in at.dataframe if "remaining" in f.value.columns)
+    assert {"ann", "bob"} <= set(team.index if "annotator" not in team.columns else team["annotator"])

@@ -187,11 +187,15 @@ def test_an_annotator_cannot_adjudicate_and_an_adjudicator_can(fixture_source, _
     for name, value in (("ann", 1.0), ("bob", 0.0)):
         press(_app(fixture_source, annotator=name, secrets={"roles": ROLES}), value)
     at = _app(fixture_source, annotator="ann", secrets={"roles": ROLES})
+    at.session_state["relabel_agreement_box"] = True
+    at.run()
     button = at.button(key="relabel_adjudicate_save")
     assert button.disabled
     assert any("ann is an annotator (secrets [roles]): only an adjudicator or above may adjudicate" in c
                for c in _texts(at.caption))
     lead = _app(fixture_source, annotator="lead", secrets={"roles": ROLES})
+    lead.session_state["relabel_agreement_box"] = True
+    lead.run()
     assert not lead.button(key="relabel_adjudicate_save").disabled
     lead.button(key="relabel_adjudicate_save").click().run()
     _ok(lead)
@@ -276,6 +280,8 @@ def test_an_adjudicator_assigns_on_the_data_page_and_the_queue_follows(fixture_s
                                                                                   strict=True))
     assert "0 of 9 decided by you" in relabel.get("progress")[0].proto.text
     press(relabel, 1.0)
+    relabel.session_state["relabel_progress_box"] = True  # Relabel's table is drawn while its expander is open
+    relabel.run()
     team = _progress(relabel)
     assert team.loc["ann", ["assigned", "decided", "remaining"]].tolist() == [9, 1, 8]
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from empathy.labels import ledger as ledger_module
@@ -98,7 +99,7 @@ def test_updated_ledger_equals_reading_it_again_after_every_write(store_location
             assert "_all_decision_rows" in held.__dict__  # the total too
         _same(held, open_ledger(store, NAME, outputs, rule, hashes=hashes))
         for frame in (held.decisions, held.status.fresh, held.applied):
-            assert all(frame[c].array._pa_array.num_chunks <= 4 for c in frame.columns
+            assert all(frame[c].array._pa_array.num_chunks <= 4 * 4 for c in frame.columns
                        if hasattr(frame[c].array, "_pa_array")), "the pieces are joined"
     # everything withdrawn: the empty ledger
     for annotator in (*ANNOTATORS, "adj"):
@@ -109,6 +110,47 @@ def test_updated_ledger_equals_reading_it_again_after_every_write(store_location
     fresh = open_ledger(store, NAME, outputs, rule, hashes=hashes)
     assert fresh.decisions.empty
     _same(held, fresh)
+
+
+def test_a_splice_joins_one_text_column_at_a_time_and_keeps_the_rows():
+    """Text columns past the pieces' limit are joined one per splice (the one of most pieces), not all at once (a copy
+    of every column while the frame before is held); a column of more than four times the limit is joined at once.
+    The rows are those of concatenating and taking, whatever was joined."""
+    limit = ledger_module._MAX_CHUNKS
+    rows = 4 * limit
+    texts = [f"t{k:04d}" for k in range(rows)]
+
+    def pieced(count: int) -> pd.Series:  # one text column of ``count`` pieces
+        bounds = np.linspace(0, rows, count + 1).astype(int)
+        return pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array(
+            [pa.array(texts[a:b], type=pa.large_string()) for a, b in zip(bounds[:-1], bounds[1:], strict=True)])))
+
+    frame = pd.DataFrame({"a": pieced(limit + 1), "b": pieced(limit + 3), "c": pieced(limit + 2),
+                          "n": np.arange(rows, dtype=float)})
+
+    def splice(frame: pd.DataFrame, at: int) -> pd.DataFrame:
+        new = pd.DataFrame({"a": ["new"], "b": ["new"], "c": ["new"], "n": [-1.0]}).astype(frame.dtypes.to_dict())
+        order = np.insert(np.arange(len(frame)), at, len(frame))
+        out = ledger_module._in_order(frame, new, order)
+        pd.testing.assert_frame_equal(out, pd.concat([frame, new], ignore_index=True).take(order)
+                                      .reset_index(drop=True))
+        return out
+
+    def pieces(frame: pd.DataFrame) -> dict[str, int]:
+        return {c: frame[c].array._pa_array.num_chunks for c in "abc"}
+
+    assert min(pieces(frame).values()) > limit
+    joined = []
+    for step in range(3):
+        frame = splice(frame, 7 + step)
+        now = pieces(frame)
+        assert sum(count == 1 for count in now.values()) == 1, now  # one column joined by this splice
+        joined.append(next(c for c, count in now.items() if count == 1))
+    assert joined == ["b", "c", "a"]  # most pieces first
+    assert max(pieces(frame).values()) <= 5  # each joined once, a few splices' pieces since
+    frame = pd.DataFrame({"a": pieced(4 * limit + 1), "b": pieced(4 * limit + 2), "c": pieced(2),
+                          "n": np.arange(rows, dtype=float)})
+    assert pieces(splice(frame, 3)) == {"a": 1, "b": 1, "c": 4}  # beyond four times the limit: joined at once
 
 
 def test_changed_decisions_names_removed_keys_and_reads_by_key(store_location):
