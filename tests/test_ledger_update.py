@@ -283,12 +283,14 @@ def test_the_rows_of_many_items_found_in_one_arrow_pass_equal_comparing_the_colu
     assert ledger_module._sorted_rows_of(values, ["c", "d"]).tolist() == []
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_the_latest_of_a_few_decisions_in_python_equals_the_label_rule(seed):
-    """ledger._latest_of_few (a key's rows reduced in Python under ``latest``) against
+@pytest.mark.parametrize("rule", LABEL_RULES)
+@pytest.mark.parametrize("seed", range(12))
+def test_a_few_decisions_reduced_in_python_equal_the_label_rule(seed, rule):
+    """ledger._reduced_in_python (a key's rows reduced in Python, each label rule) against
     empathy.labels.rules.effective_overrides on random rows: ties in ``seq`` broken by ``updated_at`` and then by
-    the rows' order, several annotators and adjudications of a rating, keys out of order; the same frames."""
-    from empathy.labels.ledger import _latest_of_few
+    the rows' order, several annotators and adjudications of a rating, ties of votes (unresolved), keys out of
+    order; the same frames, the unresolved list's text included."""
+    from empathy.labels.ledger import _reduced_in_python
     from empathy.labels.rules import effective_overrides
 
     rng = np.random.default_rng(seed)
@@ -297,16 +299,47 @@ def test_the_latest_of_a_few_decisions_in_python_equals_the_label_rule(seed):
         rows.append({"item_id": f"i{rng.integers(0, 4)}", "model": str(rng.choice(["m", "n"])),
                      "rater": str(rng.choice(["j1", "j2"])), "dimension": "ca", "value": float(rng.integers(0, 2)),
                      "annotator": str(rng.choice([*ANNOTATORS, "adj"])), "role": str(rng.choice(
-                         ["annotator", "annotator", "adjudicator"])),
+                         ["annotator", "annotator", "annotator", "adjudicator"] if seed % 2 else ["annotator"])),
                      "updated_at": f"2026-12-0{rng.integers(1, 3)}", "reason": "", "text_hash": "h",
                      "seq": int(rng.integers(1, 6))})
     frame = pd.DataFrame(rows).astype({c: "str" for c in ("item_id", "model", "rater", "dimension", "annotator",
                                                           "role", "updated_at", "reason", "text_hash")})
-    fast = _latest_of_few(frame)
-    slow = effective_overrides(frame, "latest")
+    fast = _reduced_in_python(frame, rule)
+    slow = effective_overrides(frame, rule)
     pd.testing.assert_frame_equal(fast.effective, slow.effective)
     pd.testing.assert_frame_equal(fast.unresolved, slow.unresolved)
-    assert _latest_of_few(frame.drop(columns="seq")) is None  # not the store's columns: the library's
+    assert fast.rule == slow.rule == rule
+    assert _reduced_in_python(frame.drop(columns="seq"), rule) is None  # not the store's columns: the library's
+
+
+def test_the_python_reduction_lists_a_tie_as_the_library_does():
+    """A hand-worked tie: under ``majority`` two annotators against two leave the key unresolved (listed in commit
+    order), a third annotator's vote settles it on the last row of the winning value; an adjudication wins under
+    every rule; ``adjudicated`` wants all annotators to agree."""
+    from empathy.labels.ledger import _reduced_in_python
+    from empathy.labels.rules import effective_overrides
+
+    def decision(item, annotator, value, seq, role="annotator"):
+        return {"item_id": item, "model": "m", "rater": "j", "dimension": "ca", "value": value,
+                "annotator": annotator, "role": role, "updated_at": "t", "reason": "", "text_hash": "h", "seq": seq}
+
+    frame = pd.DataFrame([decision("a", "bea", 1.0, 4), decision("a", "ann", 0.0, 2), decision("a", "cal", 1.0, 3),
+                          decision("a", "dan", 0.0, 1),
+                          decision("b", "ann", 1.0, 5), decision("b", "bea", 0.0, 6), decision("b", "cal", 0.0, 7),
+                          decision("c", "ann", 1.0, 8), decision("c", "adj", 0.0, 9, "adjudicator")]).astype(
+        {c: "str" for c in ("item_id", "model", "rater", "dimension", "annotator", "role", "updated_at", "reason",
+                            "text_hash")})
+    expected = {"latest": ({"a": ("bea", 1.0), "b": ("cal", 0.0), "c": ("adj", 0.0)}, []),
+                "majority": ({"b": ("cal", 0.0), "c": ("adj", 0.0)}, [("a", "dan=0, ann=0, cal=1, bea=1")]),
+                "adjudicated": ({"c": ("adj", 0.0)}, [("a", "dan=0, ann=0, cal=1, bea=1"),
+                                                      ("b", "ann=1, bea=0, cal=0")])}
+    for rule, (kept, listed) in expected.items():
+        fast = _reduced_in_python(frame, rule)
+        assert {i: (a, v) for i, a, v in zip(fast.effective["item_id"], fast.effective["annotator"],
+                                             fast.effective["value"], strict=True)} == kept, rule
+        assert list(zip(fast.unresolved["item_id"], fast.unresolved["decisions"], strict=True)) == listed, rule
+        pd.testing.assert_frame_equal(fast.effective, effective_overrides(frame, rule).effective)
+        pd.testing.assert_frame_equal(fast.unresolved, effective_overrides(frame, rule).unresolved)
 
 
 @pytest.mark.parametrize("seed", range(4))
