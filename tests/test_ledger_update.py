@@ -21,8 +21,9 @@ NAME = "outputs.csv"
 ANNOTATORS = ("ann", "bea", "cal")
 
 
-def _outputs(n: int = 8) -> pd.DataFrame:
-    return pd.DataFrame({"item_id": [f"i{k}" for k in range(n)], "model": "m", "task": "",
+def _outputs(n: int = 8, models: tuple[str, ...] = ("m",)) -> pd.DataFrame:
+    return pd.DataFrame({"item_id": [f"i{k // len(models)}" for k in range(n)],
+                         "model": [models[k % len(models)] for k in range(n)], "task": "",
                          "reference": [f"reference {k}" for k in range(n)],
                          "generation": [f"generation {k}" for k in range(n)]})
 
@@ -48,7 +49,7 @@ def _change(rng: np.random.Generator, outputs: pd.DataFrame, item: int, *, fresh
     name = row["item_id"] if fresh_only or not gone else "gone"
     value = float(rng.integers(0, 2))
     raters = ["j1", "j2"] if rng.random() < 0.5 else ["j1"]
-    return [Change(name, "m", rater, "ca", value, "", bound, 1.0 - value, "judge") for rater in raters]
+    return [Change(name, row["model"], rater, "ca", value, "", bound, 1.0 - value, "judge") for rater in raters]
 
 
 @pytest.mark.parametrize("fresh_only", [False, True], ids=["some-stale-or-orphaned", "every-decision-fresh"])
@@ -64,7 +65,7 @@ def test_updated_ledger_equals_reading_it_again_after_every_write(store_location
     monkeypatch.setattr(ledger_module, "_spliced",
                         lambda frame, *a, **k: spliced.append(frame) or splice(frame, *a, **k))
     store = open_store(store_location)
-    outputs = _outputs()
+    outputs = _outputs(12, ("m", "n", "o"))  # an item's outputs side by side: a new one goes among the others'
     hashes = output_hashes(outputs)
     rng = np.random.default_rng(len(rule))
     held = open_ledger(store, NAME, outputs, rule, hashes=hashes)
