@@ -499,37 +499,22 @@ class _Keys:
     columns: tuple[str, ...]
     keys: set[tuple[str, ...]]
     items: list[str]
-    pairs: list[tuple[str, str]]
 
     @classmethod
     def of(cls, frame: pd.DataFrame, columns: list[str]) -> _Keys:
         keys = set(zip(*(frame[c].astype(str).tolist() for c in columns), strict=True))
-        return cls(tuple(columns), keys, sorted({key[0] for key in keys}), sorted({key[:2] for key in keys}))
+        return cls(tuple(columns), keys, sorted({key[0] for key in keys}))
 
     def rows_in(self, frame: pd.DataFrame) -> np.ndarray:
         """A mask of the rows of ``frame`` whose key is one of these (``frame[columns].astype(str)`` compared)."""
         return self.near(frame)[0]
 
-    def near(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[tuple[str, ...]],
-                                                 dict[tuple[str, str], int] | None]:
-        """:meth:`rows_in`'s mask, and the rows of ``frame`` of the changed items: their positions and keys; with
-        the first two key columns ``item_id`` and ``model`` (sorted as text) and a few changed outputs, the rows of
-        those outputs only (an item's rows are every model's and every annotator's: 150 at a team's 30,000 rows) and
-        where each output's rows start (or would), by ``(item_id, model)``; else ``None`` for that."""
+    def near(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[tuple[str, ...]]]:
+        """:meth:`rows_in`'s mask, and the rows of ``frame`` of the changed items: their positions and keys."""
         mask = np.zeros(len(frame), dtype=bool)
         if not len(frame) or not self.keys:
-            return mask, np.empty(0, dtype=np.int64), [], None
+            return mask, np.empty(0, dtype=np.int64), []
         first = frame[self.columns[0]]
-        starts = _pair_spans(frame, self.columns, self.pairs)
-        if starts is not None:
-            spans = [span for span in starts.values() if span[1] > span[0]]
-            near = _positions_of(spans)
-            columns = [[text for low, high in spans for text in _texts(frame[c].iloc[low:high])]
-                       for c in self.columns] if len(near) else []
-            found = list(zip(*columns, strict=True)) if len(near) else []
-            if len(near):
-                mask[near] = [key in self.keys for key in found]
-            return mask, near, found, {pair: low for pair, (low, _) in starts.items()}
         spans = _sorted_spans_of(first, self.items)
         if spans is None:  # not text, or not sorted as text: the column compared whole
             near = np.flatnonzero(first.astype(str).isin(self.items).to_numpy(dtype=bool))
@@ -544,40 +529,7 @@ class _Keys:
         if len(near):
             found = list(zip(*columns, strict=True))
             mask[near] = [key in self.keys for key in found]
-        return mask, near, found, None
-
-
-#: Up to how many changed outputs :func:`_pair_spans` finds by bisection (more: the items' rows, one pass).
-_FEW_PAIRS = 16
-
-
-def _pair_spans(frame: pd.DataFrame, columns: tuple[str, ...], pairs: list[tuple[str, str]]
-                ) -> dict[tuple[str, str], tuple[int, int]] | None:
-    """The run ``(start, stop)`` of the rows of each of ``pairs`` (``(item_id, model)``, sorted) in ``frame``
-    (sorted by ``columns``, which begin with those two), empty where the output has none (``start`` is then where its
-    rows would go), found by bisection on the two columns: O(pairs x log rows). ``None`` for other columns, more
-    than :data:`_FEW_PAIRS` pairs, or a value that is not text."""
-    if columns[:2] != ("item_id", "model") or len(pairs) > _FEW_PAIRS:
-        return None
-    items, models = frame["item_id"], frame["model"]
-
-    def bound(pair: tuple[str, str], *, after: bool) -> int:
-        low, high = 0, len(frame)
-        while low < high:
-            middle = (low + high) // 2
-            here = (items.iat[middle], models.iat[middle])
-            if not (isinstance(here[0], str) and isinstance(here[1], str)):
-                raise TypeError(here)
-            if pair < here or (not after and pair == here):
-                high = middle
-            else:
-                low = middle + 1
-        return low
-
-    try:
-        return {pair: (bound(pair, after=False), bound(pair, after=True)) for pair in pairs}
-    except TypeError:  # a value that is not text
-        return None
+        return mask, near, found
 
 
 def _take_rows(frame: pd.DataFrame, positions: np.ndarray, columns: list[str] | None = None) -> pd.DataFrame:
@@ -701,23 +653,19 @@ def _first_position(frame: pd.DataFrame, column: str, value: str) -> int:
 
 
 def _places(frame: pd.DataFrame, gone: np.ndarray, near: np.ndarray, near_keys: list[tuple[str, ...]],
-            wanted: list[tuple[str, ...]], column: str, starts: dict[tuple[str, str], int] | None = None) -> list[int]:
+            wanted: list[tuple[str, ...]], column: str) -> list[int]:
     """Where each key of ``wanted`` goes among the rows of ``frame`` (sorted) that are not ``gone``, counted in
-    those rows: among the rows of its item (with ``starts``: of its output) when the frame has some (``near``, their
-    keys), else by the item (with ``starts``: where the output's rows start)."""
-    width = 1 if starts is None else 2
-    blocks: dict[tuple[str, ...], list[tuple[tuple[str, ...], int]]] = {}
+    those rows: among the rows of its item when the frame has some (``near``, their keys), else by the item."""
+    blocks: dict[str, list[tuple[tuple[str, ...], int]]] = {}
     for position, key, removed in zip(near.tolist(), near_keys, gone[near].tolist(), strict=True):
         if not removed:
-            blocks.setdefault(key[:width], []).append((key, position))
+            blocks.setdefault(key[0], []).append((key, position))
     places = []
     for key in wanted:
-        block = blocks.get(key[:width])
+        block = blocks.get(key[0])
         if block:
             found = bisect.bisect_right([k for k, _ in block], key)
             position = block[found][1] if found < len(block) else block[-1][1] + 1
-        elif starts is not None:
-            position = starts[key[:2]]
         else:
             position = _first_position(frame, column, key[0])
         places.append(position - int(gone[:position].sum()))
@@ -735,7 +683,7 @@ def _spliced(frame: pd.DataFrame, new: pd.DataFrame, changed: _Keys, columns: li
         if removed is not None:
             removed.append(frame)
         return new.reset_index(drop=True) if empty is None else empty
-    gone, near, near_keys, starts = changed.near(frame)
+    gone, near, near_keys = changed.near(frame)
     if removed is not None:  # the columns a decision is counted by (decision_count's) of the rows taken out
         removed.append(_take_rows(frame, np.flatnonzero(gone), [c for c in DECISION_KEY if c in frame.columns]))
     kept_count = len(frame) - int(gone.sum())
@@ -748,7 +696,7 @@ def _spliced(frame: pd.DataFrame, new: pd.DataFrame, changed: _Keys, columns: li
     if kept_count == 0 or len(new) == 0:
         out = new if kept_count == 0 else _in_order(frame, new, np.flatnonzero(~gone))
     elif textual:
-        places = _places(frame, gone, near, near_keys, wanted, columns[0], starts)
+        places = _places(frame, gone, near, near_keys, wanted, columns[0])
         order = np.insert(np.flatnonzero(~gone), places, len(frame) + np.arange(len(new)))
         out = _in_order(frame, new[list(frame.columns)], order)
     else:  # a key that is not text (not from a store): the sort itself
