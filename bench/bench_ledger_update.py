@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -51,6 +52,7 @@ hashes = output_hashes(outputs)
 name = dataset_name(outputs_path, store_path=store_path)
 ledger = open_ledger(store, name, outputs, rule, hashes=hashes)
 _ = ledger.digest, ledger.decision_counts, ledger.decision_total
+before = int(len(ledger.decisions))
 version = store.version()
 costs = []
 for key in range(keys):
@@ -65,7 +67,7 @@ for key in range(keys):
     _ = ledger.digest, ledger.decision_counts, ledger.decision_total
     costs.append(time.process_time() - start)
     version = now
-print(json.dumps({"costs": costs, "rows": int(len(ledger.decisions))}))
+print(json.dumps({"costs": costs, "rows": before}))
 """
 
 
@@ -109,15 +111,22 @@ def main(argv: list[str] | None = None) -> int:
         print("| tree | decision rows before | rule | update CPU per decision, median (ms) | p90 (ms) | load |")
         print("|---|---:|---|---:|---:|---:|")
         for decided in (int(n) for n in args.decided.split(",")):
-            template = temp_path / f"template-{decided}.sqlite"
+            work = temp_path / "work"
+            work.mkdir(exist_ok=True)
+            # beside the store it is copied to: the data set's name depends on the store's folder
+            template = work / f"template-{decided}.sqlite"
             rows = decided_by_another(folder, template, decided) if decided else 0  # 0: a new store
+            if decided:
+                with sqlite3.connect(template) as connection:  # every write in the file itself, none in its log
+                    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             for rule in args.rules.split(","):
                 order = trees + trees[::-1] if len(trees) > 1 else trees
                 results: dict[str, list[dict]] = {}
                 for label, root in order:
-                    work = temp_path / "work"
-                    work.mkdir(exist_ok=True)
-                    results.setdefault(label, []).append(run_tree(root, template, folder, rule, args.keys, work))
+                    result = run_tree(root, template, folder, rule, args.keys, work)
+                    if result["rows"] != rows:
+                        raise RuntimeError(f"{label}: the ledger has {result['rows']} decision rows, not {rows}")
+                    results.setdefault(label, []).append(result)
                 for label, _ in trees:
                     runs = results[label]
                     median = statistics.median(run["median_ms"] for run in runs)

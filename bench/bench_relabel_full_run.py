@@ -6,7 +6,7 @@ annotators (``bench_relabel_keypress.decided_by_another`` on the CA job of 2,000
 in a fresh process per tree (Streamlit's ``AppTest``, the page opened with the data set loaded and a committed
 name), the CPU seconds (``resource.getrusage``, user + system of the process) of ``--reruns`` full reruns with
 nothing changed, and the process's peak resident set (``ru_maxrss``) at the end. The data set's texts are parsed
-first (a shared distancing cache), so the parse is not what is measured.
+and its files validated first (``bench_app_rerun._parse_texts``, shared caches), so that is not what is measured.
 
 ``--baseline REF``: the app and package at a git revision (``bench_app_rerun.variant_tree``), run in the same
 session; the trees alternate (this, baseline, baseline, this).
@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -56,7 +57,8 @@ for _ in range(reruns):
     page.run()
     costs.append(cpu() - start)
     assert not page.exception, page.exception
-print(json.dumps({"costs": costs, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+print(json.dumps({"costs": costs, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), flush=True)
+os._exit(0)  # measured and printed: the interpreter's teardown after AppTest's threads may crash (seen: SIGSEGV)
 """
 
 
@@ -72,7 +74,7 @@ def run_tree(root: Path, template: Path | None, folder: Path, reruns: int, work:
     done = subprocess.run([sys.executable, "-c", WORKER, str(root), str(folder), str(reruns)], env=env,
                           capture_output=True, text=True, check=False, cwd=str(root))
     if done.returncode != 0:
-        raise RuntimeError(f"worker failed for {root}:\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"worker failed for {root} (exit {done.returncode}):\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -82,8 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reruns", type=int, default=3)
     parser.add_argument("--baseline", default=None, help="a git revision to compare with (same session)")
     args = parser.parse_args(argv)
-    from bench_app_rerun import variant_tree
+    from bench_app_rerun import _parse_texts, variant_tree
     from bench_relabel_keypress import decided_by_another, paper_data
+
+    from empathy.labels.records import dataset_name
+    from empathy.labels.sqlite import OverrideStore
 
     with tempfile.TemporaryDirectory(prefix="bench-relabel-run-") as temp:
         temp_path = Path(temp)
@@ -94,13 +99,21 @@ def main(argv: list[str] | None = None) -> int:
             trees.append((f"baseline ({args.baseline})", variant_tree(args.baseline, temp_path / "baseline")))
         work = temp_path / "work"
         work.mkdir()
-        run_tree(ROOT, None, folder, 1, work)  # the texts parsed into the shared cache: not what is measured
+        _parse_texts(folder, temp_path / "cache")  # the data set's first analysis, shared: not what is measured
         print(f"Machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the start", flush=True)
         print("| tree | decision rows | full run CPU, median (s) | each run (s) | peak RSS (MiB) | load |")
         print("|---|---:|---:|---|---:|---:|")
         for decided in (int(n) for n in args.decided.split(",")):
-            template = temp_path / f"template-{decided}.sqlite" if decided else None
+            # beside the store it is copied to: the data set's name depends on the store's folder
+            template = work / f"template-{decided}.sqlite" if decided else None
             rows = decided_by_another(folder, template, decided) if template is not None else 0
+            if template is not None:
+                with sqlite3.connect(template) as connection:  # every write in the file itself, none in its log
+                    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                name = dataset_name(folder / "outputs.csv", store_path=work / "store.sqlite")
+                held = OverrideStore(template).decisions()
+                if int((held["dataset_id"] == name).sum()) != rows:
+                    raise RuntimeError(f"the store's {len(held)} decision rows are not all under {name!r}")
             order = trees + trees[::-1] if len(trees) > 1 else trees
             for label, root in order:
                 result = run_tree(root, template, folder, args.reruns, work)
