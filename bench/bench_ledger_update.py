@@ -23,8 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -71,14 +69,12 @@ print(json.dumps({"costs": costs, "rows": before}))
 """
 
 
-def run_tree(root: Path, template: Path, folder: Path, rule: str, keys: int, work: Path) -> dict:
-    """One fresh process: the ledger of a copy of ``template`` (absent: a new store) under ``rule``, ``keys``
+def run_tree(root: Path, template: Path | None, folder: Path, rule: str, keys: int, work: Path) -> dict:
+    """One fresh process: the ledger of a copy of ``template`` (``None``: a new store) under ``rule``, ``keys``
     decisions brought in."""
-    store = work / "store.sqlite"
-    for leftover in work.glob("store.sqlite*"):
-        leftover.unlink()
-    if template.exists():
-        shutil.copy(template, store)
+    from bench_relabel_keypress import fresh_store
+
+    store = fresh_store(template, work)
     done = subprocess.run([sys.executable, "-c", WORKER, str(root), str(store), str(folder / "outputs.csv"), rule,
                            str(keys)], capture_output=True, text=True, check=False, cwd=str(work))
     if done.returncode != 0:
@@ -98,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "tests"))
     from bench_app_rerun import variant_tree
-    from bench_relabel_keypress import decided_by_another, paper_data
+    from bench_relabel_keypress import paper_data, team_store
 
     with tempfile.TemporaryDirectory(prefix="bench-ledger-") as temp:
         temp_path = Path(temp)
@@ -110,15 +106,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the start", flush=True)
         print("| tree | decision rows before | rule | update CPU per decision, median (ms) | p90 (ms) | load |")
         print("|---|---:|---|---:|---:|---:|")
+        work = temp_path / "work"
+        work.mkdir()
         for decided in (int(n) for n in args.decided.split(",")):
-            work = temp_path / "work"
-            work.mkdir(exist_ok=True)
-            # beside the store it is copied to: the data set's name depends on the store's folder
-            template = work / f"template-{decided}.sqlite"
-            rows = decided_by_another(folder, template, decided) if decided else 0  # 0: a new store
-            if decided:
-                with sqlite3.connect(template) as connection:  # every write in the file itself, none in its log
-                    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            template, rows = team_store(folder, work, decided)
             for rule in args.rules.split(","):
                 order = trees + trees[::-1] if len(trees) > 1 else trees
                 results: dict[str, list[dict]] = {}

@@ -20,8 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -64,11 +62,9 @@ os._exit(0)  # measured and printed: the interpreter's teardown after AppTest's 
 
 def run_tree(root: Path, template: Path | None, folder: Path, reruns: int, work: Path) -> dict:
     """One fresh process: Relabel opened on a copy of ``template`` (``None``: a new store), ``reruns`` full runs."""
-    for leftover in work.glob("store.sqlite*"):
-        leftover.unlink()
-    store = work / "store.sqlite"
-    if template is not None:
-        shutil.copy(template, store)
+    from bench_relabel_keypress import fresh_store
+
+    store = fresh_store(template, work)
     env = {**os.environ, "EMPATHY_STORE": str(store), "EMPATHY_CACHE_DIR": str(work.parent / "cache"),
            "EMPATHY_SETTINGS": str(work / "settings.json")}
     done = subprocess.run([sys.executable, "-c", WORKER, str(root), str(folder), str(reruns)], env=env,
@@ -85,10 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default=None, help="a git revision to compare with (same session)")
     args = parser.parse_args(argv)
     from bench_app_rerun import _parse_texts, variant_tree
-    from bench_relabel_keypress import decided_by_another, paper_data
-
-    from empathy.labels.records import dataset_name
-    from empathy.labels.sqlite import OverrideStore
+    from bench_relabel_keypress import paper_data, team_store
 
     with tempfile.TemporaryDirectory(prefix="bench-relabel-run-") as temp:
         temp_path = Path(temp)
@@ -104,16 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         print("| tree | decision rows | full run CPU, median (s) | each run (s) | peak RSS (MiB) | load |")
         print("|---|---:|---:|---|---:|---:|")
         for decided in (int(n) for n in args.decided.split(",")):
-            # beside the store it is copied to: the data set's name depends on the store's folder
-            template = work / f"template-{decided}.sqlite" if decided else None
-            rows = decided_by_another(folder, template, decided) if template is not None else 0
-            if template is not None:
-                with sqlite3.connect(template) as connection:  # every write in the file itself, none in its log
-                    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                name = dataset_name(folder / "outputs.csv", store_path=work / "store.sqlite")
-                held = OverrideStore(template).decisions()
-                if int((held["dataset_id"] == name).sum()) != rows:
-                    raise RuntimeError(f"the store's {len(held)} decision rows are not all under {name!r}")
+            template, rows = team_store(folder, work, decided)
             order = trees + trees[::-1] if len(trees) > 1 else trees
             for label, root in order:
                 result = run_tree(root, template, folder, args.reruns, work)

@@ -177,6 +177,41 @@ def decided_by_another(folder: Path, store: Path, count: int) -> int:
     return rows
 
 
+def team_store(folder: Path, work: Path, count: int) -> tuple[Path | None, int]:
+    """A store of ``count`` decisions by other annotators (:func:`decided_by_another`) to copy to ``work /
+    "store.sqlite"`` for each run (:func:`fresh_store`), and its decision rows; ``(None, 0)`` for none. Written in
+    ``work`` (the data set's name depends on the store's folder), every write checkpointed into the file, and
+    checked to be under the name that store gives the data set."""
+    import sqlite3
+
+    from empathy.labels.records import dataset_name
+    from empathy.labels.sqlite import OverrideStore
+
+    if not count:
+        return None, 0
+    template = work / f"template-{count}.sqlite"
+    rows = decided_by_another(folder, template, count)
+    with sqlite3.connect(template) as connection:  # every write in the file itself, none in its log
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    name = dataset_name(folder / "outputs.csv", store_path=work / "store.sqlite")
+    held = OverrideStore(template).decisions()
+    if int((held["dataset_id"] == name).sum()) != rows:
+        raise RuntimeError(f"the store's {len(held)} decision rows are not all under {name!r}")
+    return template, rows
+
+
+def fresh_store(template: Path | None, work: Path) -> Path:
+    """``work / "store.sqlite"``: a copy of ``template`` (:func:`team_store`), or absent (a new store) for ``None``."""
+    import shutil
+
+    for leftover in work.glob("store.sqlite*"):
+        leftover.unlink()
+    store = work / "store.sqlite"
+    if template is not None:
+        shutil.copy(template, store)
+    return store
+
+
 def measure(folder: Path, judge: str, keys: int, warmup: int, workdir: Path, decided: int = 0, *,
             post_script_gc: bool = False) -> dict:
     from playwright.sync_api import sync_playwright
