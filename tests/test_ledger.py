@@ -414,6 +414,28 @@ def test_the_live_index_keeps_every_field_decision_effects_reads(rule):
                                         levels=[0.0, 1.0], rule=rule)
 
 
+def test_the_live_index_holds_each_repeated_text_once():
+    """Rows read from Arrow-backed columns (as the store gives them) share one object per item, model, rater,
+    dimension, annotator and role in the live index, also for rows patched in later (issue 25: a team's 10,000
+    rows held those texts 10,000 times over); each row's time stays its own."""
+    from empathy_app.overrides import _by_output, _patch_by_output
+
+    text = pd.StringDtype("pyarrow")
+    votes = _votes().astype({c: text for c in ("item_id", "model", "rater", "dimension", "annotator", "role",
+                                                "updated_at")})
+    index = _by_output(votes.iloc[:-1], "judge", "ca")
+    _patch_by_output(index, "judge", "ca", votes.iloc[-1:], votes.iloc[-1:])
+    rows = [row for pair in index.values() for row in pair.values()]
+    assert len(rows) == len(votes)
+    for field, distinct in (("item_id", 5), ("model", 1), ("rater", 1), ("dimension", 1), ("annotator", 4),
+                            ("role", 2)):
+        assert len({id(getattr(row, field)) for row in rows}) == distinct, field
+    assert len({id(row.updated_at) for row in rows}) == len(votes)
+    keys = [key for pair in index.values() for key in pair]
+    assert len({id(key) for key in keys}) == len(set(keys)) == 4  # (annotator, role): one tuple each
+    assert sorted(row.updated_at for row in rows) == sorted(votes["updated_at"])
+
+
 def test_decision_effects_ignore_other_raters_and_check_the_rule():
     other = _votes().assign(rater="another")
     effects = decision_effects(_OWN, other, [("K1", "A")], rater="judge", dimension="ca", annotator="dan",

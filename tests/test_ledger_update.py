@@ -98,6 +98,7 @@ def test_updated_ledger_equals_reading_it_again_after_every_write(store_location
             assert "decision_counts" in held.__dict__  # carried over, not computed from the frames
         if len(keys) and len(held.decisions):
             assert "_all_decision_rows" in held.__dict__  # the total too
+            assert "_digest_rows" in held.__dict__  # and the digest's sorted rows
         _same(held, open_ledger(store, NAME, outputs, rule, hashes=hashes))
         for frame in (held.decisions, held.status.fresh, held.applied):
             assert all(frame[c].array._pa_array.num_chunks <= 4 * 4 for c in frame.columns
@@ -111,6 +112,30 @@ def test_updated_ledger_equals_reading_it_again_after_every_write(store_location
     fresh = open_ledger(store, NAME, outputs, rule, hashes=hashes)
     assert fresh.decisions.empty
     _same(held, fresh)
+
+
+def test_a_digest_whose_rows_lack_a_changed_row_is_computed_again(tmp_path):
+    """The digest's sorted rows are carried to the updated ledger when every changed key's row before is among them
+    (the rows are kept without their keys); rows that lack one (here taken out by hand) are dropped and the digest
+    is computed from the applied rows: never carried wrong."""
+    store = open_store(str(tmp_path / "store.sqlite"))
+    outputs = _outputs(4)
+    rng = np.random.default_rng(3)
+    for item in range(4):
+        store.set_overrides(NAME, _change(rng, outputs, item, fresh_only=True), annotator="ann")
+    for lacking in (False, True):
+        version = store.version()
+        held = open_ledger(store, NAME, outputs)
+        assert held.digest  # its sorted rows computed, to be carried
+        if lacking:  # item i2's rows, whose key the write below changes, taken out of the carried rows
+            carried = held.__dict__["_digest_rows"].ordered
+            carried[:] = [text for text in carried if not text.startswith("i2\x1f")]
+        changes = [replace(change, value=1.0 - change.value) for change in _change(rng, outputs, 2, fresh_only=True)]
+        store.set_overrides(NAME, changes, annotator="bea")
+        keys, rows = store.changed_decisions(NAME, version)
+        updated = updated_ledger(held, keys, rows, outputs)
+        assert ("_digest_rows" in updated.__dict__) is not lacking
+        assert updated.digest == open_ledger(store, NAME, outputs).digest
 
 
 def test_a_splice_joins_one_text_column_at_a_time_and_keeps_the_rows():

@@ -105,4 +105,5 @@ def test_decision_keys_count_each_decision_once_across_chunks(monkeypatch):
         "value": [1.0, 1.0, 1.0, 0.0, 0.0], "updated_at": ["t1"] * 5, "rater": ["j1", "j2", "j3", "j1", "j1"]})
     counts = _decision_keys(rows)
     assert sorted(counts.values()) == [1, 1, 3]
+    assert all(isinstance(key, bytes) and len(key) == 16 for key in counts)  # a digest each, not the joined text
     assert len(counts) == len(rows.drop(columns="rater").astype(str).drop_duplicates())

@@ -207,43 +207,43 @@ class Ledger:
 
 @dataclass(frozen=True)
 class _DigestRows:
-    """The rows :attr:`Ledger.digest` hashes: each applied row's text by rating key, and the texts sorted."""
+    """The rows :attr:`Ledger.digest` hashes: each applied row's text, sorted.
 
-    by_key: dict[tuple[str, ...], str]
+    Kept without the rating keys: a ledger brought up to date finds the texts to take out from the previous
+    ledger's rows of the changed keys (by key, each row's text held a second time with a tuple of its key's four
+    texts: 2.5 MiB for 6,000 applied rows)."""
+
     ordered: list[str]
 
     @staticmethod
-    def texts(applied: pd.DataFrame) -> dict[tuple[str, ...], str]:
-        """Each applied row's text (its fields joined by U+001F) by its rating key."""
+    def texts(applied: pd.DataFrame) -> list[str]:
+        """Each applied row's text (its fields joined by U+001F), in the rows' order."""
         if not len(applied):
-            return {}
+            return []
         columns = [c for c in ("item_id", "model", "rater", "dimension", "value", "text_hash") if c in applied.columns]
         # column by column, not row by row: iterating an Arrow-backed column element by element was most of the
         # cost (a 6,000-row ledger's digest on every Relabel key)
         fields = [[_digest_text(value) for value in _python_values(applied[column])] for column in columns]
-        keys = zip(*(fields[columns.index(c)] for c in KEY_COLUMNS), strict=True)
-        return {key: "\x1f".join(parts) for key, parts in zip(keys, zip(*fields, strict=True), strict=True)}
+        return ["\x1f".join(parts) for parts in zip(*fields, strict=True)]
 
     @classmethod
     def of(cls, applied: pd.DataFrame) -> _DigestRows:
-        by_key = cls.texts(applied)
-        return cls(by_key, sorted(by_key.values()))
+        return cls(sorted(cls.texts(applied)))
 
-    def updated(self, changed: set[tuple[str, ...]], applied: pd.DataFrame, *, in_place: bool = False
-                ) -> _DigestRows:
-        """These rows with the rating keys ``changed`` replaced by their rows in ``applied`` (those keys' applied
-        rows now): O(changes) look-ups and insertions into the sorted texts. ``in_place``: these rows are changed
-        and returned (no copy of the whole dict and list: the caller no longer uses them as they were)."""
-        by_key = self.by_key if in_place else dict(self.by_key)
-        ordered = self.ordered if in_place else list(self.ordered)
-        for key in changed:
-            text = by_key.pop(key, None)
-            if text is not None:
-                del ordered[bisect.bisect_left(ordered, text)]
-        for key, text in self.texts(applied).items():
-            by_key[key] = text
+    def updated(self, removed: pd.DataFrame, added: pd.DataFrame) -> _DigestRows | None:
+        """These rows, changed in place and returned, with the rows ``removed`` (the changed rating keys' applied
+        rows before) taken out and ``added`` (their applied rows now) put in: O(changes) look-ups and insertions
+        into the sorted texts. ``None`` when a removed row's text is not among them (the digest is then computed
+        again from the applied rows: never a digest of rows that are not the ledger's)."""
+        ordered = self.ordered
+        for text in self.texts(removed):
+            at = bisect.bisect_left(ordered, text)
+            if at == len(ordered) or ordered[at] != text:
+                return None
+            del ordered[at]
+        for text in self.texts(added):
             bisect.insort(ordered, text)
-        return _DigestRows(by_key, ordered)
+        return self
 
 
 def _decision_keys(rows: pd.DataFrame) -> Counter:
@@ -256,12 +256,19 @@ def _decision_keys(rows: pd.DataFrame) -> Counter:
     columns = [column for column in DECISION_KEY if column in rows.columns]
     counts: Counter = Counter()
     # a chunk of rows at a time, each decision one text (its fields length-prefixed, so two different decisions
-    # never make one key): 30,000 rows as tuples of seven texts, all at once, were 9 MiB of Relabel's peak
+    # never make one key): 30,000 rows as tuples of seven texts, all at once, were 9 MiB of Relabel's peak. Kept as
+    # the text's 128-bit BLAKE2b digest (49 bytes against the text's 140 for a team's decision: 1.5 MiB at 10,000
+    # decisions); two decisions sharing one would need 2^64 decisions for even odds.
     for start in range(0, len(rows), _KEYED_ROWS_PER_CHUNK):
         chunk = rows.iloc[start:start + _KEYED_ROWS_PER_CHUNK]
-        counts.update("".join(f"{len(text)}:{text}" for text in fields)
+        counts.update(_key_digest("".join(f"{len(text)}:{text}" for text in fields))
                       for fields in zip(*(_texts(chunk[column]) for column in columns), strict=True))
     return counts
+
+
+def _key_digest(text: str) -> bytes:
+    # surrogatepass: a lone surrogate in a name read from a file is hashed, not an error
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 #: Rows :func:`_decision_keys` turns into Python texts at once.
@@ -354,8 +361,11 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
     # computed again from its own frames should anyone ask it (its digest and counts, once computed, stay).
     digest_rows = ledger.__dict__.pop("_digest_rows", None)
     if digest_rows is not None:  # the previous digest's sorted rows, with the changed keys' replaced
+        before = _take_rows(ledger.applied, np.flatnonzero(changed_ratings.rows_in(ledger.applied)))
         chosen = _take_rows(applied, np.flatnonzero(changed_ratings.rows_in(applied)))
-        updated.__dict__["_digest_rows"] = digest_rows.updated(changed_ratings.keys, chosen, in_place=True)
+        digest_rows = digest_rows.updated(before, chosen)
+        if digest_rows is not None:
+            updated.__dict__["_digest_rows"] = digest_rows
     if "decision_counts" in ledger.__dict__ and not whole:
         # the counts asked for before (a page shows them after every key): the changed rows taken out and put in
         added = {"applied": effective.effective, "stale": now.stale, "orphaned": now.orphaned,
