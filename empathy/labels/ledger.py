@@ -19,7 +19,7 @@ import bisect
 import hashlib
 import weakref
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -230,13 +230,14 @@ class _DigestRows:
     def of(cls, applied: pd.DataFrame) -> _DigestRows:
         return cls(sorted(cls.texts(applied)))
 
-    def updated(self, removed: pd.DataFrame, added: pd.DataFrame) -> _DigestRows | None:
-        """These rows, changed in place and returned, with the rows ``removed`` (the changed rating keys' applied
-        rows before) taken out and ``added`` (their applied rows now) put in: O(changes) look-ups and insertions
-        into the sorted texts. ``None`` when a removed row's text is not among them (the digest is then computed
-        again from the applied rows: never a digest of rows that are not the ledger's)."""
+    def updated(self, removed: Sequence[pd.DataFrame], added: pd.DataFrame) -> _DigestRows | None:
+        """These rows, changed in place and returned, with the rows of ``removed`` (the changed rating keys' applied
+        rows before, as :func:`_spliced` hands them back) taken out and ``added`` (their applied rows now) put in:
+        O(changes) look-ups and insertions into the sorted texts. ``None`` when a removed row's text is not among
+        them (the digest is then computed again from the applied rows: never a digest of rows that are not the
+        ledger's)."""
         ordered = self.ordered
-        for text in self.texts(removed):
+        for text in (text for frame in removed for text in self.texts(frame)):
             at = bisect.bisect_left(ordered, text)
             if at == len(ordered) or ordered[at] != text:
                 return None
@@ -361,9 +362,8 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
     # computed again from its own frames should anyone ask it (its digest and counts, once computed, stay).
     digest_rows = ledger.__dict__.pop("_digest_rows", None)
     if digest_rows is not None:  # the previous digest's sorted rows, with the changed keys' replaced
-        before = _take_rows(ledger.applied, np.flatnonzero(changed_ratings.rows_in(ledger.applied)))
         chosen = _take_rows(applied, np.flatnonzero(changed_ratings.rows_in(applied)))
-        digest_rows = digest_rows.updated(before, chosen)
+        digest_rows = digest_rows.updated(removed["applied"], chosen)
         if digest_rows is not None:
             updated.__dict__["_digest_rows"] = digest_rows
     if "decision_counts" in ledger.__dict__ and not whole:
@@ -682,6 +682,11 @@ def _places(frame: pd.DataFrame, gone: np.ndarray, near: np.ndarray, near_keys: 
     return places
 
 
+#: The columns of the rows :func:`_spliced` takes out that it hands back: those a decision is counted by
+#: (:data:`~empathy.labels.decisions.DECISION_KEY`) and those of a row of :attr:`Ledger.digest`.
+_REMOVED_COLUMNS: tuple[str, ...] = (*DECISION_KEY, "rater", "text_hash")
+
+
 def _spliced(frame: pd.DataFrame, new: pd.DataFrame, changed: _Keys, columns: list[str], *,
              empty: pd.DataFrame | None = None, removed: list[pd.DataFrame] | None = None) -> pd.DataFrame:
     """``frame`` (sorted by ``columns``, ``changed``'s columns, unique per row: the order the store and the label
@@ -694,8 +699,9 @@ def _spliced(frame: pd.DataFrame, new: pd.DataFrame, changed: _Keys, columns: li
             removed.append(frame)
         return new.reset_index(drop=True) if empty is None else empty
     gone, near, near_keys = changed.near(frame)
-    if removed is not None:  # the columns a decision is counted by (decision_count's) of the rows taken out
-        removed.append(_take_rows(frame, np.flatnonzero(gone), [c for c in DECISION_KEY if c in frame.columns]))
+    if removed is not None:  # the columns a decision is counted by (decision_count's) and a digest row's, of the
+        # rows taken out
+        removed.append(_take_rows(frame, np.flatnonzero(gone), [c for c in _REMOVED_COLUMNS if c in frame.columns]))
     kept_count = len(frame) - int(gone.sum())
     wanted = list(zip(*(new[c].tolist() for c in columns), strict=True))
     textual = all(isinstance(value, str) for key in wanted for value in key)
