@@ -520,6 +520,43 @@ def test_held_own_fresh_decisions_and_applied_equal_reading_the_store_again(tmp_
     assert held.reads == 1 and held.updates > 0  # every answer came from the held ledger, patched
 
 
+def test_the_held_ledger_gives_freed_heap_pages_back_after_a_read_and_every_few_updates(tmp_path, _store,
+                                                                                        monkeypatch) -> None:
+    """overrides._current gives the heap's freed pages back (loading.release_freed_memory) after each full read of
+    the store and at the first of every TRIM_EVERY_UPDATES updates: not at every key (a trim walks the heap), not
+    never (the splices' freed blocks raised the server's resident set by 10-16 MiB over 40 keys)."""
+    from types import SimpleNamespace
+
+    from empathy.labels.records import dataset_name
+    from empathy.labels.rules import make_changes
+    from empathy.labels.sqlite import OverrideStore
+
+    trims: list[int] = []
+    monkeypatch.setattr(overrides.loading, "release_freed_memory", lambda: trims.append(1) or True)
+    source = _data(tmp_path / "data")
+    outputs = pd.read_csv(source["outputs"], dtype={"item_id": str, "model": str}, keep_default_na=False)
+    ratings = pd.concat([pd.read_csv(path, dtype={"item_id": str, "model": str}) for path in source["ratings"]])
+    store = OverrideStore(_store)
+    name = dataset_name(Path(source["outputs"]), store_path=_store)
+    data = SimpleNamespace(base_key=None, content_key=f"trim-{uuid.uuid4().hex}", store=store, dataset_id=name,
+                           all_data=SimpleNamespace(outputs=outputs, raters=["j1"]), filtered=False,
+                           dataset=SimpleNamespace(outputs=outputs))
+    held = overrides._current(data)
+    assert held.reads == 1 and len(trims) == 1
+    pairs = list(zip(outputs["item_id"], outputs["model"], strict=True))
+    counted = []
+    for key in range(2 * overrides.TRIM_EVERY_UPDATES + 1):
+        item, model = pairs[key % len(pairs)]
+        store.set_overrides(name, make_changes(outputs, ratings, item, model, ["j1"], "ca", float(key % 2)),
+                            annotator="ann")
+        overrides._current(data)
+        overrides._current(data)  # the store unchanged: no update, no trim
+        counted.append(len(trims) - 1)
+    assert held.reads == 1 and held.updates == 2 * overrides.TRIM_EVERY_UPDATES + 1
+    every = overrides.TRIM_EVERY_UPDATES
+    assert counted == [1] * every + [2] * every + [3]
+
+
 def test_a_key_finds_its_window_s_other_deciders_and_its_own_done_marks_without_every_decision(
         tmp_path, monkeypatch, _store):
     """Relabel's key fragment: who else decided the window's outputs is read from the rows of the window's items
