@@ -265,6 +265,20 @@ def test_an_annotators_own_decisions_patched_per_update_equal_selecting_them_aga
     assert seen_audit and seen_undo and any(held[name][1] for name in ANNOTATORS)
 
 
+@pytest.mark.parametrize("dtype", [pd.StringDtype("pyarrow"), "str", pd.StringDtype("python"), object])
+def test_the_texts_of_runs_read_from_arrow_equal_the_pandas_slices(dtype):
+    """ledger._span_texts (runs of an Arrow-backed text column read from its Arrow array) against _texts of each
+    pandas slice, for a column of several pieces, with and without a missing value in a run, and other dtypes."""
+    values = pd.concat([pd.Series([f"v{k}" for k in range(n, n + 7)], dtype=dtype) for n in (0, 7, 14)],
+                       ignore_index=True)
+    with_missing = values.copy()
+    with_missing.iloc[9] = None
+    spans = [(0, 3), (5, 11), (13, 21)]  # runs across the pieces' bounds
+    for column in (values, with_missing):
+        expected = [text for low, high in spans for text in ledger_module._texts(column.iloc[low:high])]
+        assert repr(ledger_module._span_texts(column, spans)) == repr(expected)  # a missing value as _texts has it
+
+
 def test_the_rows_of_changed_items_found_by_bisection_equal_comparing_the_column_whole():
     """empathy.labels.ledger._sorted_rows_of against the whole column's isin, on random sorted ids with repeats;
     a column that is not text is left to the whole comparison (None)."""

@@ -533,8 +533,7 @@ class _Keys:
         else:
             near = _positions_of(spans)
             # each item's rows are one run: sliced (no copy of the values), not taken by position
-            columns = [[text for low, high in spans for text in _texts(frame[c].iloc[low:high])]
-                       for c in self.columns] if len(near) else []
+            columns = [_span_texts(frame[c], spans) for c in self.columns] if len(near) else []
         found: list[tuple[str, ...]] = []
         if len(near):
             found = list(zip(*columns, strict=True))
@@ -554,6 +553,21 @@ def _take_rows(frame: pd.DataFrame, positions: np.ndarray, columns: list[str] | 
     if columns is not None:
         block = block[columns]
     return block.iloc[positions - low]
+
+
+def _span_texts(values: pd.Series, spans: Sequence[tuple[int, int]]) -> list[str]:
+    """:func:`_texts` of the rows ``low:high`` of each of ``spans``, one after the other. An Arrow-backed text column's
+    runs are read from its Arrow array (a slice, then its values): a pandas slice per run and column, and its test
+    for missing values, cost more than the values (a key's 4 frames x 6 columns, at every key)."""
+    chunked = getattr(values.array, "_pa_array", None) if isinstance(values.dtype, pd.StringDtype) else None
+    texts: list[str] = []
+    for low, high in spans:
+        run = None if chunked is None else chunked.slice(low, high - low)
+        if run is not None and run.null_count == 0:
+            texts.extend(run.to_pylist())
+        else:  # a missing value is the text pandas gives it, as _texts reads it
+            texts.extend(_texts(values.iloc[low:high]))
+    return texts
 
 
 def _texts(values: pd.Series) -> list[str]:
