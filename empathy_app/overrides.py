@@ -70,8 +70,9 @@ class _Held:
 
 #: Every how many updates of a held ledger the heap's freed pages are given back (:func:`_current`; and after each
 #: full read). The splices' small Arrow arrays and the joins of a column's pieces leave freed blocks glibc keeps:
-#: the Relabel server's resident set rose 10-16 MiB over its first 40 keys at 30,000 decision rows and moved by 12
-#: MiB between runs; given back every 8 keys (a trim: 3-4 ms) it stays within 1-6 MiB of its size at opening.
+#: the Relabel server's resident set rose 10-16 MiB over its first 40 keys at 30,000 decision rows and its peak
+#: moved by 12 MiB between runs (225-238 MiB); given back after the read and every 8 keys (a trim: 3-4 ms), the peak
+#: was 221-223 MiB (docs/benchmarks.md).
 TRIM_EVERY_UPDATES = 8
 
 
