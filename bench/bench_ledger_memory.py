@@ -20,8 +20,6 @@ machine and a Markdown table.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -78,14 +76,10 @@ print(json.dumps({"sizes": sizes, "rows": int(len(ledger.decisions)) - 3 * keys}
 
 
 def run_tree(root: Path, template: Path | None, folder: Path, keys: int, work: Path) -> dict:
-    from bench_relabel_keypress import fresh_store
+    from bench_relabel_keypress import fresh_store, worker_result
 
     store = fresh_store(template, work)
-    done = subprocess.run([sys.executable, "-c", WORKER, str(root), str(store), str(folder / "outputs.csv"),
-                           str(keys)], capture_output=True, text=True, check=False, cwd=str(work))
-    if done.returncode != 0:
-        raise RuntimeError(f"worker failed for {root}:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return worker_result(WORKER, [str(root), str(store), str(folder / "outputs.csv"), str(keys)], root, cwd=work)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,16 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default=None, help="a git revision to compare with (same session)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "tests"))
-    from bench_app_rerun import variant_tree
-    from bench_relabel_keypress import paper_data, team_store
+    from bench_relabel_keypress import team_job, team_store
 
     with tempfile.TemporaryDirectory(prefix="bench-ledger-memory-") as temp:
         temp_path = Path(temp)
-        folder = temp_path / "data"
-        paper_data(folder, 1)
-        trees = [("this tree", ROOT)]
-        if args.baseline:
-            trees.append((f"baseline ({args.baseline})", variant_tree(args.baseline, temp_path / "baseline")))
+        folder, trees = team_job(temp_path, args.baseline)
         print(f"Machine: {machine()}", flush=True)
         print(f"| tree | decision rows | digest's rows (MiB) | decision counter (MiB) | live index, one judge (MiB) | "
               f"all three after {args.keys} keys (MiB) |")

@@ -21,10 +21,8 @@ Run: ``python bench/bench_ledger_update.py [--decided 0,1000,10000] [--rules lat
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -72,14 +70,11 @@ print(json.dumps({"costs": costs, "rows": before}))
 def run_tree(root: Path, template: Path | None, folder: Path, rule: str, keys: int, work: Path) -> dict:
     """One fresh process: the ledger of a copy of ``template`` (``None``: a new store) under ``rule``, ``keys``
     decisions brought in."""
-    from bench_relabel_keypress import fresh_store
+    from bench_relabel_keypress import fresh_store, worker_result
 
     store = fresh_store(template, work)
-    done = subprocess.run([sys.executable, "-c", WORKER, str(root), str(store), str(folder / "outputs.csv"), rule,
-                           str(keys)], capture_output=True, text=True, check=False, cwd=str(work))
-    if done.returncode != 0:
-        raise RuntimeError(f"worker failed for {root}:\n{done.stderr[-3000:]}")
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = worker_result(WORKER, [str(root), str(store), str(folder / "outputs.csv"), rule, str(keys)], root,
+                           cwd=work)
     costs = sorted(result["costs"])
     return {"median_ms": 1000 * statistics.median(costs), "p90_ms": 1000 * costs[int(0.9 * (len(costs) - 1))],
             "rows": result["rows"]}
@@ -93,16 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default=None, help="a git revision to compare with (same session)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "tests"))
-    from bench_app_rerun import variant_tree
-    from bench_relabel_keypress import paper_data, team_store
+    from bench_relabel_keypress import team_job, team_store
 
     with tempfile.TemporaryDirectory(prefix="bench-ledger-") as temp:
         temp_path = Path(temp)
-        folder = temp_path / "data"
-        paper_data(folder, 1)
-        trees = [("this tree", ROOT)]
-        if args.baseline:
-            trees.append((f"baseline ({args.baseline})", variant_tree(args.baseline, temp_path / "baseline")))
+        folder, trees = team_job(temp_path, args.baseline)
         print(f"Machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the start", flush=True)
         print("| tree | decision rows before | rule | update CPU per decision, median (ms) | p90 (ms) | load |")
         print("|---|---:|---|---:|---:|---:|")

@@ -18,10 +18,8 @@ machine, the load and a Markdown table.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -62,16 +60,12 @@ os._exit(0)  # measured and printed: the interpreter's teardown after AppTest's 
 
 def run_tree(root: Path, template: Path | None, folder: Path, reruns: int, work: Path) -> dict:
     """One fresh process: Relabel opened on a copy of ``template`` (``None``: a new store), ``reruns`` full runs."""
-    from bench_relabel_keypress import fresh_store
+    from bench_relabel_keypress import fresh_store, worker_result
 
     store = fresh_store(template, work)
     env = {**os.environ, "EMPATHY_STORE": str(store), "EMPATHY_CACHE_DIR": str(work.parent / "cache"),
            "EMPATHY_SETTINGS": str(work / "settings.json")}
-    done = subprocess.run([sys.executable, "-c", WORKER, str(root), str(folder), str(reruns)], env=env,
-                          capture_output=True, text=True, check=False, cwd=str(root))
-    if done.returncode != 0:
-        raise RuntimeError(f"worker failed for {root} (exit {done.returncode}):\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return worker_result(WORKER, [str(root), str(folder), str(reruns)], root, cwd=root, env=env)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,16 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reruns", type=int, default=3)
     parser.add_argument("--baseline", default=None, help="a git revision to compare with (same session)")
     args = parser.parse_args(argv)
-    from bench_app_rerun import _parse_texts, variant_tree
-    from bench_relabel_keypress import paper_data, team_store
+    from bench_app_rerun import _parse_texts
+    from bench_relabel_keypress import team_job, team_store
 
     with tempfile.TemporaryDirectory(prefix="bench-relabel-run-") as temp:
         temp_path = Path(temp)
-        folder = temp_path / "data"
-        paper_data(folder, 1)
-        trees = [("this tree", ROOT)]
-        if args.baseline:
-            trees.append((f"baseline ({args.baseline})", variant_tree(args.baseline, temp_path / "baseline")))
+        folder, trees = team_job(temp_path, args.baseline)
         work = temp_path / "work"
         work.mkdir()
         _parse_texts(folder, temp_path / "cache")  # the data set's first analysis, shared: not what is measured

@@ -28,6 +28,7 @@ prints one Markdown row per scale, the machine and the load averages.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -210,6 +211,30 @@ def fresh_store(template: Path | None, work: Path) -> Path:
     if template is not None:
         shutil.copy(template, store)
     return store
+
+
+def team_job(temp: Path, baseline: str | None) -> tuple[Path, list[tuple[str, Path]]]:
+    """The paper-scale data set (:func:`paper_data`) in ``temp / "data"``, and the trees to run it on: this one,
+    and the tree at the git revision ``baseline`` (extracted into ``temp / "baseline"``) when given."""
+    from bench_app_rerun import variant_tree
+
+    folder = temp / "data"
+    paper_data(folder, 1)
+    trees = [("this tree", ROOT)]
+    if baseline:
+        trees.append((f"baseline ({baseline})", variant_tree(baseline, temp / "baseline")))
+    return folder, trees
+
+
+def worker_result(script: str, args: list[str], root: Path, *, cwd: Path,
+                  env: dict[str, str] | None = None) -> dict:
+    """``script`` run in a fresh interpreter (``python -c``) with ``args``: its last line of output, as JSON.
+    Raises RuntimeError naming the tree ``root`` and the exit code, with the end of the worker's error output."""
+    done = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True, text=True,
+                          check=False, cwd=str(cwd))
+    if done.returncode != 0:
+        raise RuntimeError(f"worker failed for {root} (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def measure(folder: Path, judge: str, keys: int, warmup: int, workdir: Path, decided: int = 0, *,
