@@ -419,49 +419,92 @@ def labels_used(data: Loaded) -> str:
             f"replaced, {md(overrides.label_rule())} rule; the sidebar's *Include human overrides*).")
 
 
-# Figures are cached on the (small) results table: building one with Plotly Express is a large share of a
-# rerun, and the table only changes with the data or an override. Shared, not copied: never modified.
+# Figures are cached on the (small) results table: the table only changes with the data or an override. Shared,
+# not copied: never modified. They are drawn with Plotly's figure objects from plain dictionaries: Plotly Express
+# cost 0.15-0.3 s a chart (its data-frame machinery and a validated update per trace), which was a quarter of
+# Overview's first visit at 200,000 outputs and part of every rerun after a decision.
+_FACET_GAP = 0.03  # the horizontal space between two task panels, as a share of the figure's width
+
+
 @st.cache_resource(show_spinner=False, max_entries=64)
 def metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
-    """Bar chart of one metric by model, one bar per judge (scorer); with ``ci_low``/``ci_high`` columns (the
-    rows' intervals), each bar has its error bar."""
-    part = plot_frame(table[table["metric"] == metric].dropna(subset=["value"]), ["model", "scorer", "task"])
-    per_task = part["task"].nunique() > 1  # one panel per task: values of different tasks are not comparable
-    bars: dict[str, str] = {}
-    if {"ci_low", "ci_high"} <= set(part.columns) and part["ci_low"].notna().any():
-        part = part.assign(above=(part["ci_high"] - part["value"]).clip(lower=0),
-                           below=(part["value"] - part["ci_low"]).clip(lower=0))
-        bars = {"error_y": "above", "error_y_minus": "below"}
-    import plotly.express as px
+    """Bar chart of one metric by model, one bar per judge (scorer), one panel per task when there are several
+    (values of different tasks are not comparable); with ``ci_low``/``ci_high`` columns (the rows' intervals), each
+    bar has its error bar. A judge keeps its colour across panels; the hover shows judge, model, value, ``n`` and
+    ``n_missing``. Every name from the data is HTML-escaped (Plotly draws labels as HTML)."""
+    import plotly.graph_objects as go
+    from plotly.colors import qualitative
 
-    figure = px.bar(part, x="model", y="value", color="scorer", barmode="group", hover_data=["n", "n_missing"],
-                    facet_col="task" if per_task else None, title=f"{metric} by model and judge",
-                    labels={"value": metric}, **bars)
-    figure.update_layout(height=340, margin={"t": 50, "b": 10, "l": 10, "r": 10}, legend_title_text="judge")
-    return figure
+    part = plot_frame(table[table["metric"] == metric].dropna(subset=["value"]), ["model", "scorer", "task"])
+    tasks: list[str | None] = list(dict.fromkeys(part["task"])) if part["task"].nunique() > 1 else [None]
+    with_errors = {"ci_low", "ci_high"} <= set(part.columns) and bool(part["ci_low"].notna().any())
+    scorers = list(dict.fromkeys(part["scorer"]))
+    colours = qualitative.Plotly
+    label = html(metric)
+    width = (1 - _FACET_GAP * (len(tasks) - 1)) / len(tasks)
+    traces: list[dict[str, object]] = []
+    in_legend: set[str] = set()  # a judge's bars of every panel share one legend entry
+    layout: dict[str, object] = {
+        "title": {"text": f"{label} by model and judge"}, "barmode": "group", "height": 340,
+        "margin": {"t": 50, "b": 10, "l": 10, "r": 10}, "legend": {"title": {"text": "judge"}}, "annotations": []}
+    for column, task in enumerate(tasks):
+        suffix = str(column + 1) if column else ""
+        shown = part if task is None else part[part["task"] == task]
+        for number, scorer in enumerate(scorers):
+            rows = shown[shown["scorer"] == scorer]
+            if rows.empty:
+                continue
+            bar: dict[str, object] = {
+                "type": "bar", "name": scorer, "legendgroup": scorer, "showlegend": scorer not in in_legend,
+                "x": rows["model"].tolist(), "y": rows["value"].astype(float).tolist(),
+                "marker": {"color": colours[number % len(colours)]}, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+                "customdata": rows[["n", "n_missing"]].to_numpy().tolist(),
+                "hovertemplate": (f"judge={scorer.replace('%', '&#37;')}<br>model=%{{x}}<br>"
+                                  f"{label.replace('%', '&#37;')}=%{{y}}<br>n=%{{customdata[0]}}<br>"
+                                  "n_missing=%{customdata[1]}<extra></extra>")}
+            if with_errors:
+                above = (rows["ci_high"] - rows["value"]).clip(lower=0).astype(float)
+                below = (rows["value"] - rows["ci_low"]).clip(lower=0).astype(float)
+                bar["error_y"] = {"type": "data", "array": above.tolist(), "arrayminus": below.tolist()}
+            traces.append(bar)
+            in_legend.add(scorer)
+        start = column * (width + _FACET_GAP)
+        layout[f"xaxis{suffix}"] = {"domain": [start, start + width], "anchor": f"y{suffix}",
+                                    "title": {"text": "model"}}
+        layout[f"yaxis{suffix}"] = ({"anchor": "x", "title": {"text": label}} if not column else
+                                    {"anchor": f"x{suffix}", "matches": "y", "showticklabels": False})
+        if task is not None:
+            layout["annotations"].append(  # type: ignore[union-attr]
+                {"text": f"task={task}", "x": start + width / 2, "y": 1.0, "xref": "paper", "yref": "paper",
+                 "xanchor": "center", "yanchor": "bottom", "showarrow": False})
+    return go.Figure({"data": traces, "layout": layout})
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def spearman_heatmap(agreement: pd.DataFrame, metric: str) -> go.Figure | None:
-    """Symmetric inter-judge Spearman matrix of one metric (diagonal 1), or ``None`` with fewer than 2 judges."""
+    """Symmetric inter-judge Spearman matrix of one metric (diagonal 1), or ``None`` with fewer than 2 judges: the
+    first judge's row at the top, each cell's value written in it, the colour scale fixed at -1..1."""
+    import plotly.graph_objects as go
+
     part = agreement[agreement["metric"] == metric]
     judges = sorted(set(part["scorer_a"]) | set(part["scorer_b"]))
     if len(judges) < 2:
         return None
     labels = [html(j) for j in judges]  # Plotly draws axis labels as HTML
     position = {judge: k for k, judge in enumerate(judges)}
-    matrix = pd.DataFrame(np.eye(len(judges)), index=labels, columns=labels)
+    matrix = np.eye(len(judges))
     for record in part.to_dict("records"):
         value = record["spearman"]
         value = np.nan if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
         a, b = position[record["scorer_a"]], position[record["scorer_b"]]
-        matrix.iat[a, b] = matrix.iat[b, a] = value
-    import plotly.express as px
-
-    figure = px.imshow(matrix, text_auto=".3f", zmin=-1, zmax=1, color_continuous_scale="RdBu",
-                       title=f"{metric}: Spearman between judges", aspect="auto")
-    figure.update_layout(height=320, margin={"t": 50, "b": 10, "l": 10, "r": 10})
-    return figure
+        matrix[a, b] = matrix[b, a] = value
+    cells = [[None if math.isnan(v) else v for v in row] for row in matrix.tolist()]
+    heat = {"type": "heatmap", "z": cells, "x": labels, "y": labels, "zmin": -1, "zmax": 1, "colorscale": "RdBu",
+            "texttemplate": "%{z:.3f}", "hovertemplate": "%{y} · %{x}: %{z:.3f}<extra></extra>"}
+    layout = {"title": {"text": f"{html(metric)}: Spearman between judges"}, "height": 320,
+              "margin": {"t": 50, "b": 10, "l": 10, "r": 10}, "yaxis": {"autorange": "reversed"},
+              "xaxis": {"side": "bottom"}}
+    return go.Figure({"data": [heat], "layout": layout})
 
 
 def dimension_label(dimension: str) -> str:

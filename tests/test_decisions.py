@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from test_cli import run_cli
@@ -56,6 +57,45 @@ def test_pair_decisions_hand_worked():
     assert pair_decisions(None, "j1", "j2", ["ca"]).decisions == 0
     differ = APPLIED.assign(value=[1.0, 0.0, 0.0, 0.0, 0.0, 0.3, 0.3])  # i1's judges now differ
     assert pair_decisions(differ, "j1", "j2", ["ca"]).shared == 1
+
+
+def _pair_decisions_by_frames(applied, rater_a, rater_b, dimensions, outputs=None):
+    """The straightforward computation (the earlier code): masks, a MultiIndex and a groupby."""
+    rows = applied[applied["rater"].astype(str).isin([rater_a, rater_b]) & applied["dimension"].isin(dimensions)]
+    if outputs is not None:
+        keep = pd.MultiIndex.from_arrays([outputs["item_id"].astype(str), outputs["model"].astype(str)])
+        rows = rows[pd.MultiIndex.from_arrays([rows["item_id"].astype(str), rows["model"].astype(str)]).isin(keep)]
+    if rows.empty:
+        return 0, 0
+    columns = [c for c in ("item_id", "model", "dimension", "annotator", "role", "value", "updated_at")
+               if c in rows.columns]
+    count = len(rows[columns].astype(str).drop_duplicates())
+    keyed = rows.assign(**{c: rows[c].astype(str) for c in ("item_id", "model", "dimension", "rater")})
+    both = keyed.groupby(["item_id", "model", "dimension"], sort=False).agg(raters=("rater", "nunique"),
+                                                                          values=("value", "nunique"))
+    shared = int(((both["raters"] == 2) & (both["values"] == 1)).sum()) if rater_a != rater_b else 0
+    return count, shared
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pair_decisions_equal_the_frame_computation_on_random_ledgers(seed):
+    # few items, judges, values and times, so that decisions collide, pairs share labels and values are missing
+    rng = np.random.default_rng(seed)
+    size = 300
+    applied = pd.DataFrame({
+        "item_id": rng.choice(["i1", "i2", "i3", "i4", "i5"], size), "model": rng.choice(["A", "B"], size),
+        "rater": rng.choice(["j1", "j2", "j3"], size), "dimension": rng.choice(["ca", "e_gen", "e_ref"], size),
+        "value": rng.choice([0.0, 1.0, 0.5, np.nan], size), "annotator": rng.choice(["ann", "bob"], size),
+        "role": "annotator", "updated_at": rng.choice(["t1", "t2", "t3"], size)})
+    if seed % 2:
+        applied = applied.astype({c: "string[pyarrow]" for c in ("item_id", "model", "rater", "dimension")})
+    outputs = pd.DataFrame({"item_id": ["i1", "i3", "i9"], "model": ["A", "B", "A"]})
+    for a, b in (("j1", "j2"), ("j2", "j3"), ("j1", "j1")):
+        for dimensions in (["ca"], ["e_ref", "e_gen"], ["ca", "e_gen"]):
+            for scope in (None, outputs):
+                found = pair_decisions(applied, a, b, dimensions, scope)
+                assert (found.decisions, found.shared) == _pair_decisions_by_frames(applied, a, b, dimensions, scope)
+    assert decision_count(applied) == len(applied[list(applied.columns.drop("rater"))].astype(str).drop_duplicates())
 
 
 @pytest.mark.parametrize(("call", "error", "message"), [

@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 #: The columns that make rows one decision: the rows of one "(all judges)" decision differ only in ``rater``.
 #: A frame without some of them (a hand-made overrides table) is grouped on those it has.
@@ -46,7 +48,19 @@ def decision_count(rows: pd.DataFrame | None) -> int:
         return 0
     _require(rows, "rows")
     columns = [column for column in DECISION_KEY if column in rows.columns]
-    return int(len(rows[columns].astype(str).drop_duplicates()))
+    # distinct rows of the columns' texts (as ``astype(str).drop_duplicates()``), counted on integer codes: the
+    # frame operations cost milliseconds per call on the few rows of a pair, and a Python set per row on many
+    return int(len(np.unique(_row_codes([rows[column].astype(str) for column in columns]))))
+
+
+def _row_codes(columns: list[pd.Series]) -> NDArray[np.int64]:
+    """One integer per row, equal for two rows exactly when every column is equal (missing values equal)."""
+    code = np.zeros(len(columns[0]) if columns else 0, dtype=np.int64)
+    for column in columns:
+        codes, distinct = pd.factorize(column, use_na_sentinel=False)
+        # numbered again after each column: the codes stay below the row count, never overflow
+        code = pd.factorize(code * max(len(distinct), 1) + codes)[0].astype(np.int64)
+    return code
 
 
 @dataclass(frozen=True)
@@ -108,7 +122,21 @@ def pair_decisions(applied: pd.DataFrame | None, rater_a: str, rater_b: str, dim
         rows = rows[pd.MultiIndex.from_arrays([rows["item_id"].astype(str), rows["model"].astype(str)]).isin(keep)]
     if rows.empty:
         return PairDecisions(str(rater_a), str(rater_b), 0, 0)
-    keyed = rows.assign(**{column: rows[column].astype(str) for column in (*_OUTPUT_KEY, "rater")})
-    both = keyed.groupby(_OUTPUT_KEY, sort=False).agg(raters=("rater", "nunique"), values=("value", "nunique"))
-    shared = int(((both["raters"] == 2) & (both["values"] == 1)).sum()) if rater_a != rater_b else 0
+    shared = 0
+    if rater_a != rater_b:
+        # per output and dimension: its raters and its distinct values (missing values not counted, as
+        # ``nunique``); both judges with one value is a label a human gave them both
+        output = _row_codes([rows[column].astype(str) for column in _OUTPUT_KEY])
+        outputs_seen = int(output.max()) + 1
+        raters = _distinct_per(output, rows["rater"].astype(str), outputs_seen)
+        given = rows["value"].notna().to_numpy()
+        values = _distinct_per(output[given], rows["value"][given], outputs_seen)
+        shared = int(((raters == 2) & (values == 1)).sum())
     return PairDecisions(str(rater_a), str(rater_b), decision_count(rows), shared)
+
+
+def _distinct_per(groups: NDArray[np.int64], labels: pd.Series, size: int) -> NDArray[np.int64]:
+    """How many distinct ``labels`` each group ``0 .. size - 1`` has (``groups``: the group of each label)."""
+    codes, distinct = pd.factorize(labels, use_na_sentinel=False)
+    pairs = np.unique(groups * max(len(distinct), 1) + codes)
+    return np.bincount(pairs // max(len(distinct), 1), minlength=size)
