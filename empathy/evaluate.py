@@ -104,16 +104,16 @@ def text_features(outputs: pd.DataFrame, analyser: TextAnalyser | None = None, *
         signature = signature or spacy_analyser_signature()
     reference = outputs["reference"][chosen]
     generation = outputs["generation"][chosen]
-    texts = pd.unique(pd.concat([reference, generation], ignore_index=True))
+    # one factorisation gives the distinct texts (in order of appearance, as pd.unique) and where each row's text
+    # is among them: each of 400,000 texts hashed once at 200,000 outputs, not again to be looked up
+    codes, texts = pd.factorize(pd.concat([reference, generation], ignore_index=True), use_na_sentinel=False)
     sentences, densities = analyser(list(texts))
     sentences = np.asarray(sentences, dtype=float)
     densities = np.asarray(densities, dtype=float)
     if sentences.shape != (len(texts),) or densities.shape != (len(texts), 3):
         raise ValueError(f"text analyser returned shapes {sentences.shape} and {densities.shape}; "
                          f"expected ({len(texts)},) and ({len(texts)}, 3)")
-    position = pd.Index(texts)
-    ref = position.get_indexer(reference)
-    gen = position.get_indexer(generation)
+    ref, gen = codes[:len(reference)], codes[len(reference):]
     sentences_ref[chosen], sentences_gen[chosen] = sentences[ref], sentences[gen]
     densities_ref[chosen], densities_gen[chosen] = densities[ref], densities[gen]
     return TextFeatures(sentences_ref=sentences_ref, sentences_gen=sentences_gen, densities_ref=densities_ref,

@@ -175,3 +175,36 @@ def test_text_features_of_no_row_call_no_analyser():
     features = text_features(OUTPUTS, analyser, rows=np.zeros(len(OUTPUTS), dtype=bool))
     assert CALLS == [] and features.signature == ""
     assert np.isnan(features.sentences_ref).all() and features.densities_gen.shape == (len(OUTPUTS), 3)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_text_features_give_each_row_its_own_texts_features(seed):
+    # texts repeat across rows and between the two columns (a reference that is another row's generation); a mask
+    # chooses some rows: each chosen row gets the analysis of its own two texts, each distinct text analysed once
+    rng = np.random.default_rng(seed)
+    pool = [f"text {k}." for k in range(7)]
+    size = 40
+    outputs = pd.DataFrame({"item_id": [f"i{k}" for k in range(size)], "model": "m",
+                            "reference": rng.choice(pool, size), "generation": rng.choice(pool, size)})
+    if seed % 2:
+        outputs = outputs.astype({"reference": "string[pyarrow]", "generation": "string[pyarrow]"})
+    chosen = rng.random(size) < 0.6
+    seen: list[list[str]] = []
+
+    def numbered(texts):
+        seen.append(list(texts))
+        return [float(len(t) + int(t.split()[1][:-1])) for t in texts], [[int(t.split()[1][:-1]), 1.0, 2.0]
+                                                                          for t in texts]
+
+    found = text_features(outputs, numbered, signature="x", rows=chosen)
+    expected = list(dict.fromkeys([*outputs["reference"][chosen], *outputs["generation"][chosen]]))
+    assert seen == [expected]  # once each, in order of appearance
+    for row in range(size):
+        for column, sentences, densities in (("reference", found.sentences_ref, found.densities_ref),
+                                             ("generation", found.sentences_gen, found.densities_gen)):
+            text = outputs[column].iloc[row]
+            if chosen[row]:
+                number = int(text.split()[1][:-1])
+                assert sentences[row] == len(text) + number and densities[row].tolist() == [number, 1.0, 2.0]
+            else:
+                assert np.isnan(sentences[row]) and np.isnan(densities[row]).all()
