@@ -75,7 +75,11 @@ def judge_signatures(ratings: pd.DataFrame) -> dict[str, str]:
         return {str(rater): "unsigned" for rater in sorted(ratings["rater"].unique())}
     rater_codes, rater_names = pd.factorize(ratings["rater"])
     signature_codes, signature_names = pd.factorize(ratings["signature"])
-    combined = np.unique(rater_codes.astype(np.int64) * (len(signature_names) + 1) + signature_codes + 1)
+    cells = rater_codes.astype(np.int64) * (len(signature_names) + 1) + signature_codes + 1
+    size = len(rater_names) * (len(signature_names) + 1)
+    # few raters and signatures (3 x 3 at 200,000 outputs): the pairs found by counting, not by sorting 3 million
+    # codes; a table of many (a signature per row) is sorted instead
+    combined = np.flatnonzero(np.bincount(cells, minlength=size)) if size <= 4 * len(cells) else np.unique(cells)
     found: dict[str, set[str]] = {str(name): set() for name in rater_names}
     for code in combined:
         rater, signature = divmod(int(code), len(signature_names) + 1)
