@@ -458,3 +458,25 @@ def test_the_live_metric_locates_only_the_changed_keys_of_an_updated_ledger(tmp_
         expected = plan.evaluate(plan.patch(held.applied))
         pd.testing.assert_frame_equal(report.table, expected.table)
     assert spliced > 5
+
+
+@pytest.mark.parametrize("dtype", ["string[pyarrow]", "str", object])
+def test_the_bisections_read_values_as_a_sorted_list_does(dtype):
+    # the bisections read an Arrow text column straight from its array, other columns by iat: each place found is
+    # Python's bisect's on the same values, for present and absent values, at both ends, in several Arrow chunks
+    import bisect
+
+    rng = np.random.default_rng(7)
+    words = sorted(f"i{k:03d}" for k in rng.integers(0, 400, 300))
+    column = pd.Series(words, dtype=dtype)
+    if dtype == "string[pyarrow]":  # as a spliced frame holds it: several chunks
+        column = pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array([words[:100], words[100:250], words[250:]])))
+        assert column.array._pa_array.num_chunks == 3
+    frame = pd.DataFrame({"item_id": column})
+    for value in ["", "i000", words[0], words[57], words[-1], "i2", "i999", "z", *words[::31]]:
+        assert ledger_module._bound(column, value, after=False) == bisect.bisect_left(words, value)
+        assert ledger_module._bound(column, value, after=True) == bisect.bisect_right(words, value)
+        assert ledger_module._first_position(frame, "item_id", value) == bisect.bisect_right(words, value)
+    with_missing = pd.Series([*words[:5], None], dtype=dtype)
+    with pytest.raises(TypeError):  # a missing value is not text: the callers' signal to compare the column whole
+        ledger_module._bound(with_missing, "i999", after=True)

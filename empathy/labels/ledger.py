@@ -19,7 +19,7 @@ import bisect
 import hashlib
 import weakref
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -578,12 +578,24 @@ def _texts(values: pd.Series) -> list[str]:
     return values.astype(str).tolist()
 
 
+def _reader(values: pd.Series) -> Callable[[int], object]:
+    """The value of row ``k`` of ``values``, as a bisection reads it: an Arrow text column's straight from its Arrow
+    array (2 us a step against ``iat``'s 10: a bisection of 30,000 rows reads 15 values, several per key), others
+    by ``iat``. A missing value reads as ``None`` from Arrow, as NaN by ``iat``: either makes a comparison with
+    text raise ``TypeError``."""
+    if isinstance(values.array, ArrowStringArray):
+        chunked = values.array._pa_array
+        return lambda position: chunked[position].as_py()
+    return values.iat.__getitem__
+
+
 def _bound(values: pd.Series, value: str, *, after: bool) -> int:
     """Where ``value`` goes in the sorted ``values``: before the rows equal to it, or ``after`` them."""
     low, high = 0, len(values)
+    read = _reader(values)
     while low < high:
         middle = (low + high) // 2
-        here = values.iat[middle]
+        here = read(middle)
         if value < here or (not after and value == here):
             high = middle
         else:
@@ -665,11 +677,11 @@ def decisions_of_items(decisions: pd.DataFrame, items: list[str], columns: list[
 
 def _first_position(frame: pd.DataFrame, column: str, value: str) -> int:
     """Where ``value`` goes in ``frame``'s ``column`` (sorted): after every row equal to it or before it."""
-    values = frame[column]
+    read = _reader(frame[column])
     low, high = 0, len(frame)
     while low < high:
         middle = (low + high) // 2
-        if value < values.iat[middle]:
+        if value < read(middle):
             high = middle
         else:
             low = middle + 1
