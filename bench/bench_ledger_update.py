@@ -11,11 +11,16 @@ The store write is not counted (the same in both trees). The Relabel server's ow
 run, the window) is ``bench_decision_cost.py``'s; this is the ledger's share, per rule (the browser benchmark runs
 the default rule, ``latest``, only).
 
+``--untouched``: each key on an output no decision of the store touches (with ``--scale 10``: 20,000 outputs, of
+which at most 10,000 are decided), so that what grows with the ledger's size is told apart from what grows with
+the decisions on the output decided (a key's rows are reduced by the label rule with that output's other
+decisions: more decisions per output, more rows).
+
 ``--baseline REF``: the package at a git revision, extracted into a temporary folder, run in the same session;
 the two trees alternate (this, baseline, baseline, this) per row.
 
 Run: ``python bench/bench_ledger_update.py [--decided 0,1000,10000] [--rules latest,majority,adjudicated]
-[--keys 40] [--baseline REF]``; prints the machine, the load and a Markdown table.
+[--keys 40] [--scale 1] [--untouched] [--baseline REF]``; prints the machine, the load and a Markdown table.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from machine import machine  # noqa: E402
 WORKER = r"""
 import json, sys, time
 root, store_path, outputs_path, rule, keys = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+untouched = sys.argv[6] == "untouched"
 sys.path.insert(0, root)
 import empathy
 assert empathy.__file__.startswith(root), empathy.__file__
@@ -51,8 +57,16 @@ _ = ledger.digest, ledger.decision_counts, ledger.decision_total
 before = int(len(ledger.decisions))
 version = store.version()
 costs = []
+chosen = outputs
+if untouched:  # the outputs no decision touches, spread over the data set
+    decided = set(zip(ledger.decisions["item_id"].astype(str), ledger.decisions["model"].astype(str)))
+    free = [k for k, key in enumerate(zip(outputs["item_id"].astype(str), outputs["model"].astype(str)))
+            if key not in decided]
+    if len(free) < keys:
+        raise SystemExit(f"only {len(free)} outputs without a decision for {keys} keys: a larger --scale")
+    chosen = outputs.iloc[free[::max(1, len(free) // keys)][:keys]]
 for key in range(keys):
-    row = outputs.iloc[key % len(outputs)]
+    row = chosen.iloc[key % len(chosen)]
     bound = text_hash(row["reference"], row["generation"])
     store.set_overrides(name, [Change(row["item_id"], row["model"], judge, "ca", float(key % 2), "", bound)
                                for judge in ("judge0", "judge1", "judge2")], annotator="bench")
@@ -67,14 +81,15 @@ print(json.dumps({"costs": costs, "rows": before}))
 """
 
 
-def run_tree(root: Path, template: Path | None, folder: Path, rule: str, keys: int, work: Path) -> dict:
+def run_tree(root: Path, template: Path | None, folder: Path, rule: str, keys: int, work: Path, *,
+             untouched: bool = False) -> dict:
     """One fresh process: the ledger of a copy of ``template`` (``None``: a new store) under ``rule``, ``keys``
-    decisions brought in."""
+    decisions brought in (``untouched``: on outputs no decision of the store touches)."""
     from bench_relabel_keypress import fresh_store, worker_result
 
     store = fresh_store(template, work)
-    result = worker_result(WORKER, [str(root), str(store), str(folder / "outputs.csv"), rule, str(keys)], root,
-                           cwd=work)
+    result = worker_result(WORKER, [str(root), str(store), str(folder / "outputs.csv"), rule, str(keys),
+                                    "untouched" if untouched else "any"], root, cwd=work)
     costs = sorted(result["costs"])
     return {"median_ms": 1000 * statistics.median(costs), "p90_ms": 1000 * costs[int(0.9 * (len(costs) - 1))],
             "rows": result["rows"]}
@@ -85,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--decided", default="0,1000,10000", help="decisions by others in the store, comma-separated")
     parser.add_argument("--rules", default="latest,majority,adjudicated")
     parser.add_argument("--keys", type=int, default=40)
+    parser.add_argument("--scale", type=int, default=1, help="the data set's items, in 200s (1: 2,000 outputs)")
+    parser.add_argument("--untouched", action="store_true",
+                        help="each key on an output no decision of the store touches (needs --scale > decided/2000)")
     parser.add_argument("--baseline", default=None, help="a git revision to compare with (same session)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "tests"))
@@ -92,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="bench-ledger-") as temp:
         temp_path = Path(temp)
-        folder, trees = team_job(temp_path, args.baseline)
+        folder, trees = team_job(temp_path, args.baseline, args.scale)
         print(f"Machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the start", flush=True)
         print("| tree | decision rows before | rule | update CPU per decision, median (ms) | p90 (ms) | load |")
         print("|---|---:|---|---:|---:|---:|")
@@ -104,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                 order = trees + trees[::-1] if len(trees) > 1 else trees
                 results: dict[str, list[dict]] = {}
                 for label, root in order:
-                    result = run_tree(root, template, folder, rule, args.keys, work)
+                    result = run_tree(root, template, folder, rule, args.keys, work, untouched=args.untouched)
                     if result["rows"] != rows:
                         raise RuntimeError(f"{label}: the ledger has {result['rows']} decision rows, not {rows}")
                     results.setdefault(label, []).append(result)

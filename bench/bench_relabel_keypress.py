@@ -213,13 +213,14 @@ def fresh_store(template: Path | None, work: Path) -> Path:
     return store
 
 
-def team_job(temp: Path, baseline: str | None) -> tuple[Path, list[tuple[str, Path]]]:
-    """The paper-scale data set (:func:`paper_data`) in ``temp / "data"``, and the trees to run it on: this one,
-    and the tree at the git revision ``baseline`` (extracted into ``temp / "baseline"``) when given."""
+def team_job(temp: Path, baseline: str | None, scale: int = 1) -> tuple[Path, list[tuple[str, Path]]]:
+    """The paper-scale data set (:func:`paper_data`, ``scale`` times the items) in ``temp / "data"``, and the trees
+    to run it on: this one, and the tree at the git revision ``baseline`` (extracted into ``temp / "baseline"``)
+    when given."""
     from bench_app_rerun import variant_tree
 
     folder = temp / "data"
-    paper_data(folder, 1)
+    paper_data(folder, scale)
     trees = [("this tree", ROOT)]
     if baseline:
         trees.append((f"baseline ({baseline})", variant_tree(baseline, temp / "baseline")))
