@@ -81,9 +81,8 @@ else:
                             "human_decisions, same_human_label, warning) and the signature; spreadsheet-safe.")
 
 st.subheader("Instance-level agreement between judges")
-effective = compute.effective_ratings(data)
 alpha = compute.alpha_by_dimension(data)  # cached per dimension
-if effective["rater"].nunique() >= 2 and len(alpha):
+if compute.rater_count(data) >= 2 and len(alpha):
     alpha = alpha.assign(alpha=alpha["alpha"].astype(float).round(3))
     st.markdown(views.labels_used(data))
     st.dataframe(alpha, hide_index=True, key="agreement_alpha")

@@ -438,12 +438,23 @@ def by_task(data: Loaded) -> bool:
     """Whether the numbers are computed within each task: whenever the shown outputs hold several tasks, unless
     the sidebar pools them (an explicit choice, named ``tasks:pooled`` in the signature). The paper reports per
     task, and pooled LD standardises across genres (:func:`empathy.evaluate.default_by_task`)."""
-    return default_by_task(data.dataset.outputs) and not st.session_state.get(session_keys.POOLED_TASKS, False)
+    return several_tasks(data) and not st.session_state.get(session_keys.POOLED_TASKS, False)
 
 
 def pooled(data: Loaded) -> bool:
     """Whether the numbers pool several tasks (the sidebar's explicit choice)."""
-    return default_by_task(data.dataset.outputs) and not by_task(data)
+    return several_tasks(data) and not by_task(data)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _several_tasks(key: str, _outputs: pd.DataFrame) -> bool:
+    return default_by_task(_outputs)
+
+
+def several_tasks(data: Loaded) -> bool:
+    """:func:`empathy.evaluate.default_by_task` of the shown outputs, cached per content key (a page asks it a dozen
+    times a run: each a count of 200,000 task names)."""
+    return _several_tasks(data.content_key, data.dataset.outputs)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -619,6 +630,22 @@ def _dimensions(key: str, _ratings: pd.DataFrame) -> list[str]:
 def dimensions_of(data: Loaded) -> list[str]:
     """The dimensions rated in the data set (cached per content key)."""
     return _dimensions(data.content_key, data.dataset.ratings)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _raters(key: str, _ratings: pd.DataFrame) -> list[str]:
+    return sorted(map(str, _ratings["rater"].dropna().unique()))
+
+
+def rater_count(data: Loaded, *, with_overrides: bool | None = None) -> int:
+    """How many raters the effective ratings (:func:`effective_ratings`) hold: the data set's (cached per content
+    key) and those of the overrides that apply (an override may add a rating no judge gave), without building the
+    effective ratings or counting 3 million names after every decision."""
+    current = overrides.applied(data) if _use_overrides(with_overrides) else None
+    names = set(_raters(data.content_key, data.dataset.ratings))
+    if current is not None and len(current):
+        names |= set(map(str, current["rater"].dropna().unique()))
+    return len(names)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -436,6 +436,31 @@ def test_effective_key_follows_only_the_overrides_of_its_dimensions(tmp_path):
     assert compute.effective_key(data, ["ca"], with_overrides=False) == f"{data.content_key}:none:ca"  # judge-only
 
 
+def test_the_rater_count_is_that_of_the_effective_ratings(tmp_path):
+    # Agreement's "at least two raters" reads the count without building the effective ratings: the data set's
+    # raters and those of the overrides that apply, equal to counting the effective ratings' (with a gap filled)
+    from empathy_app import compute, loading
+
+    folder = _write_fixture(tmp_path / "fixture")
+    outputs, ratings = loading.demo_files(folder)
+    dataset = loading.load_from_paths(outputs, ratings)
+    store = OverrideStore(tmp_path / "store.sqlite")
+    data = loading.Loaded(dataset=dataset, name="fixture", data_dir=folder, dataset_id="outputs.csv",
+                          content_key=loading.content_key(dataset), store=store)
+
+    def both(with_overrides: bool) -> tuple[int, int]:
+        effective = compute.effective_ratings(data, with_overrides=with_overrides)
+        return compute.rater_count(data, with_overrides=with_overrides), int(effective["rater"].nunique())
+
+    start = both(True)
+    assert start[0] == start[1] == dataset.ratings["rater"].nunique() >= 2
+    for dimension in ("ca", "e_ref"):  # a judge's label replaced; a rating no judge gave added (a new row)
+        store.set_overrides(data.dataset_id, make_changes(dataset.outputs, dataset.ratings, "i1", "A", ["j1"],
+                                                          dimension, 0.0), annotator="x")
+        assert both(True) == start and both(False) == start
+    assert len(compute.effective_ratings(data, with_overrides=True)) == len(dataset.ratings) + 1
+
+
 def _name(at) -> str:
     """The store name of the data set the app has loaded (what its overrides are kept under)."""
     from empathy_app import loading
