@@ -15,6 +15,7 @@ import dataclasses
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,9 @@ from empathy.review import EffectiveRatings, Recompute, agreement_labels, per_ta
 from empathy_app import overrides, session_keys
 from empathy_app.loading import Loaded
 from empathy_app.progress import MIN_INTERVAL, ProgressBar
+
+if TYPE_CHECKING:  # imported where an alpha is computed: not by every page's first run
+    from empathy.agreement import LiveAlpha
 
 
 def _analyze(texts: Sequence[str], progress: Callable[..., None] | None = None) -> list:
@@ -589,11 +593,24 @@ def effective_key(data: Loaded, dimensions: Sequence[str] | None = None, *,
     return f"{data.content_key}:{_overrides_key(data, current, dimensions)}{scope}"
 
 
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _live_alpha(key: str, dimension: str, _ratings: pd.DataFrame) -> LiveAlpha:
+    from empathy.agreement import LiveAlpha
+
+    return LiveAlpha(_ratings, dimension)
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def _alpha(key: str, dimension: str, okey: str, _ratings: pd.DataFrame, _overrides: pd.DataFrame | None
            ) -> pd.DataFrame:
     from empathy.agreement import krippendorff_by_dimension
 
+    if _overrides is not None and len(_overrides):
+        # the judges' matrix of the dimension built once (when its first decision applies), each decision's cells set
+        # in a copy of it: no effective ratings built nor their keys factorised again
+        row = _live_alpha(key, dimension, _ratings).row(_overrides)
+        if row is not None:
+            return pd.DataFrame([row], columns=["dimension", "alpha", "level", "n_raters", "n_units"])
     every = _effective_engine(key, _ratings)(_overrides)
     # the dimension's matrix read from the whole frame by codes, no copy of its rows (+40-60 MiB at 200,000 outputs)
     return krippendorff_by_dimension(every, dimensions=[dimension])

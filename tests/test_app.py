@@ -298,10 +298,21 @@ def test_relabel_a_score_dimension_with_the_number_input(tmp_path, _store):
 
 # ------------------------------------------------------------------------------------------ per-rerun cost
 
-def test_alpha_follows_an_override_of_its_dimension(tmp_path, _store):
+def test_alpha_follows_an_override_of_its_dimension(tmp_path, _store, monkeypatch):
     # Nominal alpha of j1 and j2 on the 12 CA labels, by hand (Krippendorff 2011): n = 24 values.
     # Before: 10 ones, 14 zeros, 2 disagreeing units (A/i3, B/i1): 1 - 23 * 4 / (2 * 10 * 14) = 0.67143.
     # After j2's A/i3 is overridden to 1: 11 ones, 13 zeros, 1 unit: 1 - 23 * 2 / (2 * 11 * 13) = 0.83916.
+    # The alpha after the decision is the kept matrix's (LiveAlpha), not the full computation's: counted calls.
+    from empathy import agreement
+
+    full: list[int] = []
+    original = agreement.krippendorff_by_dimension
+
+    def counted(*args: object, **kwargs: object) -> object:
+        full.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(agreement, "krippendorff_by_dimension", counted)
     folder = _write_fixture(tmp_path / "fixture")
     at = _app(_path_source(folder), annotator="ann")
     at.switch_page("app_pages/5_Agreement.py").run()
@@ -311,10 +322,12 @@ def test_alpha_follows_an_override_of_its_dimension(tmp_path, _store):
     base = at.session_state["_base"].dataset
     changes = make_changes(base.outputs, base.ratings, "i3", "A", ["j2"], "ca", 1.0)
     OverrideStore(_store).set_overrides(_name(at), changes, annotator="x")
+    before = len(full)
     at.run()  # another session's override: the next rerun sees it (the sidebar includes human overrides)
     _ok(at)
     alpha = _dataframe_with(at, "alpha").set_index("dimension")
     assert alpha.loc["ca", "alpha"] == round(1 - 23 * 2 / 286, 3) == 0.839
+    assert len(full) == before  # the decision's alpha from the kept matrix, not the full computation
     at.sidebar.toggle(key="_w_with_overrides").set_value(False).run()  # the judges' own labels
     _ok(at)
     assert _dataframe_with(at, "alpha").set_index("dimension").loc["ca", "alpha"] == 0.671
