@@ -734,9 +734,12 @@ def disagreement_count(data: Loaded, dimension: str) -> tuple[int, int]:
     return _disagreement_count(data.content_key, dimension, data.dataset.ratings)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+# A resource, not data: shared, not a pickled copy kept and another unpickled at every rerun (200,000 labels: 19 MiB
+# each, and the unpickling's CPU at every click of Inspect). Callers only read it.
+@st.cache_resource(show_spinner=False, max_entries=16)
 def output_labels(keys: pd.DataFrame) -> list[str]:
-    """``"<item_id> · <model>"`` of each row of ``keys`` (a selectbox's options; cached on the rows' content)."""
+    """``"<item_id> · <model>"`` of each row of ``keys`` (a selectbox's options; cached on the rows' content; not to
+    be modified)."""
     return [f"{i} · {m}" for i, m in zip(keys["item_id"], keys["model"], strict=True)]
 
 
