@@ -458,7 +458,9 @@ def metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
                 "type": "bar", "name": scorer, "legendgroup": scorer, "showlegend": scorer not in in_legend,
                 "x": rows["model"].tolist(), "y": rows["value"].astype(float).tolist(),
                 "marker": {"color": colours[number % len(colours)]}, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
-                "customdata": rows[["n", "n_missing"]].to_numpy().tolist(),
+                # a missing count is JSON's null, not pandas' NA (which the figure's encoder cannot write)
+                "customdata": [[None if pd.isna(v) else v for v in pair]
+                               for pair in zip(rows["n"].tolist(), rows["n_missing"].tolist(), strict=True)],
                 "hovertemplate": (f"judge={scorer.replace('%', '&#37;')}<br>model=%{{x}}<br>"
                                   f"{label.replace('%', '&#37;')}=%{{y}}<br>n=%{{customdata[0]}}<br>"
                                   "n_missing=%{customdata[1]}<extra></extra>")}
