@@ -22,7 +22,6 @@ from __future__ import annotations
 import copy
 import functools
 import threading
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -658,7 +657,8 @@ class LiveMetrics:
         self._lock = threading.Lock()
         # the last overrides frame located (held weakly) and where it writes: a ledger's applied overrides spliced
         # from it are located from the changed rating keys alone
-        self._located: tuple[weakref.ref, NDArray[np.int64], NDArray[np.float64]] | None = None
+        # (its frame_serial, cells, values): the serial, not the frame, so that the frame need not stay alive
+        self._located: tuple[int, NDArray[np.int64], NDArray[np.float64]] | None = None
 
     def report(self, changes: pd.DataFrame | None, *, seed: int | None = None, n_overrides: int | None = None
                ) -> MetricsReport | None:
@@ -682,13 +682,13 @@ class LiveMetrics:
     def _locate(self, changes: pd.DataFrame | None) -> tuple[NDArray[np.int64], NDArray[np.float64]] | None:
         """:meth:`MetricPlan.locate` of ``changes``; for an applied frame spliced from the last one located (one row
         per rating key, as every label rule's), the last cells without the changed keys' plus their rows' now."""
-        from empathy.labels.ledger import applied_delta
+        from empathy.labels.ledger import applied_delta, frame_serial
 
         last = self._located
         delta = applied_delta(changes) if last is not None else None
         located = None
-        if delta is not None and last is not None and delta[0] is last[0]():
-            _previous, keys, rows = delta
+        if delta is not None and last is not None and delta.previous == last[0]:
+            keys, rows = delta.keys, delta.rows
             gone = self._cells_of(keys)
             now = self.plan.locate(rows)
             if gone is not None and now is not None:
@@ -699,7 +699,7 @@ class LiveMetrics:
         if located is None:
             located = self.plan.locate(changes)
         if located is not None and changes is not None and len(changes):
-            self._located = (weakref.ref(changes), *located)
+            self._located = (frame_serial(changes), *located)
         return located
 
     def _cells_of(self, keys: pd.DataFrame) -> NDArray[np.int64] | None:

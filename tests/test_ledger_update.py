@@ -3,6 +3,7 @@ OverrideStore.changed_decisions): equal to reading every decision again, after a
 
 from __future__ import annotations
 
+import gc
 from dataclasses import replace
 
 import numpy as np
@@ -442,13 +443,16 @@ def test_the_live_metric_locates_only_the_changed_keys_of_an_updated_ledger(tmp_
         if step % 4 == 3:
             continue
         keys, rows = store.changed_decisions(NAME, version)
-        previous = held.applied
+        # the ledger before is not kept (the server drops it at each key): the frame it was spliced from is known
+        # by its serial only, and the live metric must still locate the changed keys alone
+        previous, before = ledger_module.frame_serial(held.applied), len(held.applied)
         held, version = updated_ledger(held, keys, rows, outputs, hashes=hashes), store.version()
+        gc.collect()
         located.clear()
         report = live.report(held.applied)
         delta = ledger_module.applied_delta(held.applied)
         whole = original(plan, held.applied)
-        if delta is not None and delta[0] is previous and len(previous) and len(held.applied):
+        if delta is not None and delta.previous == previous and before and len(held.applied):
             spliced += 1
             assert located and max(located) <= len(keys), (located, len(keys))  # the changed keys only
         assert report is not None and whole is not None
@@ -480,3 +484,21 @@ def test_the_bisections_read_values_as_a_sorted_list_does(dtype):
     with_missing = pd.Series([*words[:5], None], dtype=dtype)
     with pytest.raises(TypeError):  # a missing value is not text: the callers' signal to compare the column whole
         ledger_module._bound(with_missing, "i999", after=True)
+
+
+def test_a_frame_serial_is_the_frames_own_while_it_lives_and_never_another_frames():
+    first = pd.DataFrame({"a": [1]})
+    serial = ledger_module.frame_serial(first)
+    assert ledger_module.frame_serial(first) == serial  # stable while alive
+    seen = {serial}
+    for _ in range(50):  # frames freed and made again (ids reused): each a serial never given before
+        frame = pd.DataFrame({"a": [2]})
+        number = ledger_module.frame_serial(frame)
+        assert number not in seen
+        seen.add(number)
+        del frame
+        gc.collect()
+    assert ledger_module.frame_serial(first) == serial
+    del first
+    gc.collect()
+    assert all(ref() is not None for ref, _ in ledger_module._SERIALS.values())  # the freed frames' entries gone

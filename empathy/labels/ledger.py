@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import weakref
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -380,29 +381,57 @@ def updated_ledger(ledger: Ledger, keys: pd.DataFrame, rows: pd.DataFrame, outpu
 
 
 #: How each applied frame :func:`updated_ledger` spliced came about, by the frame (held weakly: a frame gone is
-#: forgotten): the frame it was spliced from, the rating keys that changed and their applied rows now.
-_APPLIED_DELTAS: dict[int, tuple[weakref.ref, weakref.ref, pd.DataFrame, pd.DataFrame]] = {}
+#: forgotten): the frame, the serial of the frame it was spliced from, the rating keys that changed and their
+#: applied rows now. The frame spliced from is named by its serial (:func:`frame_serial`), not held: the server
+#: drops the ledger before at each key, and a consumer that located it must still know this frame is its successor.
+_APPLIED_DELTAS: dict[int, tuple[weakref.ref, int, pd.DataFrame, pd.DataFrame]] = {}
+#: The serial of each frame numbered by :func:`frame_serial` while it is alive (by ``id``; the entry goes with it).
+_SERIALS: dict[int, tuple[weakref.ref, int]] = {}
+_NEXT_SERIAL = itertools.count(1)
+
+
+def frame_serial(frame: pd.DataFrame) -> int:
+    """A number for ``frame`` that no other frame of this process ever gets (numbered on first use, kept while the
+    frame is alive): what :func:`applied_delta` names the frame an applied frame was spliced from by."""
+    key = id(frame)
+    found = _SERIALS.get(key)
+    if found is not None and found[0]() is frame:
+        return found[1]
+    serial = next(_NEXT_SERIAL)
+    # the entry is removed when the frame is freed, before its id can be another frame's
+    _SERIALS[key] = (weakref.ref(frame, lambda _ref, key=key: _SERIALS.pop(key, None)), serial)
+    return serial
+
+
+@dataclass(frozen=True)
+class AppliedDelta:
+    """How :func:`updated_ledger` made an applied frame (:func:`applied_delta`): ``previous``, the
+    :func:`frame_serial` of the previous ledger's applied frame it was spliced from; ``keys``, the rating keys
+    (:data:`~empathy.labels.schema.KEY_COLUMNS`) whose rows were replaced; ``rows``, their rows in the new frame
+    (every row of those keys; the other rows are the previous frame's)."""
+
+    previous: int
+    keys: pd.DataFrame
+    rows: pd.DataFrame
 
 
 def _remember_delta(applied: pd.DataFrame, previous: pd.DataFrame, keys: pd.DataFrame, rows: pd.DataFrame) -> None:
     for key in [key for key, (ref, *_rest) in _APPLIED_DELTAS.items() if ref() is None]:
         del _APPLIED_DELTAS[key]
-    _APPLIED_DELTAS[id(applied)] = (weakref.ref(applied), weakref.ref(previous), keys, rows)
+    _APPLIED_DELTAS[id(applied)] = (weakref.ref(applied), frame_serial(previous), keys, rows)
 
 
-def applied_delta(applied: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
+def applied_delta(applied: pd.DataFrame | None) -> AppliedDelta | None:
     """How :func:`updated_ledger` made the applied overrides ``applied`` (a :attr:`Ledger.applied`, not to be
-    modified): ``(previous, keys, rows)``, the previous ledger's applied frame it was spliced from (while it is
-    alive), the rating keys (:data:`~empathy.labels.schema.KEY_COLUMNS`) whose rows were replaced, and their rows
-    in ``applied`` (every row of ``applied`` of those keys; the other rows are ``previous``'s). ``None`` for any
-    other frame: a consumer that kept what it derived from ``previous`` redoes only the changed keys."""
+    modified), whether or not the frame it was spliced from is still alive; ``None`` for any other frame. A
+    consumer that kept what it derived from a frame (and its :func:`frame_serial`) redoes only the changed keys
+    when ``previous`` is that serial."""
     if applied is None:
         return None
     found = _APPLIED_DELTAS.get(id(applied))
     if found is None or found[0]() is not applied:
         return None
-    previous = found[1]()
-    return None if previous is None else (previous, found[2], found[3])
+    return AppliedDelta(found[1], found[2], found[3])
 
 
 #: Up to how many rows :func:`_few_reduced` reduces in Python (more: :func:`effective_overrides` itself).
