@@ -309,11 +309,25 @@ def _column_values(array: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDA
 
 
 def _model_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] | None, models: Sequence[str],
-                confidence: float, direction: str, *, with_pairs: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The models table (:data:`MODEL_COLUMNS`, best first) and adjacent pairs (:data:`PAIR_COLUMNS`; none
-    without ``with_pairs``) of one items x models terms matrix from its bootstrap ``replicates`` (resamples x
-    models; ``None``: no resamples, so values and ranks without intervals)."""
+                confidence: float, direction: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The models table (:data:`MODEL_COLUMNS`, best first) and adjacent pairs (:data:`PAIR_COLUMNS`) of one
+    items x models terms matrix from its bootstrap ``replicates`` (resamples x models; ``None``: no resamples, so
+    values and ranks without intervals)."""
+    rows = _model_records(array, replicates, models, confidence, direction)
+    table = pd.DataFrame(rows, columns=list(MODEL_COLUMNS)).astype({c: "Int64" for c in ("rank", "rank_low",
+                                                                                        "rank_high")})
+    scored = [r["model"] for r in rows if r["value"] is not None]
     usable = ~np.isnan(array)
+    pairs = ([_pair(better, worse, array, usable, replicates, models, confidence, direction)
+              for better, worse in itertools.pairwise(scored)] if replicates is not None else [])
+    return table, pd.DataFrame(pairs, columns=list(PAIR_COLUMNS))
+
+
+def _model_records(array: NDArray[np.float64], replicates: NDArray[np.float64] | None, models: Sequence[str],
+                   confidence: float, direction: str) -> list[dict[str, object]]:
+    """The rows of :func:`_model_rows`' models table as plain records, best first: ``None`` where a value, an
+    interval or a rank is not computed (a results table asks this once per scorer and metric, where a data frame
+    and its conversion back to records cost more than the rows themselves)."""
     values, n = _column_values(array)
     ranks = _ranks(replicates, direction) if replicates is not None and len(models) else None
     point_ranks = _ranks(values[None, :], direction)[0] if len(models) else values
@@ -331,12 +345,7 @@ def _model_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] | No
                      "rank_low": rank_low, "rank_high": rank_high})
     sign = 1.0 if direction == LOWER_IS_BETTER else -1.0
     rows.sort(key=lambda r: (r["value"] is None, sign * (r["value"] or 0.0), r["model"]))  # best first, unscored last
-    table = pd.DataFrame(rows, columns=list(MODEL_COLUMNS)).astype({c: "Int64" for c in ("rank", "rank_low",
-                                                                                        "rank_high")})
-    scored = [r["model"] for r in rows if r["value"] is not None]
-    pairs = ([_pair(better, worse, array, usable, replicates, models, confidence, direction)
-              for better, worse in itertools.pairwise(scored)] if replicates is not None and with_pairs else [])
-    return table, pd.DataFrame(pairs, columns=list(PAIR_COLUMNS))
+    return rows
 
 
 def _pair(better: str, worse: str, array: NDArray[np.float64], usable: NDArray[np.bool_],
@@ -706,16 +715,15 @@ class _TaskTable:
         bootstrap replicates (both with every column of the task; ``replicates`` ``None``: no resamples)."""
         value_rows: list[dict[str, object]] = []
         for scorer, index in zip(group.scorers, group.by_scorer, strict=True):
-            table, _ = _model_rows(array[:, index], None if replicates is None else replicates[:, index],
-                                   [self.column_models[k] for k in index], settings.confidence, group.direction,
-                                   with_pairs=False)
+            records = _model_records(array[:, index], None if replicates is None else replicates[:, index],
+                                     [self.column_models[k] for k in index], settings.confidence, group.direction)
             value_rows += [{"task": self.task, "scorer": scorer, "metric": group.metric, "model": row["model"],
                             "ci_low": row["low"], "ci_high": row["high"], "rank": row["rank"],
                             "rank_low": row["rank_low"], "rank_high": row["rank_high"],
                             "warning": interval_warning({"value": ConfidenceInterval(
                                 row["low"], row["high"], settings.confidence, settings.n_resamples, settings.seed,
                                 row["n"])})}
-                           for row in table.to_dict("records")]
+                           for row in records]
         mine = group.columns
         agreement_rows = [{"task": self.task, "metric": group.metric, **row} for row in _agreement_rows(
             array[:, mine], None if replicates is None else replicates[:, mine],

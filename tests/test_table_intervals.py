@@ -74,6 +74,29 @@ def test_a_judge_of_fewer_items_is_resampled_within_the_task_and_zero_resamples_
     assert none.signature_fields()["bootstrap"] == "none"
 
 
+def test_only_an_interval_shown_is_flagged_for_resting_on_few_items():
+    # judge a: m3 unscored in task s (no usable term), m2 scored on one item of task t (a value, no interval), m1
+    # scored on 5 items of task t (an interval on fewer than 10 items); the rest on all 30 items
+    terms = _terms()
+    judge_a = terms["scorer"] == "a"
+    item_number = terms["item_id"].str[1:].astype(int)
+    gone = judge_a & (((terms["task"] == "s") & (terms["model"] == "m3"))
+                      | ((terms["task"] == "t") & (terms["model"] == "m2") & (item_number >= 1))
+                      | ((terms["task"] == "t") & (terms["model"] == "m1") & (item_number >= 5)))
+    terms.loc[gone, "term"] = np.nan
+    values = table_intervals(terms, n_resamples=200, seed=3).values.set_index(["task", "scorer", "model"])
+    few = values.loc[("t", "a", "m1")]
+    assert few["ci_low"] <= few["ci_high"]
+    assert few["warning"] == ("value interval rests on 5 items (fewer than 10): the percentile bootstrap "
+                              "understates the uncertainty here")
+    for shown_without_interval in (("s", "a", "m3"), ("t", "a", "m2")):
+        row = values.loc[shown_without_interval]
+        assert pd.isna(row["ci_low"]) and pd.isna(row["ci_high"])
+        assert pd.isna(row["warning"]), shown_without_interval  # no interval, nothing to flag
+    assert values.loc[("t", "a", "m2"), "rank"] >= 1 and pd.isna(values.loc[("s", "a", "m3"), "rank"])
+    assert values.drop(index=[("t", "a", "m1")])["warning"].isna().all()
+
+
 def test_a_row_twice_and_bad_settings_are_refused():
     terms = _terms()
     with pytest.raises(ValueError, match=r"terms hold \(s, s00, m1, a, CA\) twice"):
