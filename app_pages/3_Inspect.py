@@ -57,15 +57,30 @@ def _step(offset: int) -> None:
     st.session_state[session_keys.INSPECT_PICK] = labels[(position + offset) % len(labels)]
 
 
+def _go_to() -> None:
+    number = st.session_state.get(session_keys.INSPECT_GO_TO)
+    if number is not None and 1 <= number <= len(labels):  # the box's bounds; a number beyond them moves nothing
+        st.session_state[session_keys.INSPECT_PICK] = labels[int(number) - 1]
+        st.session_state[session_keys.INSPECT_GO_TO] = None  # an empty box again, not a number that goes stale
+
+
+# the picker lists a window around the open output (all when there are few): its options go to the browser on
+# every run, and 200,000 of them were megabytes a click
+start, listed = views.picker_window(labels, labels.index(st.session_state[session_keys.INSPECT_PICK]))
 nav = st.columns([1, 5, 1, 1])
 nav[0].button("◀ Previous", key="inspect_prev", on_click=_step, args=(-1,), shortcut="Left",
               width="stretch")
-pick = nav[1].selectbox(f"Output ({len(labels)} match)", labels, key=session_keys.INSPECT_PICK,
+pick = nav[1].selectbox(f"Output ({len(labels)} match)", listed, key=session_keys.INSPECT_PICK,
                         label_visibility="collapsed")
 nav[2].button("Next ▶", key="inspect_next", on_click=_step, args=(1,), shortcut="Right", width="stretch")
 with nav[3]:
     views.keys_help("inspect")
-position = labels.index(pick)
+position = start + listed.index(pick)
+if len(listed) < len(labels):
+    window = f"outputs {start + 1:,}-{start + len(listed):,} of {len(labels):,}"
+    st.columns([2, 3])[0].number_input(f"The list holds {window}: go to output number", min_value=1,
+                                       max_value=len(labels), value=None, step=1, key=session_keys.INSPECT_GO_TO,
+                                       on_change=_go_to, placeholder=f"1-{len(labels):,}")
 item_id, model_name = keys.iloc[position]["item_id"], keys.iloc[position]["model"]
 index = compute.row_index(data)  # one output's rows looked up, not every row compared
 row = index.output(outputs, item_id, model_name).iloc[0]

@@ -124,6 +124,9 @@ RELABEL_AUDIT_DESIGN = "relabel_audit_design"
 # ------------------------------------------------------------------------------------------ Inspect
 #: The output open on Inspect ("item · model"), a selectbox; set by Disagreement's "Open in Inspect".
 INSPECT_PICK = "_w_inspect_pick"
+#: Inspect's "go to output number" box, drawn when the picker lists a window of the outputs; its callback moves
+#: :data:`INSPECT_PICK` and empties it.
+INSPECT_GO_TO = "inspect_go_to"
 #: Inspect's filters, cleared by Disagreement's "Open in Inspect".
 INSPECT_TASK = "inspect_task"
 INSPECT_MODEL = "inspect_model"

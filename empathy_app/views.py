@@ -133,6 +133,30 @@ def download_later(place: object, label: str, make: Callable[[], bytes], **optio
 PREVIEW_ROWS = 1000
 
 
+#: The outputs a picker lists around the open one. A selectbox's options go to the browser on every run of its page
+#: (and Streamlit formats and indexes each): Inspect's 200,000 labels were 4.0 MB a click and 7 s in Chromium
+#: before the next output showed (`docs/benchmarks.md`). The others are a step, a number (the caller's "go to")
+#: or a filter away.
+PICKER_WINDOW = 1000
+
+
+def picker_window(labels: Sequence[str], position: int, size: int | None = None) -> tuple[int, Sequence[str]]:
+    """Where a picker's options start and the options: every label when there are at most ``size`` (default
+    :data:`PICKER_WINDOW`), else the ``size`` consecutive labels around ``position`` (the open one), kept within
+    the list at its ends.
+
+    Raises ``ValueError`` for a position outside the labels or a size below 1."""
+    size = PICKER_WINDOW if size is None else size
+    if size < 1:
+        raise ValueError(f"a picker's window must list at least one label, got size {size}")
+    if not 0 <= position < len(labels):
+        raise ValueError(f"position {position} is outside the {len(labels)} labels")
+    if len(labels) <= size:
+        return 0, labels
+    start = min(max(position - size // 2, 0), len(labels) - size)
+    return start, labels[start:start + size]
+
+
 def table_preview(table: pd.DataFrame, *, key: str, rows: int | None = None) -> None:
     """The first ``rows`` rows of ``table`` (default :data:`PREVIEW_ROWS`; all when fewer), saying how many it has:
     a table is sent to the browser on every run of its page, shown or not, so a whole ratings table of millions of
