@@ -66,16 +66,16 @@ def _go_to() -> None:
 
 # the picker lists a window around the open output (all when there are few): its options go to the browser on
 # every run, and 200,000 of them were megabytes a click
-start, listed = views.picker_window(labels, labels.index(st.session_state[session_keys.INSPECT_PICK]))
+position = labels.index(st.session_state[session_keys.INSPECT_PICK])
+start, listed = views.picker_window(labels, position)
 nav = st.columns([1, 5, 1, 1])
 nav[0].button("◀ Previous", key="inspect_prev", on_click=_step, args=(-1,), shortcut="Left",
               width="stretch")
-pick = nav[1].selectbox(f"Output ({len(labels)} match)", listed, key=session_keys.INSPECT_PICK,
-                        label_visibility="collapsed")
+nav[1].selectbox(f"Output ({len(labels)} match)", listed, key=session_keys.INSPECT_PICK,
+                 label_visibility="collapsed")
 nav[2].button("Next ▶", key="inspect_next", on_click=_step, args=(1,), shortcut="Right", width="stretch")
 with nav[3]:
     views.keys_help("inspect")
-position = start + listed.index(pick)
 if len(listed) < len(labels):
     window = f"outputs {start + 1:,}-{start + len(listed):,} of {len(labels):,}"
     st.columns([2, 3])[0].number_input(f"The list holds {window}: go to output number", min_value=1,

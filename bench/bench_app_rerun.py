@@ -179,6 +179,12 @@ def _timed(at) -> float:
     return time.process_time() - start
 
 
+def path_source(data: Path) -> dict[str, object]:
+    """The session's data source for the data set written in ``data`` (as the Data page's *Load from path* sets it)."""
+    return {"kind": "path", "outputs": str(data / "outputs.csv"),
+            "ratings": [str(p) for p in sorted(data.glob("ratings*.csv"))]}
+
+
 def worker(app_root: Path, data: Path, reruns: int, decisions: Path, only: list[str] | None = None
            ) -> dict[str, dict[str, float]]:
     """Visit every page of ``app_root``'s navigation in one AppTest session on ``data``; CPU seconds per page.
@@ -191,10 +197,8 @@ def worker(app_root: Path, data: Path, reruns: int, decisions: Path, only: list[
 
     pages = ["Home", *(path for path, _title, _url in navigation(app_root)
                        if only is None or any(part in path for part in only))]
-    source = {"kind": "path", "outputs": str(data / "outputs.csv"),
-              "ratings": [str(p) for p in sorted(data.glob("ratings*.csv"))]}
     at = AppTest.from_file(str(app_root / "app.py"), default_timeout=3600)
-    at.session_state["source"] = source
+    at.session_state["source"] = path_source(data)
     at.session_state["annotator"] = "bench"
     results: dict[str, dict[str, float]] = {}
     for number, page in enumerate(pages):

@@ -32,14 +32,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
-from bench_app_rerun import _parse_texts, make_data, variant_tree  # noqa: E402
+from bench_app_rerun import _parse_texts, make_data, path_source, variant_tree  # noqa: E402
+from bench_relabel_keypress import load_on_data_page  # noqa: E402
 from machine import machine  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
-
-
-def _load(n: int = 0) -> float:
-    return os.getloadavg()[n]
 
 
 def browser_clicks(app_root: Path, data: Path, cache: Path, work: Path, clicks: int) -> dict[str, object]:
@@ -56,13 +53,7 @@ def browser_clicks(app_root: Path, data: Path, cache: Path, work: Path, clicks: 
             tab = browser.new_context(viewport={"width": 1440, "height": 1400}).new_page()
             tab.set_default_timeout(900_000)
             tab.on("websocket", lambda ws: ws.on("framereceived", lambda payload: received.append(len(payload))))
-            tab.goto(f"{url}/Data")
-            tab.get_by_text("Path on this machine", exact=True).click()
-            box = tab.get_by_label("Folder or outputs file")
-            box.fill(str(data))
-            box.press("Tab")
-            tab.get_by_role("button", name="Load from path").click()
-            tab.get_by_text("ratings file(s)", exact=False).first.wait_for()
+            load_on_data_page(tab, url, data)
             tab.locator('[data-testid="stSidebarNav"]').get_by_text("Inspect", exact=True).click()
             caption = tab.get_by_text(re.compile(r"^Output \d+ of "))
             caption.first.wait_for()
@@ -98,8 +89,7 @@ def _worker(app_root: Path, data: Path, clicks: int) -> None:
 
     forward_msg_queue.ForwardMsgQueue.enqueue = counted
     at = AppTest.from_file(str(app_root / "app.py"), default_timeout=3600)
-    at.session_state["source"] = {"kind": "path", "outputs": str(data / "outputs.csv"),
-                                  "ratings": [str(p) for p in sorted(data.glob("ratings*.csv"))]}
+    at.session_state["source"] = path_source(data)
     at.run()
     at.switch_page("app_pages/3_Inspect.py").run()
     if at.exception:
@@ -149,11 +139,11 @@ def main() -> None:
             variants.insert(0, (f"before ({args.baseline})", variant_tree(args.baseline, folder / "baseline")))
         rows = []
         for name, app_root in variants:
-            loads = [_load()]
+            loads = [os.getloadavg()[0]]
             server = server_clicks(app_root, data, cache, folder / f"work-{len(rows)}", args.clicks)
             browser = (browser_clicks(app_root, data, cache, folder / f"work-{len(rows)}", args.clicks)
                        if CHROMIUM.exists() else None)
-            loads.append(_load())
+            loads.append(os.getloadavg()[0])
             rows.append((name, server, browser, loads))
     print(f"\nInspect at {args.data}, {args.clicks} clicks of Next; medians (range):\n")
     print("| app | outputs listed | browser: click to the next output (s) | bytes received per click | "

@@ -265,12 +265,10 @@ def measure(folder: Path, judge: str, keys: int, warmup: int, workdir: Path, dec
         stop_app(process)
 
 
-def open_relabel(tab, url: str, folder: Path, marks: dict[str, float] | None = None) -> float:
-    """Load ``folder`` on the Data page, open Relabel, commit the name; seconds until the first output shows.
-
-    ``marks``, when given, receives the seconds of each step from opening the page: ``page`` (the Data page's
-    source choice clickable: Streamlit's frontend and the session's first run), ``load`` (*Load from path*
-    pressed, the path typed) and ``first_item`` (the first output on Relabel)."""
+def load_on_data_page(tab, url: str, folder: Path) -> tuple[float, float]:
+    """Open the Data page, choose a path on this machine, type ``folder`` and press *Load from path*, until the
+    data set is loaded; returns the seconds from opening the page until the source choice was clickable and until
+    the path was typed."""
     started = time.perf_counter()
     tab.goto(f"{url}/Data")
     choice = tab.get_by_text("Path on this machine", exact=True)
@@ -283,6 +281,17 @@ def open_relabel(tab, url: str, folder: Path, marks: dict[str, float] | None = N
     load = time.perf_counter() - started
     tab.get_by_role("button", name="Load from path").click()
     tab.get_by_text("ratings file(s)", exact=False).first.wait_for()
+    return page, load
+
+
+def open_relabel(tab, url: str, folder: Path, marks: dict[str, float] | None = None) -> float:
+    """Load ``folder`` on the Data page, open Relabel, commit the name; seconds until the first output shows.
+
+    ``marks``, when given, receives the seconds of each step from opening the page: ``page`` (the Data page's
+    source choice clickable: Streamlit's frontend and the session's first run), ``load`` (*Load from path*
+    pressed, the path typed) and ``first_item`` (the first output on Relabel)."""
+    started = time.perf_counter()
+    page, load = load_on_data_page(tab, url, folder)
     tab.locator('[data-testid="stSidebarNav"]').get_by_text("Relabel", exact=True).click()
     commit_name(tab, "bench")
     tab.locator('[data-testid="relabel-item"]').wait_for()
