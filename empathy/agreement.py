@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from empathy.blas import one_blas_thread
 from empathy.codes import unique_keys
 from empathy.metrics import REFERENCE_DIMENSIONS
 
@@ -842,13 +843,14 @@ def rank_correlation_test(x: ArrayLike, y: ArrayLike, *, statistic: str = "spear
         nulls = (numerator(block) for block in _random_orderings(n, n_permutations, np.random.default_rng(seed),
                                                                  width))
     extreme = 0
-    for null in nulls:
-        if alternative == "two-sided":
-            extreme += int(np.count_nonzero(np.abs(null) >= abs(observed) - tolerance))
-        elif alternative == "greater":
-            extreme += int(np.count_nonzero(null >= observed - tolerance))
-        else:
-            extreme += int(np.count_nonzero(null <= observed + tolerance))
+    with one_blas_thread():
+        for null in nulls:
+            if alternative == "two-sided":
+                extreme += int(np.count_nonzero(np.abs(null) >= abs(observed) - tolerance))
+            elif alternative == "greater":
+                extreme += int(np.count_nonzero(null >= observed - tolerance))
+            else:
+                extreme += int(np.count_nonzero(null <= observed + tolerance))
     if exact:
         total = math.factorial(n)
         return PermutationTest(statistic, value, extreme / total, "exact", total, alternative)
@@ -974,8 +976,9 @@ class PairCounts:
         self.resampled = None
         if draws is not None:
             resampled = np.zeros((len(draws), k * k))
-            for start in range(0, len(draws), 64):  # the draws as floats in slices: memory stays small
-                resampled[start:start + 64] = draws[start:start + 64].astype(float) @ cluster_tables
+            with one_blas_thread():
+                for start in range(0, len(draws), 64):  # the draws as floats in slices: memory stays small
+                    resampled[start:start + 64] = draws[start:start + 64].astype(float) @ cluster_tables
             self.resampled = resampled
 
     @classmethod

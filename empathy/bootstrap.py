@@ -65,6 +65,7 @@ from empathy.agreement import (
     rank_correlation_test,
     spearman,
 )
+from empathy.blas import one_blas_thread
 from empathy.distributions import MIN_P, normal_cdf, student_t_ppf
 from empathy.evaluate import MetricPlan, MetricSlice
 from empathy.io import require_frame
@@ -172,11 +173,12 @@ def _cluster_sums(array: NDArray[np.float64], n_resamples: int, seed: int, *, ke
     blocks = (_kept_blocks(shared, n_resamples, array.shape[0]) if shared is not None
               else resample_counts(array.shape[0], n_resamples, seed))
     sums, n, kept = [], [], []
-    for counts in blocks:
-        sums.append(counts @ filled)
-        n.append(counts @ usable)
-        if keep_counts and shared is None:
-            kept.append(counts.astype(np.uint8 if counts.max(initial=0) < 256 else np.uint32))
+    with one_blas_thread():
+        for counts in blocks:
+            sums.append(counts @ filled)
+            n.append(counts @ usable)
+            if keep_counts and shared is None:
+                kept.append(counts.astype(np.uint8 if counts.max(initial=0) < 256 else np.uint32))
     width = array.shape[1]
     stacked = [np.concatenate(parts) if parts else np.empty((0, width)) for parts in (sums, n)]
     matrix = shared
@@ -229,10 +231,18 @@ def expanded_percentile(replicates: ArrayLike, n: int, confidence: float = DEFAU
 
 
 def _ranks(values: NDArray[np.float64], direction: str) -> NDArray[np.float64]:
-    """Rank of each column per row (1 = best in ``direction``; ties share the best rank; NaN stays NaN)."""
+    """Rank of each column per row (1 = best in ``direction``; ties share the best rank; NaN stays NaN): one plus
+    the number of the row's values strictly better, as ``DataFrame.rank(axis=1, method="min")``.
+
+    One comparison of every column against the others per column: rows x columns^2 steps, no sort (a results
+    table ranks a handful of models on each of a thousand resamples, where a sort's set-up costs more)."""
     signed = values if direction == LOWER_IS_BETTER else -values
-    frame = pd.DataFrame(signed)
-    return frame.rank(axis=1, method="min").to_numpy(float)
+    ranks = np.empty(signed.shape, dtype=float)
+    for column in range(signed.shape[1]):
+        # NaN compares false both ways: it is never better than a value, and gets NaN below
+        ranks[:, column] = 1.0 + np.count_nonzero(signed < signed[:, column:column + 1], axis=1)
+    ranks[np.isnan(signed)] = np.nan
+    return ranks
 
 
 @dataclass(frozen=True)
@@ -329,23 +339,65 @@ def _model_records(array: NDArray[np.float64], replicates: NDArray[np.float64] |
     interval or a rank is not computed (a results table asks this once per scorer and metric, where a data frame
     and its conversion back to records cost more than the rows themselves)."""
     values, n = _column_values(array)
-    ranks = _ranks(replicates, direction) if replicates is not None and len(models) else None
-    point_ranks = _ranks(values[None, :], direction)[0] if len(models) else values
-    alpha = 1.0 - confidence
-    rows = []
-    for j, model in enumerate(models):
-        low, high = (expanded_percentile(replicates[:, j], int(n[j]), confidence)
-                     if n[j] and replicates is not None else (None, None))
-        column = ranks[:, j][~np.isnan(ranks[:, j])] if ranks is not None else values[:0]
-        rank_low, rank_high = ((int(np.quantile(column, alpha / 2, method="inverted_cdf")),
-                                int(np.quantile(column, 1 - alpha / 2, method="inverted_cdf")))
-                               if len(column) and not np.isnan(values[j]) else (None, None))
-        rows.append({"model": model, "value": None if np.isnan(values[j]) else float(values[j]), "n": int(n[j]),
-                     "low": low, "high": high, "rank": None if np.isnan(point_ranks[j]) else int(point_ranks[j]),
-                     "rank_low": rank_low, "rank_high": rank_high})
+    k = len(models)
+    low: list[float | None] = [None] * k
+    high: list[float | None] = [None] * k
+    rank_low: list[int | None] = [None] * k
+    rank_high: list[int | None] = [None] * k
+    if replicates is not None and k and len(replicates):
+        low, high = _column_intervals(replicates, n, confidence)
+        rank_low, rank_high = _rank_intervals(_ranks(replicates, direction), ~np.isnan(values), confidence)
+    point_ranks = _ranks(values[None, :], direction)[0] if k else values
+    rows = [{"model": model, "value": None if np.isnan(values[j]) else float(values[j]), "n": int(n[j]),
+             "low": low[j], "high": high[j], "rank": None if np.isnan(point_ranks[j]) else int(point_ranks[j]),
+             "rank_low": rank_low[j], "rank_high": rank_high[j]} for j, model in enumerate(models)]
     sign = 1.0 if direction == LOWER_IS_BETTER else -1.0
     rows.sort(key=lambda r: (r["value"] is None, sign * (r["value"] or 0.0), r["model"]))  # best first, unscored last
     return rows
+
+
+def _column_intervals(replicates: NDArray[np.float64], n: NDArray[np.int64], confidence: float
+                      ) -> tuple[list[float | None], list[float | None]]:
+    """:func:`expanded_percentile` of every column of ``replicates`` (resamples x columns) over its ``n`` usable
+    items (``None`` for a column without any): one quantile call per distinct ``n`` for the columns whose every
+    replicate is defined (the same interpolation, column by column), the others one by one."""
+    k = replicates.shape[1]
+    low: list[float | None] = [None] * k
+    high: list[float | None] = [None] * k
+    partial = np.isnan(replicates).any(axis=0)
+    whole = ~partial & (n >= 2)
+    for size in np.unique(n[whole]):
+        columns = np.flatnonzero(whole & (n == size))
+        bounds = np.quantile(replicates[:, columns], expanded_levels(int(size), confidence), axis=0)
+        for column, a, b in zip(columns.tolist(), bounds[0].tolist(), bounds[1].tolist(), strict=True):
+            low[column], high[column] = a, b
+    for column in np.flatnonzero(partial & (n > 0)).tolist():
+        low[column], high[column] = expanded_percentile(replicates[:, column], int(n[column]), confidence)
+    return low, high
+
+
+def _rank_intervals(ranks: NDArray[np.float64], scored: NDArray[np.bool_], confidence: float
+                    ) -> tuple[list[int | None], list[int | None]]:
+    """Each scored column's rank interval: the ``alpha / 2`` and ``1 - alpha / 2`` quantiles of its defined ranks
+    over the resamples (``inverted_cdf``: a rank that occurred); ``None`` for a column not scored or never ranked.
+    Columns ranked on every resample share one quantile call."""
+    k = ranks.shape[1]
+    low: list[int | None] = [None] * k
+    high: list[int | None] = [None] * k
+    alpha = 1.0 - confidence
+    levels = [alpha / 2, 1 - alpha / 2]
+    partial = np.isnan(ranks).any(axis=0)
+    whole = np.flatnonzero(scored & ~partial)
+    if len(whole):
+        bounds = np.quantile(ranks[:, whole], levels, axis=0, method="inverted_cdf")
+        for column, a, b in zip(whole.tolist(), bounds[0].tolist(), bounds[1].tolist(), strict=True):
+            low[column], high[column] = int(a), int(b)
+    for column in np.flatnonzero(scored & partial).tolist():
+        defined = ranks[:, column][~np.isnan(ranks[:, column])]
+        if len(defined):
+            a, b = np.quantile(defined, levels, method="inverted_cdf")
+            low[column], high[column] = int(a), int(b)
+    return low, high
 
 
 def _pair(better: str, worse: str, array: NDArray[np.float64], usable: NDArray[np.bool_],
@@ -649,13 +701,34 @@ def table_intervals(terms: pd.DataFrame, *, n_resamples: int = DEFAULT_BOOTSTRAP
     """
     require_frame(terms, ("task", "item_id", "model", "scorer", "metric", "term"), "terms")
     _check_table_settings(n_resamples, confidence, seed)
-    layout = _TableLayout(terms)
-    settings = _GroupSettings(int(n_resamples), int(seed), float(confidence), n_permutations)
+    return _layout_intervals(_TableLayout(terms),
+                             _GroupSettings(int(n_resamples), int(seed), float(confidence), n_permutations))
+
+
+def plan_intervals(plan: MetricPlan, *, metrics: Sequence[str] | None = None, n_resamples: int = DEFAULT_BOOTSTRAP,
+                   seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE, n_permutations: int = 10_000
+                   ) -> TableIntervals:
+    """:func:`table_intervals` of ``plan.item_terms(metrics=metrics)``, laid out from the plan's integer codes.
+
+    The same table (``tests/test_table_intervals.py`` checks it equal), without building the long table of names
+    and factorising it again: what a ``metrics`` run or a plan of effective ratings asks for. ``metrics``: the
+    metrics' names (default: every metric of the plan; a metric without per-item terms, LD, has none to lay out).
+    """
+    _check_table_settings(n_resamples, confidence, seed)
+    wanted = None if metrics is None else {get_metric(name).name for name in metrics}
+    layout, _, _ = _plan_terms(plan, wanted)
+    return _layout_intervals(layout, _GroupSettings(int(n_resamples), int(seed), float(confidence), n_permutations))
+
+
+def _layout_intervals(layout: _TableLayout, settings: _GroupSettings) -> TableIntervals:
+    """The :class:`TableIntervals` of a laid-out terms table: each task's items resampled once."""
     parts = []
-    for task_table in layout.tasks:
-        replicates = (cluster_means(task_table.array, n_resamples=int(n_resamples), seed=seed)
-                      if n_resamples else None)
-        parts += [task_table.group_rows(group, task_table.array, replicates, settings) for group in task_table.groups]
+    with one_blas_thread():  # the resample products and the permutation tests' ones alike
+        for task_table in layout.tasks:
+            replicates = (cluster_means(task_table.array, n_resamples=settings.n_resamples, seed=settings.seed)
+                          if settings.n_resamples else None)
+            parts += [task_table.group_rows(group, task_table.array, replicates, settings)
+                      for group in task_table.groups]
     return _assemble(parts, settings)
 
 
@@ -1013,11 +1086,12 @@ class LiveIntervals:
             local = np.searchsorted(mine, columns)
             change = np.nan_to_num(terms, nan=0.0) - np.nan_to_num(old, nan=0.0)
             usable_change = (~np.isnan(terms)).astype(float) - (~np.isnan(old)).astype(float)
-            for column in np.unique(local):
-                at = local == column
-                drawn = counts[:, items[at]].astype(float)
-                patched_sums[:, column] += drawn @ change[at]
-                patched_n[:, column] += drawn @ usable_change[at]
+            with one_blas_thread():
+                for column in np.unique(local):
+                    at = local == column
+                    drawn = counts[:, items[at]].astype(float)
+                    patched_sums[:, column] += drawn @ change[at]
+                    patched_n[:, column] += drawn @ usable_change[at]
             replicates = replicates.copy()
             replicates[:, mine] = _means(patched_sums, patched_n)
         result = task_table.group_rows(group, array, replicates, self._settings)

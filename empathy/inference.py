@@ -728,18 +728,22 @@ def estimator_table(table: pd.DataFrame, intervals: pd.DataFrame | None = None,
         shown = [c for c in ("ci_low", "ci_high", "rank_low", "rank_high", "warning") if c in intervals.columns]
         rows = rows.merge(intervals[[*keys, *shown]], on=keys, how="left")
     extra = [row for report in reports for row in _ppi_rows(report, by_task)]
-    beside: dict[tuple[object, ...], list[dict[str, object]]] = {}
-    for row in extra:
-        beside.setdefault(tuple(row[k] for k in keys), []).append(row)
-    ordered: list[dict[str, object]] = []
-    for row in rows.to_dict("records"):
-        ordered.append(row)
-        ordered.extend(beside.pop(tuple(row[k] for k in keys), []))
-    ordered.extend(row for left in beside.values() for row in left)
-    result = pd.DataFrame(ordered, columns=list(ESTIMATOR_COLUMNS))
+    if extra:
+        beside: dict[tuple[object, ...], list[dict[str, object]]] = {}
+        for row in extra:
+            beside.setdefault(tuple(row[k] for k in keys), []).append(row)
+        ordered: list[dict[str, object]] = []
+        for row in rows.to_dict("records"):
+            ordered.append(row)
+            ordered.extend(beside.pop(tuple(row[k] for k in keys), []))
+        ordered.extend(row for left in beside.values() for row in left)
+        result = pd.DataFrame(ordered, columns=list(ESTIMATOR_COLUMNS))
+    else:  # no audit: the rows as they are (a round trip through records costs more than the rest together)
+        result = rows.reset_index(drop=True).reindex(columns=list(ESTIMATOR_COLUMNS))
     for column in ("n", "n_missing", "n_undefined", "rank", "rank_low", "rank_high", "n_audit", "n_decided",
                    "n_pending", "n_skipped", "n_unusable"):
-        result[column] = pd.to_numeric(result[column], errors="coerce").astype("Int64")
+        if not isinstance(result[column].dtype, pd.Int64Dtype):
+            result[column] = pd.to_numeric(result[column], errors="coerce").astype("Int64")
     return result
 
 

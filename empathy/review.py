@@ -21,6 +21,7 @@ import hashlib
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -39,11 +40,18 @@ from empathy.evaluate import (
     rank_by_direction,
 )
 from empathy.labels.decisions import decision_count, pair_decisions
-from empathy.labels.ledger import annotator_ratings, apply_overrides, human_ratings
 from empathy.labels.schema import KEY_COLUMNS
 
 #: Name of the human rater in agreement tables built from overrides.
 HUMAN = "human"
+
+
+def _ledger() -> ModuleType:
+    """:mod:`empathy.labels.ledger`, imported at first use: it loads the override stores' modules, which a
+    ``metrics`` run without a store (the common case, and the one a warm run's budget is measured on) never opens."""
+    import empathy.labels.ledger as ledger
+
+    return ledger
 
 
 class Recompute:
@@ -101,8 +109,8 @@ class Recompute:
         n_overrides = 0 if overrides is None else len(overrides)
         report = self.live.report(overrides, n_overrides=n_overrides)
         if report is None:
-            report = compute_metrics(self.outputs, apply_overrides(self.ratings, overrides), features=self.features,
-                                     n_overrides=n_overrides, **self.settings)
+            report = compute_metrics(self.outputs, _ledger().apply_overrides(self.ratings, overrides),
+                                     features=self.features, n_overrides=n_overrides, **self.settings)
         if not decisions:
             return report
         return replace(report, signature=replace(report.signature, decisions=known_decision_count(overrides)))
@@ -151,13 +159,19 @@ def agreement_labels(agreement: pd.DataFrame, overrides: pd.DataFrame | None,
     """
     table = agreement.copy()
     with_overrides = overrides is not None
+    # a task's outputs are looked for once per task, and only when there are decisions to count in them
+    task_names = (outputs["task"].astype(str) if with_overrides and len(overrides) and outputs is not None
+                  and "task" in outputs.columns else None)
+    scopes: dict[str, pd.DataFrame] = {}
     rows = []
     for record in table.to_dict("records"):
         spec = m.METRIC_SPECS.get(str(record.get("metric")))
         scope = None
         task = record.get("task")
-        if outputs is not None and isinstance(task, str) and task and "task" in outputs.columns:
-            scope = outputs[outputs["task"].astype(str) == task]
+        if task_names is not None and isinstance(task, str) and task:
+            if task not in scopes:
+                scopes[task] = outputs[(task_names == task).to_numpy()]
+            scope = scopes[task]
         found = pair_decisions(overrides, str(record["scorer_a"]), str(record["scorer_b"]),
                                spec.dimensions if spec is not None else (), scope)
         rows.append((LABEL_SOURCES[with_overrides], found.decisions, found.shared, found.warning))
@@ -238,11 +252,11 @@ class EffectiveRatings:
         keys = list(KEY_COLUMNS)
         if (not self._ready or overrides is None or len(overrides) == 0
                 or not all(column in overrides.columns for column in (*keys, "value"))):
-            return apply_overrides(self.ratings, overrides)  # its result, or its error naming the column
+            return _ledger().apply_overrides(self.ratings, overrides)  # its result, or its error naming the column
         table = overrides[[*keys, "value"]].drop_duplicates(keys, keep="last")
         rows = self._index.rows_of(table)
         if (rows < 0).any():
-            return apply_overrides(self.ratings, overrides)
+            return _ledger().apply_overrides(self.ratings, overrides)
         # read from the ratings at each call (a copy), not kept beside them: 23 MiB at 3 million ratings
         values = self.ratings["value"].to_numpy(dtype=float, copy=True)
         values[rows] = table["value"].to_numpy(dtype=float)
@@ -392,7 +406,9 @@ def human_vs_judges(judge_ratings: pd.DataFrame, overrides: pd.DataFrame | None,
     Rows of :func:`empathy.agreement.pairwise_agreement` with ``rater_a == "human"``; empty without overrides.
     Kappa is the statistic for binary CA, Spearman for the scores.
     """
-    human = human_ratings(overrides, rater=HUMAN) if overrides is not None else human_ratings(pd.DataFrame())
+    ledger = _ledger()
+    human = (ledger.human_ratings(overrides, rater=HUMAN) if overrides is not None
+             else ledger.human_ratings(pd.DataFrame()))
     columns = ["dimension", "judge", "n", "spearman", "pearson", "kappa", "kappa_quadratic", "percent_agreement"]
     if human.empty:
         return pd.DataFrame(columns=columns)
@@ -426,7 +442,7 @@ def human_agreement(decisions: pd.DataFrame) -> HumanAgreement:
     (:func:`empathy.agreement.krippendorff_by_dimension`, nominal for binary labels). ``n_items``: how many
     ``(item, model, dimension)`` had two or more annotators.
     """
-    ratings = annotator_ratings(decisions)
+    ratings = _ledger().annotator_ratings(decisions)
     if ratings.empty:
         return HumanAgreement(pd.DataFrame(), pd.DataFrame(), 0)
     size = ratings.groupby(["item_id", "model", "dimension"])["rater"].transform("nunique")

@@ -29,7 +29,7 @@ import pandas as pd
 import streamlit as st
 
 from empathy.audit import AuditDesign
-from empathy.bootstrap import LiveIntervals, TableIntervals, table_intervals
+from empathy.bootstrap import LiveIntervals, TableIntervals, plan_intervals
 from empathy.evaluate import TextFeatures, plan_metrics
 from empathy.inference import (
     ALL_TASKS,
@@ -81,8 +81,7 @@ def _intervals(key: str, okey: str, scope: str, n_resamples: int, seed: int, _en
     if values is None:  # an override adds a rating the plan has no place for: plan the effective ratings
         plan = plan_metrics(_engine.outputs, apply_overrides(_engine.ratings, _overrides), features=_engine.features,
                             **{**_engine.settings, "include_ld": False})
-        values = table_intervals(plan.item_terms(plan.values, metrics=judged_metrics()), n_resamples=n_resamples,
-                                 seed=seed)
+        values = plan_intervals(plan, metrics=judged_metrics(), n_resamples=n_resamples, seed=seed)
     return values
 
 

@@ -20,7 +20,7 @@ from empathy.bootstrap import (
     model_intervals,
     resample_counts,
 )
-from empathy.vocabulary import HIGHER_IS_BETTER
+from empathy.vocabulary import HIGHER_IS_BETTER, LOWER_IS_BETTER
 from validation.coverage import bootstrap_coverage
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "statistics.md"
@@ -111,6 +111,52 @@ def test_higher_is_better_reverses_ranks_and_pairs() -> None:
     assert result.models["model"].tolist() == ["b", "a"]
     assert result.pairs.iloc[0][["better", "worse"]].tolist() == ["b", "a"]
     assert result.pairs.iloc[0]["difference"] == pytest.approx(0.46)
+
+
+def _reference_models(terms: np.ndarray, replicates: np.ndarray, direction: str) -> pd.DataFrame:
+    """Every model's value, interval and ranks column by column, the first way they were computed: a pandas rank
+    of the replicates and one quantile call per column and bound."""
+    n = (~np.isnan(terms)).sum(axis=0)
+    values = np.where(n > 0, np.nansum(terms, axis=0) / np.maximum(n, 1), np.nan)
+    sign = 1.0 if direction == LOWER_IS_BETTER else -1.0
+    ranks = pd.DataFrame(sign * replicates).rank(axis=1, method="min").to_numpy(float)
+    points = pd.DataFrame(sign * values[None, :]).rank(axis=1, method="min").to_numpy(float)[0]
+    rows = []
+    for j in range(terms.shape[1]):
+        low, high = expanded_percentile(replicates[:, j], int(n[j])) if n[j] else (None, None)
+        defined = ranks[:, j][~np.isnan(ranks[:, j])]
+        rank_low, rank_high = ((int(np.quantile(defined, 0.025, method="inverted_cdf")),
+                                int(np.quantile(defined, 0.975, method="inverted_cdf")))
+                               if len(defined) and not np.isnan(values[j]) else (None, None))
+        rows.append({"model": f"m{j}", "value": None if np.isnan(values[j]) else values[j], "n": int(n[j]),
+                     "low": low, "high": high, "rank": None if np.isnan(points[j]) else int(points[j]),
+                     "rank_low": rank_low, "rank_high": rank_high})
+    return pd.DataFrame(rows).set_index("model")
+
+
+@pytest.mark.parametrize("direction", [LOWER_IS_BETTER, HIGHER_IS_BETTER])
+def test_model_intervals_equal_the_column_by_column_computation(direction: str) -> None:
+    # ties (values on a grid of tenths), models with missing terms (some resamples leave them unscored), a model
+    # of one usable item (no interval) and one of none: every path of the vectorised rows and ranks
+    rng = np.random.default_rng(11)
+    terms = np.round(rng.random((9, 7)), 1)
+    terms[rng.random((9, 7)) < 0.35] = np.nan
+    terms[:, 4] = np.nan
+    terms[2, 4] = 0.3
+    terms[:, 5] = np.nan
+    terms[:, 6] = terms[:, 0]  # a model tied with another on every item
+    frame = pd.DataFrame(terms, columns=[f"m{j}" for j in range(7)])
+    result = model_intervals(frame, n_resamples=300, seed=5, direction=direction)
+    replicates = cluster_means(terms, n_resamples=300, seed=5)
+    assert np.isnan(replicates).any(axis=0).sum() >= 2  # some models go unscored on some resamples
+    expected = _reference_models(terms, replicates, direction)
+    got = result.models.set_index("model").loc[expected.index]
+    for column in ("n", "rank", "rank_low", "rank_high"):
+        assert [None if pd.isna(v) else int(v) for v in got[column]] == \
+            [None if pd.isna(v) else int(v) for v in expected[column]], column
+    for column in ("value", "low", "high"):  # the same quantiles: equal, not close
+        assert [None if pd.isna(v) else float(v) for v in got[column]] == \
+            [None if pd.isna(v) else float(v) for v in expected[column]], column
 
 
 @pytest.mark.parametrize(("call", "error", "match"), [

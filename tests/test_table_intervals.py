@@ -138,3 +138,30 @@ def test_estimator_table_puts_each_ppi_row_beside_its_judge_row():
     fields = estimator_signature_fields([report, report])
     assert fields["estimator"] == "judge+ppi++" and fields["audit"] == f"{design.short_digest}+{design.short_digest}"
     assert fields["confidence"] == "0.95" and estimator_signature_fields([]) == {"estimator": "judge"}
+
+
+@pytest.mark.parametrize(("by_task", "metrics"), [(True, None), (False, None), (True, ("CA",))])
+def test_plan_intervals_equal_table_intervals_of_the_plans_item_terms(by_task, metrics):
+    # the demo data set (two judges, several tasks) with sentence counts drawn at random: the layout from the plan's
+    # codes gives the very table the long table of names gives, per task and pooled, for every metric or one
+    from pathlib import Path
+
+    from empathy.bootstrap import plan_intervals
+    from empathy.evaluate import TextFeatures, plan_metrics
+    from empathy.io import load_dataset
+    from empathy.metrics import judged_metrics
+
+    data = Path(__file__).resolve().parent.parent / "data"
+    dataset = load_dataset(data / "outputs.csv", [data / "ratings_author.csv", data / "ratings_lexicon.csv"])
+    rng = np.random.default_rng(2)
+    n = len(dataset.outputs)
+    features = TextFeatures(rng.integers(1, 6, n).astype(float), rng.integers(1, 6, n).astype(float),
+                            np.zeros((n, 3)), np.zeros((n, 3)), "test")
+    plan = plan_metrics(dataset.outputs, dataset.ratings, features=features, by_task=by_task, include_ld=False)
+    names = judged_metrics() if metrics is None else metrics
+    expected = table_intervals(plan.item_terms(metrics=names), n_resamples=200, seed=4)
+    got = plan_intervals(plan, metrics=names, n_resamples=200, seed=4)
+    assert len(got.values) >= 10 and set(got.values["metric"]) == set(names)
+    pd.testing.assert_frame_equal(got.values, expected.values)
+    pd.testing.assert_frame_equal(got.agreement, expected.agreement)
+    assert got.signature_fields() == expected.signature_fields()

@@ -132,12 +132,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise _located(exc, dataset.outputs, args.outputs) from None
     from empathy import metrics as registry
-    from empathy.bootstrap import table_intervals
+    from empathy.bootstrap import plan_intervals
     from empathy.inference import estimator_signature_fields, estimator_table
     from empathy.review import agreement_labels
 
-    intervals = table_intervals(plan.item_terms(metrics=registry.judged_metrics()), n_resamples=args.resamples,
-                                seed=args.seed)
+    intervals = plan_intervals(plan, metrics=registry.judged_metrics(), n_resamples=args.resamples, seed=args.seed)
     audits = _audit_reports(args, dataset, features, ledger, designs) if designs else []
     extra = {**(ledger.signature_fields() if ledger is not None else {}), **intervals.signature_fields(),
              **estimator_signature_fields(audits)}

@@ -9,11 +9,13 @@ cycle: a new backend is one module and one branch here.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from empathy.labels.locations import is_server_location
-from empathy.labels.postgres import PostgresOverrideStore
-from empathy.labels.roles import Roles
 from empathy.labels.sqlite import BUSY_TIMEOUT_S, OverrideStore
+
+if TYPE_CHECKING:
+    from empathy.labels.roles import Roles
 
 
 def open_store(location: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S, read_only: bool | None = False,
@@ -28,5 +30,8 @@ def open_store(location: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S, re
     ``ValueError`` for a ``busy_timeout`` that is not positive.
     """
     if is_server_location(location):
+        # imported here: a file store (every single-user run) need not load the server backend
+        from empathy.labels.postgres import PostgresOverrideStore
+
         return PostgresOverrideStore(location, busy_timeout=busy_timeout, read_only=read_only, roles=roles)
     return OverrideStore(location, busy_timeout=busy_timeout, read_only=read_only, roles=roles)

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -48,7 +48,6 @@ from empathy.labels.records import (
     utc_now,
     validate_value,
 )
-from empathy.labels.roles import Roles
 from empathy.labels.schema import (
     AUDIT_COLUMNS,
     AUDIT_MARK_COLUMNS,
@@ -65,6 +64,9 @@ from empathy.labels.schema import (
     upgrade_statements,
 )
 from empathy.sqlite_wal import enable_wal
+
+if TYPE_CHECKING:  # the roles (and their TOML reader) load where a store is given some, not with every store
+    from empathy.labels.roles import Roles
 
 #: Seconds a writer waits for another writer's transaction before giving up (one-line ``StoreError``).
 BUSY_TIMEOUT_S = 30.0

@@ -1,0 +1,102 @@
+"""One BLAS thread around the package's matrix products (empathy.blas): set while any block runs, restored after the
+last, nested and from several threads alike."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from empathy import blas
+from empathy.blas import one_blas_thread
+from empathy.bootstrap import cluster_means
+
+
+def _blas_threads() -> list[int]:
+    return [int(library["num_threads"]) for library in threadpool_info() if library["user_api"] == "blas"]
+
+
+def test_a_block_runs_on_one_thread_and_the_callers_setting_comes_back():
+    with threadpool_limits(limits=2, user_api="blas"):  # as on a two-core machine, whatever this one has
+        assert _blas_threads() and set(_blas_threads()) == {2}
+        with one_blas_thread():
+            assert set(_blas_threads()) == {1}
+            with one_blas_thread():
+                assert set(_blas_threads()) == {1}
+            assert set(_blas_threads()) == {1}  # the inner block's end leaves the outer one's limit
+        assert set(_blas_threads()) == {2}
+
+
+class _Recorder:
+    """A stand-in controller recording which thread limits and restores (OpenBLAS's own value, read from another
+    thread, does not show a limit set outside the main thread)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+        self.lock = threading.Lock()
+
+    def limit(self, *, limits: int, user_api: str) -> _Recorder:
+        assert (limits, user_api) == (1, "blas")
+        with self.lock:
+            self.calls.append((threading.current_thread().name, "limit"))
+        return self
+
+    def restore_original_limits(self) -> None:
+        with self.lock:
+            self.calls.append((threading.current_thread().name, "restore"))
+
+
+def test_every_thread_limits_its_own_products_once_per_outermost_block(monkeypatch):
+    recorder = _Recorder()
+    monkeypatch.setattr(blas, "_controller", lambda: recorder)
+    a_inside, b_inside, a_left = (threading.Event() for _ in range(3))
+
+    def first() -> None:
+        with one_blas_thread():
+            with one_blas_thread():  # nested: no second limit
+                a_inside.set()
+                assert b_inside.wait(30)
+        a_left.set()
+
+    def second() -> None:
+        assert a_inside.wait(30)
+        with one_blas_thread():  # while the first thread's block runs: this thread limits its own
+            b_inside.set()
+            assert a_left.wait(30)
+
+    threads = [threading.Thread(target=first, name="a"), threading.Thread(target=second, name="b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert recorder.calls == [("a", "limit"), ("b", "limit"), ("a", "restore"), ("b", "restore")]
+
+
+def test_a_block_that_raises_restores_and_leaves_no_depth_behind(monkeypatch):
+    recorder = _Recorder()
+    monkeypatch.setattr(blas, "_controller", lambda: recorder)
+    with pytest.raises(RuntimeError, match="inside"):
+        with one_blas_thread():
+            raise RuntimeError("inside")
+    with one_blas_thread():
+        pass
+    name = threading.current_thread().name
+    assert recorder.calls == [(name, "limit"), (name, "restore")] * 2
+
+
+def test_the_bootstrap_gives_the_same_numbers_on_one_thread_or_two():
+    rng = np.random.default_rng(3)
+    terms = rng.random((400, 60))
+    terms[rng.random(terms.shape) < 0.1] = np.nan
+    with threadpool_limits(limits=2, user_api="blas"):
+        limited = cluster_means(terms, n_resamples=500, seed=1)
+    assert limited.shape == (500, 60) and not np.isnan(limited).any()
+    # the straightforward bootstrap of the same draws: the product's thread count changed no sum's order
+    from empathy.bootstrap import resample_counts
+
+    counts = np.concatenate(list(resample_counts(400, 500, 1)))
+    usable = ~np.isnan(terms)
+    expected = (counts @ np.where(usable, terms, 0.0)) / (counts @ usable)
+    assert np.allclose(limited, expected, rtol=1e-12, atol=0)
