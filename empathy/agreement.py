@@ -74,9 +74,18 @@ def _average_ranks(values: NDArray[np.float64]) -> NDArray[np.float64]:
     Ranks are whole or half numbers, so the result is exactly scipy's; this form avoids scipy's per-call
     overhead, which dominated the live recompute's inter-judge table.
     """
-    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-    upper = np.cumsum(counts)
-    return (upper - (counts - 1) / 2.0)[inverse]
+    # one stable sort and the runs of equal values in it (NaNs, sorted last, are one run as in numpy.unique):
+    # numpy.unique with its inverse and counts cost 54 us on five values, most of a rank correlation's time
+    n = len(values)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    different = ordered[1:] != ordered[:-1]
+    different &= ~(np.isnan(ordered[1:]) & np.isnan(ordered[:-1]))
+    starts = np.flatnonzero(np.concatenate(([True], different)))
+    ends = np.append(starts[1:], n)
+    ranks = np.empty(n)
+    ranks[order] = np.repeat((starts + 1 + ends) / 2.0, ends - starts)  # the mean of positions start+1 .. end
+    return ranks
 
 
 def _average_ranks_by_row(values: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -103,8 +112,13 @@ def spearman(x: ArrayLike, y: ArrayLike) -> float | None:
     if len(a) < MIN_PAIRS or _constant(a) or _constant(b):
         return None
     # Pearson on average ranks is Spearman's rho with ties (as scipy.stats.spearmanr); the direct form
-    # is several times faster, which matters when the app recomputes every correlation after an override.
-    return float(np.corrcoef(_average_ranks(a), _average_ranks(b))[0, 1])
+    # is several times faster than scipy's or numpy.corrcoef's, which matters when the app recomputes every
+    # correlation after an override and a results table computes one per pair of judges and resample
+    ra = _average_ranks(a)
+    rb = _average_ranks(b)
+    ra -= ra.mean()
+    rb -= rb.mean()
+    return float(np.clip(np.dot(ra, rb) / math.sqrt(float(np.dot(ra, ra)) * float(np.dot(rb, rb))), -1.0, 1.0))
 
 
 def pearson(x: ArrayLike, y: ArrayLike) -> float | None:

@@ -660,6 +660,21 @@ class TableIntervals:
     seed: int
     confidence: float
 
+    def beside(self, agreement: pd.DataFrame) -> pd.DataFrame:
+        """The rows of a Table 6 (``task``, ``metric``, ``scorer_a``, ``scorer_b``, ``spearman``, ``n_models``, ...,
+        e.g. :attr:`empathy.evaluate.MetricsReport.agreement`) in their order, each with this table's interval, exact
+        p and tau-b of the same pair (missing where it has none): a left join on the pair, as the command line's
+        JSON and the app's Agreement page show them."""
+        keys = ["task", "metric", "scorer_a", "scorer_b"]
+        extra = self.agreement.drop(columns=["spearman", "n_models"])
+        position = {key: row for row, key in enumerate(zip(*(extra[k].tolist() for k in keys), strict=True))}
+        rows = [position.get(key, -1) for key in zip(*(agreement[k].tolist() for k in keys), strict=True)]
+        if len(position) < len(extra) or -1 in rows:  # a pair twice or without intervals: the join spells it out
+            return agreement.merge(extra, on=keys, how="left")
+        # every row has its pair once: the same rows by position (a join of a few rows costs 10 ms)
+        found = extra.drop(columns=keys).iloc[rows].set_axis(agreement.index)
+        return pd.concat([agreement, found], axis=1)
+
     def signature_fields(self) -> dict[str, str]:
         """The bootstrap's design (unit, interval, resamples, seed) and the permutation test's exactness bound."""
         if not self.n_resamples:
@@ -892,23 +907,24 @@ def _plan_terms(plan: MetricPlan, wanted: set[str] | None
     if not offset:
         return _TableLayout(pd.DataFrame(columns=["task", "item_id", "model", "scorer", "metric", "term"])), \
             np.empty(0), parts
-    names = {column: sorted({str(v) for part, _ in parts for v in part.groups[column]} if column != "metric"
+    # each slice's group columns as plain lists once: iterating a pandas column of strings costs more per value
+    group_columns = [{c: part.groups[c].to_numpy(dtype=object).tolist() for c in ("task", "scorer", "model")}
+                     for part, _ in parts]
+    names = {column: sorted({str(v) for columns in group_columns for v in columns[column]} if column != "metric"
                             else {part.spec.name for part, _ in parts}) for column in ("metric", "scorer", "model")}
     lookup = {column: {name: code for code, name in enumerate(values)} for column, values in names.items()}
     task_codes: dict[object, int] = {}
     pieces: dict[str, list[NDArray[np.int64]]] = {c: [] for c in ("task", "item", "metric", "scorer", "model")}
     terms = []
-    for part, _ in parts:
-        group_task = np.array([task_codes.setdefault(t, len(task_codes)) for t in
-                               pd.unique(part.groups["task"])], dtype=np.int64)
-        of_group = pd.Index(pd.unique(part.groups["task"])).get_indexer(part.groups["task"])
-        row_task = group_task[of_group][part.group]
-        pieces["task"].append(row_task)
+    for (part, _), columns in zip(parts, group_columns, strict=True):
+        # tasks numbered in order of first appearance (over the slices, then their groups)
+        group_task = np.array([task_codes.setdefault(t, len(task_codes)) for t in columns["task"]], dtype=np.int64)
+        pieces["task"].append(group_task[part.group])
         output = layout.unit_output[part.rows] if part.spec.judged else part.rows
         pieces["item"].append(item_name_code[item_of_output[output]])
         pieces["metric"].append(np.full(len(part.rows), lookup["metric"][part.spec.name], dtype=np.int64))
         for column in ("scorer", "model"):
-            group_code = np.array([lookup[column][str(v)] for v in part.groups[column]], dtype=np.int64)
+            group_code = np.array([lookup[column][str(v)] for v in columns[column]], dtype=np.int64)
             pieces[column].append(group_code[part.group])
         values, status = plan.own_terms(part)  # computed once per plan (LiveMetrics reads them too)
         terms.append(np.where(status == OK, values, np.nan))

@@ -817,16 +817,18 @@ def _agreement_plan(slices: list[MetricSlice]) -> list[_AgreementCell]:
     located = []
     for part in slices:
         if part.spec.judged:
-            located.append((part, offset))
+            # each column of the groups as a plain array once (a slice per task of a pandas column costs more)
+            columns = {c: part.groups[c].to_numpy(dtype=object) for c in ("task", "model", "scorer")}
+            located.append((part, offset, columns))
         offset += len(part.groups)
-    tasks = sorted({t for part, _ in located for t in part.groups["task"]}, key=str)
+    tasks = sorted({t for _, _, columns in located for t in columns["task"]}, key=str)
     for task in tasks:
-        for part, start in located:
-            mine = np.flatnonzero((part.groups["task"] == task).to_numpy())
+        for part, start, columns in located:
+            mine = np.flatnonzero(columns["task"] == task)
             if not len(mine):
                 continue
-            model_codes, models = pd.factorize(part.groups["model"].iloc[mine], sort=True)
-            scorer_codes, scorers = pd.factorize(part.groups["scorer"].iloc[mine])
+            model_codes, models = pd.factorize(columns["model"][mine], sort=True)
+            scorer_codes, scorers = pd.factorize(columns["scorer"][mine])
             order = sorted(range(len(scorers)), key=lambda i: str(scorers[i]))
             column = np.argsort(order)[scorer_codes]
             cells.append((task, part.spec.name, start + mine, model_codes.astype(np.int64), column.astype(np.int64),

@@ -159,9 +159,13 @@ def agreement_labels(agreement: pd.DataFrame, overrides: pd.DataFrame | None,
     """
     table = agreement.copy()
     with_overrides = overrides is not None
-    # a task's outputs are looked for once per task, and only when there are decisions to count in them
-    task_names = (outputs["task"].astype(str) if with_overrides and len(overrides) and outputs is not None
-                  and "task" in outputs.columns else None)
+    if not with_overrides or len(overrides) == 0:  # no decision to count: every row rests on the labels as they are
+        for column, value, dtype in zip(PROVENANCE_COLUMNS, (LABEL_SOURCES[with_overrides], 0, 0, None),
+                                        (object, "int64", "int64", object), strict=True):
+            table[column] = pd.Series([value] * len(table), index=table.index, dtype=dtype)
+        return table
+    # a task's outputs are looked for once per task
+    task_names = outputs["task"].astype(str) if outputs is not None and "task" in outputs.columns else None
     scopes: dict[str, pd.DataFrame] = {}
     rows = []
     for record in table.to_dict("records"):

@@ -268,8 +268,7 @@ def chart_frame(table: pd.DataFrame, shown: pd.DataFrame) -> pd.DataFrame:
 def agreement_table(agreement: pd.DataFrame, values: TableIntervals) -> pd.DataFrame:
     """Table 6 with rho's interval over item resamples, the exact permutation p over models and Kendall's tau-b
     (:attr:`empathy.bootstrap.TableIntervals.agreement`), as the command line's agreement rows."""
-    extra = values.agreement.drop(columns=["spearman", "n_models"])
-    return agreement.merge(extra, on=["task", "metric", "scorer_a", "scorer_b"], how="left")
+    return values.beside(agreement)
 
 
 def signature_fields(values: TableIntervals, reports: Sequence[PPIReport] = ()) -> dict[str, str]:

@@ -3,6 +3,10 @@ last, nested and from several threads alike."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -100,3 +104,52 @@ def test_the_bootstrap_gives_the_same_numbers_on_one_thread_or_two():
     usable = ~np.isnan(terms)
     expected = (counts @ np.where(usable, terms, 0.0)) / (counts @ usable)
     assert np.allclose(limited, expected, rtol=1e-12, atol=0)
+
+
+_REPORT_THREADS = """
+import os, sys
+from empathy.blas import one_blas_thread_from_start
+with one_blas_thread_from_start():
+    seen = os.environ.get("OPENBLAS_NUM_THREADS")
+    import numpy
+    from threadpoolctl import threadpool_info
+    threads = sorted({int(i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas"})
+print(seen, threads, os.environ.get("OPENBLAS_NUM_THREADS"))
+"""
+
+
+_TWO = min(2, os.cpu_count() or 1)  # OpenBLAS starts no more threads than cores
+
+
+@pytest.mark.parametrize(("preset", "expected"), [
+    ({}, "1 [1] None"),
+    ({"OPENBLAS_NUM_THREADS": "2"}, f"2 [{_TWO}] 2"),  # the user's choice stands
+    ({"OMP_NUM_THREADS": "2"}, f"None [{_TWO}] None"),  # OpenBLAS reads this one too: a choice as well
+])
+def test_a_process_started_under_the_block_starts_openblas_on_one_thread_unless_told(preset, expected):
+    env = {k: v for k, v in os.environ.items() if k not in blas.THREAD_VARIABLES}
+    env.update(preset)
+    out = subprocess.run([sys.executable, "-c", _REPORT_THREADS], env=env, capture_output=True, text=True,
+                         check=True, timeout=120).stdout.strip()
+    assert out == expected
+
+
+def test_with_numpy_already_loaded_the_block_changes_nothing(monkeypatch):
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    with blas.one_blas_thread_from_start():
+        assert "OPENBLAS_NUM_THREADS" not in os.environ  # numpy is loaded here: its BLAS has started
+
+
+def test_the_command_line_runs_its_command_in_the_block(monkeypatch):
+    from empathy.cli import main
+
+    entered = []
+
+    @contextlib.contextmanager
+    def recording():
+        entered.append(True)
+        yield
+
+    monkeypatch.setattr(blas, "one_blas_thread_from_start", recording)
+    assert main(["metrics", "/nonexistent/outputs.csv"]) == 2  # the handler ran (and refused the file)
+    assert entered == [True]

@@ -165,3 +165,20 @@ def test_plan_intervals_equal_table_intervals_of_the_plans_item_terms(by_task, m
     pd.testing.assert_frame_equal(got.values, expected.values)
     pd.testing.assert_frame_equal(got.agreement, expected.agreement)
     assert got.signature_fields() == expected.signature_fields()
+
+
+def test_beside_is_the_left_join_of_table6_with_its_intervals():
+    intervals = table_intervals(_terms(), n_resamples=100, seed=2)
+    keys = ["task", "metric", "scorer_a", "scorer_b"]
+    report = intervals.agreement[[*keys, "spearman", "n_models"]].iloc[::-1].reset_index(drop=True)
+    report.index = report.index + 7  # an index of its own is kept
+    joined = intervals.beside(report)
+    pd.testing.assert_frame_equal(joined.reset_index(drop=True), report.merge(
+        intervals.agreement.drop(columns=["spearman", "n_models"]), on=keys, how="left"))
+    assert list(joined.index) == list(report.index)
+    # a pair the intervals do not hold: missing there, as the join has it
+    stranger = pd.concat([report, report.iloc[[0]].assign(scorer_b="zz")], ignore_index=True)
+    expected = stranger.merge(intervals.agreement.drop(columns=["spearman", "n_models"]), on=keys, how="left")
+    pd.testing.assert_frame_equal(intervals.beside(stranger), expected)
+    assert intervals.beside(stranger)["ci_low"].isna().tolist() == [False] * len(report) + [True]
+    assert intervals.beside(report.iloc[:0]).columns.tolist() == expected.columns.tolist()

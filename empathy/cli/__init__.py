@@ -69,10 +69,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 1 service refused, 2 bad input; see common)."""
     import sys
 
+    from empathy.blas import one_blas_thread_from_start
+
     arguments = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in arguments if not a.startswith("-")), None)
     args = build_parser(command).parse_args(arguments)
-    return int(args.handler(args))
+    # a command's products are small blocks (empathy.blas): BLAS threads started at NumPy's import only spin
+    with one_blas_thread_from_start():
+        return int(args.handler(args))
 
 
 __all__ = ["COMMAND_MODULES", "GROUP_MODULES", "build_parser", "main"]

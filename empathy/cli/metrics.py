@@ -145,8 +145,7 @@ def run(args: argparse.Namespace) -> int:
         signature = replace(signature, decisions=ledger.applied_decisions)
     report = replace(report, signature=signature)
     rows = estimator_table(report.table, intervals.values, audits, by_task=by_task)
-    agreement = report.agreement.merge(intervals.agreement.drop(columns=["spearman", "n_models"]),
-                                       on=["task", "metric", "scorer_a", "scorer_b"], how="left")
+    agreement = intervals.beside(report.agreement)
     # which labels each Table 6 row rests on, and where a human gave both judges the same label
     agreement = agreement_labels(agreement, ledger.applied if ledger is not None else None,
                                  dataset.outputs if by_task else None)
