@@ -43,6 +43,19 @@ def _controller() -> Any:
         return _controllers[0]
 
 
+def _started_on_one() -> bool:
+    """Whether NumPy's BLAS is OpenBLAS started on one thread (``OPENBLAS_NUM_THREADS=1``, as the command line
+    starts it): nothing to limit, and no controller to make (finding the libraries costs more than a demo's
+    products). Read from the environment as it is now: a variable changed after NumPy loaded misleads it, which
+    changes the speed, never a number."""
+    if os.environ.get(OPENBLAS_THREADS) != "1":
+        return False
+    import numpy
+
+    blas = getattr(numpy.__config__, "CONFIG", {}).get("Build Dependencies", {}).get("blas", {})
+    return "openblas" in str(blas.get("name", "")).lower()
+
+
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
     """Run the block with NumPy's BLAS on one thread.
@@ -54,7 +67,7 @@ def one_blas_thread() -> Iterator[None]:
     left as the limit: the speed changes, never a number.
     """
     depth = getattr(_depth, "value", 0)
-    limiter = _controller().limit(limits=1, user_api="blas") if depth == 0 else None
+    limiter = _controller().limit(limits=1, user_api="blas") if depth == 0 and not _started_on_one() else None
     _depth.value = depth + 1
     try:
         yield

@@ -68,7 +68,7 @@ from empathy.agreement import (
 from empathy.blas import one_blas_thread
 from empathy.distributions import MIN_P, normal_cdf, student_t_ppf
 from empathy.evaluate import MetricPlan, MetricSlice
-from empathy.io import require_frame
+from empathy.io import left_join, require_frame
 from empathy.metrics import OK, _as_float_array, get_metric
 from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
 
@@ -665,15 +665,8 @@ class TableIntervals:
         e.g. :attr:`empathy.evaluate.MetricsReport.agreement`) in their order, each with this table's interval, exact
         p and tau-b of the same pair (missing where it has none): a left join on the pair, as the command line's
         JSON and the app's Agreement page show them."""
-        keys = ["task", "metric", "scorer_a", "scorer_b"]
-        extra = self.agreement.drop(columns=["spearman", "n_models"])
-        position = {key: row for row, key in enumerate(zip(*(extra[k].tolist() for k in keys), strict=True))}
-        rows = [position.get(key, -1) for key in zip(*(agreement[k].tolist() for k in keys), strict=True)]
-        if len(position) < len(extra) or -1 in rows:  # a pair twice or without intervals: the join spells it out
-            return agreement.merge(extra, on=keys, how="left")
-        # every row has its pair once: the same rows by position (a join of a few rows costs 10 ms)
-        found = extra.drop(columns=keys).iloc[rows].set_axis(agreement.index)
-        return pd.concat([agreement, found], axis=1)
+        return left_join(agreement, self.agreement.drop(columns=["spearman", "n_models"]),
+                         ["task", "metric", "scorer_a", "scorer_b"])
 
     def signature_fields(self) -> dict[str, str]:
         """The bootstrap's design (unit, interval, resamples, seed) and the permutation test's exactness bound."""

@@ -80,7 +80,7 @@ from numpy.typing import ArrayLike, NDArray
 from empathy import metrics as m
 from empathy.audit import NO_TASK, AuditDesign, audit_frame, frame_digest
 from empathy.distributions import normal_ppf
-from empathy.io import require_frame
+from empathy.io import left_join, require_frame
 from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
 
 DEFAULT_CONFIDENCE = 0.95
@@ -726,7 +726,7 @@ def estimator_table(table: pd.DataFrame, intervals: pd.DataFrame | None = None,
     keys = ["task", "model", "scorer", "metric"]
     if intervals is not None and len(intervals):
         shown = [c for c in ("ci_low", "ci_high", "rank_low", "rank_high", "warning") if c in intervals.columns]
-        rows = rows.merge(intervals[[*keys, *shown]], on=keys, how="left")
+        rows = left_join(rows, intervals[[*keys, *shown]], keys)
     extra = [row for report in reports for row in _ppi_rows(report, by_task)]
     if extra:
         beside: dict[tuple[object, ...], list[dict[str, object]]] = {}

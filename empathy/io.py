@@ -45,7 +45,7 @@ import json
 import math
 import mmap
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
@@ -344,6 +344,23 @@ def _check_required(frame: pd.DataFrame, required: Iterable[str], label: str) ->
                             column=column)
         if column in absent:
             raise DataError(label, "missing key in this record", row=absent[column], column=column)
+
+
+def left_join(left: pd.DataFrame, right: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """``left.merge(right, on=keys, how="left")``, the same frame, taken by position when it can be.
+
+    When every row of ``left`` finds exactly one row of ``right`` (keys unique there), the result is ``left`` with
+    ``right``'s other columns in the order of ``left``'s rows (``left``'s index kept): a results table's few hundred
+    rows cost a pandas join about 10 ms, a dictionary of their keys well under one. Otherwise (a key missing or
+    repeated in ``right``) it is the join itself, with its index from 0.
+    """
+    keys = list(keys)
+    position = {key: row for row, key in enumerate(zip(*(right[k].tolist() for k in keys), strict=True))}
+    rows = [position.get(key, -1) for key in zip(*(left[k].tolist() for k in keys), strict=True)]
+    if len(position) < len(right) or -1 in rows:
+        return left.merge(right, on=keys, how="left")
+    found = right.drop(columns=keys).iloc[rows].set_axis(left.index)
+    return pd.concat([left, found], axis=1)
 
 
 def require_frame(frame: object, columns: Iterable[str], what: str) -> None:

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
-from empathy.review import EffectiveRatings, apply_overrides  # noqa: E402
+from empathy.labels.ledger import apply_overrides  # noqa: E402
+from empathy.review import EffectiveRatings  # noqa: E402
 from empathy_app import compute  # noqa: E402
 
 

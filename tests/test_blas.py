@@ -53,6 +53,7 @@ class _Recorder:
 
 
 def test_every_thread_limits_its_own_products_once_per_outermost_block(monkeypatch):
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     recorder = _Recorder()
     monkeypatch.setattr(blas, "_controller", lambda: recorder)
     a_inside, b_inside, a_left = (threading.Event() for _ in range(3))
@@ -79,6 +80,7 @@ def test_every_thread_limits_its_own_products_once_per_outermost_block(monkeypat
 
 
 def test_a_block_that_raises_restores_and_leaves_no_depth_behind(monkeypatch):
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     recorder = _Recorder()
     monkeypatch.setattr(blas, "_controller", lambda: recorder)
     with pytest.raises(RuntimeError, match="inside"):
@@ -104,6 +106,22 @@ def test_the_bootstrap_gives_the_same_numbers_on_one_thread_or_two():
     usable = ~np.isnan(terms)
     expected = (counts @ np.where(usable, terms, 0.0)) / (counts @ usable)
     assert np.allclose(limited, expected, rtol=1e-12, atol=0)
+
+
+def test_openblas_started_on_one_thread_needs_no_limit(monkeypatch):
+    recorder = _Recorder()
+    monkeypatch.setattr(blas, "_controller", lambda: recorder)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")  # as the command line starts it
+    with one_blas_thread():
+        pass
+    openblas = "openblas" in np.__config__.CONFIG["Build Dependencies"]["blas"]["name"].lower()
+    assert blas._started_on_one() is openblas
+    assert recorder.calls == ([] if openblas else [(threading.current_thread().name, "limit"),
+                                                   (threading.current_thread().name, "restore")])
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    with one_blas_thread():
+        pass
+    assert [action for _, action in recorder.calls][-2:] == ["limit", "restore"]
 
 
 _REPORT_THREADS = """

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from empathy.review import EffectiveRatings, _KeyIndex, apply_overrides
+from empathy.labels.ledger import apply_overrides
+from empathy.review import EffectiveRatings, _KeyIndex
 
 
 def _ratings(seed: int) -> pd.DataFrame:

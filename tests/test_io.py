@@ -272,3 +272,20 @@ def test_require_frame_names_the_argument_and_every_missing_column(frame, error,
 def test_require_frame_accepts_a_frame_with_the_columns_and_more():
     require_frame(pd.DataFrame(columns=["value", "item_id", "model", "extra"]), ("item_id", "model", "value"),
                   "ratings")
+
+
+@pytest.mark.parametrize(("right_keys", "by_position"), [
+    (["b", "a", "c"], True),         # every left row finds one right row: taken by position
+    (["b", "a"], False),             # "c" finds none: the join, with a missing value
+    (["b", "a", "c", "a"], False),   # "a" twice in right: the join, with both rows
+])
+def test_left_join_is_pandas_left_merge(right_keys, by_position):
+    from empathy.io import left_join
+
+    left = pd.DataFrame({"k": ["a", "c", "b"], "n": [1, 2, 3]}, index=[10, 11, 12])
+    right = pd.DataFrame({"k": right_keys, "x": [float(i) for i in range(len(right_keys))],
+                          "s": [f"v{i}" for i in range(len(right_keys))]})
+    joined = left_join(left, right, ["k"])
+    expected = left.merge(right, on=["k"], how="left")
+    pd.testing.assert_frame_equal(joined.reset_index(drop=True), expected)
+    assert list(joined.index) == ([10, 11, 12] if by_position else list(range(len(expected))))

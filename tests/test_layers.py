@@ -44,6 +44,7 @@ LAYER_OF: dict[str, str] = {
     "empathy.vocabulary": "core",
     "empathy.distributions": "core",
     "empathy.codes": "core",
+    "empathy.blas": "core",
     "empathy.identifiers": "core",
     "empathy.metrics": "core",
     "empathy.escaping": "core",
