@@ -48,7 +48,7 @@ else:
     # rho's interval over item resamples, the exact permutation p over models and Kendall's tau-b (cached per data
     # set and overrides, as the Overview's intervals)
     bootstrap = intervals.intervals(data)  # the sidebar's toggle, as the report above
-    table6 = intervals.agreement_table(agreement, bootstrap)
+    table6 = bootstrap.beside(agreement)
     pairs = (table6 if split else table6.drop(columns=["task"], errors="ignore")).copy()
     pairs["spearman"] = pairs["spearman"].astype(float).round(3)
     st.markdown(views.labels_used(data))

@@ -126,7 +126,7 @@ def agreement_table(agreement: pd.DataFrame) -> pd.DataFrame:
     (:data:`empathy.review.PROVENANCE_COLUMNS`: ``labels``, ``human_decisions``, ``same_human_label``,
     ``warning``, added by :func:`empathy.review.agreement_labels`) are kept when present, and so are rho's
     uncertainty columns (:data:`AGREEMENT_UNCERTAINTY`: the bootstrap interval over items, the exact permutation
-    p, Kendall's tau-b; :func:`empathy_app.intervals.agreement_table` adds them), before the provenance."""
+    p, Kendall's tau-b; :meth:`empathy.bootstrap.TableIntervals.beside` adds them), before the provenance."""
     from empathy.review import PROVENANCE_COLUMNS
 
     require_frame(agreement, _AGREEMENT_COLUMNS, "the agreement table")

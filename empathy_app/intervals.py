@@ -265,12 +265,6 @@ def chart_frame(table: pd.DataFrame, shown: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([bars, extra[[c for c in bars.columns if c in extra.columns]]], ignore_index=True)
 
 
-def agreement_table(agreement: pd.DataFrame, values: TableIntervals) -> pd.DataFrame:
-    """Table 6 with rho's interval over item resamples, the exact permutation p over models and Kendall's tau-b
-    (:attr:`empathy.bootstrap.TableIntervals.agreement`), as the command line's agreement rows."""
-    return values.beside(agreement)
-
-
 def signature_fields(values: TableIntervals, reports: Sequence[PPIReport] = ()) -> dict[str, str]:
     """The signature's fields of a table with these intervals and audits: the estimator, each audit's digest,
     judge, dimension and decisions, and the bootstrap's unit, interval, resamples and seed."""
