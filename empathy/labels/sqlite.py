@@ -25,10 +25,8 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-import stat
 import tempfile
 import threading
-import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -36,6 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from empathy.labels.locations import StoreError, is_server_location
@@ -63,6 +62,15 @@ from empathy.labels.schema import (
     split_sql,
     upgrade_statements,
 )
+from empathy.labels.sqlite_files import (
+    APPLICATION_ID,
+    check_is_store,
+    check_store_file,
+    connect_store_file,
+    read_only_uri,
+    writable,
+    writing_uri,
+)
 from empathy.sqlite_wal import enable_wal
 
 if TYPE_CHECKING:  # the roles (and their TOML reader) load where a store is given some, not with every store
@@ -72,10 +80,6 @@ if TYPE_CHECKING:  # the roles (and their TOML reader) load where a store is giv
 BUSY_TIMEOUT_S = 30.0
 #: Actions a batch of decisions may be written under (see :meth:`OverrideStore.write_batch`).
 BATCH_ACTIONS: tuple[str, ...] = ("set", "import", "adjudicate")
-#: How often and how long :func:`check_store_file` looks again at a file shorter than its header says.
-_TRUNCATION_RECHECKS = 10
-_TRUNCATION_RECHECK_S = 0.05
-_SQLITE_HEADER = b"SQLite format 3\x00"
 _KEY_WHERE = "dataset_id=? AND item_id=? AND model=? AND rater=? AND dimension=?"
 _ROW_WHERE = f"{_KEY_WHERE} AND annotator=? AND role=?"
 _AUDIT_INSERT = ("INSERT INTO audit (batch, dataset_id, item_id, model, rater, dimension, annotator, role, at,"
@@ -145,12 +149,14 @@ class OverrideStore:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as error:
             raise StoreError(self.path, f"cannot create the store's folder ({error.strerror})") from None
-        if not _writable(self.path.parent):
+        if not writable(self.path.parent):
             raise StoreError(self.path, "the store's folder is read-only (SQLite needs to write its journal "
                              "there); point EMPATHY_STORE or --store to a writable place")
         with self._init_lock, self._guard():
             if not self.path.exists():
                 create_store_file(self.path, self.busy_timeout)
+            else:
+                self._check_is_store()
             connection = self._connect()
             try:
                 open_sqlite_schema(connection, self.path, self.busy_timeout)
@@ -162,7 +168,7 @@ class OverrideStore:
         if read_only not in (READ_WRITE, READ_ONLY, AUTO):
             raise TypeError(f"read_only must be True, False or None, got {read_only!r}")
         if read_only is AUTO:
-            return self.path.exists() and not (_writable(self.path) and _writable(self.path.parent))
+            return self.path.exists() and not (writable(self.path) and writable(self.path.parent))
         return bool(read_only)
 
     def _open_for_reading(self) -> None:
@@ -201,7 +207,16 @@ class OverrideStore:
     def _check_file(self) -> None:
         """Refuse a file that is not a healthy store (or not writable, unless opened for reading) before SQLite
         touches it."""
-        check_store_file(self.path, writable=not self.read_only)
+        check_store_file(self.path, writable_file=not self.read_only)
+
+    def _check_is_store(self) -> None:
+        """Refuse another application's SQLite file, read through a read-only connection (which never writes the
+        file, not even a checkpoint of a write-ahead log SQLite reads beside it)."""
+        probe = connect_store_file(read_only_uri(self.path), self.path, timeout=self.busy_timeout, uri=True)
+        try:
+            check_is_store(probe, self.path)
+        finally:
+            probe.close()
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -226,9 +241,12 @@ class OverrideStore:
     def _connect(self, *, check_same_thread: bool = True) -> sqlite3.Connection:
         # isolation_level=None: we issue BEGIN IMMEDIATE ourselves so the write lock is taken up front and a
         # concurrent writer waits (busy timeout) instead of failing on lock upgrade.
-        target = self._snapshot or self._uri or self.path
-        connection = sqlite3.connect(target, timeout=self.busy_timeout, isolation_level=None,
-                                     uri=target is self._uri, check_same_thread=check_same_thread)
+        if self._snapshot is not None:
+            connection = connect_store_file(self._snapshot, self._snapshot, timeout=self.busy_timeout,
+                                            check_same_thread=check_same_thread)
+        else:  # mode=rw for writing: a store that vanished is an error, never a new empty file
+            connection = connect_store_file(self._uri or writing_uri(self.path), self.path,
+                                            timeout=self.busy_timeout, uri=True, check_same_thread=check_same_thread)
         connection.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
         connection.execute("PRAGMA synchronous=FULL")
         return connection
@@ -243,6 +261,9 @@ class OverrideStore:
         """
         self.refuse_if_read_only()
         with self._guard():
+            if not self.path.exists():
+                raise StoreError(self.path, "no longer exists (moved or deleted); nothing was written. Restore it, "
+                                 "or open the store again to start a new one")
             self._check_file()
             connection = self._connect()
             try:
@@ -585,7 +606,7 @@ class OverrideStore:
         else:
             frame = self._read(f"SELECT {', '.join(columns)} FROM overrides WHERE dataset_id=? ORDER BY "
                                f"{_DECISION_ORDER}", (dataset_id,), columns).drop(columns=["dataset_id"])
-        return _decision_types(frame)
+        return _decision_types(frame, self.label)
 
     def changed_since(self, dataset_id: str, since: int) -> bool:
         """Whether an audited change to ``dataset_id``'s decisions was committed after the store's version ``since``
@@ -615,7 +636,7 @@ class OverrideStore:
         keys = pd.DataFrame([row[:len(key_columns)] for row in rows], columns=key_columns)
         value = len(key_columns) + others.index("value")  # NOT NULL in a row: NULL is a key without one
         current = pd.DataFrame([row for row in rows if row[value] is not None], columns=[*key_columns, *others])
-        return keys, _decision_types(current[list(STORED_DECISION_COLUMNS)])
+        return keys, _decision_types(current[list(STORED_DECISION_COLUMNS)], self.label)
 
     def audit(self, dataset_id: str | None = None) -> pd.DataFrame:
         """The audit trail in commit order: every set, undo, import, adjudication, confirmation and migration."""
@@ -734,10 +755,26 @@ def _frame_in_chunks(cursor: Any, columns: list[str], size: int) -> pd.DataFrame
     return pa.table(arrays).combine_chunks().to_pandas()
 
 
-def _decision_types(frame: pd.DataFrame) -> pd.DataFrame:
-    """A decisions frame read from the store with its column types (values as floats, ``seq`` as integers)."""
-    frame["value"] = frame["value"].astype(float)
-    frame["judge_value"] = pd.to_numeric(frame["judge_value"], errors="coerce").astype(float)
+def _decision_types(frame: pd.DataFrame, store: str) -> pd.DataFrame:
+    """A decisions frame read from the store with its column types (values as floats, ``seq`` as integers).
+
+    A value the store holds is checked as it is read: a decision's value must be a finite number and a judge's
+    value a finite number or none. Anything else (text such as ``'nan'``, an infinity) was written around this
+    package and is an error naming the store and the decision, never a missing value."""
+    values = pd.to_numeric(frame["value"], errors="coerce").astype(float)
+    judged = frame["judge_value"]
+    judge_values = pd.to_numeric(judged, errors="coerce").astype(float)
+    bad = ~np.isfinite(values.to_numpy()) | (judged.notna().to_numpy() & ~np.isfinite(judge_values.to_numpy()))
+    if bad.any():
+        row = frame.loc[bad].iloc[0]
+        column, held = (("value", row["value"]) if not np.isfinite(values[bad].iloc[0])
+                        else ("judge_value", row["judge_value"]))
+        raise StoreError(store, f"holds a decision whose {column} is {held!r}, not a finite number (item "
+                         f"{row['item_id']!r}, model {row['model']!r}, rater {row['rater']!r}, dimension "
+                         f"{row['dimension']!r}, annotator {row['annotator']!r}; {int(bad.sum())} such rows): "
+                         "it was written around empathy; correct or delete those rows")
+    frame["value"] = values
+    frame["judge_value"] = judge_values
     frame[ORDER_COLUMN] = frame[ORDER_COLUMN].astype("int64")
     frame["audit_position"] = _positions(frame["audit_position"])
     return frame
@@ -848,45 +885,6 @@ def _undo_one(connection: sqlite3.Connection, record: dict[str, object], batch: 
 
 # ------------------------------------------------------------------------------------------ opening a file safely
 
-def check_store_file(path: Path, *, writable: bool = True) -> None:
-    """Refuse a file that is not a healthy store before SQLite touches it (:class:`StoreError`); with
-    ``writable``, also a file that cannot be written.
-
-    A missing file is fine (the store creates it).
-    """
-    if not path.exists():
-        return
-    if path.is_dir():
-        raise StoreError(path, "is a folder, not an override store")
-    size = path.stat().st_size
-    if size == 0:
-        raise StoreError(path, "is empty (0 bytes), not an override store; nothing was written. "
-                         "Restore it from a backup or move it away to start a new store")
-    with path.open("rb") as handle:
-        header = handle.read(100)
-    if not header.startswith(_SQLITE_HEADER):
-        raise StoreError(path, "is not an SQLite override store (damaged or another file); nothing "
-                         "was written. Restore it from a backup or move it away")
-    if len(header) < 100:
-        raise StoreError(path, f"is truncated ({size} bytes); nothing was written. Restore it from a "
-                         "backup or move it away")
-    shortfall = _short_of_header(path)
-    # Another process's WAL checkpoint writes page 1 (with the new page count) before it extends the file,
-    # so a shortfall seen without SQLite's locks may be a checkpoint in progress: a truncated file stays
-    # short, a checkpoint finishes within milliseconds. Look again before calling the file truncated.
-    for _ in range(_TRUNCATION_RECHECKS):
-        if shortfall is None:
-            break
-        time.sleep(_TRUNCATION_RECHECK_S)
-        shortfall = _short_of_header(path)
-    if shortfall is not None:
-        raise StoreError(path, f"is truncated ({shortfall[0]} of {shortfall[1]} bytes); nothing was "
-                         "written. Restore it from a backup or move it away")
-    if writable and not _writable(path):
-        raise StoreError(path, "is read-only; nothing was written. Make it writable, or point "
-                         "EMPATHY_STORE or --store to a writable copy")
-
-
 def create_store_file(path: Path, busy_timeout: float) -> None:
     """Create a new store at ``path`` with mode 0600, its tables in place, without ever showing an empty file.
 
@@ -900,7 +898,7 @@ def create_store_file(path: Path, busy_timeout: float) -> None:
     temporary = Path(name)
     try:
         os.chmod(temporary, STORE_FILE_MODE)
-        connection = sqlite3.connect(temporary, timeout=busy_timeout, isolation_level=None)
+        connection = connect_store_file(temporary, temporary, timeout=busy_timeout)
         try:
             open_sqlite_schema(connection, temporary, busy_timeout)
         finally:
@@ -918,22 +916,9 @@ def create_store_file(path: Path, busy_timeout: float) -> None:
         _remove_copy(temporary)
 
 
-def read_only_uri(path: Path) -> str:
-    """SQLite's URI opening ``path`` for reading only (``mode=ro``).
-
-    In a folder that cannot be written, SQLite cannot create the ``-shm`` file a WAL store's reader needs, so the
-    file is opened ``immutable`` (no locks, no ``-shm``) when its write-ahead log is absent or empty, which is the
-    state a cleanly closed store is left in; nobody can write beside it there.
-    """
-    uri = f"{path.expanduser().resolve().as_uri()}?mode=ro"
-    wal = Path(f"{path}-wal")
-    if not _writable(path.parent) and (not wal.exists() or wal.stat().st_size == 0):
-        uri += "&immutable=1"
-    return uri
-
-
 def check_readable_schema(connection: sqlite3.Connection, path: Path) -> int:
     """The schema version of a store opened for reading, after checking it is not newer and not damaged."""
+    check_is_store(connection, path)
     version = int(connection.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
         raise StoreError(path, f"was written by a newer version of empathy (schema {version}, this "
@@ -977,6 +962,8 @@ def open_sqlite_schema(connection: sqlite3.Connection, path: Path, busy_timeout:
     columns = {row[1] for row in connection.execute("PRAGMA table_info(overrides)")}
     if version == SCHEMA_VERSION:
         enable_wal(connection, busy_timeout)
+        if int(connection.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
+            _run_in_transaction(connection, busy_timeout, [f"PRAGMA application_id={APPLICATION_ID}"])
         return
     if "overrides" in tables and "role" not in columns:
         _migrate_v1(connection, path, busy_timeout)
@@ -984,7 +971,8 @@ def open_sqlite_schema(connection: sqlite3.Connection, path: Path, busy_timeout:
     statements = split_sql(SQLITE_SCHEMA) if version < BASE_VERSION else []
     statements += [s for s in upgrade_statements(max(version, BASE_VERSION), "sqlite")
                    if not _adds_existing_column(connection, s)]
-    _run_in_transaction(connection, busy_timeout, [*statements, f"PRAGMA user_version={SCHEMA_VERSION}"])
+    _run_in_transaction(connection, busy_timeout, [*statements, f"PRAGMA user_version={SCHEMA_VERSION}",
+                                                   f"PRAGMA application_id={APPLICATION_ID}"])
 
 
 _ADD_COLUMN = re.compile(r"^ALTER TABLE (\w+) ADD COLUMN (\w+)", re.IGNORECASE)
@@ -1025,31 +1013,3 @@ def _run_in_transaction(connection: sqlite3.Connection, busy_timeout: float, sta
         connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
-
-
-def _short_of_header(path: Path) -> tuple[int, int] | None:
-    """``(size, expected)`` when the file is shorter than its SQLite header's page count says, else ``None``."""
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(100)
-        size = path.stat().st_size
-    except OSError:
-        return None
-    if len(header) < 100:
-        return None
-    page_size = int.from_bytes(header[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    pages = int.from_bytes(header[28:32], "big")
-    # The header's page count is valid when its "version valid for" equals the change counter.
-    if header[24:28] == header[92:96] and pages and size < pages * page_size:
-        return size, pages * page_size
-    return None
-
-
-def _writable(path: Path) -> bool:
-    """Whether ``path`` can be written, judged by its mode bits too (``os.access`` says yes to root)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return False
-    return os.access(path, os.W_OK) and bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
