@@ -9,7 +9,10 @@ business (:mod:`empathy.labels.ledger`). The store only keeps them, durably, wit
 
 :class:`OverrideStore` is a file in WAL mode; every change runs in its own ``BEGIN IMMEDIATE`` transaction with a
 busy timeout, so two app sessions (or two processes) writing at the same time serialise instead of losing a
-write, and a change is on disk before :meth:`OverrideStore.set_overrides` returns. A damaged store (empty,
+write, and a change is on disk before :meth:`OverrideStore.set_overrides` returns. That holds because every
+connection follows the file discipline of :mod:`empathy.labels.sqlite_files` (no Python I/O on a store file while
+the process may hold a connection to it; writers open ``mode=rw``, commands that only read ``mode=ro``; a foreign
+write-ahead log or another application's SQLite file refused untouched). A damaged store (empty,
 truncated, not SQLite, read-only, from a newer version) raises :class:`empathy.labels.locations.StoreError`
 and is never overwritten.
 
