@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
+from empathy.identifiers import person_name_problem
 from empathy.io import DataError, iter_jsonl, validate_ratings
 from empathy.labels.audits import design_rows
 from empathy.labels.backends import open_store
@@ -56,6 +57,7 @@ from empathy.labels.schema import (
     SKIP_COLUMNS,
 )
 from empathy.labels.sqlite import OverrideStore
+from empathy.raw_files import TEXT_ENCODING, csv_dict_records
 
 #: Kept under the store's own names: the ledger CSV was the first spreadsheet-safe export.
 escape_cell = spreadsheet_cell
@@ -151,8 +153,8 @@ def _raw_records(path: Path, label: str, suffix: str) -> list[tuple[int, dict[st
         if suffix in (".jsonl", ".json"):
             records.extend(iter_jsonl(path, label))
         elif suffix == ".csv":
-            with path.open(encoding="utf-8", newline="") as handle:
-                reader = csv.DictReader(handle)
+            with path.open(encoding=TEXT_ENCODING, newline="") as handle:  # an Excel byte-order mark is dropped
+                reader = csv_dict_records(handle)  # cells of any length
                 for line_number, record in enumerate(reader, start=2):
                     records.append((line_number, {key: unescape_cell(value or "")
                                                   for key, value in record.items() if key is not None}))
@@ -226,6 +228,10 @@ def import_ledger(store: OverrideStore, path: str | Path, *, dataset_id: str | N
         who = annotator if annotator is not None else str(record.get("annotator", ""))
         if not who.strip():
             raise DataError(label, "empty value", row=row_number, column="annotator")
+        problem = person_name_problem(who.strip())
+        if problem is not None:  # the name given for every record, else this record's
+            raise (ValueError(f"annotator {who.strip()!r}: {problem}") if annotator is not None
+                   else DataError(label, problem, row=row_number, column="annotator"))
         role = str(record.get("role") or "annotator")
         if role not in ROLES:
             raise DataError(label, f"unknown role {role!r} (use {', '.join(ROLES)})", row=row_number,
