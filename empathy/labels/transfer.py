@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +57,7 @@ from empathy.labels.schema import (
     SKIP_COLUMNS,
 )
 from empathy.labels.sqlite import OverrideStore
-from empathy.raw_files import TEXT_ENCODING, csv_dict_records
+from empathy.raw_files import TEXT_ENCODING, check_name_length, csv_records
 
 #: Kept under the store's own names: the ledger CSV was the first spreadsheet-safe export.
 escape_cell = spreadsheet_cell
@@ -154,11 +154,10 @@ def _raw_records(path: Path, label: str, suffix: str) -> list[tuple[int, dict[st
             records.extend(iter_jsonl(path, label))
         elif suffix == ".csv":
             with path.open(encoding=TEXT_ENCODING, newline="") as handle:  # an Excel byte-order mark is dropped
-                reader = csv_dict_records(handle)  # cells of any length
-                for line_number, record in enumerate(reader, start=2):
-                    records.append((line_number, {key: unescape_cell(value or "")
-                                                  for key, value in record.items() if key is not None}))
-                header = reader.fieldnames or []
+                header, rows = _csv_rows(csv_records(handle), label)  # cells of any length
+                for line_number, values in rows:
+                    records.append((line_number, {key: unescape_cell(values[k] if k < len(values) else "")
+                                                  for k, key in enumerate(header)}))
             missing = [c for c in KEY_COLUMNS + ("value",) if c not in header]
             if missing:
                 raise DataError(label, f"missing required column (have: {', '.join(header)})",
@@ -168,6 +167,26 @@ def _raw_records(path: Path, label: str, suffix: str) -> list[tuple[int, dict[st
     except UnicodeDecodeError as exc:
         raise DataError(label, f"not UTF-8 text (byte {exc.start})") from None
     return records
+
+
+def _csv_rows(reader: Iterator[list[str]], label: str) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+    """The header of a ledger CSV (its names checked) and its ``(file row, fields)`` records, blank lines
+    skipped but counted, so a row is reported where a spreadsheet shows it."""
+    row, header = 0, []
+    while not header:  # as csv.DictReader: leading blank lines are no header
+        header = next(reader, None)
+        if header is None:
+            return [], iter(())
+        row += 1
+    for position, name in enumerate(header, start=1):
+        check_name_length(name, position, len(header), label, row=row)
+
+    def records() -> Iterator[tuple[int, list[str]]]:
+        for line_number, values in enumerate(reader, start=row + 1):
+            if values:
+                yield line_number, values
+
+    return header, records()
 
 
 def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int, dict[str, object]]]:
