@@ -147,7 +147,7 @@ def read_table(path: str | Path, *, name: str | None = None) -> pd.DataFrame:
         message = " ".join(str(exc).split())
         found = re.search(r"in line (\d+)", message)
         raise DataError(label, f"malformed CSV: {message}", row=int(found.group(1)) if found else None) from None
-    except (pd.errors.EmptyDataError, ValueError, OSError, OverflowError, RecursionError, NotImplementedError) as exc:
+    except (pd.errors.EmptyDataError, ValueError, OSError, OverflowError, RecursionError) as exc:
         raise DataError(label, f"cannot read file: {str(exc).strip() or type(exc).__name__}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
     _check_column_names(list(frame.columns), label)
