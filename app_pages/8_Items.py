@@ -38,8 +38,6 @@ def _label(column: str) -> str:
     """How a sortable column is offered: ``SA · judge lexicon``, ``LD``, ``judges' range on e_ref``."""
     if column == SHIFT_COLUMN:
         return "LD shift · more distanced than the reference"
-    if column == "LD":
-        return "LD · Eq. 4 term, unusual for its model"
     if column.startswith("range:"):
         return f"judges' range on {column.removeprefix('range:')}"
     metric, _, judge = column.partition(":")
