@@ -186,7 +186,7 @@ def frame_problem(data: Loaded, design: AuditDesign) -> str:
 
 def labels(ledger: Ledger, design: AuditDesign) -> AuditDecisions:
     """The design's audit labels from the ledger's fresh decisions under its label rule."""
-    return audit_decisions(ledger.status.fresh, design, rule=ledger.rule)
+    return audit_decisions(ledger.status.fresh, design, rule=ledger.rule, stale=ledger.status.stale)
 
 
 def queue(design: AuditDesign, decided: AuditDecisions, mine: pd.DataFrame, outputs: pd.DataFrame

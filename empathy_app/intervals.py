@@ -179,7 +179,7 @@ def audit_estimates(data: Loaded, *, egm_both_zero: str = "zero") -> AuditEstima
     ledger = overrides.ledger(data)
     reports, labels = [], []
     for design in designs:
-        decided = audit_decisions(ledger.status.fresh, design, rule=ledger.rule)
+        decided = audit_decisions(ledger.status.fresh, design, rule=ledger.rule, stale=ledger.status.stale)
         report, problem = estimate(data, design, decided, egm_both_zero=egm_both_zero)
         if report is None:
             problems.append(f"Audit {md(design.short_digest)} ({md(design.judge)} on {md(design.dimension)}) is not "

@@ -171,7 +171,7 @@ def _labels(args: argparse.Namespace, store: OverrideStore, name: str, dataset: 
     from empathy.labels.ledger import open_ledger
 
     ledger = open_ledger(store, name, dataset.outputs, args.label_rule)
-    labels = audit_decisions(ledger.status.fresh, design, rule=args.label_rule)
+    labels = audit_decisions(ledger.status.fresh, design, rule=args.label_rule, stale=ledger.status.stale)
     print(f"empathy: {labels.summary()}", file=sys.stderr)
     return labels
 
@@ -255,12 +255,14 @@ def run_show(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json({"design": _header(design), "outputs": json_rows(queue), "decided": int(queue["decided"].sum()),
                     "unresolved": labels.unresolved, "unmarked": labels.unmarked, "mismatched": labels.mismatched,
-                    "signature": signature})
+                    "stale": labels.stale, "signature": signature})
         return 0
     if args.format == "table":
         print(f"audit {design.short_digest}: judge {design.judge!r} on {design.dimension!r}, {design.per_model} per "
               f"{'model and task' if design.stratify_by_task else 'model'}, seed {design.seed}; "
-              f"{int(queue['decided'].sum())} of {len(queue)} decided in audit order")
+              f"{int(queue['decided'].sum())} of {len(queue)} decided in audit order"
+              + (f"; {labels.stale} more have stale decisions only (made on other text or naming none: re-decide "
+                 "them)" if labels.stale else ""))
     emit(queue, args.format, signature)
     return 0
 

@@ -218,7 +218,7 @@ def _audit_reports(args: argparse.Namespace, dataset: Dataset, features: TextFea
     sentences = features.frame(dataset.outputs)
     reports = []
     for design in designs:
-        labels = audit_decisions(ledger.status.fresh, design, rule=ledger.rule)
+        labels = audit_decisions(ledger.status.fresh, design, rule=ledger.rule, stale=ledger.status.stale)
         try:
             # the judges' own ratings: with the overrides applied the audited values would equal the humans'
             reports.append(ppi_estimates(dataset.outputs, dataset.ratings, design, labels.decisions,
