@@ -32,7 +32,7 @@ import pandas as pd
 from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
 from empathy.io import DataError, iter_jsonl, validate_ratings
 from empathy.labels.audits import design_rows
-from empathy.labels.backends import open_store
+from empathy.labels.backends import open_for_reading, open_store
 from empathy.labels.exhibit_list import exhibit_rows
 from empathy.labels.locations import StoreError, is_server_location, mask_location
 from empathy.labels.records import (
@@ -379,7 +379,7 @@ def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str
         raise ValueError(f"migrate: the source and the target are the same store ({mask_location(source)})")
     if not is_server_location(source) and not Path(source).exists():
         raise StoreError(str(source), "no such store (nothing was written)")
-    origin = open_store(source, read_only=None)
+    origin = open_for_reading(source)
     try:
         return _copy_store(origin, target, rename, translate_names)
     finally:
