@@ -122,10 +122,16 @@ def sign_outs() -> SignOuts:
     return SignOuts()
 
 
+#: The JSON types a claim of an ID token has.
+_CLAIM_TYPES = (str, int, float, bool, list, dict, type(None))
+
+
 def sign_in_digest(claims: Mapping[str, object]) -> str:
     """A digest naming one sign-in: of every claim of its cookie (the same in each tab sharing it; the ID token's
     nonce and issue time differ between two sign-ins of one person)."""
-    text = json.dumps({str(key): value for key, value in claims.items()}, sort_keys=True, default=str)
+    # the claims only: st.user also holds objects (its token proxy) whose text differs between sessions
+    plain = {str(key): value for key, value in claims.items() if isinstance(value, _CLAIM_TYPES)}
+    text = json.dumps(plain, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
