@@ -221,12 +221,17 @@ def _remember_name(name: str) -> None:
 
 
 def _signed_in_box(who: identity.Access) -> None:
+    state = identity.sign_in()
     if who.identity:
         st.markdown(f"Signed in as **{md(who.identity)}**" + (f" · {md(who.role)}" if who.role else ""))
-        st.button("Sign out", key="identity_sign_out", on_click=st.logout,
-                  help="Ends the sign-in in this browser; signed out, nothing is written.")
+        if state.note:
+            st.caption(md(state.note) + ".")
+        st.button("Sign out", key="identity_sign_out", on_click=identity.sign_out,
+                  help="Ends the sign-in in every tab of this browser; signed out, nothing is written.")
         return
     st.markdown("**Signed out**: you can read; sign in to decide.")
+    if state.note:
+        st.caption(md(state.note) + ".")
     for provider in identity.login_providers():
         label = "Sign in" if provider is None else f"Sign in with {provider}"
         st.button(label, key=f"identity_sign_in_{provider or 'default'}", type="primary", on_click=st.login,
