@@ -53,6 +53,7 @@ from empathy.agreement import (
     DEFAULT_CONFIDENCE,
     DEFAULT_SEED,
     MAX_EXACT_MODELS,
+    MAX_PAIRED_SCORERS,
     ConfidenceInterval,
     _average_ranks,
     _blocks,
@@ -489,6 +490,11 @@ def _agreement_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] 
     column_of: dict[str, dict[str, int]] = {}
     for position, (judge, model) in enumerate(columns):
         column_of.setdefault(judge, {}).setdefault(model, position)
+    # the judges spearman_pairs pairs: those with a value, the first MAX_PAIRED_SCORERS of them
+    scored = [j for j in judges if any(not np.isnan(values[p]) for p in column_of.get(j, {}).values())]
+    if len(scored) > MAX_PAIRED_SCORERS:
+        kept = set(scored[:MAX_PAIRED_SCORERS])
+        judges = [j for j in judges if j in kept]
     for judge_a, judge_b in itertools.combinations(judges, 2):
         of_a, of_b = column_of.get(judge_a, {}), column_of.get(judge_b, {})
         models = sorted(of_a.keys() & of_b.keys())

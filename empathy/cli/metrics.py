@@ -131,6 +131,11 @@ def run(args: argparse.Namespace) -> int:
         report = plan.evaluate(n_overrides=n_overrides)
     except ValueError as exc:
         raise _located(exc, dataset.outputs, args.outputs) from None
+    from empathy.agreement import table6_notice
+
+    notice = table6_notice(report.table)
+    if notice:
+        print(terminal_literal(f"empathy: note: {notice}"), file=sys.stderr)
     from empathy import metrics as registry
     from empathy.bootstrap import plan_intervals
     from empathy.inference import estimator_signature_fields, estimator_table
