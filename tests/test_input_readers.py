@@ -93,7 +93,7 @@ def test_a_ledger_is_one_clear_line_and_nothing_is_written(tmp_path, capsys, nam
 
 
 def test_a_ledger_cell_longer_than_the_csv_limit_is_imported_whole(tmp_path, capsys):
-    ledger = _write(tmp_path / "l.csv", f"{LEDGER_HEADER},reason\n1,a,j,ca,1,alice,{LONG}\n")
+    ledger = _write(tmp_path / "l.csv", f"{LEDGER_HEADER},text_hash,reason\n1,a,j,ca,1,alice,0123456789abcdef,{LONG}\n")
     assert main(["store", "import", str(ledger), "--store", str(tmp_path / "s.sqlite"), "--dataset", "ds"]) == 0
     audit = OverrideStore(tmp_path / "s.sqlite").audit("ds")
     assert audit["reason"].tolist() == [LONG]
