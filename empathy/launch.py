@@ -9,6 +9,7 @@ imports Streamlit: the app runs in a child process.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -117,16 +118,20 @@ def plan_launch(data: str | None = None, *, port: int | None = None, address: st
 
 
 def run_app(launch: AppLaunch, environ: Mapping[str, str]) -> int:
-    """Run the app until it stops (Ctrl-C stops it); return its exit code."""
+    """Run the app until it stops; return its exit code.
+
+    On POSIX this process becomes Streamlit (``exec``), so Ctrl-C and a service manager's SIGTERM reach the server
+    itself and nothing is left running; elsewhere Streamlit runs as a child and its exit code is returned.
+    """
+    env = {**environ, **launch.env}
+    if os.name == "posix":
+        sys.stdout.flush()
+        os.execve(launch.command[0], launch.command, env)
     import subprocess
 
-    process = subprocess.Popen(launch.command, env={**environ, **launch.env})
+    process = subprocess.Popen(launch.command, env=env)
     try:
         return process.wait()
     except KeyboardInterrupt:
-        # the terminal's Ctrl-C reached Streamlit too (same process group): let it shut down cleanly
-        try:
-            return process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            return process.wait()
+        # the console's Ctrl-C reached Streamlit too: let it shut down cleanly
+        return process.wait()

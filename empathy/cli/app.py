@@ -13,7 +13,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "app", help="start the app in the browser (the bundled demo, or DATA)",
         description="Start the app: the same pages as `streamlit run app.py` in a clone, from wherever the package "
-                    "is installed. It listens on 127.0.0.1 (this machine) unless --address says otherwise.")
+                    "is installed. It listens on 127.0.0.1 (this machine) unless --address says otherwise; any "
+                    "other Streamlit setting comes from its STREAMLIT_* variables "
+                    "(e.g. STREAMLIT_SERVER_MAX_UPLOAD_SIZE=500).")
     parser.add_argument("data", nargs="?", metavar="DATA",
                         help="a data folder (outputs.csv|jsonl|parquet and its ratings* files) or an outputs file "
                              "(the ratings* files beside it); default: the bundled demo")
@@ -25,8 +27,6 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="override store: a SQLite file or a postgresql:// location (default: $EMPATHY_STORE, "
                              "else beside the data)")
     parser.add_argument("--headless", action="store_true", help="do not open a browser")
-    parser.add_argument("streamlit_options", nargs=argparse.REMAINDER, metavar="-- STREAMLIT_OPTION",
-                        help="after --: more `streamlit run` options (e.g. -- --server.maxUploadSize 500)")
     set_handler(parser, run)
 
 
@@ -34,10 +34,6 @@ def run(args: argparse.Namespace) -> int:
     """Handler of ``app``: start Streamlit on the app and wait until it stops; return its exit code."""
     from empathy.launch import plan_launch, run_app
 
-    extra = list(args.streamlit_options or [])
-    if extra[:1] == ["--"]:
-        extra = extra[1:]
-    launch = plan_launch(args.data, port=args.port, address=args.address, store=args.store,
-                         headless=args.headless, streamlit_options=extra)
+    launch = plan_launch(args.data, port=args.port, address=args.address, store=args.store, headless=args.headless)
     print(f"empathy: starting the app from {launch.root} (Ctrl-C stops it)", flush=True)
     return run_app(launch, os.environ)
