@@ -485,10 +485,15 @@ def _agreement_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] 
     values, _ = _column_values(array)
     alpha = 1.0 - confidence
     rows = []
+    # each judge's column per model, found once: a pair then costs its models, not a scan of every column
+    column_of: dict[str, dict[str, int]] = {}
+    for position, (judge, model) in enumerate(columns):
+        column_of.setdefault(judge, {}).setdefault(model, position)
     for judge_a, judge_b in itertools.combinations(judges, 2):
-        models = sorted({m for j, m in columns if j == judge_a} & {m for j, m in columns if j == judge_b})
-        a = [columns.index((judge_a, m)) for m in models]
-        b = [columns.index((judge_b, m)) for m in models]
+        of_a, of_b = column_of.get(judge_a, {}), column_of.get(judge_b, {})
+        models = sorted(of_a.keys() & of_b.keys())
+        a = [of_a[m] for m in models]
+        b = [of_b[m] for m in models]
         keep = [k for k in range(len(models)) if not (np.isnan(values[a[k]]) or np.isnan(values[b[k]]))]
         x, y = values[[a[k] for k in keep]], values[[b[k] for k in keep]]
         p_rho, p_method, p_se = _permutation_p(x, y, "spearman", n_permutations, seed)

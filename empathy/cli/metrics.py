@@ -199,11 +199,10 @@ def _stored_designs(args: argparse.Namespace, ledger: Ledger) -> list[AuditDesig
     from pathlib import Path
 
     from empathy.labels.audits import load_design, load_designs
-    from empathy.labels.backends import open_store
+    from empathy.labels.backends import open_for_reading
     from empathy.labels.locations import default_store_path
 
-    # reading only: an archived (read-only) store is re-measured like any other
-    store = open_store(args.overrides or default_store_path(Path(args.outputs).resolve().parent), read_only=None)
+    store = open_for_reading(args.overrides or default_store_path(Path(args.outputs).resolve().parent))
     if args.audit:
         return [load_design(store, ledger.name, digest) for digest in args.audit]
     return load_designs(store, ledger.name)

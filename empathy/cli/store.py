@@ -40,11 +40,11 @@ def run_info(args: argparse.Namespace) -> int:
     """Handler of ``store info``."""
     import pandas as pd
 
-    from empathy.labels.backends import open_store
+    from empathy.labels.backends import open_for_reading
     from empathy.labels.locations import password_source
 
     location = _location(args.store)
-    store = open_store(_existing(location), read_only=None)
+    store = open_for_reading(_existing(location))
     decisions = store.decisions()
     audit = store.audit()
     rows = []
@@ -110,13 +110,13 @@ def run_export(args: argparse.Namespace) -> int:
     """Handler of ``store export``."""
     from pathlib import Path
 
-    from empathy.labels.backends import open_store
+    from empathy.labels.backends import open_for_reading
     from empathy.labels.transfer import export_csv, export_jsonl
 
     suffix = Path(args.file).suffix.lower()
     if suffix not in (".jsonl", ".csv"):
         raise ValueError(f"{args.file}: the ledger is written as .jsonl or .csv, not {suffix or '(no suffix)'}")
-    store = open_store(_existing(args.store), read_only=None)
+    store = open_for_reading(_existing(args.store))
     written = (export_csv if suffix == ".csv" else export_jsonl)(store, args.file, args.dataset)
     print(f"exported {written} decisions from {store.label} to {args.file}")
     return 0
@@ -157,12 +157,12 @@ def run_progress(args: argparse.Namespace) -> int:
     """Handler of ``store progress``."""
     from empathy.cli.common import json_rows
     from empathy.io import load_outputs
-    from empathy.labels.backends import open_store
+    from empathy.labels.backends import open_for_reading
     from empathy.labels.queue_state import annotator_progress
 
     location, name = _data_store(args)
     outputs = load_outputs(args.outputs)[0]
-    store = open_store(_existing(location), read_only=None)
+    store = open_for_reading(_existing(location))
     table = annotator_progress(store, name, dimension=args.dimension, outputs=outputs)
     if args.json:
         print_json({"store": store.label, "dataset": name, "annotators": json_rows(table)})

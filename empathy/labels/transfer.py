@@ -23,16 +23,17 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
+from empathy.identifiers import person_name_problem
 from empathy.io import DataError, iter_jsonl, validate_ratings
 from empathy.labels.audits import design_rows
-from empathy.labels.backends import open_store
+from empathy.labels.backends import open_for_reading, open_store
 from empathy.labels.exhibit_list import exhibit_rows
 from empathy.labels.locations import StoreError, is_server_location, mask_location
 from empathy.labels.records import (
@@ -56,6 +57,7 @@ from empathy.labels.schema import (
     SKIP_COLUMNS,
 )
 from empathy.labels.sqlite import OverrideStore
+from empathy.raw_files import TEXT_ENCODING, check_name_length, csv_records
 
 #: Kept under the store's own names: the ledger CSV was the first spreadsheet-safe export.
 escape_cell = spreadsheet_cell
@@ -151,12 +153,11 @@ def _raw_records(path: Path, label: str, suffix: str) -> list[tuple[int, dict[st
         if suffix in (".jsonl", ".json"):
             records.extend(iter_jsonl(path, label))
         elif suffix == ".csv":
-            with path.open(encoding="utf-8", newline="") as handle:
-                reader = csv.DictReader(handle)
-                for line_number, record in enumerate(reader, start=2):
-                    records.append((line_number, {key: unescape_cell(value or "")
-                                                  for key, value in record.items() if key is not None}))
-                header = reader.fieldnames or []
+            with path.open(encoding=TEXT_ENCODING, newline="") as handle:  # an Excel byte-order mark is dropped
+                header, rows = _csv_rows(csv_records(handle), label)  # cells of any length
+                for line_number, values in rows:
+                    records.append((line_number, {key: unescape_cell(values[k] if k < len(values) else "")
+                                                  for k, key in enumerate(header)}))
             missing = [c for c in KEY_COLUMNS + ("value",) if c not in header]
             if missing:
                 raise DataError(label, f"missing required column (have: {', '.join(header)})",
@@ -166,6 +167,26 @@ def _raw_records(path: Path, label: str, suffix: str) -> list[tuple[int, dict[st
     except UnicodeDecodeError as exc:
         raise DataError(label, f"not UTF-8 text (byte {exc.start})") from None
     return records
+
+
+def _csv_rows(reader: Iterator[list[str]], label: str) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+    """The header of a ledger CSV (its names checked) and its ``(file row, fields)`` records, blank lines
+    skipped but counted, so a row is reported where a spreadsheet shows it."""
+    row, header = 0, []
+    while not header:  # as csv.DictReader: leading blank lines are no header
+        header = next(reader, None)
+        if header is None:
+            return [], iter(())
+        row += 1
+    for position, name in enumerate(header, start=1):
+        check_name_length(name, position, len(header), label, row=row)
+
+    def records() -> Iterator[tuple[int, list[str]]]:
+        for line_number, values in enumerate(reader, start=row + 1):
+            if values:
+                yield line_number, values
+
+    return header, records()
 
 
 def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int, dict[str, object]]]:
@@ -226,6 +247,10 @@ def import_ledger(store: OverrideStore, path: str | Path, *, dataset_id: str | N
         who = annotator if annotator is not None else str(record.get("annotator", ""))
         if not who.strip():
             raise DataError(label, "empty value", row=row_number, column="annotator")
+        problem = person_name_problem(who.strip())
+        if problem is not None:  # the name given for every record, else this record's
+            raise (ValueError(f"annotator {who.strip()!r}: {problem}") if annotator is not None
+                   else DataError(label, problem, row=row_number, column="annotator"))
         role = str(record.get("role") or "annotator")
         if role not in ROLES:
             raise DataError(label, f"unknown role {role!r} (use {', '.join(ROLES)})", row=row_number,
@@ -379,7 +404,7 @@ def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str
         raise ValueError(f"migrate: the source and the target are the same store ({mask_location(source)})")
     if not is_server_location(source) and not Path(source).exists():
         raise StoreError(str(source), "no such store (nothing was written)")
-    origin = open_store(source, read_only=None)
+    origin = open_for_reading(source)
     try:
         return _copy_store(origin, target, rename, translate_names)
     finally:
