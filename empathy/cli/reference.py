@@ -11,8 +11,9 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-#: Width of the help text in the reference (argparse wraps at the terminal's width otherwise).
-HELP_WIDTH = 100
+#: Width of the help text in the reference: a terminal's, which fits the page's code column (argparse wraps at the
+#: width of the terminal that builds the site otherwise).
+HELP_WIDTH = 80
 
 
 @contextmanager
