@@ -154,6 +154,13 @@ def _run_page(page: str, folder: Path, replace: dict[str, str] | None = None) ->
     return subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True, text=True, timeout=600)
 
 
+def test_only_the_runnable_pages_hold_bash_blocks():
+    # a ``bash`` block promises a command that runs as written; elsewhere commands with placeholders, servers or
+    # ../shared are ``shell`` blocks
+    holding = sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md") if BASH_BLOCK.search(p.read_text("utf-8")))
+    assert holding == sorted(RUN_PAGES)
+
+
 @pytest.mark.parametrize("page", [p for p in RUN_PAGES if p != "how-to/llm-judge.md"])
 def test_the_commands_of_a_page_run_as_written(page, tmp_path):
     done = _run_page(page, tmp_path)
