@@ -92,6 +92,7 @@ LAYER_OF: dict[str, str] = {
     "empathy.cli.*": "interfaces",
     "empathy.__main__": "interfaces",
     "empathy.distancing.__main__": "interfaces",
+    "empathy.launch": "interfaces",  # starts the app from an installed package (`empathy app`)
     # app_base: the session's keys (imports nothing), the escaping and progress helpers
     "empathy_app": "app_base",
     "empathy_app.session_keys": "app_base",
