@@ -17,8 +17,9 @@ from empathy.audit import draw_audit
 from empathy.bootstrap import judge_agreement, model_intervals
 from empathy.cli import main
 from empathy.evaluate import text_features
-from empathy.inference import ALL_TASKS, label_budget, ppi_estimates
+from empathy.inference import ALL_TASKS, ppi_estimates
 from empathy.io import load_dataset
+from empathy.label_budget import label_budget
 from empathy.labels.audits import audit_decisions, audit_mark, load_design
 from empathy.labels.ledger import ledger_status
 from empathy.labels.records import dataset_name

@@ -17,13 +17,13 @@ from empathy.evaluate import TextFeatures, compute_metrics
 from empathy.inference import (
     ALL_TASKS,
     PPI_COLUMNS,
-    label_budget,
     optimal_lambda,
     ppi_estimates,
     ppi_mean,
     ppi_metrics,
     projected_se,
 )
+from empathy.label_budget import label_budget
 from validation.coverage import ppi_coverage
 
 

@@ -86,6 +86,7 @@ LAYER_OF: dict[str, str] = {
     "empathy.exports": "analysis",
     "empathy.mechanisms": "analysis",
     "empathy.inference": "analysis",
+    "empathy.label_budget": "analysis",
     "empathy.bootstrap": "analysis",
     # interfaces: the command line and the `python -m` entry points
     "empathy.cli.*": "interfaces",

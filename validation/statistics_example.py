@@ -16,8 +16,9 @@ import pandas as pd
 
 from empathy.audit import draw_audit
 from empathy.bootstrap import judge_agreement, model_intervals
-from empathy.inference import ALL_TASKS, label_budget, ppi_estimates
+from empathy.inference import ALL_TASKS, ppi_estimates
 from empathy.io import load_dataset
+from empathy.label_budget import label_budget
 from empathy.stability import metric_matrix, metric_terms
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@
 stored designs back (``show``: the drawn outputs in audit order and which are decided). ``estimate`` prints the
 prediction-powered estimates (:func:`empathy.inference.ppi_estimates`: judge-only, human-only and PPI++ values
 per model and task) from the audit decisions in the store, ``budget`` the label budget
-(:func:`empathy.inference.label_budget`). A data set is named in the store as ``metrics --store`` names it (its
+(:func:`empathy.label_budget.label_budget`). A data set is named in the store as ``metrics --store`` names it (its
 outputs file relative to the store, or ``--store-name``).
 """
 
@@ -310,7 +310,7 @@ def run_budget(args: argparse.Namespace) -> int:
     """Handler of ``audit budget``: the interval half-widths now and the decisions to separate adjacent models."""
     if not 0 < args.power < 1:
         raise ValueError(f"--power must be between 0 and 1, got {args.power:g}")
-    from empathy.inference import label_budget
+    from empathy.label_budget import label_budget
 
     report, dataset, fields = _report(args)
     budget = label_budget(report, power=args.power)
