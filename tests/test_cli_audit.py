@@ -146,6 +146,8 @@ def test_audit_estimate_and_budget_equal_the_library(audited, demo, capsys):
     assert [p["further_decisions"] for p in got_budget["pairs"]] == [
         None if pd.isna(v) else int(v) for v in budget.pairs["further_decisions"]]
     assert [m["half_width"] for m in got_budget["models"]] == pytest.approx(budget.models["half_width"].tolist())
+    assert got_budget["hit_rate"] == budget.hit_rate == 0.83  # the measured hit rate beside the plans
+    assert [p["note"] for p in got_budget["pairs"]] == budget.pairs["note"].tolist()
 
 
 def test_metrics_json_carries_intervals_ppi_rows_and_table6(audited, demo, capsys):

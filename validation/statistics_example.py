@@ -93,8 +93,8 @@ def audit_rows(outputs: pd.DataFrame, ratings: pd.DataFrame) -> tuple[str, list[
             f"{_interval(r['ppi_low'], r['ppi_high'])} | {_cell(r['lam'])} | {_cell(r['n_effective'], 1)} | "
             f"{_cell(truth[r['model']])} |" for r in pooled.to_dict("records")]
     pairs = [f"| {r['better']} | {r['worse']} | {_cell(r['difference'])} | {_cell(r['se_difference'])} | "
-             f"{'yes' if r['separated'] else 'no'} | "
-             f"{int(r['further_decisions']) if r['reachable'] else 'not reachable'} |"
+             f"{'yes' if r['separated'] else 'no'} | {_cell(r['planned_difference'])} | "
+             f"{int(r['further_decisions']) if r['reachable'] else str(r['note']).split(':')[0]} |"
              for r in label_budget(report).pairs.to_dict("records")]
     return design.short_digest, rows, pairs
 

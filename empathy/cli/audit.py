@@ -310,21 +310,23 @@ def run_budget(args: argparse.Namespace) -> int:
     """Handler of ``audit budget``: the interval half-widths now and the decisions to separate adjacent models."""
     if not 0 < args.power < 1:
         raise ValueError(f"--power must be between 0 and 1, got {args.power:g}")
-    from empathy.label_budget import label_budget
+    from empathy.label_budget import budget_promise, label_budget
 
     report, dataset, fields = _report(args)
     budget = label_budget(report, power=args.power)
     signature = _signature(dataset.ratings, {**fields, **budget.signature_fields()})
     if args.format == "json":
-        print_json({"models": json_rows(budget.models), "pairs": json_rows(budget.pairs), "signature": signature})
+        print_json({"models": json_rows(budget.models), "pairs": json_rows(budget.pairs),
+                    "hit_rate": budget.hit_rate, "signature": signature})
         return 0
     if args.format == "csv":
         emit(budget.pairs, "csv", signature)
         return 0
     print("per model: the PPI interval's half-width now")
     print_table(budget.models)
-    print(f"\nadjacent pairs: further audit decisions for a z-test at {report.confidence:g} to reach power "
-          f"{args.power:g} ('-': not reachable even auditing every output)")
+    print(f"\nadjacent pairs: further audit decisions for a t-test at {report.confidence:g} to reach power "
+          f"{args.power:g} against the shrunk difference ('-': no plan, the note says why)")
     print_table(budget.pairs)
+    print("\n" + budget_promise(budget))
     print(f"\nsignature: {signature}")
     return 0
