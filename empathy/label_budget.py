@@ -6,7 +6,7 @@ the difference between two models adjacent in the ranking a chosen power. The ob
 is not yet separated overstates the true one (a winner's curse: among pairs whose difference is unclear, the
 noisy ones are those that look large), so the budget plans on the difference shrunk toward 0 by its sampling
 variance, and its promise is checked by simulation (``validation/budget_hit_rate.py``, docs/statistics.md).
-See :func:`label_budget`.
+See :func:`label_budget`; :func:`adjacent_pairs` gives the same neighbours' ``p_better`` for ``audit estimate``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from empathy import metrics as m
+from empathy.distributions import normal_cdf, student_t_cdf
 from empathy.inference import MeanEstimate, PPIMean, PPIReport, optimal_lambda, projected_se
 from empathy.small_sample import satterthwaite_df, t_quantile
 from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
@@ -256,3 +258,40 @@ def label_budget(report: PPIReport, *, power: float = DEFAULT_POWER, direction: 
     return LabelBudget(pd.DataFrame(model_rows, columns=list(BUDGET_MODEL_COLUMNS)),
                        pd.DataFrame(pair_rows, columns=list(BUDGET_PAIR_COLUMNS)), report.confidence, float(power),
                        measured_hit_rate(report.confidence, float(power)))
+
+
+#: Columns of :func:`adjacent_pairs`.
+ORDER_COLUMNS: tuple[str, ...] = ("task", "metric", "better", "worse", "difference", "se_difference", "df",
+                                  "p_better")
+
+
+def adjacent_pairs(report: PPIReport) -> pd.DataFrame:
+    """Per (task, metric) of a PPI report, the models adjacent in the PPI values' order and ``p_better``.
+
+    Every row with a PPI value takes part (pooled, stratified and per-task rows alike), ordered in the metric's
+    direction (:attr:`empathy.metrics.MetricSpec.better`). ``difference`` is worse minus better in that
+    direction (0 or more), ``se_difference`` the two standard errors combined as independent, ``df``
+    Welch-Satterthwaite's with ``n_audit - 1`` per model, and ``p_better = T_df(difference / se)``: under the
+    t approximation of the estimates and a flat prior on the true difference, the probability that the model
+    ranked better is truly better (0.5: the audit cannot tell them apart; it equals one minus the one-sided
+    p-value of "no better"). A zero ``se`` gives 1 for a positive difference and 0.5 for none.
+    """
+    table = report.table[report.table["ppi_value"].notna()]
+    rows = []
+    for (task, metric), part in table.groupby(["task", "metric"], sort=False):
+        lower = m.get_metric(str(metric)).better == LOWER_IS_BETTER
+        records = part.sort_values(["ppi_value", "model"], ascending=[lower, True], kind="stable").to_dict("records")
+        for better, worse in zip(records, records[1:], strict=False):
+            difference = float(worse["ppi_value"] - better["ppi_value"]) * (1.0 if lower else -1.0)
+            se_b, se_w = float(better["ppi_se"]), float(worse["ppi_se"])
+            se = math.hypot(se_b, se_w)
+            df = satterthwaite_df([(se_b * se_b, better["n_audit"] - 1.0), (se_w * se_w, worse["n_audit"] - 1.0)])
+            if se > 0:
+                p_better = student_t_cdf(difference / se, max(int(math.floor(df)), 1)) if math.isfinite(df) \
+                    else normal_cdf(difference / se)
+            else:
+                p_better = 1.0 if difference > 0 else 0.5
+            rows.append({"task": task, "metric": metric, "better": better["model"], "worse": worse["model"],
+                         "difference": difference, "se_difference": se, "df": df, "p_better": p_better})
+    return pd.DataFrame(rows, columns=list(ORDER_COLUMNS))
+

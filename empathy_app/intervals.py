@@ -100,6 +100,16 @@ def intervals(data: Loaded, *, with_overrides: bool | None = None, egm_both_zero
                       compute.engine(data, egm_both_zero=egm_both_zero), current)
 
 
+#: What ``p_better`` means, in plain words (under the Overview's table of adjacent models).
+P_BETTER_MEANING = (
+    "**p_better**: the models of each metric and judge in order, each with the next one. p_better is the share "
+    "of the bootstrap's resamples of the items in which the model ranked better stays better than the next "
+    "(a tie counts half): 0.5 means these items cannot tell the two apart, near 1 that the order holds whichever "
+    "items are drawn. It is support for the order from resampling, not the probability that the model is truly "
+    "better, and it says nothing about a judge's errors. *difference*: worse minus better in the metric's "
+    "direction (0 or more), with its 95 % interval.")
+
+
 def settings_caption(values: TableIntervals) -> str:
     """One line saying what the intervals are and what they rest on (for under a table)."""
     if not values.n_resamples:

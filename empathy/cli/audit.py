@@ -294,10 +294,13 @@ def _report(args: argparse.Namespace) -> tuple[PPIReport, Dataset, dict[str, str
 
 def run_estimate(args: argparse.Namespace) -> int:
     """Handler of ``audit estimate``: per (task, model, metric) the judge-only, human-only and PPI++ values."""
+    from empathy.label_budget import adjacent_pairs
+
     report, dataset, fields = _report(args)
     signature = _signature(dataset.ratings, fields)
     if args.format == "json":
-        print_json({"estimates": json_rows(report.table), "n_ignored": report.n_ignored, "signature": signature})
+        print_json({"estimates": json_rows(report.table), "pairs": json_rows(adjacent_pairs(report)),
+                    "n_ignored": report.n_ignored, "signature": signature})
         return 0
     table = report.table if args.format == "csv" else report.table[
         ["task", "model", "metric", "scheme", "n_frame", "n_audit", "n_skipped", "judge_value", "human_value",
