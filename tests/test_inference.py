@@ -17,7 +17,6 @@ from empathy.evaluate import TextFeatures, compute_metrics
 from empathy.inference import (
     ALL_TASKS,
     PPI_COLUMNS,
-    label_budget,
     optimal_lambda,
     ppi_estimates,
     ppi_mean,
@@ -311,66 +310,3 @@ def test_bad_estimator_inputs_name_the_culprit() -> None:
         ppi_estimates(outputs, ratings, design, decisions.drop(columns="value"))
     with pytest.raises(ValueError, match="no metric that is a mean of per-item judge terms reads dimension 'tone'"):
         ppi_metrics(None, "tone")
-
-
-# ------------------------------------------------------------------------------------------ the budget
-
-
-def _two_models(n_audit: int, seed: int = 5) -> tuple[pd.DataFrame, pd.DataFrame, AuditDesign, pd.DataFrame]:
-    rng = np.random.default_rng(seed)
-    outputs = pd.DataFrame([{"item_id": f"i{k}", "model": m, "task": "t"} for k in range(200) for m in ("a", "b")])
-    truth = np.where(outputs["model"] == "a", rng.random(400) < 0.3, rng.random(400) < 0.45).astype(float)
-    judged = np.where(rng.random(400) < 0.15, 1 - truth, truth)
-    ratings = outputs[["item_id", "model"]].assign(rater="j", dimension="ca", value=judged)
-    drawn = [(f"i{k}", m) for k in range(n_audit) for m in ("a", "b")]
-    decisions = pd.DataFrame({"item_id": [i for i, _ in drawn], "model": [m for _, m in drawn],
-                              "value": truth[:2 * n_audit]})
-    return outputs, ratings, _design(outputs, ratings, "j", "ca", drawn), decisions
-
-
-def test_label_budget_worked_from_the_projection() -> None:
-    outputs, ratings, design, decisions = _two_models(30)
-    report = ppi_estimates(outputs, ratings, design, decisions)
-    budget = label_budget(report)
-    pair = budget.pairs.iloc[0]
-    rows = report.table.set_index("model")
-    assert (pair["better"], pair["worse"]) == tuple(rows["ppi_value"].sort_values().index)
-    assert pair["difference"] == pytest.approx(rows.loc[pair["worse"], "ppi_value"] - rows.loc[pair["better"],
-                                                                                               "ppi_value"])
-    assert budget.models.set_index("model")["half_width"].to_dict() == pytest.approx(
-        (1.959963984540054 * rows["ppi_se"]).to_dict())
-    # the answer k (per model) is the first with se_diff(k) <= |d| / (z_.975 + z_.8); k - 1 is not enough
-    target = abs(pair["difference"]) / (1.959963984540054 + 0.8416212335729143)
-    components = report.components.set_index("model")
-
-    def se(k: int) -> float:
-        total = 0.0
-        for model in ("a", "b"):
-            c = components.loc[model]
-            n, big_n = int(c["n"]) + k, int(c["n_unlabelled"]) - k
-            lam = optimal_lambda(n, big_n, c["cov"], c["var_f_all"])
-            total += lam * lam * c["var_f_unlabelled"] / (big_n - 1) + (
-                c["var_y"] - 2 * lam * c["cov"] + lam * lam * c["var_f_labelled"]) / (n - 1)
-        return math.sqrt(total)
-
-    assert pair["reachable"]
-    k = int(pair["further_decisions"]) // 2
-    assert pair["further_better"] == pair["further_worse"] == k
-    assert se(k) <= target < se(k - 1)
-    assert budget.signature_fields() == {"budget": "z-test@0.95,power=0.8"}
-
-
-def test_label_budget_unreachable_and_bad_inputs() -> None:
-    outputs, ratings, design, decisions = _two_models(30)
-    same = decisions.assign(value=1.0)  # both models' humans agree on 1: the PPI difference is tiny or zero
-    budget = label_budget(ppi_estimates(outputs, ratings, design, same))
-    assert len(budget.pairs) == 1
-    with pytest.raises(ValueError, match=r"power must be in \(0, 1\)"):
-        label_budget(ppi_estimates(outputs, ratings, design, decisions), power=80)
-    with pytest.raises(ValueError, match="direction must be one of"):
-        label_budget(ppi_estimates(outputs, ratings, design, decisions), direction="up")
-    report = ppi_estimates(outputs, ratings, design, decisions)
-    with pytest.raises(ValueError, match="extra must be a whole number"):
-        projected_se(ppi_mean([1.0, 0.0], [1.0, 0.0], [0.0]), 2)
-    assert label_budget(report, power=0.5).pairs["further_decisions"].iloc[0] <= \
-        label_budget(report, power=0.9).pairs["further_decisions"].iloc[0]

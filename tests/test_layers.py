@@ -87,6 +87,7 @@ LAYER_OF: dict[str, str] = {
     "empathy.mechanisms": "analysis",
     "empathy.inference": "analysis",
     "empathy.small_sample": "analysis",
+    "empathy.label_budget": "analysis",
     "empathy.bootstrap": "analysis",
     # interfaces: the command line and the `python -m` entry points
     "empathy.cli.*": "interfaces",
