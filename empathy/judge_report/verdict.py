@@ -79,9 +79,9 @@ def verdict_line(result: AltTestResult, length: LengthDependence | None) -> str:
              f"(n = {result.n_instances}; wins against {won} of {len(result.annotators)}; advantage probability "
              f"{result.advantage_probability:.2f})"]
     if length is not None:
-        parts.append(f"length beyond the annotators r = {_interval(length.partial, length.partial_low, length.partial_high)}"
-                     f" (annotators' own {_interval(length.annotators, length.annotators_low, length.annotators_high)};"
-                     f" n = {length.n})")
+        judge_r = _interval(length.partial, length.partial_low, length.partial_high)
+        humans_r = _interval(length.annotators, length.annotators_low, length.annotators_high)
+        parts.append(f"length beyond the annotators r = {judge_r} (annotators' own {humans_r}; n = {length.n})")
     else:
         parts.append("length not measured (no output texts)")
     parts.append("not measured: " + ", ".join(UNMEASURED))
