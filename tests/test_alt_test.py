@@ -161,7 +161,7 @@ def _independent(humans: dict[str, dict[int, float]], judge: dict[int, float], s
         def percentiles(values: dict[int, float]) -> dict[int, float]:
             keys = sorted(values)
             ranks = stats.rankdata([values[k] for k in keys])
-            return {k: (r - 0.5) / len(keys) for k, r in zip(keys, ranks)}
+            return {k: (r - 0.5) / len(keys) for k, r in zip(keys, ranks, strict=True)}
         usable = {i for i in judge if sum(i in h for h in humans.values()) >= 2}
         humans = {n: percentiles({i: v for i, v in h.items() if i in usable}) for n, h in humans.items()}
         judge = percentiles({i: v for i, v in judge.items() if i in usable})

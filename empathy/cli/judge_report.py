@@ -51,7 +51,7 @@ def names(text: str) -> list[str]:
 
 def add_alt_test_options(parser: argparse.ArgumentParser) -> None:
     """The options of one Alt-Test: judge, dimension, annotators, scoring, epsilon and the paper's defaults."""
-    from empathy.judge_report.alt_test import (
+    from empathy.judge_report.defaults import (
         DEFAULT_MIN_HUMANS,
         DEFAULT_MIN_INSTANCES,
         SCORINGS,
