@@ -12,7 +12,7 @@ One module per command group, each with ``register(subparsers)`` and handlers th
 * :mod:`empathy.cli.audit`: ``audit draw``, ``list``, ``show``, ``estimate``, ``budget`` (a random audit of a judge);
 * :mod:`empathy.cli.distancing`: ``distancing`` (also ``python -m empathy.distancing``);
 * :mod:`empathy.cli.fragility`: ``fragility``;
-* :mod:`empathy.cli.judge_report`: ``alt-test``, ``judge-report`` (may a judge replace the annotators);
+* :mod:`empathy.cli.judge_report`: ``alt-test``, ``judge-report``, ``judge-check`` (may a judge replace the annotators);
 * :mod:`empathy.cli.common`: exit codes and the error-to-exit-code mapping, output formats (JSON exact; table and
   CSV for people, escaped), size parsing, loaders.
 
@@ -48,6 +48,7 @@ COMMAND_MODULES: dict[str, str] = {
     "import": "empathy.cli.datasets", "stability": "empathy.cli.stability", "slices": "empathy.cli.slices",
     "calibration": "empathy.cli.slices", "fragility": "empathy.cli.fragility", "store": "empathy.cli.store",
     "audit": "empathy.cli.audit", "alt-test": "empathy.cli.judge_report", "judge-report": "empathy.cli.judge_report",
+    "judge-check": "empathy.cli.judge_report",
 }
 
 

@@ -103,9 +103,35 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_alt_test_options(report)
     report.add_argument("--outputs", metavar="FILE",
                         help="the outputs file (for the length dependence) when RATINGS is a long ratings file")
+    report.add_argument("--checks", action="append", metavar="FILE",
+                        help="a judge-check JSON file (repeatable): its order effect, repeatability and probes "
+                             "join the judge's verdict lines")
     report.add_argument("--format", choices=FORMATS, default="table",
                         help="json: one object per verdict; csv: one row per verdict; table: the lines")
     set_handler(report, run_judge_report)
+
+    check = commands.add_parser(
+        "judge-check", help="re-run, order and counterfactual probes of a judge (cost shown and capped first)",
+        description="Run a judge k times on a sample (flip rate, alpha across runs), in both affect orders (order "
+                    "effect) and through the CheckList probes; the requests are counted and printed to stderr "
+                    "before any call, and the run refuses when they exceed --max-calls.")
+    check.add_argument("outputs", metavar="OUTPUTS", help="outputs file (CSV, JSONL or Parquet)")
+    check.add_argument("--judge", default="lexicon", metavar="NAME", help="judge name (default: lexicon)")
+    check.add_argument("--config", metavar="FILE", help="judges config file (.toml or .json)")
+    check.add_argument("--checks", default="repeatability,order,probes", metavar="LIST",
+                       help="comma-separated subset of repeatability,order,probes (default: all)")
+    check.add_argument("--repeat", type=bounded_int(2, 100), default=3, metavar="K", help="runs (default 3)")
+    check.add_argument("--sample", type=bounded_int(2, 10_000_000), default=None, metavar="N",
+                       help="outputs re-run for repeatability (default: all)")
+    check.add_argument("--seed", type=bounded_int(0, 2**31 - 1), default=0, metavar="S",
+                       help="seed of the sample and the bootstrap (default 0)")
+    check.add_argument("--max-calls", type=bounded_int(0, 10_000_000), default=1000, metavar="N",
+                       help="refuse when the checks need more requests than this (default 1000)")
+    check.add_argument("--cache", metavar="SQLITE", help="answer cache for the order and probe runs (repeatability "
+                       "never reads it); default: none")
+    check.add_argument("--format", choices=FORMATS, default="table",
+                       help="json: the judge-check object (for judge-report --checks); csv: one row per probe")
+    set_handler(check, run_judge_check)
 
 
 def _judges(args: argparse.Namespace) -> list[str]:
@@ -160,7 +186,8 @@ def run_judge_report(args: argparse.Namespace) -> int:
     from empathy.judge_report.verdict import verdicts, verdicts_frame
 
     outputs, ratings = _load(args)
-    found = verdicts(ratings, alt_tests(ratings, args), outputs)
+    checks = _read_checks(args.checks or [])
+    found = verdicts(ratings, alt_tests(ratings, args), outputs, checks)
     if args.format == "json":
         print_json([v.to_dict() for v in found])
         return 0
@@ -174,4 +201,79 @@ def run_judge_report(args: argparse.Namespace) -> int:
     print_table(frame.drop(columns=["signature", "line"]))
     for verdict in found:
         print_signature(verdict.signature)
+    return 0
+
+
+def _read_checks(paths: list[str]) -> dict[str, dict]:
+    """judge name -> its judge-check object, from ``--checks`` files (a bad file: one line, exit 2)."""
+    import json
+    from pathlib import Path
+
+    found = {}
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: not a judge-check JSON file ({type(exc).__name__})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("judge"), str):
+            raise ValueError(f"{path}: not a judge-check JSON file (no judge)")
+        found[data["judge"]] = data
+    return found
+
+
+def run_judge_check(args: argparse.Namespace) -> int:
+    """Handler of ``judge-check``: the plan on stderr, then the checks (or a refusal above ``--max-calls``)."""
+    import sys
+
+    from empathy.judge_report.checks import CHECKS, plan_checks, run_checks
+
+    chosen = [c.strip() for c in args.checks.split(",") if c.strip()]
+    unknown = [c for c in chosen if c not in CHECKS]
+    if unknown or not chosen:
+        raise ValueError(f"--checks: unknown check(s) {', '.join(unknown) or '(none)'}; "
+                         f"choose from {', '.join(CHECKS)}")
+    check_inputs(args.outputs)
+    from empathy.io import load_outputs
+    from empathy.judge_report.repeatability import sample_outputs
+    from empathy.judges.config import resolve_judge
+
+    outputs = load_outputs(args.outputs)[0]
+    judge = resolve_judge(args.judge, args.config)
+    sample = sample_outputs(outputs, args.sample, args.seed)
+    plan = plan_checks(outputs, judge, chosen, k=args.repeat, sample=sample)
+    print(terminal_literal(plan.describe(judge) + f"; cap --max-calls {args.max_calls}"), file=sys.stderr)
+    if plan.total > args.max_calls:
+        raise ValueError(f"--max-calls: the checks need {plan.total} requests, more than the cap {args.max_calls} "
+                         "(raise it, or use --sample / --checks)")
+    from empathy.judges.cache import JudgeCache
+
+    cache = JudgeCache(args.cache) if args.cache else None
+    try:
+        found = run_checks(outputs, judge, chosen, k=args.repeat, sample=sample, sample_size=args.sample,
+                           seed=args.seed, cache=cache)
+    finally:
+        if cache is not None:
+            cache.close()
+    if args.format == "json":
+        print_json(found)
+        return 0
+    import pandas as pd
+
+    if args.format == "csv":
+        frame = pd.DataFrame(found.get("probes", []))
+        frame["signature"] = found["signature"]
+        print_csv(frame)
+        return 0
+    for name in chosen:
+        rows = found.get(name) or []
+        print(f"{name}:")
+        if rows:
+            print_table(pd.DataFrame(rows))
+        else:
+            print("  nothing to measure")
+        print()
+    if found.get("failures"):
+        print("failing outputs:")
+        print_table(pd.DataFrame(found["failures"]))
+    print_signature(found["signature"])
     return 0

@@ -11,8 +11,9 @@ not measure, so that silence is never read as a pass: e.g. ``passes the Alt-Test
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -33,6 +34,7 @@ class Verdict:
     length: LengthDependence | None
     line: str
     signature: str
+    not_measured: tuple[str, ...] = field(default=UNMEASURED)
 
     @property
     def judge(self) -> str:
@@ -52,7 +54,7 @@ class Verdict:
                 "winning_rate": alt.winning_rate, "advantage_probability": alt.advantage_probability,
                 "epsilon": alt.epsilon, "scoring": alt.scoring, "n_instances": alt.n_instances,
                 "n_annotators": len(alt.annotators), "annotators_won": sum(a.won for a in alt.annotators),
-                **length, "not_measured": [u for u in UNMEASURED], "signature": self.signature}
+                **length, "not_measured": list(self.not_measured), "signature": self.signature}
 
 
 def annotators_phrase(result: AltTestResult) -> str:
@@ -71,8 +73,39 @@ def _interval(r: float | None, low: float | None, high: float | None) -> str:
     return f"{r:.2f}" + (f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else "")
 
 
-def verdict_line(result: AltTestResult, length: LengthDependence | None) -> str:
-    """The one-line verdict of a judge on a dimension."""
+def _checks_parts(checks: Mapping[str, Any], dimension: str) -> tuple[list[str], list[str]]:
+    """The verdict's phrases from a ``judge-check`` object (:mod:`empathy.judge_report.checks`) for one dimension,
+    and what it leaves unmeasured there."""
+    parts, missing = [], []
+    order = {row["dimension"]: row for row in checks.get("order") or []}
+    if dimension in order and order[dimension]["effect"] is not None:
+        row = order[dimension]
+        p = row["p_value"]
+        parts.append(f"order effect {_interval(row['effect'], row['effect_low'], row['effect_high'])}"
+                     + (f" (p = {p:.2g}; mean |d| {row['mean_abs']:.2f}; n = {row['n_items']} items)"
+                        if p is not None else ""))
+    else:
+        missing.append("order effect")
+    repeat = {row["dimension"]: row for row in checks.get("repeatability") or []}
+    if dimension in repeat and repeat[dimension]["flip_rate"] is not None:
+        row = repeat[dimension]
+        alpha = _interval(row["alpha"], row["alpha_low"], row["alpha_high"])
+        parts.append(f"flips between runs {_interval(row['flip_rate'], row['flip_low'], row['flip_high'])} "
+                     f"(alpha across {row['k']} runs {alpha}; n = {row['n_outputs']})")
+    else:
+        missing.append("repeatability")
+    probes = [row for row in checks.get("probes") or [] if row["dimension"] == dimension and row["passed"] is not None]
+    if probes:
+        failed = [row["probe"] for row in probes if not row["passed"]]
+        parts.append(f"fails {len(failed)} of {len(probes)} probes" + (f" ({', '.join(failed)})" if failed else ""))
+    else:
+        missing.append("probes")
+    return parts, missing
+
+
+def verdict_line(result: AltTestResult, length: LengthDependence | None,
+                 checks: Mapping[str, Any] | None = None) -> str:
+    """The one-line verdict of a judge on a dimension (``checks``: the judge's ``judge-check`` object)."""
     won = sum(a.won for a in result.annotators)
     outcome = "passes" if result.passed else "fails"
     parts = [f"{outcome} the Alt-Test against {annotators_phrase(result)} at epsilon {result.epsilon:g} "
@@ -84,13 +117,17 @@ def verdict_line(result: AltTestResult, length: LengthDependence | None) -> str:
         parts.append(f"length beyond the annotators r = {judge_r} (annotators' own {humans_r}; n = {length.n})")
     else:
         parts.append("length not measured (no output texts)")
-    parts.append("not measured: " + ", ".join(UNMEASURED))
+    found, missing = _checks_parts(checks, result.dimension) if checks else ([], list(UNMEASURED))
+    parts += found
+    if missing:
+        parts.append("not measured: " + ", ".join(missing))
     return "; ".join(parts)
 
 
-def verdicts(ratings: pd.DataFrame, results: Sequence[AltTestResult], outputs: pd.DataFrame | None = None
-             ) -> list[Verdict]:
-    """The :class:`Verdict` of each Alt-Test result, with the length dependence where ``outputs`` has texts."""
+def verdicts(ratings: pd.DataFrame, results: Sequence[AltTestResult], outputs: pd.DataFrame | None = None,
+             checks: Mapping[str, Mapping[str, Any]] | None = None) -> list[Verdict]:
+    """The :class:`Verdict` of each Alt-Test result, with the length dependence where ``outputs`` has texts and
+    the order effect, repeatability and probes of ``checks`` (judge name -> its ``judge-check`` object)."""
     words = word_counts(outputs) if outputs is not None and "generation" in outputs.columns else None
     found = []
     for result in results:
@@ -106,7 +143,11 @@ def verdicts(ratings: pd.DataFrame, results: Sequence[AltTestResult], outputs: p
         signature = f"{result.signature}|{fields}"
         if length is not None:
             signature += "|length:partial-r(log1p-words;annotator-mean);fisher-z-95"
-        found.append(Verdict(result, length, verdict_line(result, length), signature))
+        checked = (checks or {}).get(result.judge)
+        if checked:
+            signature += f"|checks:{checked.get('signature', '')}"
+        missing = tuple(_checks_parts(checked, result.dimension)[1]) if checked else UNMEASURED
+        found.append(Verdict(result, length, verdict_line(result, length, checked), signature, missing))
     return found
 
 
