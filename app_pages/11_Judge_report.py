@@ -8,8 +8,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import streamlit as st  # noqa: E402
 
 from empathy.judge_report.alt_test import DEFAULT_MIN_INSTANCES, SCORINGS, default_epsilon, rater_kinds  # noqa: E402
+from empathy.judge_report.verdict import verdict_line  # noqa: E402
+from empathy_app import (  # noqa: E402
+    judge_checks,  # noqa: E402
+    loading,
+    overrides,
+    views,
+)
 from empathy_app import judge_report as jr  # noqa: E402
-from empathy_app import loading, overrides, views  # noqa: E402
 from empathy_app.markup import code, md, people_csv  # noqa: E402
 
 data = loading.require_data()
@@ -21,6 +27,18 @@ st.caption("The Alternative Annotator Test (Calderon, Reichart & Dror, ACL 2025)
            "annotators; a one-sided test against the margin epsilon, Benjamini-Yekutieli over the annotators "
            "(q = 0.05). The judge passes when it wins against at least half of them; the advantage probability "
            "ranks judges. The team's own decisions count as annotators (kind human).")
+with st.expander("Repeatability, order effect and probes", expanded=False):
+    st.caption("An LLM judge's checks are paid calls: run them on the command line, where the requests are counted "
+               "and capped before any call (`python -m empathy judge-check OUTPUTS --judge NAME --max-calls N "
+               "--format json > checks.json`), and load the file here. The offline lexicon judge runs here.")
+    uploaded = st.file_uploader("judge-check files (JSON)", type=["json"], accept_multiple_files=True,
+                                key="jr_checks_files")
+    loaded = [c for c in (judge_checks.read_checks(f) for f in uploaded or []) if c is not None]
+    if st.toggle("Run the lexicon judge's checks (offline, no call)", key="jr_lexicon_checks"):
+        loaded.append(judge_checks.lexicon_checks(data.content_key, data.dataset.outputs))
+    for number, checks in enumerate(loaded):
+        judge_checks.show_checks(checks, f"jr_checks_{number}")
+checks_by_judge = {c["judge"]: c for c in loaded}
 if not dimensions:
     st.info("The Alt-Test needs two or more human annotators (rater kind expert, human or author, or the team's "
             "decisions in the ledger) on the same output, and no dimension here has them. Import a data set with "
@@ -60,9 +78,11 @@ for judge, reason in result.refused:
 if not result.found:
     st.stop()
 
+
 st.subheader("Verdict")
 for verdict in sorted(result.found, key=lambda v: -v.alt.advantage_probability):
-    st.markdown(f"- **{md(verdict.judge)}** {md(verdict.line)}")
+    line = verdict_line(verdict.alt, verdict.length, checks_by_judge.get(verdict.judge))
+    st.markdown(f"- **{md(verdict.judge)}** {md(line)}")
 st.dataframe(result.summary(), hide_index=True, key="jr_summary")
 views.signature_caption(result.found[0].signature if len(result.found) == 1
                         else " ; ".join(v.signature for v in result.found))

@@ -78,3 +78,27 @@ def test_kumar_import_shows_verdicts_with_signatures():
     at.multiselect(key=f"jr_annotators_{dimension}").set_value(["expert1"]).run()
     _ok(at)
     assert any("two or more annotators" in i.value for i in at.info)
+
+
+def test_the_lexicon_checks_run_offline_without_humans_and_a_failing_output_opens_in_inspect():
+    """The demo has no second human (no Alt-Test, said first), yet the lexicon judge's repeatability, order and
+    probes run offline with their signature; a failing output opens in Inspect at that output."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page(PAGE).run()
+    _ok(at)
+    assert any("needs two or more human annotators" in i.value for i in at.info)
+    at.toggle(key="jr_lexicon_checks").set_value(True).run()
+    _ok(at)
+    probes = _frame(at, "violation_rate")
+    assert {"names:ca", "solution-sentence:ca", "agentless:ld_agentless"} <= set(probes["probe"])
+    repeat = _frame(at, "flip_rate")
+    assert (repeat["flip_rate"] == 0).all()  # the lexicon judge is deterministic
+    texts = " ".join(app_texts(at.caption) + app_texts(at.markdown) + app_texts(at.code))
+    assert "probes:checklist(edits#" in texts and "repeatability:k=2" in texts
+    failures = _frame(at, "why")
+    chosen = at.selectbox(key="jr_checks_0_failing").value
+    assert chosen == f"{failures['item_id'].iloc[0]} · {failures['model'].iloc[0]}"
+    at.button(key="jr_checks_0_inspect").click().run()
+    _ok(at)
+    assert at.selectbox(key="_w_inspect_pick").value == chosen
