@@ -89,11 +89,8 @@ LAYER_OF: dict[str, str] = {
     "empathy.small_sample": "analysis",
     "empathy.label_budget": "analysis",
     "empathy.bootstrap": "analysis",
-    "empathy.judge_report": "analysis",  # the judge report: Alt-Test, length dependence, verdict
-    "empathy.judge_report.defaults": "analysis",
-    "empathy.judge_report.alt_test": "analysis",
-    "empathy.judge_report.length": "analysis",
-    "empathy.judge_report.verdict": "analysis",
+    "empathy.judge_report": "analysis",  # the judge report: Alt-Test, length dependence, checks, verdict
+    "empathy.judge_report.*": "analysis",
     # interfaces: the command line and the `python -m` entry points
     "empathy.cli.*": "interfaces",
     "empathy.__main__": "interfaces",
