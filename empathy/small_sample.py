@@ -151,8 +151,8 @@ def guarded_interval(low: float, high: float, *, successes: int, n: int, discord
 
 def widened_warning(n: int) -> str:
     """The warning of a PPI interval :func:`guarded_interval` widened."""
-    return (f"PPI interval widened to the exact (Clopper-Pearson) human-only interval: fewer than {MIN_EVENTS} of "
-            f"the {n} audited outputs carry the rarer label or disagree with the judge, too few for PPI's t "
+    return (f"PPI interval widened to the exact (Clopper-Pearson) human-only interval: of the {n} audited outputs, "
+            f"fewer than {MIN_EVENTS} carry the rarer label or disagree with the judge, too few for PPI's t "
             "approximation (conservative)")
 
 
@@ -165,3 +165,17 @@ def small_audit_warning(n: int, what: str) -> str:
 def zero_width_warning(what: str) -> str:
     """The warning of an interval of zero width (every audited term equal)."""
     return f"{what} has zero width (every audited term is equal): it says nothing about the uncertainty"
+
+
+def shown_n_effective(n_effective: float | None, n: int, n_covered: int) -> float:
+    """``n_effective`` as a row shows it: NaN on fewer than :data:`MIN_AUDIT` audited outputs, else at most
+    ``n_covered``.
+
+    Below :data:`MIN_AUDIT` the ratio of the two widths is a ratio of variances each estimated from a handful of
+    decisions (a judge that happened to agree on all of them gives any gain at all). ``n_covered`` is the number
+    of outputs the estimate covers (audited and unaudited): auditing every one of them is the most a human-only
+    estimate could use, so no PPI estimate is worth more human decisions.
+    """
+    if n_effective is None or not math.isfinite(n_effective) or n < MIN_AUDIT:
+        return math.nan
+    return float(min(n_effective, n_covered))

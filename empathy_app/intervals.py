@@ -216,17 +216,27 @@ def value_table(table: pd.DataFrame, values: TableIntervals, reports: Sequence[P
     Columns: task, model, scorer, metric, value, ci_low, ci_high, n, rank, rank_low, rank_high and
     :data:`CORRECTED_COLUMNS` (``corrected`` the PPI++ value, ``corrected_low``/``corrected_high`` its interval,
     ``n_audit`` the audited outputs it uses, ``human`` the human-only value, ``audit`` the design's short digest),
-    and ``warning`` (a bootstrap interval to read with care). With several audits of one judge and dimension,
-    the first of ``reports`` (the newest) is shown.
+    and ``warning`` (an interval to read with care: the bootstrap's, then the corrected interval's after
+    ``corrected:``). With several audits of one judge and dimension, the first of ``reports`` (the newest) is shown.
     """
     rows = estimator_table(table, values.values, reports, by_task=by_task)
     corrected = rows[rows["estimator"] == ESTIMATOR_PPI].drop_duplicates(KEYS, keep="first")
-    corrected = corrected[[*KEYS, "value", "ci_low", "ci_high", "n_audit", "human", "audit"]].rename(
-        columns={"value": "corrected", "ci_low": "corrected_low", "ci_high": "corrected_high"})
+    corrected = corrected[[*KEYS, "value", "ci_low", "ci_high", "n_audit", "human", "audit", "warning"]].rename(
+        columns={"value": "corrected", "ci_low": "corrected_low", "ci_high": "corrected_high",
+                 "warning": "corrected_warning"})
     plain = rows[rows["estimator"] != ESTIMATOR_PPI].drop(columns=["n_audit", "human", "audit"])
     shown = plain.merge(corrected, on=KEYS, how="left")
+    shown["warning"] = [_joined(own, of_corrected) for own, of_corrected in
+                        zip(shown["warning"], shown["corrected_warning"], strict=True)]
     return shown[[*KEYS, "value", "ci_low", "ci_high", "n", "rank", "rank_low", "rank_high", *CORRECTED_COLUMNS,
                   "warning"]].reset_index(drop=True)
+
+
+def _joined(bootstrap_warning: object, corrected_warning: object) -> str | None:
+    """One row's warning: the bootstrap interval's, then the corrected (PPI) interval's."""
+    parts = [w for w in (bootstrap_warning, None if not isinstance(corrected_warning, str) or not corrected_warning
+                         else f"corrected: {corrected_warning}") if isinstance(w, str) and w]
+    return "; ".join(parts) or None
 
 
 def rank_range(low: object, high: object) -> str:

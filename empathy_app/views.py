@@ -373,14 +373,16 @@ def _flagged(frame: pd.DataFrame, names: Sequence[str], most: int | None = None)
 
 def interval_warnings(frame: pd.DataFrame, names: list[str], *, most: int = 8) -> None:
     """One warning box for the rows of ``frame`` whose ``warning`` column flags a bootstrap interval (zero width,
-    or fewer than 10 items: :func:`empathy.agreement.interval_warning`), each row named by its ``names``."""
+    or fewer than 10 items: :func:`empathy.agreement.interval_warning`) or a corrected one
+    (:mod:`empathy.small_sample`), each row named by its ``names``."""
     flagged, lines = _flagged(frame, names, most)
     if flagged.empty:
         return
     more = f"\n\n... and {len(flagged) - most} more rows (see the `warning` column)." if len(flagged) > most else ""
     st.warning(f"**{len(flagged)} interval row{'s' if len(flagged) != 1 else ''} to read with care.** A percentile "
                "bootstrap over a handful of items, or one whose resamples all agree, does not show the "
-               "uncertainty:\n\n" + "\n".join(lines) + more)
+               "uncertainty; a corrected interval (after `corrected:`) says where its 95 % rests on few audited "
+               "outputs:\n\n" + "\n".join(lines) + more)
 
 
 def plural(count: int, noun: str) -> str:

@@ -182,7 +182,13 @@ def test_metrics_json_carries_intervals_ppi_rows_and_table6(audited, demo, capsy
         assert (row["value"], row["ci_low"], row["ci_high"], row["human"]) == pytest.approx(
             (truth["ppi_value"], truth["ppi_low"], truth["ppi_high"], truth["human_value"]))
         assert row["n_audit"] == truth["n_audit"] and row["audit"] == design.short_digest
-        assert row["ess_gain"] == pytest.approx(truth["ess_gain"])
+        # JSON null where the table has NaN (fewer than 10 decisions: no n_effective shown)
+        assert row["ess_gain"] == (None if math.isnan(truth["ess_gain"]) else pytest.approx(truth["ess_gain"]))
+        # the row contract's keys on a PPI row too: its own counts, its rank among the corrected values, warning
+        assert {"n_missing", "n_undefined", "rank", "rank_low", "rank_high", "warning"} <= set(row)
+        assert (row["n_missing"], row["n_undefined"]) == (truth["n_missing"], truth["n_undefined"])
+        assert row["rank"] == int(expected["ppi_value"].rank(method="min")[row["model"]])
+        assert row["rank_low"] is None and row["rank_high"] is None and row["warning"] == truth["warning"]
         position = rows.index(row)
         assert (rows[position - 1]["estimator"], rows[position - 1]["model"]) == ("judge", row["model"])
     # Table 6 with its interval, exact p and tau-b: judge_agreement's (the lexicon side with the overrides applied)

@@ -86,6 +86,8 @@ LAYER_OF: dict[str, str] = {
     "empathy.exports": "analysis",
     "empathy.mechanisms": "analysis",
     "empathy.inference": "analysis",
+    "empathy.small_sample": "analysis",
+    "empathy.ppi_rows": "analysis",
     "empathy.bootstrap": "analysis",
     # interfaces: the command line and the `python -m` entry points
     "empathy.cli.*": "interfaces",

@@ -14,6 +14,7 @@ from empathy.small_sample import (
     clopper_pearson,
     guarded_interval,
     satterthwaite_df,
+    shown_n_effective,
     t_interval,
     t_quantile,
 )
@@ -68,3 +69,12 @@ def test_guard_widens_only_on_few_events() -> None:
         0.3, 0.5, False)
     # enough positives but a judge that agrees almost always: widened
     assert guarded_interval(0.3, 0.5, successes=10, n=20, discordant=MIN_EVENTS - 1, confidence=0.95)[2]
+
+
+def test_n_effective_is_capped_at_the_outputs_covered_and_hidden_on_few_decisions() -> None:
+    # 12 decisions whose widths say 83 x 12: no estimate is worth more than auditing all 200 outputs
+    assert shown_n_effective(83.0 * 12, 12, 200) == 200.0
+    assert shown_n_effective(30.0, 12, 200) == 30.0
+    # fewer than 10 decisions: a ratio of two variances from a handful of decisions is not shown
+    assert math.isnan(shown_n_effective(830.0, 9, 200))
+    assert math.isnan(shown_n_effective(None, 40, 200)) and math.isnan(shown_n_effective(math.inf, 40, 200))

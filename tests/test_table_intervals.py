@@ -123,10 +123,17 @@ def test_estimator_table_puts_each_ppi_row_beside_its_judge_row():
                               "ci_low": [0.1, 0.2], "ci_high": [0.8, 0.9], "rank_low": [1, 1], "rank_high": [2, 2]})
     rows = estimator_table(table, intervals, [report], by_task=False)
     assert rows["estimator"].tolist() == ["judge", "ppi", "judge", "ppi", "detector"]
-    assert rows["rank"].tolist() == [1 if judge[:20].mean() <= judge[20:].mean() else 2,
-                                     pd.NA, 2 if judge[:20].mean() <= judge[20:].mean() else 1, pd.NA, 1]
     ppi = rows[rows["estimator"] == "ppi"].set_index("model")
     expected = report.table.set_index("model")
+    a_first, ppi_a_first = (judge[:20].mean() <= judge[20:].mean(),
+                            expected.loc["a", "ppi_value"] <= expected.loc["b", "ppi_value"])
+    # a PPI row is ranked among the audit's corrected values (no rank interval: that needs the bootstrap's joint
+    # resamples), and carries the contract's counts and its warning
+    assert rows["rank"].tolist() == [1 if a_first else 2, 1 if ppi_a_first else 2, 2 if a_first else 1,
+                                     2 if ppi_a_first else 1, 1]
+    assert ppi["rank_low"].isna().all() and ppi["rank_high"].isna().all()
+    assert (ppi["n_missing"] == 0).all() and (ppi["n_undefined"] == 0).all()
+    assert ppi["warning"].tolist() == expected["warning"].tolist()
     assert ppi["value"].tolist() == pytest.approx(expected["ppi_value"].tolist())
     assert ppi["human"].tolist() == pytest.approx(expected["human_value"].tolist())
     assert (ppi["n_audit"] == 8).all() and (ppi["audit"] == design.short_digest).all()
