@@ -60,7 +60,6 @@ from empathy.agreement import (
     _kendall_numerator,
     _rowwise_correlation,
     _spearman_numerator,
-    interval_warning,
     kendall_tau_b,
     rank_correlation_test,
     spearman,
@@ -70,6 +69,7 @@ from empathy.distributions import MIN_P, normal_cdf, student_t_ppf
 from empathy.evaluate import MetricPlan, MetricSlice
 from empathy.io import left_join, require_frame
 from empathy.metrics import OK, _as_float_array, get_metric
+from empathy.small_sample import bootstrap_value_warning
 from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
 
 INTERVAL = "expanded-percentile"
@@ -800,15 +800,17 @@ class _TaskTable:
         """One metric's value rows (every scorer's models) and Table 6 rows, from the task's terms matrix and its
         bootstrap replicates (both with every column of the task; ``replicates`` ``None``: no resamples)."""
         value_rows: list[dict[str, object]] = []
+        binary = get_metric(group.metric).label_mean  # a share: its warning counts the rarer label
         for scorer, index in zip(group.scorers, group.by_scorer, strict=True):
+            column = {self.column_models[k]: array[:, k] for k in index}
             records = _model_records(array[:, index], None if replicates is None else replicates[:, index],
                                      [self.column_models[k] for k in index], settings.confidence, group.direction)
             value_rows += [{"task": self.task, "scorer": scorer, "metric": group.metric, "model": row["model"],
                             "ci_low": row["low"], "ci_high": row["high"], "rank": row["rank"],
                             "rank_low": row["rank_low"], "rank_high": row["rank_high"],
-                            "warning": interval_warning({"value": ConfidenceInterval(
+                            "warning": bootstrap_value_warning(ConfidenceInterval(
                                 row["low"], row["high"], settings.confidence, settings.n_resamples, settings.seed,
-                                row["n"])})}
+                                row["n"]), column[row["model"]], binary=binary)}
                            for row in records]
         mine = group.columns
         agreement_rows = [{"task": self.task, "metric": group.metric, **row} for row in _agreement_rows(

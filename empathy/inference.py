@@ -84,12 +84,11 @@ from empathy.io import left_join, require_frame
 from empathy.ppi_rows import ESTIMATOR_PPI as ESTIMATOR_PPI  # re-exported: one name for the PPI rows
 from empathy.ppi_rows import ppi_result_rows
 from empathy.small_sample import (
-    MIN_AUDIT,
     clopper_pearson,
     guarded_interval,
     satterthwaite_df,
     shown_n_effective,
-    small_audit_warning,
+    skewness_warning,
     t_quantile,
     widened_warning,
     zero_width_warning,
@@ -301,8 +300,8 @@ def ppi_mean(y: ArrayLike, yhat: ArrayLike, yhat_unlabelled: ArrayLike, *, confi
     else:
         human_half = t_quantile(confidence, n - 1) * human_se
         human_low, human_high = human_mean - human_half, human_mean + human_half
-        if n < MIN_AUDIT:
-            warnings.append(small_audit_warning(n, "the PPI and human-only intervals each"))
+        shape = skewness_warning({"the PPI interval": rectifier, "the human-only interval": labels})
+        warnings += [shape] if shape else []  # too few terms for their skewness (or fewer than 10)
         if high <= low:
             warnings.append(zero_width_warning("the PPI interval"))
         if human_high <= human_low:

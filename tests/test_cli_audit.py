@@ -25,6 +25,7 @@ from empathy.labels.records import dataset_name
 from empathy.labels.rules import make_changes
 from empathy.labels.sqlite import OverrideStore
 from empathy.paths import DEMO_DIR
+from empathy.small_sample import adjusted_skewness, fewest_terms
 from empathy.stability import metric_matrix, metric_terms
 
 DECIDED = 30  # of the 60 drawn outputs (12 per model), the first in audit order
@@ -156,18 +157,21 @@ def test_metrics_json_carries_intervals_ppi_rows_and_table6(audited, demo, capsy
     # the original keys first and unchanged, the new ones appended
     assert list(judge_rows[0])[:7] == ["model", "scorer", "metric", "value", "n", "n_missing", "n_undefined"]
     assert list(judge_rows[0])[7:] == ["estimator", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "warning"]
-    # pooled, SA and EGM rest on 23-25 items: no warning; CA on 7-9 counseling items: each says so
-    assert all(r["warning"] is None for r in judge_rows if r["metric"] != "CA")
+    # pooled, SA and EGM rest on 23-25 items: warned only where too few for their skewness (below); CA on 7-9
+    # counseling items: each says so
     assert all("fewer than 10" in r["warning"] for r in judge_rows if r["metric"] == "CA")
     # the judges' intervals are model_intervals' on the same items and seed (SA and EGM cover every item)
     for scorer in ("author", "lexicon"):
         for metric in ("SA", "EGM"):
             sentences = text_features(data.outputs).frame(data.outputs) if metric == "EGM" else None
-            expected = model_intervals(metric_matrix(metric_terms(data.outputs, data.ratings if scorer == "author"
-                                                                  else _applied(audited), metric,
-                                                                  sentences=sentences), scorer),
-                                       n_resamples=400, seed=3).models.set_index("model")
+            matrix = metric_matrix(metric_terms(data.outputs, data.ratings if scorer == "author" else
+                                                _applied(audited), metric, sentences=sentences), scorer)
+            expected = model_intervals(matrix, n_resamples=400, seed=3).models.set_index("model")
             for row in (r for r in judge_rows if (r["scorer"], r["metric"]) == (scorer, metric)):
+                terms = matrix[row["model"]].dropna().to_numpy()
+                too_skewed = len(terms) < fewest_terms(adjusted_skewness(terms))  # Cochran's rule
+                assert (row["warning"] is not None) == too_skewed, (scorer, metric, row["model"])
+                assert not too_skewed or "Cochran's rule" in row["warning"]
                 assert (row["ci_low"], row["ci_high"]) == pytest.approx(
                     (expected.loc[row["model"], "low"], expected.loc[row["model"], "high"])), (scorer, metric)
                 assert (row["rank"], row["rank_low"], row["rank_high"]) == tuple(
