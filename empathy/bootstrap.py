@@ -12,8 +12,9 @@ resamples:
   interval is too narrow at small ``n`` (the bootstrap's spread is the divisor-``n`` sd) and BCa corrects skew
   but not that; at the sizes tested (40 and 80 items, a skewed continuous term and a binary one) the expanded
   interval covers 93-97 % where percentile and BCa fall to 92 % (tests/test_bootstrap.py, docs/statistics.md).
-  ``n`` is the model's number of usable items. Below about 20 items no bootstrap interval is reliable (a
-  binary term with few events covers far less): docs/statistics.md.
+  ``n`` is the model's number of usable items. A results row's interval carries a warning below 10 items, at
+  zero width, on fewer terms than ``25 skewness^2`` and, for a share, on fewer than 8 of the rarer label
+  (:func:`empathy.small_sample.bootstrap_value_warning`; docs/statistics.md, *Coverage at audit sizes*).
 * **rank intervals**: a model's rank on each resample (:data:`empathy.vocabulary.RANK_CONVENTION`: rank 1 is
   the best value in the metric's direction, i.e. the least failure; ties share the best rank), and the
   ``alpha/2`` and ``1 - alpha/2`` quantiles of those ranks (marginal, one model at a time).

@@ -55,12 +55,13 @@ RESAMPLES = 1000
 SEED = 0
 #: The key columns of a results row.
 KEYS = ["task", "model", "scorer", "metric"]
-#: Below this many audited outputs a PPI interval is a rough normal approximation (docs/statistics.md, *Small n*:
-#: 0.89-0.93 coverage at 30 for skewed terms; a handful of binary labels can give a degenerate, far too narrow one).
+#: Below this many audited outputs a corrected interval rests on a small-sample approximation (docs/statistics.md,
+#: *Coverage at audit sizes*): the pages say so, and each row's own warning says where its level is not promised.
 SMALL_AUDIT = 30
-SMALL_AUDIT_NOTE = (f"With fewer than {SMALL_AUDIT} audited outputs a corrected interval is a rough normal "
-                    "approximation: it can be far too narrow (every audited label agreeing with the judge) or reach "
-                    "outside the metric's range; read it as too few decisions, not as a result.")
+SMALL_AUDIT_NOTE = (f"With fewer than {SMALL_AUDIT} audited outputs a corrected interval rests on a small-sample "
+                    "approximation (Student's t; for a share, widened to the exact Clopper-Pearson interval when the "
+                    "audit holds few of the rarer label or few disagreements): a row's warning says where its 95 % "
+                    "is not promised; read a wide interval as too few decisions, not as a result.")
 #: The columns an audit's corrected value adds to a judge's row (:func:`value_table`).
 CORRECTED_COLUMNS = ("corrected", "corrected_low", "corrected_high", "n_audit", "human", "audit")
 
