@@ -84,6 +84,7 @@ from empathy.io import left_join, require_frame
 from empathy.ppi_rows import ESTIMATOR_PPI as ESTIMATOR_PPI  # re-exported: one name for the PPI rows
 from empathy.ppi_rows import ppi_result_rows
 from empathy.small_sample import (
+    NOT_PROMISED,
     clopper_pearson,
     guarded_interval,
     satterthwaite_df,
@@ -532,7 +533,7 @@ def _stratified_row(strata: list[tuple[dict[str, object], PPIMean | None, int]],
                                                     counts["n_audit"], sum(r.n + r.n_unlabelled for r, _ in kept))
         combined["ess_gain"] = combined["n_effective"] / counts["n_audit"]
     reasons = sorted({r.warning for r, _ in kept if r.warning})
-    combined["warning"] = ("pooled over strata with a t approximation whose 95 % is not promised: a stratum's "
+    combined["warning"] = (f"pooled over strata with a t approximation whose {NOT_PROMISED}: a stratum's "
                            f"interval says {reasons[0]}" if reasons else
                            zero_width_warning("the pooled PPI interval") if min(widths) <= 0 else None)
     return combined
