@@ -137,6 +137,11 @@ def test_audit_estimate_and_budget_equal_the_library(audited, demo, capsys):
     for column in ("ppi_value", "ppi_low", "ppi_high", "human_value", "lam", "n_effective"):
         assert np.allclose(got[column].astype(float), report.table[column].astype(float), equal_nan=True), column
     assert got["n_decided"].sum() == report.table["n_decided"].sum()
+    assert got["warning"].tolist() == [None if pd.isna(w) else w for w in report.table["warning"]]
+    # the plain table shows each row's warning too (why its level is not promised, or how it was widened)
+    out, _ = _run(capsys, "audit", "estimate", *_files(demo))
+    warned = [w for w in report.table["warning"] if isinstance(w, str)]
+    assert "warning" in out and warned and all(w[:40] in out for w in warned)
     pooled = got[got["task"] == ALL_TASKS]
     assert int(pooled["n_decided"].sum()) == DECIDED and int(pooled["n_drawn"].sum()) == 60
     for field in ("estimator:ppi++", f"audit:{design.short_digest}", f"audit-decisions:{DECIDED}", "labels:latest"):
