@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
+from empathy.agreement import ConfidenceInterval, interval_warning
 from empathy.audit import AuditDesign
 from empathy.bootstrap import LiveIntervals, TableIntervals, plan_intervals
 from empathy.evaluate import TextFeatures, plan_metrics
@@ -238,6 +239,17 @@ def _joined(bootstrap_warning: object, corrected_warning: object) -> str | None:
     parts = [w for w in (bootstrap_warning, None if not isinstance(corrected_warning, str) or not corrected_warning
                          else f"corrected: {corrected_warning}") if isinstance(w, str) and w]
     return "; ".join(parts) or None
+
+
+def rho_warnings(table6: pd.DataFrame, values: TableIntervals) -> pd.DataFrame:
+    """Table 6's rows (``values.beside(agreement)``) with ``warning`` the rho interval's own
+    (:func:`empathy.agreement.interval_warning`: zero width, or fewer than 10 items), not the human-label one."""
+    return table6.assign(warning=[
+        interval_warning({"rho": ConfidenceInterval(None if pd.isna(low) else float(low),
+                                                    None if pd.isna(high) else float(high), values.confidence,
+                                                    values.n_resamples, values.seed, int(n))})
+        if pd.notna(n) else None
+        for low, high, n in zip(table6["ci_low"], table6["ci_high"], table6["n_items"], strict=True)])
 
 
 def rank_range(low: object, high: object) -> str:
