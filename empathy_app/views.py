@@ -379,10 +379,10 @@ def interval_warnings(frame: pd.DataFrame, names: list[str], *, most: int = 8) -
     if flagged.empty:
         return
     more = f"\n\n... and {len(flagged) - most} more rows (see the `warning` column)." if len(flagged) > most else ""
-    st.warning(f"**{len(flagged)} interval row{'s' if len(flagged) != 1 else ''} to read with care.** A percentile "
-               "bootstrap over a handful of items, or one whose resamples all agree, does not show the "
-               "uncertainty; a corrected interval (after `corrected:`) says where its 95 % rests on few audited "
-               "outputs:\n\n" + "\n".join(lines) + more)
+    st.warning(f"**{len(flagged)} interval row{'s' if len(flagged) != 1 else ''} to read with care.** A bootstrap "
+               "interval over a handful of items, of zero width, on terms too skewed for their number or of a share "
+               "with few events does not show the uncertainty at its level; a corrected interval (after "
+               "`corrected:`) says the same of its audit:\n\n" + "\n".join(lines) + more)
 
 
 def plural(count: int, noun: str) -> str:
