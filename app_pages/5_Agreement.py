@@ -66,6 +66,7 @@ else:
                  | {c: st.column_config.NumberColumn(c, format="%.3f") for c in ("ci_low", "ci_high", "kendall_tau_b")}
                  | {c: st.column_config.NumberColumn(c, format="%.4g") for c in ("p_exact", "p_kendall", "p_se")})
     views.agreement_warnings(agreement)
+    views.interval_warnings(intervals.rho_warnings(table6, bootstrap), ["task", "metric", "scorer_a", "scorer_b"])
     views.signature_caption(dataclasses.replace(report.signature, extra={
         **report.signature.extra, **intervals.signature_fields(bootstrap)}))
     st.caption(views.HOW_TO_READ["table6"])

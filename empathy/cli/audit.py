@@ -304,7 +304,7 @@ def run_estimate(args: argparse.Namespace) -> int:
         return 0
     table = report.table if args.format == "csv" else report.table[
         ["task", "model", "metric", "scheme", "n_frame", "n_audit", "n_skipped", "judge_value", "human_value",
-         "human_low", "human_high", "ppi_value", "ppi_low", "ppi_high", "lam", "n_effective"]]
+         "human_low", "human_high", "ppi_value", "ppi_low", "ppi_high", "lam", "n_effective", "warning"]]
     emit(table, args.format, signature)
     return 0
 
