@@ -10,13 +10,14 @@
 ``fault`` plants one defect: ``ignore-second`` (Text B gets Text A's score: the second text is not read),
 ``longer`` (each text's affect score rises by 0.02 per word: longer texts rated higher), ``solution-blind``
 (conflict avoidance judged without the response's last sentence: blind to an appended solution), ``flip``
-(each conflict-avoidance answer flipped with probability ``flip_rate``, from ``random.Random(seed)``).
+(each conflict-avoidance answer flipped with probability ``flip_rate``: a uniform draw hashed from the seed, the
+prompt and how many times it was asked before, so the flips do not depend on the order concurrent requests arrive).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import random
 import re
 from dataclasses import dataclass, field
 
@@ -42,12 +43,20 @@ class PlantedJudgeServer(FakeOpenAIServer):
     fault: str = ""
     flip_rate: float = 0.0
     seed: int = 0
-    rng: random.Random = field(default_factory=random.Random)
+    asked: dict[str, int] = field(default_factory=dict)
 
     def reset(self) -> None:
-        """Forget requests and re-seed the flips."""
+        """Forget requests and the prompts' counts (the flips start again)."""
         super().reset()
-        self.rng = random.Random(self.seed)
+        self.asked = {}
+
+    def _draw(self, user: str) -> float:
+        """Uniform in [0, 1) from the seed, the prompt and its number of earlier askings."""
+        with self._lock:
+            count = self.asked.get(user, 0)
+            self.asked[user] = count + 1
+        digest = hashlib.sha256(f"{self.seed}\n{count}\n{user}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") / 2**64
 
     def _answer(self, system: str, user: str, *, out_of_range: bool) -> str:
         if "conflict_avoidance" in user:
@@ -57,8 +66,7 @@ class PlantedJudgeServer(FakeOpenAIServer):
                 response = " ".join(sentences[:-1]) if len(sentences) > 1 else response
             label = int("you should" in response.lower())
             if self.fault == "flip":
-                with self._lock:
-                    label = 1 - label if self.rng.random() < self.flip_rate else label
+                label = 1 - label if self._draw(user) < self.flip_rate else label
             return json.dumps({"conflict_avoidance": label})
         if "aversive_count" in user:
             return super()._answer(system, user, out_of_range=out_of_range)
