@@ -62,6 +62,7 @@ from empathy.agreement import (
     _kendall_numerator,
     _rowwise_correlation,
     _spearman_numerator,
+    interval_warning,
     kendall_tau_b,
     rank_correlation_test,
     spearman,
@@ -79,7 +80,7 @@ MODEL_COLUMNS: tuple[str, ...] = ("model", "value", "n", "low", "high", "rank", 
 PAIR_COLUMNS: tuple[str, ...] = ("better", "worse", "value_better", "value_worse", "difference", "difference_low",
                                  "difference_high", "n", "p_better")
 AGREEMENT_COLUMNS: tuple[str, ...] = ("scorer_a", "scorer_b", "n_models", "n_items", "spearman", "ci_low", "ci_high",
-                                      "p_exact", "p_method", "p_se", "kendall_tau_b", "p_kendall")
+                                      "p_exact", "p_method", "p_se", "kendall_tau_b", "p_kendall", "rho_warning")
 
 
 def _check_settings(n_resamples: int, confidence: float, seed: int) -> None:
@@ -516,7 +517,10 @@ def _agreement_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] 
         rows.append({"scorer_a": judge_a, "scorer_b": judge_b, "n_models": len(keep), "n_items": items,
                      "spearman": spearman(x, y), "ci_low": low, "ci_high": high, "p_exact": p_rho,
                      "p_method": p_method, "p_se": p_se, "kendall_tau_b": kendall_tau_b(x, y),
-                     "p_kendall": p_kendall})
+                     "p_kendall": p_kendall,
+                     # rho's interval on few items or of zero width (``warning`` in a Table 6 row is another's)
+                     "rho_warning": None if replicates is None else interval_warning(
+                         {"rho": ConfidenceInterval(low, high, confidence, n_resamples, seed, items)})})
     return rows
 
 

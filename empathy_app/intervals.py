@@ -28,7 +28,6 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from empathy.agreement import ConfidenceInterval, interval_warning
 from empathy.audit import AuditDesign
 from empathy.bootstrap import LiveIntervals, TableIntervals, plan_intervals
 from empathy.evaluate import TextFeatures, plan_metrics
@@ -250,15 +249,10 @@ def _joined(bootstrap_warning: object, corrected_warning: object) -> str | None:
     return "; ".join(parts) or None
 
 
-def rho_warnings(table6: pd.DataFrame, values: TableIntervals) -> pd.DataFrame:
+def rho_warnings(table6: pd.DataFrame) -> pd.DataFrame:
     """Table 6's rows (``values.beside(agreement)``) with ``warning`` the rho interval's own
     (:func:`empathy.agreement.interval_warning`: zero width, or fewer than 10 items), not the human-label one."""
-    return table6.assign(warning=[
-        interval_warning({"rho": ConfidenceInterval(None if pd.isna(low) else float(low),
-                                                    None if pd.isna(high) else float(high), values.confidence,
-                                                    values.n_resamples, values.seed, int(n))})
-        if pd.notna(n) else None
-        for low, high, n in zip(table6["ci_low"], table6["ci_high"], table6["n_items"], strict=True)])
+    return table6.assign(warning=table6["rho_warning"])
 
 
 def rank_range(low: object, high: object) -> str:

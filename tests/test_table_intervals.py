@@ -194,3 +194,14 @@ def test_beside_is_the_left_join_of_table6_with_its_intervals():
     pd.testing.assert_frame_equal(intervals.beside(stranger), expected)
     assert intervals.beside(stranger)["ci_low"].isna().tolist() == [False] * len(report) + [True]
     assert intervals.beside(report.iloc[:0]).columns.tolist() == expected.columns.tolist()
+
+
+def test_rho_on_few_items_carries_its_own_warning():
+    rng = np.random.default_rng(5)
+    rows = [{"task": "t", "item_id": f"i{i}", "model": f"m{m}", "scorer": judge, "metric": "CA",
+             "term": float(rng.integers(0, 2))} for i in range(6) for m in range(4) for judge in ("a", "b")]
+    result = table_intervals(pd.DataFrame(rows), n_resamples=200, seed=0)
+    (warning,) = result.agreement["rho_warning"]
+    assert "rho interval" in warning and "fewer than 10" in warning
+    no_resamples = table_intervals(pd.DataFrame(rows), n_resamples=0)
+    assert no_resamples.agreement["rho_warning"].isna().all()

@@ -179,7 +179,8 @@ _INTERVAL_KEYS = ["estimator", "ci_low", "ci_high", "rank", "rank_low", "rank_hi
 _PPI_KEYS = ["estimator", "ci_low", "ci_high", "n_audit", "n_decided", "n_pending", "n_skipped", "n_unusable", "human",
              "human_low", "human_high", "lam", "n_effective", "ess_gain", "scheme", "audit", "rank", "rank_low",
              "rank_high", "warning"]
-_AGREEMENT_KEYS = ["ci_low", "ci_high", "p_exact", "p_method", "p_se", "kendall_tau_b", "p_kendall", "n_items"]
+_AGREEMENT_KEYS = ["ci_low", "ci_high", "p_exact", "p_method", "p_se", "kendall_tau_b", "p_kendall", "n_items",
+                   "rho_warning"]
 
 
 def _payload(report: MetricsReport, rows: pd.DataFrame, agreement: pd.DataFrame, by_task: bool,
