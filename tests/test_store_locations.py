@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from empathy.cli import main
-from empathy.labels.backends import open_store
+from empathy.labels.backends import open_for_reading, open_store
 from empathy.labels.locations import (
     StoreError,
     default_store_path,
@@ -97,6 +97,7 @@ def test_a_tilde_store_opens_under_home(tmp_path, monkeypatch):
     assert open_store("~/x.sqlite").decisions().empty
     assert (home / "x.sqlite").is_file()
     assert list(work.iterdir()) == []  # no ./~/x.sqlite
+    assert open_for_reading("~/x.sqlite").read_only  # found there, so opened read-only
     monkeypatch.setenv("EMPATHY_STORE", "~/y.sqlite")
     assert default_store_path(work) == home / "y.sqlite"
 
