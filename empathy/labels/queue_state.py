@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from empathy.identifiers import fold
 from empathy.labels.records import check_text, utc_now
 from empathy.labels.schema import ASSIGNMENT_COLUMNS, ORDER_COLUMN, SKIP_COLUMNS
 from empathy.labels.sqlite import OverrideStore
@@ -145,6 +146,12 @@ def _check_design(annotators: Sequence[str], k: object, overlap: object, seed: o
     people = sorted({check_text("annotator", name).strip() for name in annotators})
     if not people:
         raise ValueError("assign: no annotators given")
+    seen: dict[str, str] = {}
+    for name in people:  # one person written twice would get an output twice, as two of its k annotators
+        other = seen.setdefault(fold(name), name)
+        if other != name:
+            raise ValueError(f"assign: annotators {other!r} and {name!r} differ only in case, width or invisible "
+                             "characters, as the roles file compares names: give each person once")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= len(people):
         raise ValueError(f"assign: k (annotators per overlapping output) must be an integer from 1 to the "
                          f"{len(people)} annotators, got {k!r}")
