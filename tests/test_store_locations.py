@@ -107,3 +107,22 @@ def test_a_bad_environment_store_is_refused_by_default_store_path(monkeypatch):
     with pytest.raises(StoreError) as caught:
         default_store_path("/data")
     assert SECRET not in str(caught.value)
+
+
+def test_the_app_shows_a_bad_environment_store_without_its_password(tmp_path, monkeypatch):
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EMPATHY_STORE", "postgressql://ann:Zq9xK7@db/team")
+    monkeypatch.setenv("EMPATHY_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=240)
+    at.session_state["annotator"] = "tester"
+    at.run()
+    at.switch_page("app_pages/1_Data.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = [str(e.value) for e in at.error] + [str(e.value) for e in at.caption] + [str(e.value) for e in
+                                                                                     at.markdown]
+    assert any("override store cannot be used" in text for text in shown), shown
+    assert not any("Zq9xK7" in text for text in shown)  # markdown escapes punctuation: a plain secret
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # no folder named after the password
