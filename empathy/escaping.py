@@ -36,6 +36,7 @@ _UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u20
 #: so no original cell is ever mistaken for it).
 ESCAPED_PREFIX = "'\\"
 _ESCAPE = re.compile(r"\\(\\|x[0-9a-f]{2}|u[0-9a-f]{4})")
+_BARE_BACKSLASH = re.compile(r"\\")
 _ASCII_PUNCTUATION = frozenset(string.punctuation)
 #: U+2060 WORD JOINER: invisible, and neither a word character nor punctuation for the autolink finder.
 WORD_JOINER = "\u2060"
@@ -91,13 +92,29 @@ def _code(found: re.Match[str]) -> str:
     return f"\\x{point:02x}" if point < 0x100 else f"\\u{point:04x}"
 
 
+def _decoded(found: re.Match[str]) -> str:
+    return "\\" if found.group(1) == "\\" else chr(int(found.group(1)[1:], 16))
+
+
+def _written_escaped(body: str) -> bool:
+    """Whether ``body`` (after :data:`ESCAPED_PREFIX`) is what :func:`spreadsheet_cell` writes: no raw control,
+    every ``\\`` part of an escape, every code one of the characters it escapes, at least one such code."""
+    if _UNSAFE.search(body) or _BARE_BACKSLASH.search(_ESCAPE.sub("", body)):
+        return False
+    codes = [found.group(1) for found in _ESCAPE.finditer(body) if found.group(1) != "\\"]
+    return bool(codes) and all(_UNSAFE.fullmatch(chr(int(code[1:], 16))) for code in codes)
+
+
 def unspreadsheet_cell(text: str) -> str:
-    """Inverse of :func:`spreadsheet_cell`; a cell starting with :data:`ESCAPED_PREFIX` that it would not have
-    written (a person's own ``'\\...``, holding no escaped character) is kept as written."""
+    """Inverse of :func:`spreadsheet_cell`.
+
+    A cell starting with :data:`ESCAPED_PREFIX` is decoded only when it is exactly what
+    :func:`spreadsheet_cell` writes (:func:`_written_escaped`); a person's own ``'\\frac`` or ``'\\ note`` is
+    kept as written.
+    """
     if text.startswith(ESCAPED_PREFIX):
-        decoded = _ESCAPE.sub(lambda found: "\\" if found.group(1) == "\\" else chr(int(found.group(1)[1:], 16)),
-                              text[len(ESCAPED_PREFIX):])
-        return decoded if spreadsheet_cell(decoded) == text else text
+        body = text[len(ESCAPED_PREFIX):]
+        return _ESCAPE.sub(_decoded, body) if _written_escaped(body) else text
     if text.startswith("'") and len(text) > 1 and (text[1] in FORMULA_PREFIXES or text[1] == "'"):
         return text[1:]
     return text

@@ -67,6 +67,21 @@ def test_spreadsheet_cell_inverts_every_escape(raw: str) -> None:
                    for c in escaped)
 
 
+@pytest.mark.parametrize("cell", ["'\\frac{1}{2}", "'\\ note", "'\\x41", "'\\", "'\\\\x1b\x1b",
+                                  "'\\\\x1b and \\q", "'\\\\u0041"])
+def test_a_persons_own_escaped_looking_cell_is_kept(cell: str) -> None:
+    # only what spreadsheet_cell writes is decoded: a cell a person typed starting with '\ loses nothing
+    assert unspreadsheet_cell(cell) == cell
+
+
+def test_a_persons_cell_survives_reading_their_csv(tmp_path) -> None:
+    from empathy.io import read_table
+
+    path = tmp_path / "outputs.csv"
+    path.write_text("item_id,note\n1,'\\frac{1}{2}\n2,'\\ see above\n3,\"'\\\\x1b[31m\"\n", encoding="utf-8")
+    assert read_table(path)["note"].tolist() == ["'\\frac{1}{2}", "'\\ see above", "\x1b[31m"]
+
+
 @pytest.mark.parametrize(("raw", "expected"), [
     ("gpt\x1b[31mred", "gpt\\x1b[31mred"),
     ("id\rover", "id\\x0dover"),

@@ -470,6 +470,16 @@ def test_variants_are_selected_in_the_config_file(tmp_path):
     assert "conflict protocol engagement-v1" in old.description
 
 
+def test_an_unreadable_base_url_is_refused_without_its_password(tmp_path):
+    path = tmp_path / "judges.toml"
+    path.write_text('[judges.a]\nbase_url = "http://ann:Wq7/Zq9xK@host/v1"\nmodel = "m"\n')
+    with pytest.raises(JudgeConfigError, match="base_url must be an http") as caught:
+        load_config(path)
+    assert "Wq7" not in str(caught.value) and "Zq9xK" not in str(caught.value)
+    path.write_text('[judges.a]\nbase_url = "HTTP://ann:p%2FZq9xK@host:8000/v1"\nmodel = "m"\n')
+    assert load_config(path).judges["a"].endpoint == "http://host:8000/v1"
+
+
 @pytest.mark.parametrize(("toml", "message"), [
     ("judges = 3", "'judges' must be a table of named judges ([judges.NAME] sections), got int '3'"),
     ('judges = "gpt"', "'judges' must be a table of named judges"),
@@ -481,6 +491,11 @@ def test_variants_are_selected_in_the_config_file(tmp_path):
     ('[judges.a]\nbase_url = "https://x/v1"\nmodel = "m"\naffect_order_seed = -1', "affect_order_seed"),
     ('[judges.a]\nbase_url = "https://x/v1"\nmodel = "m"\nsegmentation = "nltk"', "segmentation must be one of"),
     ("[judges.a]\nbase_url = 3\nmodel = \"m\"", "base_url must be str, got int '3'"),
+    # a scheme that only starts with http would send every request nowhere and rate nothing
+    ('[judges.a]\nbase_url = "httpx://x/v1"\nmodel = "m"', "base_url must be an http(s) URL, not httpx://"),
+    ('[judges.a]\nbase_url = "http:///v1"\nmodel = "m"', "base_url must be an http(s) URL with a host"),
+    ('[judges.a]\nbase_url = "http://x:abc/v1"\nmodel = "m"', "base_url must be an http(s) URL: it cannot be read"),
+    ('[embeddings.e]\nbase_url = "httpx://x/v1"\nmodel = "m"', "base_url must be an http(s) URL, not httpx://"),
     ('[judges.a]\nbase_url = "https://x/v1"\nmodel = 5', "model must be str, got int '5'"),
     ('[judges.a]\nbase_url = "https://x/v1"\nmodel = "m"\nmax_tokens = "many"', "max_tokens must be int or none"),
     ('[judges.a]\nbase_url = "https://x/v1"\nmodel = "m"\ntemperature = true', "temperature must be int or float"),

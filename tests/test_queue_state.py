@@ -134,11 +134,25 @@ def test_the_pairs_of_annotators_are_spread():
     ({"seed": -1}, "seed"),
     ({"outputs": []}, "no outputs"),
     ({"outputs": [("i1",)]}, "not an .item_id, model. pair"),
+    ({"annotators": ["alice", "ALICE", "bob"]}, "annotators 'ALICE' and 'alice' differ only in case"),
+    ({"annotators": ["alice", "\uff41lice", "bob"]}, "differ only in case, width"),
 ])
 def test_a_bad_design_is_refused(kwargs, message):
     arguments = {"outputs": _keys(5), "annotators": ["a", "b", "c"], "k": 2, "overlap": 0.2, "seed": 0, **kwargs}
     with pytest.raises((ValueError, TypeError), match=message):
         plan_assignments(arguments.pop("outputs"), arguments.pop("annotators"), **arguments)
+
+
+def test_one_person_written_twice_is_refused_by_store_assign(tmp_path, capsys):
+    from empathy.cli import main
+
+    outputs = tmp_path / "outputs.csv"
+    pd.DataFrame({"item_id": ["i1", "i2"], "model": ["m", "m"], "generation": ["a", "b"],
+                  "reference": ["r", "s"]}).to_csv(outputs, index=False)
+    store = tmp_path / "s.sqlite"
+    assert main(["store", "assign", str(outputs), "--store", str(store), "--annotators", "alice,ALICE"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'ALICE' and 'alice'" in err
 
 
 # ------------------------------------------------------------------------------------------ stored designs

@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
+
 from empathy.files import DuplicateKeyError, unique_keys
 from empathy.identifiers import identifier_problem
 
@@ -213,9 +215,9 @@ class JudgeConfig:
         if self.kind not in ("llm", "lexicon"):
             raise JudgeConfigError(f"judge {self.name!r}: kind must be 'llm' or 'lexicon', got {self.kind!r}")
         if self.kind == "llm":
-            if not _http_url(self.base_url):
-                raise JudgeConfigError(f"judge {self.name!r}: base_url must be an http(s) URL (http:// or "
-                                       "https:// with a host)")
+            problem = endpoint_problem(self.base_url)
+            if problem:
+                raise JudgeConfigError(f"judge {self.name!r}: {problem}")
             if not self.model:
                 raise JudgeConfigError(f"judge {self.name!r}: model is required")
         self._check_choices()
@@ -291,9 +293,9 @@ class EmbeddingConfig:
 
     def __post_init__(self) -> None:
         _check_types(f"embedding {self.name!r}", self, _EMBEDDING_TYPES)
-        if not _http_url(self.base_url):
-            raise JudgeConfigError(f"embedding {self.name!r}: base_url must be an http(s) URL (http:// or "
-                                   "https:// with a host)")
+        problem = endpoint_problem(self.base_url)
+        if problem:
+            raise JudgeConfigError(f"embedding {self.name!r}: {problem}")
         if not self.model:
             raise JudgeConfigError(f"embedding {self.name!r}: model is required")
         _check_limits(f"embedding {self.name!r}", self, ("timeout", "batch_size", "max_retries"))
@@ -316,13 +318,25 @@ class JudgesFile:
     source: str = ""
 
 
-def _http_url(url: str) -> bool:
-    """Whether ``url`` is ``http://`` or ``https://`` with a host (``httpx://`` or ``http:/x`` is not)."""
+def endpoint_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a judge's ``base_url``, or ``None``; never quoting the URL (it may hold a key).
+
+    Read by :class:`httpx.URL`, as the ``openai`` client will request it: the scheme must be exactly ``http`` or
+    ``https`` (``httpx://`` would pass a prefix test and fail every request), with a host and a numeric port.
+    """
+    if not url or not url.strip():
+        return "base_url must be an http(s) URL"
     try:
-        parts = urlsplit(url or "")
-        return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
-    except ValueError:
-        return False
+        parsed = httpx.URL(url.strip())
+    except httpx.InvalidURL:  # its message may quote a piece of the user info
+        return ("base_url must be an http(s) URL: it cannot be read as one (a port that is not a number, or a "
+                "password holding '/', '@' or '#' not percent-encoded?)")
+    if parsed.scheme not in ("http", "https"):
+        shown = parsed.scheme if re.fullmatch(r"[a-z][a-z0-9+.-]{0,19}", parsed.scheme) else "(unreadable)"
+        return f"base_url must be an http(s) URL, not {shown}://"
+    if not parsed.host:
+        return "base_url must be an http(s) URL with a host"
+    return None
 
 
 def public_url(url: str) -> str:

@@ -146,16 +146,16 @@ def _check_design(annotators: Sequence[str], k: object, overlap: object, seed: o
     people = sorted({check_text("annotator", name).strip() for name in annotators})
     if not people:
         raise ValueError("assign: no annotators given")
-    seen: dict[str, str] = {}
-    for person in people:
-        problem = person_name_problem(person)
+    for name in people:  # a control or invisible character would let one name pass for another on screen
+        problem = person_name_problem(name)
         if problem:
             raise ValueError(f"assign: {problem}")
-        # one person typed twice (alice, ALICE, ａｌｉｃｅ) would get two shares of the outputs
-        if fold(person) in seen:
-            raise ValueError(f"assign: {seen[fold(person)]!r} and {person!r} name one annotator (names are compared "
-                             "ignoring case and width); give each person once")
-        seen[fold(person)] = person
+    seen: dict[str, str] = {}
+    for name in people:  # one person written twice would get an output twice, as two of its k annotators
+        other = seen.setdefault(fold(name), name)
+        if other != name:
+            raise ValueError(f"assign: annotators {other!r} and {name!r} differ only in case, width or invisible "
+                             "characters, as the roles file compares names: give each person once")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= len(people):
         raise ValueError(f"assign: k (annotators per overlapping output) must be an integer from 1 to the "
                          f"{len(people)} annotators, got {k!r}")
