@@ -1,4 +1,4 @@
-"""The figures the README, data/README.md and docs/*.md quote are what the data give (scripts/docs_figures.py).
+"""The figures data/README.md and the docs pages quote are what the data give (scripts/docs_figures.py).
 
 The demo figures are always checked; those from ``../shared`` only when the data set is there (skipped cleanly
 otherwise). A figure that differs from the data, a marker the script does not know and a known figure whose
