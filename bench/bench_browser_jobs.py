@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=5, help="page loads for the baseline per repeat")
     parser.add_argument("--relabel", type=int, default=20, help="CA decisions in job (b)")
     parser.add_argument("--screenshot", type=Path, default=None,
-                        help="also save the Items table at the end of job (a) as this PNG (the README's)")
+                        help="also save the Items table at the end of job (a) as this PNG (docs/reference/app.md's)")
     args = parser.parse_args()
     if not browser_jobs.CHROMIUM.exists():
         raise SystemExit(f"needs Chromium at {browser_jobs.CHROMIUM}")

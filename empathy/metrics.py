@@ -20,7 +20,7 @@ app read the registry, at call time; :func:`get_metric` raises ``ValueError`` fo
 is one registry entry, its terms function and its tests (``docs/development.md``), or from outside the package
 :func:`register_metric`. Ranks read each entry's direction (:func:`empathy.evaluate.rank_by_direction`).
 
-Cases the paper leaves open, and what we do (also in the README):
+Cases the paper leaves open, and what we do (also in ``docs/explanation/metrics.md``):
 
 * **Missing rating** (NaN in any input of an item): the item is left out of that metric and counted in
   ``n_missing``. A missing rating is never read as 0.

@@ -2,7 +2,7 @@
 
 Every row of a results table (:func:`empathy.inference.estimator_table`, the ``metrics`` command's JSON, the
 Overview) carries ``n``, ``n_missing``, ``n_undefined``, ``rank``, ``rank_low``, ``rank_high`` and ``warning``
-(the README's row contract). For a PPI row they read:
+(the row contract, ``docs/reference/contracts.md``). For a PPI row they read:
 
 * ``n``: the outputs of the audit's frame (those the judge rated on the audited dimension); ``n_missing``: those
   of them whose judge term lacks a rating of another dimension the metric reads; ``n_undefined``: those whose

@@ -24,7 +24,7 @@ Each output also gets *events*, the disagreements to explain (one row per unit, 
 output without the feature in a ``missing`` slice) and reports per slice the outputs, units, events, rate and
 a permutation p-value against the whole, Holm-corrected over every slice of the table.
 
-Choices (also in the README):
+Choices (also in ``docs/explanation/disagreement.md``):
 
 * **Permutation unit**: outputs, not units. Several judges of one output share its features, so the test
   permutes which outputs are in the slice and keeps each output's events together (permuting units would treat

@@ -1,4 +1,4 @@
-"""Every figure the README, data/README.md and docs/*.md quote from data, recomputed: check them or rewrite them.
+"""Every figure data/README.md and the docs pages quote from data, recomputed: check them or rewrite them.
 
 Usage (from the repository root)::
 
@@ -12,7 +12,7 @@ data set is absent is skipped and said to be (``tests/test_docs_figures.py`` run
 those parts cleanly). A figure is a sentence fragment written from the numbers, so when the data change, the
 wording follows (a model that no longer ranks first is not said to). Figures in the generated blocks of
 ``docs/kumar2025.md`` (``BEGIN kumar2025-*``) come from the ``bench/kumar2025_*.py`` scripts, checked by their own
-tests; the detector figures (``docs/detectors.md``, the README's detector table) from ``python -m
+tests; the detector figures (``docs/detectors.md``) from ``python -m
 validation.distancing``; timings from ``bench/`` (``docs/benchmarks.md``).
 """
 
@@ -363,18 +363,18 @@ class Figure:
     compute: Callable[[Sources], str] = field(compare=False)
 
 
-README, DATA_README, JUDGES, KUMAR_DOC = "README.md", "data/README.md", "docs/judges.md", "docs/kumar2025.md"
-# the docs site's pages that quote the same figures as the README
+DATA_README, JUDGES, KUMAR_DOC = "data/README.md", "docs/judges.md", "docs/kumar2025.md"
+# the docs site's pages that quote the demo's and the Kumar import's figures
 METRICS_DOC, AGREEMENT_DOC = "docs/explanation/metrics.md", "docs/explanation/agreement.md"
 DISAGREEMENT_DOC, FRAGILITY_DOC = "docs/explanation/disagreement.md", "docs/explanation/fragility-and-exhibits.md"
 TUTORIAL_DEMO = "docs/tutorial/demo-mechanisms.md"
 FIGURES: tuple[Figure, ...] = (
-    Figure("ld-eq4-larch", (README, METRICS_DOC), DEMO, _ld_eq4),
-    Figure("ld-reference", (README, DATA_README, METRICS_DOC), DEMO, _ld_reference),
-    Figure("egm-both-zero", (README, METRICS_DOC), DEMO, _egm_both_zero),
-    Figure("reference-units", (README, AGREEMENT_DOC), DEMO, _reference_units),
-    Figure("sa-term-min", (README, FRAGILITY_DOC), DEMO, _sa_term_min),
-    Figure("demo-point-interval", (README, DISAGREEMENT_DOC), DEMO, _point_interval),
+    Figure("ld-eq4-larch", (METRICS_DOC,), DEMO, _ld_eq4),
+    Figure("ld-reference", (DATA_README, METRICS_DOC), DEMO, _ld_reference),
+    Figure("egm-both-zero", (METRICS_DOC,), DEMO, _egm_both_zero),
+    Figure("reference-units", (AGREEMENT_DOC,), DEMO, _reference_units),
+    Figure("sa-term-min", (FRAGILITY_DOC,), DEMO, _sa_term_min),
+    Figure("demo-point-interval", (DISAGREEMENT_DOC,), DEMO, _point_interval),
     Figure("rows-outputs", (DATA_README, TUTORIAL_DEMO), DEMO, _count("outputs.csv", len)),
     Figure("rows-author", (DATA_README,), DEMO, _count("ratings_author.csv", len)),
     Figure("rows-lexicon", (DATA_README,), DEMO, _count("ratings_lexicon.csv", len)),
@@ -389,7 +389,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("crowd-beats-lexicon", (JUDGES,), KUMAR, _crowd_beats_lexicon),
     Figure("kumar-dilution-table", (KUMAR_DOC,), KUMAR, _dilution_table),
     Figure("kumar-dilution", (KUMAR_DOC,), KUMAR, _dilution_summary),
-    Figure("kumar-dilution-range", (README, DISAGREEMENT_DOC), KUMAR, _dilution_range),
+    Figure("kumar-dilution-range", (DISAGREEMENT_DOC,), KUMAR, _dilution_range),
     Figure("kumar-ed-empathy", (KUMAR_DOC,), KUMAR, _ed_empathy),
     Figure("kumar-compression", (KUMAR_DOC,), KUMAR, _compression),
     Figure("kumar-wider", (KUMAR_DOC,), KUMAR, _wider),

@@ -29,7 +29,7 @@ Design
   0 where the reply explores. A few ratings are deliberately missing (:func:`_missing`).
 * **Lexicon ratings through the public API.** ``ratings_lexicon.csv`` is the offline lexicon judge run on the
   written ``outputs.csv`` by :func:`make_demo_lexicon_ratings.lexicon_ratings` (never numbers copied from it).
-* **README figures checked.** The figures of the README that ``scripts/docs_figures.py`` checks in
+* **README figures checked.** The figures of the demo's README that ``scripts/docs_figures.py`` checks in
   ``data/README.md`` (``<!-- fig:NAME -->`` markers: row counts, the author's pooled table, ``larch``'s
   densities, LD under the reference standardisation) are computed by that script's own functions
   (:func:`docs_figures.fill`) on the files just written, so regenerating never leaves them stale.

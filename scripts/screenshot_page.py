@@ -11,7 +11,7 @@ Usage::
         --wait-for "Slices that depart most" --from-heading "The mechanism x disagreement map" \\
         --to-heading "Judge vs human, per model"
 
-The README's Disagreement screenshot is made with exactly that command.
+The Disagreement screenshot of ``docs/explanation/disagreement.md`` is made with exactly that command.
 """
 
 from __future__ import annotations

@@ -755,11 +755,12 @@ def test_catalogue_is_large_enough():
 
 
 def test_readme_quotes_the_catalogue_size():
-    """The README's bad-input contract states how many cases back it: the number is this catalogue's."""
+    """The bad-input contract (docs/reference/contracts.md) states how many cases back it: this catalogue's."""
     import re
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    quoted = re.search(r"`tests/test_bad_inputs.py`\s+holds\s+the\s+catalogue\s+\((\d[\d,]*)\s+cases\)", readme)
+    contracts = Path(__file__).resolve().parent.parent / "docs" / "reference" / "contracts.md"
+    quoted = re.search(r"`tests/test_bad_inputs.py`\s+holds\s+the\s+catalogue\s+\((\d[\d,]*)\s+cases\)",
+                       contracts.read_text(encoding="utf-8"))
     assert quoted is not None
     assert int(quoted.group(1).replace(",", "")) == len(CATALOGUE)
 

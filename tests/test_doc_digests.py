@@ -1,4 +1,4 @@
-"""Every audit digest the README and docs quote (``audit:<hex>``) is the one the ``audit draw`` command beside it
+"""Every audit digest the docs quote (``audit:<hex>``) is the one the ``audit draw`` command beside it
 prints: the closest such command before the digest in the same file is run (without ``--store``) and its short
 digest compared."""
 
@@ -14,7 +14,7 @@ import pytest
 from empathy.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = sorted((ROOT / "docs").rglob("*.md"))
 DIGEST = re.compile(r"audit:([0-9a-f]{12})\b")
 # a command in a code block (continued with a backslash) or in inline code
 COMMAND = re.compile(r"python -m empathy audit draw((?:[^\n`\\]|\\\n)+)")

@@ -1,4 +1,4 @@
-"""The figures the README, data/README.md and docs/*.md quote are what the data give (scripts/docs_figures.py).
+"""The figures data/README.md and the docs pages quote are what the data give (scripts/docs_figures.py).
 
 The demo figures are always checked; those from ``../shared`` only when the data set is there (skipped cleanly
 otherwise). A figure that differs from the data, a marker the script does not know and a known figure whose
@@ -58,14 +58,14 @@ def test_issue_27_claims_are_corrected(first_demo):
     assert figures._ld_eq4(first_demo) == ("has the highest LD of the 5 models in every task under Eq. 4 (counseling "
                                         "2.35, news 2.17, translation 2.19; the best other model 2.24, 2.07, 2.00)")
     assert figures._ld_reference(first_demo) == "pooled, 9.36 against 1.39-2.33"
-    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    metrics = (PROJECT_ROOT / figures.METRICS_DOC).read_text(encoding="utf-8")
     data = (PROJECT_ROOT / "data" / "README.md").read_text(encoding="utf-8")
-    assert "unremarkable LD" not in readme and "about 7.9" not in data
+    assert "unremarkable LD" not in metrics and "about 7.9" not in data
 
 
 def test_a_changed_figure_is_found_and_rewritten(tmp_path, sources):
     chosen = tuple(f for f in figures.FIGURES if f.name in ("ld-reference", "rows-outputs"))
-    for path in sorted({p for f in chosen for p in f.paths}):  # the README, data/README.md and the docs pages
+    for path in sorted({p for f in chosen for p in f.paths}):  # data/README.md and the docs pages
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(PROJECT_ROOT / path, tmp_path / path)
     readme = tmp_path / "data" / "README.md"
@@ -114,7 +114,7 @@ def test_the_demo_readme_is_written_with_its_figures(tmp_path, sources):
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "README.md").write_text(filled, encoding="utf-8")
     chosen = tuple(f for f in figures.FIGURES if f.name in names)
-    for path in sorted({p for f in chosen for p in f.paths} - {figures.DATA_README}):  # ld-reference: the README too
+    for path in sorted({p for f in chosen for p in f.paths} - {figures.DATA_README}):  # ld-reference: metrics.md too
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(PROJECT_ROOT / path, tmp_path / path)
     result = figures.run(tmp_path, sources=sources, figures=chosen)

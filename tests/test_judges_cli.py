@@ -256,7 +256,7 @@ def test_judge_rerun_is_classified_against_the_stored_decisions(outputs_csv, tmp
 
 def test_judge_against_a_dead_endpoint_exits_1_with_one_line(tmp_path, capsys):
     """A mistyped endpoint (nothing listening) on 120 outputs: one line, exit 1, no ratings file, no retry per
-    output (the README's promise; issue 26 item 7)."""
+    output (the contracts page's promise; issue 26 item 7)."""
     from test_judges_llm import closed_port
 
     path = tmp_path / "many.csv"

@@ -17,7 +17,7 @@ One module per command group, each with ``register(subparsers)`` and handlers th
 * :mod:`empathy.cli.common`: exit codes and the error-to-exit-code mapping, output formats (JSON exact; table and
   CSV for people, escaped), size parsing, loaders.
 
-Contract (scripts depend on it; see the README):
+Contract (scripts depend on it; see ``docs/reference/contracts.md``):
 
 * ``metrics OUTPUTS [--ratings FILE ...] --format json`` prints ``{"metrics": [...], "agreement": [...],
   "signature": "..."}``.
