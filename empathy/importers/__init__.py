@@ -1,6 +1,6 @@
 """Importers of the outputs that evaluation tools write, and the column mapping every table can be read through.
 
-* :mod:`empathy.importers.mapping`: :class:`~empathy.importers.mapping.ColumnMap`, ``--map SOURCE=TARGET``;
+* :mod:`empathy.importers.mapping`: :class:`~empathy.importers.mapping.ColumnMap`, ``--columns SOURCE=TARGET``;
 * :mod:`empathy.importers.inspect_logs`: Inspect AI ``.eval`` / ``.json`` logs;
 * :mod:`empathy.importers.lm_eval`: lm-evaluation-harness ``--log_samples`` files;
 * :mod:`empathy.importers.hf`: Hugging Face ``datasets`` (saved with ``save_to_disk``, or its Parquet/JSON files);

@@ -4,7 +4,7 @@ An importer (:mod:`empathy.importers.inspect_logs`, :mod:`~empathy.importers.lm_
 reads its tool's files into a *source table*: one row per output, under the tool's own field names (``input``,
 ``target``, ``output``, ...), with the tool's scores as wide rating columns ``<rater>:<dimension>``. Then
 :func:`finish` maps it onto the outputs table with the importer's default :class:`~empathy.importers.mapping.ColumnMap`
-overridden by the user's ``--map`` (:meth:`ColumnMap.over`), runs the same validators as every file
+overridden by the user's ``--columns`` (:meth:`ColumnMap.over`), runs the same validators as every file
 (:func:`empathy.io.validate_outputs`, :func:`empathy.io.validate_ratings`, :func:`empathy.io.build_dataset`), and
 signs each imported rating with the tool, its version, the file and the mapping, so that every results table
 computed on the import names where its labels came from.
@@ -38,7 +38,7 @@ class ToolImport:
     sources
         The files read.
     columns
-        The mapping applied (the importer's defaults with the user's ``--map`` over them).
+        The mapping applied (the importer's defaults with the user's ``--columns`` over them).
     outputs, ratings
         Exactly what :func:`empathy.io.load_dataset` accepts (the tables :meth:`write` writes).
     notes
@@ -121,7 +121,7 @@ def finish(table: pd.DataFrame, *, label: str, tool: str, version: str, sources:
     label
         How errors name the input (the file, or the files, read).
     defaults, user
-        The importer's reading of its fields and the user's ``--map`` over it.
+        The importer's reading of its fields and the user's ``--columns`` over it.
     rater_kinds
         The ``rater_kind`` of each rater (default: empty, unknown).
 
@@ -131,11 +131,12 @@ def finish(table: pd.DataFrame, *, label: str, tool: str, version: str, sources:
         A mapping that does not fit the table, or a row the validators refuse, naming ``label`` and the column.
     """
     columns = effective_columns(table, defaults, user)
+    columns.check(table.columns, label)  # the user's own mapping errors first: they name what to change
     missing = [t for t in ("item_id", "model", "reference", "generation") if columns.source_of(t) is None
                and t not in table.columns]
     if missing:
         raise DataError(label, f"nothing is read as {', '.join(repr(m) for m in missing)}: map a field onto it "
-                        f"(--map FIELD={missing[0]}); fields: {', '.join(map(str, table.columns))}",
+                        f"(--columns FIELD={missing[0]}); fields: {', '.join(map(str, table.columns))}",
                         column=missing[0])
     frame = columns.apply(table, name=label) if columns else table
     frame.attrs.update({"source": label, "suffix": ".jsonl"})

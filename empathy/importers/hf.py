@@ -7,8 +7,8 @@ the split with ``--split`` when it has several) is read with :func:`datasets.loa
 read by :func:`empathy.io.read_table`, so its errors name the file's row, and needs no ``datasets``.
 
 The dataset's own column names are read as the data model's when they match (``item_id``, ``model``, ``task``,
-``reference``, ``generation``, wide ``<rater>:<dimension>`` ratings); any other name is mapped with ``--map``
-(``--map response=generation,prompt=reference``). Without an ``item_id``, the row's position (from 0) is the
+``reference``, ``generation``, wide ``<rater>:<dimension>`` ratings); any other name is mapped with ``--columns``
+(``--columns response=generation,prompt=reference``). Without an ``item_id``, the row's position (from 0) is the
 item (field ``row``); without a ``model`` column, ``--model NAME`` names the model of every row. Both are said in
 the notes and recorded in the mapping, hence in the signature.
 """
@@ -99,7 +99,7 @@ def import_hf(paths: Iterable[str | Path] | str | Path, *, split: str | None = N
     model
         The model of every row, for a dataset without a ``model`` column.
     columns
-        ``--map`` over the dataset's own names.
+        ``--columns`` over the dataset's own names.
     progress
         Called with ``1`` once the rows are read.
 
@@ -135,7 +135,7 @@ def import_hf(paths: Iterable[str | Path] | str | Path, *, split: str | None = N
         notes.append(f"every row's model is {model!r} (--model)")
     elif "model" not in reads:
         raise DataError(label, "no model column: name the model with --model NAME, or map a column onto it "
-                        "(--map COLUMN=model)", column="model")
+                        "(--columns COLUMN=model)", column="model")
     table[SOURCE_COLUMN] = f"{TOOL}:{files[0].name}"
     return finish(table, label=label, tool=TOOL, version=version, sources=[str(p) for p in files],
                   defaults=ColumnMap(tuple(defaults)), user=user, notes=notes)

@@ -2,7 +2,7 @@
 
 Each log is read with :func:`inspect_ai.log.read_eval_log` (the package ``inspect-ai``; without it, one line says
 how to install it). One outputs row per sample and epoch, read through these default fields (each one can be
-re-mapped with ``--map FIELD=COLUMN``):
+re-mapped with ``--columns FIELD=COLUMN``):
 
 ============  ==========================================================================================
 field         what it holds                                  default target
@@ -13,12 +13,12 @@ field         what it holds                                  default target
 ``task``      the log's task name (``eval.task``)              ``task``
 ``target``    the sample's target (a list: one per line)       ``reference``
 ``output``    the model's completion (``output.completion``)   ``generation``
-``input``     the sample's input: the text, or the user        (metadata; ``--map input=reference`` for tasks
+``input``     the sample's input: the text, or the user        (metadata; ``--columns input=reference`` for tasks
               messages' texts, one paragraph each              whose reference is the prompt, like counseling)
 ============  ==========================================================================================
 
 Every score becomes a rating of rater ``<scorer>``: a dict value gives one rating per key (dimension = the key),
-a scalar one rating on dimension ``<scorer>`` (``--map match:match=match:ca`` reads it as ``ca``). Values go
+a scalar one rating on dimension ``<scorer>`` (``--columns match:match=match:ca`` reads it as ``ca``). Values go
 through Inspect's own :func:`inspect_ai.scorer.value_to_float` (``C`` 1, ``I`` 0, ``P`` 0.5, ``N`` 0, yes/no,
 true/false, numbers); any other value is a missing rating, counted in the notes. Samples that errored (no output)
 are left out and counted; a log with no sample at all, or not an Inspect log, is an error naming the file.
@@ -38,7 +38,7 @@ from empathy.io import DataError
 TOOL = "inspect-ai"
 #: Log file types Inspect writes.
 LOG_SUFFIXES: tuple[str, ...] = (".eval", ".json")
-#: The importer's reading of a log's fields (``--map`` overrides it target by target).
+#: The importer's reading of a log's fields (``--columns`` overrides it target by target).
 DEFAULT_COLUMNS = ColumnMap((("id", "item_id"), ("model", "model"), ("task", "task"), ("target", "reference"),
                              ("output", "generation")))
 _SCORE_WORDS = frozenset({"c", "i", "p", "n", "yes", "no", "true", "false"})
@@ -161,7 +161,7 @@ def import_inspect(paths: Iterable[str | Path] | str | Path, *, columns: ColumnM
     paths
         Log files (``.eval``, ``.json``) or folders holding them; one log per model is the usual layout.
     columns
-        The user's mapping over :data:`DEFAULT_COLUMNS` (``--map input=reference``).
+        The user's mapping over :data:`DEFAULT_COLUMNS` (``--columns input=reference``).
     progress
         Called with ``1`` after each log is read.
 

@@ -7,7 +7,7 @@
 the task's filter), ``filter``, ``metrics`` (the names of its per-sample metrics) and each metric's value. This
 module reads those files as written by lm-eval 0.4 (no lm-eval import is needed to read them).
 
-One outputs row per (task, document), read through these default fields (each re-mappable with ``--map``):
+One outputs row per (task, document), read through these default fields (each re-mappable with ``--columns``):
 
 =============  ======================================================================  ===============
 field          what it holds                                                           default target

@@ -1,10 +1,12 @@
 """Column mapping: read a table whose columns have other names than the data model's.
 
-A mapping is a list of ``SOURCE=TARGET`` pairs (``--map response=generation`` on the command line, the column
+A mapping is a list of ``SOURCE=TARGET`` pairs (``--columns response=generation`` on the command line, the column
 pickers of the app's Data page): the file's column ``SOURCE`` is read as the data model's ``TARGET``. A target
 is one of the outputs columns (:data:`MAPPABLE`: ``item_id``, ``model``, ``task``, ``reference``,
-``generation``) or a wide rating column ``<rater>:<dimension>`` (``--map score=gpt:ca``), so any table can be
-read without rewriting it. Every other column is kept under its own name as metadata.
+``generation``) or a wide rating column ``<rater>:<dimension>`` (``--columns score=gpt:ca``), so any table can be
+read without rewriting it; a data-model column may also be moved aside under a metadata name
+(``generation=old_generation``) so that another column can take its place. Every other column is kept under its
+own name as metadata.
 
 The mapping is checked against the table before anything is renamed, and every problem is a
 :class:`empathy.files.DataError` naming the file and the column: a source the file does not have (with the
@@ -14,7 +16,7 @@ while another column is mapped onto it. :meth:`ColumnMap.signature_value` is how
 records the mapping (``columns:response=generation``), so two tables computed from different readings of the
 same file never share a signature.
 
-Importing this module is cheap (no pandas at module level): the command line parses ``--map`` at start-up speed.
+Importing this module is cheap (no pandas at module level): the command line parses ``--columns`` at start-up speed.
 """
 
 from __future__ import annotations
@@ -45,10 +47,10 @@ class ColumnMap:
     pairs: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def parse(cls, entries: Iterable[str] | None, *, option: str = "--map") -> ColumnMap:
+    def parse(cls, entries: Iterable[str] | None, *, option: str = "--columns") -> ColumnMap:
         """The mapping of ``SOURCE=TARGET`` entries; ``ValueError`` naming ``option`` for a malformed one.
 
-        Several pairs may share one entry, separated by commas (``--map a=reference,b=generation``).
+        Several pairs may share one entry, separated by commas (``--columns a=reference,b=generation``).
         """
         pairs: list[tuple[str, str]] = []
         for entry in entries or ():
@@ -68,7 +70,7 @@ class ColumnMap:
         return cls.of_pairs(list((mapping or {}).items()))
 
     @classmethod
-    def of_pairs(cls, pairs: Iterable[tuple[str, str]], *, option: str = "--map") -> ColumnMap:
+    def of_pairs(cls, pairs: Iterable[tuple[str, str]], *, option: str = "--columns") -> ColumnMap:
         """The mapping of ``(source, target)`` pairs, checked: each source and each target once, every target
         a data-model column or a wide rating column; ``ValueError`` naming ``option`` otherwise."""
         checked: list[tuple[str, str]] = []
@@ -76,10 +78,12 @@ class ColumnMap:
         targets: dict[str, str] = {}
         for source, target in pairs:
             source, target = str(source).strip(), str(target).strip()
-            if target not in MAPPABLE and not _is_wide(target):
+            aside = source in MAPPABLE and target not in MAPPABLE and not _is_wide(target)
+            if target not in MAPPABLE and not _is_wide(target) and not aside:
                 raise ValueError(f"{option}: unknown target {target!r} in {source}={target}; map onto one of "
-                                 f"{', '.join(MAPPABLE)} or a rating column '<rater>:<dimension>'")
-            problem = identifier_problem(target) if _is_wide(target) else None
+                                 f"{', '.join(MAPPABLE)} or a rating column '<rater>:<dimension>' (or move a "
+                                 "data-model column aside: generation=old_generation)")
+            problem = identifier_problem(target) if _is_wide(target) or aside else None
             if problem:
                 raise ValueError(f"{option}: target {target!r}: {problem}")
             if source in sources:
@@ -104,7 +108,7 @@ class ColumnMap:
 
     def over(self, defaults: ColumnMap) -> ColumnMap:
         """These pairs, then every pair of ``defaults`` whose source and target this mapping leaves alone
-        (an importer's default reading, overridden target by target by the user's ``--map``)."""
+        (an importer's default reading, overridden target by target by the user's ``--columns``)."""
         sources = {s for s, _ in self.pairs}
         targets = {t for _, t in self.pairs}
         kept = [(s, t) for s, t in defaults.pairs if s not in sources and t not in targets]
@@ -165,11 +169,12 @@ def _is_wide(name: str) -> bool:
     return bool(separator and rater.strip() and dimension.strip())
 
 
-def map_option_help() -> str:
-    """The ``--map`` help text shared by every command that reads outputs."""
+def columns_option_help() -> str:
+    """The ``--columns`` help text shared by every command that reads outputs."""
     return ("read the file's column SOURCE as TARGET (one of " + ", ".join(MAPPABLE) + ", or a rating column "
-            "'<rater>:<dimension>'); repeatable or comma-separated, e.g. --map response=generation,prompt=reference; "
+            "'<rater>:<dimension>'); repeatable or comma-separated, e.g. "
+            "--columns response=generation,prompt=reference; "
             "recorded in the signature as 'columns:'")
 
 
-__all__ = ["MAPPABLE", "ColumnMap", "map_option_help"]
+__all__ = ["MAPPABLE", "ColumnMap", "columns_option_help"]
