@@ -238,5 +238,10 @@ def test_export_hf_round_trips_rows_and_decisions(tmp_path):
     card = (out / "README.md").read_text(encoding="utf-8")
     facts = json.loads((out / "relabel.json").read_text(encoding="utf-8"))
     assert facts["signature"] in card and "1 applied" in card and facts["overridden_ratings"] == 1
+    bare = tmp_path / "bare"  # no store: every split saved and read back, the empty decisions split too
+    assert run_cli("export", "hf", str(data / "outputs.csv"), "--ratings", str(data / "ratings.csv"), "--out",
+                   str(bare)).returncode == 0
+    plain = load_relabeled(bare)
+    assert len(plain["decisions"]) == 0 and len(plain["ratings"]) == 6 and not plain["ratings"]["overridden"].any()
     again = one_error_line(run_cli("export", "hf", str(data / "outputs.csv"), "--out", str(out)))
     assert str(out) in again and "not empty" in again

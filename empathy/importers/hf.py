@@ -120,6 +120,7 @@ def import_hf(paths: Iterable[str | Path] | str | Path, *, split: str | None = N
         progress(1)
     label = str(files[0]) if len(files) == 1 else f"{files[0]} (+{len(files) - 1} files)"
     user = columns or ColumnMap()
+    user.check(table.columns, label)  # against the dataset's own columns, before the importer adds any
     reads = {t for _, t in user.pairs} | ({c for c in table.columns if c in MAPPABLE} - {s for s, _ in user.pairs})
     defaults: list[tuple[str, str]] = [(c, c) for c in MAPPABLE if c in table.columns]
     table = table.copy()

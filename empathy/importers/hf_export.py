@@ -165,7 +165,9 @@ def export_relabeled(outputs: pd.DataFrame, ratings: pd.DataFrame, ledger: Ledge
         info = datasets.DatasetInfo(description=description)  # type: ignore[attr-defined]
         parts[name] = datasets.Dataset.from_pandas(_arrow_ready(frame), info=info,  # type: ignore[attr-defined]
                                                    preserve_index=False)
-    datasets.DatasetDict(parts).save_to_disk(str(out))  # type: ignore[attr-defined]
+    # an empty split (no decisions yet) gets one shard: by default it gets none, and load_from_disk then fails
+    empty = {name: 1 for name, part in parts.items() if part.num_rows == 0}
+    datasets.DatasetDict(parts).save_to_disk(str(out), num_shards=empty or None)  # type: ignore[attr-defined]
     (out / CARD).write_text(dataset_card(facts), encoding="utf-8")
     (out / FACTS).write_text(json.dumps(facts, indent=2) + "\n", encoding="utf-8")
     return facts
