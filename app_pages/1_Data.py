@@ -83,9 +83,12 @@ elif kind == "upload":
             st.rerun()
 elif kind in IMPORTERS:
     importer = IMPORTERS[kind]
+    try:
+        overrides_go = code(mask_location(loading.store_path_for({"kind": kind}, None)))
+    except StoreError as error:  # $EMPATHY_STORE names no usable location (its one line masks it)
+        overrides_go = f"no usable store ({md(error)})"
     st.caption(f"{importer.description} From {code(import_dirs[kind])}, imported with `{importer.module}` (see "
-               f"`{importer.doc}`). The folder is read-only: overrides go to "
-               f"{code(mask_location(loading.store_path_for({'kind': kind}, None)))}.")
+               f"`{importer.doc}`). The folder is read-only: overrides go to {overrides_go}.")
     if current_kind != kind and st.button("Import and load", key=f"data_load_{kind}", type="primary"):
         try:
             loading.load_import(kind, import_dirs[kind])

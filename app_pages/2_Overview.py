@@ -97,7 +97,9 @@ st.caption("**value**: as in the table above (with the human overrides when the 
                "never count), with its 95 % interval, the audited outputs it uses (n_audit) and the humans' mean on "
                "them alone (human). " + intervals.SMALL_AUDIT_NOTE
                if audited else " No audit corrects these values yet: draw one on **Relabel** (order *audit sample*)."))
-views.interval_warnings(part, [c for c in ("task", "model", "scorer", "metric") if c in part.columns])
+# the corrected intervals' warnings first: the box lists a few rows, and those say what the audit cannot promise
+flagged_first = part.sort_values("warning", key=lambda w: ~w.fillna("").str.contains("corrected: "), kind="stable")
+views.interval_warnings(flagged_first, [c for c in ("task", "model", "scorer", "metric") if c in part.columns])
 # how often the order of two neighbouring models survives resampling the items (the same resamples)
 pairs = bootstrap.pairs if chosen_metric == "all" else bootstrap.pairs[bootstrap.pairs["metric"] == chosen_metric]
 if len(pairs):

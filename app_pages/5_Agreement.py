@@ -56,7 +56,8 @@ else:
     pairs = (table6 if split else table6.drop(columns=["task"], errors="ignore")).copy()
     pairs["spearman"] = pairs["spearman"].astype(float).round(3)
     st.markdown(views.labels_used(data))
-    st.dataframe(pairs.drop(columns=["warning"]), hide_index=True, key="agreement_pairs",
+    st.dataframe(pairs.drop(columns=["warning", "rho_warning"], errors="ignore"), hide_index=True,
+                 key="agreement_pairs",
                  column_config={"labels": st.column_config.TextColumn(help="judges: each judge's own labels; "
                                 "with_overrides: with the human decisions applied"),
                                 "human_decisions": st.column_config.NumberColumn(
@@ -66,6 +67,7 @@ else:
                  | {c: st.column_config.NumberColumn(c, format="%.3f") for c in ("ci_low", "ci_high", "kendall_tau_b")}
                  | {c: st.column_config.NumberColumn(c, format="%.4g") for c in ("p_exact", "p_kendall", "p_se")})
     views.agreement_warnings(agreement)
+    views.interval_warnings(intervals.rho_warnings(table6), ["task", "metric", "scorer_a", "scorer_b"])
     views.signature_caption(dataclasses.replace(report.signature, extra={
         **report.signature.extra, **intervals.signature_fields(bootstrap)}))
     st.caption(views.HOW_TO_READ["table6"])

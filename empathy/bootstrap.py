@@ -12,8 +12,9 @@ resamples:
   interval is too narrow at small ``n`` (the bootstrap's spread is the divisor-``n`` sd) and BCa corrects skew
   but not that; at the sizes tested (40 and 80 items, a skewed continuous term and a binary one) the expanded
   interval covers 93-97 % where percentile and BCa fall to 92 % (tests/test_bootstrap.py, docs/statistics.md).
-  ``n`` is the model's number of usable items. Below about 20 items no bootstrap interval is reliable (a
-  binary term with few events covers far less): docs/statistics.md.
+  ``n`` is the model's number of usable items. A results row's interval carries a warning below 10 items, at
+  zero width, on fewer terms than ``25 skewness^2`` and, for a share, on fewer than 8 of the rarer label
+  (:func:`empathy.small_sample.bootstrap_value_warning`; docs/statistics.md, *Coverage at audit sizes*).
 * **rank intervals**: a model's rank on each resample (:data:`empathy.vocabulary.RANK_CONVENTION`: rank 1 is
   the best value in the metric's direction, i.e. the least failure; ties share the best rank), and the
   ``alpha/2`` and ``1 - alpha/2`` quantiles of those ranks (marginal, one model at a time).
@@ -71,6 +72,7 @@ from empathy.distributions import MIN_P, normal_cdf, student_t_ppf
 from empathy.evaluate import MetricPlan, MetricSlice
 from empathy.io import left_join, require_frame
 from empathy.metrics import OK, _as_float_array, get_metric
+from empathy.small_sample import bootstrap_value_warning
 from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
 
 INTERVAL = "expanded-percentile"
@@ -78,7 +80,7 @@ MODEL_COLUMNS: tuple[str, ...] = ("model", "value", "n", "low", "high", "rank", 
 PAIR_COLUMNS: tuple[str, ...] = ("better", "worse", "value_better", "value_worse", "difference", "difference_low",
                                  "difference_high", "n", "p_better")
 AGREEMENT_COLUMNS: tuple[str, ...] = ("scorer_a", "scorer_b", "n_models", "n_items", "spearman", "ci_low", "ci_high",
-                                      "p_exact", "p_method", "p_se", "kendall_tau_b", "p_kendall")
+                                      "p_exact", "p_method", "p_se", "kendall_tau_b", "p_kendall", "rho_warning")
 
 
 def _check_settings(n_resamples: int, confidence: float, seed: int) -> None:
@@ -515,7 +517,10 @@ def _agreement_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] 
         rows.append({"scorer_a": judge_a, "scorer_b": judge_b, "n_models": len(keep), "n_items": items,
                      "spearman": spearman(x, y), "ci_low": low, "ci_high": high, "p_exact": p_rho,
                      "p_method": p_method, "p_se": p_se, "kendall_tau_b": kendall_tau_b(x, y),
-                     "p_kendall": p_kendall})
+                     "p_kendall": p_kendall,
+                     # rho's interval on few items or of zero width (``warning`` in a Table 6 row is another's)
+                     "rho_warning": None if replicates is None else interval_warning(
+                         {"rho": ConfidenceInterval(low, high, confidence, n_resamples, seed, items)})})
     return rows
 
 
@@ -820,8 +825,10 @@ class _TaskTable:
         ``None``: no resamples, and no pairs)."""
         value_rows: list[dict[str, object]] = []
         pair_rows: list[dict[str, object]] = []
+        binary = get_metric(group.metric).label_mean  # a share: its warning counts the rarer label
         for scorer, index in zip(group.scorers, group.by_scorer, strict=True):
             models = [self.column_models[k] for k in index]
+            column = {self.column_models[k]: array[:, k] for k in index}
             records = _model_records(array[:, index], None if replicates is None else replicates[:, index],
                                      models, settings.confidence, group.direction)
             if replicates is not None:
@@ -834,9 +841,9 @@ class _TaskTable:
             value_rows += [{"task": self.task, "scorer": scorer, "metric": group.metric, "model": row["model"],
                             "ci_low": row["low"], "ci_high": row["high"], "rank": row["rank"],
                             "rank_low": row["rank_low"], "rank_high": row["rank_high"],
-                            "warning": interval_warning({"value": ConfidenceInterval(
+                            "warning": bootstrap_value_warning(ConfidenceInterval(
                                 row["low"], row["high"], settings.confidence, settings.n_resamples, settings.seed,
-                                row["n"])})}
+                                row["n"]), column[row["model"]], binary=binary)}
                            for row in records]
         mine = group.columns
         agreement_rows = [{"task": self.task, "metric": group.metric, **row} for row in _agreement_rows(

@@ -92,10 +92,12 @@ def _code(found: re.Match[str]) -> str:
 
 
 def unspreadsheet_cell(text: str) -> str:
-    """Inverse of :func:`spreadsheet_cell`."""
+    """Inverse of :func:`spreadsheet_cell`; a cell starting with :data:`ESCAPED_PREFIX` that it would not have
+    written (a person's own ``'\\...``, holding no escaped character) is kept as written."""
     if text.startswith(ESCAPED_PREFIX):
-        return _ESCAPE.sub(lambda found: "\\" if found.group(1) == "\\" else chr(int(found.group(1)[1:], 16)),
-                           text[len(ESCAPED_PREFIX):])
+        decoded = _ESCAPE.sub(lambda found: "\\" if found.group(1) == "\\" else chr(int(found.group(1)[1:], 16)),
+                              text[len(ESCAPED_PREFIX):])
+        return decoded if spreadsheet_cell(decoded) == text else text
     if text.startswith("'") and len(text) > 1 and (text[1] in FORMULA_PREFIXES or text[1] == "'"):
         return text[1:]
     return text

@@ -82,12 +82,15 @@ from empathy import metrics as m
 from empathy.audit import NO_TASK, AuditDesign, audit_frame, frame_digest
 from empathy.distributions import normal_ppf
 from empathy.io import left_join, require_frame
+from empathy.ppi_rows import ESTIMATOR_PPI as ESTIMATOR_PPI  # re-exported: one name for the PPI rows
+from empathy.ppi_rows import ppi_result_rows
 from empathy.small_sample import (
-    MIN_AUDIT,
+    NOT_PROMISED,
     clopper_pearson,
     guarded_interval,
     satterthwaite_df,
-    small_audit_warning,
+    shown_n_effective,
+    skewness_warning,
     t_quantile,
     widened_warning,
     zero_width_warning,
@@ -100,7 +103,7 @@ ESTIMATOR = "ppi++"
 PPI_COLUMNS: tuple[str, ...] = (
     "task", "model", "metric", "judge", "scheme", "n_frame", "n_drawn", "n_decided", "n_audit", "n_unusable",
     "n_pending", "n_skipped", "judge_value", "human_value", "human_low", "human_high", "ppi_value", "ppi_low",
-    "ppi_high", "ppi_se", "lam", "n_effective", "ess_gain", "n_undefined", "warning")
+    "ppi_high", "ppi_se", "lam", "n_effective", "ess_gain", "n_missing", "n_undefined", "warning")
 COMPONENT_COLUMNS: tuple[str, ...] = ("task", "model", "metric", "n", "n_unlabelled", "cov", "var_y", "var_f_labelled",
                                       "var_f_unlabelled", "var_f_all")
 
@@ -297,8 +300,8 @@ def ppi_mean(y: ArrayLike, yhat: ArrayLike, yhat_unlabelled: ArrayLike, *, confi
     else:
         human_half = t_quantile(confidence, n - 1) * human_se
         human_low, human_high = human_mean - human_half, human_mean + human_half
-        if n < MIN_AUDIT:
-            warnings.append(small_audit_warning(n, "the PPI and human-only intervals each"))
+        shape = skewness_warning({"the PPI interval": rectifier, "the human-only interval": labels})
+        warnings += [shape] if shape else []  # too few terms for their skewness (or fewer than 10)
         if high <= low:
             warnings.append(zero_width_warning("the PPI interval"))
         if human_high <= human_low:
@@ -412,7 +415,8 @@ def _terms(outputs: pd.DataFrame, ratings: pd.DataFrame, design: AuditDesign, de
     keys = outputs[["item_id", "model"]].astype(str)
     terms = metric_terms(keys, combined, spec.name, sentences=sentences, egm_both_zero=egm_both_zero)
     usable = terms["status"] == m.OK
-    judge = terms[terms["judge"] == design.judge].assign(f_ok=usable)[["item_id", "model", "term", "f_ok"]]
+    judge = terms[terms["judge"] == design.judge].assign(f_ok=usable, f_missing=terms["status"] == m.MISSING)[
+        ["item_id", "model", "term", "f_ok", "f_missing"]]
     mine = terms[terms["judge"] == human].assign(y_ok=usable)[["item_id", "model", "term", "y_ok"]]
     return judge.rename(columns={"term": "f"}).merge(mine.rename(columns={"term": "y"}), on=["item_id", "model"],
                                                      how="left")
@@ -470,7 +474,7 @@ def _group_row(part: pd.DataFrame, confidence: float, binary: bool) -> tuple[dic
         "n_audit": int(labelled.sum()), "n_unusable": int(decided.sum() - labelled.sum()),
         "n_pending": int((drawn & ~decided).sum()),
         "n_skipped": int((drawn & ~decided & (part["position"].fillna(-1).to_numpy() < last)).sum()),
-        "n_undefined": int((~f_ok).sum()),
+        "n_missing": int(part["f_missing"].sum()), "n_undefined": int((~f_ok & ~part["f_missing"]).sum()),
         "judge_value": float(part.loc[f_ok, "f"].mean()) if f_ok.any() else math.nan}
     result = None
     if labelled.sum() >= 2:
@@ -488,12 +492,11 @@ def _estimates(result: PPIMean | None) -> dict[str, object]:
         return {**{c: math.nan for c in ("human_value", "human_low", "human_high", "ppi_value", "ppi_low",
                                          "ppi_high", "ppi_se", "lam", "n_effective", "ess_gain")},
                 "warning": TOO_FEW_WARNING}
-    effective = result.n_effective
+    effective = shown_n_effective(result.n_effective, result.n, result.n + result.n_unlabelled)
     return {"human_value": result.human.value, "human_low": result.human.low, "human_high": result.human.high,
             "ppi_value": result.estimate.value, "ppi_low": result.estimate.low, "ppi_high": result.estimate.high,
             "ppi_se": result.estimate.se, "lam": result.lam,
-            "n_effective": math.nan if effective is None else effective,
-            "ess_gain": math.nan if effective is None else effective / result.n, "warning": result.warning}
+            "n_effective": effective, "ess_gain": effective / result.n, "warning": result.warning}
 
 
 def _stratified_row(strata: list[tuple[dict[str, object], PPIMean | None, int]], confidence: float
@@ -501,7 +504,8 @@ def _stratified_row(strata: list[tuple[dict[str, object], PPIMean | None, int]],
     """A model's pooled row from its (model, task) strata: weights = the strata's usable judge terms; each interval
     ``value +- t se`` with Welch-Satterthwaite degrees of freedom over the strata (``n_h - 1`` each)."""
     counts = {k: sum(int(row[k]) for row, _, _ in strata) for k in
-              ("n_frame", "n_drawn", "n_decided", "n_audit", "n_unusable", "n_pending", "n_skipped", "n_undefined")}
+              ("n_frame", "n_drawn", "n_decided", "n_audit", "n_unusable", "n_pending", "n_skipped", "n_missing",
+               "n_undefined")}
     usable = np.array([w for _, _, w in strata], dtype=float)
     judge = np.array([row["judge_value"] for row, _, _ in strata], dtype=float)
     weights = usable / usable.sum() if usable.sum() else usable
@@ -524,10 +528,11 @@ def _stratified_row(strata: list[tuple[dict[str, object], PPIMean | None, int]],
             combined["ppi_se"] = se
     widths = (combined["human_high"] - combined["human_low"], combined["ppi_high"] - combined["ppi_low"])
     if min(widths) > 0:
-        combined["n_effective"] = counts["n_audit"] * (widths[0] / widths[1]) ** 2
+        combined["n_effective"] = shown_n_effective(counts["n_audit"] * (widths[0] / widths[1]) ** 2,
+                                                    counts["n_audit"], sum(r.n + r.n_unlabelled for r, _ in kept))
         combined["ess_gain"] = combined["n_effective"] / counts["n_audit"]
     reasons = sorted({r.warning for r, _ in kept if r.warning})
-    combined["warning"] = ("pooled over strata with a t approximation whose 95 % is not promised: a stratum's "
+    combined["warning"] = (f"pooled over strata with a t approximation whose {NOT_PROMISED}: a stratum's "
                            f"interval says {reasons[0]}" if reasons else
                            zero_width_warning("the pooled PPI interval") if min(widths) <= 0 else None)
     return combined
@@ -592,6 +597,7 @@ def ppi_estimates(outputs: pd.DataFrame, ratings: pd.DataFrame, design: AuditDes
         terms = _terms(outputs, ratings, design, decided, spec, sentences, egm_both_zero)
         scored = frame.merge(terms, on=["item_id", "model"], how="left")
         scored["f_ok"] = scored["f_ok"].fillna(False).astype(bool)
+        scored["f_missing"] = scored["f_missing"].fillna(True).astype(bool)  # no term at all: no rating
         binary = all(m.DIMENSIONS[d].binary for d in spec.dimensions)  # a share (CA): exact intervals apply
         for model, part in scored.groupby("model", sort=True):
             strata = []
@@ -630,8 +636,8 @@ ESTIMATOR_COLUMNS: tuple[str, ...] = (
     "task", "model", "scorer", "metric", "estimator", "value", "ci_low", "ci_high", "n", "n_missing", "n_undefined",
     "rank", "rank_low", "rank_high", "n_audit", "n_decided", "n_pending", "n_skipped", "n_unusable", "human",
     "human_low", "human_high", "lam", "n_effective", "ess_gain", "scheme", "audit", "warning")
-#: ``estimator`` of a row: the judge's own values, a text-only metric's detectors, or PPI++ with an audit.
-ESTIMATOR_JUDGE, ESTIMATOR_DETECTOR, ESTIMATOR_PPI = "judge", "detector", "ppi"
+#: ``estimator`` of a row: the judge's own values or a text-only metric's detectors (PPI++: ESTIMATOR_PPI).
+ESTIMATOR_JUDGE, ESTIMATOR_DETECTOR = "judge", "detector"
 
 
 def _ppi_rows(report: PPIReport, by_task: bool) -> list[dict[str, object]]:
@@ -644,14 +650,7 @@ def _ppi_rows(report: PPIReport, by_task: bool) -> list[dict[str, object]]:
         tasks = {o.task for o in report.design.outputs}
         if part.empty and len(tasks) == 1:  # a frame of one task has pooled rows only: they are that task's
             part = table[table["task"] == ALL_TASKS].assign(task=tasks.pop())
-    return [{"task": row["task"], "model": row["model"], "scorer": row["judge"], "metric": row["metric"],
-             "estimator": ESTIMATOR_PPI, "value": row["ppi_value"], "ci_low": row["ppi_low"],
-             "ci_high": row["ppi_high"], "n": row["n_frame"], "n_audit": row["n_audit"],
-             "n_decided": row["n_decided"], "n_pending": row["n_pending"], "n_skipped": row["n_skipped"],
-             "n_unusable": row["n_unusable"], "human": row["human_value"], "human_low": row["human_low"],
-             "human_high": row["human_high"], "lam": row["lam"], "n_effective": row["n_effective"],
-             "ess_gain": row["ess_gain"], "scheme": row["scheme"], "audit": report.design.short_digest}
-            for row in part.to_dict("records")]
+    return ppi_result_rows(part, report.design.short_digest)
 
 
 def estimator_table(table: pd.DataFrame, intervals: pd.DataFrame | None = None,

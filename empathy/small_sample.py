@@ -29,8 +29,9 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from empathy.agreement import MIN_INTERVAL_UNITS
+from empathy.agreement import MIN_INTERVAL_UNITS, ConfidenceInterval, interval_warning
 from empathy.distributions import normal_ppf, student_t_ppf
 
 #: Fewest audited outputs of the rarer label, and fewest on which judge and human disagree, for PPI's t interval of
@@ -151,17 +152,109 @@ def guarded_interval(low: float, high: float, *, successes: int, n: int, discord
 
 def widened_warning(n: int) -> str:
     """The warning of a PPI interval :func:`guarded_interval` widened."""
-    return (f"PPI interval widened to the exact (Clopper-Pearson) human-only interval: fewer than {MIN_EVENTS} of "
-            f"the {n} audited outputs carry the rarer label or disagree with the judge, too few for PPI's t "
+    return (f"PPI interval widened to the exact (Clopper-Pearson) human-only interval: of the {n} audited outputs, "
+            f"fewer than {MIN_EVENTS} carry the rarer label or disagree with the judge, too few for PPI's t "
             "approximation (conservative)")
 
 
-def small_audit_warning(n: int, what: str) -> str:
-    """The warning of a continuous term's t interval on fewer than :data:`MIN_AUDIT` audited outputs."""
-    return (f"{what} rests on {n} audited outputs (fewer than {MIN_AUDIT}): a t approximation whose 95 % is not "
-            "promised")
+#: The words every warning of an interval whose level is not promised carries (:func:`level_not_promised`); a
+#: widened interval's warning (:func:`widened_warning`) says how it was made safe and does not.
+NOT_PROMISED = "level is not promised"
+
+
+#: Cochran's rule (Cochran 1977, *Sampling Techniques*, 3rd ed., section 2.15): the mean of ``n`` terms of
+#: skewness ``g`` is near enough normal for a t-type interval when ``n > 25 g^2``; never below :data:`MIN_AUDIT`.
+COCHRAN_FACTOR = 25.0
+
+
+def adjusted_skewness(values: Sequence[float] | np.ndarray) -> float:
+    """The adjusted Fisher-Pearson skewness ``G1 = g1 sqrt(n (n - 1)) / (n - 2)`` (0 for fewer than 3 values or no
+    spread): the sample skewness statistics packages report (SciPy's ``skew(bias=False)``)."""
+    array = np.asarray(values, dtype=float)
+    n = len(array)
+    deviations = array - array.mean() if n else array
+    m2 = float(np.mean(deviations ** 2)) if n else 0.0
+    if n < 3 or m2 <= 1e-300:
+        return 0.0
+    g1 = float(np.mean(deviations ** 3)) / m2 ** 1.5
+    return g1 * math.sqrt(n * (n - 1.0)) / (n - 2.0)
+
+
+def fewest_terms(skewness: float) -> int:
+    """The fewest terms a t-type interval of their mean needs without a warning: ``max(MIN_AUDIT, 25 g^2)``."""
+    return max(MIN_AUDIT, math.ceil(COCHRAN_FACTOR * skewness * skewness))
+
+
+def skewness_warning(terms: dict[str, Sequence[float] | np.ndarray], unit: str = "audited outputs") -> str | None:
+    """The warning of intervals of means whose terms are too few for their skewness (Cochran's rule), or ``None``.
+
+    ``terms`` maps each interval's name (``"the PPI interval"``) to the terms its spread is estimated from.
+    """
+    failing = {}
+    for what, values in terms.items():
+        skew = adjusted_skewness(values)
+        if len(values) < fewest_terms(skew):
+            failing[what] = (len(values), skew)
+    if not failing:
+        return None
+    n, skew = max(failing.values(), key=lambda pair: abs(pair[1]))
+    verb = "rests" if len(failing) == 1 else "each rest"
+    return (f"{' and '.join(failing)} {verb} on {n} {unit} with skewness {skew:.2f}, fewer than the "
+            f"max({MIN_AUDIT}, 25 skewness^2) = {fewest_terms(skew)} that Cochran's rule asks of a mean's "
+            f"normal-type interval: its {NOT_PROMISED}")
+
+
+def few_events_warning(terms: Sequence[float] | np.ndarray, what: str, unit: str = "items") -> str | None:
+    """The warning of an interval of a share resting on fewer than :data:`MIN_EVENTS` terms of the rarer label."""
+    values = np.asarray(terms, dtype=float)
+    rare = int(min((values == 1.0).sum(), (values == 0.0).sum()))
+    if rare >= MIN_EVENTS:
+        return None
+    return (f"{what} rests on {len(values)} {unit} of which {rare} carry the rarer label (fewer than {MIN_EVENTS}): "
+            f"too few events for a resampling interval of a share, its {NOT_PROMISED}")
+
+
+def terms_warning(terms: ArrayLike, *, binary: bool, what: str = "the interval", unit: str = "items") -> str | None:
+    """The warning of a resampling (bootstrap) interval of the mean of ``terms`` (NaN ones left out): a share's
+    on fewer than :data:`MIN_EVENTS` of the rarer label, a continuous mean's by Cochran's rule, else ``None``."""
+    values = np.asarray(terms, dtype=float)
+    values = values[np.isfinite(values)]
+    if len(values) < 2:
+        return None  # no interval to warn about
+    if binary:
+        return few_events_warning(values, what, unit)
+    return skewness_warning({what: values}, unit)
 
 
 def zero_width_warning(what: str) -> str:
     """The warning of an interval of zero width (every audited term equal)."""
-    return f"{what} has zero width (every audited term is equal): it says nothing about the uncertainty"
+    return (f"{what} has zero width (every audited term is equal): it says nothing about the uncertainty, its "
+            f"{NOT_PROMISED}")
+
+
+def level_not_promised(warning: str | None) -> bool:
+    """Whether a row's ``warning`` says one of its intervals may cover less than its level."""
+    return isinstance(warning, str) and NOT_PROMISED in warning
+
+
+def shown_n_effective(n_effective: float | None, n: int, n_covered: int) -> float:
+    """``n_effective`` as a row shows it: NaN on fewer than :data:`MIN_AUDIT` audited outputs, else at most
+    ``n_covered``.
+
+    Below :data:`MIN_AUDIT` the ratio of the two widths is a ratio of variances each estimated from a handful of
+    decisions (a judge that happened to agree on all of them gives any gain at all). ``n_covered`` is the number
+    of outputs the estimate covers (audited and unaudited): auditing every one of them is the most a human-only
+    estimate could use, so no PPI estimate is worth more human decisions.
+    """
+    if n_effective is None or not math.isfinite(n_effective) or n < MIN_AUDIT:
+        return math.nan
+    return float(min(n_effective, n_covered))
+
+
+def bootstrap_value_warning(interval: ConfidenceInterval, terms: ArrayLike, *, binary: bool) -> str | None:
+    """The warning of a model's bootstrap interval in a results table: a zero width or fewer than
+    :data:`MIN_AUDIT` items (:func:`empathy.agreement.interval_warning`), else :func:`terms_warning` of its terms."""
+    own = interval_warning({"value": interval})
+    shown = interval.low is not None and interval.high is not None
+    # one reason suffices
+    return own or (terms_warning(terms, binary=binary, what="the bootstrap interval") if shown else None)

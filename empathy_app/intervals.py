@@ -54,12 +54,13 @@ RESAMPLES = 1000
 SEED = 0
 #: The key columns of a results row.
 KEYS = ["task", "model", "scorer", "metric"]
-#: Below this many audited outputs a PPI interval is a rough normal approximation (docs/statistics.md, *Small n*:
-#: 0.89-0.93 coverage at 30 for skewed terms; a handful of binary labels can give a degenerate, far too narrow one).
+#: Below this many audited outputs a corrected interval rests on a small-sample approximation (docs/statistics.md,
+#: *Coverage at audit sizes*): the pages say so, and each row's own warning says where its level is not promised.
 SMALL_AUDIT = 30
-SMALL_AUDIT_NOTE = (f"With fewer than {SMALL_AUDIT} audited outputs a corrected interval is a rough normal "
-                    "approximation: it can be far too narrow (every audited label agreeing with the judge) or reach "
-                    "outside the metric's range; read it as too few decisions, not as a result.")
+SMALL_AUDIT_NOTE = (f"With fewer than {SMALL_AUDIT} audited outputs a corrected interval rests on a small-sample "
+                    "approximation (Student's t; for a share, widened to the exact Clopper-Pearson interval when the "
+                    "audit holds few of the rarer label or few disagreements): a row's warning says where its 95 % "
+                    "is not promised; read a wide interval as too few decisions, not as a result.")
 #: The columns an audit's corrected value adds to a judge's row (:func:`value_table`).
 CORRECTED_COLUMNS = ("corrected", "corrected_low", "corrected_high", "n_audit", "human", "audit")
 
@@ -225,17 +226,33 @@ def value_table(table: pd.DataFrame, values: TableIntervals, reports: Sequence[P
     Columns: task, model, scorer, metric, value, ci_low, ci_high, n, rank, rank_low, rank_high and
     :data:`CORRECTED_COLUMNS` (``corrected`` the PPI++ value, ``corrected_low``/``corrected_high`` its interval,
     ``n_audit`` the audited outputs it uses, ``human`` the human-only value, ``audit`` the design's short digest),
-    and ``warning`` (a bootstrap interval to read with care). With several audits of one judge and dimension,
-    the first of ``reports`` (the newest) is shown.
+    and ``warning`` (an interval to read with care: the bootstrap's, then the corrected interval's after
+    ``corrected:``). With several audits of one judge and dimension, the first of ``reports`` (the newest) is shown.
     """
     rows = estimator_table(table, values.values, reports, by_task=by_task)
     corrected = rows[rows["estimator"] == ESTIMATOR_PPI].drop_duplicates(KEYS, keep="first")
-    corrected = corrected[[*KEYS, "value", "ci_low", "ci_high", "n_audit", "human", "audit"]].rename(
-        columns={"value": "corrected", "ci_low": "corrected_low", "ci_high": "corrected_high"})
+    corrected = corrected[[*KEYS, "value", "ci_low", "ci_high", "n_audit", "human", "audit", "warning"]].rename(
+        columns={"value": "corrected", "ci_low": "corrected_low", "ci_high": "corrected_high",
+                 "warning": "corrected_warning"})
     plain = rows[rows["estimator"] != ESTIMATOR_PPI].drop(columns=["n_audit", "human", "audit"])
     shown = plain.merge(corrected, on=KEYS, how="left")
+    shown["warning"] = [_joined(own, of_corrected) for own, of_corrected in
+                        zip(shown["warning"], shown["corrected_warning"], strict=True)]
     return shown[[*KEYS, "value", "ci_low", "ci_high", "n", "rank", "rank_low", "rank_high", *CORRECTED_COLUMNS,
                   "warning"]].reset_index(drop=True)
+
+
+def _joined(bootstrap_warning: object, corrected_warning: object) -> str | None:
+    """One row's warning: the bootstrap interval's, then the corrected (PPI) interval's."""
+    parts = [w for w in (bootstrap_warning, None if not isinstance(corrected_warning, str) or not corrected_warning
+                         else f"corrected: {corrected_warning}") if isinstance(w, str) and w]
+    return "; ".join(parts) or None
+
+
+def rho_warnings(table6: pd.DataFrame) -> pd.DataFrame:
+    """Table 6's rows (``values.beside(agreement)``) with ``warning`` the rho interval's own
+    (:func:`empathy.agreement.interval_warning`: zero width, or fewer than 10 items), not the human-label one."""
+    return table6.assign(warning=table6["rho_warning"])
 
 
 def rank_range(low: object, high: object) -> str:

@@ -619,7 +619,11 @@ def _load() -> Loaded | None:
         st.session_state[session_keys.SOURCE] = {"kind": "demo"}
         return _load()
     derived = _derived(base)
-    store_path = store_path_for(st.session_state[session_keys.SOURCE], base.data_dir)
+    try:
+        store_path = store_path_for(st.session_state[session_keys.SOURCE], base.data_dir)
+    except StoreError as error:  # $EMPATHY_STORE names no usable location: nothing is created
+        st.error(f"The override store cannot be used: {md(error)}")
+        return None
     try:
         roles = identity.load_roles()
     except DataError as error:

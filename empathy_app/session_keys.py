@@ -193,4 +193,5 @@ PAGE_PREFIXES: dict[str, str] = {
     "app_pages/8_Items.py": "items",
     "app_pages/9_Disagreement.py": "dis",
     "app_pages/10_Exhibits.py": "exhibit",
+    "app_pages/11_Judge_report.py": "jr_",
 }

@@ -373,14 +373,16 @@ def _flagged(frame: pd.DataFrame, names: Sequence[str], most: int | None = None)
 
 def interval_warnings(frame: pd.DataFrame, names: list[str], *, most: int = 8) -> None:
     """One warning box for the rows of ``frame`` whose ``warning`` column flags a bootstrap interval (zero width,
-    or fewer than 10 items: :func:`empathy.agreement.interval_warning`), each row named by its ``names``."""
+    or fewer than 10 items: :func:`empathy.agreement.interval_warning`) or a corrected one
+    (:mod:`empathy.small_sample`), each row named by its ``names``."""
     flagged, lines = _flagged(frame, names, most)
     if flagged.empty:
         return
     more = f"\n\n... and {len(flagged) - most} more rows (see the `warning` column)." if len(flagged) > most else ""
-    st.warning(f"**{len(flagged)} interval row{'s' if len(flagged) != 1 else ''} to read with care.** A percentile "
-               "bootstrap over a handful of items, or one whose resamples all agree, does not show the "
-               "uncertainty:\n\n" + "\n".join(lines) + more)
+    st.warning(f"**{len(flagged)} interval row{'s' if len(flagged) != 1 else ''} to read with care.** A bootstrap "
+               "interval over a handful of items, of zero width, on terms too skewed for their number or of a share "
+               "with few events does not show the uncertainty at its level; a corrected interval (after "
+               "`corrected:`) says the same of its audit:\n\n" + "\n".join(lines) + more)
 
 
 def plural(count: int, noun: str) -> str:

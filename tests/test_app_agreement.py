@@ -26,12 +26,19 @@ def _ca_row(at) -> dict:
     return pairs.loc[("CA", "j1", "j2")].to_dict()
 
 
+def _human_label_boxes(at) -> list[str]:
+    """The warning boxes about agreement that rests on human labels (not those about an interval)."""
+    return [w for w in _texts(at.warning) if "rest partly on human labels" in w]
+
+
 def test_one_all_judges_decision_is_one_decision_and_its_agreement_is_flagged(tmp_path, _store):
     folder = _write_fixture(tmp_path / "fixture")
     at = _app(_path_source(folder), annotator="ann")
     at.switch_page("app_pages/5_Agreement.py").run()
     _ok(at)
-    assert _ca_row(at)["human_decisions"] == 0 and not at.warning
+    assert _ca_row(at)["human_decisions"] == 0 and not _human_label_boxes(at)
+    # the fixture's few items: rho's interval says it rests on fewer than 10
+    assert any("rho interval rests on" in w and "(fewer than 10)" in w for w in _texts(at.warning))
     assert any("Labels: **the judges' own** (no human decision applies" in m for m in _texts(at.markdown))
 
     # one key on Relabel under "(all judges)": j1 and j2 both get the human label 0 for (i1, B)
@@ -73,7 +80,7 @@ def test_one_all_judges_decision_is_one_decision_and_its_agreement_is_flagged(tm
     _ok(at)
     row = _ca_row(at)
     assert (row["labels"], row["human_decisions"], row["same_human_label"]) == ("judges", 0, 0)
-    assert not at.warning
+    assert not _human_label_boxes(at)
     assert any("Labels: **the judges' own** (the sidebar's *Include human overrides* is off; 1 human decision "
                "not counted)" in m for m in _texts(at.markdown))
     assert any("Showing **judge-only** numbers; 1 human decision is ignored" in c for c in _texts(at.caption))

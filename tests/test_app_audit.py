@@ -283,6 +283,12 @@ def test_draw_decide_in_audit_order_and_the_corrected_values(_store):
             assert ca.loc[model, "corrected_low"] == pytest.approx(expected["ppi_low"], abs=1e-12)
             assert ca.loc[model, "corrected_high"] == pytest.approx(expected["ppi_high"], abs=1e-12)
     assert shown.loc[shown["metric"] != "CA", "corrected"].isna().all()  # a CA audit corrects CA only
+    # each corrected interval's own warning (2-3 audited shares: widened to the exact interval) is shown
+    box = next(w for w in app_texts(at.warning) if "to read with care" in w)
+    valued = pooled[pooled["ppi_value"].notna()]
+    assert len(valued) and valued["warning"].str.contains("widened to the exact (Clopper-Pearson)", regex=False).all()
+    for model, expected in valued.iterrows():
+        assert f"corrected: {expected['warning']}" in box.replace("\\", ""), model
     signatures = [c for c in app_texts(at.caption) if c.startswith("Signature:") and "resamples:1000" in c]
     assert signatures and f"audit:{design.short_digest}" in signatures[0] and "bootstrap-seed:0" in signatures[0]
 

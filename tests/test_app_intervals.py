@@ -143,6 +143,9 @@ def test_table6_with_interval_exact_p_and_tau(library):
     assert round(float(ca["spearman"]), 3) == 0.763 and round(float(ca["p_exact"]), 3) == 0.167
     assert round(float(ca["kendall_tau_b"]), 3) == 0.667 and ca["p_method"] == "exact"
     assert any("no rho below 1 reaches p < 0.083" in c for c in app_texts(at.caption))
+    # its rho interval rests on 9 items: the page says so (docs/statistics.md's Table 6 on the demo)
+    box = next(w for w in app_texts(at.warning) if "to read with care" in w)
+    assert "rho interval rests on 9 items (fewer than 10)" in box.replace("\\", "")
     signature = next(c for c in app_texts(at.caption) if c.startswith("Signature:") and "resamples:" in c)
     assert "bootstrap-seed:0" in signature and "interval:expanded-percentile" in signature
 

@@ -3,9 +3,10 @@
 The provider is ``oidc-provider-mock`` (a Flask app implementing OpenID Connect discovery, authorization code flow,
 ID tokens signed with its own key, end session), started by this test on a free port of 127.0.0.1's ``localhost``
 with three users: alice (annotator), bob (adjudicator) and carol (viewer), each an OpenID subject whose ``email``
-claim, verified by the provider (``email_verified``), is their identity. The app is ``streamlit run app.py`` with a ``secrets.toml`` written to a temporary folder
-(``--secrets.files``): ``[auth]`` names the provider's discovery document, a client id and secret (the mock takes any
-client) and the redirect URI on the app's port; ``[roles]`` gives the three roles.
+claim, verified by the provider (``email_verified``), is their identity. The app is ``streamlit run app.py`` with a
+``secrets.toml`` written to a temporary folder (``--secrets.files``): ``[auth]`` names the provider's discovery
+document, a client id and secret (the mock takes any client) and the redirect URI on the app's port; ``[roles]``
+gives the three roles.
 
 In Chromium (one browser context per person, so one sign-in cookie each): signed out, the sidebar offers the sign-in
 button and Relabel decides nothing; alice and bob sign in on the provider's page and decide the same output with a key

@@ -35,6 +35,9 @@ def metrics_json(tmp_path_factory):
 
 def test_metrics_json_shape(metrics_json):
     assert set(metrics_json) == {"metrics", "agreement", "pairs", "signature"}
+    for row in metrics_json["agreement"]:  # rho's own interval warning, apart from the human-label one
+        few = row["ci_low"] is not None and row["n_items"] < 10
+        assert (row["rho_warning"] is not None and "fewer than 10" in row["rho_warning"]) == few
     for row in metrics_json["pairs"]:
         assert 0.5 <= row["p_better"] <= 1 and row["difference_low"] <= row["difference"] <= row["difference_high"]
     for row in metrics_json["metrics"]:

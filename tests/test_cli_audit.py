@@ -26,6 +26,7 @@ from empathy.labels.records import dataset_name
 from empathy.labels.rules import make_changes
 from empathy.labels.sqlite import OverrideStore
 from empathy.paths import DEMO_DIR
+from empathy.small_sample import adjusted_skewness, fewest_terms
 from empathy.stability import metric_matrix, metric_terms
 
 DECIDED = 30  # of the 60 drawn outputs (12 per model), the first in audit order
@@ -137,6 +138,11 @@ def test_audit_estimate_and_budget_equal_the_library(audited, demo, capsys):
     for column in ("ppi_value", "ppi_low", "ppi_high", "human_value", "lam", "n_effective"):
         assert np.allclose(got[column].astype(float), report.table[column].astype(float), equal_nan=True), column
     assert got["n_decided"].sum() == report.table["n_decided"].sum()
+    assert got["warning"].tolist() == [None if pd.isna(w) else w for w in report.table["warning"]]
+    # the plain table shows each row's warning too (why its level is not promised, or how it was widened)
+    out, _ = _run(capsys, "audit", "estimate", *_files(demo))
+    warned = [w for w in report.table["warning"] if isinstance(w, str)]
+    assert "warning" in out and warned and all(w[:40] in out for w in warned)
     pooled = got[got["task"] == ALL_TASKS]
     assert int(pooled["n_decided"].sum()) == DECIDED and int(pooled["n_drawn"].sum()) == 60
     for field in ("estimator:ppi++", f"audit:{design.short_digest}", f"audit-decisions:{DECIDED}", "labels:latest"):
@@ -173,27 +179,27 @@ def test_metrics_json_carries_intervals_ppi_rows_and_table6(audited, demo, capsy
     # the original keys first and unchanged, the new ones appended
     assert list(judge_rows[0])[:7] == ["model", "scorer", "metric", "value", "n", "n_missing", "n_undefined"]
     assert list(judge_rows[0])[7:] == ["estimator", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "warning"]
-    # pooled, SA and EGM rest on 23-25 items: no warning; CA on 7-9 counseling items: each says so
-    assert all(r["warning"] is None for r in judge_rows if r["metric"] != "CA")
+    # pooled, SA and EGM rest on 23-25 items: warned only where too few for their skewness (below); CA on 7-9
+    # counseling items: each says so
     assert all("fewer than 10" in r["warning"] for r in judge_rows if r["metric"] == "CA")
     # the judges' intervals are model_intervals' on the same items and seed (SA and EGM cover every item)
     for scorer in ("author", "lexicon"):
         for metric in ("SA", "EGM"):
             sentences = text_features(data.outputs).frame(data.outputs) if metric == "EGM" else None
-            expected = model_intervals(metric_matrix(metric_terms(data.outputs, data.ratings if scorer == "author"
-                                                                  else _applied(audited), metric,
-                                                                  sentences=sentences), scorer),
-                                       n_resamples=400, seed=3).models.set_index("model")
+            matrix = metric_matrix(metric_terms(data.outputs, data.ratings if scorer == "author" else
+                                                _applied(audited), metric, sentences=sentences), scorer)
+            expected = model_intervals(matrix, n_resamples=400, seed=3).models.set_index("model")
             # p_better of each adjacent pair: model_intervals' (the share of resamples the order survives)
             pairs = [r for r in payload["pairs"] if (r["scorer"], r["metric"]) == (scorer, metric)]
-            library = model_intervals(metric_matrix(metric_terms(data.outputs, data.ratings if scorer == "author"
-                                                                 else _applied(audited), metric,
-                                                                 sentences=sentences), scorer),
-                                      n_resamples=400, seed=3).pairs
+            library = model_intervals(matrix, n_resamples=400, seed=3).pairs
             assert [(r["better"], r["worse"]) for r in pairs] == list(zip(library["better"], library["worse"],
                                                                           strict=True))
             assert [r["p_better"] for r in pairs] == pytest.approx(library["p_better"].tolist())
             for row in (r for r in judge_rows if (r["scorer"], r["metric"]) == (scorer, metric)):
+                terms = matrix[row["model"]].dropna().to_numpy()
+                too_skewed = len(terms) < fewest_terms(adjusted_skewness(terms))  # Cochran's rule
+                assert (row["warning"] is not None) == too_skewed, (scorer, metric, row["model"])
+                assert not too_skewed or "Cochran's rule" in row["warning"]
                 assert (row["ci_low"], row["ci_high"]) == pytest.approx(
                     (expected.loc[row["model"], "low"], expected.loc[row["model"], "high"])), (scorer, metric)
                 assert (row["rank"], row["rank_low"], row["rank_high"]) == tuple(
@@ -208,7 +214,13 @@ def test_metrics_json_carries_intervals_ppi_rows_and_table6(audited, demo, capsy
         assert (row["value"], row["ci_low"], row["ci_high"], row["human"]) == pytest.approx(
             (truth["ppi_value"], truth["ppi_low"], truth["ppi_high"], truth["human_value"]))
         assert row["n_audit"] == truth["n_audit"] and row["audit"] == design.short_digest
-        assert row["ess_gain"] == pytest.approx(truth["ess_gain"])
+        # JSON null where the table has NaN (fewer than 10 decisions: no n_effective shown)
+        assert row["ess_gain"] == (None if math.isnan(truth["ess_gain"]) else pytest.approx(truth["ess_gain"]))
+        # the row contract's keys on a PPI row too: its own counts, its rank among the corrected values, warning
+        assert {"n_missing", "n_undefined", "rank", "rank_low", "rank_high", "warning"} <= set(row)
+        assert (row["n_missing"], row["n_undefined"]) == (truth["n_missing"], truth["n_undefined"])
+        assert row["rank"] == int(expected["ppi_value"].rank(method="min")[row["model"]])
+        assert row["rank_low"] is None and row["rank_high"] is None and row["warning"] == truth["warning"]
         position = rows.index(row)
         assert (rows[position - 1]["estimator"], rows[position - 1]["model"]) == ("judge", row["model"])
     # Table 6 with its interval, exact p and tau-b: judge_agreement's (the lexicon side with the overrides applied)

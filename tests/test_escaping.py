@@ -75,3 +75,29 @@ def test_spreadsheet_cell_inverts_every_escape(raw: str) -> None:
 ])
 def test_terminal_literal(raw: str, expected: str) -> None:
     assert terminal_literal(raw) == expected
+
+
+# ------------------------------------------------------------------ a person's own cells starting with '\
+
+@pytest.mark.parametrize("cell", ["'\\hello", "'\\\\server\\share", "'\\x41 is not escaped by us"])
+def test_a_cell_our_escaping_would_not_write_is_kept_as_written(cell):
+    from empathy.escaping import unspreadsheet_cell
+
+    assert unspreadsheet_cell(cell) == cell
+
+
+@pytest.mark.parametrize("text", ["a\x1bb\\c", "\u202elorac", "=1+1", "'quoted", "\\\\share\x07"])
+def test_what_our_escaping_writes_comes_back_exactly(text):
+    from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
+
+    assert unspreadsheet_cell(spreadsheet_cell(text)) == text
+
+
+def test_an_outputs_csv_keeps_a_generation_starting_with_quote_backslash(tmp_path):
+    from empathy.io import load_outputs
+
+    path = tmp_path / "out.csv"
+    path.write_text("item_id,model,reference,generation\n1,a,I am sad.,'\\n is how I write a newline\n",
+                    encoding="utf-8")
+    outputs, _ = load_outputs(path)
+    assert outputs["generation"].tolist() == ["'\\n is how I write a newline"]

@@ -200,11 +200,12 @@ def test_ppi_row_worked_by_hand() -> None:
     expected = {"metric": "CA", "scheme": "srs", "n_frame": 6, "n_drawn": 4, "n_decided": 4, "n_audit": 4,
                 "n_pending": 0, "n_skipped": 0, "n_undefined": 0, "judge_value": 0.5, "human_value": 0.25,
                 "ppi_value": 0.25, "lam": float(Fraction(5, 36)), "ppi_se": se, "ppi_low": low, "ppi_high": high,
-                "human_low": exact[0], "human_high": exact[1],
-                "n_effective": 4 * ((exact[1] - exact[0]) / (high - low)) ** 2}
+                "human_low": exact[0], "human_high": exact[1], "n_missing": 0}
     for key, value in expected.items():
         assert row[key] == (pytest.approx(value, abs=1e-9) if isinstance(value, float) else value), key
     assert "widened to the exact (Clopper-Pearson) human-only interval" in row["warning"]
+    # 4 decisions (fewer than 10): the ratio of widths, 4 ((h - l)_human / (h - l)_ppi)^2, is not shown
+    assert math.isnan(row["n_effective"]) and math.isnan(row["ess_gain"])
     assert report.n_ignored == 0  # the e_gen rows are another dimension's, not decisions on undrawn outputs
     fields = report.signature_fields()
     assert fields["estimator"] == "ppi++" and fields["audit"] == design.digest[:12]

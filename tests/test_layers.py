@@ -90,7 +90,10 @@ LAYER_OF: dict[str, str] = {
     "empathy.inference": "analysis",
     "empathy.small_sample": "analysis",
     "empathy.label_budget": "analysis",
+    "empathy.ppi_rows": "analysis",
     "empathy.bootstrap": "analysis",
+    "empathy.judge_report": "analysis",  # the judge report: Alt-Test, length dependence, checks, verdict
+    "empathy.judge_report.*": "analysis",
     # interfaces: the command line and the `python -m` entry points
     "empathy.cli.*": "interfaces",
     "empathy.__main__": "interfaces",

@@ -9,11 +9,19 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from empathy.agreement import ConfidenceInterval
 from empathy.small_sample import (
     MIN_EVENTS,
+    adjusted_skewness,
+    bootstrap_value_warning,
     clopper_pearson,
+    few_events_warning,
+    fewest_terms,
     guarded_interval,
+    level_not_promised,
     satterthwaite_df,
+    shown_n_effective,
+    skewness_warning,
     t_interval,
     t_quantile,
 )
@@ -68,3 +76,46 @@ def test_guard_widens_only_on_few_events() -> None:
         0.3, 0.5, False)
     # enough positives but a judge that agrees almost always: widened
     assert guarded_interval(0.3, 0.5, successes=10, n=20, discordant=MIN_EVENTS - 1, confidence=0.95)[2]
+
+
+def test_n_effective_is_capped_at_the_outputs_covered_and_hidden_on_few_decisions() -> None:
+    # 12 decisions whose widths say 83 x 12: no estimate is worth more than auditing all 200 outputs
+    assert shown_n_effective(83.0 * 12, 12, 200) == 200.0
+    assert shown_n_effective(30.0, 12, 200) == 30.0
+    # fewer than 10 decisions: a ratio of two variances from a handful of decisions is not shown
+    assert math.isnan(shown_n_effective(830.0, 9, 200))
+    assert math.isnan(shown_n_effective(None, 40, 200)) and math.isnan(shown_n_effective(math.inf, 40, 200))
+
+
+def test_adjusted_skewness_is_scipys_unbiased_skew() -> None:
+    rng = np.random.default_rng(5)
+    for values in (rng.gamma(0.5, 1.0, 40), rng.normal(size=15), np.array([0.0, 0.0, 1.0, 5.0])):
+        assert adjusted_skewness(values) == pytest.approx(float(stats.skew(values, bias=False)), rel=1e-12)
+    assert adjusted_skewness([1.0, 1.0, 1.0]) == 0.0 and adjusted_skewness([1.0, 2.0]) == 0.0
+
+
+def test_cochrans_rule_and_the_few_events_rule() -> None:
+    # 25 g^2, never below 10: g = 2 asks for 100 terms, a symmetric term for 10
+    assert (fewest_terms(2.0), fewest_terms(-2.0), fewest_terms(0.1), fewest_terms(0.0)) == (100, 100, 10, 10)
+    skewed = np.array([0.0] * 17 + [1.0, 1.0, 10.0])  # G1 about 4.2: needs about 440 terms
+    warning = skewness_warning({"the PPI interval": skewed, "the human-only interval": skewed[::-1]})
+    assert warning.startswith("the PPI interval and the human-only interval each rest on 20 audited outputs")
+    assert f"= {fewest_terms(adjusted_skewness(skewed))} that Cochran's rule" in warning
+    assert level_not_promised(warning)
+    symmetric = np.linspace(0.0, 1.0, 12)
+    assert skewness_warning({"the PPI interval": symmetric}) is None
+    assert "rests on 9 audited outputs" in skewness_warning({"the PPI interval": symmetric[:9]})
+    # a share: 7 of 40 of the rarer label warn, 8 do not
+    assert "of which 7 carry the rarer label" in few_events_warning([1.0] * 7 + [0.0] * 33, "the interval")
+    assert few_events_warning([1.0] * 32 + [0.0] * 8, "the interval") is None
+    assert not level_not_promised(None) and not level_not_promised("PPI interval widened ... (conservative)")
+
+
+def test_bootstrap_value_warning_gives_one_reason() -> None:
+    shares = np.array([1.0] * 3 + [0.0] * 37)
+    interval = ConfidenceInterval(0.0, 0.2, 0.95, 1000, 0, 40)
+    assert "3 carry the rarer label" in bootstrap_value_warning(interval, shares, binary=True)
+    few = ConfidenceInterval(0.0, 0.2, 0.95, 1000, 0, 5)  # fewer than 10 items: that reason alone
+    assert bootstrap_value_warning(few, shares[:5], binary=True).endswith("understates the uncertainty here")
+    assert bootstrap_value_warning(ConfidenceInterval(None, None, 0.95, 1000, 0, 40), shares, binary=True) is None
+    assert bootstrap_value_warning(interval, np.linspace(0, 1, 40), binary=False) is None

@@ -94,7 +94,12 @@ def test_only_an_interval_shown_is_flagged_for_resting_on_few_items():
         assert pd.isna(row["ci_low"]) and pd.isna(row["ci_high"])
         assert pd.isna(row["warning"]), shown_without_interval  # no interval, nothing to flag
     assert values.loc[("t", "a", "m2"), "rank"] >= 1 and pd.isna(values.loc[("s", "a", "m3"), "rank"])
-    assert values.drop(index=[("t", "a", "m1")])["warning"].isna().all()
+    # the others: a warning exactly where a share rests on fewer than 8 of its rarer label (CA is a share)
+    for key, row in values.drop(index=[("t", "a", "m1"), ("s", "a", "m3"), ("t", "a", "m2")]).iterrows():
+        task, scorer, model = key
+        cell = terms[(terms["task"] == task) & (terms["scorer"] == scorer) & (terms["model"] == model)]["term"]
+        rare = int(min(cell.sum(), cell.count() - cell.sum()))
+        assert (isinstance(row["warning"], str) and "rarer label" in row["warning"]) == (rare < 8), (key, rare)
 
 
 def test_a_row_twice_and_bad_settings_are_refused():
@@ -123,10 +128,17 @@ def test_estimator_table_puts_each_ppi_row_beside_its_judge_row():
                               "ci_low": [0.1, 0.2], "ci_high": [0.8, 0.9], "rank_low": [1, 1], "rank_high": [2, 2]})
     rows = estimator_table(table, intervals, [report], by_task=False)
     assert rows["estimator"].tolist() == ["judge", "ppi", "judge", "ppi", "detector"]
-    assert rows["rank"].tolist() == [1 if judge[:20].mean() <= judge[20:].mean() else 2,
-                                     pd.NA, 2 if judge[:20].mean() <= judge[20:].mean() else 1, pd.NA, 1]
     ppi = rows[rows["estimator"] == "ppi"].set_index("model")
     expected = report.table.set_index("model")
+    a_first, ppi_a_first = (judge[:20].mean() <= judge[20:].mean(),
+                            expected.loc["a", "ppi_value"] <= expected.loc["b", "ppi_value"])
+    # a PPI row is ranked among the audit's corrected values (no rank interval: that needs the bootstrap's joint
+    # resamples), and carries the contract's counts and its warning
+    assert rows["rank"].tolist() == [1 if a_first else 2, 1 if ppi_a_first else 2, 2 if a_first else 1,
+                                     2 if ppi_a_first else 1, 1]
+    assert ppi["rank_low"].isna().all() and ppi["rank_high"].isna().all()
+    assert (ppi["n_missing"] == 0).all() and (ppi["n_undefined"] == 0).all()
+    assert ppi["warning"].tolist() == expected["warning"].tolist()
     assert ppi["value"].tolist() == pytest.approx(expected["ppi_value"].tolist())
     assert ppi["human"].tolist() == pytest.approx(expected["human_value"].tolist())
     assert (ppi["n_audit"] == 8).all() and (ppi["audit"] == design.short_digest).all()
@@ -182,3 +194,14 @@ def test_beside_is_the_left_join_of_table6_with_its_intervals():
     pd.testing.assert_frame_equal(intervals.beside(stranger), expected)
     assert intervals.beside(stranger)["ci_low"].isna().tolist() == [False] * len(report) + [True]
     assert intervals.beside(report.iloc[:0]).columns.tolist() == expected.columns.tolist()
+
+
+def test_rho_on_few_items_carries_its_own_warning():
+    rng = np.random.default_rng(5)
+    rows = [{"task": "t", "item_id": f"i{i}", "model": f"m{m}", "scorer": judge, "metric": "CA",
+             "term": float(rng.integers(0, 2))} for i in range(6) for m in range(4) for judge in ("a", "b")]
+    result = table_intervals(pd.DataFrame(rows), n_resamples=200, seed=0)
+    (warning,) = result.agreement["rho_warning"]
+    assert "rho interval" in warning and "fewer than 10" in warning
+    no_resamples = table_intervals(pd.DataFrame(rows), n_resamples=0)
+    assert no_resamples.agreement["rho_warning"].isna().all()

@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from empathy.agreement import ConfidenceInterval, interval_warning
 from empathy.audit import draw_audit
 from empathy.bootstrap import judge_agreement, model_intervals
 from empathy.inference import ALL_TASKS, ppi_estimates
 from empathy.io import load_dataset
 from empathy.label_budget import label_budget
+from empathy.metrics import get_metric
+from empathy.small_sample import bootstrap_value_warning
 from empathy.stability import metric_matrix, metric_terms
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +41,18 @@ def _interval(low: object, high: object) -> str:
     return f"[{_cell(low)}, {_cell(high)}]"
 
 
+#: The short name the tables give each reason a row's warning states (:mod:`empathy.small_sample`).
+WARNING_TAGS: tuple[tuple[str, str], ...] = (("zero width", "zero width"), ("fewer than 10", "fewer than 10 items"),
+                                             ("rarer label", "fewer than 8 events"), ("Cochran", "skewed"))
+
+
+def _tag(warning: object) -> str:
+    """A warning as a table cell: the reasons it gives, ``-`` for none."""
+    if not isinstance(warning, str) or not warning:  # None, or NaN in a table
+        return "-"
+    return ", ".join(tag for phrase, tag in WARNING_TAGS if phrase in warning) or "see warning"
+
+
 def load_demo() -> tuple[pd.DataFrame, pd.DataFrame]:
     """The demo's outputs and ratings (author and lexicon) on its hand-written items."""
     data = load_dataset(DATA / "outputs.csv", [DATA / "ratings_author.csv", DATA / "ratings_lexicon.csv"])
@@ -51,15 +66,18 @@ def model_table(outputs: pd.DataFrame, ratings: pd.DataFrame, metric: str, judge
                 task: str | None = None) -> list[str]:
     """Per-model value, 95 % interval, rank and rank interval, and each adjacent pair's support (Markdown rows)."""
     part = outputs if task is None else outputs[outputs["task"] == task]
-    result = model_intervals(metric_matrix(metric_terms(part, ratings, metric), judge), n_resamples=RESAMPLES,
-                             seed=SEED)
+    matrix = metric_matrix(metric_terms(part, ratings, metric), judge)
+    result = model_intervals(matrix, n_resamples=RESAMPLES, seed=SEED)
     support = dict(zip(result.pairs["worse"], result.pairs["p_better"], strict=True))
+    binary = get_metric(metric).label_mean
     rows = []
     for row in result.models.to_dict("records"):
         above = support.get(row["model"])
+        warning = bootstrap_value_warning(ConfidenceInterval(row["low"], row["high"], 0.95, RESAMPLES, SEED, row["n"]),
+                                          matrix[row["model"]].to_numpy(), binary=binary)
         rows.append(f"| {row['model']} | {row['n']} | {_cell(row['value'])} | {_interval(row['low'], row['high'])} | "
                     f"{row['rank']} | {row['rank_low']}-{row['rank_high']} | "
-                    f"{'-' if above is None else f'{above:.2f}'} |")
+                    f"{'-' if above is None else f'{above:.2f}'} | {_tag(warning)} |")
     return rows
 
 
@@ -70,9 +88,11 @@ def agreement_rows(outputs: pd.DataFrame, ratings: pd.DataFrame) -> list[str]:
         part = outputs if task is None else outputs[outputs["task"] == task]
         table = judge_agreement(metric_terms(part, ratings, metric), n_resamples=RESAMPLES, seed=SEED).table
         for row in table.to_dict("records"):
+            warning = interval_warning({"rho": ConfidenceInterval(row["ci_low"], row["ci_high"], 0.95, RESAMPLES,
+                                                                  SEED, row["n_items"])})
             rows.append(f"| {metric} | {row['n_models']} | {row['n_items']} | {row['spearman']:.3f} | "
                         f"{_interval(row['ci_low'], row['ci_high'])} | {row['p_exact']:.3f} | "
-                        f"{row['kendall_tau_b']:.3f} | {row['p_kendall']:.3f} |")
+                        f"{row['kendall_tau_b']:.3f} | {row['p_kendall']:.3f} | {_tag(warning)} |")
     return rows
 
 
@@ -91,7 +111,7 @@ def audit_rows(outputs: pd.DataFrame, ratings: pd.DataFrame) -> tuple[str, list[
     rows = [f"| {r['model']} | {r['n_audit']} | {_cell(r['judge_value'])} | {_cell(r['human_value'])} "
             f"{_interval(r['human_low'], r['human_high'])} | {_cell(r['ppi_value'])} "
             f"{_interval(r['ppi_low'], r['ppi_high'])} | {_cell(r['lam'])} | {_cell(r['n_effective'], 1)} | "
-            f"{_cell(truth[r['model']])} |" for r in pooled.to_dict("records")]
+            f"{_cell(truth[r['model']])} | {_tag(r['warning'])} |" for r in pooled.to_dict("records")]
     pairs = [f"| {r['better']} | {r['worse']} | {_cell(r['difference'])} | {_cell(r['se_difference'])} | "
              f"{'yes' if r['separated'] else 'no'} | {_cell(r['planned_difference'])} | "
              f"{int(r['further_decisions']) if r['reachable'] else str(r['note']).split(':')[0]} |"

@@ -12,6 +12,7 @@ One module per command group, each with ``register(subparsers)`` and handlers th
 * :mod:`empathy.cli.audit`: ``audit draw``, ``list``, ``show``, ``estimate``, ``budget`` (a random audit of a judge);
 * :mod:`empathy.cli.distancing`: ``distancing`` (also ``python -m empathy.distancing``);
 * :mod:`empathy.cli.fragility`: ``fragility``;
+* :mod:`empathy.cli.judge_report`: ``alt-test``, ``judge-report``, ``judge-check`` (may a judge replace the annotators);
 * :mod:`empathy.cli.export`: ``export hf`` (the relabeled set as a Hugging Face dataset);
 * :mod:`empathy.cli.app`: ``app`` (start the Streamlit app, :mod:`empathy.launch`);
 * :mod:`empathy.cli.common`: exit codes and the error-to-exit-code mapping, output formats (JSON exact; table and
@@ -40,7 +41,7 @@ from empathy.cli.common import Parser
 #: The command groups' modules in the order ``--help`` lists them.
 GROUP_MODULES: tuple[str, ...] = tuple(f"empathy.cli.{name}" for name in (
     "metrics", "agreement", "distancing", "judges", "datasets", "stability", "slices", "fragility", "store", "audit",
-    "export", "app"))
+    "judge_report", "export", "app"))
 #: Each command -> the module that registers it: a light name -> import table, so that a run imports the module of
 #: its own command only (``tests/test_cli.py`` keeps it equal to what the modules register).
 COMMAND_MODULES: dict[str, str] = {
@@ -48,7 +49,8 @@ COMMAND_MODULES: dict[str, str] = {
     "distancing": "empathy.cli.distancing", "judge": "empathy.cli.judges", "standard": "empathy.cli.judges",
     "import": "empathy.cli.datasets", "stability": "empathy.cli.stability", "slices": "empathy.cli.slices",
     "calibration": "empathy.cli.slices", "fragility": "empathy.cli.fragility", "store": "empathy.cli.store",
-    "audit": "empathy.cli.audit", "export": "empathy.cli.export", "app": "empathy.cli.app",
+    "audit": "empathy.cli.audit", "alt-test": "empathy.cli.judge_report", "judge-report": "empathy.cli.judge_report",
+    "judge-check": "empathy.cli.judge_report", "export": "empathy.cli.export", "app": "empathy.cli.app",
 }
 
 

@@ -132,9 +132,9 @@ def _location(args: argparse.Namespace) -> str:
     """The store's location: ``--store``, else ``$EMPATHY_STORE``, else the store beside the outputs."""
     from pathlib import Path
 
-    from empathy.labels.locations import default_store_path
+    from empathy.labels.locations import default_store_path, store_location
 
-    return str(args.store or default_store_path(Path(args.outputs).resolve().parent))
+    return str(store_location(args.store) if args.store else default_store_path(Path(args.outputs).resolve().parent))
 
 
 def _open(args: argparse.Namespace, *, create: bool) -> tuple[OverrideStore, str]:
@@ -304,7 +304,7 @@ def run_estimate(args: argparse.Namespace) -> int:
         return 0
     table = report.table if args.format == "csv" else report.table[
         ["task", "model", "metric", "scheme", "n_frame", "n_audit", "n_skipped", "judge_value", "human_value",
-         "human_low", "human_high", "ppi_value", "ppi_low", "ppi_high", "lam", "n_effective"]]
+         "human_low", "human_high", "ppi_value", "ppi_low", "ppi_high", "lam", "n_effective", "warning"]]
     emit(table, args.format, signature)
     return 0
 

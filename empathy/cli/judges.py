@@ -162,18 +162,20 @@ def run_judge(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _store_of(args: argparse.Namespace) -> Path | None:
+def _store_of(args: argparse.Namespace) -> Path | str | None:
     """The override store a ``judge`` run meets: ``--overrides``, else the data set's default store if it exists
-    (a run never creates one)."""
-    if args.overrides:
-        path = Path(args.overrides)
-        if not path.is_file():
-            raise ValueError(f"{args.overrides}: override store not found")
-        return path
-    from empathy.labels.locations import default_store_path
+    (a run never creates one); a server location as its string."""
+    from empathy.labels.locations import default_store_path, is_server_location, store_location
 
-    path = default_store_path(Path(args.outputs).resolve().parent)
-    return path if path.is_file() else None
+    given = bool(args.overrides)
+    location = store_location(args.overrides) if given else default_store_path(Path(args.outputs).resolve().parent)
+    if is_server_location(location):
+        return str(location)
+    if not Path(location).is_file():
+        if given:
+            raise ValueError(f"{location}: override store not found")
+        return None
+    return Path(location)
 
 
 def _ledger_summary(args: argparse.Namespace, outputs: pd.DataFrame, ratings: pd.DataFrame) -> str:

@@ -180,8 +180,10 @@ _AGREEMENT_TABLE = ["task", "metric", "scorer_a", "scorer_b", "spearman", "ci_lo
 #: Keys of each row kind in the JSON contract, after the original keys (appended: old readers see no change).
 _INTERVAL_KEYS = ["estimator", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "warning"]
 _PPI_KEYS = ["estimator", "ci_low", "ci_high", "n_audit", "n_decided", "n_pending", "n_skipped", "n_unusable", "human",
-             "human_low", "human_high", "lam", "n_effective", "ess_gain", "scheme", "audit"]
-_AGREEMENT_KEYS = ["ci_low", "ci_high", "p_exact", "p_method", "p_se", "kendall_tau_b", "p_kendall", "n_items"]
+             "human_low", "human_high", "lam", "n_effective", "ess_gain", "scheme", "audit", "rank", "rank_low",
+             "rank_high", "warning"]
+_AGREEMENT_KEYS = ["ci_low", "ci_high", "p_exact", "p_method", "p_se", "kendall_tau_b", "p_kendall", "n_items",
+                   "rho_warning"]
 
 
 def _payload(report: MetricsReport, rows: pd.DataFrame, agreement: pd.DataFrame, by_task: bool,
@@ -196,7 +198,7 @@ def _payload(report: MetricsReport, rows: pd.DataFrame, agreement: pd.DataFrame,
 
     first = ["task"] if by_task else []
     plain = [*first, "model", "scorer", "metric", "value", "n", "n_missing", "n_undefined", *_INTERVAL_KEYS]
-    audited = [*first, "model", "scorer", "metric", "value", "n", *_PPI_KEYS]
+    audited = [*first, "model", "scorer", "metric", "value", "n", "n_missing", "n_undefined", *_PPI_KEYS]
     metrics_rows = [{k: json_value(row[k]) for k in (audited if row["estimator"] == ESTIMATOR_PPI else plain)}
                     for row in rows.to_dict("records")]
     keys = [*first, "metric", "scorer_a", "scorer_b", "spearman", "n_models", *_AGREEMENT_KEYS, *PROVENANCE_COLUMNS]

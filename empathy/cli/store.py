@@ -28,12 +28,13 @@ IDENTITY_ENV = "EMPATHY_IDENTITY"
 
 
 def _location(given: str | None) -> str:
-    from empathy.labels.locations import STORE_ENV
+    """STORE, else ``$EMPATHY_STORE``, checked (:func:`empathy.labels.locations.store_location`: ``~`` expanded)."""
+    from empathy.labels.locations import STORE_ENV, store_location
 
     location = (given or os.environ.get(STORE_ENV, "")).strip()
     if not location:
         raise ValueError("store: give STORE or set EMPATHY_STORE")
-    return location
+    return str(store_location(location))
 
 
 def run_info(args: argparse.Namespace) -> int:
@@ -71,9 +72,11 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def _existing(location: str) -> str:
-    """``location``, after checking a SQLite file exists (a reading command never creates a store)."""
-    from empathy.labels.locations import StoreError, is_server_location
+    """``location`` checked (:func:`empathy.labels.locations.store_location`), and a SQLite file found (a reading
+    command never creates a store)."""
+    from empathy.labels.locations import StoreError, is_server_location, store_location
 
+    location = str(store_location(location))
     if not is_server_location(location) and not os.path.exists(location):
         raise StoreError(location, "no such store")
     return location
@@ -97,12 +100,12 @@ def _data_store(args: argparse.Namespace) -> tuple[str, str]:
     from pathlib import Path
 
     from empathy.cli.common import check_inputs
-    from empathy.labels.locations import default_store_path
+    from empathy.labels.locations import default_store_path, store_location
     from empathy.labels.records import dataset_name
 
     check_inputs(args.outputs)
-    location = args.store or os.environ.get("EMPATHY_STORE", "").strip() or default_store_path(
-        Path(args.outputs).resolve().parent)
+    # default_store_path reads $EMPATHY_STORE; both pass store_location (a file's '~' expanded)
+    location = store_location(args.store) if args.store else default_store_path(Path(args.outputs).resolve().parent)
     return str(location), dataset_name(args.outputs, store_path=location, explicit=args.store_name)
 
 
@@ -193,6 +196,7 @@ def run_progress(args: argparse.Namespace) -> int:
 
 def run_migrate(args: argparse.Namespace) -> int:
     """Handler of ``store migrate``."""
+    from empathy.labels.locations import store_location
     from empathy.labels.transfer import migrate_store
 
     rename: dict[str, str] = {}
@@ -201,7 +205,8 @@ def run_migrate(args: argparse.Namespace) -> int:
         if not sep or not old.strip() or not new.strip():
             raise ValueError(f"--rename: expected OLD=NEW, got {pair!r}")
         rename[old.strip()] = new.strip()
-    report = migrate_store(args.source, args.target, rename=rename, translate_names=not args.keep_names)
+    report = migrate_store(store_location(args.source), store_location(args.target), rename=rename,
+                           translate_names=not args.keep_names)
     print(terminal_literal(report.summary()))  # it names the data sets
     return 0
 

@@ -213,8 +213,9 @@ class JudgeConfig:
         if self.kind not in ("llm", "lexicon"):
             raise JudgeConfigError(f"judge {self.name!r}: kind must be 'llm' or 'lexicon', got {self.kind!r}")
         if self.kind == "llm":
-            if not self.base_url or not urlsplit(self.base_url).scheme.startswith("http"):
-                raise JudgeConfigError(f"judge {self.name!r}: base_url must be an http(s) URL")
+            if not _http_url(self.base_url):
+                raise JudgeConfigError(f"judge {self.name!r}: base_url must be an http(s) URL (http:// or "
+                                       "https:// with a host)")
             if not self.model:
                 raise JudgeConfigError(f"judge {self.name!r}: model is required")
         self._check_choices()
@@ -290,8 +291,9 @@ class EmbeddingConfig:
 
     def __post_init__(self) -> None:
         _check_types(f"embedding {self.name!r}", self, _EMBEDDING_TYPES)
-        if not self.base_url or not urlsplit(self.base_url).scheme.startswith("http"):
-            raise JudgeConfigError(f"embedding {self.name!r}: base_url must be an http(s) URL")
+        if not _http_url(self.base_url):
+            raise JudgeConfigError(f"embedding {self.name!r}: base_url must be an http(s) URL (http:// or "
+                                   "https:// with a host)")
         if not self.model:
             raise JudgeConfigError(f"embedding {self.name!r}: model is required")
         _check_limits(f"embedding {self.name!r}", self, ("timeout", "batch_size", "max_retries"))
@@ -312,6 +314,15 @@ class JudgesFile:
     judges: dict[str, JudgeConfig]
     embeddings: dict[str, EmbeddingConfig]
     source: str = ""
+
+
+def _http_url(url: str) -> bool:
+    """Whether ``url`` is ``http://`` or ``https://`` with a host (``httpx://`` or ``http:/x`` is not)."""
+    try:
+        parts = urlsplit(url or "")
+        return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
 
 
 def public_url(url: str) -> str:

@@ -390,6 +390,22 @@ async def arun_judge(outputs: pd.DataFrame, judge: JudgeConfig | str | None = No
                     evidence=_evidence_table(frame, needs, outcomes, judge_config))
 
 
+def planned_requests(outputs: pd.DataFrame, judge: JudgeConfig, *, protocols: Iterable[str] | str | None = None,
+                     task_protocols: TaskProtocols = None) -> int:
+    """The distinct requests :func:`run_judge` would send for ``outputs`` (0 for the lexicon judge), counted
+    without a call: each is one call unless retried or already cached, so a cost shown before a paid endpoint is
+    called rests on it."""
+    if judge.kind == "lexicon":
+        return 0
+    frame = _check_outputs(outputs)
+    per_row, _, _ = _row_protocols(frame, _normalise_protocols(protocols), task_protocols)
+    counted = [text for record, row in zip(frame.itertuples(index=False), per_row, strict=True)
+               if "disturbing" in row for text in (record.reference, record.generation)]
+    sentences, _ = _segment(counted, judge.segmentation)
+    requests, _ = _plan(frame, judge, per_row, sentences)
+    return len({request.key for request in requests})
+
+
 def _evidence_row(item: str, model: str, evidence: Evidence) -> dict[str, Any]:
     return {"item_id": item, "model": model, "status": evidence.status, "quote": evidence.quote,
             "start": evidence.start, "end": evidence.end, "given": evidence.given}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from empathy.labels.locations import is_server_location
+from empathy.labels.locations import is_server_location, store_location
 from empathy.labels.sqlite import BUSY_TIMEOUT_S, OverrideStore
 
 if TYPE_CHECKING:
@@ -25,10 +25,13 @@ def open_store(location: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S, re
 
     ``read_only``: ``False`` to write (a read-only store is an error), ``True`` to read only, ``None`` to read
     only when the store cannot be written (see :class:`empathy.labels.sqlite.OverrideStore`). ``roles``: check
-    every write against them (:class:`empathy.labels.roles.Roles`). Raises
-    :class:`empathy.labels.locations.StoreError` for a damaged or unreachable store (nothing written),
-    ``ValueError`` for a ``busy_timeout`` that is not positive.
+    every write against them (:class:`empathy.labels.roles.Roles`). ``location`` passes
+    :func:`empathy.labels.locations.store_location` first (a file's ``~`` expanded; text libpq would not read
+    as written, such as a misspelt scheme, refused before any folder is created). Raises
+    :class:`empathy.labels.locations.StoreError` for a damaged or unreachable store or such a location (nothing
+    written), ``ValueError`` for a ``busy_timeout`` that is not positive.
     """
+    location = store_location(location)
     if is_server_location(location):
         # imported here: a file store (every single-user run) need not load the server backend
         from empathy.labels.postgres import PostgresOverrideStore

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import unquote
 
 from empathy.labels.locations import (
     StoreError,
@@ -42,6 +42,7 @@ from empathy.labels.locations import (
     location_secrets,
     mask_location,
     parse_keyword_dsn,
+    url_parts,
 )
 from empathy.labels.roles import Roles
 from empathy.labels.schema import (
@@ -183,15 +184,12 @@ class PostgresOverrideStore(OverrideStore):
                 return self._label
             port = f":{pairs['port']}" if pairs.get("port") else ""
             return f"{pairs.get('host') or 'localhost'}{port}/{pairs.get('dbname', '')}"
-        try:
-            parts = urlsplit(self.url)
-            query = dict(parse_qsl(parts.query))
-            host = parts.hostname or query.get("host") or "localhost"
-            port = f":{parts.port}" if parts.port else ""
-            database = parts.path.lstrip("/") or query.get("dbname", "")
-        except ValueError:
-            return self._label
-        return f"{host}{port}/{database}"
+        # cut as libpq cuts it: urlsplit would end the user part at a '#' or '?' of the password
+        parts = url_parts(self.url)
+        query = {key: value for key, value in parts.query_pairs() if value is not None}
+        host = unquote(parts.hosts) or query.get("host") or "localhost"
+        database = unquote(parts.database or "") or query.get("dbname", "")
+        return f"{host}/{database}"
 
     # -------------------------------------------------------------------------------------- connections
 

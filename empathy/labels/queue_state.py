@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from empathy.identifiers import fold, person_name_problem
 from empathy.labels.records import check_text, utc_now
 from empathy.labels.schema import ASSIGNMENT_COLUMNS, ORDER_COLUMN, SKIP_COLUMNS
 from empathy.labels.sqlite import OverrideStore
@@ -145,6 +146,16 @@ def _check_design(annotators: Sequence[str], k: object, overlap: object, seed: o
     people = sorted({check_text("annotator", name).strip() for name in annotators})
     if not people:
         raise ValueError("assign: no annotators given")
+    seen: dict[str, str] = {}
+    for person in people:
+        problem = person_name_problem(person)
+        if problem:
+            raise ValueError(f"assign: {problem}")
+        # one person typed twice (alice, ALICE, ａｌｉｃｅ) would get two shares of the outputs
+        if fold(person) in seen:
+            raise ValueError(f"assign: {seen[fold(person)]!r} and {person!r} name one annotator (names are compared "
+                             "ignoring case and width); give each person once")
+        seen[fold(person)] = person
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= len(people):
         raise ValueError(f"assign: k (annotators per overlapping output) must be an integer from 1 to the "
                          f"{len(people)} annotators, got {k!r}")

@@ -1,0 +1,89 @@
+"""The Alt-Test table of docs/judge-report.md, computed on the Kumar et al. (2025) import.
+
+``python scripts/judge_report_doc.py`` prints the table; ``--write`` puts it between the markers
+``<!-- alt-test-table -->`` and ``<!-- /alt-test-table -->`` of docs/judge-report.md. ``tests/test_judge_report_doc.py``
+checks that the page holds what this script produces (skipped when the shared data set is absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from empathy.judge_report.alt_test import alt_test, alt_test_signature  # noqa: E402
+from empathy.paths import shared_dataset  # noqa: E402
+
+DOC = ROOT / "docs" / "judge-report.md"
+START, END = "<!-- alt-test-table -->", "<!-- /alt-test-table -->"
+NAME = "kumar2025-empathic-communication"
+JUDGES = ("gpt", "claude", "gemini", "crowd")
+ANNOTATORS = ("expert1", "expert2", "expert3")
+CORPORA = ("epitome", "lend_an_ear", "empatheticdialogues", "perceived_empathy")
+
+
+def table(directory: Path) -> str:
+    """The Markdown table: per dimension, each judge's outcome, winning rate and advantage probability."""
+    from empathy.datasets.kumar2025 import import_kumar2025
+
+    ratings = import_kumar2025(directory).ratings
+    corpus_of = ratings.drop_duplicates("dimension").set_index("dimension")["model"].to_dict()
+    dimensions = sorted(corpus_of, key=lambda d: (CORPORA.index(corpus_of[d]), d))
+    lines = ["| corpus | dimension | n | scoring | " + " | ".join(JUDGES) + " |",
+             "| --- | --- | ---: | --- | " + " | ".join("---" for _ in JUDGES) + " |"]
+    passes = dict.fromkeys(JUDGES, 0)
+    for dimension in dimensions:
+        cells = []
+        result = None
+        for judge in JUDGES:
+            result = alt_test(ratings, dimension, judge, annotators=list(ANNOTATORS))
+            passes[judge] += result.passed
+            mark = "**pass**" if result.passed else "fail"
+            cells.append(f"{mark} {result.winning_rate:.2f} / {result.advantage_probability:.2f}")
+        assert result is not None
+        lines.append(f"| {corpus_of[dimension]} | `{dimension}` | {result.n_instances} | {result.scoring} | "
+                     + " | ".join(cells) + " |")
+    lines.append(f"| **passes** | of {len(dimensions)} | | | "
+                 + " | ".join(f"**{passes[j]}**" for j in JUDGES) + " |")
+    rated = ratings[ratings["rater"].isin([*ANNOTATORS, *JUDGES])]
+    signature = alt_test_signature(rated, dimension="*", scoring="neg-rmse", epsilon=0.2, q=0.05, min_humans=2,
+                                   min_instances=30, annotators=ANNOTATORS, unit="output")
+    lines += ["", f"Signature: `{signature}`"]
+    return "\n".join(lines)
+
+
+def replace_block(text: str, block: str) -> str:
+    """``text`` with the part between the markers replaced by ``block``."""
+    head, found, rest = text.partition(START)
+    if not found or END not in rest:
+        raise ValueError(f"{DOC}: the markers {START} ... {END} are missing")
+    return f"{head}{START}\n{block}\n{END}{rest.partition(END)[2]}"
+
+
+def shown_block(text: str) -> str:
+    """The table the page holds now (between the markers)."""
+    return text.partition(START)[2].partition(END)[0].strip("\n")
+
+
+def main() -> int:
+    """Print the table, or write it into docs/judge-report.md with ``--write``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="write the table into docs/judge-report.md")
+    args = parser.parse_args()
+    directory = shared_dataset(NAME)
+    if directory is None:
+        print(f"shared/datasets/{NAME} is absent", file=sys.stderr)
+        return 2
+    block = table(directory)
+    if args.write:
+        DOC.write_text(replace_block(DOC.read_text(encoding="utf-8"), block), encoding="utf-8")
+    else:
+        print(block)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
