@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 import pandas as pd
@@ -79,6 +79,9 @@ from empathy.raw_files import (
     read_parquet,
     surrogate_message,
 )
+
+if TYPE_CHECKING:
+    from empathy.importers.mapping import ColumnMap
 
 OUTPUT_REQUIRED: tuple[str, ...] = ("item_id", "model", "reference", "generation")
 OUTPUT_OPTIONAL: tuple[str, ...] = ("task",)
@@ -781,9 +784,14 @@ def validate_ratings(frame: pd.DataFrame, *, name: str = "<ratings>", unique_key
     return _validate_rating_values(frame.reset_index(drop=True), label, suffix, unique_keys=unique_keys)
 
 
-def load_outputs(path: str | Path, *, name: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Read and validate an outputs file; return ``(outputs, ratings_from_wide_columns)``."""
-    return validate_outputs(read_table(path, name=name))
+def load_outputs(path: str | Path, *, name: str | None = None, columns: ColumnMap | None = None
+                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Read and validate an outputs file; return ``(outputs, ratings_from_wide_columns)``.
+
+    ``columns`` reads the file's columns under other names (:class:`empathy.importers.mapping.ColumnMap`).
+    """
+    frame = read_table(path, name=name)
+    return validate_outputs(columns.apply(frame) if columns else frame)
 
 
 def load_ratings(path: str | Path, *, name: str | None = None) -> pd.DataFrame:
@@ -860,13 +868,14 @@ def build_dataset(outputs: pd.DataFrame, wide_ratings: pd.DataFrame,
 
 
 def load_dataset(outputs_path: str | Path, ratings_paths: Iterable[str | Path] = (), *,
-                 progress: Callable[[int], None] | None = None) -> Dataset:
+                 progress: Callable[[int], None] | None = None, columns: ColumnMap | None = None) -> Dataset:
     """Load an outputs file and any number of long-form ratings files into a :class:`Dataset`.
 
     ``progress`` is called with ``1`` after each file is read (the outputs file first), so a caller can show
-    ``k of n files`` (:class:`empathy.progress.Tracker` with ``total = 1 + len(ratings_paths)``).
+    ``k of n files`` (:class:`empathy.progress.Tracker` with ``total = 1 + len(ratings_paths)``). ``columns``
+    maps the outputs file's columns (:func:`load_outputs`).
     """
-    outputs, wide = load_outputs(outputs_path)
+    outputs, wide = load_outputs(outputs_path, columns=columns)
     if progress is not None:
         progress(1)
     tables = []

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 #: Pages whose ``bash`` blocks run as written (the others need ../shared, a server or a cluster).
 RUN_PAGES = ("tutorial/demo-mechanisms.md", "tutorial/relabel-ca.md", "tutorial/audit.md",
-             "how-to/load-data.md", "how-to/llm-judge.md")
+             "how-to/load-data.md", "how-to/llm-judge.md", "how-to/importers.md")
 #: The endpoint the LLM-judge guide configures; the test points it at a local OpenAI-compatible server.
 GUIDE_ENDPOINT = "http://127.0.0.1:8000/v1"
 BASH_BLOCK = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
@@ -172,6 +172,12 @@ def test_the_commands_of_a_page_run_as_written(page, tmp_path):
         assert "0.662" in fennel.split() and "0.590" in fennel.split()
         text = (DOCS / page).read_text(encoding="utf-8")
         assert "`judge_value` 0.662" in text and "`ppi_value` 0.590" in text
+    if page == "how-to/importers.md":
+        # the counts the guide quotes are what its commands print
+        assert "2 outputs of 1 model(s): openai/gpt-4o" in done.stdout
+        assert "4 ratings by judge on ca, e_gen" in done.stdout
+        assert "wrote 2 outputs, 4 ratings (0 relabeled)" in done.stdout
+        assert "hf-saved" in done.stderr and "'answer'" in done.stderr
     if page == "how-to/load-data.md":
         assert "my-run/bad_ratings.csv, row 2, column 'value': 'ca' must be 0 or 1, got '0.5'" in done.stderr
 

@@ -66,6 +66,7 @@ LAYER_OF: dict[str, str] = {
     "empathy.datasets.*": "data",
     "empathy.cluster": "data",
     "empathy.standard": "data",
+    "empathy.importers.*": "data",  # Inspect, lm-eval and HF datasets onto the outputs table; column mapping
     # labels: human decisions, their store and what they mean (and the old paths, re-exports only)
     "empathy.labels.*": "labels",
     "empathy.store": "labels",
@@ -84,6 +85,7 @@ LAYER_OF: dict[str, str] = {
     "empathy.panels": "analysis",
     "empathy.exhibits": "analysis",
     "empathy.exports": "analysis",
+    "empathy.importers.hf_export": "analysis",  # the relabeled set as a HF dataset, beside the other exports
     "empathy.mechanisms": "analysis",
     "empathy.inference": "analysis",
     "empathy.small_sample": "analysis",

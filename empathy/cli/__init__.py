@@ -6,13 +6,14 @@ One module per command group, each with ``register(subparsers)`` and handlers th
 * :mod:`empathy.cli.agreement`: ``agreement``, ``panels``;
 * :mod:`empathy.cli.stability`: ``stability``;
 * :mod:`empathy.cli.judges`: ``judge``, ``standard``;
-* :mod:`empathy.cli.datasets`: ``import``;
+* :mod:`empathy.cli.datasets`: ``import`` (also the tool importers: Inspect, lm-eval, HF datasets);
 * :mod:`empathy.cli.slices`: ``slices``, ``calibration`` (why judges and humans disagree);
 * :mod:`empathy.cli.store`: ``store info``, ``store migrate`` (the override store, SQLite or PostgreSQL);
 * :mod:`empathy.cli.audit`: ``audit draw``, ``list``, ``show``, ``estimate``, ``budget`` (a random audit of a judge);
 * :mod:`empathy.cli.distancing`: ``distancing`` (also ``python -m empathy.distancing``);
 * :mod:`empathy.cli.fragility`: ``fragility``;
 * :mod:`empathy.cli.judge_report`: ``alt-test``, ``judge-report``, ``judge-check`` (may a judge replace the annotators);
+* :mod:`empathy.cli.export`: ``export hf`` (the relabeled set as a Hugging Face dataset);
 * :mod:`empathy.cli.app`: ``app`` (start the Streamlit app, :mod:`empathy.launch`);
 * :mod:`empathy.cli.common`: exit codes and the error-to-exit-code mapping, output formats (JSON exact; table and
   CSV for people, escaped), size parsing, loaders.
@@ -40,7 +41,7 @@ from empathy.cli.common import Parser
 #: The command groups' modules in the order ``--help`` lists them.
 GROUP_MODULES: tuple[str, ...] = tuple(f"empathy.cli.{name}" for name in (
     "metrics", "agreement", "distancing", "judges", "datasets", "stability", "slices", "fragility", "store", "audit",
-    "judge_report", "app"))
+    "judge_report", "export", "app"))
 #: Each command -> the module that registers it: a light name -> import table, so that a run imports the module of
 #: its own command only (``tests/test_cli.py`` keeps it equal to what the modules register).
 COMMAND_MODULES: dict[str, str] = {
@@ -49,7 +50,7 @@ COMMAND_MODULES: dict[str, str] = {
     "import": "empathy.cli.datasets", "stability": "empathy.cli.stability", "slices": "empathy.cli.slices",
     "calibration": "empathy.cli.slices", "fragility": "empathy.cli.fragility", "store": "empathy.cli.store",
     "audit": "empathy.cli.audit", "alt-test": "empathy.cli.judge_report", "judge-report": "empathy.cli.judge_report",
-    "judge-check": "empathy.cli.judge_report", "app": "empathy.cli.app",
+    "judge-check": "empathy.cli.judge_report", "export": "empathy.cli.export", "app": "empathy.cli.app",
 }
 
 

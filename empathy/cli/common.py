@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
 from empathy.escaping import terminal_literal
+from empathy.importers.mapping import ColumnMap, columns_option_help
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -285,3 +286,15 @@ def load_inputs(path: str, extra_ratings: list[str] | None = None) -> tuple[pd.D
                         f"rater '{row['rater']}' rates ({row['item_id']}, {row['model']}, {row['dimension']}) "
                         "more than once", column="rater")
     return None, ratings
+
+
+def add_columns_option(parser: argparse.ArgumentParser) -> None:
+    """``--columns SOURCE=TARGET`` (repeatable, or comma-separated): read a file's columns under the data model's
+    names."""
+    parser.add_argument("--columns", dest="columns", action="append", metavar="SOURCE=TARGET",
+                        help=columns_option_help())
+
+
+def column_map(args: argparse.Namespace) -> ColumnMap:
+    """The mapping ``--columns`` gave (empty without it); ``ValueError`` naming ``--columns`` for a malformed one."""
+    return ColumnMap.parse(getattr(args, "columns", None))

@@ -14,8 +14,10 @@ from empathy.cli.common import (
     MAX_RESAMPLES,
     CommandFailed,
     add_cluster_options,
+    add_columns_option,
     bounded_int,
     check_inputs,
+    column_map,
     emit,
     print_json,
     print_table,
@@ -44,6 +46,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     """Add the ``metrics`` sub-command."""
     metrics = commands.add_parser("metrics", help="SA, EGM, CA per model and judge; LD per model")
     metrics.add_argument("outputs", help="outputs file (CSV, JSONL or Parquet)")
+    add_columns_option(metrics)
     metrics.add_argument("--ratings", action="append", metavar="FILE",
                          help="long-form ratings file (repeat for several)")
     metrics.add_argument("--overrides", "--store", dest="overrides", metavar="STORE", nargs="?", const="",
@@ -92,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--audit needs --store (the audit designs and decisions live in the override store)")
     from empathy.io import DataError, load_dataset
 
-    dataset = load_dataset(args.outputs, args.ratings or [])
+    dataset = load_dataset(args.outputs, args.ratings or [], columns=column_map(args))
     ratings = dataset.ratings
     n_overrides = None
     ledger = None
@@ -144,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     intervals = plan_intervals(plan, metrics=registry.judged_metrics(), n_resamples=args.resamples, seed=args.seed)
     audits = _audit_reports(args, dataset, features, ledger, designs) if designs else []
     extra = {**(ledger.signature_fields() if ledger is not None else {}), **intervals.signature_fields(),
-             **estimator_signature_fields(audits)}
+             **estimator_signature_fields(audits), **column_map(args).signature_fields()}
     signature = replace(report.signature, extra={**report.signature.extra, **extra})
     if ledger is not None:  # the human decisions counted as decisions (one "(all judges)" decision is one)
         signature = replace(signature, decisions=ledger.applied_decisions)
