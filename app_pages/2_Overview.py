@@ -98,6 +98,18 @@ st.caption("**value**: as in the table above (with the human overrides when the 
                "them alone (human). " + intervals.SMALL_AUDIT_NOTE
                if audited else " No audit corrects these values yet: draw one on **Relabel** (order *audit sample*)."))
 views.interval_warnings(part, [c for c in ("task", "model", "scorer", "metric") if c in part.columns])
+# how often the order of two neighbouring models survives resampling the items (the same resamples)
+pairs = bootstrap.pairs if chosen_metric == "all" else bootstrap.pairs[bootstrap.pairs["metric"] == chosen_metric]
+if len(pairs):
+    st.markdown("**Is each model better than the next?** (`p_better`)")
+    order = pairs[[c for c in ("task", "scorer", "metric") if per_task(table) or c != "task"]].assign(
+        better=pairs["better"], worse=pairs["worse"], difference=pairs["difference"],
+        difference_low=pairs["difference_low"], difference_high=pairs["difference_high"],
+        p_better=pairs["p_better"])
+    st.dataframe(order, hide_index=True, key="overview_pairs", column_config={
+        c: st.column_config.NumberColumn(c, format="%.3f")
+        for c in ("difference", "difference_low", "difference_high", "p_better")})
+    st.caption(intervals.P_BETTER_MEANING)
 interval_signature = dataclasses.replace(report.signature, extra={
     **report.signature.extra, **intervals.signature_fields(bootstrap, [r for r in reports if audited])})
 views.signature_caption(interval_signature)

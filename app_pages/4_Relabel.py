@@ -44,6 +44,7 @@ from empathy_app import (  # noqa: E402
     compute,
     decisions,
     exhibit_views,
+    identity,
     keyqueue,
     loading,
     overrides,
@@ -95,6 +96,12 @@ except StoreError as error:  # the file was damaged after the store was opened
     st.error(f"The override store cannot be used: {md(error)}")
     st.stop()
 if not annotator:
+    # keys that came after a sign-out (sent before this page knew of it): each refused and said so, nothing written
+    held = keyqueue.apply_events(data, st.session_state.get(session_keys.RELABEL_KEYQUEUE), annotator="",
+                                 scale_of=lambda _: None, refusal=f"{who.why_not('decide')}; nothing was written")
+    for outcome in held.outcomes or st.session_state.pop(session_keys.RELABEL_OUTCOMES, None) or []:
+        if outcome.kind == "refused":
+            st.error(outcome.text)
     decisions.ledger_panel(data, ledger, annotator, "relabel_ledger")
     st.stop()
 
@@ -147,6 +154,10 @@ def _decide(value: float, dim: str, item: str, model: str, choice: str, mark=Non
 
 def _skip(item: str, model: str) -> None:
     """Set the output aside for this annotator (a row of the store: kept across reloads, seen by the team)."""
+    refused = identity.write_refusal(annotator)
+    if refused:
+        st.session_state[session_keys.FLASH_ERROR] = f"Not skipped: {md(refused)}."
+        return
     try:
         skip_output(data.store, data.dataset_id, item, model, dimension, annotator=annotator)
     except (AccessDenied, StoreError, TypeError, ValueError) as error:
@@ -157,6 +168,10 @@ def _skip(item: str, model: str) -> None:
 
 def _unskip(pairs: list[tuple[str, str]]) -> None:
     """Bring this annotator's skipped outputs back into the queue (in its order, no longer last)."""
+    refused = identity.write_refusal(annotator)
+    if refused:
+        st.session_state[session_keys.FLASH_ERROR] = f"Not brought back: {md(refused)}."
+        return
     try:
         for item, model in pairs:
             unskip_output(data.store, data.dataset_id, item, model, dimension, annotator=annotator)
@@ -360,10 +375,14 @@ def _my_queue(queue: pd.DataFrame, audit: bool) -> tuple[pd.DataFrame, str, list
 def _queue_body(right, top, poll_ms: int) -> None:
     """The queue under the area's columns (``poll_ms``: the key queue's poll while the texts are parsed)."""
     who = annotator
+    # the identity now, not at the page's last run: a sign-out in another tab of the browser ends it between keys
+    gone = identity.write_refusal(who)
     applied = keyqueue.apply_events(data, st.session_state.get(session_keys.RELABEL_KEYQUEUE), annotator=who,
-                                    scale_of=_scale_of, refusal=access_refusal)
+                                    scale_of=_scale_of, refusal=gone or access_refusal)
     if applied.outcomes:
         st.session_state[session_keys.RELABEL_OUTCOMES] = applied.outcomes
+    if gone:
+        st.rerun(scope="app")  # the whole page (and the sidebar) says who decides now; the refusals stay shown
     try:
         now = overrides.ledger(data)
     except StoreError as error:

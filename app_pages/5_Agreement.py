@@ -5,6 +5,7 @@ import dataclasses
 import streamlit as st  # noqa: E402
 
 from empathy import metrics  # noqa: E402
+from empathy.agreement import table6_notice  # noqa: E402
 from empathy.exports import agreement_csv  # noqa: E402
 from empathy.review import per_task, ranking_shift  # noqa: E402
 from empathy_app import compute, intervals, loading, overrides, views  # noqa: E402
@@ -32,6 +33,9 @@ elif len(judges) < 2:
     st.info(f"Only one judge ({codes(judges) or 'none'}) rated this data set: inter-judge agreement needs "
             "at least two. Add another judge's ratings on the **Data** page.")
 else:
+    notice = table6_notice(report.table)
+    if notice:
+        st.info(md(notice) + ".")
     split = per_task(report.table)  # per task: the judges are compared within each task
     for number, task in enumerate(sorted(set(agreement["task"]), key=str)):
         if split:

@@ -5,6 +5,7 @@ import streamlit as st  # noqa: E402
 
 from empathy import metrics  # noqa: E402
 from empathy.distancing.result import LABELS  # noqa: E402
+from empathy.distancing.shift import SHIFT_COLUMN  # noqa: E402
 from empathy.items import (  # noqa: E402
     COUNT_COLUMNS,
     items_csv,
@@ -27,7 +28,7 @@ if data.dataset.ratings.empty:
 ratings = compute.effective_ratings(data)
 # held once per data set and patched where a decision changed it: a rerun reuses the same frame
 table = item_views.item_table(data)
-terms = term_columns(table)
+terms = term_columns(table) + ([SHIFT_COLUMN] if SHIFT_COLUMN in table.columns else [])
 ranges = [c for c in table.columns if str(c).startswith("range:")]
 status_columns = [c for c in table.columns if str(c).endswith(" status")]
 LABEL_NAMES = {"nominalization": "nominalizations", "impersonal": "impersonal", "agentless": "agentless"}
@@ -35,6 +36,8 @@ LABEL_NAMES = {"nominalization": "nominalizations", "impersonal": "impersonal", 
 
 def _label(column: str) -> str:
     """How a sortable column is offered: ``SA · judge lexicon``, ``LD``, ``judges' range on e_ref``."""
+    if column == SHIFT_COLUMN:
+        return "LD shift · more distanced than the reference"
     if column.startswith("range:"):
         return f"judges' range on {column.removeprefix('range:')}"
     metric, _, judge = column.partition(":")
@@ -44,8 +47,11 @@ def _label(column: str) -> str:
 larger_worse = [name for name, spec in metrics.METRIC_SPECS.items() if spec.lower_is_better]
 smaller_worse = [name for name, spec in metrics.METRIC_SPECS.items() if not spec.lower_is_better]
 st.caption("One row per output. Each judge's per-item term of Eq. 1-3 (the mean of a model's terms under a judge "
-           "is its value on the Overview), the LD term of Eq. 4 (standardised within the model), how far the judges "
-           "are apart on each label (max - min), the distancing counts of each side and whether a human override "
+           "is its value on the Overview), the LD term of Eq. 4 (standardised within the model: how far an output "
+           "is from its model's usual pattern, in either direction), the *LD shift* (how much more distancing the "
+           "generation uses than its reference, in reference standard deviations summed over the three kinds, one "
+           "scale for every output: the sort for \"more distanced than its reference\"), how far the judges are "
+           "apart on each label (max - min), the distancing counts of each side and whether a human override "
            "exists. A term that cannot be computed (missing rating, E(t) = 0, a text without sentences, or an "
            "output the judge did not rate) shows as *None*, never 0; tick *Why None* to see which. "
            + ("Larger is worse for every term." if not smaller_worse else

@@ -517,13 +517,14 @@ def pairwise_agreement(ratings: pd.DataFrame, *, dimensions: Sequence[str] | Non
     judged once per reference), spearman, pearson, kappa, kappa_quadratic, percent_agreement, and with
     ``bootstrap > 0`` also spearman_low / spearman_high (percentile CI; a cluster bootstrap over items when
     several rows share an item) and warning (:func:`interval_warning`: a zero-width interval or fewer than
-    :data:`MIN_INTERVAL_UNITS` items; ``None`` otherwise).
+    :data:`MIN_INTERVAL_UNITS` items; ``None`` otherwise). Past :data:`MAX_PAIRED_SCORERS` raters on a dimension,
+    only the first in name order are paired.
     """
     rows = []
     chosen = dimensions if dimensions is not None else sorted(ratings["dimension"].unique())
     for dimension in chosen:
         matrix = _rater_matrix(ratings, dimension)
-        names = [r for r in sorted(matrix.columns) if raters is None or r in raters]
+        names = [r for r in sorted(matrix.columns) if raters is None or r in raters][:MAX_PAIRED_SCORERS]
         for rater_a, rater_b in itertools.combinations(names, 2):
             rows.append({"dimension": dimension, "rater_a": rater_a, "rater_b": rater_b,
                          **pair_row(matrix[rater_a].to_numpy(), matrix[rater_b].to_numpy(), bootstrap=bootstrap,
@@ -621,15 +622,43 @@ class LiveAlpha:
                 "n_raters": values.shape[1], "n_units": values.shape[0]}
 
 
+#: Most scorers (judges or raters) one pairs table pairs per metric or dimension. Its rows grow as n(n - 1) / 2, so
+#: past this many only the first in name order are paired and :func:`pairing_notice` says so.
+MAX_PAIRED_SCORERS = 50
+
+
+def pairing_notice(counts: Mapping[str, int], who: str = "scorers") -> str | None:
+    """One line saying which pairs tables were cut to :data:`MAX_PAIRED_SCORERS` scorers, or ``None``.
+
+    ``counts`` maps a metric (or dimension) to how many scorers it has.
+    """
+    over = {name: n for name, n in counts.items() if n > MAX_PAIRED_SCORERS}
+    if not over:
+        return None
+    most = max(over.values())
+    return (f"pairs only the first {MAX_PAIRED_SCORERS} {who} in name order on {', '.join(map(str, over))} "
+            f"(up to {most:,} {who}: {most * (most - 1) // 2:,} pairs each); to pair others, keep only their "
+            "ratings in the input")
+
+
+def table6_notice(metrics_table: pd.DataFrame) -> str | None:
+    """:func:`pairing_notice` of a results table (task, scorer, metric, value): the scorers with a value of each
+    metric, the most of any task."""
+    scored = metrics_table.dropna(subset=["value"]).groupby(["task", "metric"])["scorer"].nunique()
+    notice = pairing_notice(scored.groupby(level="metric").max().to_dict(), "scorers")
+    return None if notice is None else f"Table 6 {notice}"
+
+
 def spearman_pairs(grid: NDArray[np.float64], scorers: Sequence[object]) -> list[dict[str, object]]:
     """Spearman of every pair of scorers over a models x scorers grid of per-model values (NaN = not scored).
 
     Pairs follow the order of ``scorers`` (callers pass them sorted); a scorer without any value is left out,
-    and each pair rests on the models both scored. Rows: scorer_a, scorer_b, spearman, n_models. This is the
+    and each pair rests on the models both scored; past :data:`MAX_PAIRED_SCORERS` scored ones only the first
+    are paired. Rows: scorer_a, scorer_b, spearman, n_models. This is the
     one implementation of the paper's Table 6 statistic: :func:`inter_judge_spearman` and the metric
     pipeline (:meth:`empathy.evaluate.MetricPlan.evaluate`) both call it.
     """
-    scored = [j for j in range(grid.shape[1]) if not np.isnan(grid[:, j]).all()]
+    scored = [j for j in range(grid.shape[1]) if not np.isnan(grid[:, j]).all()][:MAX_PAIRED_SCORERS]
     rows: list[dict[str, object]] = []
     for i, j in itertools.combinations(scored, 2):
         a, b = _clean_pairs(grid[:, i], grid[:, j])

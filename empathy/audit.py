@@ -37,6 +37,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -105,9 +106,13 @@ class AuditDesign:
     n_frame: int
     outputs: tuple[AuditOutput, ...]
 
-    @property
+    @cached_property
     def digest(self) -> str:
-        """SHA-256 (hex) of the design's canonical JSON: its name in signatures and its integrity check."""
+        """SHA-256 (hex) of the design's canonical JSON: its name in signatures and its integrity check.
+
+        Computed once per design (the fields are frozen): it covers every drawn output, so a caller that reads
+        it per output would otherwise hash the whole design for each one.
+        """
         return _sha256(self._canonical())
 
     @property

@@ -42,7 +42,7 @@ import math
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -53,6 +53,7 @@ from empathy.agreement import (
     DEFAULT_CONFIDENCE,
     DEFAULT_SEED,
     MAX_EXACT_MODELS,
+    MAX_PAIRED_SCORERS,
     ConfidenceInterval,
     _average_ranks,
     _blocks,
@@ -485,10 +486,20 @@ def _agreement_rows(array: NDArray[np.float64], replicates: NDArray[np.float64] 
     values, _ = _column_values(array)
     alpha = 1.0 - confidence
     rows = []
+    # each judge's column per model, found once: a pair then costs its models, not a scan of every column
+    column_of: dict[str, dict[str, int]] = {}
+    for position, (judge, model) in enumerate(columns):
+        column_of.setdefault(judge, {}).setdefault(model, position)
+    # the judges spearman_pairs pairs: those with a value, the first MAX_PAIRED_SCORERS of them
+    scored = [j for j in judges if any(not np.isnan(values[p]) for p in column_of.get(j, {}).values())]
+    if len(scored) > MAX_PAIRED_SCORERS:
+        kept = set(scored[:MAX_PAIRED_SCORERS])
+        judges = [j for j in judges if j in kept]
     for judge_a, judge_b in itertools.combinations(judges, 2):
-        models = sorted({m for j, m in columns if j == judge_a} & {m for j, m in columns if j == judge_b})
-        a = [columns.index((judge_a, m)) for m in models]
-        b = [columns.index((judge_b, m)) for m in models]
+        of_a, of_b = column_of.get(judge_a, {}), column_of.get(judge_b, {})
+        models = sorted(of_a.keys() & of_b.keys())
+        a = [of_a[m] for m in models]
+        b = [of_b[m] for m in models]
         keep = [k for k in range(len(models)) if not (np.isnan(values[a[k]]) or np.isnan(values[b[k]]))]
         x, y = values[[a[k] for k in keep]], values[[b[k] for k in keep]]
         p_rho, p_method, p_se = _permutation_p(x, y, "spearman", n_permutations, seed)
@@ -624,6 +635,14 @@ TABLE_VALUE_COLUMNS: tuple[str, ...] = ("task", "model", "scorer", "metric", "ci
                                         "rank_low", "rank_high", "warning")
 #: Columns of :attr:`TableIntervals.agreement`: Table 6 per (task, metric, judge pair).
 TABLE_AGREEMENT_COLUMNS: tuple[str, ...] = ("task", "metric", *AGREEMENT_COLUMNS)
+#: Columns of :attr:`TableIntervals.pairs`: each (task, scorer, metric)'s adjacent models, as :data:`PAIR_COLUMNS`.
+TABLE_PAIR_COLUMNS: tuple[str, ...] = ("task", "scorer", "metric", *PAIR_COLUMNS)
+#: One (task, metric) group's value rows, Table 6 rows and adjacent-pair rows.
+_GroupRows = tuple[list[dict[str, object]], list[dict[str, object]], list[dict[str, object]]]
+
+
+def _no_pairs() -> pd.DataFrame:
+    return pd.DataFrame(columns=list(TABLE_PAIR_COLUMNS))
 
 
 def _stable_order(codes: NDArray[np.int64], n_codes: int) -> NDArray[np.int64]:
@@ -659,6 +678,9 @@ class TableIntervals:
     n_resamples: int
     seed: int
     confidence: float
+    #: :data:`TABLE_PAIR_COLUMNS`: per (task, scorer, metric) the models adjacent in the values' order, the
+    #: difference's interval and ``p_better`` (empty without resamples).
+    pairs: pd.DataFrame = field(default_factory=_no_pairs)
 
     def beside(self, agreement: pd.DataFrame) -> pd.DataFrame:
         """The rows of a Table 6 (``task``, ``metric``, ``scorer_a``, ``scorer_b``, ``spearman``, ``n_models``, ...,
@@ -754,15 +776,16 @@ class _GroupSettings:
     n_permutations: int
 
 
-def _assemble(parts: Sequence[tuple[list[dict[str, object]], list[dict[str, object]]]], settings: _GroupSettings
-              ) -> TableIntervals:
-    """The :class:`TableIntervals` of every (task, metric) group's value rows and Table 6 rows, in order."""
-    value_rows = [row for values, _ in parts for row in values]
-    agreement_rows = [row for _, agreement in parts for row in agreement]
+def _assemble(parts: Sequence[_GroupRows], settings: _GroupSettings) -> TableIntervals:
+    """The :class:`TableIntervals` of every (task, metric) group's value, Table 6 and pair rows, in order."""
+    value_rows = [row for values, _, _ in parts for row in values]
+    agreement_rows = [row for _, agreement, _ in parts for row in agreement]
+    pair_rows = [row for _, _, pairs in parts for row in pairs]
     values = pd.DataFrame(value_rows, columns=list(TABLE_VALUE_COLUMNS)).astype(
         {c: "Int64" for c in ("rank", "rank_low", "rank_high")})
     return TableIntervals(values, pd.DataFrame(agreement_rows, columns=list(TABLE_AGREEMENT_COLUMNS)),
-                          settings.n_resamples, settings.seed, settings.confidence)
+                          settings.n_resamples, settings.seed, settings.confidence,
+                          pd.DataFrame(pair_rows, columns=list(TABLE_PAIR_COLUMNS)))
 
 
 @dataclass(frozen=True)
@@ -791,13 +814,23 @@ class _TaskTable:
     groups: list[_MetricGroup]
 
     def group_rows(self, group: _MetricGroup, array: NDArray[np.float64], replicates: NDArray[np.float64] | None,
-                   settings: _GroupSettings) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
-        """One metric's value rows (every scorer's models) and Table 6 rows, from the task's terms matrix and its
-        bootstrap replicates (both with every column of the task; ``replicates`` ``None``: no resamples)."""
+                   settings: _GroupSettings) -> _GroupRows:
+        """One metric's value rows (every scorer's models), Table 6 rows and adjacent pairs (every scorer's), from
+        the task's terms matrix and its bootstrap replicates (both with every column of the task; ``replicates``
+        ``None``: no resamples, and no pairs)."""
         value_rows: list[dict[str, object]] = []
+        pair_rows: list[dict[str, object]] = []
         for scorer, index in zip(group.scorers, group.by_scorer, strict=True):
+            models = [self.column_models[k] for k in index]
             records = _model_records(array[:, index], None if replicates is None else replicates[:, index],
-                                     [self.column_models[k] for k in index], settings.confidence, group.direction)
+                                     models, settings.confidence, group.direction)
+            if replicates is not None:
+                scored = [r["model"] for r in records if r["value"] is not None]
+                usable = ~np.isnan(array[:, index])
+                pair_rows += [{"task": self.task, "scorer": scorer, "metric": group.metric,
+                               **_pair(better, worse, array[:, index], usable, replicates[:, index], models,
+                                       settings.confidence, group.direction)}
+                              for better, worse in itertools.pairwise(scored)]
             value_rows += [{"task": self.task, "scorer": scorer, "metric": group.metric, "model": row["model"],
                             "ci_low": row["low"], "ci_high": row["high"], "rank": row["rank"],
                             "rank_low": row["rank_low"], "rank_high": row["rank_high"],
@@ -811,7 +844,7 @@ class _TaskTable:
             [(self.column_scorers[j], self.column_models[j]) for j in mine], group.scorers,
             n_resamples=settings.n_resamples, seed=settings.seed, confidence=settings.confidence,
             n_permutations=settings.n_permutations)]
-        return value_rows, agreement_rows
+        return value_rows, agreement_rows, pair_rows
 
 
 class _TableLayout:
@@ -873,8 +906,11 @@ class _TableLayout:
             for metric_index in np.unique(metric_of):
                 metric = str(codes[0][1][metric_index])
                 mine = np.flatnonzero(metric_of == metric_index)
-                scorers = [str(scorer_names[k]) for k in np.unique(scorer_of[mine])]
-                by_scorer = [mine[np.asarray(scorer_names[scorer_of[mine]]) == scorer] for scorer in scorers]
+                # each scorer's columns by one stable sort of their codes: a scan per scorer is quadratic
+                present, inverse = np.unique(scorer_of[mine], return_inverse=True)
+                scorers = [str(scorer_names[k]) for k in present]
+                by_scorer = np.split(mine[np.argsort(inverse, kind="stable")],
+                                     np.cumsum(np.bincount(inverse, minlength=len(present)))[:-1])
                 groups.append(_MetricGroup(metric, get_metric(metric).better, mine, scorers, by_scorer))
             self.tasks.append(_TaskTable(task, rows, item_row, column, array,
                                          [str(codes[2][1][k]) for k in model_of],
@@ -981,7 +1017,7 @@ class LiveIntervals:
         self._column_group: list[NDArray[np.int64]] = []
         self._sums: list[tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.integer]] | None] = []
         self._replicates: list[NDArray[np.float64] | None] = []
-        self._base_parts: list[list[tuple[list[dict[str, object]], list[dict[str, object]]]]] = []
+        self._base_parts: list[list[_GroupRows]] = []
         for index, task_table in enumerate(self._layout.tasks):
             self._row_task[task_table.rows] = index
             self._row_item[task_table.rows] = task_table.item_row
@@ -1073,7 +1109,7 @@ class LiveIntervals:
         return rows[order], np.concatenate(found_terms)[order]
 
     def _group(self, index: int, number: int, rows: NDArray[np.int64], terms: NDArray[np.float64]
-               ) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+               ) -> _GroupRows:
         """One (task, metric)'s rows with its terms at ``rows`` replaced by ``terms`` (remembered per such set)."""
         key = rows.tobytes() + terms.tobytes()
         with self._lock:

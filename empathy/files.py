@@ -81,3 +81,28 @@ def unique_keys(pairs: Sequence[tuple[str, object]]) -> dict[str, object]:
                 raise DuplicateKeyError(key)
             seen.add(key)
     return record
+
+
+def folder_files(directory: Path) -> tuple[Path | None, list[Path]]:
+    """A data folder's outputs file (``outputs.csv|jsonl|json|parquet|pq``, the first found) and its ``ratings*``
+    files (supported types, sorted); the outputs are ``None`` when the folder holds none."""
+    outputs = next((directory / f"outputs{suffix}" for suffix in SUPPORTED_SUFFIXES
+                    if (directory / f"outputs{suffix}").exists()), None)
+    ratings = sorted(p for p in directory.glob("ratings*") if p.suffix.lower() in SUPPORTED_SUFFIXES)
+    return outputs, ratings
+
+
+def resolve_data_path(text: str) -> tuple[Path, list[Path]]:
+    """A typed path: a data folder (its ``outputs.*`` and ``ratings*`` files) or an outputs file (the ``ratings*``
+    files beside it); raises :class:`DataError` naming the path when it holds no outputs."""
+    path = Path(text.strip()).expanduser()
+    if not text.strip():
+        raise DataError("<path>", "enter a folder or an outputs file")
+    if path.is_dir():
+        outputs, ratings = folder_files(path)
+        if outputs is None:
+            raise DataError(str(path), "no outputs.csv, outputs.jsonl or outputs.parquet in this folder")
+        return outputs, ratings
+    if not path.exists():
+        raise DataError(str(path), "file not found")
+    return path, sorted(p for p in path.parent.glob("ratings*") if p.suffix.lower() in SUPPORTED_SUFFIXES)

@@ -88,3 +88,21 @@ def near_misses(texts: Iterable[str], known: Iterable[str]) -> dict[str, str]:
             if name is not None:
                 misses[text] = name
     return misses
+
+
+def person_name_problem(name: str) -> str | None:
+    """Why ``name`` (an annotator, already stripped) cannot name a person in the record, or ``None``.
+
+    A control character (an ANSI escape's ESC, a carriage return) or an invisible one (zero-width, or a
+    bidirectional control: U+202E + ``lorac`` shows as ``carol``) would let one name pass for another on a
+    screen, in an audit trail and in a role file: such a name is refused, not cleaned.
+    """
+    for character in name:
+        code = ord(character)
+        if code < 32 or 127 <= code < 160:
+            return f"an annotator name cannot hold control characters (found {describe_character(character)})"
+    character = invisible_character(name)
+    if character is not None:
+        return (f"an annotator name cannot hold invisible characters (found {describe_character(character)}: "
+                "it would show as another name)")
+    return None

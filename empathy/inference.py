@@ -63,7 +63,8 @@ The judge's ratings passed in must be the judge's *own* ratings, never ratings w
 applied: on an audited output those equal the human's value and the correction would vanish. The judge must
 not have been tuned on the audit's decisions.
 
-The label budget (:func:`label_budget`) projects these variances to more decisions: see its docstring.
+The label budget (:func:`empathy.label_budget.label_budget`) projects these variances to more decisions
+(:func:`projected_se`).
 """
 
 from __future__ import annotations
@@ -81,17 +82,25 @@ from empathy import metrics as m
 from empathy.audit import NO_TASK, AuditDesign, audit_frame, frame_digest
 from empathy.distributions import normal_ppf
 from empathy.io import left_join, require_frame
-from empathy.vocabulary import DIRECTIONS, LOWER_IS_BETTER
+from empathy.small_sample import (
+    MIN_AUDIT,
+    clopper_pearson,
+    guarded_interval,
+    satterthwaite_df,
+    small_audit_warning,
+    t_quantile,
+    widened_warning,
+    zero_width_warning,
+)
 
 DEFAULT_CONFIDENCE = 0.95
-DEFAULT_POWER = 0.8
 #: Task label of rows pooled over tasks (as :func:`empathy.evaluate.compute_metrics`).
 ALL_TASKS = "all"
 ESTIMATOR = "ppi++"
 PPI_COLUMNS: tuple[str, ...] = (
     "task", "model", "metric", "judge", "scheme", "n_frame", "n_drawn", "n_decided", "n_audit", "n_unusable",
     "n_pending", "n_skipped", "judge_value", "human_value", "human_low", "human_high", "ppi_value", "ppi_low",
-    "ppi_high", "ppi_se", "lam", "n_effective", "ess_gain")
+    "ppi_high", "ppi_se", "lam", "n_effective", "ess_gain", "n_undefined", "warning")
 COMPONENT_COLUMNS: tuple[str, ...] = ("task", "model", "metric", "n", "n_unlabelled", "cov", "var_y", "var_f_labelled",
                                       "var_f_unlabelled", "var_f_all")
 
@@ -120,7 +129,7 @@ def _vector(values: ArrayLike, name: str) -> NDArray[np.float64]:
 
 @dataclass(frozen=True)
 class MeanEstimate:
-    """A mean with its normal-approximation interval: ``value +- z se``."""
+    """A mean with its interval ``[low, high]`` and standard error (the interval need not be symmetric)."""
 
     value: float
     low: float
@@ -134,13 +143,18 @@ class MeanEstimate:
         return self.high - self.low
 
 
+#: ``interval`` of :func:`ppi_mean`: the small-sample intervals (the default) or ppi-python's normal ones.
+SMALL_SAMPLE, NORMAL = "small-sample", "normal"
+
+
 @dataclass(frozen=True)
 class PPIMean:
     """The PPI++ mean of one row, the human-only mean beside it, and the variance pieces they rest on.
 
     ``cov``, ``var_y`` and ``var_f_labelled`` are over the ``n`` audited outputs (divisor ``n``),
     ``var_f_unlabelled`` over the ``n_unlabelled`` others (divisor their count), ``var_f_all`` the sample
-    variance (divisor ``n + n_unlabelled - 1``) of the judge's terms on both; :func:`label_budget` projects them.
+    variance (divisor ``n + n_unlabelled - 1``) of the judge's terms on both; :func:`projected_se` projects them.
+    ``warning`` says why an interval's level is not promised, or how it was made safe (``None``: neither).
     """
 
     estimate: MeanEstimate
@@ -153,13 +167,14 @@ class PPIMean:
     var_f_labelled: float
     var_f_unlabelled: float
     var_f_all: float
+    warning: str | None = None
 
     @property
     def n_effective(self) -> float | None:
         """``n (width_human / width_ppi)^2``: human decisions alone needed for the PPI interval's width."""
-        if self.estimate.se <= 0:
+        if self.estimate.width <= 0 or self.human.width <= 0:
             return None
-        return self.n * (self.human.se / self.estimate.se) ** 2
+        return self.n * (self.human.width / self.estimate.width) ** 2
 
 
 def optimal_lambda(n: int, n_unlabelled: int, cov: float, var_f_all: float) -> float:
@@ -185,8 +200,18 @@ def optimal_lambda(n: int, n_unlabelled: int, cov: float, var_f_all: float) -> f
     return float(np.clip(cov / ((1.0 + n / n_unlabelled) * var_f_all), 0.0, 1.0))
 
 
+def _ppi_se(lam: float, var_f_unlabelled: float, big_n: int, var_rectifier: float, n: int, ddof: int
+            ) -> tuple[float, float]:
+    """PPI's standard error and its Welch-Satterthwaite degrees of freedom from divisor-count variances, with the
+    ``ddof`` 0 (ppi-python's) or 1 (unbiased) reading of each piece."""
+    imputed = lam * lam * var_f_unlabelled * big_n / (big_n - ddof) / big_n if big_n > ddof else 0.0
+    audited = var_rectifier * n / (n - ddof) / n
+    df = satterthwaite_df([(imputed, big_n - 1.0 if big_n > 1 else math.inf), (audited, n - 1.0)])
+    return math.sqrt(imputed + audited), df
+
+
 def ppi_mean(y: ArrayLike, yhat: ArrayLike, yhat_unlabelled: ArrayLike, *, confidence: float = DEFAULT_CONFIDENCE,
-             lam: float | None = None) -> PPIMean:
+             lam: float | None = None, binary: bool = False, interval: str = SMALL_SAMPLE) -> PPIMean:
     """The PPI++ estimate of a mean with its interval (power-tuned unless ``lam`` is given).
 
     Parameters
@@ -201,19 +226,29 @@ def ppi_mean(y: ArrayLike, yhat: ArrayLike, yhat_unlabelled: ArrayLike, *, confi
         Nominal coverage of the intervals.
     lam : float, optional
         A fixed weight in [0, 1] (1: PPI without tuning, 0: the human-only mean); ``None`` tunes it.
+    binary : bool
+        The terms are shares (every value 0 or 1, e.g. CA): the human-only interval is Clopper-Pearson and PPI's
+        is guarded by it (:func:`empathy.small_sample.guarded_interval`).
+    interval : str
+        ``"small-sample"`` (the default; :mod:`empathy.small_sample`) or ``"normal"``: ppi-python's
+        ``ppi_mean_ci`` and ``classical_mean_ci`` (``value +- z se`` with divisor-``n`` variances), which
+        undercover at the sizes audits have; kept to compare with the reference implementation.
 
     Returns
     -------
     PPIMean
-        See the module docstring for the formulas (those of ``ppi_py`` 0.2.3).
+        See the module docstring for the formulas (the point estimate and ``lambda`` those of ``ppi_py`` 0.2.3).
 
     Raises
     ------
     TypeError, ValueError
         For non-numeric or non-finite values, ``y`` and ``yhat`` of different lengths, fewer than two audited
-        outputs, a ``lam`` outside [0, 1], or a ``confidence`` outside (0, 1).
+        outputs, a ``lam`` outside [0, 1], a ``confidence`` outside (0, 1), an unknown ``interval``, or ``binary``
+        terms other than 0 and 1.
     """
     z = _z(confidence)
+    if interval not in (SMALL_SAMPLE, NORMAL):
+        raise ValueError(f"interval must be {SMALL_SAMPLE!r} or {NORMAL!r}, got {interval!r}")
     labels = _vector(y, "y")
     predicted = _vector(yhat, "yhat")
     unlabelled = _vector(yhat_unlabelled, "yhat_unlabelled")
@@ -222,6 +257,11 @@ def ppi_mean(y: ArrayLike, yhat: ArrayLike, yhat_unlabelled: ArrayLike, *, confi
     n, big_n = len(labels), len(unlabelled)
     if n < 2:
         raise ValueError(f"a PPI estimate needs at least 2 audited outputs, got {n}")
+    if binary:
+        for name, values in (("y", labels), ("yhat", predicted), ("yhat_unlabelled", unlabelled)):
+            if not np.isin(values, (0.0, 1.0)).all():
+                raise ValueError(f"binary terms must be 0 or 1: {name} holds "
+                                 f"{float(values[~np.isin(values, (0.0, 1.0))][0])!r}")
     cov = float(np.mean((labels - labels.mean()) * (predicted - predicted.mean())))
     var_all = float(np.var(np.concatenate([predicted, unlabelled]), ddof=1))
     if lam is None:
@@ -231,31 +271,58 @@ def ppi_mean(y: ArrayLike, yhat: ArrayLike, yhat_unlabelled: ArrayLike, *, confi
     lam = float(lam) if big_n else 0.0
     rectifier = labels - lam * predicted
     value = float(rectifier.mean() + (lam * unlabelled.mean() if big_n else 0.0))
-    imputed_var = float(np.var(lam * unlabelled)) / big_n if big_n else 0.0
-    se = math.sqrt(imputed_var + float(np.var(rectifier)) / n)
-    human_se = float(np.std(labels)) / math.sqrt(n)
+    var_unlabelled = float(np.var(unlabelled)) if big_n else 0.0
     human_mean = float(labels.mean())
-    return PPIMean(estimate=MeanEstimate(value, value - z * se, value + z * se, se, n),
-                   human=MeanEstimate(human_mean, human_mean - z * human_se, human_mean + z * human_se, human_se, n),
-                   lam=lam, n=n, n_unlabelled=big_n, cov=cov, var_y=float(np.var(labels)),
-                   var_f_labelled=float(np.var(predicted)),
-                   var_f_unlabelled=float(np.var(unlabelled)) if big_n else 0.0, var_f_all=var_all)
+    pieces = {"lam": lam, "n": n, "n_unlabelled": big_n, "cov": cov, "var_y": float(np.var(labels)),
+              "var_f_labelled": float(np.var(predicted)), "var_f_unlabelled": var_unlabelled, "var_f_all": var_all}
+    if interval == NORMAL:
+        se, _ = _ppi_se(lam, var_unlabelled, big_n, float(np.var(rectifier)), n, 0)
+        human_se = float(np.std(labels)) / math.sqrt(n)
+        return PPIMean(estimate=MeanEstimate(value, value - z * se, value + z * se, se, n),
+                       human=MeanEstimate(human_mean, human_mean - z * human_se, human_mean + z * human_se, human_se,
+                                          n), **pieces)
+    se, df = _ppi_se(lam, var_unlabelled, big_n, float(np.var(rectifier)), n, 1)
+    half = t_quantile(confidence, df) * se if se > 0 else 0.0
+    low, high = value - half, value + half
+    human_se = float(np.std(labels, ddof=1)) / math.sqrt(n)
+    warnings: list[str] = []
+    if binary:
+        successes = int(labels.sum())
+        human_low, human_high = clopper_pearson(successes, n, confidence)
+        low, high, widened = guarded_interval(low, high, successes=successes, n=n,
+                                              discordant=int((labels != predicted).sum()), confidence=confidence)
+        if widened:
+            warnings.append(widened_warning(n))
+        low, high = max(low, 0.0), min(high, 1.0)  # a share lies in [0, 1]: clipping loses no coverage
+    else:
+        human_half = t_quantile(confidence, n - 1) * human_se
+        human_low, human_high = human_mean - human_half, human_mean + human_half
+        if n < MIN_AUDIT:
+            warnings.append(small_audit_warning(n, "the PPI and human-only intervals each"))
+        if high <= low:
+            warnings.append(zero_width_warning("the PPI interval"))
+        if human_high <= human_low:
+            warnings.append(zero_width_warning("the human-only interval"))
+    return PPIMean(estimate=MeanEstimate(value, low, high, se, n),
+                   human=MeanEstimate(human_mean, human_low, human_high, human_se, n),
+                   warning="; ".join(warnings) or None, **pieces)
 
 
 def projected_se(result: PPIMean, extra: int) -> float:
     """The standard error :func:`ppi_mean` would have after ``extra`` more audited outputs, other things equal.
 
     ``extra`` outputs move from the unlabelled to the audited set (``n + extra``, ``N - extra``); ``lambda`` is
-    re-tuned for the new sizes and the variances are the current estimates: ``se^2 = lambda^2 var_f~ / N' +
-    (var_y - 2 lambda cov + lambda^2 var_f) / n'``. With ``extra = 0`` this is the current ``se`` exactly.
+    re-tuned for the new sizes and the variances are the current estimates, read unbiased as the small-sample
+    interval reads them: ``se^2 = lambda^2 var_f~ / (N' - 1) + (var_y - 2 lambda cov + lambda^2 var_f) / (n' - 1)``
+    (divisor-count variances). With ``extra = 0`` this is the current small-sample ``se`` exactly.
     """
     if isinstance(extra, bool) or not isinstance(extra, (int, np.integer)) or not 0 <= extra <= result.n_unlabelled:
         raise ValueError(f"extra must be a whole number in [0, {result.n_unlabelled}], got {extra!r}")
     n, big_n = result.n + int(extra), result.n_unlabelled - int(extra)
     lam = optimal_lambda(n, big_n, result.cov, result.var_f_all)
     rectifier = max(result.var_y - 2 * lam * result.cov + lam * lam * result.var_f_labelled, 0.0)
-    imputed = lam * lam * result.var_f_unlabelled / big_n if big_n else 0.0
-    return math.sqrt(imputed + rectifier / n)
+    se, _ = _ppi_se(lam, result.var_f_unlabelled, big_n, rectifier, n, 1)
+    return se
 
 
 # ------------------------------------------------------------------------------------------ the table
@@ -356,8 +423,8 @@ class PPIReport:
     """PPI++ estimates beside the judge-only and human-only values, per (task, model, metric).
 
     ``table`` has :data:`PPI_COLUMNS`; ``components`` (:data:`COMPONENT_COLUMNS`) the variance pieces of every
-    ``srs``/``domain`` row, which :func:`label_budget` projects. ``n_ignored`` counts decisions on outputs the
-    audit did not draw (never used).
+    ``srs``/``domain`` row, which :func:`empathy.label_budget.label_budget` projects. ``n_ignored`` counts
+    decisions on outputs the audit did not draw (never used).
     """
 
     table: pd.DataFrame
@@ -390,7 +457,7 @@ class PPIReport:
                                            "ci_high", "n_audit"])
 
 
-def _group_row(part: pd.DataFrame, confidence: float) -> tuple[dict[str, object], PPIMean | None]:
+def _group_row(part: pd.DataFrame, confidence: float, binary: bool) -> tuple[dict[str, object], PPIMean | None]:
     """The counts and the three estimates of one group of frame outputs (one task level, model and metric)."""
     decided = part["decided"].to_numpy(bool)
     drawn = part["position"].notna().to_numpy()
@@ -403,30 +470,38 @@ def _group_row(part: pd.DataFrame, confidence: float) -> tuple[dict[str, object]
         "n_audit": int(labelled.sum()), "n_unusable": int(decided.sum() - labelled.sum()),
         "n_pending": int((drawn & ~decided).sum()),
         "n_skipped": int((drawn & ~decided & (part["position"].fillna(-1).to_numpy() < last)).sum()),
+        "n_undefined": int((~f_ok).sum()),
         "judge_value": float(part.loc[f_ok, "f"].mean()) if f_ok.any() else math.nan}
     result = None
     if labelled.sum() >= 2:
         result = ppi_mean(part["y"].to_numpy(float)[labelled], part["f"].to_numpy(float)[labelled],
-                          part["f"].to_numpy(float)[unlabelled], confidence=confidence)
+                          part["f"].to_numpy(float)[unlabelled], confidence=confidence, binary=binary)
     return row, result
+
+
+#: The warning of a row with too few audited outputs for any estimate.
+TOO_FEW_WARNING = "fewer than 2 audited outputs: no estimate"
 
 
 def _estimates(result: PPIMean | None) -> dict[str, object]:
     if result is None:
-        return {c: math.nan for c in ("human_value", "human_low", "human_high", "ppi_value", "ppi_low", "ppi_high",
-                                      "ppi_se", "lam", "n_effective", "ess_gain")}
+        return {**{c: math.nan for c in ("human_value", "human_low", "human_high", "ppi_value", "ppi_low",
+                                         "ppi_high", "ppi_se", "lam", "n_effective", "ess_gain")},
+                "warning": TOO_FEW_WARNING}
     effective = result.n_effective
     return {"human_value": result.human.value, "human_low": result.human.low, "human_high": result.human.high,
             "ppi_value": result.estimate.value, "ppi_low": result.estimate.low, "ppi_high": result.estimate.high,
             "ppi_se": result.estimate.se, "lam": result.lam,
             "n_effective": math.nan if effective is None else effective,
-            "ess_gain": math.nan if effective is None else effective / result.n}
+            "ess_gain": math.nan if effective is None else effective / result.n, "warning": result.warning}
 
 
-def _stratified_row(strata: list[tuple[dict[str, object], PPIMean | None, int]], z: float) -> dict[str, object]:
-    """A model's pooled row from its (model, task) strata: weights = the strata's usable judge terms."""
+def _stratified_row(strata: list[tuple[dict[str, object], PPIMean | None, int]], confidence: float
+                    ) -> dict[str, object]:
+    """A model's pooled row from its (model, task) strata: weights = the strata's usable judge terms; each interval
+    ``value +- t se`` with Welch-Satterthwaite degrees of freedom over the strata (``n_h - 1`` each)."""
     counts = {k: sum(int(row[k]) for row, _, _ in strata) for k in
-              ("n_frame", "n_drawn", "n_decided", "n_audit", "n_unusable", "n_pending", "n_skipped")}
+              ("n_frame", "n_drawn", "n_decided", "n_audit", "n_unusable", "n_pending", "n_skipped", "n_undefined")}
     usable = np.array([w for _, _, w in strata], dtype=float)
     judge = np.array([row["judge_value"] for row, _, _ in strata], dtype=float)
     weights = usable / usable.sum() if usable.sum() else usable
@@ -434,18 +509,27 @@ def _stratified_row(strata: list[tuple[dict[str, object], PPIMean | None, int]],
                                    else math.nan, **_estimates(None)}
     results = [r for _, r, _ in strata]
     if not usable.sum() or any(r is None for r, w in zip(results, usable, strict=True) if w > 0):
+        combined["warning"] = "a stratum has fewer than 2 audited outputs: no pooled estimate"
         return combined
+    kept = [(r, w) for r, w in zip(results, weights, strict=True) if w > 0]
     for name, pick in (("human", lambda r: r.human), ("ppi", lambda r: r.estimate)):
-        value = float(sum(w * pick(r).value for r, w in zip(results, weights, strict=True) if w > 0))
-        se = math.sqrt(sum(w * w * pick(r).se ** 2 for r, w in zip(results, weights, strict=True) if w > 0))
-        combined[f"{name}_value"], combined[f"{name}_low"], combined[f"{name}_high"] = value, value - z * se, \
-            value + z * se
+        value = float(sum(w * pick(r).value for r, w in kept))
+        pieces = [(w * w * pick(r).se ** 2, r.n - 1.0) for r, w in kept]
+        se = math.sqrt(sum(v for v, _ in pieces))
+        df = satterthwaite_df(pieces)
+        half = t_quantile(confidence, df) * se if se > 0 else 0.0
+        combined[f"{name}_value"], combined[f"{name}_low"], combined[f"{name}_high"] = value, value - half, \
+            value + half
         if name == "ppi":
             combined["ppi_se"] = se
-    human_se = (combined["human_high"] - combined["human_low"]) / (2 * z)
-    if combined["ppi_se"] > 0:
-        combined["n_effective"] = counts["n_audit"] * (human_se / combined["ppi_se"]) ** 2
+    widths = (combined["human_high"] - combined["human_low"], combined["ppi_high"] - combined["ppi_low"])
+    if min(widths) > 0:
+        combined["n_effective"] = counts["n_audit"] * (widths[0] / widths[1]) ** 2
         combined["ess_gain"] = combined["n_effective"] / counts["n_audit"]
+    reasons = sorted({r.warning for r, _ in kept if r.warning})
+    combined["warning"] = ("pooled over strata with a t approximation whose 95 % is not promised: a stratum's "
+                           f"interval says {reasons[0]}" if reasons else
+                           zero_width_warning("the pooled PPI interval") if min(widths) <= 0 else None)
     return combined
 
 
@@ -488,7 +572,7 @@ def ppi_estimates(outputs: pd.DataFrame, ratings: pd.DataFrame, design: AuditDes
         removed), a metric that does not read the audited dimension, a decision out of the dimension's range or
         two decisions on one output.
     """
-    z = _z(confidence)
+    _z(confidence)  # the check
     specs = ppi_metrics(metrics, design.dimension)
     frame = audit_frame(outputs, ratings, judge=design.judge, dimension=design.dimension)
     if frame_digest(frame) != design.frame_digest:
@@ -508,6 +592,7 @@ def ppi_estimates(outputs: pd.DataFrame, ratings: pd.DataFrame, design: AuditDes
         terms = _terms(outputs, ratings, design, decided, spec, sentences, egm_both_zero)
         scored = frame.merge(terms, on=["item_id", "model"], how="left")
         scored["f_ok"] = scored["f_ok"].fillna(False).astype(bool)
+        binary = all(m.DIMENSIONS[d].binary for d in spec.dimensions)  # a share (CA): exact intervals apply
         for model, part in scored.groupby("model", sort=True):
             strata = []
             levels = ([(ALL_TASKS, part)] if not design.stratify_by_task else [])
@@ -515,7 +600,7 @@ def ppi_estimates(outputs: pd.DataFrame, ratings: pd.DataFrame, design: AuditDes
                 levels += [(task if task != NO_TASK else "(none)", p) for task, p in part.groupby("task", sort=True)]
             for task, group in levels:
                 scheme = "domain" if task != ALL_TASKS and not design.stratify_by_task else "srs"
-                counts, result = _group_row(group, confidence)
+                counts, result = _group_row(group, confidence, binary)
                 base = {"task": task, "model": model, "metric": spec.name, "judge": design.judge, "scheme": scheme}
                 rows.append({**base, **counts, **_estimates(result)})
                 if result is not None:
@@ -527,7 +612,7 @@ def ppi_estimates(outputs: pd.DataFrame, ratings: pd.DataFrame, design: AuditDes
                     strata.append((counts, result, int(group["f_ok"].sum())))
             if design.stratify_by_task:
                 rows.append({"task": ALL_TASKS, "model": model, "metric": spec.name, "judge": design.judge,
-                             "scheme": "stratified", **_stratified_row(strata, z)})
+                             "scheme": "stratified", **_stratified_row(strata, confidence)})
     table = pd.DataFrame(rows, columns=list(PPI_COLUMNS))
     # the table's order: metrics as the registry, pooled rows first, then tasks and models by name
     order = table.assign(_metric=table["metric"].map({name: i for i, name in enumerate(m.METRICS)}),
@@ -536,127 +621,6 @@ def ppi_estimates(outputs: pd.DataFrame, ratings: pd.DataFrame, design: AuditDes
                                                                                                    "_pooled"])
     return PPIReport(table.reset_index(drop=True), pd.DataFrame(components, columns=list(COMPONENT_COLUMNS)),
                      design, float(confidence), int(n_ignored))
-
-
-# ------------------------------------------------------------------------------------------ the label budget
-
-
-BUDGET_MODEL_COLUMNS: tuple[str, ...] = ("task", "metric", "model", "ppi_value", "n_audit", "half_width",
-                                         "n_unlabelled")
-BUDGET_PAIR_COLUMNS: tuple[str, ...] = ("task", "metric", "better", "worse", "difference", "se_difference",
-                                        "separated", "further_decisions", "further_better", "further_worse",
-                                        "reachable")
-
-
-@dataclass(frozen=True)
-class LabelBudget:
-    """Per model the interval's half-width now; per adjacent pair the further decisions to separate them."""
-
-    models: pd.DataFrame
-    pairs: pd.DataFrame
-    confidence: float
-    power: float
-
-    def signature_fields(self) -> dict[str, str]:
-        """The criterion the budget answers: the z-test's level and the power."""
-        return {"budget": f"z-test@{self.confidence:g},power={self.power:g}"}
-
-
-def _components_of(report: PPIReport, task: object, metric: object, model: object) -> PPIMean | None:
-    part = report.components
-    hit = part[(part["task"] == task) & (part["metric"] == metric) & (part["model"] == model)]
-    if hit.empty:
-        return None
-    c = hit.iloc[0]
-    zero = MeanEstimate(math.nan, math.nan, math.nan, math.nan, int(c["n"]))
-    return PPIMean(zero, zero, optimal_lambda(int(c["n"]), int(c["n_unlabelled"]), float(c["cov"]),
-                                              float(c["var_f_all"])),
-                   int(c["n"]), int(c["n_unlabelled"]), float(c["cov"]), float(c["var_y"]),
-                   float(c["var_f_labelled"]), float(c["var_f_unlabelled"]), float(c["var_f_all"]))
-
-
-def _further(a: PPIMean, b: PPIMean, target_se: float) -> tuple[int, int] | None:
-    """Fewest further decisions, added evenly to both models (each up to its unlabelled outputs), that bring the
-    standard error of the difference down to ``target_se``; ``None`` when even auditing everything does not."""
-
-    def se_at(k: int) -> float:
-        return math.hypot(projected_se(a, min(k, a.n_unlabelled)), projected_se(b, min(k, b.n_unlabelled)))
-
-    top = max(a.n_unlabelled, b.n_unlabelled)
-    if se_at(top) > target_se:
-        return None
-    low, high = 0, top
-    while low < high:  # the se falls as decisions are added: the first k that reaches the target
-        mid = (low + high) // 2
-        if se_at(mid) <= target_se:
-            high = mid
-        else:
-            low = mid + 1
-    return min(low, a.n_unlabelled), min(low, b.n_unlabelled)
-
-
-def label_budget(report: PPIReport, *, power: float = DEFAULT_POWER, direction: str = LOWER_IS_BETTER
-                 ) -> LabelBudget:
-    """The label budget: after the audit's decisions so far, how many more separate each adjacent pair of models.
-
-    Rows are the design's own samples: the pooled rows of an unstratified design (one simple random sample per
-    model), or the (task, model) strata of a stratified one; domain rows are left out (future decisions fall in
-    a task only by chance). Per model: ``half_width`` of the current PPI interval. Per pair of models adjacent
-    in the PPI values' order (``direction``: which end is better): the further decisions needed for a
-    two-sided z-test of their difference at the report's level to reach ``power``, assuming
-
-    * the true difference is the current PPI difference (a plug-in: when it overstates the difference, the
-      budget is too small; it is a planning figure, not a guarantee);
-    * the variances (judge, human, their covariance) stay at their current estimates and ``lambda`` is re-tuned
-      to the new sizes (:func:`projected_se`);
-    * the two models' estimates are independent (separate draws per model; they share items, whose effects the
-      judge's terms carry into both unlabelled means, usually with a positive covariance, which makes this
-      conservative);
-    * further decisions go evenly to both models (a model whose outputs are all audited takes no more).
-
-    So the criterion is ``se_diff <= |difference| / (z_{1-alpha/2} + z_power)``; ``separated`` says whether the
-    current ``|difference| > z se_diff`` already (the z-test rejects equality). ``further_decisions`` is
-    ``None`` (``reachable`` False) when even a full audit of both would not reach the target, e.g. a difference of
-    0.
-
-    Raises
-    ------
-    ValueError
-        For a ``power`` outside (0, 1) or an unknown ``direction``.
-    """
-    if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < 1:
-        raise ValueError(f"power must be in (0, 1), got {power!r}")
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
-    z = _z(report.confidence)
-    needed = z + normal_ppf(power)
-    table = report.table
-    design_rows = table[(table["scheme"] == "srs") & table["ppi_value"].notna()]
-    model_rows, pair_rows = [], []
-    for (metric, task), part in design_rows.groupby(["metric", "task"], sort=False):
-        ordered = part.sort_values("ppi_value", ascending=direction == LOWER_IS_BETTER, kind="stable")
-        for row in ordered.to_dict("records"):
-            pieces = _components_of(report, task, metric, row["model"])
-            model_rows.append({"task": task, "metric": metric, "model": row["model"], "ppi_value": row["ppi_value"],
-                               "n_audit": row["n_audit"], "half_width": z * row["ppi_se"],
-                               "n_unlabelled": pieces.n_unlabelled if pieces else 0})
-        records = ordered.to_dict("records")
-        for better, worse in zip(records, records[1:], strict=False):
-            a = _components_of(report, task, metric, better["model"])
-            b = _components_of(report, task, metric, worse["model"])
-            difference = float(worse["ppi_value"] - better["ppi_value"])
-            se_difference = math.hypot(better["ppi_se"], worse["ppi_se"])
-            further = (_further(a, b, abs(difference) / needed) if a is not None and b is not None and difference
-                       else None)
-            pair_rows.append({"task": task, "metric": metric, "better": better["model"], "worse": worse["model"],
-                              "difference": difference, "se_difference": se_difference,
-                              "separated": bool(abs(difference) > z * se_difference),
-                              "further_decisions": None if further is None else sum(further),
-                              "further_better": None if further is None else further[0],
-                              "further_worse": None if further is None else further[1],
-                              "reachable": further is not None})
-    return LabelBudget(pd.DataFrame(model_rows, columns=list(BUDGET_MODEL_COLUMNS)),
-                       pd.DataFrame(pair_rows, columns=list(BUDGET_PAIR_COLUMNS)), report.confidence, float(power))
 
 
 # ------------------------------------------------------------------------------------------ a results table

@@ -68,6 +68,17 @@ from empathy.identifiers import INVISIBLE, INVISIBLE_CLASS, identifier_problem, 
 
 # The judge dimensions (Eq. 1-3) and their closed ranges: the one table of the metric registry (re-exported).
 from empathy.metrics import BINARY_DIMENSIONS, DIMENSION_RANGES  # noqa: F401
+from empathy.raw_files import (
+    TEXT_ENCODING,
+    blank_record,
+    check_name_length,
+    csv_file_rows,
+    csv_records,
+    lone_surrogate,
+    may_hold_surrogate,
+    read_parquet,
+    surrogate_message,
+)
 
 OUTPUT_REQUIRED: tuple[str, ...] = ("item_id", "model", "reference", "generation")
 OUTPUT_OPTIONAL: tuple[str, ...] = ("task",)
@@ -125,7 +136,7 @@ def read_table(path: str | Path, *, name: str | None = None) -> pd.DataFrame:
         elif suffix in (".jsonl", ".json"):
             frame = _read_jsonl(path, label)
         else:
-            frame = pd.read_parquet(path)
+            frame = read_parquet(path, label)
     except DataError:
         raise
     except UnicodeDecodeError as exc:
@@ -169,6 +180,9 @@ def _read_csv(path: Path, label: str) -> pd.DataFrame:
             quoted = values.str.startswith("'", na=False)
             if quoted.any():
                 frame.loc[quoted, column] = values[quoted].map(unspreadsheet_cell)
+    rows = csv_file_rows(path)  # blank lines are rows to a spreadsheet, and pandas skips them
+    if rows is not None and len(rows) == len(frame):
+        frame.attrs["lines"] = rows
     return frame
 
 
@@ -209,8 +223,8 @@ def _quoted_cell_at(data: bytes | mmap.mmap) -> int | None:
 def _check_csv_header(path: Path, label: str) -> list[str]:
     # pandas silently renames a repeated header ("model" -> "model.1") and names an empty one ("Unnamed: 5",
     # which has a ':' and would be read as a wide rating column): both are errors here, on the raw header.
-    with path.open(encoding="utf-8", newline="") as handle:
-        header = [h.strip() for h in next(csv.reader(handle), [])]
+    with path.open(encoding=TEXT_ENCODING, newline="") as handle:
+        header = [h.strip() for h in next(csv_records(handle), [])]
     _check_column_names(header, label, row=1)
     return header
 
@@ -230,21 +244,19 @@ def _check_column_names(names: list[str], label: str, *, row: int | None = None)
         if _blank_name(name):
             raise DataError(label, f"column {position} of {len(names)} has no name (a trailing comma in the "
                             "header?): name it or remove it", row=row, column=f"#{position}")
+        check_name_length(name, position, len(names), label, row=row)
         if name in seen:
             raise DataError(label, "duplicate column name", row=row, column=name)
         seen.add(name)
 
 
 def _check_short_rows(path: Path, label: str, header: list[str]) -> None:
-    csv.field_size_limit(2**31 - 1)  # long generations are data, not an attack on the csv module
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle)
+    with path.open(encoding=TEXT_ENCODING, newline="") as handle:
+        reader = csv_records(handle)
         next(reader, None)
-        row = 1
-        for record in reader:
-            if not record:
-                continue  # pandas skips blank lines too, so they do not count as rows
-            row += 1
+        for row, record in enumerate(reader, start=2):
+            if blank_record(record):
+                continue  # pandas skips a blank line; it still counts as a spreadsheet row
             if len(record) < len(header):
                 raise DataError(label, f"row has {len(record)} fields, the header has {len(header)}", row=row,
                                 column=header[len(record)])
@@ -283,7 +295,7 @@ def iter_jsonl(path: Path, label: str) -> Iterator[tuple[int, dict[str, object]]
     with path.open("rb") as handle:
         for line_number, raw in enumerate(handle, start=1):
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode(TEXT_ENCODING if line_number == 1 else "utf-8")
             except UnicodeDecodeError as exc:
                 raise DataError(label, f"not UTF-8 text (byte {exc.start} of the line: {exc.reason})",
                                 row=line_number) from None
@@ -302,6 +314,9 @@ def iter_jsonl(path: Path, label: str) -> Iterator[tuple[int, dict[str, object]]
                 raise DataError(label, f"invalid JSON ({' '.join(str(exc).split())})", row=line_number) from None
             if not isinstance(record, dict):
                 raise DataError(label, "each line must be a JSON object", row=line_number)
+            surrogate = lone_surrogate(record) if may_hold_surrogate(raw) else None
+            if surrogate is not None:
+                raise DataError(label, surrogate_message(surrogate[1]), row=line_number, column=surrogate[0])
             yield line_number, record
 
 
@@ -747,6 +762,8 @@ def _validate_rating_values(frame: pd.DataFrame, label: str, suffix: str, *,
                         row=int(rows[position]), column="rater")
     out = out.reset_index(drop=True)
     out.attrs["suffix"] = suffix  # so a later join error (build_dataset) counts rows as the file does
+    if not wide and frame.attrs.get("lines") is not None:  # rows that blank lines moved
+        out.attrs["lines"] = rows.tolist()
     return out
 
 
@@ -830,7 +847,7 @@ def build_dataset(outputs: pd.DataFrame, wide_ratings: pd.DataFrame,
             position = int(np.flatnonzero(~known)[0])
             raise DataError(label, f"rating for unknown (item_id, model) = "
                             f"({table['item_id'].iat[position]}, {table['model'].iat[position]})",
-                            row=_display_row(position, table.attrs.get("suffix", ".csv")), column="item_id")
+                            row=file_row(table, position), column="item_id")
         parts.append(table)
     ratings = pd.concat(parts, ignore_index=True) if parts else empty_ratings()
     duplicate = ratings.duplicated(["item_id", "model", "rater", "dimension"])

@@ -9,7 +9,10 @@
 * the per-output term of every text-only metric (:func:`empathy.metrics.text_metrics`: the LD term of Eq. 4,
   ``||z_t - z_g||_2``), from its registry entry's terms function, run within the same groups as
   :func:`empathy.evaluate.compute_metrics` (each model, or each (task, model) with ``by_task``) and with the same
-  ``ld_standardization``;
+  ``ld_standardization``; and beside it the *distancing shift* (``"LD shift"``,
+  :mod:`empathy.distancing.shift`): the generation's distancing minus its reference's on one scale for every
+  output, the sort that answers "which generations are more distanced than their reference" (the Eq. 4 term
+  measures distance from the model's own pattern, in either direction);
 * the distancing counts of each side (nominalizations, impersonal subjects, agentless clauses) and the
   sentence counts, from the same :class:`empathy.evaluate.TextFeatures` the metrics use;
 * the judges' disagreement per rating dimension: the range (max - min) of the judges' values;
@@ -38,6 +41,7 @@ import pandas as pd
 
 from empathy import metrics as m
 from empathy.distancing.result import LABELS
+from empathy.distancing.shift import SHIFT_COLUMN, distancing_shift
 from empathy.escaping import spreadsheet_cell
 from empathy.evaluate import TextFeatures
 from empathy.io import DIMENSION_RANGES, RATING_REQUIRED, require_frame
@@ -145,6 +149,12 @@ def _text_terms(spec: m.MetricSpec, groups: pd.Series, features: TextFeatures, o
     return terms, status
 
 
+def _shift(features: TextFeatures) -> tuple[np.ndarray, np.ndarray]:
+    """The distancing shift of every output (:mod:`empathy.distancing.shift`) and its status name."""
+    shift = distancing_shift(features.densities_ref, features.densities_gen)
+    return shift, np.where(np.isnan(shift), STATUS_NAMES[m.UNDEFINED], STATUS_NAMES[m.OK]).astype(object)
+
+
 def _dimension_order(dimensions: Sequence[str]) -> list[str]:
     paper = [d for d in DIMENSION_RANGES if d in dimensions]
     return paper + sorted(d for d in dimensions if d not in DIMENSION_RANGES)
@@ -214,10 +224,10 @@ def item_table(outputs: pd.DataFrame, ratings: pd.DataFrame, features: TextFeatu
     DataFrame
         In outputs order: ``item_id, model, task``; per judge metric and judge ``"SA:<judge>"``,
         ``"EGM:<judge>"``, ``"CA:<judge>"`` (a column only for judges that rated the metric's dimensions);
-        ``"LD"``; ``"range:<dimension>"`` per rating dimension; :data:`COUNT_COLUMNS`; ``overrides`` (number
-        of overridden ratings of the output) and ``override_dimensions`` (their dimensions, ``""`` if none);
-        one ``"<term> status"`` column per term column; ``reference`` and ``generation``. A term that cannot be
-        computed is NaN and its status says why (module docstring); it is never 0.
+        ``"LD"`` and ``"LD shift"``; ``"range:<dimension>"`` per rating dimension; :data:`COUNT_COLUMNS`;
+        ``overrides`` (number of overridden ratings of the output) and ``override_dimensions`` (their
+        dimensions, ``""`` if none); one ``"<term> status"`` column per term column; ``reference`` and
+        ``generation``. A term that cannot be computed is NaN and its status says why (module docstring); it is never 0.
 
     Raises
     ------
@@ -251,6 +261,8 @@ def item_table(outputs: pd.DataFrame, ratings: pd.DataFrame, features: TextFeatu
         if spec.needs_distancing and not include_ld:
             continue
         table[term_column(name)], statuses[status_column(name)] = _text_terms(spec, groups, features, options)
+    if include_ld:
+        table[SHIFT_COLUMN], statuses[f"{SHIFT_COLUMN} status"] = _shift(features)
     for column, values in (_ranges(keys, ratings) if len(ratings) else {}).items():
         table[column] = values
     table["sentences_ref"] = features.sentences_ref.astype(float)
@@ -562,6 +574,8 @@ class ItemTable:
                 continue
             self._text_terms[term_column(name)], self._text_statuses[status_column(name)] = _text_terms(
                 spec, groups, features, options)
+        if include_ld:
+            self._text_terms[SHIFT_COLUMN], self._text_statuses[f"{SHIFT_COLUMN} status"] = _shift(features)
         counts = {"ref": _counts(self.sentences_ref, features.densities_ref.astype(float)),
                   "gen": _counts(self.sentences_gen, features.densities_gen.astype(float))}
         self._counts = {"sentences_ref": self.sentences_ref, "sentences_gen": self.sentences_gen}

@@ -5,8 +5,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: The repository root (the folder holding ``app.py`` and ``data/``).
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+#: Where a built wheel keeps the app's frame, pages, Streamlit settings and demo (``setup.py`` copies them there).
+BUNDLE_DIR = Path(__file__).resolve().parent.parent / "empathy_app" / "bundle"
+
+
+def _project_root() -> Path:
+    # a clone (or an editable install) runs the checkout's own files; an installed wheel its bundled copy of them
+    checkout = Path(__file__).resolve().parent.parent
+    return BUNDLE_DIR if not (checkout / "app.py").is_file() and (BUNDLE_DIR / "app.py").is_file() else checkout
+
+
+#: The app's root: the folder holding ``app.py``, ``app_pages/`` and ``data/`` (the repository root in a clone, the
+#: bundle of an installed wheel).
+PROJECT_ROOT = _project_root()
 #: The demo data set the repository ships (``data/``, written by ``scripts/make_demo.py``).
 SHIPPED_DEMO_DIR = PROJECT_ROOT / "data"
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from empathy.cachefiles import FILE_MODE, ensure_private_directory, ensure_private_file
+from empathy.identifiers import person_name_problem
 
 __all__ = [
     "MAX_RECENT",
@@ -58,8 +59,9 @@ def clean_annotator(name: object) -> str:
     cleaned = name.strip()
     if len(cleaned) > MAX_ANNOTATOR:
         raise ValueError(f"an annotator name has at most {MAX_ANNOTATOR} characters, got {len(cleaned)}")
-    if any(ord(c) < 32 or ord(c) == 127 for c in cleaned):
-        raise ValueError("an annotator name cannot hold control characters")
+    problem = person_name_problem(cleaned)
+    if problem is not None:
+        raise ValueError(problem)
     return cleaned
 
 

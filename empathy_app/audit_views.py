@@ -22,6 +22,7 @@ import streamlit as st
 
 from empathy.audit import AuditDesign, audit_frame, draw_audit, frame_digest
 from empathy.inference import ALL_TASKS, estimator_signature_fields
+from empathy.label_budget import MIN_PLAN
 from empathy.labels.audits import AuditDecisions, audit_decisions, audit_mark, audit_queue, save_design
 from empathy.labels.ledger import Ledger
 from empathy.labels.locations import StoreError
@@ -186,7 +187,7 @@ def frame_problem(data: Loaded, design: AuditDesign) -> str:
 
 def labels(ledger: Ledger, design: AuditDesign) -> AuditDecisions:
     """The design's audit labels from the ledger's fresh decisions under its label rule."""
-    return audit_decisions(ledger.status.fresh, design, rule=ledger.rule)
+    return audit_decisions(ledger.status.fresh, design, rule=ledger.rule, stale=ledger.status.stale)
 
 
 def queue(design: AuditDesign, decided: AuditDecisions, mine: pd.DataFrame, outputs: pd.DataFrame
@@ -242,11 +243,12 @@ def mark_for(design: AuditDesign | None, item_id: str, model: str) -> AuditMark 
     return None if design is None else audit_mark(design, item_id, model)
 
 
-def _further(separated: bool, reachable: bool, further: object) -> str:
-    """A pair's further decisions as the budget table says them: none when separated now."""
+def _further(separated: bool, reachable: bool, further: object, note: object) -> str:
+    """A pair's further decisions as the budget table says them: none when separated now, else the number or
+    why there is none (the budget's note up to its colon: not planned, not reachable, no difference)."""
     if separated:
         return "none (separated)"
-    return str(int(further)) if reachable else "not reachable"
+    return str(int(further)) if reachable else str(note).split(":")[0]
 
 
 def _fixed(values: object) -> list[str]:
@@ -293,12 +295,15 @@ def beside_queue(data: Loaded, design: AuditDesign, decided: AuditDecisions) -> 
                 "difference": _fixed(pairs["difference"]),
                 "separated": pairs["separated"].map({True: "yes", False: "no"}).to_numpy(),
                 "further": [_further(*row) for row in zip(pairs["separated"], pairs["reachable"],
-                                                          pairs["further_decisions"], strict=True)]
+                                                          pairs["further_decisions"], pairs["note"], strict=True)]
             }).set_index(["better", "worse"]))
-            st.caption("*separated*: a z-test at 5 % tells the two apart now. *further*: the audit decisions that "
-                       "would give that test 80 % power, taking today's difference as the true one (a planning "
-                       "figure), split evenly between the two models; *not reachable*: even auditing every output "
-                       "would not.")
+            measured = (f" In simulation {plan.hit_rate:.0%} of such plans separated their pair."
+                        if plan.hit_rate is not None else "")
+            st.caption("*separated*: a t-test at 5 % tells the two apart now. *further*: the audit decisions that "
+                       "would give that test 80 % power against today's difference shrunk toward 0 (an observed "
+                       "gap overstates the true one), split evenly between the two models; *not planned*: fewer "
+                       f"than {MIN_PLAN} audited outputs on a model; *not reachable*: even auditing every output "
+                       "would not." + measured)
     rule, name = label_rule_field(decided.rule)
     fields = {**estimator_signature_fields([report]), **plan.signature_fields(), rule: name}
     views.signature_caption(Signature(judges=judge_signatures(

@@ -73,6 +73,10 @@ def save(data: Loaded, changes: list[Change], annotator: str, *, audit: AuditMar
         st.session_state[session_keys.FLASH_ERROR] = ("Not saved: no annotator. Type your name in the sidebar and "
                                                       "press **Use this name** (or sign in).")
         return False
+    refused = identity.write_refusal(annotator)
+    if refused:
+        st.session_state[session_keys.FLASH_ERROR] = f"Not saved: {md(refused)}."
+        return False
     try:
         batch = data.store.set_overrides(data.dataset_id, changes, annotator=annotator, audit=audit)
     except AccessDenied as error:
@@ -96,6 +100,10 @@ def undo(data: Loaded, annotator: str | None) -> None:
     """Undo ``annotator``'s last change on this data set (flash escaped)."""
     if not annotator:
         st.session_state[session_keys.FLASH_ERROR] = "Not undone: no annotator (whose decision to undo?)."
+        return
+    refused = identity.write_refusal(annotator)
+    if refused:
+        st.session_state[session_keys.FLASH_ERROR] = f"Not undone: {md(refused)}."
         return
     try:
         undone = data.store.undo_last(annotator, dataset_id=data.dataset_id)
@@ -130,7 +138,7 @@ def ledger_panel(data: Loaded, ledger: Ledger, annotator: str, key: str) -> None
             st.markdown("**Stale**: the reference or generation changed after the decision. Check the text on "
                         "Inspect, then confirm to apply the decision again.")
             st.dataframe(ledger.status.stale[columns], hide_index=True, key=f"{key}_stale")
-            refusal = access(data).why_not("decide")
+            refusal = access(data).why_not("decide") or identity.write_refusal(annotator)
             if st.button(f"Confirm all {decided['stale']} on the current texts", key=f"{key}_confirm",
                          disabled=refusal is not None, help=md(refusal) if refusal else None):
                 try:

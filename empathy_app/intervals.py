@@ -4,7 +4,7 @@ The numbers are the library's: :func:`empathy.bootstrap.table_intervals` (each v
 interval over item resamples, its rank interval, and Table 6's rho interval, exact permutation p and Kendall's
 tau-b, from one set of item resamples per task), :func:`empathy.inference.ppi_estimates` (every stored audit
 design of the data set, from the judges' *own* ratings and the decisions made in audit order,
-:func:`empathy.labels.audits.audit_decisions`) and :func:`empathy.inference.label_budget`. This module caches
+:func:`empathy.labels.audits.audit_decisions`) and :func:`empathy.label_budget.label_budget`. This module caches
 them and shapes them for the Overview, Agreement and Relabel pages:
 
 * the bootstrap per data set, task scope, EGM reading, resamples and seed (:class:`empathy.bootstrap.
@@ -34,13 +34,12 @@ from empathy.evaluate import TextFeatures, plan_metrics
 from empathy.inference import (
     ALL_TASKS,
     ESTIMATOR_PPI,
-    LabelBudget,
     PPIReport,
     estimator_signature_fields,
     estimator_table,
-    label_budget,
     ppi_estimates,
 )
+from empathy.label_budget import LabelBudget, label_budget
 from empathy.labels.audits import AuditDecisions, audit_decisions, design_list, load_design
 from empathy.labels.ledger import apply_overrides
 from empathy.labels.locations import StoreError
@@ -99,6 +98,16 @@ def intervals(data: Loaded, *, with_overrides: bool | None = None, egm_both_zero
     scope = f"by_task={compute.by_task(data)}|egm={egm_both_zero}|metrics={registry_token()}"
     return _intervals(data.content_key, overrides.overrides_key(current), scope, int(n_resamples), int(seed),
                       compute.engine(data, egm_both_zero=egm_both_zero), current)
+
+
+#: What ``p_better`` means, in plain words (under the Overview's table of adjacent models).
+P_BETTER_MEANING = (
+    "**p_better**: the models of each metric and judge in order, each with the next one. p_better is the share "
+    "of the bootstrap's resamples of the items in which the model ranked better stays better than the next "
+    "(a tie counts half): 0.5 means these items cannot tell the two apart, near 1 that the order holds whichever "
+    "items are drawn. It is support for the order from resampling, not the probability that the model is truly "
+    "better, and it says nothing about a judge's errors. *difference*: worse minus better in the metric's "
+    "direction (0 or more), with its 95 % interval.")
 
 
 def settings_caption(values: TableIntervals) -> str:
@@ -179,7 +188,7 @@ def audit_estimates(data: Loaded, *, egm_both_zero: str = "zero") -> AuditEstima
     ledger = overrides.ledger(data)
     reports, labels = [], []
     for design in designs:
-        decided = audit_decisions(ledger.status.fresh, design, rule=ledger.rule)
+        decided = audit_decisions(ledger.status.fresh, design, rule=ledger.rule, stale=ledger.status.stale)
         report, problem = estimate(data, design, decided, egm_both_zero=egm_both_zero)
         if report is None:
             problems.append(f"Audit {md(design.short_digest)} ({md(design.judge)} on {md(design.dimension)}) is not "
@@ -274,7 +283,7 @@ def signature_fields(values: TableIntervals, reports: Sequence[PPIReport] = ()) 
 # ------------------------------------------------------------------------------------------ the label budget
 
 def budget(report: PPIReport) -> LabelBudget:
-    """:func:`empathy.inference.label_budget` of a report, the pairs of each metric ordered in that metric's
+    """:func:`empathy.label_budget.label_budget` of a report, the pairs of each metric ordered in that metric's
     direction (:attr:`empathy.metrics.MetricSpec.better`)."""
     names = [str(name) for name in report.table["metric"].unique()]
     parts = []

@@ -27,6 +27,7 @@ from empathy.dataset_cache import FOLDER as DATASET_FOLDER
 from empathy.dataset_cache import dataset_key, load_dataset_cached
 from empathy.datasets import IMPORTERS, Importer
 from empathy.datasets.report import ImportReport
+from empathy.files import folder_files, resolve_data_path
 from empathy.io import (
     SUPPORTED_SUFFIXES,
     DataError,
@@ -101,15 +102,7 @@ class Loaded:
 def demo_files(directory: Path | None = None) -> tuple[Path | None, list[Path]]:
     """The outputs file and every ``ratings*`` file of a data folder (CSV, JSONL or Parquet; by default the demo's,
     :func:`empathy.paths.demo_dir`)."""
-    directory = demo_dir() if directory is None else directory
-    outputs = None
-    for suffix in SUPPORTED_SUFFIXES:
-        candidate = directory / f"outputs{suffix}"
-        if candidate.exists():
-            outputs = candidate
-            break
-    ratings = sorted(p for p in directory.glob("ratings*") if p.suffix.lower() in SUPPORTED_SUFFIXES)
-    return outputs, ratings
+    return folder_files(demo_dir() if directory is None else directory)
 
 
 @st.cache_resource(show_spinner=False)
@@ -280,17 +273,7 @@ def store_path_for(source: dict, data_dir: Path | None) -> Path | str:
 
 def resolve_path(text: str) -> tuple[Path, list[Path]]:
     """A typed path: a data folder (``outputs.*`` + ``ratings*``) or an outputs file (ratings beside it)."""
-    path = Path(text.strip()).expanduser()
-    if not text.strip():
-        raise DataError("<path>", "enter a folder or an outputs file")
-    if path.is_dir():
-        outputs, ratings = demo_files(path)
-        if outputs is None:
-            raise DataError(str(path), "no outputs.csv, outputs.jsonl or outputs.parquet in this folder")
-        return outputs, ratings
-    if not path.exists():
-        raise DataError(str(path), "file not found")
-    return path, sorted(p for p in path.parent.glob("ratings*") if p.suffix.lower() in SUPPORTED_SUFFIXES)
+    return resolve_data_path(text)
 
 
 def ratings_candidates(outputs: Path) -> list[Path]:

@@ -14,11 +14,13 @@ validation of the memory live in :mod:`empathy.settings`.
 from __future__ import annotations
 
 import copy
+import os
 
 import streamlit as st
 
 from empathy.io import DataError
 from empathy.labels.locations import StoreError
+from empathy.launch import DATA_ENV
 from empathy.settings import Settings, clean_annotator, resolve_key, save_upload, source_key
 from empathy_app import identity, loading, overrides, session_keys
 from empathy_app.loading import ALL_TASKS, Loaded
@@ -97,6 +99,7 @@ def restore() -> None:
     """
     key = st.query_params.get(PARAM)
     if not key:
+        _open_start_data()
         return
     resolved = resolve_key(key, settings(), loading.uploads_dir(), kumar_directory=loading.kumar_directory())
     if resolved.error:
@@ -110,6 +113,20 @@ def restore() -> None:
     except DataError as error:
         st.session_state[session_keys.MEMORY_NOTICE] = (f"Opened the demo data: the linked data set cannot be "
                                                         f"loaded: {md(error)}")
+
+
+def _open_start_data() -> None:
+    # `empathy app DATA`: the data set the person at this machine named when starting the app (so trusted, and
+    # remembered like one chosen on the Data page); the URL, when it names one, wins
+    start = os.environ.get(DATA_ENV, "").strip()
+    if not start:
+        return
+    try:
+        outputs, ratings = loading.resolve_path(start)  # only the names: the frame loads it after the first paint
+    except DataError as error:
+        st.session_state[session_keys.MEMORY_NOTICE] = f"Opened the demo data: {md(error)}"
+        return
+    choose({"kind": "path", "outputs": str(outputs), "ratings": [str(p) for p in ratings]})
 
 
 def sync_url() -> None:
@@ -221,12 +238,17 @@ def _remember_name(name: str) -> None:
 
 
 def _signed_in_box(who: identity.Access) -> None:
+    state = identity.sign_in()
     if who.identity:
         st.markdown(f"Signed in as **{md(who.identity)}**" + (f" · {md(who.role)}" if who.role else ""))
-        st.button("Sign out", key="identity_sign_out", on_click=st.logout,
-                  help="Ends the sign-in in this browser; signed out, nothing is written.")
+        if state.note:
+            st.caption(md(state.note) + ".")
+        st.button("Sign out", key="identity_sign_out", on_click=identity.sign_out,
+                  help="Ends the sign-in in every tab of this browser; signed out, nothing is written.")
         return
     st.markdown("**Signed out**: you can read; sign in to decide.")
+    if state.note:
+        st.caption(md(state.note) + ".")
     for provider in identity.login_providers():
         label = "Sign in" if provider is None else f"Sign in with {provider}"
         st.button(label, key=f"identity_sign_in_{provider or 'default'}", type="primary", on_click=st.login,

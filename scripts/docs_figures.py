@@ -364,14 +364,18 @@ class Figure:
 
 
 README, DATA_README, JUDGES, KUMAR_DOC = "README.md", "data/README.md", "docs/judges.md", "docs/kumar2025.md"
+# the docs site's pages that quote the same figures as the README
+METRICS_DOC, AGREEMENT_DOC = "docs/explanation/metrics.md", "docs/explanation/agreement.md"
+DISAGREEMENT_DOC, FRAGILITY_DOC = "docs/explanation/disagreement.md", "docs/explanation/fragility-and-exhibits.md"
+TUTORIAL_DEMO = "docs/tutorial/demo-mechanisms.md"
 FIGURES: tuple[Figure, ...] = (
-    Figure("ld-eq4-larch", (README,), DEMO, _ld_eq4),
-    Figure("ld-reference", (README, DATA_README), DEMO, _ld_reference),
-    Figure("egm-both-zero", (README,), DEMO, _egm_both_zero),
-    Figure("reference-units", (README,), DEMO, _reference_units),
-    Figure("sa-term-min", (README,), DEMO, _sa_term_min),
-    Figure("demo-point-interval", (README,), DEMO, _point_interval),
-    Figure("rows-outputs", (DATA_README,), DEMO, _count("outputs.csv", len)),
+    Figure("ld-eq4-larch", (README, METRICS_DOC), DEMO, _ld_eq4),
+    Figure("ld-reference", (README, DATA_README, METRICS_DOC), DEMO, _ld_reference),
+    Figure("egm-both-zero", (README, METRICS_DOC), DEMO, _egm_both_zero),
+    Figure("reference-units", (README, AGREEMENT_DOC), DEMO, _reference_units),
+    Figure("sa-term-min", (README, FRAGILITY_DOC), DEMO, _sa_term_min),
+    Figure("demo-point-interval", (README, DISAGREEMENT_DOC), DEMO, _point_interval),
+    Figure("rows-outputs", (DATA_README, TUTORIAL_DEMO), DEMO, _count("outputs.csv", len)),
     Figure("rows-author", (DATA_README,), DEMO, _count("ratings_author.csv", len)),
     Figure("rows-lexicon", (DATA_README,), DEMO, _count("ratings_lexicon.csv", len)),
     Figure("rows-exhibits", (DATA_README,), DEMO, _count("exhibits.csv", len)),
@@ -385,7 +389,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("crowd-beats-lexicon", (JUDGES,), KUMAR, _crowd_beats_lexicon),
     Figure("kumar-dilution-table", (KUMAR_DOC,), KUMAR, _dilution_table),
     Figure("kumar-dilution", (KUMAR_DOC,), KUMAR, _dilution_summary),
-    Figure("kumar-dilution-range", (README,), KUMAR, _dilution_range),
+    Figure("kumar-dilution-range", (README, DISAGREEMENT_DOC), KUMAR, _dilution_range),
     Figure("kumar-ed-empathy", (KUMAR_DOC,), KUMAR, _ed_empathy),
     Figure("kumar-compression", (KUMAR_DOC,), KUMAR, _compression),
     Figure("kumar-wider", (KUMAR_DOC,), KUMAR, _wider),

@@ -10,7 +10,8 @@
 ``fault`` plants one defect: ``ignore-second`` (Text B gets Text A's score: the second text is not read),
 ``longer`` (each text's affect score rises by 0.02 per word: longer texts rated higher), ``solution-blind``
 (conflict avoidance judged without the response's last sentence: blind to an appended solution), ``flip``
-(each conflict-avoidance answer flipped with probability ``flip_rate``, from ``random.Random(seed)``).
+(each conflict-avoidance answer flipped with probability ``flip_rate``, drawn from the seed, the prompt and how
+many times that prompt was asked, so that concurrent requests arriving in any order get the same flips).
 """
 
 from __future__ import annotations
@@ -42,12 +43,19 @@ class PlantedJudgeServer(FakeOpenAIServer):
     fault: str = ""
     flip_rate: float = 0.0
     seed: int = 0
-    rng: random.Random = field(default_factory=random.Random)
+    asked: dict[str, int] = field(default_factory=dict)
 
     def reset(self) -> None:
-        """Forget requests and re-seed the flips."""
+        """Forget requests and the prompts' counts (the flips start over)."""
         super().reset()
-        self.rng = random.Random(self.seed)
+        with self._lock:
+            self.asked = {}
+
+    def _flip(self, user: str) -> bool:
+        with self._lock:
+            n = self.asked.get(user, 0)
+            self.asked[user] = n + 1
+        return random.Random(f"{self.seed}:{n}:{user}").random() < self.flip_rate
 
     def _answer(self, system: str, user: str, *, out_of_range: bool) -> str:
         if "conflict_avoidance" in user:
@@ -57,8 +65,7 @@ class PlantedJudgeServer(FakeOpenAIServer):
                 response = " ".join(sentences[:-1]) if len(sentences) > 1 else response
             label = int("you should" in response.lower())
             if self.fault == "flip":
-                with self._lock:
-                    label = 1 - label if self.rng.random() < self.flip_rate else label
+                label = 1 - label if self._flip(user) else label
             return json.dumps({"conflict_avoidance": label})
         if "aversive_count" in user:
             return super()._answer(system, user, out_of_range=out_of_range)

@@ -260,9 +260,16 @@ def test_draw_decide_in_audit_order_and_the_corrected_values(_store):
     assert list(zip(pairs["better"], pairs["worse"], strict=True)) == list(zip(valued.index[:-1], valued.index[1:],
                                                                                 strict=True))
     assert set(pairs["separated"]) <= {"yes", "no"}
+    # a model with fewer than 15 audited outputs gets no plan, and the cell says so
+    few = {name for name in valued.index if valued.loc[name, "n_audit"] < 15}
+    for row in pairs.to_dict("records"):
+        if row["separated"] == "no" and {row["better"], row["worse"]} & few:
+            assert row["further"] == "not planned", row
+        if row["separated"] == "yes":
+            assert row["further"] == "none (separated)", row
     signature = next(c for c in app_texts(at.caption) if c.startswith("Signature:") and "audit:" in c)
     assert f"audit:{design.short_digest}" in signature and "estimator:judge+ppi++" in signature
-    assert "audit-decisions:12" in signature and "budget:z-test" in signature
+    assert "audit-decisions:12" in signature and "budget:t-test@0.95,power=0.8,shrunk" in signature
     # the Overview: the corrected CA of lexicon beside the judge's, the same numbers
     at.switch_page(OVERVIEW).run()
     _ok(at)

@@ -83,6 +83,13 @@ def test_overview_intervals_are_the_librarys(library):
     assert np.allclose(_array(bars["error_y"]["arrayminus"]), (part["value"] - part["ci_low"]).to_numpy(float))
     signature = next(c for c in app_texts(at.caption) if c.startswith("Signature:") and "resamples:" in c)
     assert "resamples:1000" in signature and "bootstrap-seed:0" in signature and "estimator:judge" in signature
+    # each model with the next one and p_better, the library's, with its meaning in plain words under it
+    pairs = _frame(at, "better", "worse", "p_better")
+    pair_keys = ["task", "scorer", "metric", "better", "worse"]
+    merged = pairs.merge(library.pairs, on=pair_keys, suffixes=("", "_lib"))
+    assert len(merged) == len(pairs) == len(library.pairs) > 0
+    assert np.allclose(merged["p_better"].astype(float), merged["p_better_lib"].astype(float))
+    assert intervals.P_BETTER_MEANING in app_texts(at.caption)
 
 
 def test_the_bootstrap_runs_once_per_data_set_and_overrides(monkeypatch):

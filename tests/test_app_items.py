@@ -106,7 +106,7 @@ def test_search_narrows_rows_case_insensitively():
     assert set(_items(at)["item_id"]) == {"news-01"}
 
 
-@pytest.mark.parametrize("column", ["LD", "EGM:lexicon", "range:e_gen"])
+@pytest.mark.parametrize("column", ["LD", "LD shift", "EGM:lexicon", "range:e_gen"])
 def test_worst_first_order_follows_the_chosen_term(column):
     at = _page()
     at.selectbox(key="items_sort").set_value(column).run()
@@ -115,6 +115,16 @@ def test_worst_first_order_follows_the_chosen_term(column):
     assert table.columns[3] == column
     assert _non_increasing_then_nan(table[column])
     assert table[column].notna().sum() > 0
+
+
+def test_sorted_by_the_ld_shift_no_faithful_output_comes_first():
+    at = _page()
+    at.selectbox(key="items_sort").set_value("LD shift").run()
+    _ok(at)
+    notes = _demo_outputs().set_index(["item_id", "model"])["demo_note"]
+    top = _items(at).head(10)
+    assert not any("faithful" in notes[(item, model)] for item, model in zip(top["item_id"], top["model"], strict=True))
+    assert any("more distanced than its reference" in c.value for c in at.caption)
 
 
 def test_by_size_sorts_sa_by_magnitude_and_model_filter():

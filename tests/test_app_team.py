@@ -217,16 +217,18 @@ def test_an_unlisted_name_and_malformed_roles(fixture_source, _store):
 # ------------------------------------------------------------------------------------------ with a login
 
 def test_with_a_login_the_annotator_is_the_signed_in_identity(fixture_source, _store):
-    signed_in = {"is_logged_in": True, "email": "ann@lab.example", "sub": "s-1"}
+    signed_in = {"is_logged_in": True, "email": "ann@lab.example", "email_verified": True, "sub": "s-1",
+                 "iss": "https://login.lab.example"}
     at = _app(fixture_source, secrets={"auth": AUTH}, user=signed_in)
     assert window(at)["annotator"] == "ann@lab.example"
     assert not at.get("text_input") or all(t.key != "_w_annotator" for t in at.text_input)  # shown, not typed
     assert any("Signed in as **ann@lab.example**" in m for m in _texts(at.sidebar.markdown))
     press(at, 1.0)
     assert set(OverrideStore(_store).decisions()["annotator"]) == {"ann@lab.example"}
-    # no e-mail claim: the subject
-    subject_only = _app(fixture_source, secrets={"auth": AUTH}, user={"is_logged_in": True, "sub": "s-2"})
-    assert window(subject_only)["annotator"] == "s-2"
+    # no e-mail claim: the subject, qualified by its issuer
+    subject_only = _app(fixture_source, secrets={"auth": AUTH},
+                        user={"is_logged_in": True, "sub": "s-2", "iss": "https://login.lab.example"})
+    assert window(subject_only)["annotator"] == "https://login.lab.example#s-2"
     # signed out: the sign-in button, and nothing is decided, whatever name the session holds
     signed_out = _app(fixture_source, annotator="ann", secrets={"auth": AUTH}, user={"is_logged_in": False})
     assert any(b.label == "Sign in" for b in signed_out.sidebar.button)

@@ -221,9 +221,19 @@ def test_ledger_csv_download_is_formula_safe(server, page):
 
 
 def test_ledger_import_through_the_data_page(server, page, tmp_path):
-    ledger = tmp_path / "ledger.jsonl"
-    ledger.write_text('{"dataset_id": "elsewhere", "item_id": "co-03", "model": "gorse", "rater": "author", '
-                      '"dimension": "ca", "value": 0, "annotator": "importer", "reason": "=from a file"}\n',
+    import json
+
+    import pandas as pd
+
+    from empathy.labels.records import text_hash
+    from empathy.paths import DEMO_DIR
+
+    demo = pd.read_csv(DEMO_DIR / "outputs.csv", dtype=str).set_index(["item_id", "model"])
+    shown = demo.loc[("co-03", "gorse")]
+    ledger = tmp_path / "ledger.jsonl"  # a decision names the text it was made on: without it, it is refused
+    ledger.write_text(json.dumps({"dataset_id": "elsewhere", "item_id": "co-03", "model": "gorse", "rater": "author",
+                                  "dimension": "ca", "value": 0, "annotator": "importer", "reason": "=from a file",
+                                  "text_hash": text_hash(shown["reference"], shown["generation"])}) + "\n",
                       encoding="utf-8")
     page.goto(f"{server['url']}/Data")
     _settle(page, "Human overrides ledger")

@@ -156,14 +156,14 @@ def test_draw_an_audit_decide_20_by_key_and_the_corrected_ca_moves(tmp_path, bro
         assert all(positions[(i, m)] == p for i, m, p in zip(marks["item_id"], marks["model"], marks["audit_position"],
                                                              strict=True))
         # docs/statistics.md, *Small audits*: hazel's four audited labels agree with the judge, whose five other
-        # labels are all 0, and the corrected CA sits near 0 with an interval of a few hundredths
+        # labels are all 0: the corrected CA sits near 0, its interval widened to the four labels' exact one
         rated = ratings[(ratings["rater"] == "lexicon") & (ratings["dimension"] == "ca")]
         rated = rated[rated["model"] == "hazel"]
         judge = {str(i): float(v) for i, v in zip(rated["item_id"], rated["value"], strict=True)}
         audited = [i for i, m in order if m == "hazel"]
         assert len(audited) == 4 and all(float(author[(i, "hazel")]) == judge[i] for i in audited)
         assert len(judge) == 9 and all(v == 0 for i, v in judge.items() if i not in audited)
-        assert after["hazel"]["corrected"] < 0.05 and after["hazel"]["half"] < 0.05
+        assert after["hazel"]["corrected"] < 0.05 and 0.2 < after["hazel"]["half"] < 0.65
         assert not tab.locator("[data-testid='stException']").count()
         _shot(tab, "relabel_audit")
 

@@ -3,7 +3,7 @@
 The provider is ``oidc-provider-mock`` (a Flask app implementing OpenID Connect discovery, authorization code flow,
 ID tokens signed with its own key, end session), started by this test on a free port of 127.0.0.1's ``localhost``
 with three users: alice (annotator), bob (adjudicator) and carol (viewer), each an OpenID subject whose ``email``
-claim is their identity. The app is ``streamlit run app.py`` with a ``secrets.toml`` written to a temporary folder
+claim, verified by the provider (``email_verified``), is their identity. The app is ``streamlit run app.py`` with a ``secrets.toml`` written to a temporary folder
 (``--secrets.files``): ``[auth]`` names the provider's discovery document, a client id and secret (the mock takes any
 client) and the redirect URI on the app's port; ``[roles]`` gives the three roles.
 
@@ -61,7 +61,7 @@ def provider():
         patch.setenv("AUTHLIB_INSECURE_TRANSPORT", "1")  # plain http on this machine only
         from oidc_provider_mock import User, run_server_in_thread
 
-        users = [User(sub=sub, claims={"email": email}) for sub, (email, _) in PEOPLE.items()]
+        users = [User(sub=sub, claims={"email": email, "email_verified": True}) for sub, (email, _) in PEOPLE.items()]
         with run_server_in_thread(port=0, user_claims=users) as server:
             yield f"http://localhost:{server.server_port}"
 

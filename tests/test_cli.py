@@ -34,7 +34,9 @@ def metrics_json(tmp_path_factory):
 
 
 def test_metrics_json_shape(metrics_json):
-    assert set(metrics_json) == {"metrics", "agreement", "signature"}
+    assert set(metrics_json) == {"metrics", "agreement", "pairs", "signature"}
+    for row in metrics_json["pairs"]:
+        assert 0.5 <= row["p_better"] <= 1 and row["difference_low"] <= row["difference"] <= row["difference_high"]
     for row in metrics_json["metrics"]:
         assert {"model", "scorer", "metric", "value", "n"} <= set(row)
         assert row["metric"] in {"SA", "EGM", "CA", "LD"}

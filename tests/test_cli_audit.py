@@ -17,8 +17,9 @@ from empathy.audit import draw_audit
 from empathy.bootstrap import judge_agreement, model_intervals
 from empathy.cli import main
 from empathy.evaluate import text_features
-from empathy.inference import ALL_TASKS, label_budget, ppi_estimates
+from empathy.inference import ALL_TASKS, ppi_estimates
 from empathy.io import load_dataset
+from empathy.label_budget import label_budget
 from empathy.labels.audits import audit_decisions, audit_mark, load_design
 from empathy.labels.ledger import ledger_status
 from empathy.labels.records import dataset_name
@@ -140,11 +141,27 @@ def test_audit_estimate_and_budget_equal_the_library(audited, demo, capsys):
     assert int(pooled["n_decided"].sum()) == DECIDED and int(pooled["n_drawn"].sum()) == 60
     for field in ("estimator:ppi++", f"audit:{design.short_digest}", f"audit-decisions:{DECIDED}", "labels:latest"):
         assert field in payload["signature"].split("|")
+    # p_better of adjacent models: T_df(d / se) with Welch-Satterthwaite df, checked against SciPy's t
+    from scipy import stats
+
+    for pair in payload["pairs"]:
+        rows = report.table[(report.table["task"] == pair["task"]) & (report.table["metric"] == pair["metric"])
+                            ].set_index("model")
+        better, worse = rows.loc[pair["better"]], rows.loc[pair["worse"]]
+        assert better["ppi_value"] <= worse["ppi_value"]  # every PPI metric: lower is better
+        d, se = worse["ppi_value"] - better["ppi_value"], math.hypot(better["ppi_se"], worse["ppi_se"])
+        v = (better["ppi_se"] ** 2, worse["ppi_se"] ** 2)
+        df = (v[0] + v[1]) ** 2 / (v[0] ** 2 / (better["n_audit"] - 1) + v[1] ** 2 / (worse["n_audit"] - 1))
+        assert pair["p_better"] == pytest.approx(stats.t.cdf(d / se, math.floor(df)), abs=1e-9)
+    pooled_pairs = [p for p in payload["pairs"] if p["task"] == ALL_TASKS]
+    assert len(pooled_pairs) == 4 * len({p["metric"] for p in pooled_pairs})  # five models: four neighbours
     budget = label_budget(report)
     got_budget = _json(capsys, "audit", "budget", *_files(demo))
     assert [p["further_decisions"] for p in got_budget["pairs"]] == [
         None if pd.isna(v) else int(v) for v in budget.pairs["further_decisions"]]
     assert [m["half_width"] for m in got_budget["models"]] == pytest.approx(budget.models["half_width"].tolist())
+    assert got_budget["hit_rate"] == budget.hit_rate == 0.83  # the measured hit rate beside the plans
+    assert [p["note"] for p in got_budget["pairs"]] == budget.pairs["note"].tolist()
 
 
 def test_metrics_json_carries_intervals_ppi_rows_and_table6(audited, demo, capsys):
@@ -167,6 +184,15 @@ def test_metrics_json_carries_intervals_ppi_rows_and_table6(audited, demo, capsy
                                                                   else _applied(audited), metric,
                                                                   sentences=sentences), scorer),
                                        n_resamples=400, seed=3).models.set_index("model")
+            # p_better of each adjacent pair: model_intervals' (the share of resamples the order survives)
+            pairs = [r for r in payload["pairs"] if (r["scorer"], r["metric"]) == (scorer, metric)]
+            library = model_intervals(metric_matrix(metric_terms(data.outputs, data.ratings if scorer == "author"
+                                                                 else _applied(audited), metric,
+                                                                 sentences=sentences), scorer),
+                                      n_resamples=400, seed=3).pairs
+            assert [(r["better"], r["worse"]) for r in pairs] == list(zip(library["better"], library["worse"],
+                                                                          strict=True))
+            assert [r["p_better"] for r in pairs] == pytest.approx(library["p_better"].tolist())
             for row in (r for r in judge_rows if (r["scorer"], r["metric"]) == (scorer, metric)):
                 assert (row["ci_low"], row["ci_high"]) == pytest.approx(
                     (expected.loc[row["model"], "low"], expected.loc[row["model"], "high"])), (scorer, metric)

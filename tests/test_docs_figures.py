@@ -65,7 +65,7 @@ def test_issue_27_claims_are_corrected(first_demo):
 
 def test_a_changed_figure_is_found_and_rewritten(tmp_path, sources):
     chosen = tuple(f for f in figures.FIGURES if f.name in ("ld-reference", "rows-outputs"))
-    for path in ("README.md", "data/README.md"):
+    for path in sorted({p for f in chosen for p in f.paths}):  # the README, data/README.md and the docs pages
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(PROJECT_ROOT / path, tmp_path / path)
     readme = tmp_path / "data" / "README.md"
@@ -90,7 +90,7 @@ def test_a_changed_figure_is_found_and_rewritten(tmp_path, sources):
 def test_every_marker_in_the_docs_is_a_known_figure():
     known = {f.name for f in figures.FIGURES}
     for path in [PROJECT_ROOT / "README.md", PROJECT_ROOT / "data" / "README.md",
-                 *sorted((PROJECT_ROOT / "docs").glob("*.md"))]:
+                 *sorted((PROJECT_ROOT / "docs").rglob("*.md"))]:
         names = {m.group("name") for m in figures.MARKER.finditer(path.read_text(encoding="utf-8"))}
         assert names <= known, (path, names - known)
     assert all(Path(PROJECT_ROOT / p).is_file() for f in figures.FIGURES for p in f.paths)
@@ -113,8 +113,10 @@ def test_the_demo_readme_is_written_with_its_figures(tmp_path, sources):
     assert "<!-- fig:rows-outputs -->436<!-- /fig -->" in filled
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "README.md").write_text(filled, encoding="utf-8")
-    shutil.copy(PROJECT_ROOT / "README.md", tmp_path / "README.md")  # ld-reference is quoted there too
     chosen = tuple(f for f in figures.FIGURES if f.name in names)
+    for path in sorted({p for f in chosen for p in f.paths} - {figures.DATA_README}):  # ld-reference: the README too
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(PROJECT_ROOT / path, tmp_path / path)
     result = figures.run(tmp_path, sources=sources, figures=chosen)
     assert result.problems == []
     assert sorted(c for c in result.checked if c.startswith("data/")) == sorted(f"data/README.md:{n}" for n in names)

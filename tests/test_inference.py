@@ -17,7 +17,6 @@ from empathy.evaluate import TextFeatures, compute_metrics
 from empathy.inference import (
     ALL_TASKS,
     PPI_COLUMNS,
-    label_budget,
     optimal_lambda,
     ppi_estimates,
     ppi_mean,
@@ -74,7 +73,7 @@ CASES = [(s, kind, n, big_n) for s, (kind, n, big_n) in enumerate(
 def test_equal_to_ppi_python(ppi_py, seed: int, kind: str, n: int, big_n: int) -> None:
     ppi, baselines = ppi_py
     y, yhat, unlabelled = _synthetic(seed, kind, n, big_n)
-    result = ppi_mean(y, yhat, unlabelled, confidence=0.95)
+    result = ppi_mean(y, yhat, unlabelled, confidence=0.95, interval="normal")
     point = float(np.ravel(ppi.ppi_mean_pointestimate(y, yhat, unlabelled, lam=None))[0])
     low, high = (float(np.ravel(v)[0]) for v in ppi.ppi_mean_ci(y, yhat, unlabelled, alpha=0.05, lam=None))
     lam = float(_oracle_lambda(ppi, y, yhat, unlabelled))
@@ -87,14 +86,18 @@ def test_equal_to_ppi_python(ppi_py, seed: int, kind: str, n: int, big_n: int) -
         assert result.lam == 0.0
     if kind == "exact":
         assert result.lam == 1.0
-    assert projected_se(result, 0) == pytest.approx(result.estimate.se, rel=1e-12)
+    small = ppi_mean(y, yhat, unlabelled, confidence=0.95)  # the default: same value and lambda, unbiased pieces
+    assert small.estimate.value == result.estimate.value and small.lam == result.lam
+    assert projected_se(small, 0) == pytest.approx(small.estimate.se, rel=1e-12)
+    assert small.estimate.se > result.estimate.se and small.human.se == pytest.approx(
+        float(np.std(y, ddof=1)) / math.sqrt(n), rel=1e-12)
 
 
 def test_fixed_lambda_is_ppi_and_classical(ppi_py) -> None:
     ppi, _ = ppi_py
     y, yhat, unlabelled = _synthetic(3, "continuous", 40, 300)
     for lam in (0.0, 0.4, 1.0):
-        result = ppi_mean(y, yhat, unlabelled, lam=lam, confidence=0.9)
+        result = ppi_mean(y, yhat, unlabelled, lam=lam, confidence=0.9, interval="normal")
         low, high = (float(np.ravel(v)[0]) for v in ppi.ppi_mean_ci(y, yhat, unlabelled, alpha=0.1, lam=lam))
         assert (result.estimate.low, result.estimate.high) == pytest.approx((low, high), abs=1e-9)
     assert ppi_mean(y, yhat, unlabelled, lam=0.0).estimate.value == pytest.approx(y.mean())
@@ -173,8 +176,12 @@ def test_ppi_row_worked_by_hand() -> None:
     # Audited i1, i2, i4, i5: humans say 1, 0, 0, 0 where the judge said 1, 1, 0, 0; i3 and i6 (judge 1, 0) are
     # not audited. cov0(Y, f) = 0.5 / 4 = 1/8; var(f over all six, ddof 1) = 1.5 / 5 = 3/10;
     # lambda = (1/8) / ((1 + 4/2) * 3/10) = 5/36. theta = lambda * 1/2 + (1/4 - lambda * 1/2) = 1/4.
-    # se^2 = var0(lambda f~)/2 + var0(Y - lambda f)/4 = (25/1296)(1/4)/2 + (204.25/1296)/4 = 433.5/10368.
-    # Human only: 1/4 +- z sqrt((3/16)/4). n_effective = 4 (3/64) / (433.5/10368).
+    # Unbiased pieces: se^2 = lambda^2 var0(f~) / (N - 1) + var0(Y - lambda f) / (n - 1)
+    #   = (25/1296)(1/4)/1 + (204.25/1296)/3, Welch-Satterthwaite df from (N - 1, n - 1) = (1, 3).
+    # CA is a share: the human-only interval is Clopper-Pearson for 1 of 4, and PPI's t interval, resting on one
+    # positive label and one disagreement, is widened to hold it and clipped to [0, 1].
+    from scipy import stats
+
     outputs, ratings = _ca_data()
     design = _design(outputs, ratings, "j", "ca", [("i1", "m"), ("i2", "m"), ("i4", "m"), ("i5", "m")])
     decisions = pd.DataFrame({"item_id": ["i1", "i2", "i4", "i5", "i3", "i1"], "model": "m",
@@ -184,21 +191,27 @@ def test_ppi_row_worked_by_hand() -> None:
     assert list(report.table.columns) == list(PPI_COLUMNS)
     assert report.table["task"].tolist() == [ALL_TASKS]  # one task: pooled rows only
     row = report.table.iloc[0]
-    z = 1.959963984540054
-    se = math.sqrt(433.5 / 10368)
+    imputed, audited = 6.25 / 1296, 204.25 / 1296 / 3
+    se = math.sqrt(imputed + audited)
+    df = (imputed + audited) ** 2 / (imputed ** 2 / 1 + audited ** 2 / 3)
+    half = float(stats.t.ppf(0.975, math.floor(df))) * se
+    exact = (float(stats.beta.ppf(0.025, 1, 4)), float(stats.beta.ppf(0.975, 2, 3)))
+    low, high = max(min(0.25 - half, exact[0]), 0.0), min(max(0.25 + half, exact[1]), 1.0)
     expected = {"metric": "CA", "scheme": "srs", "n_frame": 6, "n_drawn": 4, "n_decided": 4, "n_audit": 4,
-                "n_pending": 0, "n_skipped": 0, "judge_value": 0.5, "human_value": 0.25, "ppi_value": 0.25,
-                "lam": float(Fraction(5, 36)), "ppi_se": se, "ppi_low": 0.25 - z * se, "ppi_high": 0.25 + z * se,
-                "human_low": 0.25 - z * math.sqrt(3 / 64), "n_effective": 4 * (3 / 64) / (433.5 / 10368)}
+                "n_pending": 0, "n_skipped": 0, "n_undefined": 0, "judge_value": 0.5, "human_value": 0.25,
+                "ppi_value": 0.25, "lam": float(Fraction(5, 36)), "ppi_se": se, "ppi_low": low, "ppi_high": high,
+                "human_low": exact[0], "human_high": exact[1],
+                "n_effective": 4 * ((exact[1] - exact[0]) / (high - low)) ** 2}
     for key, value in expected.items():
-        assert row[key] == (pytest.approx(value, abs=1e-12) if isinstance(value, float) else value), key
+        assert row[key] == (pytest.approx(value, abs=1e-9) if isinstance(value, float) else value), key
+    assert "widened to the exact (Clopper-Pearson) human-only interval" in row["warning"]
     assert report.n_ignored == 0  # the e_gen rows are another dimension's, not decisions on undrawn outputs
     fields = report.signature_fields()
     assert fields["estimator"] == "ppi++" and fields["audit"] == design.digest[:12]
     assert fields["audit-decisions"] == "4"
     long = report.estimator_rows()
     assert long["estimator"].tolist() == ["judge", "human", "ppi"]
-    assert long.set_index("estimator").loc["ppi", "ci_low"] == pytest.approx(0.25 - z * se)
+    assert long.set_index("estimator").loc["ppi", "ci_low"] == pytest.approx(low)
 
 
 def test_pending_skipped_and_ignored_decisions() -> None:
@@ -297,66 +310,3 @@ def test_bad_estimator_inputs_name_the_culprit() -> None:
         ppi_estimates(outputs, ratings, design, decisions.drop(columns="value"))
     with pytest.raises(ValueError, match="no metric that is a mean of per-item judge terms reads dimension 'tone'"):
         ppi_metrics(None, "tone")
-
-
-# ------------------------------------------------------------------------------------------ the budget
-
-
-def _two_models(n_audit: int, seed: int = 5) -> tuple[pd.DataFrame, pd.DataFrame, AuditDesign, pd.DataFrame]:
-    rng = np.random.default_rng(seed)
-    outputs = pd.DataFrame([{"item_id": f"i{k}", "model": m, "task": "t"} for k in range(200) for m in ("a", "b")])
-    truth = np.where(outputs["model"] == "a", rng.random(400) < 0.3, rng.random(400) < 0.45).astype(float)
-    judged = np.where(rng.random(400) < 0.15, 1 - truth, truth)
-    ratings = outputs[["item_id", "model"]].assign(rater="j", dimension="ca", value=judged)
-    drawn = [(f"i{k}", m) for k in range(n_audit) for m in ("a", "b")]
-    decisions = pd.DataFrame({"item_id": [i for i, _ in drawn], "model": [m for _, m in drawn],
-                              "value": truth[:2 * n_audit]})
-    return outputs, ratings, _design(outputs, ratings, "j", "ca", drawn), decisions
-
-
-def test_label_budget_worked_from_the_projection() -> None:
-    outputs, ratings, design, decisions = _two_models(30)
-    report = ppi_estimates(outputs, ratings, design, decisions)
-    budget = label_budget(report)
-    pair = budget.pairs.iloc[0]
-    rows = report.table.set_index("model")
-    assert (pair["better"], pair["worse"]) == tuple(rows["ppi_value"].sort_values().index)
-    assert pair["difference"] == pytest.approx(rows.loc[pair["worse"], "ppi_value"] - rows.loc[pair["better"],
-                                                                                               "ppi_value"])
-    assert budget.models.set_index("model")["half_width"].to_dict() == pytest.approx(
-        (1.959963984540054 * rows["ppi_se"]).to_dict())
-    # the answer k (per model) is the first with se_diff(k) <= |d| / (z_.975 + z_.8); k - 1 is not enough
-    target = abs(pair["difference"]) / (1.959963984540054 + 0.8416212335729143)
-    components = report.components.set_index("model")
-
-    def se(k: int) -> float:
-        total = 0.0
-        for model in ("a", "b"):
-            c = components.loc[model]
-            n, big_n = int(c["n"]) + k, int(c["n_unlabelled"]) - k
-            lam = optimal_lambda(n, big_n, c["cov"], c["var_f_all"])
-            total += lam * lam * c["var_f_unlabelled"] / big_n + (
-                c["var_y"] - 2 * lam * c["cov"] + lam * lam * c["var_f_labelled"]) / n
-        return math.sqrt(total)
-
-    assert pair["reachable"]
-    k = int(pair["further_decisions"]) // 2
-    assert pair["further_better"] == pair["further_worse"] == k
-    assert se(k) <= target < se(k - 1)
-    assert budget.signature_fields() == {"budget": "z-test@0.95,power=0.8"}
-
-
-def test_label_budget_unreachable_and_bad_inputs() -> None:
-    outputs, ratings, design, decisions = _two_models(30)
-    same = decisions.assign(value=1.0)  # both models' humans agree on 1: the PPI difference is tiny or zero
-    budget = label_budget(ppi_estimates(outputs, ratings, design, same))
-    assert len(budget.pairs) == 1
-    with pytest.raises(ValueError, match=r"power must be in \(0, 1\)"):
-        label_budget(ppi_estimates(outputs, ratings, design, decisions), power=80)
-    with pytest.raises(ValueError, match="direction must be one of"):
-        label_budget(ppi_estimates(outputs, ratings, design, decisions), direction="up")
-    report = ppi_estimates(outputs, ratings, design, decisions)
-    with pytest.raises(ValueError, match="extra must be a whole number"):
-        projected_se(ppi_mean([1.0, 0.0], [1.0, 0.0], [0.0]), 2)
-    assert label_budget(report, power=0.5).pairs["further_decisions"].iloc[0] <= \
-        label_budget(report, power=0.9).pairs["further_decisions"].iloc[0]

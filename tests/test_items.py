@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from empathy.distancing.shift import SHIFT_COLUMN, distancing_shift
 from empathy.evaluate import LD_SCORER, TextFeatures, compute_metrics, text_features
 from empathy.io import load_dataset
 from empathy.items import (
@@ -113,6 +114,33 @@ def _same(actual: list, expected: list) -> None:
 def test_hand_worked_terms_and_their_status(table, column, expected, status):
     _same(_col(table, column), expected)
     assert _col(table, f"{column} status") == status
+
+
+def test_hand_worked_distancing_shift(table):
+    # Usable outputs: i1/A, i2/A, i1/B (i3 has no generation sentence), pooled over both models. Reference
+    # nominalization [0, 2, 0]: population sd sqrt(8/9); the other two reference dimensions do not vary and are
+    # left out. i1/A: (1 - 0) / sqrt(8/9) = 3 / (2 sqrt 2); i2/A: (1 - 2) / sqrt(8/9); i1/B: 0.
+    _same(_col(table, SHIFT_COLUMN), [3 / (2 * SQRT2), -3 / (2 * SQRT2), NAN, 0.0])
+    assert _col(table, f"{SHIFT_COLUMN} status") == ["ok", "ok", "undefined", "ok"]
+
+
+@pytest.mark.parametrize(("ref", "gen", "expected"), [
+    ([[1, 1, 1], [1, 1, 1]], [[2, 2, 2], [0, 0, 0]], [NAN, NAN]),       # no reference varies: no scale
+    ([[0, 0, 0]], [[1, 1, 1]], [NAN]),                                  # one output: no spread to measure by
+    ([[0, 0, 0], [1, 1, 1]], [[0.5, 0.5, 0.5], [1, 1, 1]], [3.0, 0.0]),  # sd 0.5 in each: 3 x (0.5 / 0.5)
+])
+def test_distancing_shift_edge_cases(ref, gen, expected):
+    _same(distancing_shift(np.array(ref, dtype=float), np.array(gen, dtype=float)).tolist(), expected)
+
+
+def test_demo_sorted_by_shift_lists_no_faithful_output_in_its_top_ten(demo):
+    """The Eq. 4 term sorted worst first brings up outputs the demo notes as faithful; the shift does not."""
+    dataset, features = demo
+    outputs = dataset.outputs.reset_index(drop=True)
+    table = item_table(outputs, dataset.ratings, features)
+    faithful = outputs["demo_note"].fillna("").str.contains("faithful")
+    assert faithful.iloc[worst_first(table, "LD").index[:10]].sum() > 0
+    assert faithful.iloc[worst_first(table, SHIFT_COLUMN).index[:10]].sum() == 0
 
 
 def test_a_judge_without_ratings_of_a_metric_has_no_column(table):

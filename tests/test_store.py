@@ -249,13 +249,17 @@ def test_export_import_round_trip(tmp_path, store, suffix):
                               "role", "updated_at", "reason", "text_hash", "judge_value", "judge_signature",
                               "audit_design", "audit_position"}
     other = OverrideStore(tmp_path / "other.sqlite")
-    assert import_ledger(other, path) == len(EVIL) + 1
+    # decided without a text hash (stale in the source too): refused unless asked for, then kept as they were
+    with pytest.raises(DataError, match=f"row {2 if suffix == '.csv' else 1}, column 'text_hash': no text hash"):
+        import_ledger(other, path)
+    assert other.decisions().empty
+    assert import_ledger(other, path, allow_stale=True) == len(EVIL) + 1
     before = _effective(store, DS).drop(columns=["updated_at"])
     after = _effective(other, DS).drop(columns=["updated_at"])
     pd.testing.assert_frame_equal(before, after)
     assert set(other.audit(DS)["action"]) == {"import"}
     # re-targeted import into another data set, undone as one batch
-    assert import_ledger(other, path, dataset_id="ds1", annotator="me") == len(EVIL) + 1
+    assert import_ledger(other, path, dataset_id="ds1", annotator="me", allow_stale=True) == len(EVIL) + 1
     assert set(_effective(other, "ds1")["annotator"]) == {"me"}
     other.undo_last(dataset_id="ds1")
     assert other.count("ds1") == 0 and other.count(DS) == len(EVIL) + 1

@@ -145,9 +145,9 @@ def test_the_command_line_checks_the_identity_against_the_roles(tmp_path, monkey
     monkeypatch.setenv("EMPATHY_ROLES", str(tmp_path / "roles.toml"))
     monkeypatch.setenv("EMPATHY_IDENTITY", "bob@lab.example")
     assert main(["store", "import", str(ledger), "--store", str(store), "--dataset", DS, "--annotator",
-                 "bob@lab.example"]) == 0
+                 "bob@lab.example", "--allow-stale"]) == 0  # a ledger without text hashes
     assert main(["store", "import", str(ledger), "--store", str(store), "--dataset", DS, "--annotator",
-                 "carol@lab.example", "--as", "carol@lab.example"]) == 2
+                 "carol@lab.example", "--as", "carol@lab.example", "--allow-stale"]) == 2
     err = capsys.readouterr().err
     assert "carol@lab.example is a viewer" in err and err.count("\n") == 1
     assert OverrideStore(store).decisions(DS)["annotator"].tolist() == ["bob@lab.example"]
@@ -334,7 +334,7 @@ def test_an_unreachable_keyword_store_is_one_masked_line(capsys):
 
 def _filled(path: Path) -> Path:
     store = OverrideStore(path)
-    store.set_override(DS, "i1", "m", "j", "ca", 1, annotator="ann", text_hash="h")
+    store.set_override(DS, "i1", "m", "j", "ca", 1, annotator="ann", text_hash="0123456789abcdef")
     return path
 
 

@@ -16,8 +16,9 @@ import pandas as pd
 
 from empathy.audit import draw_audit
 from empathy.bootstrap import judge_agreement, model_intervals
-from empathy.inference import ALL_TASKS, label_budget, ppi_estimates
+from empathy.inference import ALL_TASKS, ppi_estimates
 from empathy.io import load_dataset
+from empathy.label_budget import label_budget
 from empathy.stability import metric_matrix, metric_terms
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,8 +93,8 @@ def audit_rows(outputs: pd.DataFrame, ratings: pd.DataFrame) -> tuple[str, list[
             f"{_interval(r['ppi_low'], r['ppi_high'])} | {_cell(r['lam'])} | {_cell(r['n_effective'], 1)} | "
             f"{_cell(truth[r['model']])} |" for r in pooled.to_dict("records")]
     pairs = [f"| {r['better']} | {r['worse']} | {_cell(r['difference'])} | {_cell(r['se_difference'])} | "
-             f"{'yes' if r['separated'] else 'no'} | "
-             f"{int(r['further_decisions']) if r['reachable'] else 'not reachable'} |"
+             f"{'yes' if r['separated'] else 'no'} | {_cell(r['planned_difference'])} | "
+             f"{int(r['further_decisions']) if r['reachable'] else str(r['note']).split(':')[0]} |"
              for r in label_budget(report).pairs.to_dict("records")]
     return design.short_digest, rows, pairs
 

@@ -13,6 +13,7 @@ One module per command group, each with ``register(subparsers)`` and handlers th
 * :mod:`empathy.cli.distancing`: ``distancing`` (also ``python -m empathy.distancing``);
 * :mod:`empathy.cli.fragility`: ``fragility``;
 * :mod:`empathy.cli.judge_report`: ``alt-test``, ``judge-report``, ``judge-check`` (may a judge replace the annotators);
+* :mod:`empathy.cli.app`: ``app`` (start the Streamlit app, :mod:`empathy.launch`);
 * :mod:`empathy.cli.common`: exit codes and the error-to-exit-code mapping, output formats (JSON exact; table and
   CSV for people, escaped), size parsing, loaders.
 
@@ -39,7 +40,7 @@ from empathy.cli.common import Parser
 #: The command groups' modules in the order ``--help`` lists them.
 GROUP_MODULES: tuple[str, ...] = tuple(f"empathy.cli.{name}" for name in (
     "metrics", "agreement", "distancing", "judges", "datasets", "stability", "slices", "fragility", "store", "audit",
-    "judge_report"))
+    "judge_report", "app"))
 #: Each command -> the module that registers it: a light name -> import table, so that a run imports the module of
 #: its own command only (``tests/test_cli.py`` keeps it equal to what the modules register).
 COMMAND_MODULES: dict[str, str] = {
@@ -48,7 +49,7 @@ COMMAND_MODULES: dict[str, str] = {
     "import": "empathy.cli.datasets", "stability": "empathy.cli.stability", "slices": "empathy.cli.slices",
     "calibration": "empathy.cli.slices", "fragility": "empathy.cli.fragility", "store": "empathy.cli.store",
     "audit": "empathy.cli.audit", "alt-test": "empathy.cli.judge_report", "judge-report": "empathy.cli.judge_report",
-    "judge-check": "empathy.cli.judge_report",
+    "judge-check": "empathy.cli.judge_report", "app": "empathy.cli.app",
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from empathy.cli.common import (
     FORMATS,
@@ -16,6 +17,7 @@ from empathy.cli.common import (
     print_signature,
     set_handler,
 )
+from empathy.escaping import terminal_literal
 
 
 def add_pairwise_options(parser: argparse.ArgumentParser, *, bootstrap: int, bootstrap_help: str) -> None:
@@ -67,9 +69,13 @@ def run_agreement(args: argparse.Namespace) -> int:
     ratings = pd.concat([load_inputs(path)[1] for path in args.ratings], ignore_index=True)
     if ratings.duplicated(["item_id", "model", "rater", "dimension"]).any():
         raise DataError(", ".join(args.ratings), "the same rating appears in more than one file", column="rater")
-    from empathy.agreement import krippendorff_by_dimension, pairwise_agreement
+    from empathy.agreement import krippendorff_by_dimension, pairing_notice, pairwise_agreement
 
     dimensions = args.dimension or None
+    chosen = ratings if dimensions is None else ratings[ratings["dimension"].isin(dimensions)]
+    notice = pairing_notice(chosen.groupby("dimension")["rater"].nunique().to_dict(), "raters")
+    if notice:
+        print(terminal_literal(f"empathy: note: the agreement table {notice}"), file=sys.stderr)
     pairs = pairwise_agreement(ratings, dimensions=dimensions, bootstrap=args.bootstrap, seed=args.seed)
     alphas = krippendorff_by_dimension(ratings if dimensions is None
                                        else ratings[ratings["dimension"].isin(dimensions)])

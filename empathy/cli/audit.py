@@ -6,7 +6,7 @@
 stored designs back (``show``: the drawn outputs in audit order and which are decided). ``estimate`` prints the
 prediction-powered estimates (:func:`empathy.inference.ppi_estimates`: judge-only, human-only and PPI++ values
 per model and task) from the audit decisions in the store, ``budget`` the label budget
-(:func:`empathy.inference.label_budget`). A data set is named in the store as ``metrics --store`` names it (its
+(:func:`empathy.label_budget.label_budget`). A data set is named in the store as ``metrics --store`` names it (its
 outputs file relative to the store, or ``--store-name``).
 """
 
@@ -171,7 +171,7 @@ def _labels(args: argparse.Namespace, store: OverrideStore, name: str, dataset: 
     from empathy.labels.ledger import open_ledger
 
     ledger = open_ledger(store, name, dataset.outputs, args.label_rule)
-    labels = audit_decisions(ledger.status.fresh, design, rule=args.label_rule)
+    labels = audit_decisions(ledger.status.fresh, design, rule=args.label_rule, stale=ledger.status.stale)
     print(f"empathy: {labels.summary()}", file=sys.stderr)
     return labels
 
@@ -255,12 +255,14 @@ def run_show(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json({"design": _header(design), "outputs": json_rows(queue), "decided": int(queue["decided"].sum()),
                     "unresolved": labels.unresolved, "unmarked": labels.unmarked, "mismatched": labels.mismatched,
-                    "signature": signature})
+                    "stale": labels.stale, "signature": signature})
         return 0
     if args.format == "table":
         print(f"audit {design.short_digest}: judge {design.judge!r} on {design.dimension!r}, {design.per_model} per "
               f"{'model and task' if design.stratify_by_task else 'model'}, seed {design.seed}; "
-              f"{int(queue['decided'].sum())} of {len(queue)} decided in audit order")
+              f"{int(queue['decided'].sum())} of {len(queue)} decided in audit order"
+              + (f"; {labels.stale} more have stale decisions only (made on other text or naming none: re-decide "
+                 "them)" if labels.stale else ""))
     emit(queue, args.format, signature)
     return 0
 
@@ -292,10 +294,13 @@ def _report(args: argparse.Namespace) -> tuple[PPIReport, Dataset, dict[str, str
 
 def run_estimate(args: argparse.Namespace) -> int:
     """Handler of ``audit estimate``: per (task, model, metric) the judge-only, human-only and PPI++ values."""
+    from empathy.label_budget import adjacent_pairs
+
     report, dataset, fields = _report(args)
     signature = _signature(dataset.ratings, fields)
     if args.format == "json":
-        print_json({"estimates": json_rows(report.table), "n_ignored": report.n_ignored, "signature": signature})
+        print_json({"estimates": json_rows(report.table), "pairs": json_rows(adjacent_pairs(report)),
+                    "n_ignored": report.n_ignored, "signature": signature})
         return 0
     table = report.table if args.format == "csv" else report.table[
         ["task", "model", "metric", "scheme", "n_frame", "n_audit", "n_skipped", "judge_value", "human_value",
@@ -308,21 +313,23 @@ def run_budget(args: argparse.Namespace) -> int:
     """Handler of ``audit budget``: the interval half-widths now and the decisions to separate adjacent models."""
     if not 0 < args.power < 1:
         raise ValueError(f"--power must be between 0 and 1, got {args.power:g}")
-    from empathy.inference import label_budget
+    from empathy.label_budget import budget_promise, label_budget
 
     report, dataset, fields = _report(args)
     budget = label_budget(report, power=args.power)
     signature = _signature(dataset.ratings, {**fields, **budget.signature_fields()})
     if args.format == "json":
-        print_json({"models": json_rows(budget.models), "pairs": json_rows(budget.pairs), "signature": signature})
+        print_json({"models": json_rows(budget.models), "pairs": json_rows(budget.pairs),
+                    "hit_rate": budget.hit_rate, "signature": signature})
         return 0
     if args.format == "csv":
         emit(budget.pairs, "csv", signature)
         return 0
     print("per model: the PPI interval's half-width now")
     print_table(budget.models)
-    print(f"\nadjacent pairs: further audit decisions for a z-test at {report.confidence:g} to reach power "
-          f"{args.power:g} ('-': not reachable even auditing every output)")
+    print(f"\nadjacent pairs: further audit decisions for a t-test at {report.confidence:g} to reach power "
+          f"{args.power:g} against the shrunk difference ('-': no plan, the note says why)")
     print_table(budget.pairs)
+    print("\n" + budget_promise(budget))
     print(f"\nsignature: {signature}")
     return 0

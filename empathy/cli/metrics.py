@@ -131,6 +131,11 @@ def run(args: argparse.Namespace) -> int:
         report = plan.evaluate(n_overrides=n_overrides)
     except ValueError as exc:
         raise _located(exc, dataset.outputs, args.outputs) from None
+    from empathy.agreement import table6_notice
+
+    notice = table6_notice(report.table)
+    if notice:
+        print(terminal_literal(f"empathy: note: {notice}"), file=sys.stderr)
     from empathy import metrics as registry
     from empathy.bootstrap import plan_intervals
     from empathy.inference import estimator_signature_fields, estimator_table
@@ -150,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     agreement = agreement_labels(agreement, ledger.applied if ledger is not None else None,
                                  dataset.outputs if by_task else None)
     if args.format == "json":
-        print_json(_payload(report, rows, agreement, by_task))
+        print_json(_payload(report, rows, agreement, by_task, intervals.pairs))
         return 0
     shown = rows if args.format == "csv" else rows[[c for c in _TABLE_COLUMNS if audits or c not in _AUDIT_COLUMNS]]
     emit(shown if by_task else shown.drop(columns="task"), args.format, str(report.signature))
@@ -176,10 +181,12 @@ _PPI_KEYS = ["estimator", "ci_low", "ci_high", "n_audit", "n_decided", "n_pendin
 _AGREEMENT_KEYS = ["ci_low", "ci_high", "p_exact", "p_method", "p_se", "kendall_tau_b", "p_kendall", "n_items"]
 
 
-def _payload(report: MetricsReport, rows: pd.DataFrame, agreement: pd.DataFrame, by_task: bool
-             ) -> dict[str, object]:
+def _payload(report: MetricsReport, rows: pd.DataFrame, agreement: pd.DataFrame, by_task: bool,
+             pairs: pd.DataFrame) -> dict[str, object]:
     """The JSON contract: ``metrics`` (each row's original keys, then its interval keys; PPI rows beside), the
-    ``agreement`` rows with their interval, exact p and tau-b, and the ``signature``."""
+    ``agreement`` rows with their interval, exact p and tau-b, the adjacent ``pairs`` of each (task, scorer,
+    metric) with ``p_better`` (the share of item resamples in which the better model stays better, ties
+    half; :data:`empathy.bootstrap.TABLE_PAIR_COLUMNS`), and the ``signature``."""
     from empathy.inference import ESTIMATOR_PPI
     from empathy.io import json_value
     from empathy.review import PROVENANCE_COLUMNS
@@ -191,7 +198,11 @@ def _payload(report: MetricsReport, rows: pd.DataFrame, agreement: pd.DataFrame,
                     for row in rows.to_dict("records")]
     keys = [*first, "metric", "scorer_a", "scorer_b", "spearman", "n_models", *_AGREEMENT_KEYS, *PROVENANCE_COLUMNS]
     agreement_rows = [{k: json_value(row[k]) for k in keys} for row in agreement.to_dict("records")]
-    return {"metrics": metrics_rows, "agreement": agreement_rows, "signature": str(report.signature)}
+    pair_keys = [*first, "scorer", "metric", "better", "worse", "value_better", "value_worse", "difference",
+                 "difference_low", "difference_high", "n", "p_better"]
+    pair_rows = [{k: json_value(row[k]) for k in pair_keys} for row in pairs.to_dict("records")]
+    return {"metrics": metrics_rows, "agreement": agreement_rows, "pairs": pair_rows,
+            "signature": str(report.signature)}
 
 
 def _stored_designs(args: argparse.Namespace, ledger: Ledger) -> list[AuditDesign]:
@@ -199,11 +210,10 @@ def _stored_designs(args: argparse.Namespace, ledger: Ledger) -> list[AuditDesig
     from pathlib import Path
 
     from empathy.labels.audits import load_design, load_designs
-    from empathy.labels.backends import open_store
+    from empathy.labels.backends import open_for_reading
     from empathy.labels.locations import default_store_path
 
-    # reading only: an archived (read-only) store is re-measured like any other
-    store = open_store(args.overrides or default_store_path(Path(args.outputs).resolve().parent), read_only=None)
+    store = open_for_reading(args.overrides or default_store_path(Path(args.outputs).resolve().parent))
     if args.audit:
         return [load_design(store, ledger.name, digest) for digest in args.audit]
     return load_designs(store, ledger.name)
@@ -219,7 +229,7 @@ def _audit_reports(args: argparse.Namespace, dataset: Dataset, features: TextFea
     sentences = features.frame(dataset.outputs)
     reports = []
     for design in designs:
-        labels = audit_decisions(ledger.status.fresh, design, rule=ledger.rule)
+        labels = audit_decisions(ledger.status.fresh, design, rule=ledger.rule, stale=ledger.status.stale)
         try:
             # the judges' own ratings: with the overrides applied the audited values would equal the humans'
             reports.append(ppi_estimates(dataset.outputs, dataset.ratings, design, labels.decisions,

@@ -40,11 +40,11 @@ def run_info(args: argparse.Namespace) -> int:
     """Handler of ``store info``."""
     import pandas as pd
 
-    from empathy.labels.backends import open_store
+    from empathy.labels.backends import open_for_reading
     from empathy.labels.locations import password_source
 
     location = _location(args.store)
-    store = open_store(_existing(location), read_only=None)
+    store = open_for_reading(_existing(location))
     decisions = store.decisions()
     audit = store.audit()
     rows = []
@@ -110,28 +110,48 @@ def run_export(args: argparse.Namespace) -> int:
     """Handler of ``store export``."""
     from pathlib import Path
 
-    from empathy.labels.backends import open_store
+    from empathy.labels.backends import open_for_reading
     from empathy.labels.transfer import export_csv, export_jsonl
 
     suffix = Path(args.file).suffix.lower()
     if suffix not in (".jsonl", ".csv"):
         raise ValueError(f"{args.file}: the ledger is written as .jsonl or .csv, not {suffix or '(no suffix)'}")
-    store = open_store(_existing(args.store), read_only=None)
+    store = open_for_reading(_existing(args.store))
     written = (export_csv if suffix == ".csv" else export_jsonl)(store, args.file, args.dataset)
     print(f"exported {written} decisions from {store.label} to {args.file}")
     return 0
 
 
 def run_import(args: argparse.Namespace) -> int:
-    """Handler of ``store import``."""
-    from empathy.labels.transfer import import_ledger, read_ledger
+    """Handler of ``store import``: every record checked, then written in one batch; with ``--outputs`` each
+    decision's text hash is compared with the output's current text (stale or orphaned ones refused unless
+    ``--allow-stale``, and counted either way)."""
+    from empathy.labels.records import dataset_name, output_hashes
+    from empathy.labels.transfer import check_texts, import_ledger, read_ledger
 
     records = read_ledger(args.file)  # checked before the store is opened: a bad file names its row
-    store, identity = _writer(_location(args.store), args, "decide")
+    location = _location(args.store)
+    hashes, target = None, args.dataset
+    if args.outputs is not None:
+        from empathy.cli.common import check_inputs
+        from empathy.io import load_outputs
+
+        check_inputs(args.outputs)
+        named = sorted({str(record.get("dataset_id") or "") for _, record in records} - {""})
+        if target is None and len(named) > 1:
+            listed = ", ".join(named[:3]) + (", ..." if len(named) > 3 else "")
+            raise ValueError(f"{args.file}: the ledger holds decisions of {len(named)} data sets ({listed}); "
+                             "--outputs checks one: import one data set's (store export --dataset NAME)")
+        hashes = output_hashes(load_outputs(args.outputs)[0])
+        target = dataset_name(args.outputs, store_path=location, explicit=args.dataset)
+    store, identity = _writer(location, args, "decide")
     if any(record.get("role") == "adjudicator" for _, record in records):
         store.require(identity, "adjudicate")
-    written = import_ledger(store, args.file, dataset_id=args.dataset, annotator=args.annotator)
-    print(f"imported {written} decisions into {store.label} (one undo batch)")
+    written = import_ledger(store, args.file, dataset_id=target, annotator=args.annotator, hashes=hashes,
+                            allow_stale=args.allow_stale)
+    into = f" (data set {target!r})" if args.outputs is not None else ""
+    print(terminal_literal(f"imported {written} decisions into {store.label}{into} (one undo batch); "
+                           f"{check_texts(records, hashes).summary()}"))
     return 0
 
 
@@ -157,12 +177,12 @@ def run_progress(args: argparse.Namespace) -> int:
     """Handler of ``store progress``."""
     from empathy.cli.common import json_rows
     from empathy.io import load_outputs
-    from empathy.labels.backends import open_store
+    from empathy.labels.backends import open_for_reading
     from empathy.labels.queue_state import annotator_progress
 
     location, name = _data_store(args)
     outputs = load_outputs(args.outputs)[0]
-    store = open_store(_existing(location), read_only=None)
+    store = open_for_reading(_existing(location))
     table = annotator_progress(store, name, dimension=args.dimension, outputs=outputs)
     if args.json:
         print_json({"store": store.label, "dataset": name, "annotators": json_rows(table)})
@@ -228,12 +248,21 @@ _ACTIONS: tuple[tuple[str, str, str, tuple, Callable[[argparse.Namespace], int]]
       (("--dataset",), {"metavar": "NAME", "help": "only this data set"})),
      run_export),
     ("import", "apply a ledger file (JSONL or CSV) as one undoable batch",
-     "Check every record of FILE, then write them in one transaction (one undo batch), in file order. With a roles "
-     "file, the identity (--as) must be allowed to decide (and to adjudicate for adjudications), and so must every "
-     "annotator the records name.",
+     "Check every record of FILE (the contract: docs/ledger-format.md), then write them in one transaction (one "
+     "undo batch), in file order. A decision must name the text it was made on (text_hash); with --outputs each is "
+     "compared with the output's current text. A decision that would be stale (other text, no hash) or orphaned "
+     "is refused unless --allow-stale, and the line after the import counts them. With a roles file, the identity "
+     "(--as) must be allowed to decide (and to adjudicate for adjudications), and so must every annotator the "
+     "records name.",
      ((("file",), {"metavar": "FILE", "help": "a ledger exported by 'store export' or the app (.jsonl/.csv)"}),
       (("--store",), {"metavar": "STORE", "help": f"{_STORE_HELP} (default $EMPATHY_STORE)"}),
       (("--dataset",), {"metavar": "NAME", "help": "write every record into this data set"}),
+      (("--outputs",), {"metavar": "OUTPUTS", "help": "the data set's outputs file: every record goes to its data "
+                        "set (as metrics --store names it, or --dataset) and its text_hash is checked against the "
+                        "output's current text"}),
+      (("--allow-stale",), {"action": "store_true", "help": "import decisions made on other text, without a text "
+                            "hash or on outputs OUTPUTS lacks, as stale (counted; never applied until re-decided); "
+                            "default: refuse the file"}),
       (("--annotator",), {"metavar": "NAME", "help": "write every record in this annotator's name"}), *_ACCESS),
      run_import),
     ("assign", "give each output to annotators: k per output on an overlap share, balanced, seeded",

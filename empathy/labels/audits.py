@@ -71,11 +71,12 @@ def save_design(store: OverrideStore, dataset_id: str, design: AuditDesign, *, a
     if design.seed > MAX_SEED:
         raise ValueError(f"the seed {design.seed} is too large to store (at most {MAX_SEED})")
     header, rows = design.to_rows()
+    digest = str(header["digest"])
     values = {**header, "stratify_by_task": int(bool(header["stratify_by_task"])), "annotator": annotator.strip(),
               "created_at": utc_now()}
     with store.transaction() as connection:
         held = connection.execute("SELECT 1 FROM audit_designs WHERE dataset_id=? AND digest=?",
-                                  (dataset_id, design.digest)).fetchone()
+                                  (dataset_id, digest)).fetchone()
         if held is not None:
             return False
         connection.execute(f"INSERT INTO audit_designs (dataset_id, {_HEADER_SELECT}) VALUES "
@@ -83,7 +84,7 @@ def save_design(store: OverrideStore, dataset_id: str, design: AuditDesign, *, a
                            (dataset_id, *(values[c] for c in DESIGN_COLUMNS)))
         connection.executemany(f"INSERT INTO audit_design_outputs (dataset_id, digest, {_OUTPUT_SELECT}) VALUES "
                                f"({', '.join('?' for _ in range(len(DESIGN_OUTPUT_COLUMNS) + 2))})",
-                               [(dataset_id, design.digest, *(row[c] for c in DESIGN_OUTPUT_COLUMNS))
+                               [(dataset_id, digest, *(row[c] for c in DESIGN_OUTPUT_COLUMNS))
                                 for row in rows])
     return True
 
@@ -183,7 +184,9 @@ class AuditDecisions:
     takes. ``unresolved``: decided drawn outputs whose annotators disagree and the label rule leaves open (no
     label); ``mismatched``: marked decisions whose output or position is not the design's (from an imported
     ledger of another design with the same digest prefix, say); ``unmarked``: fresh decisions on drawn outputs
-    of the design's dimension that are *not* audit decisions (made from another queue), never used.
+    of the design's dimension that are *not* audit decisions (made from another queue), never used; ``stale``:
+    drawn outputs without a label whose decisions on the design's dimension are all stale (made on other text,
+    or naming none: an imported ledger's, say), never used until re-decided.
     """
 
     decisions: pd.DataFrame
@@ -192,6 +195,7 @@ class AuditDecisions:
     unresolved: int
     mismatched: int
     unmarked: int
+    stale: int = 0
 
     def summary(self) -> str:
         """One line for the command line and the app."""
@@ -199,12 +203,15 @@ class AuditDecisions:
                 f"decided in audit order (labels: {self.rule})")
         extras = [f"{n} {what}" for n, what in ((self.unresolved, "unresolved disagreements (no label)"),
                                                  (self.unmarked, "decided outside audit order (not used)"),
-                                                 (self.mismatched, "marks that do not match the design (not used)"))
+                                                 (self.mismatched, "marks that do not match the design (not used)"),
+                                                 (self.stale, "with stale decisions only (made on other text or "
+                                                  "naming none: not used until re-decided)"))
                   if n]
         return line + (", " + ", ".join(extras) if extras else "")
 
 
-def audit_decisions(decisions: pd.DataFrame, design: AuditDesign, *, rule: str = "latest") -> AuditDecisions:
+def audit_decisions(decisions: pd.DataFrame, design: AuditDesign, *, rule: str = "latest",
+                    stale: pd.DataFrame | None = None) -> AuditDecisions:
     """The audit decisions of ``design`` resolved to one label per drawn output under the label ``rule``.
 
     ``decisions``: the data set's *fresh* decisions (:attr:`empathy.labels.ledger.Ledger.status` ``.fresh``: made
@@ -214,7 +221,8 @@ def audit_decisions(decisions: pd.DataFrame, design: AuditDesign, *, rule: str =
     several annotators' judgements are then resolved by ``rule`` exactly as the ledger resolves them
     (:func:`empathy.labels.rules.effective_overrides`: ``latest``, ``majority``, ``adjudicated``), a
     disagreement the rule leaves open giving no label. Decisions from the disagreement-first or by-influence
-    queues carry no mark and are never kept.
+    queues carry no mark and are never kept. ``stale``: the data set's stale decisions
+    (:attr:`empathy.labels.ledger.Ledger.status` ``.stale``), only counted (:attr:`AuditDecisions.stale`).
     """
     if not isinstance(design, AuditDesign):
         raise TypeError(f"design must be an AuditDesign, got {type(design).__name__}")
@@ -222,7 +230,7 @@ def audit_decisions(decisions: pd.DataFrame, design: AuditDesign, *, rule: str =
                          columns=["item_id", "model", "position"])
     empty = pd.DataFrame({c: pd.Series(dtype=float if c == "value" else object) for c in DECISION_COLUMNS})
     if decisions is None or decisions.empty:
-        return AuditDecisions(empty, design, rule, 0, 0, 0)
+        return AuditDecisions(empty, design, rule, 0, 0, 0, _stale_outputs(stale, design, drawn, set()))
     frame = decisions.astype({"item_id": str, "model": str, "dimension": str})
     frame = frame[frame["dimension"] == design.dimension]
     marks = frame["audit_design"].fillna("").astype(str) if "audit_design" in frame.columns else pd.Series(
@@ -247,7 +255,19 @@ def audit_decisions(decisions: pd.DataFrame, design: AuditDesign, *, rule: str =
     table = table.astype({"value": float, "position": int, "n_annotators": int})
     decided = set(zip(table["item_id"], table["model"], strict=True))
     unmarked = unmarked[[key not in decided for key in zip(unmarked["item_id"], unmarked["model"], strict=True)]]
-    return AuditDecisions(table, design, rule, len(resolved.unresolved), mismatched, len(unmarked))
+    return AuditDecisions(table, design, rule, len(resolved.unresolved), mismatched, len(unmarked),
+                          _stale_outputs(stale, design, drawn, decided))
+
+
+def _stale_outputs(stale: pd.DataFrame | None, design: AuditDesign, drawn: pd.DataFrame,
+                   decided: set[tuple[str, str]]) -> int:
+    """Drawn outputs without a label that have stale decisions on the design's dimension."""
+    if stale is None or stale.empty:
+        return 0
+    rows = stale.astype({"item_id": str, "model": str, "dimension": str})
+    rows = rows[rows["dimension"] == design.dimension].merge(drawn, on=["item_id", "model"], how="inner")
+    keys = set(zip(rows["item_id"], rows["model"], strict=True))
+    return len(keys - decided)
 
 
 def audit_queue(design: AuditDesign, labels: AuditDecisions) -> pd.DataFrame:

@@ -35,3 +35,15 @@ def open_store(location: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S, re
 
         return PostgresOverrideStore(location, busy_timeout=busy_timeout, read_only=read_only, roles=roles)
     return OverrideStore(location, busy_timeout=busy_timeout, read_only=read_only, roles=roles)
+
+
+def open_for_reading(location: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> OverrideStore:
+    """The store at ``location`` for a command that only reads it.
+
+    An existing SQLite store is opened read-only (``mode=ro``: nothing is written to it, not a schema upgrade,
+    not a checkpoint of its write-ahead log); a SQLite file that does not exist yet is created empty, as the
+    writing commands would, so a first ``metrics --store`` finds no decisions instead of an error. A server
+    store is opened for reading when its login cannot write (the server keeps its own log).
+    """
+    exists = not is_server_location(location) and Path(location).exists()
+    return open_store(location, busy_timeout=busy_timeout, read_only=True if exists else None)

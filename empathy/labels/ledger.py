@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pandas.arrays import ArrowStringArray
 
-from empathy.labels.backends import open_store
+from empathy.labels.backends import open_for_reading
 from empathy.labels.decisions import DECISION_KEY, decision_count
 from empathy.labels.records import dataset_id, dataset_name, empty_decisions, in_commit_order, output_hashes
 from empathy.labels.rules import Effective, effective_overrides, label_rule_field
@@ -996,7 +996,7 @@ def ledger_for_files(store_path: str | Path, outputs_path: str | Path, outputs: 
     damaged or unreachable store. A store that cannot be written is opened for reading (an archived ledger can
     be re-measured).
     """
-    store = open_store(store_path, read_only=None)
+    store = open_for_reading(store_path)
     label = dataset_name(outputs_path, store_path=store_path, explicit=name)
     return open_ledger(store, label, outputs, rule)
 

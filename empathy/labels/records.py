@@ -161,14 +161,20 @@ def in_commit_order(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.sort_values(columns, kind="stable")
 
 
+#: Hex digits of :func:`text_hash` (the first ones of the SHA-256).
+TEXT_HASH_LENGTH = 16
+
+
 def text_hash(reference: str, generation: str) -> str:
     """16-hex-digit SHA-256 of an output's reference and generation: what a human decision was made on.
 
-    Length-prefixed, so moving text from one side to the other changes it.
+    Length-prefixed, so moving text from one side to the other changes it. The formula is a contract (another
+    tool's ledger computes it: docs/ledger-format.md): ``sha256(f"{len(r)}:{r}{len(g)}:{g}".encode("utf-8"))``,
+    lengths in code points, the first 16 lowercase hex digits.
     """
     reference, generation = str(reference), str(generation)
     payload = f"{len(reference)}:{reference}{len(generation)}:{generation}"
-    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:TEXT_HASH_LENGTH]
 
 
 def output_hashes(outputs: pd.DataFrame) -> dict[tuple[str, str], str]:

@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from empathy.labels.backends import open_store
+from empathy.labels.backends import open_for_reading
 from empathy.labels.exhibit_list import exhibit_rows
 from empathy.labels.locations import StoreError, is_server_location, mask_location, working_directory_store
 from empathy.labels.transfer import migrate_store, queue_rows, store_rows
@@ -45,7 +45,7 @@ class Relocation:
 
 def _rows_held(location: str | Path) -> tuple[int, int]:
     """``(decisions, all rows)`` of the store at ``location`` (opened for reading when it cannot be written)."""
-    store = open_store(location, read_only=None)
+    store = open_for_reading(location)
     decisions, audit = store_rows(store)
     skips, assignments = queue_rows(store)
     return len(decisions), len(decisions) + len(audit) + len(exhibit_rows(store)) + len(skips) + len(assignments)

@@ -13,8 +13,20 @@ to the app as the ``[roles]`` of its secrets)::
     "carol@lab.example" = "viewer"
 
 Rights (:data:`RIGHTS`): a ``viewer`` reads; an ``annotator`` also decides (set, import, confirm, undo their own,
-skip); an ``adjudicator`` also adjudicates and assigns outputs to annotators. Identities (an e-mail or an OpenID
-subject, or the name given to the command line) are compared without regard to case or surrounding spaces.
+skip); an ``adjudicator`` also adjudicates and assigns outputs to annotators.
+
+Identities, the keys of ``[roles]``, are of two kinds:
+
+* an e-mail address (``alice@lab.example``), or a name given to the command line (``--as``) or typed in a
+  single user's app: compared without regard to case or surrounding spaces. A signed-in person is known by
+  their e-mail only when the provider says it verified it (the ID token's ``email_verified`` is true);
+* an OpenID subject, written ``<issuer>#<sub>`` (``https://login.lab.example/realms/lab#8d3f0c2e``: the
+  provider's ``iss`` URL, ``#``, its ``sub`` claim): the identity of a signed-in person whose e-mail is absent or
+  unverified. An issuer URL holds no ``#`` (OpenID Connect Discovery, section 3), so the form is unambiguous and
+  never an e-mail; it is compared exactly (the subject's case matters), spaces around it aside.
+
+:func:`identity_from_claims` derives the identity from a sign-in's claims; an unverified e-mail claim is never
+used, so an account claiming another person's address gets neither their role nor their name.
 
 :func:`parse_roles` / :func:`load_roles` read the file (a malformed file, an unknown role or setting raises
 :class:`empathy.io.DataError` naming the file and the line and key: one line, exit 2 on the command line);
@@ -67,9 +79,45 @@ class AccessDenied(PermissionError):
     """
 
 
+#: Between the issuer and the subject of an OpenID subject identity (``<issuer>#<sub>``).
+SUBJECT_SEPARATOR = "#"
+
+
+def is_subject_identity(identity: str) -> bool:
+    """Whether ``identity`` is an OpenID subject identity (``<issuer>#<sub>``, the issuer an ``http(s)`` URL)."""
+    issuer, separator, subject = identity.strip().partition(SUBJECT_SEPARATOR)
+    return bool(separator and subject) and re.match(r"^https?://[^\s#]+$", issuer, re.IGNORECASE) is not None
+
+
 def normalise_identity(identity: object) -> str:
-    """An identity as the roles file compares it: stripped and case-folded (``""`` for a non-string)."""
-    return identity.strip().casefold() if isinstance(identity, str) else ""
+    """An identity as the roles file compares it (``""`` for a non-string): stripped, and an e-mail or name
+    case-folded; a subject identity (``<issuer>#<sub>``) is kept exactly, since subjects are case-sensitive."""
+    if not isinstance(identity, str):
+        return ""
+    stripped = identity.strip()
+    return stripped if is_subject_identity(stripped) else stripped.casefold()
+
+
+def _claimed_true(value: object) -> bool:
+    """Whether a claim says true: JSON ``true`` (some providers send the string ``"true"``)."""
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def identity_from_claims(claims: Mapping[str, object]) -> str:
+    """The identity a sign-in's claims vouch for: the e-mail when ``email_verified`` is true, else
+    ``<iss>#<sub>``; ``""`` when they vouch for none (no verified e-mail, and no issuer URL or subject).
+
+    ``claims`` are the ID token's (Streamlit's ``st.user``). An e-mail the provider did not verify is never the
+    identity: anyone may type any address into an account at some providers.
+    """
+    email = claims.get("email")
+    if isinstance(email, str) and email.strip() and _claimed_true(claims.get("email_verified")):
+        return email.strip()
+    issuer, subject = claims.get("iss"), claims.get("sub")
+    if not (isinstance(issuer, str) and isinstance(subject, str) and subject.strip()):
+        return ""
+    identity = f"{issuer.strip()}{SUBJECT_SEPARATOR}{subject.strip()}"
+    return identity if is_subject_identity(identity) else ""
 
 
 @dataclass(frozen=True)

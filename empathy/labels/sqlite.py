@@ -9,7 +9,10 @@ business (:mod:`empathy.labels.ledger`). The store only keeps them, durably, wit
 
 :class:`OverrideStore` is a file in WAL mode; every change runs in its own ``BEGIN IMMEDIATE`` transaction with a
 busy timeout, so two app sessions (or two processes) writing at the same time serialise instead of losing a
-write, and a change is on disk before :meth:`OverrideStore.set_overrides` returns. A damaged store (empty,
+write, and a change is on disk before :meth:`OverrideStore.set_overrides` returns. That holds because every
+connection follows the file discipline of :mod:`empathy.labels.sqlite_files` (no Python I/O on a store file while
+the process may hold a connection to it; writers open ``mode=rw``, commands that only read ``mode=ro``; a foreign
+write-ahead log or another application's SQLite file refused untouched). A damaged store (empty,
 truncated, not SQLite, read-only, from a newer version) raises :class:`empathy.labels.locations.StoreError`
 and is never overwritten.
 
@@ -23,12 +26,8 @@ and :meth:`OverrideStore.fetch` (:mod:`empathy.labels.transfer`, :mod:`empathy.l
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
-import stat
-import tempfile
 import threading
-import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -36,6 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from empathy.labels.locations import StoreError, is_server_location
@@ -51,19 +51,28 @@ from empathy.labels.records import (
 from empathy.labels.schema import (
     AUDIT_COLUMNS,
     AUDIT_MARK_COLUMNS,
-    BASE_VERSION,
     KEY_COLUMNS,
-    MIGRATE_V1,
     ORDER_COLUMN,
     ROLES,
     SCHEMA_VERSION,
-    SQLITE_SCHEMA,
     STORED_DECISION_COLUMNS,
     UNDOABLE,
-    split_sql,
-    upgrade_statements,
 )
-from empathy.sqlite_wal import enable_wal
+from empathy.labels.sqlite_files import (
+    check_is_store,
+    check_store_file,
+    connect_store_file,
+    read_only_uri,
+    writable,
+    writing_uri,
+)
+from empathy.labels.sqlite_schema import (
+    check_readable_schema,
+    create_store_file,
+    open_sqlite_schema,
+    remove_copy,
+    upgraded_copy,
+)
 
 if TYPE_CHECKING:  # the roles (and their TOML reader) load where a store is given some, not with every store
     from empathy.labels.roles import Roles
@@ -72,10 +81,6 @@ if TYPE_CHECKING:  # the roles (and their TOML reader) load where a store is giv
 BUSY_TIMEOUT_S = 30.0
 #: Actions a batch of decisions may be written under (see :meth:`OverrideStore.write_batch`).
 BATCH_ACTIONS: tuple[str, ...] = ("set", "import", "adjudicate")
-#: How often and how long :func:`check_store_file` looks again at a file shorter than its header says.
-_TRUNCATION_RECHECKS = 10
-_TRUNCATION_RECHECK_S = 0.05
-_SQLITE_HEADER = b"SQLite format 3\x00"
 _KEY_WHERE = "dataset_id=? AND item_id=? AND model=? AND rater=? AND dimension=?"
 _ROW_WHERE = f"{_KEY_WHERE} AND annotator=? AND role=?"
 _AUDIT_INSERT = ("INSERT INTO audit (batch, dataset_id, item_id, model, rater, dimension, annotator, role, at,"
@@ -85,8 +90,6 @@ _MARKED_INSERT = ("INSERT INTO audit (batch, dataset_id, item_id, model, rater, 
                   " old_value, new_value, reason, action, text_hash, prior, seq, audit_design, audit_position) VALUES ")
 #: Actions whose audit rows set a decision's value (and so its audit mark).
 _SETTING_ACTIONS = "('set', 'import', 'adjudicate', 'undo', 'migrate')"
-#: Mode of a store file this package creates (its ``-wal``/``-shm`` companions take the same).
-STORE_FILE_MODE = 0o600
 #: ``read_only`` of :class:`OverrideStore`: open for writing (a read-only file is an error), for reading only, or
 #: for writing when the file and its folder can be written and for reading otherwise.
 READ_WRITE, READ_ONLY, AUTO = False, True, None
@@ -145,12 +148,14 @@ class OverrideStore:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as error:
             raise StoreError(self.path, f"cannot create the store's folder ({error.strerror})") from None
-        if not _writable(self.path.parent):
+        if not writable(self.path.parent):
             raise StoreError(self.path, "the store's folder is read-only (SQLite needs to write its journal "
                              "there); point EMPATHY_STORE or --store to a writable place")
         with self._init_lock, self._guard():
             if not self.path.exists():
                 create_store_file(self.path, self.busy_timeout)
+            else:
+                self._check_is_store()
             connection = self._connect()
             try:
                 open_sqlite_schema(connection, self.path, self.busy_timeout)
@@ -162,7 +167,7 @@ class OverrideStore:
         if read_only not in (READ_WRITE, READ_ONLY, AUTO):
             raise TypeError(f"read_only must be True, False or None, got {read_only!r}")
         if read_only is AUTO:
-            return self.path.exists() and not (_writable(self.path) and _writable(self.path.parent))
+            return self.path.exists() and not (writable(self.path) and writable(self.path.parent))
         return bool(read_only)
 
     def _open_for_reading(self) -> None:
@@ -176,12 +181,12 @@ class OverrideStore:
                 version = check_readable_schema(connection, self.path)
                 if version == SCHEMA_VERSION:
                     return
-                copy = _upgraded_copy(connection, self.busy_timeout)
+                copy = upgraded_copy(connection, self.busy_timeout)
             finally:
                 connection.close()
         self._uri = None
         self._snapshot = copy
-        weakref.finalize(self, _remove_copy, copy)
+        weakref.finalize(self, remove_copy, copy)
 
     def __repr__(self) -> str:
         return f"OverrideStore({str(self.path)!r})"
@@ -201,7 +206,16 @@ class OverrideStore:
     def _check_file(self) -> None:
         """Refuse a file that is not a healthy store (or not writable, unless opened for reading) before SQLite
         touches it."""
-        check_store_file(self.path, writable=not self.read_only)
+        check_store_file(self.path, writable_file=not self.read_only)
+
+    def _check_is_store(self) -> None:
+        """Refuse another application's SQLite file, read through a read-only connection (which never writes the
+        file, not even a checkpoint of a write-ahead log SQLite reads beside it)."""
+        probe = connect_store_file(read_only_uri(self.path), self.path, timeout=self.busy_timeout, uri=True)
+        try:
+            check_is_store(probe, self.path)
+        finally:
+            probe.close()
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -226,9 +240,12 @@ class OverrideStore:
     def _connect(self, *, check_same_thread: bool = True) -> sqlite3.Connection:
         # isolation_level=None: we issue BEGIN IMMEDIATE ourselves so the write lock is taken up front and a
         # concurrent writer waits (busy timeout) instead of failing on lock upgrade.
-        target = self._snapshot or self._uri or self.path
-        connection = sqlite3.connect(target, timeout=self.busy_timeout, isolation_level=None,
-                                     uri=target is self._uri, check_same_thread=check_same_thread)
+        if self._snapshot is not None:
+            connection = connect_store_file(self._snapshot, self._snapshot, timeout=self.busy_timeout,
+                                            check_same_thread=check_same_thread)
+        else:  # mode=rw for writing: a store that vanished is an error, never a new empty file
+            connection = connect_store_file(self._uri or writing_uri(self.path), self.path,
+                                            timeout=self.busy_timeout, uri=True, check_same_thread=check_same_thread)
         connection.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
         connection.execute("PRAGMA synchronous=FULL")
         return connection
@@ -243,6 +260,9 @@ class OverrideStore:
         """
         self.refuse_if_read_only()
         with self._guard():
+            if not self.path.exists():
+                raise StoreError(self.path, "no longer exists (moved or deleted); nothing was written. Restore it, "
+                                 "or open the store again to start a new one")
             self._check_file()
             connection = self._connect()
             try:
@@ -585,7 +605,7 @@ class OverrideStore:
         else:
             frame = self._read(f"SELECT {', '.join(columns)} FROM overrides WHERE dataset_id=? ORDER BY "
                                f"{_DECISION_ORDER}", (dataset_id,), columns).drop(columns=["dataset_id"])
-        return _decision_types(frame)
+        return _decision_types(frame, self.label)
 
     def changed_since(self, dataset_id: str, since: int) -> bool:
         """Whether an audited change to ``dataset_id``'s decisions was committed after the store's version ``since``
@@ -615,7 +635,7 @@ class OverrideStore:
         keys = pd.DataFrame([row[:len(key_columns)] for row in rows], columns=key_columns)
         value = len(key_columns) + others.index("value")  # NOT NULL in a row: NULL is a key without one
         current = pd.DataFrame([row for row in rows if row[value] is not None], columns=[*key_columns, *others])
-        return keys, _decision_types(current[list(STORED_DECISION_COLUMNS)])
+        return keys, _decision_types(current[list(STORED_DECISION_COLUMNS)], self.label)
 
     def audit(self, dataset_id: str | None = None) -> pd.DataFrame:
         """The audit trail in commit order: every set, undo, import, adjudication, confirmation and migration."""
@@ -734,10 +754,26 @@ def _frame_in_chunks(cursor: Any, columns: list[str], size: int) -> pd.DataFrame
     return pa.table(arrays).combine_chunks().to_pandas()
 
 
-def _decision_types(frame: pd.DataFrame) -> pd.DataFrame:
-    """A decisions frame read from the store with its column types (values as floats, ``seq`` as integers)."""
-    frame["value"] = frame["value"].astype(float)
-    frame["judge_value"] = pd.to_numeric(frame["judge_value"], errors="coerce").astype(float)
+def _decision_types(frame: pd.DataFrame, store: str) -> pd.DataFrame:
+    """A decisions frame read from the store with its column types (values as floats, ``seq`` as integers).
+
+    A value the store holds is checked as it is read: a decision's value must be a finite number and a judge's
+    value a finite number or none. Anything else (text such as ``'nan'``, an infinity) was written around this
+    package and is an error naming the store and the decision, never a missing value."""
+    values = pd.to_numeric(frame["value"], errors="coerce").astype(float)
+    judged = frame["judge_value"]
+    judge_values = pd.to_numeric(judged, errors="coerce").astype(float)
+    bad = ~np.isfinite(values.to_numpy()) | (judged.notna().to_numpy() & ~np.isfinite(judge_values.to_numpy()))
+    if bad.any():
+        row = frame.loc[bad].iloc[0]
+        column, held = (("value", row["value"]) if not np.isfinite(values[bad].iloc[0])
+                        else ("judge_value", row["judge_value"]))
+        raise StoreError(store, f"holds a decision whose {column} is {held!r}, not a finite number (item "
+                         f"{row['item_id']!r}, model {row['model']!r}, rater {row['rater']!r}, dimension "
+                         f"{row['dimension']!r}, annotator {row['annotator']!r}; {int(bad.sum())} such rows): "
+                         "it was written around empathy; correct or delete those rows")
+    frame["value"] = values
+    frame["judge_value"] = judge_values
     frame[ORDER_COLUMN] = frame[ORDER_COLUMN].astype("int64")
     frame["audit_position"] = _positions(frame["audit_position"])
     return frame
@@ -844,212 +880,3 @@ def _undo_one(connection: sqlite3.Connection, record: dict[str, object], batch: 
         (batch, *key, at, current, restored, f"undo of change {record['id']} by {who}", record["text_hash"],
          int(current is not None), seq, *mark))
     connection.execute("UPDATE audit SET undone_by=? WHERE id=?", (int(cursor.lastrowid), record["id"]))
-
-
-# ------------------------------------------------------------------------------------------ opening a file safely
-
-def check_store_file(path: Path, *, writable: bool = True) -> None:
-    """Refuse a file that is not a healthy store before SQLite touches it (:class:`StoreError`); with
-    ``writable``, also a file that cannot be written.
-
-    A missing file is fine (the store creates it).
-    """
-    if not path.exists():
-        return
-    if path.is_dir():
-        raise StoreError(path, "is a folder, not an override store")
-    size = path.stat().st_size
-    if size == 0:
-        raise StoreError(path, "is empty (0 bytes), not an override store; nothing was written. "
-                         "Restore it from a backup or move it away to start a new store")
-    with path.open("rb") as handle:
-        header = handle.read(100)
-    if not header.startswith(_SQLITE_HEADER):
-        raise StoreError(path, "is not an SQLite override store (damaged or another file); nothing "
-                         "was written. Restore it from a backup or move it away")
-    if len(header) < 100:
-        raise StoreError(path, f"is truncated ({size} bytes); nothing was written. Restore it from a "
-                         "backup or move it away")
-    shortfall = _short_of_header(path)
-    # Another process's WAL checkpoint writes page 1 (with the new page count) before it extends the file,
-    # so a shortfall seen without SQLite's locks may be a checkpoint in progress: a truncated file stays
-    # short, a checkpoint finishes within milliseconds. Look again before calling the file truncated.
-    for _ in range(_TRUNCATION_RECHECKS):
-        if shortfall is None:
-            break
-        time.sleep(_TRUNCATION_RECHECK_S)
-        shortfall = _short_of_header(path)
-    if shortfall is not None:
-        raise StoreError(path, f"is truncated ({shortfall[0]} of {shortfall[1]} bytes); nothing was "
-                         "written. Restore it from a backup or move it away")
-    if writable and not _writable(path):
-        raise StoreError(path, "is read-only; nothing was written. Make it writable, or point "
-                         "EMPATHY_STORE or --store to a writable copy")
-
-
-def create_store_file(path: Path, busy_timeout: float) -> None:
-    """Create a new store at ``path`` with mode 0600, its tables in place, without ever showing an empty file.
-
-    The store is built in a private temporary file beside ``path`` (``mkstemp``: mode 0600) and linked to its
-    name in one step, so another process opening the same new store sees either nothing or a whole store (an
-    empty file is refused as damaged). When another process linked first, its store is kept. SQLite gives the
-    ``-wal`` and ``-shm`` files the main file's mode, so they are 0600 too.
-    """
-    descriptor, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".new")
-    os.close(descriptor)
-    temporary = Path(name)
-    try:
-        os.chmod(temporary, STORE_FILE_MODE)
-        connection = sqlite3.connect(temporary, timeout=busy_timeout, isolation_level=None)
-        try:
-            open_sqlite_schema(connection, temporary, busy_timeout)
-        finally:
-            connection.close()
-        try:
-            os.link(temporary, path)
-        except FileExistsError:
-            pass  # another process created the store meanwhile: use theirs
-        except OSError:
-            # no hard links on this file system: a rename (which could replace a store created meanwhile, so only
-            # when there is still none)
-            if not path.exists():
-                os.replace(temporary, path)
-    finally:
-        _remove_copy(temporary)
-
-
-def read_only_uri(path: Path) -> str:
-    """SQLite's URI opening ``path`` for reading only (``mode=ro``).
-
-    In a folder that cannot be written, SQLite cannot create the ``-shm`` file a WAL store's reader needs, so the
-    file is opened ``immutable`` (no locks, no ``-shm``) when its write-ahead log is absent or empty, which is the
-    state a cleanly closed store is left in; nobody can write beside it there.
-    """
-    uri = f"{path.expanduser().resolve().as_uri()}?mode=ro"
-    wal = Path(f"{path}-wal")
-    if not _writable(path.parent) and (not wal.exists() or wal.stat().st_size == 0):
-        uri += "&immutable=1"
-    return uri
-
-
-def check_readable_schema(connection: sqlite3.Connection, path: Path) -> int:
-    """The schema version of a store opened for reading, after checking it is not newer and not damaged."""
-    version = int(connection.execute("PRAGMA user_version").fetchone()[0])
-    if version > SCHEMA_VERSION:
-        raise StoreError(path, f"was written by a newer version of empathy (schema {version}, this "
-                         f"one reads up to {SCHEMA_VERSION}); nothing was written")
-    check = connection.execute("PRAGMA quick_check").fetchall()
-    if [tuple(row) for row in check] != [("ok",)]:
-        raise StoreError(path, f"is damaged ({'; '.join(str(r[0]) for r in check[:3])}); nothing "
-                         "was written. Restore it from a backup or move it away")
-    return version
-
-
-def _upgraded_copy(connection: sqlite3.Connection, busy_timeout: float) -> Path:
-    """A private copy (mode 0600, in the temporary folder) of a store opened for reading, upgraded to
-    :data:`SCHEMA_VERSION`: how an older read-only store is read without writing to it."""
-    descriptor, name = tempfile.mkstemp(prefix="empathy-store-", suffix=".sqlite")
-    os.close(descriptor)
-    copy = Path(name)
-    try:
-        target = sqlite3.connect(copy, timeout=busy_timeout, isolation_level=None)
-        try:
-            connection.backup(target)
-            open_sqlite_schema(target, copy, busy_timeout)
-        finally:
-            target.close()
-    except BaseException:
-        _remove_copy(copy)
-        raise
-    return copy
-
-
-def _remove_copy(path: Path) -> None:
-    """Remove a temporary store file and its companions (missing ones are fine)."""
-    for suffix in ("", "-wal", "-shm", "-journal", ".v1-backup"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
-
-
-def open_sqlite_schema(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
-    """Check the file's schema version and integrity, then create, migrate or upgrade its tables (WAL mode)."""
-    version = check_readable_schema(connection, path)
-    tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    columns = {row[1] for row in connection.execute("PRAGMA table_info(overrides)")}
-    if version == SCHEMA_VERSION:
-        enable_wal(connection, busy_timeout)
-        return
-    if "overrides" in tables and "role" not in columns:
-        _migrate_v1(connection, path, busy_timeout)
-        version = BASE_VERSION
-    statements = split_sql(SQLITE_SCHEMA) if version < BASE_VERSION else []
-    statements += [s for s in upgrade_statements(max(version, BASE_VERSION), "sqlite")
-                   if not _adds_existing_column(connection, s)]
-    _run_in_transaction(connection, busy_timeout, [*statements, f"PRAGMA user_version={SCHEMA_VERSION}"])
-
-
-_ADD_COLUMN = re.compile(r"^ALTER TABLE (\w+) ADD COLUMN (\w+)", re.IGNORECASE)
-
-
-def _adds_existing_column(connection: sqlite3.Connection, statement: str) -> bool:
-    """Whether ``statement`` adds a column its table already has (SQLite has no ``ADD COLUMN IF NOT EXISTS``):
-    an upgrade step then runs on a file whose version number is older than its tables."""
-    found = _ADD_COLUMN.match(statement)
-    if found is None:
-        return False
-    table, column = found.groups()
-    return column in {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
-
-
-def _migrate_v1(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
-    """Copy a version 1 store into the version 2 tables (a backup of the file is kept beside it)."""
-    backup = path.with_name(path.name + ".v1-backup")
-    if not backup.exists():
-        # created 0600 before SQLite opens it (an empty file is a new database to SQLite)
-        os.close(os.open(backup, os.O_CREAT | os.O_WRONLY, STORE_FILE_MODE))
-        target = sqlite3.connect(backup)
-        try:
-            connection.backup(target)
-        finally:
-            target.close()
-    _run_in_transaction(connection, busy_timeout, [*split_sql(MIGRATE_V1.format(schema=SQLITE_SCHEMA)),
-                                                   f"PRAGMA user_version={BASE_VERSION}"])
-
-
-def _run_in_transaction(connection: sqlite3.Connection, busy_timeout: float, statements: Sequence[str]) -> None:
-    enable_wal(connection, busy_timeout)
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        for statement in statements:
-            connection.execute(statement)
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")
-
-
-def _short_of_header(path: Path) -> tuple[int, int] | None:
-    """``(size, expected)`` when the file is shorter than its SQLite header's page count says, else ``None``."""
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(100)
-        size = path.stat().st_size
-    except OSError:
-        return None
-    if len(header) < 100:
-        return None
-    page_size = int.from_bytes(header[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    pages = int.from_bytes(header[28:32], "big")
-    # The header's page count is valid when its "version valid for" equals the change counter.
-    if header[24:28] == header[92:96] and pages and size < pages * page_size:
-        return size, pages * page_size
-    return None
-
-
-def _writable(path: Path) -> bool:
-    """Whether ``path`` can be written, judged by its mode bits too (``os.access`` says yes to root)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return False
-    return os.access(path, os.W_OK) and bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))

@@ -23,19 +23,21 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from empathy.escaping import spreadsheet_cell, unspreadsheet_cell
+from empathy.identifiers import person_name_problem
 from empathy.io import DataError, iter_jsonl, validate_ratings
 from empathy.labels.audits import design_rows
-from empathy.labels.backends import open_store
+from empathy.labels.backends import open_for_reading, open_store
 from empathy.labels.exhibit_list import exhibit_rows
 from empathy.labels.locations import StoreError, is_server_location, mask_location
 from empathy.labels.records import (
+    TEXT_HASH_LENGTH,
     Change,
     check_audit_mark,
     dataset_name,
@@ -56,6 +58,7 @@ from empathy.labels.schema import (
     SKIP_COLUMNS,
 )
 from empathy.labels.sqlite import OverrideStore
+from empathy.raw_files import TEXT_ENCODING, check_name_length, csv_records
 
 #: Kept under the store's own names: the ledger CSV was the first spreadsheet-safe export.
 escape_cell = spreadsheet_cell
@@ -151,12 +154,14 @@ def _raw_records(path: Path, label: str, suffix: str) -> list[tuple[int, dict[st
         if suffix in (".jsonl", ".json"):
             records.extend(iter_jsonl(path, label))
         elif suffix == ".csv":
-            with path.open(encoding="utf-8", newline="") as handle:
-                reader = csv.DictReader(handle)
-                for line_number, record in enumerate(reader, start=2):
-                    records.append((line_number, {key: unescape_cell(value or "")
-                                                  for key, value in record.items() if key is not None}))
-                header = reader.fieldnames or []
+            with path.open(encoding=TEXT_ENCODING, newline="") as handle:  # an Excel byte-order mark is dropped
+                header, rows = _csv_rows(csv_records(handle), label)  # cells of any length
+                for line_number, values in rows:
+                    if len(values) > len(header):  # cells beyond the header's columns: a field without a name
+                        raise DataError(label, f"{len(values) - len(header)} more cell(s) than the header has "
+                                        "columns", row=line_number)
+                    records.append((line_number, {key: unescape_cell(values[k] if k < len(values) else "")
+                                                  for k, key in enumerate(header)}))
             missing = [c for c in KEY_COLUMNS + ("value",) if c not in header]
             if missing:
                 raise DataError(label, f"missing required column (have: {', '.join(header)})",
@@ -168,10 +173,59 @@ def _raw_records(path: Path, label: str, suffix: str) -> list[tuple[int, dict[st
     return records
 
 
+def _csv_rows(reader: Iterator[list[str]], label: str) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+    """The header of a ledger CSV (its names checked) and its ``(file row, fields)`` records, blank lines
+    skipped but counted, so a row is reported where a spreadsheet shows it."""
+    row, header = 0, []
+    while not header:  # as csv.DictReader: leading blank lines are no header
+        header = next(reader, None)
+        if header is None:
+            return [], iter(())
+        row += 1
+    for position, name in enumerate(header, start=1):
+        check_name_length(name, position, len(header), label, row=row)
+
+    def records() -> Iterator[tuple[int, list[str]]]:
+        for line_number, values in enumerate(reader, start=row + 1):
+            if values:
+                yield line_number, values
+
+    return header, records()
+
+
+def _judge_value(label: str, row_number: int, record: dict[str, object]) -> float | None:
+    """The record's ``judge_value``: ``None`` when empty, else a finite number, or a DataError naming the cell."""
+    raw = record.get("judge_value")
+    if _missing(raw) or (isinstance(raw, str) and not raw.strip()):
+        return None
+    number = None if isinstance(raw, bool) else optional_float(raw)
+    if number is None or (isinstance(raw, str) and not raw.strip().isascii()):
+        raise DataError(label, f"not a finite number: {str(raw)[:40]!r} (leave the cell empty when there is none)",
+                        row=row_number, column="judge_value")
+    return number
+
+
+def _text_hash(label: str, row_number: int, record: dict[str, object]) -> str:
+    """The record's ``text_hash`` (``""`` when empty), or a DataError when it is not 16 lowercase hex digits."""
+    raw = record.get("text_hash")
+    if _missing(raw):
+        return ""
+    text = str(raw).strip()
+    if text and (len(text) != TEXT_HASH_LENGTH or any(c not in "0123456789abcdef" for c in text)):
+        raise DataError(label, f"not a text hash: {text[:40]!r} ({TEXT_HASH_LENGTH} lowercase hex digits of "
+                        "SHA-256: docs/ledger-format.md)", row=row_number, column="text_hash")
+    return text
+
+
 def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int, dict[str, object]]]:
     """Read a JSONL or CSV ledger into ``(file row, record)`` pairs, unescaping CSV cells.
 
-    Raises :class:`empathy.io.DataError` for an unreadable file, a missing column or an empty key cell.
+    Every field is checked (the contract: docs/ledger-format.md): a field that is not one of
+    :data:`~empathy.labels.schema.LEDGER_COLUMNS`, or CSV cells beyond the header, are refused rather than dropped;
+    ``judge_value`` is empty or a finite number; ``text_hash`` is empty or 16 lowercase hex digits.
+
+    Raises :class:`empathy.io.DataError` for an unreadable file, a missing or unknown column, an empty key cell or
+    a malformed field, naming the file, the row and the column.
     """
     path = Path(path)
     label = name or str(path)
@@ -179,7 +233,12 @@ def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int,
     if not path.exists():
         raise DataError(label, "file not found")
     records = _raw_records(path, label, suffix)
+    known = set(LEDGER_COLUMNS)
     for row_number, record in records:
+        unknown = [key for key in record if key not in known]
+        if unknown:
+            raise DataError(label, f"unknown field (a ledger record has only: {', '.join(LEDGER_COLUMNS)}; "
+                            "nothing was imported)", row=row_number, column=str(unknown[0])[:80])
         for column in KEY_COLUMNS + ("value",):
             if column not in record:
                 raise DataError(label, "missing required column", row=row_number, column=column)
@@ -194,27 +253,105 @@ def read_ledger(path: str | Path, *, name: str | None = None) -> list[tuple[int,
     for (row_number, record), value in zip(records, values, strict=True):
         out: dict[str, object] = {column: str(record[column]) for column in KEY_COLUMNS}  # verbatim: the store's keys
         out["value"] = value
-        for column in ("dataset_id", "annotator", "reason", "updated_at", "role", "text_hash", "judge_signature"):
+        for column in ("dataset_id", "annotator", "reason", "updated_at", "role", "judge_signature"):
             cell = record.get(column, "")
             out[column] = "" if _missing(cell) else str(cell)
-        out["judge_value"] = optional_float(record.get("judge_value"))
+        out["text_hash"] = _text_hash(label, row_number, record)
+        out["judge_value"] = _judge_value(label, row_number, record)
         out["audit_design"], out["audit_position"] = _audit_mark(label, row_number, record)
         cleaned.append((row_number, out))
     return cleaned
 
 
+#: What :func:`check_texts` calls a record: made on the outputs' current text, on other text (or on text it does
+#: not name: no hash), on an output the outputs do not hold, or not checked (no outputs given, a hash recorded).
+TEXT_STATES: tuple[str, ...] = ("fresh", "stale", "orphaned", "unchecked")
+
+
+@dataclass(frozen=True)
+class TextCheck:
+    """Which ledger records were made on the text now loaded (:func:`check_texts`).
+
+    ``counts`` maps each of :data:`TEXT_STATES` to a number of records; ``first`` each state other than fresh
+    and unchecked to the ``(file row, reason)`` of its first record (what a refusal names).
+    """
+
+    counts: dict[str, int]
+    first: dict[str, tuple[int, str]]
+    checked: bool
+
+    @property
+    def not_fresh(self) -> int:
+        """Records that would be kept but never applied: stale and orphaned."""
+        return self.counts["stale"] + self.counts["orphaned"]
+
+    def summary(self) -> str:
+        """How the records stand against the text, for the line after an import."""
+        if not self.checked:
+            line = (f"{self.counts['unchecked']} text hashes not checked against the outputs (give --outputs to "
+                    "check them)")
+            return line + (f", {self.counts['stale']} without a text hash (stale: never applied until re-decided)"
+                           if self.counts["stale"] else "")
+        if not self.not_fresh:
+            return f"all {self.counts['fresh']} made on the outputs' current text"
+        parts = [f"{self.counts['fresh']} on the current text"]
+        if self.counts["stale"]:
+            parts.append(f"{self.counts['stale']} STALE (made on other text, or naming none; kept, never applied "
+                         "until re-decided)")
+        if self.counts["orphaned"]:
+            parts.append(f"{self.counts['orphaned']} ORPHANED (the outputs hold no such output; kept, never applied)")
+        return ", ".join(parts)
+
+
+def check_texts(records: Sequence[tuple[int, dict[str, object]]],
+                hashes: Mapping[tuple[str, str], str] | None) -> TextCheck:
+    """Sort :func:`read_ledger`'s records by the text they were made on.
+
+    ``hashes``: the current :func:`~empathy.labels.records.text_hash` of every output of the data set the records go
+    to (:func:`~empathy.labels.records.output_hashes`), or ``None`` when no outputs are at hand. A record is
+    *fresh* when its ``text_hash`` is the output's, *stale* when it differs or is empty (a decision that names no
+    text is never taken as made on this one), *orphaned* when ``hashes`` holds no such output, and *unchecked*
+    when it has a hash but there are no ``hashes`` to compare it with.
+    """
+    counts = dict.fromkeys(TEXT_STATES, 0)
+    first: dict[str, tuple[int, str]] = {}
+    for row_number, record in records:
+        digest = str(record.get("text_hash") or "")
+        key = (str(record["item_id"]), str(record["model"]))
+        if hashes is not None and key not in hashes:
+            state, why = "orphaned", f"the outputs hold no output ({key[0]!r}, {key[1]!r})"
+        elif not digest:
+            state, why = "stale", ("no text hash: the decision does not name the text it was made on "
+                                   "(docs/ledger-format.md gives the formula)")
+        elif hashes is None:
+            state, why = "unchecked", ""
+        elif digest != hashes[key]:
+            state, why = "stale", (f"made on other text: the output's text now hashes to {hashes[key]}, the record "
+                                   f"says {digest}")
+        else:
+            state, why = "fresh", ""
+        counts[state] += 1
+        if why and state not in first:
+            first[state] = (row_number, why)
+    return TextCheck(counts, first, hashes is not None)
+
+
 def import_ledger(store: OverrideStore, path: str | Path, *, dataset_id: str | None = None,
                   annotator: str | None = None, name: str | None = None,
-                  hashes: Mapping[tuple[str, str], str] | None = None) -> int:
-    """Read a ledger exported by :func:`export_jsonl` or :func:`export_csv` and apply it as one batch.
+                  hashes: Mapping[tuple[str, str], str] | None = None, allow_stale: bool = False) -> int:
+    """Read a ledger (exported by :func:`export_jsonl` or :func:`export_csv`, or written by another tool to the
+    contract of docs/ledger-format.md) and apply it as one batch.
 
     ``dataset_id`` re-targets every record (import into the data set now loaded); otherwise each record's
     own ``dataset_id`` is used. The records take the store's commit order in file order (an exported ledger
     lists them in its store's commit order, so the latest stays the latest). ``annotator`` replaces the file's
-    annotator names. A record without a text hash (a version 1 ledger) takes the one in ``hashes`` (the loaded outputs'
-    :func:`~empathy.labels.records.output_hashes`) or stays without one, which counts as stale until confirmed.
-    Every record is checked before anything is written; a bad record raises :class:`empathy.io.DataError`
-    naming file, row and column. Returns the number of decisions imported.
+    annotator names. ``hashes``: the current text hashes of the outputs the records go to
+    (:func:`~empathy.labels.records.output_hashes`; :func:`check_texts`). A record that would be stale (made on
+    other text, or with no text hash) or orphaned (no such output in ``hashes``) is refused unless
+    ``allow_stale``: such a decision would be kept but never applied, so it is written only when asked for (and
+    then counted by :func:`check_texts`). Every record is checked before anything is written, the annotators'
+    right to write first; a bad record raises :class:`empathy.io.DataError` naming file, row and column. Returns
+    the number of decisions imported.
     """
     records = read_ledger(path, name=name)
     label = name or str(path)
@@ -226,6 +363,10 @@ def import_ledger(store: OverrideStore, path: str | Path, *, dataset_id: str | N
         who = annotator if annotator is not None else str(record.get("annotator", ""))
         if not who.strip():
             raise DataError(label, "empty value", row=row_number, column="annotator")
+        problem = person_name_problem(who.strip())
+        if problem is not None:  # the name given for every record, else this record's
+            raise (ValueError(f"annotator {who.strip()!r}: {problem}") if annotator is not None
+                   else DataError(label, problem, row=row_number, column="annotator"))
         role = str(record.get("role") or "annotator")
         if role not in ROLES:
             raise DataError(label, f"unknown role {role!r} (use {', '.join(ROLES)})", row=row_number,
@@ -234,15 +375,23 @@ def import_ledger(store: OverrideStore, path: str | Path, *, dataset_id: str | N
             value = validate_value(str(record["dimension"]), record["value"])
         except (TypeError, ValueError) as exc:
             raise DataError(label, str(exc), row=row_number, column="value") from None
-        digest = str(record.get("text_hash") or "") or (hashes or {}).get(
-            (str(record["item_id"]), str(record["model"])), "")
         change = Change(str(record["item_id"]), str(record["model"]), str(record["rater"]),
-                        str(record["dimension"]), value, str(record.get("reason", "")), digest,
-                        optional_float(record.get("judge_value")), str(record.get("judge_signature") or ""),
+                        str(record["dimension"]), value, str(record.get("reason", "")), str(record["text_hash"]),
+                        record["judge_value"], str(record.get("judge_signature") or ""),  # type: ignore[arg-type]
                         str(record["audit_design"]), record["audit_position"])  # type: ignore[arg-type]
         in_order.append(((target, who.strip(), role), change))
     if not in_order:
         return 0
+    for who, role in dict.fromkeys((who, role) for (_, who, role), _ in in_order):
+        store.require(who, "adjudicate" if role == "adjudicator" else "decide")
+    if not allow_stale:
+        check = check_texts(records, hashes)
+        for state in ("stale", "orphaned"):
+            if state in check.first:
+                row_number, why = check.first[state]
+                raise DataError(label, f"{why}; {check.counts[state]} such record(s), nothing was imported ("
+                                "store import --allow-stale keeps them as stale)", row=row_number,
+                                column="text_hash" if state == "stale" else "item_id")
     # an imported ledger's designs may not be in this store: its marks are kept as written, and the estimators
     # read only marks that match a stored design
     store.write_batch(in_order, action="import", check_audit=False)
@@ -379,7 +528,7 @@ def migrate_store(source: str | Path, target: str | Path, *, rename: Mapping[str
         raise ValueError(f"migrate: the source and the target are the same store ({mask_location(source)})")
     if not is_server_location(source) and not Path(source).exists():
         raise StoreError(str(source), "no such store (nothing was written)")
-    origin = open_store(source, read_only=None)
+    origin = open_for_reading(source)
     try:
         return _copy_store(origin, target, rename, translate_names)
     finally:
