@@ -1,8 +1,10 @@
-"""The Alt-Test table of docs/judge-report.md, computed on the Kumar et al. (2025) import.
+"""The generated tables of docs/judge-report.md: the Alt-Test on the Kumar et al. (2025) import, and the offline
+lexicon judge's probes on the demo data.
 
-``python scripts/judge_report_doc.py`` prints the table; ``--write`` puts it between the markers
-``<!-- alt-test-table -->`` and ``<!-- /alt-test-table -->`` of docs/judge-report.md. ``tests/test_judge_report_doc.py``
-checks that the page holds what this script produces (skipped when the shared data set is absent).
+``python scripts/judge_report_doc.py`` prints the tables; ``--write`` puts each between its markers
+(``<!-- alt-test-table -->`` ... ``<!-- /alt-test-table -->``, ``<!-- probes-table -->`` ...
+``<!-- /probes-table -->``) of docs/judge-report.md. ``tests/test_judge_report_doc.py`` checks that the page holds
+what this script produces (the Alt-Test table is skipped when the shared data set is absent).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from empathy.paths import shared_dataset  # noqa: E402
 
 DOC = ROOT / "docs" / "judge-report.md"
 START, END = "<!-- alt-test-table -->", "<!-- /alt-test-table -->"
+PROBES_START, PROBES_END = "<!-- probes-table -->", "<!-- /probes-table -->"
 NAME = "kumar2025-empathic-communication"
 JUDGES = ("gpt", "claude", "gemini", "crowd")
 ANNOTATORS = ("expert1", "expert2", "expert3")
@@ -55,17 +58,40 @@ def table(directory: Path) -> str:
     return "\n".join(lines)
 
 
-def replace_block(text: str, block: str) -> str:
+def probes_table() -> str:
+    """The Markdown table of the lexicon judge's probes on the demo outputs (offline, deterministic)."""
+    from empathy import __version__
+    from empathy.io import load_outputs
+    from empathy.judge_report.probes import DEFAULT_SCORE_TOLERANCE, probes_signature, run_probes
+    from empathy.judges.config import resolve_judge
+
+    outputs = load_outputs(ROOT / "data" / "outputs.csv")[0]
+    results = run_probes(outputs, resolve_judge("lexicon", None))
+    lines = ["| probe | kind | applicable | violations | rate [95 % Wilson] | moved / movable | outcome |",
+             "| --- | --- | ---: | ---: | --- | --- | --- |"]
+    for result in results:
+        rate = ("" if result.violation_rate is None else
+                f"{result.violation_rate:.3f} [{result.rate_low:.3f}, {result.rate_high:.3f}]")
+        moved = f"{result.n_moved} / {result.n_movable}" if result.probe.kind == "directional" else ""
+        outcome = {None: "not applicable", True: "pass", False: "**fail**"}[result.passed]
+        lines.append(f"| `{result.probe.name}` | {result.probe.kind} | {result.n_applicable} | "
+                     f"{result.n_violations} | {rate} | {moved} | {outcome} |")
+    judge_signature = f"empathy:{__version__}|judge[lexicon]:kind=lexicon|data:data/outputs.csv"
+    lines += ["", f"Signature: `{probes_signature(judge_signature, DEFAULT_SCORE_TOLERANCE)}`"]
+    return "\n".join(lines)
+
+
+def replace_block(text: str, block: str, start: str = START, end: str = END) -> str:
     """``text`` with the part between the markers replaced by ``block``."""
-    head, found, rest = text.partition(START)
-    if not found or END not in rest:
-        raise ValueError(f"{DOC}: the markers {START} ... {END} are missing")
-    return f"{head}{START}\n{block}\n{END}{rest.partition(END)[2]}"
+    head, found, rest = text.partition(start)
+    if not found or end not in rest:
+        raise ValueError(f"{DOC}: the markers {start} ... {end} are missing")
+    return f"{head}{start}\n{block}\n{end}{rest.partition(end)[2]}"
 
 
-def shown_block(text: str) -> str:
+def shown_block(text: str, start: str = START, end: str = END) -> str:
     """The table the page holds now (between the markers)."""
-    return text.partition(START)[2].partition(END)[0].strip("\n")
+    return text.partition(start)[2].partition(end)[0].strip("\n")
 
 
 def main() -> int:
@@ -77,11 +103,12 @@ def main() -> int:
     if directory is None:
         print(f"shared/datasets/{NAME} is absent", file=sys.stderr)
         return 2
-    block = table(directory)
+    block, probes = table(directory), probes_table()
     if args.write:
-        DOC.write_text(replace_block(DOC.read_text(encoding="utf-8"), block), encoding="utf-8")
+        page = replace_block(DOC.read_text(encoding="utf-8"), block)
+        DOC.write_text(replace_block(page, probes, PROBES_START, PROBES_END), encoding="utf-8")
     else:
-        print(block)
+        print(block + "\n\n" + probes)
     return 0
 
 

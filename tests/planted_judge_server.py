@@ -10,14 +10,14 @@
 ``fault`` plants one defect: ``ignore-second`` (Text B gets Text A's score: the second text is not read),
 ``longer`` (each text's affect score rises by 0.02 per word: longer texts rated higher), ``solution-blind``
 (conflict avoidance judged without the response's last sentence: blind to an appended solution), ``flip``
-(each conflict-avoidance answer flipped with probability ``flip_rate``: a uniform draw hashed from the seed, the
-prompt and how many times it was asked before, so the flips do not depend on the order concurrent requests arrive).
+(each conflict-avoidance answer flipped with probability ``flip_rate``, drawn from the seed, the prompt and how
+many times that prompt was asked, so that concurrent requests arriving in any order get the same flips).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import random
 import re
 from dataclasses import dataclass, field
 
@@ -46,17 +46,16 @@ class PlantedJudgeServer(FakeOpenAIServer):
     asked: dict[str, int] = field(default_factory=dict)
 
     def reset(self) -> None:
-        """Forget requests and the prompts' counts (the flips start again)."""
+        """Forget requests and the prompts' counts (the flips start over)."""
         super().reset()
-        self.asked = {}
-
-    def _draw(self, user: str) -> float:
-        """Uniform in [0, 1) from the seed, the prompt and its number of earlier askings."""
         with self._lock:
-            count = self.asked.get(user, 0)
-            self.asked[user] = count + 1
-        digest = hashlib.sha256(f"{self.seed}\n{count}\n{user}".encode()).digest()
-        return int.from_bytes(digest[:8], "big") / 2**64
+            self.asked = {}
+
+    def _flip(self, user: str) -> bool:
+        with self._lock:
+            n = self.asked.get(user, 0)
+            self.asked[user] = n + 1
+        return random.Random(f"{self.seed}:{n}:{user}").random() < self.flip_rate
 
     def _answer(self, system: str, user: str, *, out_of_range: bool) -> str:
         if "conflict_avoidance" in user:
@@ -66,7 +65,7 @@ class PlantedJudgeServer(FakeOpenAIServer):
                 response = " ".join(sentences[:-1]) if len(sentences) > 1 else response
             label = int("you should" in response.lower())
             if self.fault == "flip":
-                label = 1 - label if self._draw(user) < self.flip_rate else label
+                label = 1 - label if self._flip(user) else label
             return json.dumps({"conflict_avoidance": label})
         if "aversive_count" in user:
             return super()._answer(system, user, out_of_range=out_of_range)

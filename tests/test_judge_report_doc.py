@@ -24,6 +24,12 @@ def test_the_page_holds_what_the_script_computes():
     assert doc.shown_block(page) == doc.table(directory), "run: python scripts/judge_report_doc.py --write"
 
 
+def test_the_page_holds_the_lexicon_probes_the_script_computes():
+    page = doc.DOC.read_text(encoding="utf-8")
+    shown = doc.shown_block(page, doc.PROBES_START, doc.PROBES_END)
+    assert shown == doc.probes_table(), "run: python scripts/judge_report_doc.py --write"
+
+
 def test_replacing_the_block_keeps_the_rest_and_needs_the_markers():
     text = f"before\n{doc.START}\nold\n{doc.END}\nafter\n"
     assert doc.replace_block(text, "new") == f"before\n{doc.START}\nnew\n{doc.END}\nafter\n"

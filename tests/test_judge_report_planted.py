@@ -222,3 +222,13 @@ def test_the_lexicon_judge_runs_through_every_probe_offline():
     assert list(table.columns) == list(probes_module.PROBE_COLUMNS)
     runs = rerun(OUTPUTS, resolve_judge("lexicon", None), 2)
     assert all(r.flip_rate == 0 for r in repeatability(runs, dimensions=["e_gen", "ca"], n_resamples=100))
+
+
+# ------------------------------------------------------------------------------------------------ the edits
+
+def test_attenuation_weakens_affect_and_keeps_a_conjunction_so():
+    from empathy.judge_report.edits import attenuate_affect
+
+    text = "I love it, so they get to know you! I am so sad. So that is it. It is so very hard."
+    assert attenuate_affect(text) == "I like it, so they get to know you. I am sad. So that is it. It is hard."
+    assert attenuate_affect("The meeting is at noon.") is None

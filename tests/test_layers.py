@@ -92,7 +92,7 @@ LAYER_OF: dict[str, str] = {
     "empathy.label_budget": "analysis",
     "empathy.ppi_rows": "analysis",
     "empathy.bootstrap": "analysis",
-    "empathy.judge_report": "analysis",  # the judge report: Alt-Test, length dependence, checks, verdict
+    # the judge report: Alt-Test, length dependence, verdict, and the judge's repeatability, order effect and probes
     "empathy.judge_report.*": "analysis",
     # interfaces: the command line and the `python -m` entry points
     "empathy.cli.*": "interfaces",

@@ -47,7 +47,12 @@ ATTENUATIONS: dict[str, str] = {
 INTENSIFIERS: tuple[str, ...] = ("extremely", "incredibly", "absolutely", "totally", "utterly", "really", "so",
                                  "very", "truly", "deeply", "terribly", "completely")
 _STRONG = re.compile(r"\b(" + "|".join(sorted(ATTENUATIONS, key=len, reverse=True)) + r")\b", re.I)
-_INTENSIFIER = re.compile(r"\b(?:" + "|".join(INTENSIFIERS) + r")\s+(?=\w)", re.I)
+#: Words after which ``so`` is a conjunction ("so they know", "so that"), kept by :func:`attenuate_affect`.
+NOT_INTENSIFIED: tuple[str, ...] = ("that", "they", "we", "you", "i", "he", "she", "it", "there", "the", "a", "an",
+                                    "this", "these", "those", "my", "your", "our", "their", "his", "her", "if", "far",
+                                    "to", "as", "on")
+_INTENSIFIER = re.compile(r"\b(?:" + "|".join(w for w in INTENSIFIERS if w != "so") + r"|so(?!\s+(?:"
+                          + "|".join(NOT_INTENSIFIED) + r")\b))\s+(?=\w)", re.I)
 
 
 def swap_names(text: str) -> str | None:

@@ -296,7 +296,8 @@ def probes_signature(judge_signature: str, score_tolerance: float) -> str:
     import hashlib
 
     texts = "\x00".join([edits.NEUTRAL_SENTENCE, edits.SOLUTION_SENTENCE, edits.GRAPHIC_SENTENCE,
-                         repr(edits.NAME_PAIRS), repr(sorted(edits.ATTENUATIONS.items())), repr(edits.INTENSIFIERS)])
+                         repr(edits.NAME_PAIRS), repr(sorted(edits.ATTENUATIONS.items())), repr(edits.INTENSIFIERS),
+                         repr(edits.NOT_INTENSIFIED)])
     digest = hashlib.sha256(texts.encode()).hexdigest()[:10]
     return (f"{judge_signature}|probes:checklist(edits#{digest})|tolerance:e_gen={score_tolerance:g},others=0|"
             f"interval:wilson-95|fail:any-violation-or-inert")
