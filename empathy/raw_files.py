@@ -154,7 +154,7 @@ def read_parquet(path: Path, label: str) -> pd.DataFrame:
 
     try:
         table = pq.read_table(path, use_pandas_metadata=True)
-    except pa.ArrowNotImplementedError as exc:  # a column type this pyarrow cannot read is the file's problem
+    except pa.ArrowException as exc:  # a column type this pyarrow cannot read is the file's problem
         raise DataError(label, f"cannot read file: {str(exc).strip() or type(exc).__name__}") from None
     _check_pandas_metadata(table.schema, label)
     for index, column in enumerate(table.schema):
