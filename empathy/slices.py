@@ -808,7 +808,10 @@ def wilson_interval(events: ArrayLike, units: ArrayLike, confidence: float = 0.9
     k = np.asarray(events, dtype=float)
     n = np.asarray(units, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return _wilson(k / n, n, confidence)
+        low, high = _wilson(k / n, n, confidence)
+    # exactly 0 (1) with no (every) event: the closed form leaves a rounding residue such as 2e-18
+    counted = n > 0
+    return (np.where(counted & (k == 0), 0.0, low), np.where(counted & (k == n), 1.0, high))
 
 
 def ranked_slices(table: pd.DataFrame, *, top: int | None = 10, min_units: int = DEFAULT_MIN_UNITS

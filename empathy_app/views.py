@@ -56,6 +56,8 @@ PAGES: tuple[tuple[str, str, str, str], ...] = (
 
     ("app_pages/10_Exhibits.py", "Exhibits", "Pinned outputs with notes, a presentation mode, offline HTML; ranking "
      "fragility.", ":material/slideshow:"),
+    ("app_pages/11_Judge_report.py", "Judge report", "May a judge replace the annotators? The Alt-Test per "
+     "dimension, the judge's checks and one verdict line.", ":material/verified:"),
 )
 #: "How to read this" under the Overview's and Agreement's tables (static text, no data); the note under each
 #: metric's chart is its registry entry's ``how_to_read`` (:class:`empathy.metrics.MetricSpec`).
@@ -818,7 +820,7 @@ def navigation(root: Path) -> list[tuple[str, str, str]]:
     ``app.py`` builds ``st.navigation`` from this list and ``tests/test_browser_payload.py`` visits each entry,
     so a page added to ``app_pages/`` is served and checked without editing either.
     """
-    pages = [(path, title, title) for path, title, *_ in PAGES]
+    pages = [(path, title, title.replace(" ", "_")) for path, title, *_ in PAGES]
     known = {path for path, *_ in PAGES}
     for extra in sorted((root / "app_pages").glob("[0-9]*_*.py")):
         if f"app_pages/{extra.name}" not in known:

@@ -11,7 +11,13 @@ Usage::
         --wait-for "Slices that depart most" --from-heading "The mechanism x disagreement map" \\
         --to-heading "Judge vs human, per model"
 
-The Disagreement screenshot of ``docs/explanation/disagreement.md`` is made with exactly that command.
+The Disagreement screenshot of ``docs/explanation/disagreement.md`` is made with exactly that command; the
+judge report's checks (``docs/judge-report.md``) with::
+
+    python scripts/screenshot_page.py Judge_report docs/screenshots/judge-report-checks.png \\
+        --click "Repeatability, order effect and probes" --click "Run the lexicon judge's checks" \\
+        --wait-for "failing outputs" --from-heading "Judge report" \\
+        --height 1800
 """
 
 from __future__ import annotations
@@ -69,6 +75,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--wait-for", default=None, help="text that shows the page has drawn")
     parser.add_argument("--from-heading", default=None, help="clip from this heading")
     parser.add_argument("--to-heading", default=None, help="clip to just above this heading")
+    parser.add_argument("--click", action="append", default=[],
+                        help="click the text first (an expander, a toggle); repeat for several, in order")
     parser.add_argument("--height", type=int, default=2400, help="viewport height in pixels")
     args = parser.parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -81,6 +89,9 @@ def main(argv: list[str] | None = None) -> None:
                 args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
             page = browser.new_context(viewport={"width": WIDTH, "height": args.height}).new_page()
             page.goto(f"{url}/{args.page}")
+            for text in args.click:
+                _settle(page, text)
+                page.get_by_text(text, exact=False).first.click()
             _settle(page, args.wait_for or args.from_heading or args.page)
             page.mouse.move(5, 5)
             page.screenshot(path=str(args.out), clip=_clip(page, args.from_heading, args.to_heading))

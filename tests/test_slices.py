@@ -678,3 +678,12 @@ def test_judge_means_sum_one_dimension_at_a_time(monkeypatch: pytest.MonkeyPatch
     for dimension in dims:
         wanted = expected[dimension].reindex(pd.MultiIndex.from_frame(keys)).to_numpy(float)
         np.testing.assert_allclose(got[dimension], wanted, rtol=1e-15, atol=0)
+
+
+def test_wilson_ends_are_exactly_0_and_1_when_no_or_every_unit_is_an_event():
+    # hand-worked: with k = 0 the upper end is z^2 / (n + z^2); the lower end is 0, not a 1e-18 residue
+    z2 = 1.959963984540054 ** 2
+    low, high = wilson_interval([0, 356, 0], [356, 356, 0])
+    assert low[0] == 0.0 and high[1] == 1.0
+    assert high[0] == pytest.approx(z2 / (356 + z2), rel=1e-12) and low[1] == pytest.approx(1 - z2 / (356 + z2))
+    assert np.isnan(low[2]) and np.isnan(high[2])
