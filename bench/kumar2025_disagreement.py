@@ -38,7 +38,8 @@ import pandas as pd
 from empathy.calibration import calibration_bias, dilution_benchmark
 from empathy.datasets import CORPORA, import_kumar2025
 from empathy.evaluate import text_features
-from empathy.slices import describe, holm, judge_human_events, output_features, ranked_slices, slice_map
+from empathy.slice_tests import holm
+from empathy.slices import describe, judge_human_events, output_features, ranked_slices, slice_map
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared docblock helper beside this file
 import docblock  # noqa: E402

@@ -187,21 +187,21 @@ def slice_map(key: str, outcome: str, dimension: str, bins: int, permutations: i
     """The map (cached per data, ledger and options: a rerun that changes nothing recomputes nothing; shared, not
     copied, so its slices' output lists are not unpickled on every run).
 
-    ``exact``: every p-value that can be computed exactly is (:func:`empathy.slices.exact_slice_p`), the others by
+    ``exact``: every p-value that can be computed exactly is (:func:`empathy.slice_tests.exact_slice_p`), the others by
     Monte Carlo with ``permutations`` draws and their standard error (``p_se``)."""
     return sl.slice_map(_features, _events, outcome=outcome, dimension=dimension, bins=bins,
                         n_permutations=permutations, seed=seed, per_judge=per_judge, threshold=threshold,
                         exact=exact)
 
 
-#: The signature's name of the map's rate intervals (:func:`empathy.slices.cluster_rate_interval`).
+#: The signature's name of the map's rate intervals (:func:`empathy.slice_tests.cluster_rate_interval`).
 RATE_INTERVAL = {"rate-interval": "cluster-wilson(item)"}
 
 
 def map_figure(table: pd.DataFrame, title: str) -> go.Figure:
     """The map as a paper figure: each slice's rate with its cluster-aware interval, the whole's rate as a line.
 
-    The interval is the map's ``rate_low``/``rate_high`` (:func:`empathy.slices.cluster_rate_interval`: the item,
+    The interval is the map's ``rate_low``/``rate_high`` (:func:`empathy.slice_tests.cluster_rate_interval`: the item,
     the conversation, is the unit; a Wilson interval over (output, judge) units would treat the judges of one
     output and the models of one item as independent, and be too narrow). One row per (feature, slice), grouped
     by feature; filled markers are slices whose Holm-adjusted p-value is below :data:`ALPHA`, marker area grows

@@ -81,6 +81,7 @@ LAYER_OF: dict[str, str] = {
     "empathy.fragility": "analysis",
     "empathy.stability": "analysis",
     "empathy.slices": "analysis",
+    "empathy.slice_tests": "analysis",
     "empathy.calibration": "analysis",
     "empathy.panels": "analysis",
     "empathy.exhibits": "analysis",

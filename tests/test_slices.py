@@ -20,23 +20,25 @@ from empathy.calibration import (
     item_splits,
     paired,
 )
-from empathy.slices import (
-    ALL_JUDGES,
+from empathy.slice_tests import (
     cluster_rate_interval,
-    default_threshold,
-    describe,
     exact_slice_p,
     exact_sum_distribution,
     holm,
+    permutation_p_values,
+    wilson_interval,
+)
+from empathy.slices import (
+    ALL_JUDGES,
+    default_threshold,
+    describe,
     judge_human_events,
     judge_judge_events,
     output_features,
     override_events,
-    permutation_p_values,
     ranked_slices,
     slice_feature,
     slice_map,
-    wilson_interval,
 )
 
 

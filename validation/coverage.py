@@ -13,7 +13,7 @@ Issue 23, item 3: a nominal 95 % interval should contain the truth in 95 % of da
   expanded percentile interval of each model's mean and of the difference of two models, and the plain
   percentile interval for comparison.
 * :func:`cluster_rate_coverage` — the Disagreement map's cluster-aware interval
-  (:func:`empathy.slices.cluster_rate_interval`) against the Wilson interval over units, on events clustered
+  (:func:`empathy.slice_tests.cluster_rate_interval`) against the Wilson interval over units, on events clustered
   by item (three outputs per item, two judges per output, an item-level rate drawn from a beta distribution).
 
 ``docs/statistics.md`` quotes :func:`markdown`'s tables; tests/test_inference.py, tests/test_bootstrap.py and
@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from empathy.bootstrap import cluster_means, expanded_percentile
 from empathy.inference import ppi_mean
-from empathy.slices import cluster_rate_interval, wilson_interval
+from empathy.slice_tests import cluster_rate_interval, wilson_interval
 
 #: (true mean, judge bias or false-alarm rate, judge noise) of the three simulated models.
 PPI_MODELS: tuple[tuple[float, float, float], ...] = ((0.2, 0.10, 0.10), (0.5, -0.20, 0.20), (0.35, 0.05, 0.30))

@@ -131,7 +131,7 @@ class ProbeResult:
 
 def wilson(events: int, n: int, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
     """Wilson score interval of ``events / n`` (``(None, None)`` when ``n`` is 0)."""
-    from empathy.slices import wilson_interval
+    from empathy.slice_tests import wilson_interval
 
     if n <= 0:
         return None, None
