@@ -16,17 +16,17 @@ from pathlib import Path
 
 import streamlit as st
 
-from empathy_app import loading, session_keys, sidebar, views
+from empathy_app import frame, loading, session_keys, sidebar
 
 ROOT = Path(__file__).resolve().parent
 
 # No page icons: the current page's icon becomes the favicon, and a Material icon's image is fetched from
-# fonts.gstatic.com (fails offline); the favicon is the app's own image (views.page_icon).
-pages = [st.Page(views.home, title="Home", default=True)]
-pages += [st.Page(path, title=title, url_path=url_path) for path, title, url_path in views.navigation(ROOT)]
+# fonts.gstatic.com (fails offline); the favicon is the app's own image (frame.page_icon).
+pages = [st.Page(frame.home, title="Home", default=True)]
+pages += [st.Page(path, title=title, url_path=url_path) for path, title, url_path in frame.navigation(ROOT)]
 page = st.navigation(pages)
-heading = views.heading(page.title)
-st.set_page_config(page_title=f"{heading} · empathy", page_icon=views.page_icon(), layout="wide")
+heading = frame.heading(page.title)
+st.set_page_config(page_title=f"{heading} · empathy", page_icon=frame.page_icon(), layout="wide")
 sidebar.init_session()
 # Nothing slow before the main area's first paint: the sidebar's controls need no data set, the heading, the flash
 # and the page's static first paint (the Home page's text and links) are drawn before the data set is loaded and
@@ -38,7 +38,7 @@ flash = st.session_state.get(session_keys.FLASH)
 if flash:
     st.success(flash)
     st.session_state[session_keys.FLASH] = None
-views.first_paint(page.title)
+frame.first_paint(page.title)
 data = loading.open_data_set()
 sidebar.draw_data(data, sidebar_top)
 page.run()

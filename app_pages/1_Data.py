@@ -23,7 +23,7 @@ from empathy.labels.queue_state import (  # noqa: E402
 from empathy.labels.records import output_hashes  # noqa: E402
 from empathy.labels.roles import ROLE_NAMES, AccessDenied  # noqa: E402
 from empathy.labels.transfer import export_csv, export_jsonl, import_ledger  # noqa: E402
-from empathy_app import decisions, loading, overrides, session_keys, sidebar, views  # noqa: E402
+from empathy_app import decisions, import_report, loading, overrides, session_keys, sidebar, views  # noqa: E402
 from empathy_app.markup import code, md  # noqa: E402
 
 data = loading.current_data()  # None when it could not be loaded: this page still offers the sources
@@ -154,8 +154,8 @@ if data.all_data.ratings.empty:
             "a judge on the **Judge** page.")
 source_now = st.session_state[session_keys.SOURCE]
 if source_now["kind"] in IMPORTERS:
-    _, import_report = loading.load_import(source_now["kind"], source_now["directory"])
-    views.import_report(import_report)
+    _, report = loading.load_import(source_now["kind"], source_now["directory"])
+    import_report.show(report)
 for title, table, table_key in (("Outputs table", data.all_data.outputs, "data_outputs_table"),
                                 ("Ratings table", data.all_data.ratings, "data_ratings_table")):
     with st.expander(title, expanded=False):

@@ -10,7 +10,7 @@ from empathy import metrics  # noqa: E402
 from empathy.evaluate import rankings  # noqa: E402
 from empathy.exports import table6_csv  # noqa: E402
 from empathy.review import egm_readings, metric_pivot, per_task  # noqa: E402
-from empathy_app import compute, intervals, loading, markup, views  # noqa: E402
+from empathy_app import charts, compute, intervals, loading, markup, views  # noqa: E402
 
 data = loading.require_data(ratings=False)  # without ratings LD is still computed: it needs only the texts
 views.mode_caption(data)
@@ -178,12 +178,12 @@ columns = st.columns(2)
 for position, metric in enumerate(charted):
     with columns[position % 2]:
         # the metric's own rows: its figure stays cached while a decision moves another metric's values
-        st.plotly_chart(views.metric_bars(bars[bars["metric"] == metric].reset_index(drop=True), metric),
+        st.plotly_chart(charts.metric_bars(bars[bars["metric"] == metric].reset_index(drop=True), metric),
                         key=f"overview_chart_{metric}")
         if metrics.get_metric(metric).how_to_read:
             st.caption(metrics.get_metric(metric).how_to_read)
 
-standard = views.standard_scatter(data, table)
+standard = charts.standard_scatter(data, table)
 if standard is not None:
     st.plotly_chart(standard, key="overview_standard_scatter")
 

@@ -9,7 +9,7 @@ from empathy.labels.locations import StoreError  # noqa: E402
 from empathy.labels.rules import ALL_JUDGES, make_changes, override_targets  # noqa: E402
 from empathy.mechanisms import note_fields, output_scores  # noqa: E402
 from empathy.review import inspect_filter  # noqa: E402
-from empathy_app import compute, decisions, exhibit_views, loading, overrides, session_keys, views  # noqa: E402
+from empathy_app import compute, decisions, exhibit_views, frame, loading, overrides, session_keys, views  # noqa: E402
 from empathy_app.decisions import md, output_key  # noqa: E402
 
 data = loading.require_data(ratings=False)
@@ -75,7 +75,7 @@ nav[1].selectbox(f"Output ({len(labels)} match)", listed, key=session_keys.INSPE
                  label_visibility="collapsed")
 nav[2].button("Next ▶", key="inspect_next", on_click=_step, args=(1,), shortcut="Right", width="stretch")
 with nav[3]:
-    views.keys_help("inspect")
+    frame.keys_help("inspect")
 if len(listed) < len(labels):
     window = f"outputs {start + 1:,}-{start + len(listed):,} of {len(labels):,}"
     st.columns([2, 3])[0].number_input(f"The list holds {window}: go to output number", min_value=1,

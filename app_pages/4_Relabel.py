@@ -44,6 +44,7 @@ from empathy_app import (  # noqa: E402
     compute,
     decisions,
     exhibit_views,
+    frame,
     identity,
     keyqueue,
     loading,
@@ -476,7 +477,7 @@ def _keyed_queue(right, now, pending: pd.DataFrame, audit, done_text: str, poll_
                "for an output that is no longer to decide is refused, never applied to another one. If the "
                "server falls more than a window of outputs behind, or while an undo is on its way, keys are "
                "paused and the page says so.")
-    views.keys_help("relabel")  # "?" opens the key list
+    frame.keys_help("relabel")  # "?" opens the key list
 
 
 def _one_output(current: pd.Series, now) -> None:

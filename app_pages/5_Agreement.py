@@ -8,7 +8,7 @@ from empathy import metrics  # noqa: E402
 from empathy.agreement import table6_notice  # noqa: E402
 from empathy.exports import agreement_csv  # noqa: E402
 from empathy.review import per_task, ranking_shift  # noqa: E402
-from empathy_app import compute, intervals, loading, overrides, views  # noqa: E402
+from empathy_app import charts, compute, intervals, loading, overrides, views  # noqa: E402
 from empathy_app.markup import codes, md  # noqa: E402
 
 data = loading.require_data()
@@ -44,7 +44,7 @@ else:
         shown = 0
         for metric in metrics.judged_metrics():
             # the metric's own rows: its figure stays cached while a decision moves another metric's rho
-            figure = views.spearman_heatmap(agreement[(agreement["task"] == task) & (agreement["metric"] == metric)]
+            figure = charts.spearman_heatmap(agreement[(agreement["task"] == task) & (agreement["metric"] == metric)]
                                             .reset_index(drop=True), metric)
             if figure is not None:
                 columns[shown % 3].plotly_chart(figure, key=f"agreement_heatmap_{metric}" + (f"_{number}" * split))

@@ -2,7 +2,7 @@
 
 What a user waits for after every click or keystroke is a rerun of the page's script. This drives the real
 app with Streamlit's ``AppTest`` (the same script runner as ``streamlit run``, without the browser), one session
-visiting every page of ``app.py``'s navigation in turn (Home, then :func:`empathy_app.views.navigation`: a page
+visiting every page of ``app.py``'s navigation in turn (Home, then :func:`empathy_app.frame.navigation`: a page
 added to ``app_pages/`` is measured without editing this script), and measures ``time.process_time()`` (CPU of
 every thread of the process) of
 
@@ -193,7 +193,7 @@ def worker(app_root: Path, data: Path, reruns: int, decisions: Path, only: list[
     sys.path.insert(0, str(app_root))  # the variant's empathy_app and empathy, not the current tree's
     from streamlit.testing.v1 import AppTest
 
-    from empathy_app.views import navigation
+    from empathy_app.frame import navigation
 
     pages = ["Home", *(path for path, _title, _url in navigation(app_root)
                        if only is None or any(part in path for part in only))]

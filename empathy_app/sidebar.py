@@ -286,7 +286,7 @@ def _sync(widget_key: str, state_key: str) -> None:
 
 
 #: Static script (no data in it): "?" typed outside a text field clicks the page's "Keys (?)" button
-#: (:func:`empathy_app.views.keys_help`), if the page has one. In the sidebar of every page so that it runs when
+#: (:func:`empathy_app.frame.keys_help`), if the page has one. In the sidebar of every page so that it runs when
 #: the app loads: an ``st.html`` script first drawn by a later rerun did not always run.
 KEYS_SCRIPT = """<script>
 (() => {

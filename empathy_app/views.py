@@ -1,8 +1,8 @@
 """Reusable Streamlit views of the app; pages stay thin.
 
-The pages' table (:data:`PAGES`), their headings and favicon (read by the frame in ``app.py``), the Home page, the
-data set's summary, charts, value widgets, the flash error, the key help and a table selection that drives a
-selectbox (:func:`follow_table_selection`).
+The data set's summary, the side-by-side texts with the mechanisms marked, value widgets, interval and agreement
+warnings, the flash error and a table selection that drives a selectbox (:func:`follow_table_selection`). The
+frame (pages, Home, key help) is :mod:`empathy_app.frame`; the charts :mod:`empathy_app.charts`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -26,39 +24,8 @@ from empathy.render import conversation_html, conversation_turns, legend_html
 from empathy.vocabulary import DIRECTIONS
 from empathy_app import compute, loading, overrides, session_keys
 from empathy_app.loading import Loaded
-from empathy_app.markup import code, codes, html, md, plot_frame
+from empathy_app.markup import code, codes, md
 
-if TYPE_CHECKING:  # Plotly Express is imported by the charts that draw (50 ms a process): not by every first run
-    import plotly.graph_objects as go
-
-# The icons are for the Home page's links (drawn with the Material font Streamlit serves itself). They are not
-# given to st.Page: Streamlit's browser code turns the current page's icon into the favicon and fetches a
-# Material icon's image from fonts.gstatic.com for that, which fails offline (emoji need an emoji font).
-PAGES: tuple[tuple[str, str, str, str], ...] = (
-    ("app_pages/1_Data.py", "Data", "Demo data, an upload or a path; validation; the overrides ledger.",
-     ":material/database:"),
-    ("app_pages/2_Overview.py", "Overview", "SA, EGM, CA and LD per model under each judge; rankings; signature.",
-     ":material/leaderboard:"),
-    ("app_pages/3_Inspect.py", "Inspect", "One output next to its reference, distancing highlighted; override labels.",
-     ":material/search:"),
-    ("app_pages/4_Relabel.py", "Relabel", "A queue of judge disagreements, one keystroke per decision.",
-     ":material/edit_note:"),
-    ("app_pages/5_Agreement.py", "Agreement", "Inter-judge Spearman (Table 6), human vs judges, ranking moves.",
-     ":material/handshake:"),
-    ("app_pages/6_Workbench.py", "Workbench", "Rater pairs with intervals, expert/LLM panels, Table 7-style stability.",
-     ":material/science:"),
-    ("app_pages/7_Judge.py", "Judge", "Run a judge (offline lexicon or a configured LLM) and add it as a rater.",
-     ":material/gavel:"),
-    ("app_pages/8_Items.py", "Items", "Every output's Eq. 1-4 terms, worst first; search, filters, side by side.",
-     ":material/table_rows:"),
-    ("app_pages/9_Disagreement.py", "Disagreement", "Where judges and humans disagree, by mechanism; calibration "
-     "per model.", ":material/troubleshoot:"),
-
-    ("app_pages/10_Exhibits.py", "Exhibits", "Pinned outputs with notes, a presentation mode, offline HTML; ranking "
-     "fragility.", ":material/slideshow:"),
-    ("app_pages/11_Judge_report.py", "Judge report", "May a judge replace the annotators? The Alt-Test per "
-     "dimension, the judge's checks and one verdict line.", ":material/verified:"),
-)
 #: "How to read this" under the Overview's and Agreement's tables (static text, no data); the note under each
 #: metric's chart is its registry entry's ``how_to_read`` (:class:`empathy.metrics.MetricSpec`).
 HOW_TO_READ = {
@@ -447,96 +414,6 @@ def labels_used(data: Loaded) -> str:
             f"replaced, {md(overrides.label_rule())} rule; the sidebar's *Include human overrides*).")
 
 
-# Figures are cached on the (small) results table: the table only changes with the data or an override. Shared,
-# not copied: never modified. They are drawn with Plotly's figure objects from plain dictionaries: Plotly Express
-# cost 0.15-0.3 s a chart (its data-frame machinery and a validated update per trace), which was a quarter of
-# Overview's first visit at 200,000 outputs and part of every rerun after a decision.
-_FACET_GAP = 0.03  # the horizontal space between two task panels, as a share of the figure's width
-
-
-@st.cache_resource(show_spinner=False, max_entries=64)
-def metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
-    """Bar chart of one metric by model, one bar per judge (scorer), one panel per task when there are several
-    (values of different tasks are not comparable); with ``ci_low``/``ci_high`` columns (the rows' intervals), each
-    bar has its error bar. A judge keeps its colour across panels; the hover shows judge, model, value, ``n`` and
-    ``n_missing``. Every name from the data is HTML-escaped (Plotly draws labels as HTML)."""
-    import plotly.graph_objects as go
-    from plotly.colors import qualitative
-
-    part = plot_frame(table[table["metric"] == metric].dropna(subset=["value"]), ["model", "scorer", "task"])
-    tasks: list[str | None] = list(dict.fromkeys(part["task"])) if part["task"].nunique() > 1 else [None]
-    with_errors = {"ci_low", "ci_high"} <= set(part.columns) and bool(part["ci_low"].notna().any())
-    scorers = list(dict.fromkeys(part["scorer"]))
-    colours = qualitative.Plotly
-    label = html(metric)
-    width = (1 - _FACET_GAP * (len(tasks) - 1)) / len(tasks)
-    traces: list[dict[str, object]] = []
-    in_legend: set[str] = set()  # a judge's bars of every panel share one legend entry
-    layout: dict[str, object] = {
-        "title": {"text": f"{label} by model and judge"}, "barmode": "group", "height": 340,
-        "margin": {"t": 50, "b": 10, "l": 10, "r": 10}, "legend": {"title": {"text": "judge"}}, "annotations": []}
-    for column, task in enumerate(tasks):
-        suffix = str(column + 1) if column else ""
-        shown = part if task is None else part[part["task"] == task]
-        for number, scorer in enumerate(scorers):
-            rows = shown[shown["scorer"] == scorer]
-            if rows.empty:
-                continue
-            bar: dict[str, object] = {
-                "type": "bar", "name": scorer, "legendgroup": scorer, "showlegend": scorer not in in_legend,
-                "x": rows["model"].tolist(), "y": rows["value"].astype(float).tolist(),
-                "marker": {"color": colours[number % len(colours)]}, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
-                # a missing count is JSON's null, not pandas' NA (which the figure's encoder cannot write)
-                "customdata": [[None if pd.isna(v) else v for v in pair]
-                               for pair in zip(rows["n"].tolist(), rows["n_missing"].tolist(), strict=True)],
-                "hovertemplate": (f"judge={scorer.replace('%', '&#37;')}<br>model=%{{x}}<br>"
-                                  f"{label.replace('%', '&#37;')}=%{{y}}<br>n=%{{customdata[0]}}<br>"
-                                  "n_missing=%{customdata[1]}<extra></extra>")}
-            if with_errors:
-                above = (rows["ci_high"] - rows["value"]).clip(lower=0).astype(float)
-                below = (rows["value"] - rows["ci_low"]).clip(lower=0).astype(float)
-                bar["error_y"] = {"type": "data", "array": above.tolist(), "arrayminus": below.tolist()}
-            traces.append(bar)
-            in_legend.add(scorer)
-        start = column * (width + _FACET_GAP)
-        layout[f"xaxis{suffix}"] = {"domain": [start, start + width], "anchor": f"y{suffix}",
-                                    "title": {"text": "model"}}
-        layout[f"yaxis{suffix}"] = ({"anchor": "x", "title": {"text": label}} if not column else
-                                    {"anchor": f"x{suffix}", "matches": "y", "showticklabels": False})
-        if task is not None:
-            layout["annotations"].append(  # type: ignore[union-attr]
-                {"text": f"task={task}", "x": start + width / 2, "y": 1.0, "xref": "paper", "yref": "paper",
-                 "xanchor": "center", "yanchor": "bottom", "showarrow": False})
-    return go.Figure({"data": traces, "layout": layout})
-
-
-@st.cache_resource(show_spinner=False, max_entries=64)
-def spearman_heatmap(agreement: pd.DataFrame, metric: str) -> go.Figure | None:
-    """Symmetric inter-judge Spearman matrix of one metric (diagonal 1), or ``None`` with fewer than 2 judges: the
-    first judge's row at the top, each cell's value written in it, the colour scale fixed at -1..1."""
-    import plotly.graph_objects as go
-
-    part = agreement[agreement["metric"] == metric]
-    judges = sorted(set(part["scorer_a"]) | set(part["scorer_b"]))
-    if len(judges) < 2:
-        return None
-    labels = [html(j) for j in judges]  # Plotly draws axis labels as HTML
-    position = {judge: k for k, judge in enumerate(judges)}
-    matrix = np.eye(len(judges))
-    for record in part.to_dict("records"):
-        value = record["spearman"]
-        value = np.nan if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
-        a, b = position[record["scorer_a"]], position[record["scorer_b"]]
-        matrix[a, b] = matrix[b, a] = value
-    cells = [[None if math.isnan(v) else v for v in row] for row in matrix.tolist()]
-    heat = {"type": "heatmap", "z": cells, "x": labels, "y": labels, "zmin": -1, "zmax": 1, "colorscale": "RdBu",
-            "texttemplate": "%{z:.3f}", "hovertemplate": "%{y} · %{x}: %{z:.3f}<extra></extra>"}
-    layout = {"title": {"text": f"{html(metric)}: Spearman between judges"}, "height": 320,
-              "margin": {"t": 50, "b": 10, "l": 10, "r": 10}, "yaxis": {"autorange": "reversed"},
-              "xaxis": {"side": "bottom"}}
-    return go.Figure({"data": [heat], "layout": layout})
-
-
 def dimension_label(dimension: str) -> str:
     """A dimension with its meaning when the app knows it (``ca - conflict avoidance ...``), else its name."""
     meaning = DIMENSION_HELP.get(dimension)
@@ -644,220 +521,6 @@ def show_flash_error() -> None:
     message = st.session_state.pop(session_keys.FLASH_ERROR, None)
     if message:
         st.error(message)
-
-
-def standard_scatter(data: Loaded, table: pd.DataFrame) -> go.Figure | None:
-    """Standard metric (ROUGE-L, chrF, CIDEr-D, Sem-Sim) against an empathy metric, one point per model."""
-    try:
-        from empathy.standard import STANDARD_METRICS
-    except ImportError:
-        st.caption("Standard-metric scatter: appears once `empathy.standard` is available.")
-        return None
-    st.subheader("Standard metric vs empathy metric")
-    st.caption("Each point is a model: a high standard score (overlap or similarity with the reference) with a "
-               "high empathy-failure value is the pattern the paper reports. Sem-Sim here is the offline "
-               "TF-IDF cosine unless an embedding endpoint is configured in the CLI.")
-    choices = table.dropna(subset=["value"])[["metric", "scorer"]].drop_duplicates()
-    options = [f"{r.metric} ({r.scorer})" for r in choices.itertuples()]
-    if not options:
-        return None
-    # On demand only: they read every text pair (ROUGE-L is an LCS per pair), which at scale costs far more
-    # than the rest of the page, and a visit to Overview must not pay it.
-    done = st.session_state.setdefault(session_keys.STANDARD_COMPUTED, [])
-    if data.content_key not in done:
-        if not st.button("Compute the standard metrics", key="overview_std_compute",
-                         help="ROUGE-L, chrF, CIDEr-D and Sem-Sim (offline TF-IDF) of every output against its "
-                              "reference; computed once per data set and kept."):
-            return None
-        done.append(data.content_key)
-    left, right = st.columns(2)
-    standard_name = left.selectbox("Standard metric", list(STANDARD_METRICS), key="overview_std_metric")
-    empathy_name = right.selectbox("Empathy metric", options, key="overview_std_empathy")
-    with st.spinner("Computing ROUGE-L, chrF, CIDEr-D and Sem-Sim..."):
-        standard = compute.standard_per_model(data)
-    chosen = choices.iloc[options.index(empathy_name)]
-    keys = ["task", "model"] if compute.by_task(data) else ["model"]  # per task: a point per (task, model)
-    part = table[(table["metric"] == chosen["metric"]) & (table["scorer"] == chosen["scorer"])][[*keys, "value"]]
-    merged = standard[[*keys, standard_name]].merge(part, on=keys, how="inner").dropna()
-    if merged.empty:
-        st.info("No model has both values.")
-        return None
-    label = html(empathy_name)  # holds a scorer name: Plotly draws titles and axis labels as HTML
-    import plotly.express as px
-
-    figure = px.scatter(plot_frame(merged, ["model"]), x=standard_name, y="value", text="model",
-                        labels={"value": label, standard_name: standard_name},
-                        title=f"{label} vs {standard_name} per model")
-    figure.update_traces(textposition="top center", marker={"size": 12})
-    figure.update_layout(height=420, margin={"t": 50, "b": 10, "l": 10, "r": 10})
-    return figure
-
-
-def _short_file(path: str) -> str:
-    return path.removeprefix("annotations/").removesuffix("_ratings.csv")
-
-
-def _event_lines(events: pd.DataFrame) -> list[str]:
-    """One Markdown bullet per (action, reason), with the files it concerns (a reason often repeats per file)."""
-    lines = []
-    for (action, why), part in events.groupby(["action", "why"], sort=False):
-        files = ", ".join(code(_short_file(f)) for f in part["file"])
-        counts = part["count"].astype(int)
-        count = f"{counts.iloc[0]} each" if len(part) > 1 and counts.nunique() == 1 else f"{counts.sum()}"
-        lines.append(f"- **{action}** {count} · {md(why)} — {files}")
-    return lines
-
-
-def import_report(report: object) -> None:
-    """An importer's report in an expander: counts, and what was dropped or merged and why.
-
-    ``report`` is an :class:`empathy.datasets.report.ImportReport` (every importer of
-    :data:`empathy.datasets.IMPORTERS` returns one); its counts are rows, cells or columns as each reason says.
-    """
-    import json
-    from dataclasses import asdict
-
-    counts = report.counts
-    events = pd.DataFrame([asdict(e) for e in report.events], columns=["file", "action", "count", "why"])
-    checks = pd.DataFrame([asdict(c) for c in report.checks], columns=["file", "action", "count", "why"])
-    mismatches = int((checks["action"] != "ok").sum())
-    title = (f"Import report: {int(counts['ratings'].sum()) if len(counts) else 0} ratings of "
-             f"{sum(i['items'] for i in report.items.values())} outputs · what was dropped, merged, ignored or "
-             f"changed, and why · {len(checks)} cross-checks, {mismatches} mismatch(es)")
-    with st.expander(title, expanded=False):
-        runs = f" · repeated LLM runs: **{report.run_policy}** of the runs" if report.run_policy else ""
-        st.caption(f"From {code(report.directory)}{runs} · seeker self-ratings "
-                   f"{'imported' if report.include_seeker else 'not imported'}. Every quirk of the files and how it "
-                   "is handled is described in the importer's document (`docs/`).")
-        items = pd.DataFrame([{"corpus": corpus, **info} for corpus, info in report.items.items()])
-        left, right = st.columns([2, 3])
-        with left:
-            st.markdown("**Outputs per corpus** (a corpus is a *model* and a *task* here)")
-            st.dataframe(items, hide_index=True, key="data_kumar_items")
-        with right:
-            if len(counts):
-                st.markdown("**Ratings per rater** (missing = empty or out-of-scale cells, never 0)")
-                per_rater = counts.groupby("rater", sort=False)[["ratings", "missing"]].sum().reset_index()
-                st.dataframe(per_rater, hide_index=True, key="data_kumar_raters")
-        st.markdown("**Dropped, merged, ignored or changed** (the count is of rows, cells or columns, as the "
-                    "reason says)")
-        st.markdown("\n".join(_event_lines(events)))
-        st.markdown(f"**Cross-checks against the other files of the data set** ({len(checks) - mismatches} of "
-                    f"{len(checks)} agree)")
-        st.markdown("\n".join(_event_lines(checks)))
-        st.markdown("**Rows read per file**")
-        files = pd.DataFrame([asdict(f) for f in report.files])
-        if len(files):
-            files["index_columns_dropped"] = files["index_columns_dropped"].map(", ".join)
-            files["extra_columns"] = files["extra_columns"].map(", ".join)
-        st.dataframe(files, hide_index=True, key="data_kumar_files")
-        st.download_button("Download the report (JSON)", json.dumps(report.to_dict(), indent=2).encode(),
-                           file_name="kumar2025-import-report.json", mime="application/json",
-                           key="data_kumar_report_json")
-
-
-#: The heading (and browser tab title) of a page whose navigation title says less; other pages' heading is
-#: their navigation title.
-HEADINGS: dict[str, str] = {"Home": "Empathic failure in LLM outputs", "Workbench": "Agreement workbench"}
-#: The favicon: an image served by the app itself (a ``:material/...:`` icon would make the browser fetch it
-#: from fonts.gstatic.com, which fails offline; see :data:`PAGES`).
-ICON = Path(__file__).resolve().parent / "icon.png"
-
-
-def heading(title: str) -> str:
-    """The heading drawn above a page (by the frame in ``app.py``) for its navigation title."""
-    return HEADINGS.get(title, title)
-
-
-def page_icon() -> str | Path:
-    """The favicon: :data:`ICON`, or an emoji an installed copy without the image can still draw locally."""
-    return ICON if ICON.is_file() else "🫶"
-
-
-#: What the landing page says first (static).
-HOME_INTRO = ("Measure the four mechanisms of empathic failure of *the empathy mechanisms paper* (Section 2.2): "
-              "**Sentiment Attenuation** (SA), **Empathic Granularity Mismatch** (EGM), **Conflict Avoidance** (CA) "
-              "and **Linguistic Distancing** (LD); compare the judges that produce them; correct their labels by "
-              "hand. Every number on every page follows your overrides on the next rerun.")
-
-
-def home_intro() -> None:
-    """The landing page's first paint: what the app does and the links to the pages. Static, so the frame draws
-    it before the data set is loaded (:func:`first_paint`): the main area is never blank while that runs."""
-    st.markdown(HOME_INTRO)
-    st.subheader("Pages")
-    for path, label, text, icon in PAGES:
-        st.page_link(path, label=f"**{label}** - {text}", icon=icon)
-
-
-def home() -> None:
-    """The landing page once the data set is loaded (its text and links are :func:`home_intro`): the data set's
-    summary."""
-    data = loading.current_data()
-    st.subheader("The data set")
-    if data is None:
-        st.info("Choose a data set on the **Data** page.")
-        st.stop()
-    summary(data)
-
-
-#: A page's first paint, by navigation title: static content the frame draws before anything slow (loading the
-#: data set, the sidebar's counts), then the page runs as usual.
-FIRST_PAINT = {"Home": home_intro}
-
-
-def first_paint(title: str) -> None:
-    """Draw the first paint of the page titled ``title`` (:data:`FIRST_PAINT`), if it has one."""
-    paint = FIRST_PAINT.get(title)
-    if paint is not None:
-        paint()
-
-
-def navigation(root: Path) -> list[tuple[str, str, str]]:
-    """The app's pages after Home, as ``(script, title, url path)``: :data:`PAGES`, then every other
-    ``app_pages/N_Name.py`` under ``root`` (sorted by file name) as ``/Name``.
-
-    ``app.py`` builds ``st.navigation`` from this list and ``tests/test_browser_payload.py`` visits each entry,
-    so a page added to ``app_pages/`` is served and checked without editing either.
-    """
-    pages = [(path, title, title.replace(" ", "_")) for path, title, *_ in PAGES]
-    known = {path for path, *_ in PAGES}
-    for extra in sorted((root / "app_pages").glob("[0-9]*_*.py")):
-        if f"app_pages/{extra.name}" not in known:
-            name = extra.stem.split("_", 1)[1]
-            pages.append((f"app_pages/{extra.name}", name.replace("_", " "), name))
-    return pages
-
-
-#: The keys of each page that has them (the buttons' ``shortcut=`` on Inspect and Relabel), for the ``?`` help.
-KEYS: dict[str, tuple[tuple[str, str], ...]] = {
-    "inspect": (("← / →", "previous / next output of the filtered list"),),
-    "relabel": (("0 / 1", "label a binary dimension (ca: 0 engages, 1 avoids the conflict) and go to the next"),
-                ("0-9", "choose that level on a whole-number scale (e.g. 1-5) and go to the next"),
-                ("Enter", "save the typed value of a continuous dimension (e_ref, u_gen, ...)"),
-                ("S", "skip this output (it stays in the queue)"),
-                ("U", "undo your last decision")),
-}
-
-
-@st.dialog("Keyboard keys", width="medium")
-def _keys_dialog(page: str) -> None:
-    rows = KEYS[page]
-    st.markdown("| key | what it does |\n| --- | --- |\n" + "\n".join(f"| **{key}** | {text} |" for key, text in rows))
-    st.caption("Keys act when the focus is not in a text field: after typing (the annotator name, a search, a "
-               "reason) press **Tab** or click on the page first. **?** opens this help.")
-
-
-def keys_help(page: str) -> None:
-    """A small "Keys (?)" button that opens the page's key list in a dialog; typing ``?`` opens it too.
-
-    ``page``: a key of :data:`KEYS`. The ``?`` key is listened for by :data:`empathy_app.sidebar.KEYS_SCRIPT` (in
-    the sidebar of every page, so that it is mounted with the page, not only when this button first appears).
-    """
-    if page not in KEYS:
-        raise ValueError(f"no key list for page {page!r}; pages with keys: {sorted(KEYS)}")
-    if st.button("⌨ Keys (?)", key="keys_help", help="The keyboard keys of this page (press ? to open)"):
-        _keys_dialog(page)
 
 
 def follow_table_selection(event: object, labels: Sequence[str], pick_key: str, selection_key: str, *,

@@ -22,12 +22,12 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 from empathy.exhibits import MECHANISMS, read_curated  # noqa: E402
 from empathy.io import load_dataset  # noqa: E402
 from empathy.paths import DEMO_DIR, SHIPPED_DEMO_DIR, demo_dir  # noqa: E402
-from empathy_app import views  # noqa: E402
+from empathy_app import frame  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 TIMEOUT = 300
 #: Every page of the app's navigation after Home (``app.py`` builds ``st.navigation`` from the same list).
-NAVIGATION = [path for path, _, _ in views.navigation(ROOT)]
+NAVIGATION = [path for path, _, _ in frame.navigation(ROOT)]
 
 
 @pytest.fixture()

@@ -14,7 +14,7 @@ pytest.importorskip("streamlit")
 from conftest import ROOT, app_ok, app_texts  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from empathy_app import loading, views  # noqa: E402
+from empathy_app import frame, loading  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("_store")  # an override store of each test's own
 
@@ -41,11 +41,11 @@ def test_the_home_page_is_drawn_before_the_data_set_is_loaded(monkeypatch):
     app_ok(at)
     assert calls == [0]
     # the main area: heading, what the app does and a link to every page
-    assert at.title[0].value == views.heading("Home")
-    assert any(views.HOME_INTRO[:60] in text for text in app_texts(at.markdown))
+    assert at.title[0].value == frame.heading("Home")
+    assert any(frame.HOME_INTRO[:60] in text for text in app_texts(at.markdown))
     links = [link.proto.label for link in at.get("page_link")]
-    assert len(links) == len(views.PAGES) and all(f"**{title}**" in label for (_, title, *_), label
-                                                  in zip(views.PAGES, links, strict=True))
+    assert len(links) == len(frame.PAGES) and all(f"**{title}**" in label for (_, title, *_), label
+                                                  in zip(frame.PAGES, links, strict=True))
     # the sidebar's controls need no data set; its data part is not there yet
     assert at.sidebar.toggle(key="_w_with_overrides").value is True
     assert _data_caption(at) == []
@@ -64,8 +64,8 @@ def test_once_loaded_the_summary_and_the_sidebars_data_part_follow(monkeypatch):
     at = _home().run()
     app_ok(at)
     assert calls == ["load"]
-    assert any(views.HOME_INTRO[:60] in text for text in app_texts(at.markdown))
-    assert len(at.get("page_link")) == len(views.PAGES)
+    assert any(frame.HOME_INTRO[:60] in text for text in app_texts(at.markdown))
+    assert len(at.get("page_link")) == len(frame.PAGES)
     metrics = {metric.label: metric.value for metric in at.metric}
     assert metrics["Models"] == "5" and metrics["Items"] == "25"  # the bundled demo
     (caption,) = _data_caption(at)
@@ -82,5 +82,5 @@ def test_a_data_set_that_cannot_be_loaded_leaves_the_home_page_readable(tmp_path
                                   "ratings": []}
     at.run()
     app_ok(at)
-    assert any(views.HOME_INTRO[:60] in text for text in app_texts(at.markdown))
+    assert any(frame.HOME_INTRO[:60] in text for text in app_texts(at.markdown))
     assert any("Choose a data set on the **Data** page." in text for text in app_texts(at.info))

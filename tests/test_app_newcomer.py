@@ -140,7 +140,7 @@ def test_keys_help_on_relabel_lists_its_shortcuts():
 
 
 def test_keys_help_rejects_an_unknown_page():
-    from empathy_app.views import keys_help
+    from empathy_app.frame import keys_help
 
     with pytest.raises(ValueError, match="no key list for page 'items'"):
         keys_help("items")

@@ -5,7 +5,7 @@ Model, rater, item and task names, texts, reasons and the ``conversation`` colum
 counts requests on), an inline-styled ``<span style="font-size:60px">``, an ``<img ... onerror=...>``,
 KaTeX (``$x^2$``) and a spreadsheet formula. The app is started with its own ``streamlit run`` server
 (defaults from ``.streamlit/config.toml``, so bound to 127.0.0.1), the data set is loaded through the Data
-page's path box and every page of the app's navigation (``empathy_app.views.navigation``, which ``app.py``
+page's path box and every page of the app's navigation (``empathy_app.frame.navigation``, which ``app.py``
 serves, so a new page is included without editing this test) is visited by clicking the sidebar (one
 session). After each page: no request reached the payload host, the browser requested nothing outside
 127.0.0.1 (the favicon is the app's own), no element is drawn at 60px, no ``<img>``/link points at the payload
@@ -315,8 +315,8 @@ PAGE_STEPS = {
 
 
 def test_the_test_visits_every_page_of_the_navigation():
-    """The pages are the app's own navigation (``views.navigation``, which ``app.py`` serves), Home first."""
-    from empathy_app.views import PAGES, navigation
+    """The pages are the app's own navigation (``frame.navigation``, which ``app.py`` serves), Home first."""
+    from empathy_app.frame import PAGES, navigation
 
     urls = [url for _, _, url in navigation(ROOT)]
     assert urls[:len(PAGES)] == [title.replace(" ", "_") for _, title, *_ in PAGES]  # a URL holds no space
@@ -325,7 +325,7 @@ def test_the_test_visits_every_page_of_the_navigation():
 
 
 def test_payload_data_set_renders_inert_on_every_page(server, browser, payload_host):
-    from empathy_app.views import navigation
+    from empathy_app.frame import navigation
 
     data = write_payload_data(server["folder"] / "payload-data", payload_host["port"])
     context = browser.new_context(viewport={"width": 1440, "height": 1400})

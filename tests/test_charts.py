@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from empathy_app import views
+from empathy_app import charts
 
 
 def _table(tasks: tuple[str, ...]) -> pd.DataFrame:
@@ -25,7 +25,7 @@ def _table(tasks: tuple[str, ...]) -> pd.DataFrame:
 
 
 def _figure(tasks: tuple[str, ...]) -> dict:
-    return json.loads(views.metric_bars(_table(tasks), "CA").to_json())
+    return json.loads(charts.metric_bars(_table(tasks), "CA").to_json())
 
 
 def test_bars_carry_the_values_their_intervals_and_escaped_names():
@@ -63,10 +63,10 @@ def test_several_tasks_get_a_panel_each_and_a_judge_keeps_its_colour_and_one_leg
 def test_the_heatmap_is_symmetric_with_escaped_judges_and_a_missing_value_as_null():
     agreement = pd.DataFrame({"metric": ["SA", "SA", "SA"], "scorer_a": ["a", "a", "<i>c</i>"],
                               "scorer_b": ["b", "<i>c</i>", "b"], "spearman": [0.5, None, -0.25]})
-    figure = json.loads(views.spearman_heatmap(agreement, "SA").to_json())
+    figure = json.loads(charts.spearman_heatmap(agreement, "SA").to_json())
     heat = figure["data"][0]
     assert heat["x"] == heat["y"] == ["&lt;i&gt;c&lt;/i&gt;", "a", "b"]
     assert heat["z"] == [[1.0, None, -0.25], [None, 1.0, 0.5], [-0.25, 0.5, 1.0]]
     assert (heat["zmin"], heat["zmax"]) == (-1, 1)
     assert figure["layout"]["title"]["text"] == "SA: Spearman between judges"
-    assert views.spearman_heatmap(agreement[agreement["scorer_a"] == "x"], "SA") is None
+    assert charts.spearman_heatmap(agreement[agreement["scorer_a"] == "x"], "SA") is None

@@ -179,7 +179,7 @@ def test_empathy_app_starts_the_installed_app_from_another_folder(installed, tmp
 
     from browser_support import chromium, free_port, settle, stop_app, wait_for_http
 
-    from empathy_app.views import PAGES
+    from empathy_app.frame import PAGES
 
     data = tmp_path / "study-7"
     shutil.copytree(ROOT / "data", data, ignore=shutil.ignore_patterns(".*"))
