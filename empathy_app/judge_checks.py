@@ -60,8 +60,8 @@ def show_checks(checks: dict[str, Any], prefix: str) -> None:
                                  "bootstrap interval; alpha: Krippendorff's alpha with the runs as raters",
                 "order": "effect: mean over items of score(generation first) - score(reference first), Student t "
                          "interval and paired t-test; mean_abs: how far a score moves with the order",
-                "probes": "violation_rate over the outputs an edit applies to, Wilson 95 % interval; a directional "
-                          "probe also fails when it moved none of the outputs that could move"}
+                "probes": "violation_rate over the outputs an edit applies to, 95 % interval with the item as "
+                          "the unit; a directional probe also fails when it moved none of the outputs that could move"}
     for name, caption in captions.items():
         if name not in checks:
             continue

@@ -1,10 +1,12 @@
-"""The generated tables of docs/judge-report.md: the Alt-Test on the Kumar et al. (2025) import, and the offline
-lexicon judge's probes on the demo data.
+"""The generated tables of docs/judge-report.md: the Alt-Test on the Kumar et al. (2025) import, the offline
+lexicon judge's probes on the demo data, and the probes' interval coverage for a noisy judge
+(:mod:`validation.probe_coverage`, about 30 s).
 
 ``python scripts/judge_report_doc.py`` prints the tables; ``--write`` puts each between its markers
 (``<!-- alt-test-table -->`` ... ``<!-- /alt-test-table -->``, ``<!-- probes-table -->`` ...
-``<!-- /probes-table -->``) of docs/judge-report.md. ``tests/test_judge_report_doc.py`` checks that the page holds
-what this script produces (the Alt-Test table is skipped when the shared data set is absent).
+``<!-- /probes-table -->``, ``<!-- probe-coverage-table -->`` ... ``<!-- /probe-coverage-table -->``) of
+docs/judge-report.md. ``tests/test_judge_report_doc.py`` checks that the page holds what this script produces
+(the Alt-Test table is skipped when the shared data set is absent).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from empathy.paths import shared_dataset  # noqa: E402
 DOC = ROOT / "docs" / "judge-report.md"
 START, END = "<!-- alt-test-table -->", "<!-- /alt-test-table -->"
 PROBES_START, PROBES_END = "<!-- probes-table -->", "<!-- /probes-table -->"
+COVERAGE_START, COVERAGE_END = "<!-- probe-coverage-table -->", "<!-- /probe-coverage-table -->"
 NAME = "kumar2025-empathic-communication"
 JUDGES = ("gpt", "claude", "gemini", "crowd")
 ANNOTATORS = ("expert1", "expert2", "expert3")
@@ -67,7 +70,7 @@ def probes_table() -> str:
 
     outputs = load_outputs(ROOT / "data" / "outputs.csv")[0]
     results = run_probes(outputs, resolve_judge("lexicon", None))
-    lines = ["| probe | kind | applicable | violations | rate [95 % Wilson] | moved / movable | outcome |",
+    lines = ["| probe | kind | applicable | violations | rate [95 % interval] | moved / movable | outcome |",
              "| --- | --- | ---: | ---: | --- | --- | --- |"]
     for result in results:
         rate = ("" if result.violation_rate is None else
@@ -103,12 +106,15 @@ def main() -> int:
     if directory is None:
         print(f"shared/datasets/{NAME} is absent", file=sys.stderr)
         return 2
-    block, probes = table(directory), probes_table()
+    from validation.probe_coverage import markdown
+
+    block, probes, coverage = table(directory), probes_table(), markdown()
     if args.write:
         page = replace_block(DOC.read_text(encoding="utf-8"), block)
-        DOC.write_text(replace_block(page, probes, PROBES_START, PROBES_END), encoding="utf-8")
+        page = replace_block(page, probes, PROBES_START, PROBES_END)
+        DOC.write_text(replace_block(page, coverage, COVERAGE_START, COVERAGE_END), encoding="utf-8")
     else:
-        print(block + "\n\n" + probes)
+        print(block + "\n\n" + probes + "\n\n" + coverage)
     return 0
 
 

@@ -36,3 +36,11 @@ def test_replacing_the_block_keeps_the_rest_and_needs_the_markers():
     assert doc.shown_block(doc.replace_block(text, "new")) == "new"
     with pytest.raises(ValueError, match="markers"):
         doc.replace_block("no markers here", "new")
+
+
+def test_the_page_holds_the_probe_coverage_the_simulation_computes():
+    from validation.probe_coverage import markdown
+
+    page = doc.DOC.read_text(encoding="utf-8")
+    shown = doc.shown_block(page, doc.COVERAGE_START, doc.COVERAGE_END)
+    assert shown == markdown(), "run: python scripts/judge_report_doc.py --write"

@@ -11,13 +11,14 @@ expectation:
   agentless -> the agentless density of the distancing detector (the spaCy LD detector, not the judge) must
   rise.
 
-A probe's **violation rate** is over the outputs it applies to (an edit that finds nothing to edit, a rating
-missing on either side, or a row without the dimension is not counted), with a Wilson 95 % interval (the outputs
-taken as independent). A directional probe also counts the outputs that *could* move the expected way (not at
-the scale's end) and those that did: a judge blind to the edit never violates "must not fall" but never moves
-either. A probe **fails** when any output violates it, or, directional, when it moved none of the outputs that
-could move (CheckList's failure rate > 0; the rate and its interval say how often). Failing outputs are listed
-with both values.
+A probe's **violation rate** is over the outputs it applies to (an edit that finds nothing to edit, a rating missing
+on either side, or a row without the dimension is not counted), with a 95 % interval whose unit is the item
+(:func:`violation_interval`): a judge unsure of an item is unsure of every model's output for it, and a Wilson
+interval over outputs then undercovers (validation/probe_coverage.py). A directional probe also counts the outputs
+that *could* move the expected way (not at the scale's end) and those that did: a judge blind to the edit never
+violates "must not fall" but never moves either. A probe **fails** when any output violates it, or, directional,
+when it moved none of the outputs that could move (CheckList's failure rate > 0; the rate and its interval say how
+often). Failing outputs are listed with both values.
 
 The cost of a probe run against an LLM judge is :func:`probe_requests` distinct requests, known before any call.
 """
@@ -29,7 +30,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from empathy.judge_report import edits
 
@@ -139,6 +142,21 @@ def wilson(events: int, n: int, confidence: float = CONFIDENCE) -> tuple[float |
     return float(low[0]), float(high[0])
 
 
+def violation_interval(violated: ArrayLike, items: ArrayLike, confidence: float = CONFIDENCE
+                       ) -> tuple[float | None, float | None]:
+    """The interval of the share of ``violated`` outputs, the item being the unit: the cluster-aware Wilson
+    interval of :func:`empathy.slice_tests.cluster_rate_interval` (Wilson's over outputs when each item has one
+    output, at the items' effective size). ``(None, None)`` when there are no outputs."""
+    from empathy.slice_tests import cluster_rate_interval
+
+    flags = np.asarray(violated, dtype=float)
+    if not len(flags):
+        return None, None
+    low, high = cluster_rate_interval(np.zeros(len(flags), dtype=np.int64), flags, np.ones(len(flags)),
+                                      np.asarray(items, dtype=object), confidence=confidence)
+    return float(low[0]), float(high[0])
+
+
 def edited_outputs(outputs: pd.DataFrame, probes: Sequence[Probe] = PROBES) -> pd.DataFrame:
     """One edited copy of each output per judge edit the probes use (``model`` renamed :data:`EDITED_MODEL`,
     columns ``edit`` and ``source_model`` added); outputs an edit does not apply to are left out. The agentless
@@ -191,6 +209,7 @@ def compare(probe: Probe, pairs: pd.DataFrame, tolerance: float) -> ProbeResult:
     usable = pairs.dropna(subset=["original", "edited"])
     top = SCALE_ENDS.get(probe.dimension, (0.0, math.inf))[1]
     violations, movable, moved = 0, 0, 0
+    flags: list[bool] = []
     failing = []
     for row in usable.itertuples(index=False):
         before, after = float(row.original), float(row.edited)
@@ -198,13 +217,14 @@ def compare(probe: Probe, pairs: pd.DataFrame, tolerance: float) -> ProbeResult:
         if probe.expectation == "not-down":
             can = before < top
         violations += violated
+        flags.append(violated)
         movable += can
         moved += can and did
         if violated:
             why = {"same": "changed", "not-up": "rose", "not-down": "fell", "up": "did not rise"}[probe.expectation]
             failing.append({"probe": probe.name, "item_id": row.item_id, "model": row.model,
                             "dimension": probe.dimension, "original": before, "edited": after, "why": why})
-    low, high = wilson(violations, len(usable))
+    low, high = violation_interval(flags, usable["item_id"].astype(str).to_numpy())
     return ProbeResult(probe, len(usable), violations, low, high, movable, moved,
                        pd.DataFrame(failing, columns=list(FAILURE_COLUMNS)))
 
@@ -300,7 +320,7 @@ def probes_signature(judge_signature: str, score_tolerance: float) -> str:
                          repr(edits.NOT_INTENSIFIED)])
     digest = hashlib.sha256(texts.encode()).hexdigest()[:10]
     return (f"{judge_signature}|probes:checklist(edits#{digest})|tolerance:e_gen={score_tolerance:g},others=0|"
-            f"interval:wilson-95|fail:any-violation-or-inert")
+            f"interval:cluster-wilson-95(item)|fail:any-violation-or-inert")
 
 
 def summary(results: Sequence[ProbeResult]) -> tuple[int, int]:
@@ -311,4 +331,4 @@ def summary(results: Sequence[ProbeResult]) -> tuple[int, int]:
 
 __all__ = ["AGENTLESS", "DEFAULT_SCORE_TOLERANCE", "PROBES", "Probe", "ProbeResult", "agentless_results",
            "compare", "edited_outputs", "failures_frame", "judge_probe_results", "probe_requests", "probes_frame",
-           "probes_signature", "run_probes", "summary", "wilson"]
+           "probes_signature", "run_probes", "summary", "violation_interval", "wilson"]

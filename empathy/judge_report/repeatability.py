@@ -16,7 +16,7 @@ the independent units, an item's outputs move together): the expanded percentile
 agrees has flip rate 0 with a zero-width interval: the interval then says nothing, and the report says so.
 
 :func:`rerun_rates` turns the override ledger's re-run classes (:class:`empathy.labels.ledger.RerunLedger`) into
-numbers: per dimension, the share of the team's decisions a re-run judge now confirms, with a Wilson interval.
+numbers: per dimension, the share of the team's decisions a re-run judge now confirms, with an item-unit interval.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from empathy.judge_report.probes import DEFAULT_SCORE_TOLERANCE, wilson
+from empathy.judge_report.probes import DEFAULT_SCORE_TOLERANCE, violation_interval
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
@@ -147,7 +147,8 @@ def repeatability_frame(results: Sequence[Repeatability]) -> pd.DataFrame:
 
 def rerun_rates(rerun_ledger: Any) -> pd.DataFrame:
     """The ledger's re-run classes as numbers, per dimension: confirmed, disputed, stale and orphaned decisions,
-    and the share of the fresh (confirmed or disputed) decisions the re-run confirms with a Wilson interval."""
+    and the share of the fresh (confirmed or disputed) decisions the re-run confirms, with the probes' interval
+    (the item as the unit: :func:`empathy.judge_report.probes.violation_interval`)."""
     parts = {name: getattr(rerun_ledger, name) for name in ("confirmed", "disputed", "stale", "orphaned")}
     dimensions = sorted({str(d) for frame in parts.values() if len(frame) for d in frame["dimension"]})
     rows = []
@@ -155,7 +156,14 @@ def rerun_rates(rerun_ledger: Any) -> pd.DataFrame:
         counts = {name: int((frame["dimension"].astype(str) == dimension).sum()) if len(frame) else 0
                   for name, frame in parts.items()}
         fresh = counts["confirmed"] + counts["disputed"]
-        low, high = wilson(counts["confirmed"], fresh)
+        flags, items = [], []
+        for name in ("confirmed", "disputed"):
+            frame = parts[name]
+            if len(frame):
+                chosen = frame[frame["dimension"].astype(str) == dimension]
+                flags += [name == "confirmed"] * len(chosen)
+                items += chosen["item_id"].astype(str).tolist()
+        low, high = violation_interval(flags, items)
         rows.append({"dimension": dimension, **counts, "confirmed_share": counts["confirmed"] / fresh if fresh
                      else None, "confirmed_low": low, "confirmed_high": high})
     return pd.DataFrame(rows, columns=["dimension", "confirmed", "disputed", "stale", "orphaned", "confirmed_share",
